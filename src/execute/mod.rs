@@ -1,0 +1,1 @@
+//! Phase 5, execute: tool boxes, the registry, and running calls.
