@@ -23,9 +23,9 @@ pub mod execute;
 pub use bind::{bind, BindError, Body, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
 pub use interface::{
-    load_interfaces, load_interfaces_str, validate_toolbox, Interface, Kind, Location, Param,
-    ParamType,
+    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
+    LoadError, Location, Param, ParamType, ValidationError, ValidationErrors,
 };
 pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
-pub use render::render_interface;
+pub use render::{render_interface, render_prompt, PromptOptions};
 pub use translator::{Atfunc, Translator};

@@ -1,8 +1,242 @@
 //! Phase 2, render: interfaces as the text a model reads in its prompt.
+//!
+//! Each function renders in the reference's line form:
+//!
+//! ```text
+//! @weather.get_current_weather( <*location>, <unit> )
+//! Description: Get current weather information for a location
+//! ```
+//!
+//! `*` marks a required parameter; a parameter whose type is not a string carries a
+//! `{type}` suffix. Beyond the reference, restrictions reach the model inside the same
+//! braces, so plain parameters keep the reference's exact text:
+//! - choices: `<*unit{"celsius"|"fahrenheit"}>` (a string's choices need no type name),
+//!   `<level{integer: 1|2|3}>`;
+//! - bounds: `<*days{integer 1..16}>`, `<ratio{number >=0}>`, `<count{integer <=10}>`.
+//!
+//! An api-wrapper with a request body adds `with_body [[ ... ]]` with a JSON skeleton of
+//! the body, and a `Body:` line listing its fields in the same notation.
 
-use crate::interface::Interface;
+use crate::interface::{Interface, Param, ParamType};
+use serde_json::Value as Json;
+use std::fmt::Write;
 
-/// Renders one interface in the atfunc line form.
-pub fn render_interface(interface: &Interface, _separator: bool) -> String {
-    format!("@{}( )\nDescription: {}\n", interface.qualified_name(), interface.description)
+/// The line drawn under a function when a separator is asked for.
+pub const SEPARATOR: &str = "----------------------------------------";
+
+/// Renders one interface in the atfunc line form, domain included (see the module docs).
+///
+/// ```
+/// use atfunc::{Interface, Param, ParamType, render_interface};
+/// let weather = Interface::function(Some("weather"), "get_current_weather")
+///     .describe("Get current weather information for a location")
+///     .param(Param::new("location", ParamType::String).required())
+///     .param(Param::new("unit", ParamType::String));
+/// assert_eq!(
+///     render_interface(&weather, false),
+///     "@weather.get_current_weather( <*location>, <unit> )\n\
+///      Description: Get current weather information for a location\n"
+/// );
+/// ```
+pub fn render_interface(interface: &Interface, separator: bool) -> String {
+    render_named(interface, &interface.qualified_name(), separator)
+}
+
+/// Renders one interface under the name a call should use: without the domain for the
+/// functions of the root toolbox (`root`), with it otherwise.
+pub fn render_interface_as(interface: &Interface, root: Option<&str>, separator: bool) -> String {
+    let name = match (&interface.domain, root) {
+        (Some(domain), Some(root)) if domain == root => interface.name.clone(),
+        _ => interface.qualified_name(),
+    };
+    render_named(interface, &name, separator)
+}
+
+fn render_named(interface: &Interface, name: &str, separator: bool) -> String {
+    let mut out = String::new();
+    out.push('@');
+    out.push_str(name);
+    out.push('(');
+    if !interface.params.is_empty() {
+        out.push(' ');
+        out.push_str(&param_list(&interface.params));
+        out.push(' ');
+    }
+    out.push(')');
+    if interface.has_body() {
+        out.push_str(" with_body [[\n");
+        out.push_str(&body_skeleton(&interface.request_body));
+        out.push_str("\n]]");
+    }
+    out.push('\n');
+    if !interface.description.is_empty() {
+        out.push_str("Description: ");
+        // A description spanning lines would look like more interface lines; keep it on one.
+        out.push_str(&one_line(&interface.description));
+        out.push('\n');
+    }
+    if interface.has_body() {
+        out.push_str("Body: ");
+        out.push_str(&param_list(&interface.request_body));
+        out.push('\n');
+    }
+    if separator {
+        out.push_str(SEPARATOR);
+        out.push('\n');
+    }
+    out
+}
+
+/// `<*a>, <b{number}>`: the parameters in declared order.
+fn param_list(params: &[Param]) -> String {
+    params
+        .iter()
+        .map(param_token)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `<*name{type restrictions}>` for one parameter.
+pub fn param_token(param: &Param) -> String {
+    let mut out = String::from("<");
+    if param.required {
+        out.push('*');
+    }
+    out.push_str(&param.name);
+    let suffix = type_suffix(param);
+    if !suffix.is_empty() {
+        out.push('{');
+        out.push_str(&suffix);
+        out.push('}');
+    }
+    out.push('>');
+    out
+}
+
+/// What goes between the braces: the type unless it is a string, then choices or bounds.
+fn type_suffix(param: &Param) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let is_string = param.ty == ParamType::String;
+    if !is_string {
+        parts.push(param.ty.name().to_owned());
+    }
+    if let Some(choices) = &param.choices {
+        let list = choices
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join("|");
+        parts.push(list);
+    }
+    match (param.min, param.max) {
+        (Some(min), Some(max)) => parts.push(format!("{}..{}", number(min), number(max))),
+        (Some(min), None) => parts.push(format!(">={}", number(min))),
+        (None, Some(max)) => parts.push(format!("<={}", number(max))),
+        (None, None) => {}
+    }
+    match parts.as_slice() {
+        [] => String::new(),
+        [only] => only.clone(),
+        [ty, rest @ ..] if param.choices.is_some() && !is_string => {
+            format!("{ty}: {}", rest.join(" "))
+        }
+        _ => parts.join(" "),
+    }
+}
+
+/// A bound as the model would write it: `16`, not `16.0`.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
+
+/// A JSON skeleton of a request body: each field with its default, first choice, or a
+/// placeholder of its type.
+fn body_skeleton(fields: &[Param]) -> String {
+    let mut object = serde_json::Map::new();
+    for field in fields {
+        object.insert(field.name.clone(), placeholder(field));
+    }
+    serde_json::to_string_pretty(&Json::Object(object)).unwrap_or_else(|_| String::from("{}"))
+}
+
+fn placeholder(param: &Param) -> Json {
+    if let Some(default) = &param.default {
+        return default.clone();
+    }
+    if let Some(first) = param.choices.as_ref().and_then(|c| c.first()) {
+        return first.clone();
+    }
+    match &param.ty {
+        ParamType::String | ParamType::Any => Json::String(String::from("...")),
+        ParamType::Number | ParamType::Integer => Json::from(param.min.unwrap_or(0.0) as i64),
+        ParamType::Boolean => Json::Bool(false),
+        ParamType::Object { properties } => {
+            let mut object = serde_json::Map::new();
+            for p in properties {
+                object.insert(p.name.clone(), placeholder(p));
+            }
+            Json::Object(object)
+        }
+        ParamType::Array { .. } => Json::Array(Vec::new()),
+    }
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Options for [`render_prompt`].
+#[derive(Debug, Clone, Default)]
+pub struct PromptOptions<'a> {
+    /// The root toolbox, whose functions are called without a prefix.
+    pub root: Option<&'a str>,
+    /// Draw a separator line under each function.
+    pub separator: bool,
+}
+
+/// The preamble that teaches a model the call syntax. Short on purpose: every line costs
+/// context, and small models follow a few plain rules and one example best.
+pub const PREAMBLE: &str = "\
+You can call the functions listed below. To call one, write @, its name and its arguments \
+in parentheses, for example:
+@weather.get_current_weather(\"Oslo\", unit=\"celsius\")
+Rules:
+- Give arguments in the listed order, or by name as name=value. <*name> is required, <name> optional.
+- Quote text with double quotes and escape inner quotes as \\\". Write numbers, true, false, \
+[lists] and {\"json\": \"objects\"} as they are.
+- {type} shows a type other than text; {\"a\"|\"b\"} lists the allowed values; {integer 1..10} gives bounds.
+- A function shown with with_body [[ ... ]] takes a JSON body between [[ and ]] right after its closing parenthesis.
+- Write calls as plain text, not inside code blocks. After your calls, stop and wait: \
+the results come back as \"Function call: ...\" / \"Returned: ...\".
+";
+
+/// The whole prompt: [`PREAMBLE`], then every interface.
+///
+/// ```
+/// use atfunc::{Interface, Param, ParamType};
+/// use atfunc::render::{render_prompt, PromptOptions};
+/// let tools = [Interface::function(Some("math"), "sqrt")
+///     .describe("Square root")
+///     .param(Param::new("x", ParamType::Number).required())];
+/// let prompt = render_prompt(&tools, &PromptOptions::default());
+/// assert!(prompt.ends_with("@math.sqrt( <*x{number}> )\nDescription: Square root\n"));
+/// ```
+pub fn render_prompt(interfaces: &[Interface], options: &PromptOptions) -> String {
+    let mut out = String::from(PREAMBLE);
+    out.push_str("\nFunctions:\n\n");
+    for (i, interface) in interfaces.iter().enumerate() {
+        if i > 0 && !options.separator {
+            out.push('\n');
+        }
+        let _ = write!(
+            out,
+            "{}",
+            render_interface_as(interface, options.root, options.separator)
+        );
+    }
+    out
 }

@@ -8,7 +8,7 @@ mod load;
 mod validate;
 
 pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
-pub use validate::{validate_toolbox, ValidationError, ValidationErrors};
+pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
 
 use serde::Serialize;
 use std::fmt;
