@@ -1,0 +1,293 @@
+//! The tool-box contract: one object-safe async trait, the context a call runs in, and the
+//! errors a call can end with.
+
+use crate::bind::{BindError, Body};
+use crate::interface::Interface;
+use async_trait::async_trait;
+use serde_json::{Map, Value as Json};
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A set of tools a model can call, all under one domain (the box's name).
+///
+/// The trait is object safe: a registry holds `Arc<dyn ToolBox>`, and wrappers such as
+/// [`Hooked`](super::Hooked) or [`Timeout`](super::Timeout) are tool boxes around tool boxes.
+///
+/// ```
+/// use atfunc::execute::{CallContext, ToolBox, ToolError};
+/// use atfunc::{Interface, Param, ParamType};
+/// use serde_json::{json, Map, Value};
+///
+/// struct Weather;
+///
+/// #[async_trait::async_trait]
+/// impl ToolBox for Weather {
+///     fn name(&self) -> &str {
+///         "weather"
+///     }
+///
+///     fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
+///         vec![Interface::function(Some("weather"), "get_temp")
+///             .describe("Current temperature of a city")
+///             .param(Param::new("location", ParamType::String).required())]
+///     }
+///
+///     async fn call(
+///         &self,
+///         function: &str,
+///         args: Map<String, Value>,
+///         _ctx: &CallContext,
+///     ) -> Result<Value, ToolError> {
+///         match function {
+///             "get_temp" => Ok(json!({"location": args.get("location"), "temp": 21})),
+///             _ => Err(ToolError::unknown(function)),
+///         }
+///     }
+/// }
+/// ```
+#[async_trait]
+pub trait ToolBox: Send + Sync {
+    /// The box's name: the domain of its functions (`weather` in `@weather.get_temp`).
+    fn name(&self) -> &str;
+
+    /// The functions offered in `ctx`. A box may offer fewer tools in some contexts (see
+    /// [`Conditional`](super::Conditional)); a tool not listed here must not be called.
+    /// Each interface's `domain` is the box's name.
+    fn interfaces(&self, ctx: &CallContext) -> Vec<Interface>;
+
+    /// Runs `function` (its name as the interface spells it, without the domain) with
+    /// arguments already bound to its interface.
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError>;
+
+    /// Releases what the box holds open. Called when the conversation ends.
+    async fn close(&self) -> Result<(), ToolError> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl<T: ToolBox + ?Sized> ToolBox for Arc<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn interfaces(&self, ctx: &CallContext) -> Vec<Interface> {
+        (**self).interfaces(ctx)
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        (**self).call(function, args, ctx).await
+    }
+
+    async fn close(&self) -> Result<(), ToolError> {
+        (**self).close().await
+    }
+}
+
+#[async_trait]
+impl<T: ToolBox + ?Sized> ToolBox for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+
+    fn interfaces(&self, ctx: &CallContext) -> Vec<Interface> {
+        (**self).interfaces(ctx)
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        (**self).call(function, args, ctx).await
+    }
+
+    async fn close(&self) -> Result<(), ToolError> {
+        (**self).close().await
+    }
+}
+
+/// Typed values attached to a [`CallContext`], one per type: who the user is, which agent
+/// speaks, what device is on the other end. Conditions and scopes read them.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl Extensions {
+    /// Attaches `value`, replacing any value of the same type.
+    pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        self.map.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The value of type `T`, if one is attached.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.map
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref::<T>())
+    }
+
+    /// Whether nothing is attached.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+impl fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Extensions")
+            .field("len", &self.map.len())
+            .finish()
+    }
+}
+
+/// What a call runs in: its id, the request body of an api-wrapper call, and the caller's
+/// typed data. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct CallContext {
+    /// Identifies one call in hooks, recordings and logs. The registry numbers calls
+    /// `call_1`, `call_2`, ...; set your own when the call comes with one.
+    pub call_id: String,
+    /// The `with_body [[ ... ]]` block of an api-wrapper call.
+    pub body: Option<Body>,
+    /// Data the caller attached.
+    pub extensions: Extensions,
+}
+
+impl CallContext {
+    /// An empty context.
+    pub fn new() -> CallContext {
+        CallContext::default()
+    }
+
+    /// Attaches a typed value (builder style).
+    pub fn with<T: Any + Send + Sync>(mut self, value: T) -> CallContext {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// The attached value of type `T`, if any.
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.extensions.get::<T>()
+    }
+
+    /// The same context for one call: `call_id` and `body` set.
+    pub fn for_call(&self, call_id: impl Into<String>, body: Option<Body>) -> CallContext {
+        CallContext {
+            call_id: call_id.into(),
+            body,
+            extensions: self.extensions.clone(),
+        }
+    }
+}
+
+/// Why a call produced no result. Every message is written for the model: it says what
+/// failed and, where it can, how to call it right.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// No function of that name is offered.
+    #[error("Unknown function '{name}'{}", did_you_mean(.closest))]
+    UnknownFunction {
+        /// The name as written.
+        name: String,
+        /// The closest offered name, when one is close.
+        closest: Option<String>,
+    },
+    /// The arguments do not fit the function's interface.
+    #[error(transparent)]
+    Bind(#[from] BindError),
+    /// The function exists but may not be called now (hidden by a condition or outside
+    /// the allowed scope).
+    #[error("Function '{name}' is not available now; do not call it again, use another function")]
+    NotAvailable {
+        /// The function's name.
+        name: String,
+    },
+    /// The function took longer than its time limit and was stopped.
+    #[error(
+        "Function '{name}' did not finish within {} and was stopped; try again with a smaller request, or go on without it",
+        human_duration(*.limit)
+    )]
+    Timeout {
+        /// The function's name.
+        name: String,
+        /// The limit it exceeded.
+        limit: Duration,
+    },
+    /// The function crashed.
+    #[error(
+        "Function '{name}' failed unexpectedly ({message}); the call had no effect you can rely on"
+    )]
+    Panicked {
+        /// The function's name.
+        name: String,
+        /// The panic message, when it had one.
+        message: String,
+    },
+    /// The function is declared but nothing implements it.
+    #[error("function '{name}' has no implementation")]
+    NoImplementation {
+        /// The function's qualified name.
+        name: String,
+    },
+    /// A replayed call that the recording does not hold.
+    #[error("Function '{name}' was not called with these arguments in the recording: {args}")]
+    NotRecorded {
+        /// The function's name.
+        name: String,
+        /// The arguments, as compact JSON.
+        args: String,
+    },
+    /// The tool's own failure, in its own words.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// A tool's own failure message.
+    pub fn msg(message: impl Into<String>) -> ToolError {
+        ToolError::Failed(message.into())
+    }
+
+    /// `function` is not one of the box's tools.
+    pub fn unknown(function: impl Into<String>) -> ToolError {
+        ToolError::UnknownFunction {
+            name: function.into(),
+            closest: None,
+        }
+    }
+}
+
+fn did_you_mean(closest: &Option<String>) -> String {
+    match closest {
+        Some(name) => format!("; did you mean '{name}'?"),
+        None => String::new(),
+    }
+}
+
+/// `5s`, `1.5s`, `250ms`: short enough for an error line.
+pub(crate) fn human_duration(limit: Duration) -> String {
+    let millis = limit.as_millis();
+    if millis < 1000 {
+        format!("{millis}ms")
+    } else if millis % 1000 == 0 {
+        format!("{}s", millis / 1000)
+    } else {
+        format!("{}s", limit.as_secs_f64())
+    }
+}
