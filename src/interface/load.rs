@@ -199,11 +199,14 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
             json_kind(other)
         )),
     }
+    // Schemas in the wild list required keys of an open object without describing them
+    // (BFCL does); such a key is still required, of any type.
     for name in required {
         if !params.iter().any(|p| p.name == name) {
-            sink.report(format!(
-                "'{at}.required' names '{name}', which is not among its properties"
-            ));
+            check_param_name(name, sink);
+            let mut param = Param::new(name, ParamType::Any);
+            param.required = true;
+            params.push(param);
         }
     }
     params

@@ -1,0 +1,359 @@
+//! Loading interfaces in every shape, and every validation rule with its exact message.
+
+use atfunc::{
+    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
+    LoadError, Location, Param, ParamType,
+};
+use serde_json::json;
+
+fn problems(json: serde_json::Value) -> Vec<String> {
+    match load_interfaces(&json) {
+        Err(LoadError::Invalid(problems)) => problems.iter().map(ToString::to_string).collect(),
+        other => panic!("expected problems, got {other:?}"),
+    }
+}
+
+fn standard() -> serde_json::Value {
+    json!({
+        "domain": "weather",
+        "name": "get_temp",
+        "type": "function",
+        "description": "Current temperature",
+        "params": {"location": {"type": "string", "isRequired": true, "description": "City"}},
+        "returns": "object"
+    })
+}
+
+#[test]
+fn loads_the_standard_format() {
+    let tools = load_interfaces(&json!([standard()])).unwrap();
+    let t = &tools[0];
+    assert_eq!(t.domain.as_deref(), Some("weather"));
+    assert_eq!(t.qualified_name(), "weather.get_temp");
+    assert_eq!(t.kind, Kind::Function);
+    assert_eq!(t.returns.as_deref(), Some("object"));
+    assert_eq!(t.params.len(), 1);
+    assert!(t.params[0].required);
+    assert_eq!(t.params[0].description, "City");
+}
+
+#[test]
+fn api_wrapper_params_are_path_then_query_and_body_accepts_both_spellings() {
+    let tools = load_interfaces_str(include_str!("data/reference_tools.json")).unwrap();
+    let api = tools.iter().find(|t| t.kind == Kind::ApiWrapper).unwrap();
+    let names: Vec<_> = api
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.location))
+        .collect();
+    assert_eq!(
+        names,
+        [("username", Location::Path), ("email", Location::Query)]
+    );
+    let body: Vec<_> = api
+        .request_body
+        .iter()
+        .map(|p| (p.name.as_str(), p.required))
+        .collect();
+    assert_eq!(body, [("username", true), ("email", true), ("age", false)]);
+    assert!(api.has_body());
+}
+
+#[test]
+fn loads_openai_tools_and_splits_dotted_names_at_the_last_dot() {
+    let tools = load_interfaces(&json!([
+        {"type": "function", "function": {
+            "name": "sports.basketball.get_score",
+            "description": "Score",
+            "parameters": {"type": "object",
+                "properties": {
+                    "team": {"type": "string", "description": "Team"},
+                    "season": {"type": ["integer", "null"], "minimum": 1946, "maximum": 2030},
+                    "kind": {"enum": ["regular", "playoff"]}
+                },
+                "required": ["team"]}}},
+        {"type": "function", "function": {"name": "ping"}}
+    ]))
+    .unwrap();
+    assert_eq!(tools[0].domain.as_deref(), Some("sports.basketball"));
+    assert_eq!(tools[0].name, "get_score");
+    let season = &tools[0].params[1];
+    assert_eq!(season.ty, ParamType::Integer);
+    assert_eq!((season.min, season.max), (Some(1946.0), Some(2030.0)));
+    assert!(!season.required);
+    assert_eq!(tools[0].params[2].ty, ParamType::String);
+    assert_eq!(
+        tools[0].params[2].choices,
+        Some(vec![json!("regular"), json!("playoff")])
+    );
+    assert_eq!(tools[1].domain, None);
+    assert_eq!(tools[1].qualified_name(), "ping");
+    assert!(tools[1].params.is_empty());
+}
+
+#[test]
+fn loads_bare_schema_functions_with_aliases() {
+    let tools = load_interfaces(&json!([{
+        "name": "math_toolkit.sum_of_multiples",
+        "description": "Sum",
+        "parameters": {"type": "dict", "properties": {
+            "a": {"type": "float"}, "b": {"type": "int"}, "c": {"type": "bool"},
+            "d": {"type": "tuple", "items": {"type": "double"}}, "e": {"type": "any"},
+            "año_vehiculo": {"type": "integer", "description": "Año"},
+            "f": {"type": "dict", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+        }, "required": ["a"]}
+    }]))
+    .unwrap();
+    let t = &tools[0];
+    assert_eq!(t.domain.as_deref(), Some("math_toolkit"));
+    let types: Vec<&str> = t.params.iter().map(|p| p.ty.name()).collect();
+    assert_eq!(
+        types,
+        ["number", "integer", "boolean", "array", "any", "integer", "object"]
+    );
+    match &t.params[3].ty {
+        ParamType::Array { items: Some(items) } => assert_eq!(items.ty, ParamType::Number),
+        other => panic!("{other:?}"),
+    }
+    match &t.params[6].ty {
+        ParamType::Object { properties } => {
+            assert_eq!(properties[0].name, "x");
+            assert!(properties[0].required);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.params[5].name, "año_vehiculo");
+}
+
+#[test]
+fn accepts_a_wrapping_object_and_a_single_definition() {
+    assert_eq!(
+        load_interfaces(&json!({"tools": [standard()]}))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(load_interfaces(&standard()).unwrap().len(), 1);
+    match load_interfaces(&json!(42)) {
+        Err(e @ LoadError::Shape(_)) => assert_eq!(
+            e.to_string(),
+            "expected a list of tool definitions, found a number"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn invalid_json_reports_line_and_column() {
+    let err = load_interfaces_str("[\n  {\"name\": }\n]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not valid JSON: expected value at line 2 column 12"
+    );
+}
+
+// ---- validation rules, each with its exact message ----
+
+#[test]
+fn domain_must_match_the_toolbox() {
+    let wrong = Interface::function(Some("wrong"), "get_temp");
+    assert_eq!(
+        validate_toolbox("weather", &[wrong]).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Interface domain 'wrong' does not match toolbox name 'weather'"
+    );
+    let rootless = Interface::function(None, "get_temp");
+    assert_eq!(
+        validate_toolbox("weather", &[rootless.clone()]).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Interface has no domain; it must be the toolbox name 'weather'"
+    );
+    assert!(validate_toolbox("", &[rootless]).is_ok());
+}
+
+#[test]
+fn required_fields_must_be_present() {
+    let mut def = standard();
+    let map = def.as_object_mut().unwrap();
+    for key in ["description", "returns", "type", "params"] {
+        map.remove(key);
+    }
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'type'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'description'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'returns'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'params'",
+        ]
+    );
+    let mut no_domain = standard();
+    no_domain.as_object_mut().unwrap().remove("domain");
+    assert_eq!(
+        problems(json!([no_domain])),
+        ["Validation failed for function 'get_temp': Missing required field 'domain'"]
+    );
+    assert_eq!(
+        problems(json!([{"type": "function"}])),
+        ["Validation failed for function '#1': Missing required field 'name'"]
+    );
+}
+
+#[test]
+fn type_must_be_function_or_api_wrapper() {
+    let mut def = standard();
+    def["type"] = json!("func");
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Field 'type' must be 'function' or 'api-wrapper', found 'func'"]
+    );
+}
+
+#[test]
+fn each_standard_param_needs_type_is_required_and_description() {
+    let mut def = standard();
+    def["params"] = json!({"location": {}, "unit": {"type": "strng", "isRequired": "yes", "description": "Unit"}});
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'type'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'isRequired'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'description'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'unit' has unknown type 'strng': use string, number, integer, boolean, object, array or any (aliases: dict, float, double, int, bool, tuple, list)",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'unit' field 'isRequired' must be true or false, found a string",
+        ]
+    );
+}
+
+#[test]
+fn api_wrapper_param_sections_are_checked() {
+    let def = json!({
+        "domain": "api", "name": "get_user", "type": "api-wrapper",
+        "description": "Get a user", "returns": "object",
+        "path_params": ["user_id"],
+        "query_params": {"verbose": {"type": "boolean", "description": "More"}}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_user' in toolbox 'api': Field 'path_params' must be an object mapping parameter names to definitions, found a list",
+            "Validation failed for function 'get_user' in toolbox 'api': Parameter 'verbose' is missing 'isRequired'",
+        ]
+    );
+}
+
+#[test]
+fn names_differing_only_in_case_are_refused() {
+    let a = Interface::function(Some("weather"), "get_temp");
+    let b = Interface::function(Some("weather"), "Get_Temp");
+    assert_eq!(
+        validate_toolbox("weather", &[a.clone(), b]).unwrap_err().to_string(),
+        "Validation failed for function 'Get_Temp' in toolbox 'weather': Function name 'Get_Temp' differs only in case from 'get_temp'; names are matched ignoring case"
+    );
+    assert_eq!(
+        validate_toolbox("weather", &[a.clone(), a]).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Function 'get_temp' is defined twice"
+    );
+    let mut def = standard();
+    def["params"] = json!({
+        "City": {"type": "string", "isRequired": true, "description": "x"},
+        "city": {"type": "string", "isRequired": true, "description": "y"}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'city' differs only in case from another ('City'); calls match parameter names ignoring case"]
+    );
+}
+
+#[test]
+fn names_must_be_identifiers() {
+    let bad = Interface::function(Some("weather"), "get-temp")
+        .param(Param::new("max temp", ParamType::Number));
+    assert_eq!(
+        validate_toolbox("weather", &[bad]).unwrap_err().to_string(),
+        "Validation failed for function 'get-temp' in toolbox 'weather': Function name 'get-temp' is not an identifier: use letters, digits and '_', not starting with a digit\n\
+         Validation failed for function 'get-temp' in toolbox 'weather': Parameter name 'max temp' is not an identifier: use letters, digits and '_', not starting with a digit"
+    );
+    assert_eq!(
+        problems(json!([{"name": "9lives", "parameters": {"type": "object", "properties": {}}}])),
+        ["Validation failed for function '9lives': Function name '9lives' is not a name: use letters, digits and '_' (not starting with a digit), parts joined by '.'"]
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let mut bad = standard();
+    bad["type"] = json!("x");
+    bad.as_object_mut().unwrap().remove("returns");
+    let list = problems(
+        json!([bad, {"name": "ok", "parameters": {"type": "object", "properties": {"n": 3}}}]),
+    );
+    assert_eq!(list.len(), 3, "{list:#?}");
+    assert_eq!(list[2], "Validation failed for function 'ok': 'parameters.n' must be a JSON Schema object, found a number");
+}
+
+#[test]
+fn required_keys_without_properties_become_required_untyped_fields() {
+    let tools = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"p": {"type": "dict", "required": ["adults"]}}, "required": ["p", "q"]}}]))
+    .unwrap();
+    let names: Vec<_> = tools[0]
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.name(), p.required))
+        .collect();
+    assert_eq!(names, [("p", "object", true), ("q", "any", true)]);
+    match &tools[0].params[0].ty {
+        ParamType::Object { properties } => {
+            assert_eq!(
+                (properties[0].name.as_str(), properties[0].required),
+                ("adults", true)
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn validate_all_checks_each_domain() {
+    let tools = vec![
+        Interface::function(Some("a"), "f"),
+        Interface::function(Some("a"), "F"),
+        Interface::function(Some("b"), "f"),
+        Interface::function(None, "f"),
+    ];
+    let errors = validate_all(&tools).unwrap_err();
+    assert_eq!(errors.0.len(), 1);
+    assert_eq!(errors.0[0].toolbox, "a");
+}
+
+// ---- the BFCL definitions ----
+
+const BFCL_FILES: [&str; 4] = [
+    "BFCL_v4_simple_python.json",
+    "BFCL_v4_multiple.json",
+    "BFCL_v4_parallel.json",
+    "BFCL_v4_parallel_multiple.json",
+];
+
+#[test]
+fn every_bfcl_function_loads_validates_and_renders() {
+    let mut count = 0;
+    for file in BFCL_FILES {
+        let path = format!("{}/../shared/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            let tools = load_interfaces(&entry["function"])
+                .unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
+            validate_all(&tools).unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
+            for tool in &tools {
+                let text = atfunc::render_interface(tool, false);
+                assert!(text.starts_with(&format!("@{}(", tool.qualified_name())));
+                for param in &tool.params {
+                    assert!(text.contains(&param.name), "{text}");
+                }
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 1677);
+}

@@ -1,0 +1,114 @@
+//! Snapshots of the rendered interface text: the reference's examples, the whole prompt,
+//! and a sample of BFCL functions.
+
+use atfunc::render::{render_interface_as, PromptOptions};
+use atfunc::{load_interfaces, load_interfaces_str, render_interface, render_prompt, Interface};
+use atfunc::{Param, ParamType};
+use serde_json::json;
+
+fn reference_tools() -> Vec<Interface> {
+    load_interfaces_str(include_str!("data/reference_tools.json")).unwrap()
+}
+
+#[test]
+fn reference_examples_render_exactly_as_the_reference() {
+    let tools = reference_tools();
+    assert_eq!(
+        render_interface(&tools[0], false),
+        "@weather.get_current_weather( <*location>, <unit> )\n\
+         Description: Get current weather information for a location\n"
+    );
+    assert_eq!(
+        render_interface(&tools[1], false),
+        "@math.calculate_power( <*base{number}>, <*exponent{number}> )\n\
+         Description: Calculate base raised to the power of exponent\n"
+    );
+    insta::assert_snapshot!("reference_api_wrapper", render_interface(&tools[2], false));
+}
+
+#[test]
+fn separator_follows_each_function() {
+    let tools = reference_tools();
+    insta::assert_snapshot!(
+        "reference_with_separator",
+        render_interface(&tools[0], true)
+    );
+}
+
+#[test]
+fn root_functions_render_without_a_domain() {
+    let tools = reference_tools();
+    assert!(render_interface_as(&tools[0], Some("weather"), false)
+        .starts_with("@get_current_weather( <*location>, <unit> )\n"));
+    assert!(render_interface_as(&tools[1], Some("weather"), false).starts_with("@math."));
+    let root = Interface::function(None, "ping").describe("Check the service");
+    assert_eq!(
+        render_interface(&root, false),
+        "@ping()\nDescription: Check the service\n"
+    );
+}
+
+#[test]
+fn choices_and_bounds_reach_the_model() {
+    let mut unit = Param::new("unit", ParamType::String);
+    unit.choices = Some(vec![json!("celsius"), json!("fahrenheit")]);
+    let mut days = Param::new("days", ParamType::Integer).required();
+    days.min = Some(1.0);
+    days.max = Some(16.0);
+    let mut level = Param::new("level", ParamType::Integer);
+    level.choices = Some(vec![json!(1), json!(2), json!(3)]);
+    let mut ratio = Param::new("ratio", ParamType::Number);
+    ratio.min = Some(0.5);
+    let mut count = Param::new("count", ParamType::Integer);
+    count.max = Some(10.0);
+    let tool = Interface::function(Some("weather"), "forecast")
+        .describe("Daily forecast")
+        .param(Param::new("location", ParamType::String).required())
+        .param(unit)
+        .param(days)
+        .param(level)
+        .param(ratio)
+        .param(count);
+    assert_eq!(
+        render_interface(&tool, false),
+        "@weather.forecast( <*location>, <unit{\"celsius\"|\"fahrenheit\"}>, <*days{integer 1..16}>, \
+         <level{integer: 1|2|3}>, <ratio{number >=0.5}>, <count{integer <=10}> )\n\
+         Description: Daily forecast\n"
+    );
+}
+
+#[test]
+fn multi_line_descriptions_stay_on_one_line() {
+    let tool = Interface::function(Some("a"), "b").describe("First line.\n  Second line.");
+    assert_eq!(
+        render_interface(&tool, false),
+        "@a.b()\nDescription: First line. Second line.\n"
+    );
+}
+
+#[test]
+fn whole_prompt() {
+    insta::assert_snapshot!(
+        "prompt_reference",
+        render_prompt(&reference_tools(), &PromptOptions::default())
+    );
+}
+
+#[test]
+fn bfcl_sample() {
+    let mut out = String::new();
+    for file in ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"] {
+        let path = format!("{}/../shared/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Every 40th entry: a spread of shapes without a huge snapshot.
+        for line in text.lines().step_by(40) {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            out.push_str(&format!("# {}\n", entry["id"].as_str().unwrap()));
+            for tool in load_interfaces(&entry["function"]).unwrap() {
+                out.push_str(&render_interface(&tool, false));
+            }
+            out.push('\n');
+        }
+    }
+    insta::assert_snapshot!("bfcl_sample", out);
+}
