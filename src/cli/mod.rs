@@ -1,7 +1,131 @@
-//! Command-line entry points.
+//! The `atfunc` command line: `render`, `check`, `parse` and `exec`.
+//!
+//! Exit codes: 0 when the work was done (errors inside a model's text are data, not
+//! failures); 1 when `check` found problems; 2 when an input or tools file cannot be read
+//! or is invalid.
 
+mod exec;
+mod parse;
+mod tools;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// Function calling for language models that have none.
+#[derive(Debug, Parser)]
+#[command(name = "atfunc", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the prompt text: the call syntax, then every function of a tools file.
+    Render {
+        /// The tools file (JSON: atfunc interfaces, an OpenAI tools array, or JSON Schema functions).
+        #[arg(long, value_name = "FILE")]
+        tools: PathBuf,
+        /// Draw a separator line under each function.
+        #[arg(long)]
+        separator: bool,
+        /// The toolbox whose functions are called without their prefix.
+        #[arg(long, value_name = "TOOLBOX")]
+        root: Option<String>,
+        /// Print only the functions, without the preamble that teaches the syntax.
+        #[arg(long)]
+        no_preamble: bool,
+    },
+    /// Validate a tools file and list every problem (exit 1 if any).
+    Check {
+        /// The tools file.
+        #[arg(long, value_name = "FILE")]
+        tools: PathBuf,
+    },
+    /// Pull calls out of a model's output as JSON Lines, while it streams.
+    Parse(parse::ParseArgs),
+    /// Parse a model's output, run each call as soon as it is complete, print the results.
+    Exec(exec::ExecArgs),
+}
+
+/// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Render {
+            tools,
+            separator,
+            root,
+            no_preamble,
+        } => render(&tools, separator, root.as_deref(), no_preamble),
+        Command::Check { tools } => check(&tools),
+        Command::Parse(args) => parse::run(args),
+        Command::Exec(args) => exec::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("atfunc: {failure}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A failure that ends the command with exit code 2, printed as `atfunc: <message>`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Failure(pub String);
+
+fn render(
+    path: &std::path::Path,
+    separator: bool,
+    root: Option<&str>,
+    no_preamble: bool,
+) -> Result<ExitCode, Failure> {
+    let interfaces = tools::load_valid(path)?;
+    let options = atfunc::PromptOptions { root, separator };
+    let text = if no_preamble {
+        interfaces
+            .iter()
+            .map(|i| atfunc::render::render_interface_as(i, root, separator))
+            .collect::<Vec<_>>()
+            .join(if separator { "" } else { "\n" })
+    } else {
+        atfunc::render_prompt(&interfaces, &options)
+    };
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn check(path: &std::path::Path) -> Result<ExitCode, Failure> {
+    let problems = match tools::load(path)? {
+        Ok(interfaces) => match atfunc::validate_all(&interfaces) {
+            Ok(()) => {
+                let domains: std::collections::BTreeSet<_> =
+                    interfaces.iter().map(|i| i.domain.clone()).collect();
+                println!(
+                    "{}: ok, {} function(s) in {} toolbox(es)",
+                    path.display(),
+                    interfaces.len(),
+                    domains.len()
+                );
+                for interface in &interfaces {
+                    println!("  {}", interface.qualified_name());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            Err(errors) => errors.0,
+        },
+        Err(problems) => problems,
+    };
+    for problem in &problems {
+        println!("{}: {problem}", path.display());
+    }
+    eprintln!(
+        "atfunc: {}: {} problem(s) found",
+        path.display(),
+        problems.len()
+    );
+    Ok(ExitCode::from(1))
 }

@@ -1,0 +1,253 @@
+//! `atfunc parse`: calls out of a model's output as JSON Lines, while it streams.
+
+use super::{tools, Failure};
+use atfunc::{bind, Catalog, Event, StreamParser};
+use serde_json::{json, Value as Json};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `atfunc parse`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ParseArgs {
+    /// Bind each call to this tools file: typed arguments, and an error record for a call
+    /// that does not bind.
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// Bytes fed to the parser at a time. The output is the same for every size.
+    #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
+    chunk_size: u64,
+    /// Print the text around calls too, as {"text": "..."} records.
+    #[arg(long)]
+    text: bool,
+    /// The model output to read (default: standard input).
+    file: Option<PathBuf>,
+}
+
+/// How many bytes of a span an error record quotes.
+const RAW_LIMIT: usize = 200;
+
+/// Text records are cut at this many bytes, so memory stays bounded on endless prose and
+/// the cut points do not depend on the chunk size.
+const TEXT_RECORD_LIMIT: usize = 64 * 1024;
+
+pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
+    let catalog = match &args.tools {
+        Some(path) => Some(Catalog::new(tools::load_valid(path)?, false)),
+        None => None,
+    };
+    let mut input: Box<dyn Read> = match &args.file {
+        Some(path) => Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let stdout = std::io::stdout();
+    let mut printer = Printer {
+        out: std::io::BufWriter::new(stdout.lock()),
+        catalog: catalog.as_ref(),
+        with_text: args.text,
+        text: String::new(),
+        head: Head::default(),
+    };
+    let mut parser = StreamParser::default();
+    let size = usize::try_from(args.chunk_size).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; size];
+    let mut events = Vec::new();
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure(format!("cannot read input: {e}"))),
+        };
+        let chunk = buf.get(..n).unwrap_or_default();
+        printer.head.see(chunk);
+        parser.feed_into(chunk, &mut events);
+        printer.print(&mut events)?;
+    }
+    parser.finish_into(&mut events);
+    printer.print(&mut events)?;
+    printer.flush_text()?;
+    printer.out.flush().map_err(write_failure)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_failure(e: std::io::Error) -> Failure {
+    Failure(format!("cannot write output: {e}"))
+}
+
+struct Printer<'a, W: Write> {
+    out: W,
+    catalog: Option<&'a Catalog>,
+    with_text: bool,
+    /// Text not printed yet; adjacent text events merge here so the records do not depend
+    /// on how the input was chunked.
+    text: String,
+    head: Head,
+}
+
+impl<W: Write> Printer<'_, W> {
+    fn print(&mut self, events: &mut Vec<Event>) -> Result<(), Failure> {
+        let mut wrote = false;
+        for event in events.drain(..) {
+            match event {
+                Event::Text { text } => {
+                    if self.with_text {
+                        self.text.push_str(&text);
+                        self.flush_full_text()?;
+                    }
+                }
+                Event::InvalidUtf8 { bytes, span } => {
+                    if self.with_text {
+                        self.flush_text()?;
+                        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                        self.line(&json!({"invalid_utf8": hex, "span": [span.start, span.end]}))?;
+                    }
+                }
+                Event::CallStarted { name, start } => self.head.start(start, &name),
+                Event::Call(call) => {
+                    self.flush_text()?;
+                    let span = json!([call.span.start, call.span.end]);
+                    let record = match self.catalog {
+                        None => json!({
+                            "name": call.name,
+                            "positional": call.positional.iter().map(atfunc::Value::to_json).collect::<Vec<_>>(),
+                            "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+                            "body": call.body,
+                            "span": span,
+                        }),
+                        Some(catalog) => match bind(&call, catalog) {
+                            Ok(bound) => json!({
+                                "name": bound.name,
+                                "args": bound.args,
+                                "body": call.body,
+                                "span": span,
+                            }),
+                            Err(error) => json!({
+                                "error": error.to_string(),
+                                "span": span,
+                                "raw": self.head.raw(call.span.len()),
+                            }),
+                        },
+                    };
+                    self.head.stop();
+                    self.line(&record)?;
+                    wrote = true;
+                }
+                Event::Malformed { span, error, text } => {
+                    self.flush_text()?;
+                    self.head.stop();
+                    self.line(&json!({
+                        "error": error.to_string(),
+                        "span": [span.start, span.end],
+                        "raw": cut(&text, RAW_LIMIT),
+                    }))?;
+                    wrote = true;
+                }
+                // Future event kinds carry nothing this command prints.
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        }
+        // Records go out as soon as they are complete, for readers of a live stream.
+        if wrote {
+            self.out.flush().map_err(write_failure)?;
+        }
+        Ok(())
+    }
+
+    fn flush_full_text(&mut self) -> Result<(), Failure> {
+        while self.text.len() >= TEXT_RECORD_LIMIT {
+            let mut at = TEXT_RECORD_LIMIT;
+            while !self.text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let rest = self.text.split_off(at);
+            let full = std::mem::replace(&mut self.text, rest);
+            self.line(&json!({ "text": full }))?;
+        }
+        Ok(())
+    }
+
+    fn flush_text(&mut self) -> Result<(), Failure> {
+        if !self.text.is_empty() {
+            let text = std::mem::take(&mut self.text);
+            self.line(&json!({ "text": text }))?;
+        }
+        Ok(())
+    }
+
+    fn line(&mut self, record: &Json) -> Result<(), Failure> {
+        serde_json::to_writer(&mut self.out, record)
+            .map_err(|e| Failure(format!("cannot write output: {e}")))?;
+        self.out.write_all(b"\n").map_err(write_failure)
+    }
+}
+
+/// The first bytes of the call under way, for the `raw` field of an error record, without
+/// keeping the whole call (it may be megabytes long).
+#[derive(Default)]
+struct Head {
+    /// The last bytes fed, so the `@name(` that preceded a `CallStarted` event is at hand.
+    window: Vec<u8>,
+    /// Absolute offset of `window[0]`.
+    window_start: u64,
+    /// The head of the current call, once started.
+    capture: Option<Vec<u8>>,
+}
+
+impl Head {
+    const WINDOW: usize = 4096;
+
+    fn see(&mut self, chunk: &[u8]) {
+        if let Some(capture) = &mut self.capture {
+            let room = RAW_LIMIT.saturating_sub(capture.len());
+            capture.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        }
+        self.window.extend_from_slice(chunk);
+        if self.window.len() > 2 * Self::WINDOW {
+            let drop = self.window.len() - Self::WINDOW;
+            self.window.drain(..drop);
+            self.window_start += drop as u64;
+        }
+    }
+
+    fn start(&mut self, start: u64, name: &str) {
+        let from = start
+            .checked_sub(self.window_start)
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| self.window.get(i..));
+        let mut head = match from {
+            Some(bytes) => bytes.to_vec(),
+            None => format!("@{name}(").into_bytes(),
+        };
+        head.truncate(RAW_LIMIT);
+        self.capture = Some(head);
+    }
+
+    fn stop(&mut self) {
+        self.capture = None;
+    }
+
+    fn raw(&self, span_len: u64) -> String {
+        let bytes = self.capture.as_deref().unwrap_or_default();
+        let len = usize::try_from(span_len)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        cut(
+            &String::from_utf8_lossy(bytes.get(..len).unwrap_or_default()),
+            RAW_LIMIT,
+        )
+    }
+}
+
+/// At most `limit` bytes of `text`, cut at a character boundary.
+fn cut(text: &str, limit: usize) -> String {
+    let mut at = limit.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.get(..at).unwrap_or_default().to_owned()
+}
