@@ -1,0 +1,413 @@
+//! Conversion of written values to the declared types, and the checks that follow it.
+
+use super::BindError;
+use crate::interface::{Param, ParamType};
+use crate::parse::Value;
+use serde_json::{Map, Number, Value as Json};
+use std::fmt;
+use unicase::UniCase;
+
+/// Longest rendering of a value inside an error message, in bytes.
+const MAX_SHOWN: usize = 80;
+
+/// Most enum choices listed in an error message.
+const MAX_CHOICES: usize = 20;
+
+/// What every conversion needs to know about the call it serves.
+pub(super) struct Ctx<'a> {
+    /// The function's qualified name, for messages.
+    pub function: &'a str,
+    /// Whether object fields match declared properties exactly.
+    pub case_sensitive: bool,
+}
+
+/// Where a value stands inside an argument: rendered (`points[1].x`) only for messages,
+/// so walking a large value allocates nothing for paths.
+#[derive(Clone, Copy)]
+pub(super) enum Path<'a> {
+    /// A top-level parameter.
+    Param(&'a str),
+    /// A field of an object.
+    Field(&'a Path<'a>, &'a str),
+    /// An element of an array.
+    Index(&'a Path<'a>, usize),
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Param(name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// Converts `value` to `param`'s declared type, then checks its choices and bounds.
+///
+/// `value` must not be `null` unless the type is [`ParamType::Any`] or the value sits in an
+/// array: callers treat a `null` parameter or field as absent.
+pub(super) fn coerce_param(
+    value: &Value,
+    param: &Param,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Json, BindError> {
+    let json = coerce(value, &param.ty, path, ctx)?;
+    check_choices(&json, param, path, ctx)?;
+    check_range(&json, param, path, ctx)?;
+    Ok(json)
+}
+
+fn coerce(
+    value: &Value,
+    ty: &ParamType,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Json, BindError> {
+    let converted = match ty {
+        ParamType::Any => Some(value.to_json()),
+        ParamType::String => match value {
+            Value::String(s) | Value::Bare(s) => Some(Json::String(s.clone())),
+            // The literal as written, so `007` and `1.50` survive.
+            Value::Number(n) => Some(Json::String(n.clone())),
+            Value::Bool(b) => Some(Json::String(b.to_string())),
+            _ => None,
+        },
+        ParamType::Number => match value {
+            Value::Number(n) => number(n),
+            Value::String(s) | Value::Bare(s) => number_text(s).and_then(number),
+            _ => None,
+        },
+        ParamType::Integer => match value {
+            Value::Number(n) => integer(n),
+            Value::String(s) | Value::Bare(s) => number_text(s).and_then(integer),
+            _ => None,
+        },
+        ParamType::Boolean => match value {
+            Value::Bool(b) => Some(Json::Bool(*b)),
+            Value::String(s) | Value::Bare(s) => boolean(s).map(Json::Bool),
+            _ => None,
+        },
+        ParamType::Object { properties } => match value {
+            Value::Object(fields) => return object(fields, properties, path, ctx),
+            Value::String(s) | Value::Bare(s) => match json_text(s) {
+                Some(parsed @ Value::Object(_)) => return coerce(&parsed, ty, path, ctx),
+                _ => None,
+            },
+            _ => None,
+        },
+        ParamType::Array { items } => match value {
+            Value::Array(elements) => return array(elements, items.as_deref(), path, ctx),
+            Value::String(s) | Value::Bare(s) => match json_text(s) {
+                Some(parsed @ Value::Array(_)) => return coerce(&parsed, ty, path, ctx),
+                _ => None,
+            },
+            _ => None,
+        },
+    };
+    converted.ok_or_else(|| BindError::InvalidValue {
+        function: ctx.function.to_owned(),
+        param: path.to_string(),
+        expected: expected(ty).to_owned(),
+        got: shown_value(value),
+    })
+}
+
+/// The declared type as the model should write it.
+fn expected(ty: &ParamType) -> &'static str {
+    match ty {
+        ParamType::Boolean => "boolean (true or false)",
+        ParamType::Object { .. } => "object ({...})",
+        ParamType::Array { .. } => "array ([...])",
+        other => other.name(),
+    }
+}
+
+fn object(
+    fields: &[(String, Value)],
+    properties: &[Param],
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Json, BindError> {
+    // Declared properties first, in declared order, under their declared spelling; then
+    // undeclared fields as written (objects often allow more than they declare).
+    let mut given: Vec<Option<&Value>> = vec![None; properties.len()];
+    let mut extra = Map::new();
+    for (key, value) in fields {
+        match find_param(properties, key, ctx.case_sensitive) {
+            Some(i) => {
+                if let Some(slot) = given.get_mut(i) {
+                    // Later duplicates win, as in JSON.
+                    *slot = Some(value);
+                }
+            }
+            None => {
+                extra.insert(key.clone(), value.to_json());
+            }
+        }
+    }
+    let missing: Vec<String> = properties
+        .iter()
+        .zip(&given)
+        .filter(|(p, v)| p.required && matches!(v, None | Some(Value::Null)))
+        .map(|(p, _)| Path::Field(path, &p.name).to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(BindError::MissingParameters {
+            function: ctx.function.to_owned(),
+            params: missing,
+        });
+    }
+    let mut out = Map::new();
+    for (property, value) in properties.iter().zip(given) {
+        match value {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                let field = Path::Field(path, &property.name);
+                out.insert(
+                    property.name.clone(),
+                    coerce_param(value, property, &field, ctx)?,
+                );
+            }
+        }
+    }
+    for (key, value) in extra {
+        out.entry(key).or_insert(value);
+    }
+    Ok(Json::Object(out))
+}
+
+fn array(
+    elements: &[Value],
+    items: Option<&Param>,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<Json, BindError> {
+    let mut out = Vec::with_capacity(elements.len());
+    for (i, element) in elements.iter().enumerate() {
+        out.push(match (items, element) {
+            (Some(item), Value::Null) if item.ty != ParamType::Any => {
+                return Err(BindError::InvalidValue {
+                    function: ctx.function.to_owned(),
+                    param: Path::Index(path, i).to_string(),
+                    expected: expected(&item.ty).to_owned(),
+                    got: "null".to_owned(),
+                })
+            }
+            (Some(item), element) => coerce_param(element, item, &Path::Index(path, i), ctx)?,
+            (None, element) => element.to_json(),
+        });
+    }
+    Ok(Json::Array(out))
+}
+
+/// The index of the parameter called `name`: exact spelling first, then (unless
+/// `case_sensitive`) ignoring case.
+pub(super) fn find_param(params: &[Param], name: &str, case_sensitive: bool) -> Option<usize> {
+    params.iter().position(|p| p.name == name).or_else(|| {
+        if case_sensitive {
+            None
+        } else {
+            params
+                .iter()
+                .position(|p| UniCase::new(p.name.as_str()) == UniCase::new(name))
+        }
+    })
+}
+
+/// The text of a string that reads as a number, trimmed. Only digits, signs, `.` and an
+/// exponent pass, so `inf`, `NaN` and `0x10` (which Rust's float parser would take in part)
+/// stay strings.
+fn number_text(text: &str) -> Option<&str> {
+    let text = text.trim();
+    let valid = text.bytes().any(|b| b.is_ascii_digit())
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+    valid.then_some(text)
+}
+
+/// A number literal as a JSON number: an integer when it is written as one and fits, else
+/// a float. `None` for text that is not a finite number.
+fn number(literal: &str) -> Option<Json> {
+    let text = literal.strip_prefix('+').unwrap_or(literal);
+    if let Ok(i) = text.parse::<i64>() {
+        return Some(Json::from(i));
+    }
+    if let Ok(u) = text.parse::<u64>() {
+        return Some(Json::from(u));
+    }
+    let f = text.parse::<f64>().ok().filter(|f| f.is_finite())?;
+    Number::from_f64(f).map(Json::Number)
+}
+
+/// A number literal as a JSON integer: `2`, `2.0` and `2e3` are whole, `2.5` is not.
+fn integer(literal: &str) -> Option<Json> {
+    match number(literal)? {
+        Json::Number(n) if n.is_i64() || n.is_u64() => Some(Json::Number(n)),
+        Json::Number(n) => {
+            let f = n.as_f64()?;
+            if f.fract() != 0.0 {
+                return None;
+            }
+            // Whole floats that fit become true integers; larger ones stay whole floats,
+            // since no JSON integer type holds them.
+            if f >= i64::MIN as f64 && f < i64::MAX as f64 {
+                Some(Json::from(f as i64))
+            } else {
+                Some(Json::Number(n))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `true` or `false` in any case. Nothing else (`yes`, `1`, `on`) is taken for a boolean:
+/// guessing would hide a misunderstanding the error message can correct.
+fn boolean(text: &str) -> Option<bool> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("true") {
+        Some(true)
+    } else if text.eq_ignore_ascii_case("false") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// A string that holds JSON text, as a value (models often quote an object or an array).
+fn json_text(text: &str) -> Option<Value> {
+    serde_json::from_str::<Json>(text).ok().map(from_json)
+}
+
+/// A JSON value as a written one, so one conversion serves literals and JSON in strings.
+fn from_json(json: Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(b),
+        Json::Number(n) => Value::Number(n.to_string()),
+        Json::String(s) => Value::String(s),
+        Json::Array(items) => Value::Array(items.into_iter().map(from_json).collect()),
+        Json::Object(fields) => {
+            Value::Object(fields.into_iter().map(|(k, v)| (k, from_json(v))).collect())
+        }
+    }
+}
+
+fn check_choices(
+    json: &Json,
+    param: &Param,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<(), BindError> {
+    let Some(choices) = param.choices.as_deref() else {
+        return Ok(());
+    };
+    if choices.is_empty() || choices.iter().any(|choice| same_value(json, choice)) {
+        return Ok(());
+    }
+    let suggestion = match json {
+        Json::String(s) => choices
+            .iter()
+            .find(|c| matches!(c, Json::String(c) if UniCase::new(c.as_str()) == UniCase::new(s.as_str())))
+            .map(|c| c.to_string()),
+        _ => None,
+    };
+    let mut listed: Vec<String> = choices
+        .iter()
+        .take(MAX_CHOICES)
+        .map(|c| shorten(c.to_string()))
+        .collect();
+    if choices.len() > MAX_CHOICES {
+        listed.push(format!("and {} more", choices.len() - MAX_CHOICES));
+    }
+    Err(BindError::InvalidChoice {
+        function: ctx.function.to_owned(),
+        param: path.to_string(),
+        choices: listed,
+        got: shorten(json.to_string()),
+        suggestion,
+    })
+}
+
+/// Equality where numbers compare by value (`2` equals `2.0`).
+fn same_value(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+fn check_range(
+    json: &Json,
+    param: &Param,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+) -> Result<(), BindError> {
+    if param.min.is_none() && param.max.is_none() {
+        return Ok(());
+    }
+    let Some(n) = json.as_f64() else {
+        return Ok(());
+    };
+    let below = param.min.is_some_and(|min| n < min);
+    let above = param.max.is_some_and(|max| n > max);
+    if below || above {
+        return Err(BindError::OutOfRange {
+            function: ctx.function.to_owned(),
+            param: path.to_string(),
+            min: param.min,
+            max: param.max,
+            got: shorten(json.to_string()),
+        });
+    }
+    Ok(())
+}
+
+/// A value as the model wrote it, for an error message.
+pub(super) fn shown_value(value: &Value) -> String {
+    match value {
+        Value::String(s) | Value::Bare(s) => {
+            // Quote only what is shown: the value may be megabytes long.
+            let cut = floor_boundary(s, MAX_SHOWN);
+            let mut out = Json::String(s.get(..cut).unwrap_or_default().to_owned()).to_string();
+            if cut < s.len() {
+                out.push_str(&format!("[... {} more bytes]", s.len() - cut));
+            }
+            out
+        }
+        Value::Number(n) => shorten(n.clone()),
+        other => shorten(other.to_json().to_string()),
+    }
+}
+
+/// The largest character boundary of `text` not after `max`.
+fn floor_boundary(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
+
+/// Cuts `text` after [`MAX_SHOWN`] bytes, on a character boundary, saying what it cut.
+pub(super) fn shorten(text: String) -> String {
+    if text.len() <= MAX_SHOWN {
+        return text;
+    }
+    shorten_str(&text)
+}
+
+/// [`shorten`] for borrowed text, copying only what is shown.
+pub(super) fn shorten_str(text: &str) -> String {
+    let cut = floor_boundary(text, MAX_SHOWN);
+    let mut out = text.get(..cut).unwrap_or_default().to_owned();
+    if cut < text.len() {
+        out.push_str(&format!("[... {} more bytes]", text.len() - cut));
+    }
+    out
+}

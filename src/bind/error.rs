@@ -1,0 +1,253 @@
+//! Why a call does not bind, worded for the model that wrote it.
+
+use std::fmt;
+
+/// Why a call does not bind. Each message says what failed and how to write the call
+/// correctly, because it goes back into the model's context.
+///
+/// Parameter names in messages are spelled as the interface declares them; a nested
+/// parameter is written as a path (`options.limit`, `points[1].x`). Values are shown as the
+/// model wrote them (strings in double quotes), cut after 80 bytes.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BindError {
+    /// No interface has this name.
+    ///
+    /// `Unknown function 'wether.get_temp': did you mean 'weather.get_temp'?`, or, when
+    /// nothing is close, `Unknown function 'foo': available functions are 'a.b', 'c' and 3
+    /// more` (`no functions are available` for an empty catalog).
+    #[error("Unknown function '{name}': {}", unknown_function_hint(.closest, .available, *.more))]
+    UnknownFunction {
+        /// The name as written.
+        name: String,
+        /// The closest known qualified name, if any is close.
+        closest: Option<String>,
+        /// A few known qualified names, in registration order (empty when `closest` is set).
+        available: Vec<String>,
+        /// How many known names `available` leaves out.
+        more: usize,
+    },
+
+    /// More positional arguments than the function has parameters.
+    ///
+    /// `Too many arguments for function 'weather.get_temp': it takes 2 (location, unit), got 3`
+    #[error("Too many arguments for function '{function}': it takes {}, got {given}", takes(.params))]
+    TooManyArguments {
+        /// The function's qualified name.
+        function: String,
+        /// How many positional arguments the call gave.
+        given: usize,
+        /// The function's parameters, in declared order.
+        params: Vec<String>,
+    },
+
+    /// A named argument matches no parameter.
+    ///
+    /// `Unknown parameter 'units' for function 'weather.get_temp': did you mean 'unit'? Valid
+    /// parameters are location, unit`
+    #[error("Unknown parameter '{param}' for function '{function}': {}", unknown_param_hint(.closest, .valid))]
+    UnknownParameter {
+        /// The function's qualified name.
+        function: String,
+        /// The name as written.
+        param: String,
+        /// The closest parameter name, if any is close.
+        closest: Option<String>,
+        /// Every parameter of the function, in declared order.
+        valid: Vec<String>,
+    },
+
+    /// A parameter given twice: by position and by name, or by name twice.
+    ///
+    /// `Parameter 'location' of function 'weather.get_temp' is given more than once: give it
+    /// once, by position or by name`
+    #[error("Parameter '{param}' of function '{function}' is given more than once: give it once, by position or by name")]
+    DuplicateParameter {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter as declared.
+        param: String,
+    },
+
+    /// Required parameters left out (or given as `null`), all of them in declared order.
+    ///
+    /// `Missing required parameter for function 'weather.get_temp': location` (the reference
+    /// library's wording), `...: a, b` when several are missing.
+    #[error("Missing required parameter for function '{function}': {}", .params.join(", "))]
+    MissingParameters {
+        /// The function's qualified name.
+        function: String,
+        /// The missing parameters (paths for nested object fields).
+        params: Vec<String>,
+    },
+
+    /// A value that cannot be read as the declared type.
+    ///
+    /// `Invalid value for parameter 'days' of function 'weather.forecast': expected integer,
+    /// got "soon"`
+    #[error("Invalid value for parameter '{param}' of function '{function}': expected {expected}, got {got}")]
+    InvalidValue {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter (a path for nested values).
+        param: String,
+        /// The declared type, as the model should write it.
+        expected: String,
+        /// The value as written.
+        got: String,
+    },
+
+    /// A value outside the parameter's enum choices.
+    ///
+    /// `Invalid value for parameter 'unit' of function 'weather.get_temp': expected one of
+    /// "celsius", "fahrenheit", got "Celsius" (did you mean "celsius"?)`
+    #[error(
+        "Invalid value for parameter '{param}' of function '{function}': expected one of {}, got {got}{}",
+        .choices.join(", "),
+        did_you_mean(.suggestion)
+    )]
+    InvalidChoice {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter (a path for nested values).
+        param: String,
+        /// The allowed values as JSON (at most 20; the last entry says how many more).
+        choices: Vec<String>,
+        /// The value, after conversion to the declared type.
+        got: String,
+        /// The choice that matches ignoring case, when one does.
+        suggestion: Option<String>,
+    },
+
+    /// A number outside the parameter's `min`/`max`.
+    ///
+    /// `Invalid value for parameter 'limit' of function 'tasks.list': expected a number from
+    /// 1 to 5, got 7` (`at least 1`, `at most 5` when one bound is declared).
+    #[error(
+        "Invalid value for parameter '{param}' of function '{function}': expected a number {}, got {got}",
+        range(*.min, *.max)
+    )]
+    OutOfRange {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter (a path for nested values).
+        param: String,
+        /// The declared minimum.
+        min: Option<f64>,
+        /// The declared maximum.
+        max: Option<f64>,
+        /// The value, after conversion to the declared type.
+        got: String,
+    },
+
+    /// An api-wrapper with required body fields called without a `with_body` block.
+    ///
+    /// `Missing request body for function 'api.create_user': add with_body [[ ... ]] after
+    /// the call, with the required fields name, email`
+    #[error("Missing request body for function '{function}': add with_body [[ ... ]] after the call, with the required fields {}", .fields.join(", "))]
+    MissingBody {
+        /// The function's qualified name.
+        function: String,
+        /// The required body fields, in declared order.
+        fields: Vec<String>,
+    },
+
+    /// A JSON object body without some required fields.
+    ///
+    /// `Missing required body field for function 'api.create_user': name, email`
+    #[error("Missing required body field for function '{function}': {}", .fields.join(", "))]
+    MissingBodyFields {
+        /// The function's qualified name.
+        function: String,
+        /// The missing fields, in declared order.
+        fields: Vec<String>,
+    },
+
+    /// A body that is JSON but not a JSON object, for an api-wrapper that declares fields.
+    ///
+    /// `Invalid request body for function 'api.create_user': expected a JSON object, got [1,2]`
+    #[error("Invalid request body for function '{function}': expected a JSON object, got {got}")]
+    InvalidBody {
+        /// The function's qualified name.
+        function: String,
+        /// The body as written.
+        got: String,
+    },
+
+    /// A `with_body` block on a function that takes no request body.
+    ///
+    /// `Function 'weather.get_temp' takes no request body: remove the with_body block`
+    #[error("Function '{function}' takes no request body: remove the with_body block")]
+    UnexpectedBody {
+        /// The function's qualified name.
+        function: String,
+    },
+}
+
+fn unknown_function_hint(closest: &Option<String>, available: &[String], more: usize) -> String {
+    if let Some(name) = closest {
+        return format!("did you mean '{name}'?");
+    }
+    if available.is_empty() {
+        return "no functions are available".to_owned();
+    }
+    let mut out = String::from("available functions are ");
+    for (i, name) in available.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('\'');
+        out.push_str(name);
+        out.push('\'');
+    }
+    if more > 0 {
+        out.push_str(&format!(" and {more} more"));
+    }
+    out
+}
+
+fn takes(params: &[String]) -> String {
+    if params.is_empty() {
+        "no arguments".to_owned()
+    } else {
+        format!("{} ({})", params.len(), params.join(", "))
+    }
+}
+
+fn unknown_param_hint(closest: &Option<String>, valid: &[String]) -> String {
+    if valid.is_empty() {
+        return "it takes no parameters".to_owned();
+    }
+    match closest {
+        Some(name) => format!(
+            "did you mean '{name}'? Valid parameters are {}",
+            valid.join(", ")
+        ),
+        None => format!("valid parameters are {}", valid.join(", ")),
+    }
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    match suggestion {
+        Some(choice) => format!(" (did you mean {choice}?)"),
+        None => String::new(),
+    }
+}
+
+fn range(min: Option<f64>, max: Option<f64>) -> String {
+    match (min, max) {
+        (Some(lo), Some(hi)) => format!("from {} to {}", Bound(lo), Bound(hi)),
+        (Some(lo), None) => format!("of at least {}", Bound(lo)),
+        (None, Some(hi)) => format!("of at most {}", Bound(hi)),
+        (None, None) => "in range".to_owned(),
+    }
+}
+
+/// A bound as a model would write it: `1`, not `1.0`.
+struct Bound(f64);
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}

@@ -1,0 +1,459 @@
+//! Phase 4, bind: match a parsed [`Call`] to its [`Interface`] and type its arguments.
+//!
+//! # Names
+//!
+//! A [`Catalog`] indexes its interfaces once by qualified name. Under a case-insensitive
+//! translator (atfunc) names match after Unicode case folding (`@Weather.GET_TEMP` finds
+//! `weather.get_temp`); under a case-sensitive one they match exactly. `@fn(...)` finds a
+//! root function (one without a domain) or, failing that, `fn` in the catalog's root domain
+//! ([`Catalog::with_root`]); `@domain.fn(...)` finds `fn` in `domain`, which may itself
+//! contain dots (`@a.b.fn` is `fn` in `a.b`). Writing the root domain out (`@root.fn`) works
+//! too.
+//!
+//! # Arguments
+//!
+//! Positional arguments fill the parameters in declared order (for an api-wrapper: its path
+//! parameters, then its query parameters); named ones match parameter names, ignoring case
+//! under a case-insensitive catalog. [`BoundCall::args`] holds the given parameters in
+//! declared order, keyed by their declared spelling.
+//!
+//! An optional parameter the call leaves out is left out of `args`: declared defaults are
+//! *not* filled in, so the tool sees exactly what the model chose and applies its own
+//! defaults. A `null` (or `None`) argument counts as left out: for a required parameter that
+//! is a [`BindError::MissingParameters`].
+//!
+//! # Types
+//!
+//! Each value is converted to its declared type:
+//!
+//! | declared | accepted |
+//! |---|---|
+//! | string | a string or bare word; a number literal, as written (`007` stays `"007"`); `true`/`false` |
+//! | number | a number literal; a string or bare word holding one (`"2"`) |
+//! | integer | as number, when whole: `2`, `2.0`, `"2"`, `2e3`; not `2.5` |
+//! | boolean | `true`/`false`/`True`/`False`; a string or bare word `true` or `false` in any case. Not `yes`, `1` or `on`: a model that writes those is told the rule instead of guessed at |
+//! | object | an object literal, or a string holding a JSON object; declared properties are converted recursively and renamed to their declared spelling, undeclared ones kept as written |
+//! | array | an array literal, or a string holding a JSON array; items converted recursively when their type is declared |
+//! | any | the value as JSON |
+//!
+//! After conversion, enum choices are checked (numbers compare by value, strings exactly,
+//! with the case-insensitive match suggested in the error), then `min`/`max` on numbers.
+//! Inside objects, a required property left out or `null` is reported like a missing
+//! parameter, by its path (`options.limit`).
+//!
+//! # Request bodies
+//!
+//! The `with_body [[ ... ]]` block of an api-wrapper call becomes [`BoundCall::body`]: its
+//! raw text, and its JSON when it parses. An api-wrapper with required body fields needs a
+//! body; when the body is a JSON object, its keys must include every required field (keys
+//! match exactly: they go to an HTTP API as written). A body that is not JSON is passed on
+//! unchecked. A body on a function that declares no body fields is an error.
+//!
+//! # Errors
+//!
+//! Each [`BindError`] message says what failed and how to write the call correctly; the
+//! variant docs list every message form.
+//!
+//! ```
+//! use atfunc::{bind, Call, Catalog, Interface, Param, ParamType, Span, Value};
+//!
+//! let get_temp = Interface::function(Some("weather"), "get_temp")
+//!     .param(Param::new("location", ParamType::String).required())
+//!     .param(Param::new("days", ParamType::Integer));
+//! let catalog = Catalog::new(vec![get_temp], false);
+//!
+//! let call = Call {
+//!     name: "Weather.Get_Temp".into(),
+//!     positional: vec![Value::Bare("Paris".into())],
+//!     named: vec![("DAYS".into(), Value::String("3".into()))],
+//!     body: None,
+//!     span: Span::new(0, 40),
+//! };
+//! let bound = bind(&call, &catalog).unwrap();
+//! assert_eq!(bound.name, "weather.get_temp");
+//! assert_eq!(serde_json::Value::Object(bound.args), serde_json::json!({"location": "Paris", "days": 3}));
+//!
+//! let call = Call { positional: vec![], named: vec![], ..call };
+//! assert_eq!(
+//!     bind(&call, &catalog).unwrap_err().to_string(),
+//!     "Missing required parameter for function 'weather.get_temp': location",
+//! );
+//! ```
+
+mod coerce;
+mod error;
+
+pub use error::BindError;
+
+use crate::interface::{Interface, Param};
+use crate::parse::{Call, Span, Value};
+use coerce::{coerce_param, find_param, shorten_str, Ctx, Path};
+use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use unicase::UniCase;
+
+/// How many known names an unknown-function error lists when none is close.
+const LISTED_FUNCTIONS: usize = 5;
+
+/// Least [`strsim::normalized_damerau_levenshtein`] similarity for a name to be suggested.
+const CLOSE_ENOUGH: f64 = 0.7;
+
+/// The interfaces calls bind against, with the name-matching rule of the translator in use.
+///
+/// Names are indexed once, so finding a function costs a hash lookup, not a scan. When two
+/// interfaces share a name (or, ignoring case, a folded name), the first registered wins;
+/// validation reports such pairs before they get here.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    interfaces: Vec<Interface>,
+    case_sensitive: bool,
+    root: Option<String>,
+    /// Qualified name (case-folded unless `case_sensitive`) → index in `interfaces`.
+    index: HashMap<String, usize>,
+}
+
+impl Catalog {
+    /// A catalog of `interfaces`; names match ignoring case unless `case_sensitive`.
+    pub fn new(interfaces: Vec<Interface>, case_sensitive: bool) -> Catalog {
+        let mut catalog = Catalog {
+            interfaces: Vec::with_capacity(interfaces.len()),
+            case_sensitive,
+            root: None,
+            index: HashMap::with_capacity(interfaces.len()),
+        };
+        for interface in interfaces {
+            catalog.push(interface);
+        }
+        catalog
+    }
+
+    /// Makes the functions of `domain` callable without their prefix.
+    pub fn with_root(mut self, domain: impl Into<String>) -> Catalog {
+        self.root = Some(domain.into());
+        self
+    }
+
+    /// Adds an interface and returns its index. A name already taken keeps resolving to the
+    /// earlier interface.
+    pub fn push(&mut self, interface: Interface) -> usize {
+        let index = self.interfaces.len();
+        let key = self.key(&interface.qualified_name()).into_owned();
+        self.index.entry(key).or_insert(index);
+        self.interfaces.push(interface);
+        index
+    }
+
+    /// The root domain, if one is set.
+    pub fn root(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// Whether names must match exactly.
+    pub fn case_sensitive(&self) -> bool {
+        self.case_sensitive
+    }
+
+    /// Every interface, in registration order.
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// The interface at `index`.
+    pub fn get(&self, index: usize) -> Option<&Interface> {
+        self.interfaces.get(index)
+    }
+
+    /// How many interfaces the catalog holds.
+    pub fn len(&self) -> usize {
+        self.interfaces.len()
+    }
+
+    /// Whether the catalog holds no interface.
+    pub fn is_empty(&self) -> bool {
+        self.interfaces.is_empty()
+    }
+
+    /// Finds the interface a call names (`fn`, `domain.fn`, `root.fn`), with its index.
+    ///
+    /// ```
+    /// use atfunc::{Catalog, Interface};
+    ///
+    /// let catalog = Catalog::new(vec![Interface::function(Some("weather"), "get_temp")], false)
+    ///     .with_root("weather");
+    /// assert_eq!(catalog.find("GET_TEMP").unwrap().0, 0);
+    /// assert_eq!(
+    ///     catalog.find("weather.get_tmp").unwrap_err().to_string(),
+    ///     "Unknown function 'weather.get_tmp': did you mean 'weather.get_temp'?",
+    /// );
+    /// ```
+    pub fn find(&self, name: &str) -> Result<(usize, &Interface), BindError> {
+        let mut found = self.lookup(name);
+        if found.is_none() && !name.contains('.') {
+            if let Some(root) = &self.root {
+                found = self.lookup(&format!("{root}.{name}"));
+            }
+        }
+        match found.and_then(|i| Some((i, self.interfaces.get(i)?))) {
+            Some(hit) => Ok(hit),
+            None => Err(self.unknown_function(name)),
+        }
+    }
+
+    fn lookup(&self, qualified: &str) -> Option<usize> {
+        self.index.get(self.key(qualified).as_ref()).copied()
+    }
+
+    fn key<'a>(&self, name: &'a str) -> Cow<'a, str> {
+        if self.case_sensitive {
+            Cow::Borrowed(name)
+        } else {
+            Cow::Owned(UniCase::new(name).to_folded_case())
+        }
+    }
+
+    fn unknown_function(&self, name: &str) -> BindError {
+        let closest = self.closest_function(name);
+        let (available, more) = if closest.is_some() {
+            (Vec::new(), 0)
+        } else {
+            let available: Vec<String> = self
+                .interfaces
+                .iter()
+                .take(LISTED_FUNCTIONS)
+                .map(Interface::qualified_name)
+                .collect();
+            let more = self.interfaces.len() - available.len();
+            (available, more)
+        };
+        BindError::UnknownFunction {
+            name: name.to_owned(),
+            closest,
+            available,
+            more,
+        }
+    }
+
+    /// The known name the model most likely meant: one with the same function name in
+    /// another domain, else the most similar qualified name, if similar enough.
+    fn closest_function(&self, name: &str) -> Option<String> {
+        let wanted = fold(name);
+        let wanted_fn = wanted.rsplit('.').next().unwrap_or(&wanted);
+        let mut best: Option<(f64, &Interface)> = None;
+        for interface in &self.interfaces {
+            let qualified = fold(&interface.qualified_name());
+            let short = fold(&interface.name);
+            let score = if short == wanted_fn {
+                // Same function, wrong or missing domain: the likeliest slip of all.
+                2.0
+            } else {
+                strsim::normalized_damerau_levenshtein(&wanted, &qualified)
+                    .max(strsim::normalized_damerau_levenshtein(wanted_fn, &short))
+            };
+            if score >= CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
+                best = Some((score, interface));
+            }
+        }
+        best.map(|(_, interface)| interface.qualified_name())
+    }
+}
+
+fn fold(name: &str) -> String {
+    UniCase::new(name).to_folded_case()
+}
+
+/// The request body of a bound api-wrapper call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    /// The text between `with_body [[` and `]]`, as written.
+    pub raw: String,
+    /// The body as JSON, when it parses as JSON.
+    pub json: Option<Json>,
+}
+
+/// A call bound to its interface: the arguments typed as declared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundCall {
+    /// Index of the interface in the [`Catalog`].
+    pub index: usize,
+    /// The qualified name as the interface spells it (`weather.get_temp`).
+    pub name: String,
+    /// Arguments keyed by parameter name as the interface spells it, in declared order.
+    /// Optional parameters the call left out are absent (no defaults are filled in).
+    pub args: Map<String, Json>,
+    /// The request body, for an api-wrapper call with a `with_body` block.
+    pub body: Option<Body>,
+    /// Where the call stands in the input.
+    pub span: Span,
+}
+
+/// Binds `call` against `catalog`: finds its interface, assigns and converts its arguments
+/// and checks its body. See the [module docs](self) for the rules.
+pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
+    let (index, interface) = catalog.find(&call.name)?;
+    let function = interface.qualified_name();
+    let params = &interface.params;
+    let slots = assign(call, params, &function, catalog.case_sensitive)?;
+
+    let missing: Vec<String> = params
+        .iter()
+        .zip(&slots)
+        .filter(|(p, v)| p.required && matches!(v, None | Some(Value::Null)))
+        .map(|(p, _)| p.name.clone())
+        .collect();
+    if !missing.is_empty() {
+        return Err(BindError::MissingParameters {
+            function,
+            params: missing,
+        });
+    }
+
+    let ctx = Ctx {
+        function: &function,
+        case_sensitive: catalog.case_sensitive,
+    };
+    let mut args = Map::new();
+    for (param, slot) in params.iter().zip(slots) {
+        match slot {
+            None | Some(Value::Null) => {}
+            Some(value) => {
+                let json = coerce_param(value, param, &Path::Param(&param.name), &ctx)?;
+                args.insert(param.name.clone(), json);
+            }
+        }
+    }
+
+    let body = bind_body(call, interface, &function)?;
+    Ok(BoundCall {
+        index,
+        name: function,
+        args,
+        body,
+        span: call.span,
+    })
+}
+
+/// The value given for each parameter, by position or by name.
+fn assign<'c>(
+    call: &'c Call,
+    params: &[Param],
+    function: &str,
+    case_sensitive: bool,
+) -> Result<Vec<Option<&'c Value>>, BindError> {
+    let names = || params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+    if call.positional.len() > params.len() {
+        return Err(BindError::TooManyArguments {
+            function: function.to_owned(),
+            given: call.positional.len(),
+            params: names(),
+        });
+    }
+    let mut slots: Vec<Option<&Value>> = vec![None; params.len()];
+    for (slot, value) in slots.iter_mut().zip(&call.positional) {
+        *slot = Some(value);
+    }
+    for (name, value) in &call.named {
+        let Some(i) = find_param(params, name, case_sensitive) else {
+            return Err(BindError::UnknownParameter {
+                function: function.to_owned(),
+                param: name.clone(),
+                closest: closest_param(params, name),
+                valid: names(),
+            });
+        };
+        match (slots.get_mut(i), params.get(i)) {
+            (Some(slot @ None), _) => *slot = Some(value),
+            (_, Some(param)) => {
+                return Err(BindError::DuplicateParameter {
+                    function: function.to_owned(),
+                    param: param.name.clone(),
+                })
+            }
+            (_, None) => {}
+        }
+    }
+    Ok(slots)
+}
+
+fn closest_param(params: &[Param], name: &str) -> Option<String> {
+    let wanted = fold(name);
+    params
+        .iter()
+        .map(|p| {
+            let score = strsim::normalized_damerau_levenshtein(&wanted, &fold(&p.name));
+            (score, p)
+        })
+        .filter(|(score, _)| *score >= CLOSE_ENOUGH)
+        .fold(None, |best: Option<(f64, &Param)>, (score, p)| match best {
+            Some((top, _)) if top >= score => best,
+            _ => Some((score, p)),
+        })
+        .map(|(_, p)| p.name.clone())
+}
+
+fn bind_body(
+    call: &Call,
+    interface: &Interface,
+    function: &str,
+) -> Result<Option<Body>, BindError> {
+    let required = || {
+        interface
+            .request_body
+            .iter()
+            .filter(|f| f.required)
+            .map(|f| f.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let Some(raw) = &call.body else {
+        let fields = required();
+        if fields.is_empty() {
+            return Ok(None);
+        }
+        return Err(BindError::MissingBody {
+            function: function.to_owned(),
+            fields,
+        });
+    };
+    if !interface.has_body() {
+        return Err(BindError::UnexpectedBody {
+            function: function.to_owned(),
+        });
+    }
+    if raw.trim().is_empty() {
+        let fields = required();
+        if !fields.is_empty() {
+            return Err(BindError::MissingBody {
+                function: function.to_owned(),
+                fields,
+            });
+        }
+    }
+    let json = serde_json::from_str::<Json>(raw).ok();
+    match &json {
+        Some(Json::Object(map)) => {
+            let missing: Vec<String> = interface
+                .request_body
+                .iter()
+                .filter(|f| f.required && matches!(map.get(&f.name), None | Some(Json::Null)))
+                .map(|f| f.name.clone())
+                .collect();
+            if !missing.is_empty() {
+                return Err(BindError::MissingBodyFields {
+                    function: function.to_owned(),
+                    fields: missing,
+                });
+            }
+        }
+        Some(_) => {
+            return Err(BindError::InvalidBody {
+                function: function.to_owned(),
+                got: shorten_str(raw.trim()),
+            })
+        }
+        None => {}
+    }
+    Ok(Some(Body {
+        raw: raw.clone(),
+        json,
+    }))
+}
