@@ -93,18 +93,14 @@ impl<W: Write> Printer<'_, W> {
         let mut wrote = false;
         for event in events.drain(..) {
             match event {
-                Event::Text { text } => {
-                    if self.with_text {
-                        self.text.push_str(&text);
-                        self.flush_full_text()?;
-                    }
+                Event::Text { text } if self.with_text => {
+                    self.text.push_str(&text);
+                    self.flush_full_text()?;
                 }
-                Event::InvalidUtf8 { bytes, span } => {
-                    if self.with_text {
-                        self.flush_text()?;
-                        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-                        self.line(&json!({"invalid_utf8": hex, "span": [span.start, span.end]}))?;
-                    }
+                Event::InvalidUtf8 { bytes, span } if self.with_text => {
+                    self.flush_text()?;
+                    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+                    self.line(&json!({"invalid_utf8": hex, "span": [span.start, span.end]}))?;
                 }
                 Event::CallStarted { name, start } => self.head.start(start, &name),
                 Event::Call(call) => {
@@ -146,8 +142,7 @@ impl<W: Write> Printer<'_, W> {
                     }))?;
                     wrote = true;
                 }
-                // Future event kinds carry nothing this command prints.
-                #[allow(unreachable_patterns)]
+                // Text without --text, and future event kinds, print nothing.
                 _ => {}
             }
         }
