@@ -1,0 +1,221 @@
+//! The `atfunc` binary, run as a user runs it.
+#![cfg(feature = "cli")]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn atfunc(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    output
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+const TOOLS: &str = "tests/data/reference_tools.json";
+
+#[test]
+fn render_prints_the_prompt() {
+    let out = atfunc(&["render", "--tools", "examples/demo/tools.json"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("You can call the functions listed below."));
+    assert!(text.contains(
+        "@weather.get_current_weather( <*location>, <unit{\"celsius\"|\"fahrenheit\"}> )\n"
+    ));
+    // The README shows this output; keep the two in step.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(text.trim_end()),
+        "README's prompt text is stale"
+    );
+}
+
+#[test]
+fn render_without_preamble_and_with_root() {
+    let out = atfunc(
+        &[
+            "render",
+            "--tools",
+            TOOLS,
+            "--no-preamble",
+            "--root",
+            "weather",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("@get_current_weather( <*location>, <unit> )\n"));
+}
+
+#[test]
+fn a_tools_file_that_is_not_json_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(&path, "[\n  {\"name\": }\n]").unwrap();
+    for command in ["render", "check", "parse"] {
+        let out = atfunc(&[command, "--tools", path.to_str().unwrap()], b"");
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "atfunc: {}:2:12: not valid JSON: expected value\n",
+                path.display()
+            )
+        );
+        assert!(stdout(&out).is_empty());
+    }
+}
+
+#[test]
+fn check_lists_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(
+        &path,
+        r#"[{"domain": "w", "name": "get_x", "type": "fn", "description": "x", "returns": "string", "params": {}},
+            {"domain": "w", "name": "Get_X", "type": "function", "description": "x", "returns": "string", "params": {}}]"#,
+    )
+    .unwrap();
+    let out = atfunc(&["check", "--tools", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let p = path.display();
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{p}: Validation failed for function 'get_x' in toolbox 'w': Field 'type' must be 'function' or 'api-wrapper', found 'fn'\n"
+        )
+    );
+    assert_eq!(stderr(&out), format!("atfunc: {p}: 1 problem(s) found\n"));
+
+    let ok = atfunc(&["check", "--tools", TOOLS], b"");
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(stdout(&ok).contains("ok, 3 function(s) in 3 toolbox(es)"));
+}
+
+#[test]
+fn missing_files_exit_2() {
+    let out = atfunc(&["render", "--tools", "no/such/file.json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("atfunc: cannot read tools file no/such/file.json: "));
+    let out = atfunc(&["parse", "no/such/input.txt"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).starts_with("atfunc: cannot read input no/such/input.txt: "));
+}
+
+const COMPLETION: &str = "Sure. @weather.get_current_weather(\"Oslo\", unit=\"celsius\") and \
+@weather.get_current_weather(unit=\"celsius\")\nthen `@app.route('/')` and bob@example.com \
+@MATH.Calculate_Power(2, \"10\") done \u{e9}\u{1F600}";
+
+#[test]
+fn parse_binds_calls_and_reports_errors_as_data() {
+    let out = atfunc(&["parse", "--tools", TOOLS], COMPLETION.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    assert_eq!(lines[0]["name"], "weather.get_current_weather");
+    assert_eq!(
+        lines[0]["args"],
+        serde_json::json!({"location": "Oslo", "unit": "celsius"})
+    );
+    assert_eq!(lines[0]["body"], serde_json::Value::Null);
+    assert_eq!(
+        lines[1]["error"],
+        "Missing required parameter for function 'weather.get_current_weather': location"
+    );
+    assert_eq!(
+        lines[1]["raw"],
+        "@weather.get_current_weather(unit=\"celsius\")"
+    );
+    assert!(lines[2]["error"].as_str().unwrap().contains("app.route"));
+    assert_eq!(lines[2]["raw"], "@app.route('/')");
+    assert_eq!(lines[3]["name"], "math.calculate_power");
+    assert_eq!(
+        lines[3]["args"],
+        serde_json::json!({"base": 2, "exponent": 10})
+    );
+    // Spans are byte offsets into the input.
+    for line in lines.iter().filter(|l| l.get("name").is_some()) {
+        let start = line["span"][0].as_u64().unwrap() as usize;
+        assert_eq!(&COMPLETION[start..start + 1], "@");
+    }
+}
+
+#[test]
+fn parse_output_is_the_same_for_every_chunk_size() {
+    let mut input = COMPLETION.repeat(3).into_bytes();
+    input.extend_from_slice(b" tail \xff\xfe @weather.get_current_weather(\"unterminated");
+    for tools in [None, Some(TOOLS)] {
+        let run = |size: &str| {
+            let mut args = vec!["parse", "--text", "--chunk-size", size];
+            if let Some(t) = tools {
+                args.extend(["--tools", t]);
+            }
+            let out = atfunc(&args, &input);
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            stdout(&out)
+        };
+        let whole = run("1000000");
+        assert!(whole.contains("\"invalid_utf8\":\"fffe\""), "{whole}");
+        assert!(
+            whole.lines().last().unwrap().contains("unterminated"),
+            "{whole}"
+        );
+        for size in ["1", "3", "7", "64", "8192"] {
+            assert_eq!(run(size), whole, "chunk size {size}");
+        }
+        // Text and calls together give back the whole input.
+        if tools.is_none() {
+            let mut rebuilt = Vec::new();
+            for line in whole.lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                if let Some(t) = v.get("text") {
+                    rebuilt.extend_from_slice(t.as_str().unwrap().as_bytes());
+                } else if v.get("invalid_utf8").is_some() || v.get("span").is_some() {
+                    let s = v["span"][0].as_u64().unwrap() as usize;
+                    let e = v["span"][1].as_u64().unwrap() as usize;
+                    rebuilt.extend_from_slice(&input[s..e]);
+                }
+            }
+            assert_eq!(rebuilt, input);
+        }
+    }
+}
+
+#[test]
+fn parse_without_tools_reports_calls_as_written() {
+    let out = atfunc(
+        &["parse"],
+        b"@a.b(1, 'x', k: true) with_body [[ {\"q\": [[1]]} ]] ok",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"name": "a.b", "positional": [1, "x"], "named": {"k": true},
+                           "body": " {\"q\": [[1]]} ", "span": [0, 49]})
+    );
+}
