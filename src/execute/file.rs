@@ -388,7 +388,10 @@ impl FileBox {
         self.dir
             .write(&rel, content)
             .map_err(|e| self.io_error(op, filepath, e))?;
-        let bytes = content.len();
+        let bytes = match content.len() {
+            1 => "1 byte".to_owned(),
+            n => format!("{n} bytes"),
+        };
         let what = if existed {
             "replacing its previous content"
         } else if created_parents {
@@ -396,10 +399,7 @@ impl FileBox {
         } else {
             "a new file"
         };
-        Ok(format!(
-            "Wrote {bytes} bytes to {} ({what}).",
-            shown(filepath)
-        ))
+        Ok(format!("Wrote {bytes} to {} ({what}).", shown(filepath)))
     }
 
     /// Deletes a file (or a symbolic link, never what it points to). Refuses folders.
@@ -430,30 +430,29 @@ impl FileBox {
     /// ending with `/`.
     pub fn list_files(&self, subdir: Option<&str>) -> Result<Vec<String>, FileError> {
         let op = Op::List;
-        let entries = match subdir {
-            None | Some("") => self.dir.entries(),
-            Some(raw) => {
-                let rel = normalise(raw, "subdir")?;
-                if rel.as_os_str().is_empty() {
-                    self.dir.entries()
-                } else {
-                    match self.dir.metadata(&rel) {
-                        Ok(meta) if meta.is_dir() => {}
-                        Ok(_) => {
-                            return Err(FileError::new(
-                                FileErrorKind::NotAFolder,
-                                format!(
-                                    "cannot list {0}: it is a file, not a folder; read it with {1}.readfile({0})",
-                                    shown(raw),
-                                    self.name
-                                ),
-                            ))
-                        }
-                        Err(e) => return Err(self.io_error(op, raw, e)),
-                    }
-                    self.dir.read_dir(&rel)
+        let rel = match subdir {
+            None | Some("") => Relative::new(),
+            Some(raw) => normalise(raw, "subdir", op.verb())?,
+        };
+        let entries = if rel.as_os_str().is_empty() {
+            self.dir.entries()
+        } else {
+            let raw = subdir.unwrap_or(".");
+            match self.dir.metadata(&rel) {
+                Ok(meta) if meta.is_dir() => {}
+                Ok(_) => {
+                    return Err(FileError::new(
+                        FileErrorKind::NotAFolder,
+                        format!(
+                            "cannot list {0}: it is a file, not a folder; read it with {1}.readfile({0})",
+                            shown(raw),
+                            self.name
+                        ),
+                    ))
                 }
+                Err(e) => return Err(self.io_error(op, raw, e)),
             }
+            self.dir.read_dir(&rel)
         };
         let entries = entries.map_err(|e| self.io_error(op, subdir.unwrap_or("."), e))?;
         let mut names = Vec::new();
@@ -464,7 +463,10 @@ impl FileBox {
             // as one; a link leading out fails the sandboxed lookup and is listed plainly.
             let is_dir = match entry.file_type() {
                 Ok(ty) if ty.is_dir() => true,
-                Ok(ty) if ty.is_symlink() => entry.metadata().is_ok_and(|m| m.is_dir()),
+                Ok(ty) if ty.is_symlink() => self
+                    .dir
+                    .metadata(rel.join(entry.file_name()))
+                    .is_ok_and(|m| m.is_dir()),
                 _ => false,
             };
             if is_dir {
@@ -530,7 +532,7 @@ impl FileBox {
 
     /// Checks a path that must name something below the root, not the root itself.
     fn target(&self, op: Op, raw: &str, arg: &str) -> Result<Relative, FileError> {
-        let rel = normalise(raw, arg)?;
+        let rel = normalise(raw, arg, op.verb())?;
         if rel.as_os_str().is_empty() {
             return Err(FileError::new(
                 FileErrorKind::InvalidPath,

@@ -23,73 +23,81 @@ const SHOWN_CHARS: usize = 80;
 /// root itself.
 pub(crate) type Relative = PathBuf;
 
-/// Checks `raw`, the path exactly as the model gave it for the argument `arg`, and returns it
-/// normalised and relative to the root.
+/// Checks `raw`, the path exactly as the model gave it for the argument `arg` of an
+/// operation described by `verb` ("read", "create the folder"), and returns it normalised and
+/// relative to the root.
 ///
 /// `..` is resolved against the components written before it, so `a/../b.txt` is `b.txt`
 /// whether or not `a` exists; a `..` with nothing left to cancel is refused. Resolving
 /// lexically can only ever stay closer to the root than resolving through a symbolic link
 /// would, and the sandboxed directory checks the result anyway.
-pub(crate) fn normalise(raw: &str, arg: &str) -> Result<Relative, FileError> {
-    let invalid = |why: &str| {
-        FileError::new(
-            FileErrorKind::InvalidPath,
-            format!("the {arg} {} {why}", shown(raw)),
-        )
+pub(crate) fn normalise(raw: &str, arg: &str, verb: &str) -> Result<Relative, FileError> {
+    let refuse = |kind: FileErrorKind, why: String| {
+        FileError::new(kind, format!("cannot {verb} {}: {why}", shown(raw)))
     };
     if raw.is_empty() {
         return Err(FileError::new(
             FileErrorKind::InvalidPath,
-            format!("the {arg} is empty; give a path relative to the working folder, such as \"notes.txt\" or \"docs/readme.txt\""),
+            format!(
+                "cannot {verb}: the {arg} is empty; give a path relative to the working folder, such as \"docs/readme.txt\""
+            ),
         ));
     }
     if raw.contains('\0') {
-        return Err(invalid(
-            "contains a NUL character, which no file name can hold; remove it",
+        return Err(refuse(
+            FileErrorKind::InvalidPath,
+            format!("the {arg} contains a NUL character, which no file name can hold; remove it"),
         ));
     }
     if is_absolute(raw) {
-        return Err(FileError::new(
+        return Err(refuse(
             FileErrorKind::OutsideRoot,
             format!(
-                "the {arg} {} is an absolute path; only paths relative to the working folder can be used, such as \"docs/readme.txt\"",
-                shown(raw)
+                "the {arg} is an absolute path; only paths relative to the working folder can be used, such as \"docs/readme.txt\""
             ),
         ));
     }
     if raw.len() > MAX_PATH_BYTES {
-        return Err(invalid(&format!(
-            "is too long ({} bytes; at most {MAX_PATH_BYTES} are allowed); use a shorter path",
-            raw.len()
-        )));
+        return Err(refuse(
+            FileErrorKind::InvalidPath,
+            format!(
+                "the {arg} is {} bytes long and at most {MAX_PATH_BYTES} are allowed; use a shorter path",
+                raw.len()
+            ),
+        ));
     }
     let mut out = PathBuf::new();
     for component in Path::new(raw).components() {
         match component {
             Component::Normal(name) => {
                 if name.len() > MAX_NAME_BYTES {
-                    return Err(invalid(&format!(
-                        "has a name of {} bytes; one file or folder name can have at most {MAX_NAME_BYTES}; use a shorter name",
-                        name.len()
-                    )));
+                    return Err(refuse(
+                        FileErrorKind::InvalidPath,
+                        format!(
+                            "the {arg} has a name of {} bytes and one file or folder name can have at most {MAX_NAME_BYTES}; use a shorter name",
+                            name.len()
+                        ),
+                    ));
                 }
                 out.push(name);
             }
             Component::CurDir => {}
             Component::ParentDir => {
                 if !out.pop() {
-                    return Err(FileError::new(
+                    return Err(refuse(
                         FileErrorKind::OutsideRoot,
                         format!(
-                            "the {arg} {} leads outside the working folder through \"..\"; only paths inside the working folder can be used",
-                            shown(raw)
+                            "the {arg} leads outside the working folder through \"..\"; only paths inside the working folder can be used"
                         ),
                     ));
                 }
             }
             // `is_absolute` above has already refused anything with a root or a prefix.
             Component::RootDir | Component::Prefix(_) => {
-                return Err(invalid("is not a relative path"));
+                return Err(refuse(
+                    FileErrorKind::OutsideRoot,
+                    format!("the {arg} is not a relative path"),
+                ));
             }
         }
     }
@@ -136,10 +144,13 @@ mod tests {
     #[test]
     fn dots_resolve_within_the_root() {
         assert_eq!(
-            normalise("./a/../b/c.txt", "filepath").ok(),
+            normalise("./a/../b/c.txt", "filepath", "read").ok(),
             Some(PathBuf::from("b/c.txt"))
         );
-        assert_eq!(normalise("a/..", "dirpath").ok(), Some(PathBuf::new()));
+        assert_eq!(
+            normalise("a/..", "dirpath", "read").ok(),
+            Some(PathBuf::new())
+        );
     }
 
     #[test]
@@ -153,7 +164,7 @@ mod tests {
             "C:\\x",
             "c:/x",
         ] {
-            let err = normalise(raw, "filepath").err();
+            let err = normalise(raw, "filepath", "read").err();
             assert_eq!(
                 err.map(|e| e.kind()),
                 Some(FileErrorKind::OutsideRoot),
