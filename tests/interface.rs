@@ -163,7 +163,7 @@ fn domain_must_match_the_toolbox() {
     );
     let rootless = Interface::function(None, "get_temp");
     assert_eq!(
-        validate_toolbox("weather", &[rootless.clone()]).unwrap_err().to_string(),
+        validate_toolbox("weather", std::slice::from_ref(&rootless)).unwrap_err().to_string(),
         "Validation failed for function 'get_temp' in toolbox 'weather': Interface has no domain; it must be the toolbox name 'weather'"
     );
     assert!(validate_toolbox("", &[rootless]).is_ok());
