@@ -1,6 +1,24 @@
 //! Phase 6, format: the results of calls as text the model reads on its next turn.
+//!
+//! One block per call, in the reference's form:
+//!
+//! ```text
+//! Function call: weather.get_temp("Paris")
+//! Returned: {"temp":21}
+//! ```
+//!
+//! Strings come back verbatim, other values as compact JSON, errors as `Error: <message>`.
+//! Long results are cut at a character limit ([`truncate_text`] for the text form,
+//! [`fit_json`] for APIs that want JSON), after the [`OutputFilter`]s had their say.
 
-use serde_json::Value as Json;
+use crate::parse::{Call, Value};
+use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// The default limit on a result's length, in characters.
+pub const DEFAULT_TRUNCATE_LENGTH: usize = 5_000;
 
 /// One executed (or refused) call, ready to be formatted.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,21 +30,304 @@ pub struct CallRecord {
 }
 
 /// Formats records in the reference's block form, one block per call.
+///
+/// ```
+/// use atfunc::{format_results, CallRecord};
+/// use serde_json::json;
+///
+/// let text = format_results(&[
+///     CallRecord { call_text: r#"weather.get_temp("Paris")"#.into(), result: Ok(json!({"temp": 21})) },
+///     CallRecord { call_text: "weather.get_temp()".into(), result: Err("Missing required parameter for function 'weather.get_temp': location".into()) },
+/// ]);
+/// assert_eq!(text, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n\
+///     Function call: weather.get_temp()\nReturned: Error: Missing required parameter for function 'weather.get_temp': location\n");
+/// ```
 pub fn format_results(records: &[CallRecord]) -> String {
     let mut out = String::new();
     for record in records {
-        out.push_str("Function call: ");
-        out.push_str(&record.call_text);
-        out.push_str("\nReturned: ");
-        match &record.result {
-            Ok(Json::String(s)) => out.push_str(s),
-            Ok(other) => out.push_str(&other.to_string()),
-            Err(message) => {
-                out.push_str("Error: ");
-                out.push_str(message);
-            }
-        }
-        out.push('\n');
+        format_record_into(record, &mut out);
     }
     out
+}
+
+/// Appends one record's block to `out`.
+pub fn format_record_into(record: &CallRecord, out: &mut String) {
+    out.push_str("Function call: ");
+    out.push_str(&record.call_text);
+    out.push_str("\nReturned: ");
+    match &record.result {
+        Ok(value) => out.push_str(&result_text(value)),
+        Err(message) => {
+            out.push_str("Error: ");
+            out.push_str(message);
+        }
+    }
+    out.push('\n');
+}
+
+/// A result as the model reads it: a string verbatim, anything else as compact JSON.
+pub fn result_text(value: &Json) -> Cow<'_, str> {
+    match value {
+        Json::String(s) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// Cuts `text` to its first `limit` characters (never inside a character) and says how
+/// many it cut. Text within the limit comes back unchanged.
+///
+/// ```
+/// use atfunc::format::truncate_text;
+///
+/// assert_eq!(truncate_text("héllo wörld", 5), "héllo… [truncated 6 more characters]");
+/// assert_eq!(truncate_text("short", 5), "short");
+/// ```
+pub fn truncate_text(text: &str, limit: usize) -> Cow<'_, str> {
+    let Some((cut, _)) = text.char_indices().nth(limit) else {
+        return Cow::Borrowed(text);
+    };
+    let (kept, rest) = text.split_at(cut);
+    let more = rest.chars().count();
+    let mut out = String::with_capacity(kept.len() + 48);
+    out.push_str(kept);
+    out.push_str(&cut_marker(more));
+    Cow::Owned(out)
+}
+
+/// The note that ends a truncated text: `… [truncated 12,345 more characters]`.
+pub fn cut_marker(more: usize) -> String {
+    let unit = if more == 1 { "character" } else { "characters" };
+    format!("… [truncated {} more {unit}]", group_digits(more))
+}
+
+/// `12345` as `12,345`.
+pub fn group_digits(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The smallest limit for which [`fit_json`] can keep its promise: the length of
+/// `{"truncated":true}`.
+pub const MIN_FIT_LENGTH: usize = 18;
+
+/// `value` itself when its compact JSON is at most `limit` characters; otherwise
+/// `{"truncated": true, "partial": "<its beginning>", "hint": "..."}` whose own compact
+/// JSON is at most `limit` characters. `partial` is the longest beginning that fits: of the
+/// string itself for a string value, of the compact JSON text for any other value. When
+/// even an empty `partial` does not fit, the hint goes, then `partial`; below
+/// [`MIN_FIT_LENGTH`] the result is `{"truncated":true}` regardless.
+///
+/// ```
+/// use atfunc::format::fit_json;
+/// use serde_json::json;
+///
+/// let big = json!({"items": vec!["word"; 1000]});
+/// let fitted = fit_json(&big, 200);
+/// assert_eq!(fitted["truncated"], true);
+/// assert!(fitted.to_string().chars().count() <= 200);
+/// assert!(big.to_string().starts_with(fitted["partial"].as_str().unwrap()));
+/// ```
+pub fn fit_json(value: &Json, limit: usize) -> Json {
+    let text = result_text(value);
+    if let Json::String(_) = value {
+        // The quoted form is what an API sends, so that is what must fit.
+        if json_string_len(&text) <= limit {
+            return value.clone();
+        }
+    } else if text.chars().count() <= limit {
+        return value.clone();
+    }
+    let total = text.chars().count();
+    let hint = format!(
+        "The result was {} characters long, more than the limit of {}; this is its beginning. Ask for less: a narrower query, fewer fields or a smaller page.",
+        group_digits(total),
+        group_digits(limit)
+    );
+    for hint in [Some(hint.as_str()), None] {
+        let frame = truncated_object("", hint);
+        let overhead = frame.to_string().chars().count();
+        if overhead > limit {
+            continue;
+        }
+        let partial = longest_escaped_prefix(&text, limit - overhead);
+        return truncated_object(partial, hint);
+    }
+    let mut only = Map::new();
+    only.insert("truncated".into(), Json::Bool(true));
+    Json::Object(only)
+}
+
+fn truncated_object(partial: &str, hint: Option<&str>) -> Json {
+    let mut map = Map::new();
+    map.insert("truncated".into(), Json::Bool(true));
+    map.insert("partial".into(), Json::String(partial.to_owned()));
+    if let Some(hint) = hint {
+        map.insert("hint".into(), Json::String(hint.to_owned()));
+    }
+    Json::Object(map)
+}
+
+/// The longest prefix of `text` whose JSON-escaped form (without quotes) is at most
+/// `budget` characters.
+fn longest_escaped_prefix(text: &str, budget: usize) -> &str {
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        used += escaped_len(c);
+        if used > budget {
+            return &text[..i];
+        }
+    }
+    text
+}
+
+/// Characters serde_json writes for `c` inside a string.
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if (c as u32) < 0x20 => 6,
+        _ => 1,
+    }
+}
+
+/// Characters of `s` as a JSON string, quotes included.
+fn json_string_len(s: &str) -> usize {
+    2 + s.chars().map(escaped_len).sum::<usize>()
+}
+
+/// Rewrites a result before it is truncated and shown to the model: given the function's
+/// qualified name, its arguments and the result text, it returns a replacement, or `None`
+/// to leave the result as it is. Filters run in the order they were added.
+pub type OutputFilter = Arc<dyn Fn(&str, &Map<String, Json>, &str) -> Option<String> + Send + Sync>;
+
+/// Runs `filters` in order over `text`, each seeing the previous one's output.
+pub fn apply_filters<'a>(
+    filters: &[OutputFilter],
+    function: &str,
+    params: &Map<String, Json>,
+    text: Cow<'a, str>,
+) -> Cow<'a, str> {
+    filters
+        .iter()
+        .fold(text, |text, filter| match filter(function, params, &text) {
+            Some(replacement) => Cow::Owned(replacement),
+            None => text,
+        })
+}
+
+/// Writes a parsed call back as call text, without the `@`:
+/// `weather.get_temp("Paris", unit="c")`. Strings (and bare words) are double-quoted with
+/// JSON escapes, numbers keep their literal, a body follows as `with_body [[...]]`.
+///
+/// ```
+/// use atfunc::format::call_text;
+/// use atfunc::{Call, Span, Value};
+///
+/// let call = Call {
+///     name: "weather.get_temp".into(),
+///     positional: vec![Value::Bare("Paris".into())],
+///     named: vec![("unit".into(), Value::String("c".into()))],
+///     body: None,
+///     span: Span::new(0, 0),
+/// };
+/// assert_eq!(call_text(&call), r#"weather.get_temp("Paris", unit="c")"#);
+/// ```
+pub fn call_text(call: &Call) -> String {
+    let mut out = String::new();
+    out.push_str(&call.name);
+    out.push('(');
+    let mut first = true;
+    for value in &call.positional {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        write_value(value, &mut out);
+    }
+    for (name, value) in &call.named {
+        if !first {
+            out.push_str(", ");
+        }
+        first = false;
+        out.push_str(name);
+        out.push('=');
+        write_value(value, &mut out);
+    }
+    out.push(')');
+    if let Some(body) = &call.body {
+        out.push_str(" with_body [[");
+        out.push_str(body);
+        out.push_str("]]");
+    }
+    out
+}
+
+/// Writes a call given by name and JSON arguments (as passed to a direct call) as call
+/// text: `weather.get_temp(location="Paris")`.
+pub fn call_text_from_args(name: &str, args: &Map<String, Json>) -> String {
+    let mut out = String::new();
+    out.push_str(name);
+    out.push('(');
+    for (i, (key, value)) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{key}={value}");
+    }
+    out.push(')');
+    out
+}
+
+fn write_value(value: &Value, out: &mut String) {
+    match value {
+        Value::String(s) | Value::Bare(s) => out.push_str(&quote(s)),
+        Value::Number(n) => out.push_str(n),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.push_str("null"),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            for (i, (key, item)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&quote(key));
+                out.push_str(": ");
+                write_value(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// A result cut to `limit` characters for a direct call: a string is cut as text (see
+/// [`truncate_text`]), another value whose compact JSON is longer than `limit` becomes the
+/// fitted form of [`fit_json`].
+pub fn truncate_value(value: &Json, limit: usize) -> Json {
+    match value {
+        Json::String(s) => match truncate_text(s, limit) {
+            Cow::Borrowed(_) => value.clone(),
+            Cow::Owned(cut) => Json::String(cut),
+        },
+        other => fit_json(other, limit),
+    }
 }
