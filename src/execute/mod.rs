@@ -1,11 +1,31 @@
 //! Phase 5, execute: tool boxes, the registry, and running calls.
 //!
 //! A [`ToolBox`] is a set of tools under one domain, called asynchronously. Boxes compose:
-//! wrappers add behaviour around a call without adding tools, and the registry runs the
-//! calls a model wrote and formats what they returned.
+//! [`MultiBox`] merges boxes, and wrappers ([`Hooked`], [`Conditional`], [`Scoped`],
+//! [`Timeout`], [`Recording`]) change what happens around a call without adding tools;
+//! [`Replay`] answers from a recording. The [`Registry`] holds the boxes, runs the calls a
+//! model wrote (whole, or while the answer streams in) and formats their results.
+//!
+//! A tool that panics, hangs past its time limit or fails gives an error result the model
+//! can read; the registry stays usable and the other calls still run.
 
+mod boxes;
+mod control;
 mod file;
+mod record;
+mod registry;
 mod toolbox;
+mod wrappers;
 
+pub use boxes::{EmptyBox, FnBox, MultiBox};
+pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind};
+pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
+pub use registry::{
+    ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
+    ResponseStream, Stats, StreamEnd,
+};
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
+pub use wrappers::{
+    Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,
+};

@@ -1,0 +1,1030 @@
+//! The registry: the tool boxes a model may call, and running the calls it writes.
+
+use super::control::{self, ControlFunction, CONTROL_DOMAIN};
+use super::toolbox::{CallContext, ToolBox, ToolError};
+use super::wrappers::call_guarded;
+use crate::bind::{bind, BoundCall, Catalog};
+use crate::format::{
+    self, apply_filters, call_text, result_text, truncate_text, truncate_value, CallRecord,
+    OutputFilter, DEFAULT_TRUNCATE_LENGTH,
+};
+use crate::interface::{validate_toolbox, Interface, ValidationErrors};
+use crate::parse::{Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
+use crate::render::{render_prompt, PromptOptions};
+use crate::translator::{Atfunc, Translator};
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+use unicase::UniCase;
+
+/// The longest call text shown in a result block, in characters: a call with a huge
+/// argument is not echoed back whole.
+const CALL_TEXT_LIMIT: usize = 500;
+
+/// Why a registration (or a change to the registry) was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegisterError {
+    /// The box's interfaces are invalid; every problem is listed.
+    #[error(transparent)]
+    Validation(#[from] ValidationErrors),
+    /// A box of that name (or, for a case-insensitive translator, of that name in another
+    /// case) is registered already.
+    #[error("a toolbox named '{name}' is registered already")]
+    NameTaken {
+        /// The name asked for.
+        name: String,
+    },
+    /// No box of that name is registered.
+    #[error("no toolbox named '{name}' is registered")]
+    UnknownToolbox {
+        /// The name asked for.
+        name: String,
+    },
+    /// Not one of the control functions.
+    #[error(
+        "'{name}' is not a control function; they are {}",
+        control::names_list()
+    )]
+    UnknownControlFunction {
+        /// The name asked for.
+        name: String,
+    },
+}
+
+/// Call counts since the registry was made or its statistics were reset.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Every call handled, refused ones included (one per result block).
+    pub calls: u64,
+    /// Calls that ended in an error, refused ones included.
+    pub errors: u64,
+    /// Calls refused before they reached a box: unknown function, arguments that do not
+    /// bind, text that is not a call.
+    pub refused: u64,
+    /// Calls per tool box (`tools` for the control functions).
+    pub toolboxes: BTreeMap<String, u64>,
+    /// Calls and errors per function, by qualified name.
+    pub functions: BTreeMap<String, FunctionStats>,
+}
+
+/// The counts of one function.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct FunctionStats {
+    /// Calls that reached it.
+    pub calls: u64,
+    /// Of those, the ones that ended in an error.
+    pub errors: u64,
+}
+
+/// A function found by its path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundFunction {
+    /// The box that offers it.
+    pub toolbox: String,
+    /// Its interface.
+    pub interface: Interface,
+}
+
+/// One call of a model's answer, executed (or refused), with its result block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The call's id (`call_1`, ...), as hooks and recordings saw it.
+    pub call_id: String,
+    /// The qualified name as the interface spells it when the call bound; else the name
+    /// as written.
+    pub name: String,
+    /// The call as parsed; `None` for text that looked like a call but could not be read.
+    pub call: Option<Call>,
+    /// The bound arguments; `None` when the call did not bind.
+    pub args: Option<Map<String, Json>>,
+    /// What the call returned (after the output filters, before truncation), or the error
+    /// message.
+    pub result: Result<Json, String>,
+    /// What the result block shows: the call text and the truncated result.
+    pub record: CallRecord,
+    /// The result block, as the translator formats it.
+    pub block: String,
+    /// Where the call stands in the model's answer.
+    pub span: Span,
+    /// The truncate length in force when the call ran.
+    pub truncate_length: usize,
+}
+
+impl Outcome {
+    /// Whether the call ended in an error.
+    pub fn is_error(&self) -> bool {
+        self.result.is_err()
+    }
+
+    /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",
+    /// "error"}`, a result too long for the truncate length in the fitted form of
+    /// [`fit_json`](crate::format::fit_json).
+    pub fn to_json(&self) -> Json {
+        let mut map = Map::new();
+        map.insert("name".into(), Json::String(self.name.clone()));
+        map.insert(
+            "args".into(),
+            self.args.clone().map_or(Json::Null, Json::Object),
+        );
+        match &self.result {
+            Ok(value) => map.insert(
+                "result".into(),
+                format::fit_json(value, self.truncate_length),
+            ),
+            Err(message) => map.insert(
+                "error".into(),
+                Json::String(truncate_text(message, self.truncate_length).into_owned()),
+            ),
+        };
+        Json::Object(map)
+    }
+}
+
+/// Everything a model's answer asked for, executed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExecutionReport {
+    /// The result blocks, in the order the calls appear.
+    pub output: String,
+    /// How many blocks `output` holds: every call, refused ones included.
+    pub call_count: usize,
+    /// Each call's outcome, in order.
+    pub calls: Vec<Outcome>,
+}
+
+impl ExecutionReport {
+    /// The report as JSON: `{"output": ..., "call_count": N, "calls": [...]}` (see
+    /// [`Outcome::to_json`]).
+    pub fn to_json(&self) -> Json {
+        serde_json::json!({
+            "output": self.output,
+            "call_count": self.call_count,
+            "calls": self.calls.iter().map(Outcome::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// What a registry can call: a function of a box, or one of its own control functions.
+#[derive(Clone)]
+enum Target {
+    Box(Arc<dyn ToolBox>, String),
+    Control(ControlFunction),
+}
+
+/// The registry as one answer sees it: the catalog to bind against and where each of its
+/// interfaces leads. Taken once per answer so every call of it binds against the same set.
+pub(super) struct Snapshot {
+    catalog: Catalog,
+    /// Registered boxes, then `tools` while a control function is registered.
+    toolbox_names: Vec<String>,
+    case_sensitive: bool,
+    /// Parallel to `catalog.interfaces()`.
+    targets: Vec<Target>,
+    filters: Vec<OutputFilter>,
+    concurrency: usize,
+    timeout: Option<Duration>,
+    translator: Arc<dyn Translator>,
+}
+
+struct State {
+    translator: Arc<dyn Translator>,
+    boxes: Vec<Arc<dyn ToolBox>>,
+    root: Option<String>,
+    /// Enabled control functions, in [`ControlFunction::ALL`] order.
+    control: Vec<ControlFunction>,
+    filters: Vec<OutputFilter>,
+    concurrency: usize,
+    timeout: Option<Duration>,
+    parser: ParserConfig,
+}
+
+/// The tool manager: registered tool boxes, the control functions, statistics, and the
+/// execution of the calls in a model's answer.
+///
+/// Every method takes `&self`, so one registry can be shared (in an `Arc`) by concurrent
+/// conversations; its locks are never held while a tool runs.
+///
+/// ```
+/// use atfunc::execute::{FnBox, Registry};
+/// use atfunc::{Interface, Param, ParamType};
+/// use serde_json::json;
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// registry.register(FnBox::new("weather").function(
+///     Interface::function(Some("weather"), "get_temp")
+///         .describe("Current temperature of a city")
+///         .param(Param::new("location", ParamType::String).required().describe("City")),
+///     |_args, _ctx| Ok(json!({"temp": 21})),
+/// )).unwrap();
+///
+/// let report = registry.execute_response(r#"Let me check. @weather.get_temp("Paris")"#).await;
+/// assert_eq!(report.output, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n");
+/// # });
+/// ```
+pub struct Registry {
+    state: RwLock<State>,
+    stats: Mutex<Stats>,
+    truncate: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("toolboxes", &self.toolboxes())
+            .field("root", &self.root())
+            .field("truncate_length", &self.truncate_length())
+            .finish()
+    }
+}
+
+impl Registry {
+    /// An empty registry with the atfunc translator (case-insensitive names), the control
+    /// functions registered, results cut at [`DEFAULT_TRUNCATE_LENGTH`] characters, calls
+    /// run one after another.
+    pub fn new() -> Registry {
+        Registry::with_translator(Arc::new(Atfunc))
+    }
+
+    /// An empty registry with another translator: its case sensitivity decides how names
+    /// match, and it formats the result blocks.
+    pub fn with_translator(translator: Arc<dyn Translator>) -> Registry {
+        Registry {
+            state: RwLock::new(State {
+                translator,
+                boxes: Vec::new(),
+                root: None,
+                control: ControlFunction::ALL.to_vec(),
+                filters: Vec::new(),
+                concurrency: 1,
+                timeout: None,
+                parser: ParserConfig::default(),
+            }),
+            stats: Mutex::new(Stats::default()),
+            truncate: AtomicUsize::new(DEFAULT_TRUNCATE_LENGTH),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn same_name(state: &State, a: &str, b: &str) -> bool {
+        if state.translator.case_sensitive() {
+            a == b
+        } else {
+            UniCase::new(a) == UniCase::new(b)
+        }
+    }
+
+    /// Registers a tool box, after validating its interfaces (as offered in an empty
+    /// context). Every problem is reported at once.
+    pub fn register(&self, tool_box: impl ToolBox + 'static) -> Result<(), RegisterError> {
+        self.register_shared(Arc::new(tool_box))
+    }
+
+    /// Registers a shared tool box; see [`Registry::register`].
+    pub fn register_shared(&self, tool_box: Arc<dyn ToolBox>) -> Result<(), RegisterError> {
+        let name = tool_box.name().to_owned();
+        validate_toolbox(&name, &tool_box.interfaces(&CallContext::new()))?;
+        let mut state = self.write();
+        let control_taken =
+            !state.control.is_empty() && Self::same_name(&state, &name, CONTROL_DOMAIN);
+        if control_taken
+            || state
+                .boxes
+                .iter()
+                .any(|b| Self::same_name(&state, b.name(), &name))
+        {
+            return Err(RegisterError::NameTaken { name });
+        }
+        state.boxes.push(tool_box);
+        Ok(())
+    }
+
+    /// Removes a tool box and hands it back (it is not closed). Clears the root if it was
+    /// the root.
+    pub fn unregister(&self, name: &str) -> Option<Arc<dyn ToolBox>> {
+        let mut state = self.write();
+        let position = state
+            .boxes
+            .iter()
+            .position(|b| Self::same_name(&state, b.name(), name))?;
+        let removed = state.boxes.remove(position);
+        if state
+            .root
+            .as_deref()
+            .is_some_and(|root| Self::same_name(&state, root, removed.name()))
+        {
+            state.root = None;
+        }
+        Some(removed)
+    }
+
+    /// Makes the functions of the box `name` callable without a prefix (`@get_temp(...)`).
+    pub fn set_root(&self, name: &str) -> Result<(), RegisterError> {
+        let mut state = self.write();
+        let found = state
+            .boxes
+            .iter()
+            .find(|b| Self::same_name(&state, b.name(), name))
+            .map(|b| b.name().to_owned());
+        match found {
+            Some(name) => {
+                state.root = Some(name);
+                Ok(())
+            }
+            None => Err(RegisterError::UnknownToolbox {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// No root box from now on.
+    pub fn clear_root(&self) {
+        self.write().root = None;
+    }
+
+    /// The root box's name.
+    pub fn root(&self) -> Option<String> {
+        self.read().root.clone()
+    }
+
+    /// The registered boxes' names, in registration order; `tools` last while any control
+    /// function is registered.
+    pub fn toolboxes(&self) -> Vec<String> {
+        let state = self.read();
+        let mut names: Vec<String> = state.boxes.iter().map(|b| b.name().to_owned()).collect();
+        if !state.control.is_empty() {
+            names.push(CONTROL_DOMAIN.to_owned());
+        }
+        names
+    }
+
+    /// The qualified names of all functions offered in an empty context, or of those of
+    /// one box. `None` for a box that is not registered.
+    pub fn functions(&self, toolbox: Option<&str>) -> Option<Vec<String>> {
+        self.functions_with(toolbox, &CallContext::new())
+    }
+
+    /// [`Registry::functions`] as offered in `ctx`.
+    pub fn functions_with(&self, toolbox: Option<&str>, ctx: &CallContext) -> Option<Vec<String>> {
+        self.snapshot(ctx).function_names(toolbox)
+    }
+
+    /// Every interface offered in `ctx`, control functions included, in registration order.
+    pub fn interfaces(&self, ctx: &CallContext) -> Vec<Interface> {
+        self.snapshot(ctx).catalog.interfaces().to_vec()
+    }
+
+    /// The whole prompt text for the functions offered in `ctx`: the preamble that
+    /// teaches the call syntax, then every function (root functions without a prefix).
+    pub fn prompt(&self, ctx: &CallContext, separator: bool) -> String {
+        let snapshot = self.snapshot(ctx);
+        let options = PromptOptions {
+            root: snapshot.catalog.root(),
+            separator,
+        };
+        render_prompt(snapshot.catalog.interfaces(), &options)
+    }
+
+    /// Finds a function by path (`fn` for the root box, or `box.fn`), as offered in an
+    /// empty context; case-insensitive under atfunc.
+    pub fn find(&self, path: &str) -> Option<FoundFunction> {
+        self.find_with(path, &CallContext::new())
+    }
+
+    /// [`Registry::find`] as offered in `ctx`.
+    pub fn find_with(&self, path: &str, ctx: &CallContext) -> Option<FoundFunction> {
+        let snapshot = self.snapshot(ctx);
+        let (index, interface) = snapshot.catalog.find(path).ok()?;
+        let toolbox = match snapshot.targets.get(index)? {
+            Target::Box(b, _) => b.name().to_owned(),
+            Target::Control(_) => CONTROL_DOMAIN.to_owned(),
+        };
+        Some(FoundFunction {
+            toolbox,
+            interface: interface.clone(),
+        })
+    }
+
+    /// The length results are cut at, in characters.
+    pub fn truncate_length(&self) -> usize {
+        self.truncate.load(Ordering::Relaxed)
+    }
+
+    /// Cuts results at `length` characters from now on (at least 1).
+    pub fn set_truncate_length(&self, length: usize) {
+        self.truncate.store(length.max(1), Ordering::Relaxed);
+    }
+
+    /// Adds an output filter; filters run in the order they were added, before
+    /// truncation, on the results of calls in a model's answer.
+    pub fn add_output_filter<F>(&self, filter: F)
+    where
+        F: Fn(&str, &Map<String, Json>, &str) -> Option<String> + Send + Sync + 'static,
+    {
+        self.write().filters.push(Arc::new(filter));
+    }
+
+    /// Removes every output filter.
+    pub fn clear_output_filters(&self) {
+        self.write().filters.clear();
+    }
+
+    /// Runs up to `n` calls of one answer at once (1, the default: one after another).
+    /// Results are reported in the order the calls appear either way. Use it only when the
+    /// calls of an answer do not depend on each other.
+    pub fn set_concurrency(&self, n: usize) {
+        self.write().concurrency = n.max(1);
+    }
+
+    /// Stops any call that takes longer than `limit` (`None`, the default: no limit).
+    pub fn set_call_timeout(&self, limit: Option<Duration>) {
+        self.write().timeout = limit;
+    }
+
+    /// The parser limits used on answers.
+    pub fn set_parser_config(&self, config: ParserConfig) {
+        self.write().parser = config;
+    }
+
+    /// Registers every control function (the default).
+    pub fn register_control_functions(&self) -> Result<(), RegisterError> {
+        for function in ControlFunction::ALL {
+            self.register_control_function(function.name())?;
+        }
+        Ok(())
+    }
+
+    /// Removes every control function.
+    pub fn unregister_control_functions(&self) {
+        self.write().control.clear();
+    }
+
+    /// Registers one control function, by name (`get_toolboxes` or
+    /// `tools.get_toolboxes`).
+    pub fn register_control_function(&self, name: &str) -> Result<(), RegisterError> {
+        let function = ControlFunction::from_name(name).ok_or_else(|| {
+            RegisterError::UnknownControlFunction {
+                name: name.to_owned(),
+            }
+        })?;
+        let mut state = self.write();
+        if state
+            .boxes
+            .iter()
+            .any(|b| Self::same_name(&state, b.name(), CONTROL_DOMAIN))
+        {
+            return Err(RegisterError::NameTaken {
+                name: CONTROL_DOMAIN.to_owned(),
+            });
+        }
+        if !state.control.contains(&function) {
+            state.control.push(function);
+            state.control.sort();
+        }
+        Ok(())
+    }
+
+    /// Removes one control function, by name. Whether it was registered.
+    pub fn unregister_control_function(&self, name: &str) -> bool {
+        let Some(function) = ControlFunction::from_name(name) else {
+            return false;
+        };
+        let mut state = self.write();
+        let before = state.control.len();
+        state.control.retain(|f| *f != function);
+        state.control.len() != before
+    }
+
+    /// The statistics so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sets every count back to zero.
+    pub fn reset_stats(&self) {
+        *self.stats.lock().unwrap_or_else(PoisonError::into_inner) = Stats::default();
+    }
+
+    /// Closes every registered box (they stay registered). Every box is closed even when
+    /// one fails; the first failure is returned.
+    pub async fn close(&self) -> Result<(), ToolError> {
+        let boxes = self.read().boxes.clone();
+        let mut first_error = None;
+        for tool_box in boxes {
+            if let Err(error) = tool_box.close().await {
+                first_error.get_or_insert(error);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn snapshot(&self, ctx: &CallContext) -> Snapshot {
+        let state = self.read();
+        let mut interfaces = Vec::new();
+        let mut targets = Vec::new();
+        for tool_box in &state.boxes {
+            for interface in tool_box.interfaces(ctx) {
+                targets.push(Target::Box(Arc::clone(tool_box), interface.name.clone()));
+                interfaces.push(interface);
+            }
+        }
+        for function in &state.control {
+            interfaces.push(function.interface());
+            targets.push(Target::Control(*function));
+        }
+        let mut toolbox_names: Vec<String> =
+            state.boxes.iter().map(|b| b.name().to_owned()).collect();
+        if !state.control.is_empty() {
+            toolbox_names.push(CONTROL_DOMAIN.to_owned());
+        }
+        let case_sensitive = state.translator.case_sensitive();
+        let mut catalog = Catalog::new(interfaces, case_sensitive);
+        if let Some(root) = &state.root {
+            catalog = catalog.with_root(root.clone());
+        }
+        Snapshot {
+            catalog,
+            toolbox_names,
+            case_sensitive,
+            targets,
+            filters: state.filters.clone(),
+            concurrency: state.concurrency,
+            timeout: state.timeout,
+            translator: Arc::clone(&state.translator),
+        }
+    }
+
+    fn next_call_id(&self) -> String {
+        format!("call_{}", self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Calls a function by path with JSON arguments (an object, or `null` for none) and
+    /// returns its result cut at `truncate` characters (the registry's length when
+    /// `None`): a string is cut as text, another value too long for the limit comes back in
+    /// the fitted form of [`fit_json`](crate::format::fit_json). The arguments are checked
+    /// and converted against the interface as a call in an answer would be. Output filters
+    /// do not apply.
+    pub async fn call(
+        &self,
+        path: &str,
+        args: Json,
+        truncate: Option<usize>,
+    ) -> Result<Json, ToolError> {
+        self.call_with(path, args, truncate, &CallContext::new())
+            .await
+    }
+
+    /// [`Registry::call`] in a context. An empty `call_id` is replaced by a fresh one.
+    pub async fn call_with(
+        &self,
+        path: &str,
+        args: Json,
+        truncate: Option<usize>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let named = match args {
+            Json::Object(map) => map
+                .into_iter()
+                .map(|(k, v)| (k, json_to_value(v)))
+                .collect(),
+            Json::Null => Vec::new(),
+            other => {
+                self.count_refusal();
+                return Err(ToolError::msg(format!(
+                    "Arguments for function '{path}' must be an object of named values, not {other}"
+                )));
+            }
+        };
+        let call = Call {
+            name: path.to_owned(),
+            positional: Vec::new(),
+            named,
+            body: None,
+            span: Span::default(),
+        };
+        let snapshot = self.snapshot(ctx);
+        let bound = match bind(&call, &snapshot.catalog) {
+            Ok(bound) => bound,
+            Err(error) => {
+                self.count_refusal();
+                return Err(error.into());
+            }
+        };
+        let call_id = if ctx.call_id.is_empty() {
+            self.next_call_id()
+        } else {
+            ctx.call_id.clone()
+        };
+        let ctx = ctx.for_call(call_id, ctx.body.clone());
+        let value = self.dispatch(&snapshot, &bound, &ctx).await?;
+        let limit = truncate.unwrap_or_else(|| self.truncate_length()).max(1);
+        Ok(truncate_value(&value, limit))
+    }
+
+    /// Parses a model's whole answer, runs its calls in order of appearance, and formats
+    /// their results.
+    pub async fn execute_response(&self, text: &str) -> ExecutionReport {
+        self.execute_response_with(text, &CallContext::new()).await
+    }
+
+    /// [`Registry::execute_response`] in a context.
+    pub async fn execute_response_with(&self, text: &str, ctx: &CallContext) -> ExecutionReport {
+        let mut stream = self.stream_with(ctx);
+        stream.feed_str(text).await;
+        stream.finish().await.report
+    }
+
+    /// A stream that is fed a model's answer as it arrives and runs each call as soon as
+    /// it is complete.
+    pub fn stream(&self) -> ResponseStream<'_> {
+        self.stream_with(&CallContext::new())
+    }
+
+    /// [`Registry::stream`] in a context.
+    pub fn stream_with(&self, ctx: &CallContext) -> ResponseStream<'_> {
+        let parser = StreamParser::new(self.read().parser.clone());
+        ResponseStream {
+            registry: self,
+            parser,
+            snapshot: self.snapshot(ctx),
+            ctx: ctx.clone(),
+            calls: Vec::new(),
+            output: String::new(),
+        }
+    }
+
+    fn count_refusal(&self) {
+        let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+        stats.calls += 1;
+        stats.errors += 1;
+        stats.refused += 1;
+    }
+
+    fn count_call(&self, toolbox: &str, function: String, failed: bool) {
+        let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+        stats.calls += 1;
+        stats.errors += u64::from(failed);
+        *stats.toolboxes.entry(toolbox.to_owned()).or_default() += 1;
+        let entry = stats.functions.entry(function).or_default();
+        entry.calls += 1;
+        entry.errors += u64::from(failed);
+    }
+
+    /// Runs a bound call. A panic, a timeout or an error becomes an error result.
+    async fn dispatch(
+        &self,
+        snapshot: &Snapshot,
+        bound: &BoundCall,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let Some(target) = snapshot.targets.get(bound.index) else {
+            self.count_refusal();
+            return Err(ToolError::unknown(bound.name.clone()));
+        };
+        let (toolbox, result) = match target {
+            Target::Box(tool_box, function) => {
+                let running = call_guarded(tool_box.as_ref(), function, bound.args.clone(), ctx);
+                let result = match snapshot.timeout {
+                    Some(limit) => {
+                        tokio::time::timeout(limit, running)
+                            .await
+                            .unwrap_or_else(|_| {
+                                Err(ToolError::Timeout {
+                                    name: bound.name.clone(),
+                                    limit,
+                                })
+                            })
+                    }
+                    None => running.await,
+                };
+                (tool_box.name(), result)
+            }
+            Target::Control(function) => (
+                CONTROL_DOMAIN,
+                control::run(self, snapshot, *function, &bound.args),
+            ),
+        };
+        self.count_call(toolbox, bound.name.clone(), result.is_err());
+        result
+    }
+
+    /// Turns a call's result into its outcome: output filters, truncation, the block.
+    #[allow(clippy::too_many_arguments)]
+    fn outcome(
+        &self,
+        snapshot: &Snapshot,
+        call_id: String,
+        name: String,
+        call: Option<Call>,
+        shown_call: String,
+        args: Option<Map<String, Json>>,
+        result: Result<Json, String>,
+        span: Span,
+    ) -> Outcome {
+        let limit = self.truncate_length();
+        let no_args = Map::new();
+        let result = match result {
+            Ok(value) if !snapshot.filters.is_empty() => {
+                let text = result_text(&value).into_owned();
+                let params = args.as_ref().unwrap_or(&no_args);
+                match apply_filters(&snapshot.filters, &name, params, Cow::Borrowed(&text)) {
+                    Cow::Owned(replaced) => Ok(Json::String(replaced)),
+                    Cow::Borrowed(_) => Ok(value),
+                }
+            }
+            other => other,
+        };
+        let shown = match &result {
+            Ok(value) => {
+                let text = result_text(value);
+                match truncate_text(&text, limit) {
+                    Cow::Borrowed(_) => Ok(value.clone()),
+                    Cow::Owned(cut) => Ok(Json::String(cut)),
+                }
+            }
+            Err(message) => Err(truncate_text(message, limit).into_owned()),
+        };
+        let record = CallRecord {
+            call_text: truncate_text(&shown_call, CALL_TEXT_LIMIT).into_owned(),
+            result: shown,
+        };
+        let block = snapshot
+            .translator
+            .format_results(std::slice::from_ref(&record));
+        Outcome {
+            call_id,
+            name,
+            call,
+            args,
+            result,
+            record,
+            block,
+            span,
+            truncate_length: limit,
+        }
+    }
+}
+
+/// A JSON argument as if the model had written it.
+fn json_to_value(json: Json) -> Value {
+    match json {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(b),
+        Json::Number(n) => Value::Number(n.to_string()),
+        Json::String(s) => Value::String(s),
+        Json::Array(items) => Value::Array(items.into_iter().map(json_to_value).collect()),
+        Json::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, json_to_value(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// One call-shaped span of an answer, ready to run or already refused.
+enum Job {
+    Bound {
+        call: Call,
+        bound: BoundCall,
+    },
+    Refused {
+        name: String,
+        call: Option<Call>,
+        shown: String,
+        error: String,
+        span: Span,
+    },
+}
+
+/// A model's answer being executed while it streams in; made by [`Registry::stream`].
+///
+/// Each call runs as soon as the parser has read all of it. The functions offered are
+/// those of the registry when the stream was made.
+pub struct ResponseStream<'r> {
+    registry: &'r Registry,
+    parser: StreamParser,
+    snapshot: Snapshot,
+    ctx: CallContext,
+    calls: Vec<Outcome>,
+    output: String,
+}
+
+/// The end of a [`ResponseStream`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamEnd {
+    /// The outcomes of the calls completed by the end of the input (an unterminated call,
+    /// for instance), not returned by an earlier `feed`.
+    pub outcomes: Vec<Outcome>,
+    /// The whole answer's report.
+    pub report: ExecutionReport,
+}
+
+impl std::fmt::Debug for ResponseStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseStream")
+            .field("calls", &self.calls.len())
+            .finish()
+    }
+}
+
+impl ResponseStream<'_> {
+    /// Feeds the next chunk of the answer; runs the calls it completes and returns their
+    /// outcomes, in order.
+    pub async fn feed(&mut self, chunk: &[u8]) -> Vec<Outcome> {
+        let events = self.parser.feed(chunk);
+        self.run(events).await
+    }
+
+    /// Feeds the next chunk of text.
+    pub async fn feed_str(&mut self, chunk: &str) -> Vec<Outcome> {
+        self.feed(chunk.as_bytes()).await
+    }
+
+    /// The outcomes so far.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.calls
+    }
+
+    /// Ends the answer: a call left unterminated gets its error block.
+    pub async fn finish(mut self) -> StreamEnd {
+        let events = self.parser.finish();
+        let outcomes = self.run(events).await;
+        StreamEnd {
+            outcomes,
+            report: ExecutionReport {
+                call_count: self.calls.len(),
+                output: self.output,
+                calls: self.calls,
+            },
+        }
+    }
+
+    async fn run(&mut self, events: Vec<Event>) -> Vec<Outcome> {
+        let jobs: Vec<Job> = events
+            .into_iter()
+            .filter_map(|event| self.job(event))
+            .collect();
+        if jobs.is_empty() {
+            return Vec::new();
+        }
+        let registry = self.registry;
+        let snapshot = &self.snapshot;
+        let ctx = &self.ctx;
+        let runs = jobs.into_iter().map(|job| {
+            let call_id = registry.next_call_id();
+            run_job(registry, snapshot, ctx, call_id, job)
+        });
+        let outcomes: Vec<Outcome> = futures::stream::iter(runs)
+            .buffered(snapshot.concurrency)
+            .collect()
+            .await;
+        for outcome in &outcomes {
+            self.output.push_str(&outcome.block);
+        }
+        self.calls.extend(outcomes.iter().cloned());
+        outcomes
+    }
+
+    fn job(&self, event: Event) -> Option<Job> {
+        match event {
+            Event::Call(call) => Some(match bind(&call, &self.snapshot.catalog) {
+                Ok(bound) => Job::Bound { call, bound },
+                Err(error) => Job::Refused {
+                    name: call.name.clone(),
+                    shown: call_text(&call),
+                    error: error.to_string(),
+                    span: call.span,
+                    call: Some(call),
+                },
+            }),
+            Event::Malformed { span, error, text } => Some(malformed_job(span, &error, &text)),
+            _ => None,
+        }
+    }
+}
+
+fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
+    let written = text.strip_prefix('@').unwrap_or(text);
+    let name = written
+        .split('(')
+        .next()
+        .unwrap_or(written)
+        .trim()
+        .to_owned();
+    Job::Refused {
+        name,
+        call: None,
+        shown: written.to_owned(),
+        error: format!(
+            "This call could not be read: {error}. Write calls as @name(\"text\", 42, name=\"value\")"
+        ),
+        span,
+    }
+}
+
+async fn run_job(
+    registry: &Registry,
+    snapshot: &Snapshot,
+    ctx: &CallContext,
+    call_id: String,
+    job: Job,
+) -> Outcome {
+    match job {
+        Job::Bound { call, bound } => {
+            let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
+            let result = registry
+                .dispatch(snapshot, &bound, &call_ctx)
+                .await
+                .map_err(|e| e.to_string());
+            let shown = call_text(&call);
+            registry.outcome(
+                snapshot,
+                call_id,
+                bound.name,
+                Some(call),
+                shown,
+                Some(bound.args),
+                result,
+                bound.span,
+            )
+        }
+        Job::Refused {
+            name,
+            call,
+            shown,
+            error,
+            span,
+        } => {
+            registry.count_refusal();
+            registry.outcome(snapshot, call_id, name, call, shown, None, Err(error), span)
+        }
+    }
+}
+
+impl Snapshot {
+    /// The interfaces calls bind against.
+    pub(super) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The names of the boxes, `tools` included while a control function is registered.
+    pub(super) fn toolbox_names(&self) -> &[String] {
+        &self.toolbox_names
+    }
+
+    fn same_name(&self, a: &str, b: &str) -> bool {
+        if self.case_sensitive {
+            a == b
+        } else {
+            UniCase::new(a) == UniCase::new(b)
+        }
+    }
+
+    /// The qualified names of every function, or of those of one box; `None` for a box
+    /// that is not registered.
+    pub(super) fn function_names(&self, toolbox: Option<&str>) -> Option<Vec<String>> {
+        if let Some(wanted) = toolbox {
+            if !self.toolbox_names.iter().any(|b| self.same_name(b, wanted)) {
+                return None;
+            }
+        }
+        let names = self
+            .catalog
+            .interfaces()
+            .iter()
+            .zip(&self.targets)
+            .filter(|(_, target)| {
+                let owner = match target {
+                    Target::Box(b, _) => b.name(),
+                    Target::Control(_) => CONTROL_DOMAIN,
+                };
+                toolbox.is_none_or(|wanted| self.same_name(owner, wanted))
+            })
+            .map(|(interface, _)| interface.qualified_name())
+            .collect();
+        Some(names)
+    }
+}
