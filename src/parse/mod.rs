@@ -4,15 +4,106 @@
 //! soon as it cannot be part of a call, a call started as soon as `@name(` is read, a call
 //! complete with its arguments, or a malformed span with the reason. The grammar it follows
 //! is `grammar/atfunc.ebnf`.
+//!
+//! ```
+//! use atfunc::{Event, StreamParser, Value};
+//!
+//! let mut parser = StreamParser::default();
+//! let mut events = parser.feed_str("Let me check. @weather.get(\"Par");
+//! events.extend(parser.feed_str("is\", unit: \"c\") Done."));
+//! events.extend(parser.finish());
+//!
+//! let calls: Vec<_> = events
+//!     .iter()
+//!     .filter_map(|e| match e {
+//!         Event::Call(call) => Some(call),
+//!         _ => None,
+//!     })
+//!     .collect();
+//! assert_eq!(calls[0].name, "weather.get");
+//! assert_eq!(calls[0].positional, vec![Value::String("Paris".into())]);
+//! assert_eq!(calls[0].named[0].0, "unit");
+//! ```
+//!
+//! # How it works
+//!
+//! The parser is a state machine whose state lives on the parser (see [`StreamParser`]'s
+//! fields). In text, it looks for the next `@` with `memchr` and releases everything before
+//! it. From an `@` on, it holds back only the candidate call: a scanner recognises the call
+//! byte by byte, resuming where the last chunk stopped, and once the call is complete the nom
+//! grammar reads it once to build the values. So every byte is seen a constant number of
+//! times, whatever the chunking, and memory is bounded by [`ParserConfig`].
+//!
+//! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
+//! call as malformed at the first invalid byte, which is then reported as text.
 
+mod grammar;
+mod scan;
 mod types;
 
 pub use types::{Call, Event, ParseError, ParseErrorKind, ParserConfig, Span, Value};
 
+use scan::{ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
+
+/// The most bytes from `)` to the `[[` of a `with_body` block; past it, `)` ended the call.
+const MAX_GAP: u64 = 256;
+
+/// Nesting beyond this is refused whatever the config says: the grammar recurses per level.
+const HARD_MAX_DEPTH: usize = 512;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Plain text; `text_start..pos` is scanned but not yet released.
+    Text,
+    /// After an `@`: reading a name.
+    Name,
+    /// After `@name(`: scanning the arguments.
+    Args,
+    /// After the `)`: deciding whether `with_body [[` follows.
+    AfterClose,
+    /// Inside `[[ ... ]]`.
+    Body,
+}
+
 /// The streaming parser. See the module docs.
+///
+/// Feed it with [`feed_into`](Self::feed_into) (or [`feed`](Self::feed),
+/// [`feed_str`](Self::feed_str)) and end with [`finish_into`](Self::finish_into); the events
+/// are the same for every way of cutting the input into chunks, once adjacent
+/// [`Event::Text`] events are joined. After `finish`, the parser starts over: the next byte
+/// fed is offset 0 of a new input.
 #[derive(Debug)]
 pub struct StreamParser {
     config: ParserConfig,
+    /// Bytes fed but not yet released: an unresolved candidate from `@` on, the held
+    /// whitespace after a `)`, or the start of a character split across chunks. Never
+    /// longer than the call limit plus the last chunk.
+    buf: Vec<u8>,
+    /// Absolute offset of `buf[0]`. Every other offset below is absolute too.
+    base: u64,
+    mode: Mode,
+    /// The next byte to scan; bytes before it are never scanned again.
+    pos: u64,
+    /// In text mode, the first byte not yet released.
+    text_start: u64,
+    /// The `@` of the current candidate.
+    cand: u64,
+    /// The `(` after the name.
+    name_end: u64,
+    /// One past the `)`.
+    close_end: u64,
+    /// The first byte after `[[`.
+    body_start: u64,
+    /// Whether the last name character read was a dot (or none was read yet).
+    dot_last: bool,
+    args: ArgScan,
+    gap: Gap,
+    body: BodyScan,
+    /// Whether the byte before `text_start` ends an identifier character (then an `@` right
+    /// there is prose, as in `bob@example.com`).
+    prev_ident: bool,
+    /// Work done, in scanned characters, for the linearity tests.
+    steps: u64,
 }
 
 impl Default for StreamParser {
@@ -24,7 +115,24 @@ impl Default for StreamParser {
 impl StreamParser {
     /// A parser with the given limits.
     pub fn new(config: ParserConfig) -> StreamParser {
-        StreamParser { config }
+        StreamParser {
+            config,
+            buf: Vec::new(),
+            base: 0,
+            mode: Mode::Text,
+            pos: 0,
+            text_start: 0,
+            cand: 0,
+            name_end: 0,
+            close_end: 0,
+            body_start: 0,
+            dot_last: true,
+            args: ArgScan::new(),
+            gap: Gap::Blank { newline: false },
+            body: BodyScan::default(),
+            prev_ident: false,
+            steps: 0,
+        }
     }
 
     /// The limits this parser enforces.
@@ -32,8 +140,30 @@ impl StreamParser {
         &self.config
     }
 
+    /// How many characters the scanner has stepped over since the parser was made: a measure
+    /// of work for tests that check it stays linear in the input.
+    #[doc(hidden)]
+    pub fn scan_steps(&self) -> u64 {
+        self.steps
+    }
+
     /// Feeds the next chunk of bytes and appends the events it completes to `out`.
-    pub fn feed_into(&mut self, _chunk: &[u8], _out: &mut Vec<Event>) {}
+    pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
+        if self.buf.is_empty() {
+            // Nothing held: scan the chunk where it lies and keep only the unresolved tail.
+            let keep = self.run(chunk, out, false);
+            self.buf
+                .extend_from_slice(chunk.get(keep..).unwrap_or_default());
+            self.base += keep as u64;
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(chunk);
+            let keep = self.run(&buf, out, false);
+            buf.drain(..keep.min(buf.len()));
+            self.buf = buf;
+            self.base += keep as u64;
+        }
+    }
 
     /// Feeds the next chunk of bytes and returns the events it completes.
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
@@ -48,13 +178,471 @@ impl StreamParser {
     }
 
     /// Ends the input: flushes held text and reports an unterminated call as malformed.
-    pub fn finish_into(&mut self, _out: &mut Vec<Event>) {}
+    pub fn finish_into(&mut self, out: &mut Vec<Event>) {
+        let buf = std::mem::take(&mut self.buf);
+        self.run(&buf, out, true);
+        let steps = self.steps;
+        *self = StreamParser::new(self.config.clone());
+        self.steps = steps;
+    }
 
     /// Ends the input and returns the final events.
     pub fn finish(&mut self) -> Vec<Event> {
         let mut out = Vec::new();
         self.finish_into(&mut out);
         out
+    }
+
+    fn max_depth(&self) -> usize {
+        self.config.max_depth.min(HARD_MAX_DEPTH)
+    }
+
+    /// Index in `data` (which starts at `self.base`) of an absolute offset.
+    fn at(&self, abs: u64) -> usize {
+        (abs - self.base) as usize
+    }
+
+    /// Scans `data` (starting at absolute offset `self.base`) as far as it goes and returns
+    /// how many leading bytes are released and need not be kept.
+    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+        loop {
+            let switched = match self.mode {
+                Mode::Text => self.text(data, out, eof),
+                Mode::Name => self.name(data, out, eof),
+                Mode::Args => self.scan_args(data, out, eof),
+                Mode::AfterClose => self.after_close(data, out, eof),
+                Mode::Body => self.scan_body(data, out, eof),
+            };
+            if !switched {
+                break;
+            }
+        }
+        let keep = match self.mode {
+            Mode::Text => self.text_start,
+            _ => self.cand,
+        };
+        self.at(keep)
+    }
+
+    /// Text: release everything up to the next `@` that may start a call. Returns whether
+    /// the mode changed (else all of `data` is consumed).
+    fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        loop {
+            let from = self.at(self.pos);
+            let rest = data.get(from..).unwrap_or_default();
+            let Some(k) = memchr::memchr(b'@', rest) else {
+                self.steps += rest.len() as u64;
+                self.pos = self.base + data.len() as u64;
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, data.len(), out, eof);
+                self.text_start = self.base + released as u64;
+                return false;
+            };
+            self.steps += k as u64 + 1;
+            let at = from + k;
+            let start = self.at(self.text_start);
+            let prev_ident = if at > start {
+                last_char_is_ident(data.get(start..at).unwrap_or_default())
+            } else {
+                self.prev_ident
+            };
+            if prev_ident {
+                self.pos = self.base + at as u64 + 1;
+                continue;
+            }
+            self.emit_text(data, start, at, out, true);
+            self.cand = self.base + at as u64;
+            self.pos = self.cand + 1;
+            self.dot_last = true;
+            self.mode = Mode::Name;
+            return true;
+        }
+    }
+
+    /// The candidate is text after all: go back to text mode at its `@`.
+    fn not_a_call(&mut self) -> bool {
+        self.mode = Mode::Text;
+        self.text_start = self.cand;
+        true
+    }
+
+    /// name = ident , { "." , ident } ;  then "(".
+    fn name(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        loop {
+            let i = self.at(self.pos);
+            if i >= data.len() {
+                return if eof { self.not_a_call() } else { false };
+            }
+            if self.pos - self.cand >= self.config.max_call_len as u64 {
+                return self.not_a_call();
+            }
+            self.steps += 1;
+            match scan::unit(data, i, eof) {
+                Unit::Need => return false,
+                Unit::Char('(', _) if !self.dot_last => {
+                    self.name_end = self.pos;
+                    self.pos += 1;
+                    let name = lossy(data, self.at(self.cand) + 1, i);
+                    out.push(Event::CallStarted {
+                        name,
+                        start: self.cand,
+                    });
+                    self.args.reset();
+                    self.mode = Mode::Args;
+                    return true;
+                }
+                Unit::Char('.', _) if !self.dot_last => {
+                    self.dot_last = true;
+                    self.pos += 1;
+                }
+                Unit::Char(c, n) if grammar::is_ident_char(c) => {
+                    self.dot_last = false;
+                    self.pos += n as u64;
+                }
+                _ => return self.not_a_call(),
+            }
+        }
+    }
+
+    /// The arguments, `(` to `)`.
+    fn scan_args(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let max_depth = self.max_depth();
+        let max_args = self.config.max_args;
+        loop {
+            let i = self.at(self.pos);
+            if i >= data.len() {
+                if !eof {
+                    return false;
+                }
+                let what = self.args.open_construct().to_owned();
+                let end = self.base + data.len() as u64;
+                self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
+                return true;
+            }
+            if let scan::ArgState::Str {
+                quote,
+                escape: false,
+                ..
+            } = self.args.state
+            {
+                // Long strings are the common case of long calls: skip plain characters in
+                // bulk, validating them as UTF-8 once.
+                let end = data.len().min(self.at(limit.max(self.pos)));
+                let hay = data.get(i..end).unwrap_or_default();
+                let k = memchr::memchr2(quote, b'\\', hay).unwrap_or(hay.len());
+                let plain = hay.get(..k).unwrap_or_default();
+                let valid = match std::str::from_utf8(plain) {
+                    Ok(_) => k,
+                    Err(e) => e.valid_up_to(),
+                };
+                if valid > 0 {
+                    self.steps += valid as u64;
+                    self.pos += valid as u64;
+                    continue;
+                }
+            }
+            let (c, len) = match scan::unit(data, i, eof) {
+                Unit::Need => return false,
+                Unit::Bad => {
+                    let at = self.pos;
+                    let byte = data.get(i).copied().unwrap_or_default();
+                    self.malformed(
+                        data,
+                        out,
+                        at,
+                        ParseErrorKind::Unexpected {
+                            expected: "valid UTF-8".to_owned(),
+                            found: format!("byte 0x{byte:02X}"),
+                        },
+                    );
+                    return true;
+                }
+                Unit::Char(c, len) => (c, len as u64),
+            };
+            if self.pos + len > limit {
+                let at = self.pos;
+                let kind = ParseErrorKind::CallTooLong {
+                    limit: self.config.max_call_len,
+                };
+                self.malformed(data, out, at, kind);
+                return true;
+            }
+            self.steps += 1;
+            match self.args.step(c, self.pos, max_depth, max_args) {
+                Ok(Step::Next) => self.pos += len,
+                Ok(Step::Again) => {}
+                Ok(Step::Done) => {
+                    self.pos += len;
+                    self.close_end = self.pos;
+                    self.gap = Gap::Blank { newline: false };
+                    self.mode = Mode::AfterClose;
+                    return true;
+                }
+                Err((kind, at)) => {
+                    self.malformed(data, out, at, kind);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// After `)`: hold the gap until it is clear whether `with_body [[` follows.
+    fn after_close(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        loop {
+            let i = self.at(self.pos);
+            let Some(&b) = data.get(i) else {
+                if eof {
+                    self.complete(data, out, None);
+                    return true;
+                }
+                return false;
+            };
+            self.steps += 1;
+            let step = if self.pos - self.close_end >= MAX_GAP {
+                GapStep::NotBody
+            } else {
+                self.gap.step(b)
+            };
+            match step {
+                GapStep::Next(gap) => {
+                    self.gap = gap;
+                    self.pos += 1;
+                }
+                GapStep::Body => {
+                    self.pos += 1;
+                    self.body_start = self.pos;
+                    self.body = BodyScan::default();
+                    self.mode = Mode::Body;
+                    return true;
+                }
+                GapStep::NotBody => {
+                    self.complete(data, out, None);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// body_text , "]]"
+    fn scan_body(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let body_limit = self
+            .body_start
+            .saturating_add(self.config.max_body_len as u64);
+        let max_body_len = self.config.max_body_len;
+        let max_depth = self.max_depth();
+        loop {
+            let i = self.at(self.pos);
+            if i >= data.len() {
+                if !eof {
+                    return false;
+                }
+                let end = self.base + data.len() as u64;
+                let what = "body".to_owned();
+                self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
+                return true;
+            }
+            let (c, len) = match scan::unit(data, i, eof) {
+                Unit::Need => return false,
+                Unit::Bad => {
+                    let at = self.pos;
+                    let byte = data.get(i).copied().unwrap_or_default();
+                    self.malformed(
+                        data,
+                        out,
+                        at,
+                        ParseErrorKind::Unexpected {
+                            expected: "valid UTF-8".to_owned(),
+                            found: format!("byte 0x{byte:02X}"),
+                        },
+                    );
+                    return true;
+                }
+                Unit::Char(c, len) => (c, len as u64),
+            };
+            let pos = self.pos;
+            if pos + len > limit {
+                let kind = ParseErrorKind::CallTooLong {
+                    limit: self.config.max_call_len,
+                };
+                self.malformed(data, out, pos, kind);
+                return true;
+            }
+            self.steps += 1;
+            let room = || {
+                if pos + len > body_limit {
+                    Err((
+                        ParseErrorKind::BodyTooLong {
+                            limit: max_body_len,
+                        },
+                        pos,
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            match self.body.step(c, pos, max_depth, room) {
+                Ok(BodyStep::Next) => self.pos += len,
+                Ok(BodyStep::End) => {
+                    self.pos += len;
+                    // `pos - 1` is the first `]` of the closing pair.
+                    let body = (self.body_start, pos - 1);
+                    self.complete(data, out, Some(body));
+                    return true;
+                }
+                Err((kind, at)) => {
+                    self.malformed(data, out, at, kind);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Emits the finished call (`cand..close_end`, plus the body if any) and goes back to
+    /// text right after it.
+    fn complete(&mut self, data: &[u8], out: &mut Vec<Event>, body: Option<(u64, u64)>) {
+        let end = if body.is_some() {
+            self.pos
+        } else {
+            self.close_end
+        };
+        let text = data
+            .get(self.at(self.cand)..self.at(self.close_end))
+            .unwrap_or_default();
+        let parsed = std::str::from_utf8(text)
+            .map_err(|e| e.valid_up_to())
+            .and_then(|s| grammar::parse_call(s, self.max_depth()));
+        match parsed {
+            Ok(p) => {
+                let body = body.map(|(a, b)| lossy(data, self.at(a), self.at(b)));
+                out.push(Event::Call(Call {
+                    name: p.name,
+                    positional: p.positional,
+                    named: p.named,
+                    body,
+                    span: Span::new(self.cand, end),
+                }));
+                self.mode = Mode::Text;
+                self.text_start = end;
+                self.pos = end;
+                self.prev_ident = false;
+            }
+            Err(offset) => {
+                // The scanner accepts exactly the grammar's language; reaching this is a bug,
+                // reported as a malformed span rather than a panic.
+                debug_assert!(
+                    false,
+                    "grammar refused a scanned call: {text:?} at {offset}"
+                );
+                let at = (self.cand + offset as u64).max(self.name_end + 1);
+                let kind = ParseErrorKind::Unexpected {
+                    expected: "a call".to_owned(),
+                    found: "text the grammar does not accept".to_owned(),
+                };
+                self.malformed(data, out, at, kind);
+            }
+        }
+    }
+
+    /// Reports `cand..at` as malformed and resumes scanning text at `at`.
+    fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
+        let (start, end) = (self.at(self.cand), self.at(at));
+        let span_bytes = data.get(start..end).unwrap_or_default();
+        out.push(Event::Malformed {
+            span: Span::new(self.cand, at),
+            error: ParseError { kind, offset: at },
+            text: String::from_utf8_lossy(span_bytes).into_owned(),
+        });
+        self.prev_ident = last_char_is_ident(span_bytes);
+        self.mode = Mode::Text;
+        self.text_start = at;
+        self.pos = at;
+    }
+
+    /// Releases `data[from..to]` as text and invalid-UTF-8 events. Unless `last`, a
+    /// character cut off at `to` is held back. Returns the index up to which bytes went out.
+    fn emit_text(
+        &mut self,
+        data: &[u8],
+        from: usize,
+        to: usize,
+        out: &mut Vec<Event>,
+        last: bool,
+    ) -> usize {
+        let mut i = from;
+        while i < to {
+            let bytes = data.get(i..to).unwrap_or_default();
+            match std::str::from_utf8(bytes) {
+                Ok(s) => {
+                    out.push(Event::Text { text: s.to_owned() });
+                    i = to;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if let Some(s) = bytes
+                        .get(..valid)
+                        .and_then(|v| std::str::from_utf8(v).ok())
+                        .filter(|s| !s.is_empty())
+                    {
+                        out.push(Event::Text { text: s.to_owned() });
+                    }
+                    let bad_start = i + valid;
+                    let bad_len = match e.error_len() {
+                        Some(n) => n,
+                        None if last => to - bad_start,
+                        None => {
+                            i = bad_start;
+                            break;
+                        }
+                    };
+                    let bad = data
+                        .get(bad_start..bad_start + bad_len)
+                        .unwrap_or_default()
+                        .to_vec();
+                    let start = self.base + bad_start as u64;
+                    out.push(Event::InvalidUtf8 {
+                        span: Span::new(start, start + bad_len as u64),
+                        bytes: bad,
+                    });
+                    i = bad_start + bad_len;
+                }
+            }
+        }
+        if i > from {
+            self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
+        }
+        i
+    }
+}
+
+/// `data[from..to]` as a string, invalid UTF-8 replaced.
+fn lossy(data: &[u8], from: usize, to: usize) -> String {
+    String::from_utf8_lossy(data.get(from..to).unwrap_or_default()).into_owned()
+}
+
+/// Whether `bytes` ends with a whole identifier character.
+fn last_char_is_ident(bytes: &[u8]) -> bool {
+    let Some(&last) = bytes.last() else {
+        return false;
+    };
+    if last < 0x80 {
+        return last.is_ascii_alphanumeric() || last == b'_';
+    }
+    // Walk back to the lead byte of the last character (at most 4 bytes).
+    let mut start = bytes.len() - 1;
+    while start > 0
+        && bytes.len() - start < 4
+        && (bytes.get(start).copied().unwrap_or(0) & 0xC0) == 0x80
+    {
+        start -= 1;
+    }
+    match std::str::from_utf8(bytes.get(start..).unwrap_or_default()) {
+        Ok(s) => {
+            let mut chars = s.chars();
+            matches!((chars.next(), chars.next()), (Some(c), None) if grammar::is_ident_char(c))
+        }
+        Err(_) => false,
     }
 }
 

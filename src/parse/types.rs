@@ -199,7 +199,10 @@ impl fmt::Display for ParseError {
                 write!(f, "expected {expected}, found {found}")
             }
             ParseErrorKind::Unterminated { what } => {
-                write!(f, "unterminated {what}: the text ended before it was closed")
+                write!(
+                    f,
+                    "unterminated {what}: the text ended before it was closed"
+                )
             }
             ParseErrorKind::PositionalAfterNamed => f.write_str(
                 "a positional argument follows a named one: put positional arguments first",
