@@ -743,8 +743,8 @@ impl Registry {
         args: Option<Map<String, Json>>,
         result: Result<Json, String>,
         span: Span,
+        limit: usize,
     ) -> Outcome {
-        let limit = self.truncate_length();
         let no_args = Map::new();
         let result = match result {
             Ok(value) if !snapshot.filters.is_empty() => {
@@ -954,6 +954,9 @@ async fn run_job(
 ) -> Outcome {
     match job {
         Job::Bound { call, bound } => {
+            // The limit in force when the call starts: a call that changes it affects the
+            // calls after it, not its own confirmation.
+            let limit = registry.truncate_length();
             let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
             let result = registry
                 .dispatch(snapshot, &bound, &call_ctx)
@@ -969,6 +972,7 @@ async fn run_job(
                 Some(bound.args),
                 result,
                 bound.span,
+                limit,
             )
         }
         Job::Refused {
@@ -979,7 +983,18 @@ async fn run_job(
             span,
         } => {
             registry.count_refusal();
-            registry.outcome(snapshot, call_id, name, call, shown, None, Err(error), span)
+            let limit = registry.truncate_length();
+            registry.outcome(
+                snapshot,
+                call_id,
+                name,
+                call,
+                shown,
+                None,
+                Err(error),
+                span,
+                limit,
+            )
         }
     }
 }

@@ -1,0 +1,768 @@
+//! The registry: registration, lookup, execution of answers (whole and streamed), control
+//! functions, statistics, errors for the model, and snapshots of the formatted output.
+#![cfg(feature = "execute")]
+
+use atfunc::execute::{
+    CallContext, EmptyBox, FnBox, MultiBox, RegisterError, Registry, ToolBox, ToolError,
+};
+use atfunc::{Interface, Param, ParamType};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn weather_interface() -> Interface {
+    Interface::function(Some("weather"), "get_temp")
+        .describe("Get the current temperature of a city")
+        .param(
+            Param::new("location", ParamType::String)
+                .required()
+                .describe("City name"),
+        )
+        .param(Param::new("unit", ParamType::String).describe("c or f"))
+}
+
+fn weather() -> FnBox {
+    FnBox::new("weather").function(weather_interface(), |args, _ctx| {
+        let unit = args.get("unit").and_then(Value::as_str).unwrap_or("c");
+        Ok(json!({"location": args["location"], "temp": 21, "unit": unit}))
+    })
+}
+
+fn math() -> FnBox {
+    FnBox::new("math").function(
+        Interface::function(Some("math"), "calculate_power")
+            .describe("Calculate base raised to the power of exponent")
+            .param(
+                Param::new("base", ParamType::Number)
+                    .required()
+                    .describe("The base"),
+            )
+            .param(
+                Param::new("exponent", ParamType::Number)
+                    .required()
+                    .describe("The exponent"),
+            ),
+        |args, _ctx| {
+            let base = args["base"].as_f64().unwrap_or(f64::NAN);
+            let exponent = args["exponent"].as_f64().unwrap_or(f64::NAN);
+            Ok(json!(base.powf(exponent)))
+        },
+    )
+}
+
+fn registry() -> Registry {
+    let registry = Registry::new();
+    registry.register(weather()).unwrap();
+    registry.register(math()).unwrap();
+    registry
+}
+
+fn plain(name: &str) -> Interface {
+    Interface::function(Some("t"), name).describe("A test tool")
+}
+
+#[tokio::test]
+async fn reference_weather_example() {
+    let report = registry()
+        .execute_response("Let me look that up.\n@weather.get_temp(\"Paris\")\nOne moment.")
+        .await;
+    assert_eq!(report.call_count, 1);
+    insta::assert_snapshot!(report.output, @r#"
+    Function call: weather.get_temp("Paris")
+    Returned: {"location":"Paris","temp":21,"unit":"c"}
+    "#);
+}
+
+#[tokio::test]
+async fn reference_math_and_weather_in_one_answer() {
+    let answer = "First @math.calculate_power(2, 10) then @weather.get_temp(\"Oslo\", unit=\"f\").";
+    let report = registry().execute_response(answer).await;
+    assert_eq!(report.call_count, 2);
+    insta::assert_snapshot!("math_and_weather", report.output);
+}
+
+#[tokio::test]
+async fn missing_required_parameter_has_the_reference_message() {
+    let report = registry().execute_response("@weather.get_temp()").await;
+    assert_eq!(report.call_count, 1);
+    assert_eq!(
+        report.output,
+        "Function call: weather.get_temp()\nReturned: Error: Missing required parameter for function 'weather.get_temp': location\n"
+    );
+    insta::assert_snapshot!("missing_parameter", report.output);
+    let direct = registry().call("weather.get_temp", Value::Null, None).await;
+    assert_eq!(
+        direct.unwrap_err().to_string(),
+        "Missing required parameter for function 'weather.get_temp': location"
+    );
+}
+
+#[tokio::test]
+async fn control_functions_reference_example() {
+    let registry = registry();
+    let answer = "\n@tools.get_toolboxes()\n@tools.get_functions(\"weather\")\n@tools.get_function_interface(\"WEATHER.get_temp\")\n";
+    let report = registry.execute_response(answer).await;
+    assert_eq!(report.call_count, 3);
+    insta::assert_snapshot!("control_functions", report.output);
+}
+
+#[tokio::test]
+async fn set_truncate_length_applies_to_later_results() {
+    let registry = Registry::new();
+    registry
+        .register(FnBox::new("t").function(plain("long"), |_, _| Ok(json!("x".repeat(50)))))
+        .unwrap();
+    let report = registry
+        .execute_response("@tools.set_truncate_length(10) @t.long()")
+        .await;
+    assert_eq!(registry.truncate_length(), 10);
+    insta::assert_snapshot!(report.output, @r"
+    Function call: tools.set_truncate_length(10)
+    Returned: Function results are now cut at 10 characters
+    Function call: t.long()
+    Returned: xxxxxxxxxx… [truncated 40 more characters]
+    ");
+    let refused = registry
+        .execute_response("@tools.set_truncate_length(0)")
+        .await;
+    assert!(refused.calls[0].is_error(), "{}", refused.output);
+    assert_eq!(registry.truncate_length(), 10);
+}
+
+#[tokio::test]
+async fn control_functions_unregister_and_register_again() {
+    let registry = registry();
+    assert!(registry.unregister_control_function("tools.get_toolboxes"));
+    assert!(!registry.unregister_control_function("get_toolboxes"));
+    let report = registry.execute_response("@tools.get_toolboxes()").await;
+    assert!(report.calls[0].is_error());
+    assert!(report
+        .output
+        .contains("Unknown function 'tools.get_toolboxes'"));
+    assert_eq!(
+        registry.functions(Some("tools")).unwrap(),
+        [
+            "tools.get_functions",
+            "tools.get_function_interface",
+            "tools.set_truncate_length"
+        ]
+    );
+
+    registry.register_control_function("get_toolboxes").unwrap();
+    let report = registry.execute_response("@tools.get_toolboxes()").await;
+    assert_eq!(
+        report.calls[0].result,
+        Ok(json!(["weather", "math", "tools"]))
+    );
+    assert_eq!(
+        registry.functions(Some("tools")).unwrap()[0],
+        "tools.get_toolboxes"
+    );
+
+    assert!(matches!(
+        registry.register_control_function("nope"),
+        Err(RegisterError::UnknownControlFunction { .. })
+    ));
+
+    registry.unregister_control_functions();
+    assert_eq!(registry.toolboxes(), ["weather", "math"]);
+    assert_eq!(registry.functions(Some("tools")), None);
+    // With every control function gone, the name is free for a box of one's own.
+    registry.register(EmptyBox::new("tools")).unwrap();
+    assert_eq!(
+        registry.register_control_functions(),
+        Err(RegisterError::NameTaken {
+            name: "tools".into()
+        })
+    );
+    registry.unregister("tools").unwrap();
+    registry.register_control_functions().unwrap();
+    assert_eq!(registry.functions(Some("tools")).unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn registration_is_validated_and_names_are_unique() {
+    let registry = registry();
+    let wrong = FnBox::new("weather2").function(weather_interface(), |_, _| Ok(Value::Null));
+    let error = registry.register(wrong).unwrap_err();
+    assert!(matches!(error, RegisterError::Validation(_)));
+    assert!(
+        error
+            .to_string()
+            .contains("Interface domain 'weather' does not match toolbox name 'weather2'"),
+        "{error}"
+    );
+    assert_eq!(
+        registry.register(EmptyBox::new("WEATHER")),
+        Err(RegisterError::NameTaken {
+            name: "WEATHER".into()
+        })
+    );
+    assert_eq!(
+        registry.register(EmptyBox::new("tools")),
+        Err(RegisterError::NameTaken {
+            name: "tools".into()
+        })
+    );
+    assert_eq!(registry.toolboxes(), ["weather", "math", "tools"]);
+}
+
+#[tokio::test]
+async fn root_box_find_and_listing() {
+    let registry = registry();
+    assert!(matches!(
+        registry.set_root("nowhere"),
+        Err(RegisterError::UnknownToolbox { .. })
+    ));
+    registry.set_root("Weather").unwrap();
+    assert_eq!(registry.root().as_deref(), Some("weather"));
+
+    let found = registry.find("GET_TEMP").unwrap();
+    assert_eq!(found.toolbox, "weather");
+    assert_eq!(found.interface.qualified_name(), "weather.get_temp");
+    assert_eq!(
+        registry.find("tools.get_functions").unwrap().toolbox,
+        "tools"
+    );
+    assert!(registry.find("math.nope").is_none());
+
+    let report = registry
+        .execute_response("@get_temp(Paris) @Weather.Get_Temp(\"Rome\")")
+        .await;
+    assert_eq!(report.call_count, 2);
+    assert!(report.calls.iter().all(|c| c.name == "weather.get_temp"));
+    assert!(
+        report.calls.iter().all(|c| !c.is_error()),
+        "{}",
+        report.output
+    );
+
+    assert_eq!(
+        registry.functions(None).unwrap(),
+        [
+            "weather.get_temp",
+            "math.calculate_power",
+            "tools.get_toolboxes",
+            "tools.get_functions",
+            "tools.get_function_interface",
+            "tools.set_truncate_length"
+        ]
+    );
+    assert_eq!(
+        registry.functions(Some("MATH")).unwrap(),
+        ["math.calculate_power"]
+    );
+    assert_eq!(registry.functions(Some("nope")), None);
+
+    let prompt = registry.prompt(&CallContext::new(), false);
+    assert!(
+        prompt.contains("@get_temp( <*location>, <unit> )"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("@math.calculate_power( <*base{number}>, <*exponent{number}> )"));
+
+    assert!(registry.unregister("weather").is_some());
+    assert_eq!(registry.root(), None);
+}
+
+#[tokio::test]
+async fn unknown_function_suggests_the_closest_and_still_gets_a_block() {
+    let registry = registry();
+    let report = registry
+        .execute_response("@wether.get_temp(\"Paris\") @weather.get_temp(\"Paris\")")
+        .await;
+    assert_eq!(report.call_count, 2);
+    insta::assert_snapshot!(report.output, @r#"
+    Function call: wether.get_temp("Paris")
+    Returned: Error: Unknown function 'wether.get_temp': did you mean 'weather.get_temp'?
+    Function call: weather.get_temp("Paris")
+    Returned: {"location":"Paris","temp":21,"unit":"c"}
+    "#);
+    assert_eq!(report.calls[0].name, "wether.get_temp");
+    assert_eq!(report.calls[0].args, None);
+}
+
+#[tokio::test]
+async fn bind_errors_and_unreadable_calls_get_blocks() {
+    let registry = registry();
+    let report = registry
+        .execute_response("@weather.get_temp(\"Paris\", units=\"c\")\n@math.calculate_power(2, 3, 4)\n@weather.get_temp(\"unterminated")
+        .await;
+    assert_eq!(report.call_count, 3, "{}", report.output);
+    assert!(report.calls.iter().all(|c| c.is_error()));
+    assert!(report.calls[0]
+        .record
+        .result
+        .as_ref()
+        .unwrap_err()
+        .contains("Unknown parameter 'units'"));
+    assert!(report.calls[1]
+        .record
+        .result
+        .as_ref()
+        .unwrap_err()
+        .contains("Too many arguments"));
+    assert!(report.calls[2].call.is_none());
+    assert!(
+        report.calls[2]
+            .block
+            .starts_with("Function call: weather.get_temp(\"unterminated\nReturned: Error: This call could not be read"),
+        "{}",
+        report.calls[2].block
+    );
+    let stats = registry.stats();
+    assert_eq!((stats.calls, stats.errors, stats.refused), (3, 3, 3));
+}
+
+fn panicky() -> FnBox {
+    FnBox::new("t")
+        .function(plain("boom"), |_, _| panic!("index out of range"))
+        .function(plain("fine"), |_, _| Ok(json!("ok")))
+        .async_function(plain("hang"), |_, _| async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(json!("too late"))
+        })
+        .function(plain("fail"), |_, _| {
+            Err(ToolError::msg("the service is down; try again later"))
+        })
+}
+
+#[tokio::test]
+async fn a_panicking_tool_gives_an_error_and_the_registry_stays_usable() {
+    let registry = Registry::new();
+    registry.register(panicky()).unwrap();
+    let report = registry
+        .execute_response("@t.boom() @t.fine() @t.boom() @t.fine()")
+        .await;
+    assert_eq!(report.call_count, 4);
+    insta::assert_snapshot!(report.output, @r"
+    Function call: t.boom()
+    Returned: Error: Function 't.boom' failed unexpectedly (index out of range); the call had no effect you can rely on
+    Function call: t.fine()
+    Returned: ok
+    Function call: t.boom()
+    Returned: Error: Function 't.boom' failed unexpectedly (index out of range); the call had no effect you can rely on
+    Function call: t.fine()
+    Returned: ok
+    ");
+    assert_eq!(
+        registry.call("t.fine", Value::Null, None).await,
+        Ok(json!("ok"))
+    );
+    assert!(matches!(
+        registry.call("t.boom", Value::Null, None).await,
+        Err(ToolError::Panicked { .. })
+    ));
+    assert_eq!(registry.stats().functions["t.boom"].errors, 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hanging_tool_times_out_and_later_calls_still_run() {
+    let registry = Registry::new();
+    registry.register(panicky()).unwrap();
+    registry.set_call_timeout(Some(Duration::from_secs(5)));
+    let report = registry
+        .execute_response("@t.hang() @t.fine() @t.fail()")
+        .await;
+    insta::assert_snapshot!(report.output, @r"
+    Function call: t.hang()
+    Returned: Error: Function 't.hang' did not finish within 5s and was stopped; try again with a smaller request, or go on without it
+    Function call: t.fine()
+    Returned: ok
+    Function call: t.fail()
+    Returned: Error: the service is down; try again later
+    ");
+    assert_eq!(
+        registry.call("t.fine", Value::Null, None).await,
+        Ok(json!("ok"))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn concurrent_calls_are_reported_in_order() {
+    let finished = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&finished);
+    let tools = FnBox::new("t").async_function(
+        plain("wait").param(
+            Param::new("secs", ParamType::Integer)
+                .required()
+                .describe("s"),
+        ),
+        move |args, _| {
+            let log = Arc::clone(&log);
+            async move {
+                let secs = args["secs"].as_u64().unwrap_or(0);
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                log.lock().unwrap().push(secs);
+                Ok(json!(secs))
+            }
+        },
+    );
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let answer = "@t.wait(3) @t.wait(1) @t.wait(2) and done.";
+
+    let sequential = registry.execute_response(answer).await;
+    assert_eq!(*finished.lock().unwrap(), [3, 1, 2]);
+    finished.lock().unwrap().clear();
+
+    registry.set_concurrency(3);
+    let concurrent = registry.execute_response(answer).await;
+    // They ran at once (the shortest finished first), yet the blocks keep the answer's order.
+    assert_eq!(*finished.lock().unwrap(), [1, 2, 3]);
+    assert_eq!(concurrent.output, sequential.output);
+    let results: Vec<_> = concurrent.calls.iter().map(|c| c.result.clone()).collect();
+    assert_eq!(results, [Ok(json!(3)), Ok(json!(1)), Ok(json!(2))]);
+}
+
+#[tokio::test]
+async fn statistics_count_boxes_functions_and_errors_and_reset() {
+    let registry = registry();
+    registry.register(panicky()).unwrap();
+    registry
+        .execute_response("@weather.get_temp(Paris) @weather.get_temp(Rome) @math.calculate_power(2, 2) @t.fail() @nope() @tools.get_toolboxes()")
+        .await;
+    registry.call("t.fine", Value::Null, None).await.unwrap();
+    let stats = registry.stats();
+    assert_eq!(stats.calls, 7);
+    assert_eq!(stats.errors, 2);
+    assert_eq!(stats.refused, 1);
+    assert_eq!(stats.toolboxes["weather"], 2);
+    assert_eq!(stats.toolboxes["math"], 1);
+    assert_eq!(stats.toolboxes["t"], 2);
+    assert_eq!(stats.toolboxes["tools"], 1);
+    assert_eq!(stats.functions["weather.get_temp"].calls, 2);
+    assert_eq!(stats.functions["t.fail"].errors, 1);
+    assert_eq!(stats.functions["t.fine"].errors, 0);
+    registry.reset_stats();
+    assert_eq!(registry.stats(), Default::default());
+}
+
+#[tokio::test]
+async fn streaming_runs_each_call_as_soon_as_it_is_complete() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&ran);
+    let registry = Registry::new();
+    registry
+        .register(FnBox::new("t").function(plain("count"), move |_, _| {
+            Ok(json!(counter.fetch_add(1, Ordering::SeqCst) + 1))
+        }))
+        .unwrap();
+    let answer = "Start @t.count() middle @t.count()\n\n end @t.count(";
+    let mut stream = registry.stream();
+    let mut seen = Vec::new();
+    for (i, byte) in answer.bytes().enumerate() {
+        let outcomes = stream.feed(&[byte]).await;
+        let fed = &answer[..=i];
+        // A call never runs before its `)`, and runs at the latest when the next word
+        // shows it has no `with_body` block.
+        let closed = fed.matches("count()").count();
+        let settled = fed
+            .match_indices("count()")
+            .filter(|(at, m)| !fed[at + m.len()..].trim_start().is_empty())
+            .count();
+        let ran_now = ran.load(Ordering::SeqCst);
+        assert!(
+            settled <= ran_now && ran_now <= closed,
+            "{fed:?}: {ran_now}"
+        );
+        seen.extend(outcomes);
+    }
+    assert_eq!(seen.len(), 2);
+    let end = stream.finish().await;
+    assert_eq!(end.outcomes.len(), 1);
+    assert!(end.outcomes[0].is_error());
+    assert_eq!(end.report.call_count, 3);
+    assert_eq!(end.report.calls[..2], seen[..]);
+    let whole = registry.execute_response(answer).await;
+    assert_eq!(whole.call_count, 3);
+    assert_eq!(whole.calls[2].block, end.report.calls[2].block);
+    assert_eq!(whole.calls[0].result, Ok(json!(3)));
+}
+
+#[tokio::test]
+async fn direct_calls_truncate_per_call() {
+    let registry = Registry::new();
+    registry
+        .register(
+            FnBox::new("t")
+                .function(plain("text"), |_, _| Ok(json!("é".repeat(12_350))))
+                .function(plain("list"), |_, _| Ok(json!(vec!["item"; 100]))),
+        )
+        .unwrap();
+    let text = registry.call("t.text", Value::Null, Some(5)).await.unwrap();
+    assert_eq!(text, json!("ééééé… [truncated 12,345 more characters]"));
+    let default = registry.call("t.text", Value::Null, None).await.unwrap();
+    assert!(default
+        .as_str()
+        .unwrap()
+        .ends_with("… [truncated 7,350 more characters]"));
+
+    let list = registry
+        .call("t.list", Value::Null, Some(100))
+        .await
+        .unwrap();
+    assert_eq!(list["truncated"], json!(true));
+    assert!(list.to_string().chars().count() <= 100);
+    let whole = registry
+        .call("t.list", json!({}), Some(10_000))
+        .await
+        .unwrap();
+    assert_eq!(whole.as_array().unwrap().len(), 100);
+
+    assert!(registry
+        .call("t.text", json!([1]), None)
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("must be an object"));
+}
+
+#[tokio::test]
+async fn direct_calls_bind_like_text_calls() {
+    let registry = registry();
+    let result = registry
+        .call(
+            "Math.Calculate_Power",
+            json!({"base": "2", "exponent": 3}),
+            None,
+        )
+        .await;
+    assert_eq!(result, Ok(json!(8.0)));
+    let unknown = registry
+        .call("math.calc", Value::Null, None)
+        .await
+        .unwrap_err();
+    assert!(
+        unknown
+            .to_string()
+            .starts_with("Unknown function 'math.calc'"),
+        "{unknown}"
+    );
+}
+
+#[tokio::test]
+async fn output_filters_run_in_order_before_truncation() {
+    let registry = Registry::new();
+    registry
+        .register(
+            FnBox::new("feed").function(
+                Interface::function(Some("feed"), "posts")
+                    .describe("Posts")
+                    .param(Param::new("tag", ParamType::String).describe("Tag")),
+                |_, _| Ok(json!({"posts": ["mint", "hello", "mint", "world"]})),
+            ),
+        )
+        .unwrap();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&calls);
+    registry.add_output_filter(move |name, params, result| {
+        log.lock().unwrap().push((name.to_owned(), params.clone()));
+        let mut parsed: Value = serde_json::from_str(result).ok()?;
+        let posts = parsed["posts"].as_array_mut()?;
+        let before = posts.len();
+        posts.retain(|p| p != "mint");
+        parsed["_filtered"] = json!(format!("{} posts hidden", before - posts.len()));
+        Some(parsed.to_string())
+    });
+    registry.add_output_filter(|_, _, result| Some(result.to_uppercase()));
+    registry.add_output_filter(|_, _, _| None);
+    registry.set_truncate_length(30);
+    let report = registry.execute_response("@feed.posts(tag=\"x\")").await;
+    assert_eq!(
+        report.output,
+        "Function call: feed.posts(tag=\"x\")\nReturned: {\"POSTS\":[\"HELLO\",\"WORLD\"],\"_F… [truncated 26 more characters]\n"
+    );
+    let seen = calls.lock().unwrap();
+    assert_eq!(seen[0].0, "feed.posts");
+    assert_eq!(seen[0].1["tag"], json!("x"));
+    assert_eq!(
+        report.calls[0].result,
+        Ok(json!(
+            "{\"POSTS\":[\"HELLO\",\"WORLD\"],\"_FILTERED\":\"2 POSTS HIDDEN\"}"
+        ))
+    );
+    registry.clear_output_filters();
+    let plain = registry.execute_response("@feed.posts()").await;
+    assert!(plain.output.contains("mint"));
+}
+
+#[tokio::test]
+async fn report_and_outcome_as_json() {
+    let registry = registry();
+    registry.set_truncate_length(40);
+    let report = registry
+        .execute_response("@weather.get_temp(\"Paris\") @weather.get_temp()")
+        .await;
+    let json = report.to_json();
+    assert_eq!(json["call_count"], 2);
+    assert_eq!(json["calls"][0]["name"], "weather.get_temp");
+    assert_eq!(json["calls"][0]["args"], json!({"location": "Paris"}));
+    assert_eq!(json["calls"][0]["result"]["truncated"], true);
+    assert!(json["calls"][0]["result"].to_string().chars().count() <= 40);
+    assert_eq!(
+        json["calls"][1]["args"],
+        json!({}).get("x").cloned().unwrap_or(Value::Null)
+    );
+    assert!(json["calls"][1]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Missing required"));
+    assert_eq!(json["output"], report.output);
+}
+
+struct Closing {
+    name: &'static str,
+    closed: Arc<AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl ToolBox for Closing {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
+        vec![Interface::function(Some(self.name), "get").describe("Which box answered")]
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        _args: Map<String, Value>,
+        _ctx: &CallContext,
+    ) -> Result<Value, ToolError> {
+        Ok(json!(format!("{}.{function}", self.name)))
+    }
+
+    async fn close(&self) -> Result<(), ToolError> {
+        self.closed.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn multi_box_flat_names_route_back_and_close_closes_children() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let child = |name| Closing {
+        name,
+        closed: Arc::clone(&closed),
+    };
+    let multi = MultiBox::new("all")
+        .with(child("a"))
+        .with(child("a_b"))
+        .with(EmptyBox::new("empty"))
+        .flat_names(true);
+    let names: Vec<String> = multi
+        .interfaces(&CallContext::new())
+        .iter()
+        .map(|i| i.qualified_name())
+        .collect();
+    assert_eq!(names, ["all.a_get", "all.a_b_get"]);
+
+    let registry = Registry::new();
+    registry.register(multi).unwrap();
+    registry.set_root("all").unwrap();
+    let report = registry
+        .execute_response("@a_get() @A_B_GET() @all.a_get()")
+        .await;
+    let results: Vec<_> = report.calls.iter().map(|c| c.result.clone()).collect();
+    assert_eq!(
+        results,
+        [Ok(json!("a.get")), Ok(json!("a_b.get")), Ok(json!("a.get"))]
+    );
+    registry.close().await.unwrap();
+    assert_eq!(closed.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn multi_box_without_flat_names_merges_and_rejects_clashes() {
+    let closed = Arc::new(AtomicUsize::new(0));
+    let merged = MultiBox::new("all").with(weather()).with(math());
+    let registry = Registry::new();
+    registry.register(merged).unwrap();
+    let report = registry
+        .execute_response("@all.get_temp(Paris) @all.calculate_power(3, 2)")
+        .await;
+    assert_eq!(report.calls[1].result, Ok(json!(9.0)), "{}", report.output);
+
+    let clash = MultiBox::new("twice")
+        .with(Closing {
+            name: "x",
+            closed: Arc::clone(&closed),
+        })
+        .with(Closing {
+            name: "y",
+            closed: Arc::clone(&closed),
+        });
+    assert!(matches!(
+        registry.register(clash),
+        Err(RegisterError::Validation(_))
+    ));
+    let direct = MultiBox::new("m").with(weather());
+    let error = direct
+        .call("get_tmp", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Unknown function 'get_tmp'; did you mean 'get_temp'?"
+    );
+}
+
+#[tokio::test]
+async fn closure_boxes_sync_async_and_declared() {
+    let tools = FnBox::new("t")
+        .async_function(plain("id"), |_, ctx| async move { Ok(json!(ctx.call_id)) })
+        .declare(plain("later"));
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response("@t.id() @t.later() @t.id()")
+        .await;
+    insta::assert_snapshot!(report.output, @r"
+    Function call: t.id()
+    Returned: call_1
+    Function call: t.later()
+    Returned: Error: function 't.later' has no implementation
+    Function call: t.id()
+    Returned: call_3
+    ");
+    let empty = EmptyBox::new("nothing");
+    assert!(empty.interfaces(&CallContext::new()).is_empty());
+    assert!(matches!(
+        empty.call("x", Map::new(), &CallContext::new()).await,
+        Err(ToolError::UnknownFunction { .. })
+    ));
+}
+
+#[tokio::test]
+async fn api_wrapper_body_reaches_the_tool_through_the_context() {
+    let mut create = Interface::function(Some("api"), "create_user").describe("Create a user");
+    create.kind = atfunc::Kind::ApiWrapper;
+    let mut username = Param::new("username", ParamType::String)
+        .required()
+        .describe("Name");
+    username.location = atfunc::Location::Path;
+    create.params.push(username);
+    let mut age = Param::new("age", ParamType::Integer).describe("Age");
+    age.location = atfunc::Location::Body;
+    create.request_body.push(age);
+    let registry = Registry::new();
+    registry
+        .register(FnBox::new("api").function(create, |args, ctx| {
+            let body = ctx.body.as_ref().and_then(|b| b.json.clone());
+            Ok(json!({"user": args["username"], "body": body}))
+        }))
+        .unwrap();
+    let report = registry
+        .execute_response("@api.create_user(\"john\") with_body [[{\"age\": 30}]]")
+        .await;
+    assert_eq!(
+        report.calls[0].result,
+        Ok(json!({"user": "john", "body": {"age": 30}})),
+        "{}",
+        report.output
+    );
+}
