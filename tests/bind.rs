@@ -1044,7 +1044,7 @@ fn an_api_wrapper_with_only_optional_body_fields_needs_no_body() {
 
 // ---------------------------------------------------------------- text-driven
 
-/// Calls parsed from text bind like the hand-built ones, once the parser delivers calls.
+/// Calls parsed from text bind like the hand-built ones.
 #[test]
 fn calls_parsed_from_text_bind() {
     let text = "Sure. @Weather.Forecast(\"Paris\", days: '3', detailed=True) and then \
@@ -1056,10 +1056,6 @@ fn calls_parsed_from_text_bind() {
             _ => None,
         })
         .collect();
-    if calls.is_empty() {
-        // The streaming parser is not in place yet: nothing to bind.
-        return;
-    }
     assert_eq!(calls.len(), 2);
     let first = ok(&calls[0]);
     assert_eq!(
