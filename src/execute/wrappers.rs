@@ -106,6 +106,21 @@ pub trait ToolHandler: Send + Sync {
     fn on_error(&self, _event: &ToolEvent<'_>, _error: &ToolError, _elapsed: Duration) {}
 }
 
+/// A shared handler, so one log can watch several boxes.
+impl<T: ToolHandler + ?Sized> ToolHandler for Arc<T> {
+    fn on_start(&self, event: &ToolEvent<'_>) {
+        (**self).on_start(event);
+    }
+
+    fn on_success(&self, event: &ToolEvent<'_>, result: &Json, elapsed: Duration) {
+        (**self).on_success(event, result, elapsed);
+    }
+
+    fn on_error(&self, event: &ToolEvent<'_>, error: &ToolError, elapsed: Duration) {
+        (**self).on_error(event, error, elapsed);
+    }
+}
+
 /// Notifies a [`ToolHandler`] on start, success and error of every call to the inner box.
 /// A panic in the inner box is reported as an error and returned as one.
 pub struct Hooked<B> {
