@@ -147,6 +147,13 @@ impl StreamParser {
         self.steps
     }
 
+    /// How many bytes the parser holds back right now (an unresolved candidate call, the
+    /// whitespace after a `)`, or a split character); bounded by the limits.
+    #[doc(hidden)]
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Feeds the next chunk of bytes and appends the events it completes to `out`.
     pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         if self.buf.is_empty() {

@@ -18,7 +18,15 @@ pub fn merge(events: Vec<Event>) -> Vec<Event> {
 
 /// The events for `input` fed in chunks of the given sizes (cycled), finished.
 pub fn events_in_chunks(input: &[u8], sizes: &[usize]) -> Vec<Event> {
-    let mut parser = StreamParser::default();
+    events_in_chunks_with(StreamParser::default(), input, sizes)
+}
+
+/// [`events_in_chunks`] with a given parser.
+pub fn events_in_chunks_with(
+    mut parser: StreamParser,
+    input: &[u8],
+    sizes: &[usize],
+) -> Vec<Event> {
     let mut out = Vec::new();
     let mut rest = input;
     let mut k = 0;
