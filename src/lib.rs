@@ -13,6 +13,7 @@
 pub mod bind;
 pub mod format;
 pub mod interface;
+pub mod interop;
 pub mod parse;
 pub mod render;
 pub mod translator;

@@ -1,0 +1,2 @@
+//! Typed tools: two Rust functions offered to a model.
+fn main() {}
