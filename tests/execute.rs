@@ -574,9 +574,9 @@ async fn output_filters_run_in_order_before_truncation() {
         report.output,
         "Function call: feed.posts(tag=\"x\")\nReturned: {\"POSTS\":[\"HELLO\",\"WORLD\"],\"_F… [truncated 26 more characters]\n"
     );
-    let seen = calls.lock().unwrap();
-    assert_eq!(seen[0].0, "feed.posts");
-    assert_eq!(seen[0].1["tag"], json!("x"));
+    let (name, params) = calls.lock().unwrap()[0].clone();
+    assert_eq!(name, "feed.posts");
+    assert_eq!(params["tag"], json!("x"));
     assert_eq!(
         report.calls[0].result,
         Ok(json!(
