@@ -50,7 +50,9 @@ pub enum BridgeError {
     },
     /// A request body given as text that contains `]]`, which would end the
     /// `with_body [[ ... ]]` block early.
-    #[error("the request body of '{name}' is text containing ']]', which would end its with_body block")]
+    #[error(
+        "the request body of '{name}' is text containing ']]', which would end its with_body block"
+    )]
     BodyText {
         /// The qualified name of the tool.
         name: String,

@@ -45,8 +45,8 @@ mod openai;
 mod schema;
 
 pub use bridge::{
-    bound_to_tool_call, parse_tool_call, tool_call, tool_call_to_text, tool_message,
-    BridgeError, CallIds, ToolCall,
+    bound_to_tool_call, parse_tool_call, tool_call, tool_call_to_text, tool_message, BridgeError,
+    CallIds, ToolCall,
 };
 pub use mcp::to_mcp_tools;
 pub use names::{is_model_safe, model_name, Clash, NameMap, MAX_MODEL_NAME_LEN};
