@@ -20,6 +20,8 @@ pub mod translator;
 
 #[cfg(feature = "execute")]
 pub mod execute;
+#[cfg(feature = "typed")]
+pub mod typed;
 
 pub use bind::{bind, BindError, Body, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
@@ -27,6 +29,7 @@ pub use interface::{
     load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
     LoadError, Location, Param, ParamType, ValidationError, ValidationErrors,
 };
+pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};
 pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
 pub use render::{render_interface, render_prompt, PromptOptions};
 pub use translator::{Atfunc, Translator};

@@ -1,0 +1,643 @@
+//! Typed tools (feature `typed`): Rust functions whose arguments are a struct.
+//!
+//! The arguments struct derives `serde::Deserialize` and `schemars::JsonSchema`; its JSON
+//! Schema becomes the tool's [`Interface`] through [`load_interfaces`], the same path every
+//! imported JSON Schema takes, so a typed tool is described to the model exactly as the same
+//! schema in a tools file would be. Doc comments become descriptions: the struct's for the
+//! function, each field's for its parameter.
+//!
+//! # What the model gets back
+//!
+//! A tool returns `Result<T, E>` with `T: Serialize` and `E: Display`; the model receives
+//! JSON it can act on either way:
+//!
+//! - `Ok(value)` → `{"ok": true, "result": value}`
+//! - `Err(error)` → `{"ok": false, "error": "<error's Display>"}`
+//!
+//! Both are *results* ([`ToolBox::call`] returns `Ok`): a failure is the tool's answer, and
+//! the model reads it and corrects itself, as it would a person's "no such recipient".
+//! What is not the tool's answer is a [`ToolError`]: arguments that do not deserialise (the
+//! message names the argument and the type it needs) and a result that does not serialise.
+//!
+//! # Ids from type names
+//!
+//! A [`TypedTool`]'s function name defaults to its type's name without a `Tool` suffix, in
+//! snake case, acronyms kept whole: `SendEmailTool` → `send_email`, `HTTPFetchTool` →
+//! `http_fetch` (see [`tool_id`]).
+//!
+//! ```
+//! use atfunc::execute::{CallContext, ToolBox};
+//! use atfunc::typed::TypedBox;
+//! use serde_json::json;
+//!
+//! /// Add two numbers.
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add {
+//!     /// The first number.
+//!     a: f64,
+//!     /// The second number.
+//!     b: f64,
+//! }
+//!
+//! let tools = TypedBox::new("math")
+//!     .function("add", |args: Add| Ok::<_, String>(args.a + args.b))
+//!     .unwrap();
+//! let add = &tools.interfaces(&CallContext::new())[0];
+//! assert_eq!(add.description, "Add two numbers.");
+//! assert_eq!(add.params[0].description, "The first number.");
+//!
+//! let args = json!({"a": 2, "b": 0.5}).as_object().unwrap().clone();
+//! let result = futures::executor::block_on(tools.call("add", args, &CallContext::new()));
+//! assert_eq!(result.unwrap(), json!({"ok": true, "result": 2.5}));
+//! ```
+
+use crate::execute::{CallContext, ToolBox, ToolError};
+use crate::interface::{load_interfaces, Interface, LoadError, Param, ParamType};
+use futures::future::BoxFuture;
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value as Json};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+/// A tool written as a Rust type: its arguments struct, what it returns, and how it runs.
+///
+/// ```
+/// use atfunc::execute::CallContext;
+/// use atfunc::typed::TypedTool;
+///
+/// /// Fetch a web page.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Fetch {
+///     /// The page's address.
+///     url: String,
+/// }
+///
+/// struct HTTPFetchTool;
+///
+/// impl TypedTool for HTTPFetchTool {
+///     type Args = Fetch;
+///     type Output = String;
+///     type Error = String;
+///
+///     async fn call(&self, args: Fetch, _ctx: &CallContext) -> Result<String, String> {
+///         Err(format!("no network here to fetch {}", args.url))
+///     }
+/// }
+///
+/// assert_eq!(HTTPFetchTool.id(), "http_fetch");
+/// ```
+pub trait TypedTool: Send + Sync + 'static {
+    /// The arguments, deserialised from the model's call; their schema is the interface.
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// What a successful call returns; sent as `{"ok": true, "result": ...}`.
+    type Output: Serialize;
+    /// Why a call failed; sent as `{"ok": false, "error": "..."}`.
+    type Error: fmt::Display;
+
+    /// The function's name: by default [`tool_id`] of the type's name.
+    fn id(&self) -> String {
+        tool_id(std::any::type_name::<Self>())
+    }
+
+    /// What the function does. `None` (the default) takes the doc comment of
+    /// [`Args`](TypedTool::Args).
+    fn description(&self) -> Option<String> {
+        None
+    }
+
+    /// Runs the tool.
+    fn call(
+        &self,
+        args: Self::Args,
+        ctx: &CallContext,
+    ) -> impl Future<Output = Result<Self::Output, Self::Error>> + Send;
+}
+
+/// A tool id from a type name: the last path segment without generics, without a `Tool`
+/// suffix, in snake case. A run of capitals is one word (`HTTPFetch` → `http_fetch`), the
+/// last capital before a lower-case letter starting the next one (`XMLHttpRequest` →
+/// `xml_http_request`); digits stay with what they follow (`Base64Encode` →
+/// `base64_encode`).
+///
+/// ```
+/// use atfunc::typed::tool_id;
+/// assert_eq!(tool_id("SendEmailTool"), "send_email");
+/// assert_eq!(tool_id("HTTPFetchTool"), "http_fetch");
+/// assert_eq!(tool_id("my_crate::tools::GetURLTool<u8>"), "get_url");
+/// ```
+pub fn tool_id(type_name: &str) -> String {
+    let base = type_name.split('<').next().unwrap_or(type_name);
+    let base = base.rsplit("::").next().unwrap_or(base);
+    let base = match base.strip_suffix("Tool") {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => base,
+    };
+    let chars: Vec<char> = base.chars().collect();
+    let mut out = String::with_capacity(base.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() {
+            let prev = i.checked_sub(1).and_then(|p| chars.get(p)).copied();
+            let next = chars.get(i + 1).copied();
+            let starts_word = match prev {
+                None | Some('_') => false,
+                Some(p) if p.is_lowercase() || p.is_ascii_digit() => true,
+                Some(p) if p.is_uppercase() => next.is_some_and(char::is_lowercase),
+                Some(_) => false,
+            };
+            if starts_word {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The `{"ok": true, "result": ...}` a successful typed tool sends.
+pub fn success<T: Serialize + ?Sized>(value: &T) -> Result<Json, serde_json::Error> {
+    Ok(json!({"ok": true, "result": serde_json::to_value(value)?}))
+}
+
+/// The `{"ok": false, "error": "..."}` a failed typed tool sends.
+pub fn failure(error: impl fmt::Display) -> Json {
+    json!({"ok": false, "error": error.to_string()})
+}
+
+/// Why a typed tool could not be registered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TypedError {
+    /// The arguments type is not a struct with named fields (or `()`).
+    #[error("the arguments of '{name}' must be a struct with named fields; their JSON Schema is {schema}")]
+    NotAnObject {
+        /// The function's qualified name.
+        name: String,
+        /// The schema that was generated.
+        schema: String,
+    },
+    /// The schema does not make a valid interface (a name that is not an identifier, a
+    /// type atfunc does not know).
+    #[error("the interface of '{name}' is invalid: {source}")]
+    Interface {
+        /// The function's qualified name.
+        name: String,
+        /// Every problem found.
+        #[source]
+        source: LoadError,
+    },
+    /// The box already has a function of that name (ignoring case: calls match names
+    /// ignoring case).
+    #[error("tool box '{box_name}' already has a function '{name}'")]
+    Duplicate {
+        /// The box's name.
+        box_name: String,
+        /// The function's name.
+        name: String,
+    },
+}
+
+/// The interface of a function whose arguments are `A`: `A`'s JSON Schema, as
+/// [`load_interfaces`] reads it. `description` replaces `A`'s doc comment when given.
+///
+/// The schema is generated with every subschema inlined; `Option<T>` (a nullable type or an
+/// `anyOf` with `null`) is `T`, and an enum whose variants carry doc comments (a `oneOf` of
+/// constants) is a string with choices. A recursive type keeps a reference there, which
+/// becomes a parameter of type `any`.
+pub fn interface_of<A: JsonSchema>(
+    domain: Option<&str>,
+    name: &str,
+    description: Option<&str>,
+) -> Result<Interface, TypedError> {
+    let qualified = match domain {
+        Some(domain) => format!("{domain}.{name}"),
+        None => name.to_owned(),
+    };
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value();
+    simplify(&mut schema);
+    let Json::Object(mut schema) = schema else {
+        return Err(TypedError::NotAnObject {
+            name: qualified,
+            schema: schema.to_string(),
+        });
+    };
+    // The root title is the type's name, which says nothing the function's name does not.
+    schema.shift_remove("title");
+    let doc = match schema.shift_remove("description") {
+        Some(Json::String(doc)) => doc,
+        _ => String::new(),
+    };
+    match schema.get("type").and_then(Json::as_str) {
+        Some("object") => {}
+        // `()`: a function without arguments.
+        Some("null") => {
+            schema = Map::new();
+            schema.insert("type".into(), json!("object"));
+        }
+        _ => {
+            return Err(TypedError::NotAnObject {
+                name: qualified,
+                schema: Json::Object(schema).to_string(),
+            })
+        }
+    }
+    let definition = json!([{
+        "name": qualified,
+        "description": description.unwrap_or(&doc),
+        "parameters": schema,
+    }]);
+    let mut interfaces = load_interfaces(&definition).map_err(|source| TypedError::Interface {
+        name: qualified.clone(),
+        source,
+    })?;
+    interfaces.pop().ok_or_else(|| TypedError::NotAnObject {
+        name: qualified,
+        schema: definition.to_string(),
+    })
+}
+
+/// Rewrites what schemars writes into what [`load_interfaces`] reads, in place.
+fn simplify(schema: &mut Json) {
+    let Json::Object(map) = schema else {
+        return;
+    };
+    // `Option<Struct>` is `anyOf: [{...}, {"type": "null"}]`: the struct, nullable.
+    for key in ["anyOf", "oneOf"] {
+        let Some(Json::Array(branches)) = map.get(key) else {
+            continue;
+        };
+        let non_null: Vec<&Json> = branches.iter().filter(|b| !is_null_schema(b)).collect();
+        if let [only] = non_null.as_slice() {
+            let only = (*only).clone();
+            map.shift_remove(key);
+            if let Json::Object(inner) = only {
+                for (k, v) in inner {
+                    // The outer description (the field's doc comment) wins.
+                    map.entry(k).or_insert(v);
+                }
+            }
+        } else if let Some(choices) = constants(&non_null) {
+            map.shift_remove(key);
+            if let Some(first) = choices.first() {
+                map.entry("type").or_insert(json!(json_type(first)));
+            }
+            map.insert("enum".into(), Json::Array(choices));
+        }
+    }
+    if let Some(value) = map.shift_remove("const") {
+        map.entry("type").or_insert(json!(json_type(&value)));
+        map.insert("enum".into(), json!([value]));
+    }
+    if let Some(Json::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(simplify);
+    }
+    if let Some(items) = map.get_mut("items") {
+        simplify(items);
+    }
+}
+
+fn is_null_schema(schema: &Json) -> bool {
+    schema.get("type").and_then(Json::as_str) == Some("null")
+}
+
+/// The values of branches that are each one constant (`{"const": x}` or `{"enum": [x]}`)
+/// of one JSON type: an enum whose variants have doc comments.
+fn constants(branches: &[&Json]) -> Option<Vec<Json>> {
+    let values: Vec<Json> = branches
+        .iter()
+        .map(|branch| match (branch.get("const"), branch.get("enum")) {
+            (Some(value), _) => Some(value.clone()),
+            (None, Some(Json::Array(values))) if values.len() == 1 => values.first().cloned(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let first = values.first()?;
+    values
+        .iter()
+        .all(|v| json_type(v) == json_type(first))
+        .then_some(values)
+}
+
+fn json_type(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+type Run = Box<
+    dyn for<'a> Fn(Map<String, Json>, &'a CallContext) -> BoxFuture<'a, Result<Json, ToolError>>
+        + Send
+        + Sync,
+>;
+
+struct Entry {
+    interface: Interface,
+    run: Run,
+}
+
+/// A tool box of typed tools under one domain.
+///
+/// Add tools with [`tool`](TypedBox::tool) (a [`TypedTool`]), [`function`](TypedBox::function)
+/// (a plain function or closure) or [`async_function`](TypedBox::async_function). A plain
+/// function runs on the caller's task: give work that blocks for long to `async_function`
+/// and `tokio::task::spawn_blocking`.
+pub struct TypedBox {
+    name: String,
+    entries: Vec<Entry>,
+}
+
+impl fmt::Debug for TypedBox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let functions: Vec<&str> = self
+            .entries
+            .iter()
+            .map(|e| e.interface.name.as_str())
+            .collect();
+        f.debug_struct("TypedBox")
+            .field("name", &self.name)
+            .field("functions", &functions)
+            .finish()
+    }
+}
+
+impl TypedBox {
+    /// An empty box; `name` is the domain of its functions.
+    pub fn new(name: impl Into<String>) -> TypedBox {
+        TypedBox {
+            name: name.into(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// Adds a [`TypedTool`] under its [`id`](TypedTool::id).
+    pub fn tool<T: TypedTool>(self, tool: T) -> Result<TypedBox, TypedError> {
+        let name = tool.id();
+        let description = tool.description();
+        let interface = interface_of::<T::Args>(Some(&self.name), &name, description.as_deref())?;
+        let tool = Arc::new(tool);
+        let function = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run = Box::new(move |args, ctx| {
+            let tool = Arc::clone(&tool);
+            let parsed = deserialize::<T::Args>(args, &function, &params);
+            let function = function.clone();
+            Box::pin(async move { envelope(tool.call(parsed?, ctx).await, &function) })
+        });
+        self.push(interface, run)
+    }
+
+    /// Adds a plain function `name`, described by the doc comment of its arguments type.
+    pub fn function<A, T, E, F>(self, name: &str, function: F) -> Result<TypedBox, TypedError>
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        T: Serialize + 'static,
+        E: fmt::Display + 'static,
+        F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
+    {
+        let interface = interface_of::<A>(Some(&self.name), name, None)?;
+        let qualified = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run = Box::new(move |args, _ctx| {
+            let result = deserialize::<A>(args, &qualified, &params)
+                .and_then(|args| envelope(function(args), &qualified));
+            Box::pin(futures::future::ready(result))
+        });
+        self.push(interface, run)
+    }
+
+    /// Adds an async function `name`, described by the doc comment of its arguments type.
+    pub fn async_function<A, T, E, F, Fut>(
+        self,
+        name: &str,
+        function: F,
+    ) -> Result<TypedBox, TypedError>
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        T: Serialize + 'static,
+        E: fmt::Display + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        let interface = interface_of::<A>(Some(&self.name), name, None)?;
+        let qualified = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run =
+            Box::new(
+                move |args, _ctx| match deserialize::<A>(args, &qualified, &params) {
+                    Ok(args) => {
+                        let future = function(args);
+                        let qualified = qualified.clone();
+                        Box::pin(async move { envelope(future.await, &qualified) })
+                    }
+                    Err(error) => Box::pin(futures::future::ready(Err(error))),
+                },
+            );
+        self.push(interface, run)
+    }
+
+    fn push(mut self, interface: Interface, run: Run) -> Result<TypedBox, TypedError> {
+        let taken = self
+            .entries
+            .iter()
+            .any(|e| e.interface.name.to_lowercase() == interface.name.to_lowercase());
+        if taken {
+            return Err(TypedError::Duplicate {
+                box_name: self.name,
+                name: interface.name,
+            });
+        }
+        self.entries.push(Entry { interface, run });
+        Ok(self)
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolBox for TypedBox {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
+        self.entries.iter().map(|e| e.interface.clone()).collect()
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.interface.name == function)
+            .ok_or_else(|| ToolError::unknown(function))?;
+        (entry.run)(args, ctx).await
+    }
+}
+
+/// The tool's outcome as the model sees it; see the module docs.
+fn envelope<T: Serialize, E: fmt::Display>(
+    outcome: Result<T, E>,
+    function: &str,
+) -> Result<Json, ToolError> {
+    match outcome {
+        Ok(value) => success(&value).map_err(|error| {
+            ToolError::msg(format!(
+                "Function '{function}' returned a result that is not JSON ({error}); the call may have had its effect"
+            ))
+        }),
+        Err(error) => Ok(failure(error)),
+    }
+}
+
+/// Deserialises the arguments; on failure, names the argument and the type it needs.
+fn deserialize<A: DeserializeOwned>(
+    args: Map<String, Json>,
+    function: &str,
+    params: &[Param],
+) -> Result<A, ToolError> {
+    // `()` and unit structs deserialise from null, not from an empty object.
+    let value = if args.is_empty() && params.is_empty() {
+        match serde_json::from_value::<A>(Json::Null) {
+            Ok(unit) => return Ok(unit),
+            Err(_) => Json::Object(args),
+        }
+    } else {
+        Json::Object(args)
+    };
+    serde_json::from_value::<A>(value.clone()).map_err(|error| {
+        let problem = value
+            .as_object()
+            .and_then(|args| mismatch(args, params, ""))
+            .unwrap_or_else(|| error.to_string().replace('`', "'"));
+        ToolError::msg(format!(
+            "Invalid arguments for function '{function}': {problem}"
+        ))
+    })
+}
+
+/// The first argument that is missing though required, or whose JSON does not fit its
+/// declared type, choices or bounds: "argument 'path' must be ..., found ...".
+fn mismatch(args: &Map<String, Json>, params: &[Param], prefix: &str) -> Option<String> {
+    params.iter().find_map(|param| {
+        let path = format!("{prefix}{}", param.name);
+        match args.get(&param.name) {
+            None | Some(Json::Null) if param.required => {
+                Some(format!("missing required argument '{path}'"))
+            }
+            None => None,
+            Some(value) => check(value, param, &path),
+        }
+    })
+}
+
+fn check(value: &Json, param: &Param, path: &str) -> Option<String> {
+    if value.is_null() {
+        // Null stands for "not given"; `mismatch` reports a required one.
+        return None;
+    }
+    let fits = match (&param.ty, value) {
+        (ParamType::String, Json::String(_))
+        | (ParamType::Boolean, Json::Bool(_))
+        | (ParamType::Number, Json::Number(_))
+        | (ParamType::Any, _) => true,
+        (ParamType::Integer, Json::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        (ParamType::Object { properties }, Json::Object(fields)) => {
+            return mismatch(fields, properties, &format!("{path}."));
+        }
+        (ParamType::Array { items }, Json::Array(values)) => {
+            let item = items.as_deref()?;
+            return values
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| check(v, item, &format!("{path}[{i}]")));
+        }
+        _ => false,
+    };
+    let found = shown(value);
+    if !fits {
+        let article = match param.ty {
+            ParamType::Integer | ParamType::Object { .. } | ParamType::Array { .. } => "an",
+            _ => "a",
+        };
+        return Some(format!(
+            "argument '{path}' must be {article} {}, found {found}",
+            param.ty
+        ));
+    }
+    if let Some(choices) = &param.choices {
+        if !choices.contains(value) {
+            let listed: Vec<String> = choices.iter().map(Json::to_string).collect();
+            return Some(format!(
+                "argument '{path}' must be one of {}, found {found}",
+                listed.join(", ")
+            ));
+        }
+    }
+    let number = value.as_f64()?;
+    if let Some(min) = param.min.filter(|min| number < *min) {
+        return Some(format!(
+            "argument '{path}' must be at least {min}, found {found}"
+        ));
+    }
+    if let Some(max) = param.max.filter(|max| number > *max) {
+        return Some(format!(
+            "argument '{path}' must be at most {max}, found {found}"
+        ));
+    }
+    None
+}
+
+/// A value as quoted in an error: short, and named by kind when long.
+fn shown(value: &Json) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 40 {
+        return text;
+    }
+    match value {
+        Json::String(_) => "a long string".into(),
+        Json::Array(_) => "a list".into(),
+        Json::Object(_) => "an object".into(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simplify_merges_a_nullable_branch_under_the_outer_description() {
+        let mut schema = json!({"description": "outer", "anyOf": [
+            {"type": "object", "description": "inner", "properties": {"a": {"const": 1}}},
+            {"type": "null"}
+        ]});
+        simplify(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"description": "outer", "type": "object",
+                   "properties": {"a": {"type": "integer", "enum": [1]}}})
+        );
+    }
+}

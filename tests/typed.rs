@@ -1,0 +1,380 @@
+//! Typed tools: ids from type names, interfaces from argument structs, the success and
+//! failure JSON, and the errors for arguments that do not fit.
+#![cfg(feature = "typed")]
+
+use atfunc::execute::{CallContext, ToolBox, ToolError};
+use atfunc::interop::{to_openai_tools, Options};
+use atfunc::typed::{failure, interface_of, success, tool_id, TypedBox, TypedError, TypedTool};
+use atfunc::{validate_toolbox, ParamType};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value as Json};
+
+fn args(value: Json) -> Map<String, Json> {
+    value.as_object().unwrap().clone()
+}
+
+#[test]
+fn ids_from_type_names() {
+    let cases = [
+        ("SendEmailTool", "send_email"),
+        ("HTTPFetchTool", "http_fetch"),
+        ("WeatherTool", "weather"),
+        ("GetURLTool", "get_url"),
+        ("XMLHttpRequestTool", "xml_http_request"),
+        ("Base64EncodeTool", "base64_encode"),
+        ("HTTP2FetchTool", "http2_fetch"),
+        ("OAuth2LoginTool", "o_auth2_login"),
+        ("IOError", "io_error"),
+        ("ABC", "abc"),
+        ("Tool", "tool"),
+        ("ToolboxTool", "toolbox"),
+        ("Tools", "tools"),
+        ("already_snake", "already_snake"),
+        ("Mixed_CaseTool", "mixed_case"),
+        ("my_crate::tools::SearchTool", "search"),
+        ("my_crate::Wrapper<my_crate::Inner>", "wrapper"),
+        ("ÜberTool", "über"),
+    ];
+    for (type_name, id) in cases {
+        assert_eq!(tool_id(type_name), id, "{type_name}");
+    }
+}
+
+/// Send an email to one recipient.
+///
+/// The message is queued; it leaves within a minute.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct SendEmail {
+    /// The recipient's address.
+    to: String,
+    /// The subject line.
+    subject: String,
+    /// How urgent the message is.
+    #[serde(default)]
+    priority: Priority,
+    /// Addresses that get a copy.
+    cc: Option<Vec<String>>,
+    /// Files to attach.
+    #[serde(default)]
+    attachments: Vec<Attachment>,
+    /// How often to retry a failed delivery.
+    retries: Option<u8>,
+    /// Where the reply goes, when not to the sender.
+    reply_to: Option<Mailbox>,
+}
+
+/// How urgent a message is.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Priority {
+    /// Whenever convenient.
+    Low,
+    /// The usual.
+    #[default]
+    Normal,
+    /// Now.
+    High,
+}
+
+/// A file to attach.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Attachment {
+    /// The file's name.
+    name: String,
+    /// Its size in kilobytes.
+    size_kb: u32,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Mailbox {
+    /// The display name.
+    name: String,
+    address: String,
+}
+
+#[test]
+fn an_interface_from_a_struct_with_doc_comments() {
+    let interface = interface_of::<SendEmail>(Some("mail"), "send_email", None).unwrap();
+    insta::assert_json_snapshot!("send_email_interface", interface);
+    assert_eq!(
+        interface.description,
+        "Send an email to one recipient.\n\nThe message is queued; it leaves within a minute."
+    );
+    validate_toolbox("mail", std::slice::from_ref(&interface)).unwrap();
+    // The same interface as OpenAI would see it.
+    let rendered = to_openai_tools(&[interface], &Options::default());
+    insta::assert_json_snapshot!("send_email_openai", rendered.tools);
+
+    let other = interface_of::<SendEmail>(None, "send", Some("Send mail")).unwrap();
+    assert_eq!(other.qualified_name(), "send");
+    assert_eq!(other.description, "Send mail");
+}
+
+#[test]
+fn arguments_that_are_not_a_struct_are_refused() {
+    let error = interface_of::<String>(Some("t"), "f", None).unwrap_err();
+    assert!(matches!(error, TypedError::NotAnObject { .. }));
+    assert_eq!(
+        error.to_string(),
+        r#"the arguments of 't.f' must be a struct with named fields; their JSON Schema is {"type":"string"}"#
+    );
+    let error = interface_of::<SendEmail>(Some("t"), "not a name", None).unwrap_err();
+    assert!(matches!(error, TypedError::Interface { .. }), "{error}");
+}
+
+#[test]
+fn success_and_failure_json() {
+    assert_eq!(
+        success(&vec![1, 2]).unwrap(),
+        json!({"ok": true, "result": [1, 2]})
+    );
+    assert_eq!(
+        failure("recipient unknown"),
+        json!({"ok": false, "error": "recipient unknown"})
+    );
+}
+
+/// Divide one number by another.
+#[derive(Deserialize, JsonSchema)]
+struct Divide {
+    /// What is divided.
+    dividend: f64,
+    /// What it is divided by.
+    divisor: f64,
+}
+
+#[derive(Serialize)]
+struct Quotient {
+    value: f64,
+}
+
+/// Wait a moment, then echo the text.
+#[derive(Deserialize, JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+fn math_box() -> TypedBox {
+    TypedBox::new("math")
+        .function("divide", |args: Divide| {
+            if args.divisor == 0.0 {
+                Err("cannot divide by zero: pass a divisor other than 0")
+            } else {
+                Ok(Quotient {
+                    value: args.dividend / args.divisor,
+                })
+            }
+        })
+        .unwrap()
+        .async_function("echo", |args: Echo| async move {
+            tokio::task::yield_now().await;
+            Ok::<_, std::convert::Infallible>(args.text)
+        })
+        .unwrap()
+        .function("now", |_: ()| Ok::<_, String>("12:00"))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn sync_and_async_functions_answer_with_success_or_failure_json() {
+    let tools = math_box();
+    let ctx = CallContext::new();
+    let names: Vec<String> = tools
+        .interfaces(&ctx)
+        .iter()
+        .map(|i| i.qualified_name())
+        .collect();
+    assert_eq!(names, ["math.divide", "math.echo", "math.now"]);
+    validate_toolbox("math", &tools.interfaces(&ctx)).unwrap();
+    assert_eq!(tools.interfaces(&ctx)[2].params, []);
+
+    let ok = tools
+        .call("divide", args(json!({"dividend": 7, "divisor": 2})), &ctx)
+        .await;
+    assert_eq!(ok.unwrap(), json!({"ok": true, "result": {"value": 3.5}}));
+    let failed = tools
+        .call("divide", args(json!({"dividend": 7, "divisor": 0})), &ctx)
+        .await;
+    assert_eq!(
+        failed.unwrap(),
+        json!({"ok": false, "error": "cannot divide by zero: pass a divisor other than 0"})
+    );
+    let echoed = tools.call("echo", args(json!({"text": "hi"})), &ctx).await;
+    assert_eq!(echoed.unwrap(), json!({"ok": true, "result": "hi"}));
+    let now = tools.call("now", Map::new(), &ctx).await;
+    assert_eq!(now.unwrap(), json!({"ok": true, "result": "12:00"}));
+
+    let unknown = tools.call("multiply", Map::new(), &ctx).await.unwrap_err();
+    assert_eq!(unknown, ToolError::unknown("multiply"));
+}
+
+#[test]
+fn two_functions_of_one_name_are_refused() {
+    let error = math_box()
+        .function("Divide", |args: Divide| {
+            Ok::<_, String>(args.dividend * args.divisor)
+        })
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool box 'math' already has a function 'Divide'"
+    );
+}
+
+/// A user's record.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Register {
+    /// Login name.
+    name: String,
+    /// Age in years.
+    age: u8,
+    /// How urgent.
+    priority: Option<Priority>,
+    /// Contact.
+    mailbox: Option<Mailbox>,
+    /// Files.
+    #[serde(default)]
+    attachments: Vec<Attachment>,
+    /// Whether to notify.
+    notify: Option<bool>,
+}
+
+#[tokio::test]
+async fn bad_arguments_name_the_argument_and_the_type_it_needs() {
+    let tools = TypedBox::new("users")
+        .function("register", |args: Register| Ok::<_, String>(args.name))
+        .unwrap();
+    let ctx = CallContext::new();
+    let cases = [
+        json!({"name": 5, "age": 30}),
+        json!({"name": "ada", "age": 2.5}),
+        json!({"name": "ada", "age": 300}),
+        json!({"name": "ada", "age": -1}),
+        json!({"name": "ada", "age": "30"}),
+        json!({"name": "ada", "age": 30, "priority": "urgent"}),
+        json!({"name": "ada", "age": 30, "mailbox": {"name": "Ada", "address": ["a@b.c"]}}),
+        json!({"name": "ada", "age": 30, "attachments": [{"name": "a", "size_kb": 1}, {"name": "b", "size_kb": "big"}]}),
+        json!({"name": "ada", "age": 30, "attachments": "none"}),
+        json!({"name": "ada", "age": 30, "notify": "yes"}),
+        json!({"name": "ada"}),
+        json!({"name": "ada", "age": 30, "nickname": "A"}),
+        json!({"name": "ada", "age": 30, "mailbox": {"name": "Ada"}}),
+    ];
+    let mut messages = Vec::new();
+    for case in cases {
+        let error = tools
+            .call("register", args(case.clone()), &ctx)
+            .await
+            .unwrap_err();
+        messages.push(format!("{case}\n    {error}"));
+    }
+    insta::assert_snapshot!("bad_arguments", messages.join("\n"));
+
+    let ok = tools
+        .call(
+            "register",
+            args(json!({"name": "ada", "age": 36, "priority": "high", "mailbox": null})),
+            &ctx,
+        )
+        .await;
+    assert_eq!(ok.unwrap(), json!({"ok": true, "result": "ada"}));
+}
+
+/// Look up a word.
+#[derive(Deserialize, JsonSchema)]
+struct Lookup {
+    /// The word.
+    word: String,
+}
+
+/// Who is asking.
+struct User(&'static str);
+
+struct DictionaryLookupTool {
+    words: Vec<(&'static str, &'static str)>,
+}
+
+impl TypedTool for DictionaryLookupTool {
+    type Args = Lookup;
+    type Output = String;
+    type Error = String;
+
+    async fn call(&self, args: Lookup, ctx: &CallContext) -> Result<String, String> {
+        let user = ctx.get::<User>().map_or("someone", |u| u.0);
+        self.words
+            .iter()
+            .find(|(word, _)| *word == args.word)
+            .map(|(_, meaning)| format!("{meaning} (asked by {user})"))
+            .ok_or_else(|| format!("'{}' is not in the dictionary", args.word))
+    }
+}
+
+struct HTTPFetchTool;
+
+impl TypedTool for HTTPFetchTool {
+    type Args = Lookup;
+    type Output = ();
+    type Error = String;
+
+    fn id(&self) -> String {
+        "fetch".into()
+    }
+
+    fn description(&self) -> Option<String> {
+        Some("Fetch nothing".into())
+    }
+
+    async fn call(&self, _args: Lookup, _ctx: &CallContext) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn typed_tools_take_their_id_from_their_type_and_see_the_context() {
+    let tool = DictionaryLookupTool {
+        words: vec![("atfunc", "function calling as text")],
+    };
+    assert_eq!(tool.id(), "dictionary_lookup");
+    let tools = TypedBox::new("words")
+        .tool(tool)
+        .unwrap()
+        .tool(HTTPFetchTool)
+        .unwrap();
+    let ctx = CallContext::new().with(User("ada"));
+    let interfaces = tools.interfaces(&ctx);
+    assert_eq!(interfaces[0].qualified_name(), "words.dictionary_lookup");
+    assert_eq!(interfaces[0].description, "Look up a word.");
+    assert_eq!(interfaces[0].params[0].ty, ParamType::String);
+    assert_eq!(interfaces[1].qualified_name(), "words.fetch");
+    assert_eq!(interfaces[1].description, "Fetch nothing");
+
+    let found = tools
+        .call("dictionary_lookup", args(json!({"word": "atfunc"})), &ctx)
+        .await;
+    assert_eq!(
+        found.unwrap(),
+        json!({"ok": true, "result": "function calling as text (asked by ada)"})
+    );
+    let missing = tools
+        .call("dictionary_lookup", args(json!({"word": "x"})), &ctx)
+        .await;
+    assert_eq!(
+        missing.unwrap(),
+        json!({"ok": false, "error": "'x' is not in the dictionary"})
+    );
+    let fetched = tools.call("fetch", args(json!({"word": "x"})), &ctx).await;
+    assert_eq!(fetched.unwrap(), json!({"ok": true, "result": null}));
+    let bad = tools
+        .call("dictionary_lookup", args(json!({"word": 1})), &ctx)
+        .await;
+    assert_eq!(
+        bad.unwrap_err().to_string(),
+        "Invalid arguments for function 'words.dictionary_lookup': argument 'word' must be a string, found 1"
+    );
+}
