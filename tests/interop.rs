@@ -589,12 +589,12 @@ fn tool_call_arguments_in_every_shape_openai_sends() {
     .collect();
     insta::assert_debug_snapshot!("tool_call_errors", messages);
 
-    let body_text = ToolCallBody::new("api.create_user", json!("a ]] b"));
+    let body_text = body_call("api.create_user", json!("a ]] b"));
     assert!(matches!(
         body_text.call_text(),
         Err(BridgeError::BodyText { .. })
     ));
-    let body_text = ToolCallBody::new("api.create_user", json!("<user name=\"ada\"/>"));
+    let body_text = body_call("api.create_user", json!("<user name=\"ada\"/>"));
     assert_eq!(
         body_text.call_text().unwrap(),
         r#"@api.create_user() with_body [[<user name="ada"/>]]"#
@@ -602,17 +602,13 @@ fn tool_call_arguments_in_every_shape_openai_sends() {
 }
 
 /// A `ToolCall` that carries only a body.
-struct ToolCallBody;
-
-impl ToolCallBody {
-    fn new(name: &str, body: Json) -> atfunc::interop::ToolCall {
-        atfunc::interop::ToolCall {
-            id: String::new(),
-            name: name.into(),
-            model_name: String::new(),
-            args: Map::new(),
-            body: Some(body),
-        }
+fn body_call(name: &str, body: Json) -> atfunc::interop::ToolCall {
+    atfunc::interop::ToolCall {
+        id: String::new(),
+        name: name.into(),
+        model_name: String::new(),
+        args: Map::new(),
+        body: Some(body),
     }
 }
 

@@ -219,9 +219,9 @@ pub fn render(interfaces: &[Interface], format: Format, options: &Options) -> Re
 }
 
 /// The tools that get a model name, each with it, in order; the rest as clashes.
-pub(crate) fn assign_names<'a>(
-    interfaces: &'a [Interface],
-) -> (Vec<(&'a Interface, String)>, NameMap, Vec<Clash>) {
+pub(crate) fn assign_names(
+    interfaces: &[Interface],
+) -> (Vec<(&Interface, String)>, NameMap, Vec<Clash>) {
     let mut names = NameMap::new();
     let mut clashes = Vec::new();
     let mut kept = Vec::with_capacity(interfaces.len());
