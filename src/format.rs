@@ -39,12 +39,16 @@ pub struct CallRecord {
 ///     CallRecord { call_text: r#"weather.get_temp("Paris")"#.into(), result: Ok(json!({"temp": 21})) },
 ///     CallRecord { call_text: "weather.get_temp()".into(), result: Err("Missing required parameter for function 'weather.get_temp': location".into()) },
 /// ]);
-/// assert_eq!(text, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n\
+/// assert_eq!(text, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n\n\
 ///     Function call: weather.get_temp()\nReturned: Error: Missing required parameter for function 'weather.get_temp': location\n");
 /// ```
 pub fn format_results(records: &[CallRecord]) -> String {
     let mut out = String::new();
-    for record in records {
+    for (i, record) in records.iter().enumerate() {
+        // A blank line between blocks keeps a multi-line result readable.
+        if i > 0 {
+            out.push('\n');
+        }
         format_record_into(record, &mut out);
     }
     out
@@ -62,7 +66,10 @@ pub fn format_record_into(record: &CallRecord, out: &mut String) {
             out.push_str(message);
         }
     }
-    out.push('\n');
+    // A result that ends its own last line is not given an empty one.
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
 }
 
 /// A result as the model reads it: a string verbatim, anything else as compact JSON.

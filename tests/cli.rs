@@ -216,6 +216,6 @@ fn parse_without_tools_reports_calls_as_written() {
     assert_eq!(
         v,
         serde_json::json!({"name": "a.b", "positional": [1, "x"], "named": {"k": true},
-                           "body": " {\"q\": [[1]]} ", "span": [0, 49]})
+                           "body": " {\"q\": [[1]]} ", "span": [0, 50]})
     );
 }

@@ -117,9 +117,10 @@ async fn set_truncate_length_applies_to_later_results() {
         .execute_response("@tools.set_truncate_length(10) @t.long()")
         .await;
     assert_eq!(registry.truncate_length(), 10);
-    insta::assert_snapshot!(report.output, @r"
+    insta::assert_snapshot!(report.output, @"
     Function call: tools.set_truncate_length(10)
     Returned: Function results are now cut at 10 characters
+
     Function call: t.long()
     Returned: xxxxxxxxxx… [truncated 40 more characters]
     ");
@@ -276,6 +277,7 @@ async fn unknown_function_suggests_the_closest_and_still_gets_a_block() {
     insta::assert_snapshot!(report.output, @r#"
     Function call: wether.get_temp("Paris")
     Returned: Error: Unknown function 'wether.get_temp': did you mean 'weather.get_temp'?
+
     Function call: weather.get_temp("Paris")
     Returned: {"location":"Paris","temp":21,"unit":"c"}
     "#);
@@ -336,13 +338,16 @@ async fn a_panicking_tool_gives_an_error_and_the_registry_stays_usable() {
         .execute_response("@t.boom() @t.fine() @t.boom() @t.fine()")
         .await;
     assert_eq!(report.call_count, 4);
-    insta::assert_snapshot!(report.output, @r"
+    insta::assert_snapshot!(report.output, @"
     Function call: t.boom()
     Returned: Error: Function 't.boom' failed unexpectedly (index out of range); the call had no effect you can rely on
+
     Function call: t.fine()
     Returned: ok
+
     Function call: t.boom()
     Returned: Error: Function 't.boom' failed unexpectedly (index out of range); the call had no effect you can rely on
+
     Function call: t.fine()
     Returned: ok
     ");
@@ -365,11 +370,13 @@ async fn a_hanging_tool_times_out_and_later_calls_still_run() {
     let report = registry
         .execute_response("@t.hang() @t.fine() @t.fail()")
         .await;
-    insta::assert_snapshot!(report.output, @r"
+    insta::assert_snapshot!(report.output, @"
     Function call: t.hang()
     Returned: Error: Function 't.hang' did not finish within 5s and was stopped; try again with a smaller request, or go on without it
+
     Function call: t.fine()
     Returned: ok
+
     Function call: t.fail()
     Returned: Error: the service is down; try again later
     ");
@@ -721,11 +728,13 @@ async fn closure_boxes_sync_async_and_declared() {
     let report = registry
         .execute_response("@t.id() @t.later() @t.id()")
         .await;
-    insta::assert_snapshot!(report.output, @r"
+    insta::assert_snapshot!(report.output, @"
     Function call: t.id()
     Returned: call_1
+
     Function call: t.later()
     Returned: Error: function 't.later' has no implementation
+
     Function call: t.id()
     Returned: call_3
     ");

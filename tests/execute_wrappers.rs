@@ -173,9 +173,10 @@ async fn scoping_refuses_a_tool_disabled_after_the_model_saw_it() {
     scope.disable("DOUBLE");
     stream.feed_str("@t.double(2) then").await;
     let end = stream.finish().await;
-    insta::assert_snapshot!(end.report.output, @r"
+    insta::assert_snapshot!(end.report.output, @"
     Function call: t.double(1)
     Returned: 2
+
     Function call: t.double(2)
     Returned: Error: Function 't.double' is not available now; do not call it again, use another function
     ");

@@ -58,12 +58,16 @@ fn reference_blocks() {
     insta::assert_snapshot!(format_results(&records), @r#"
     Function call: weather.get_temp("Paris")
     Returned: {"temp":21}
+
     Function call: math.calculate_power(2, 10)
     Returned: 1024
+
     Function call: tools.get_toolboxes()
     Returned: ["weather","math","tools"]
+
     Function call: tools.set_truncate_length(2000)
     Returned: Function results are now cut at 2,000 characters
+
     Function call: weather.get_temp()
     Returned: Error: Missing required parameter for function 'weather.get_temp': location
     "#);

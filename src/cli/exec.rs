@@ -1,22 +1,175 @@
-//! `atfunc exec`: parse a model's output, run each call as soon as it is complete.
+//! `atfunc exec`: parse a model's output, run each call as soon as it is complete, print
+//! the result blocks for the model's next turn.
 
-use super::Failure;
+use super::{tools, Failure};
+use atfunc::execute::{FileBox, FnBox, Registry};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `atfunc exec`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ExecArgs {
-    /// The tools file whose functions the model may call.
+    /// The tools file whose functions the model may call. A function it declares has no
+    /// implementation here: a call to it answers with an error saying so.
     #[arg(long, value_name = "FILE")]
     tools: PathBuf,
+    /// Give the model the file box (`file.readfile`, `file.listfiles`, ...) rooted at DIR.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
+    /// Cut each result after N characters (default 5000), saying what was cut.
+    #[arg(long, value_name = "N")]
+    truncate: Option<usize>,
+    /// Stop a call after this many seconds (default: no limit).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Print one JSON report at the end instead of the result blocks as they come.
+    #[arg(long)]
+    json: bool,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
 
+/// Bytes read from the input at a time; calls run as soon as they are complete whatever
+/// the size.
+const CHUNK: usize = 8192;
+
 pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
-    Err(Failure(format!(
-        "exec is not available yet ({})",
-        args.tools.display()
-    )))
+    let registry = build_registry(&args)?;
+    let mut input: Box<dyn Read> = match &args.file {
+        Some(path) => Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    runtime.block_on(async {
+        let mut stream = registry.stream();
+        let mut printed = 0usize;
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Failure(format!("cannot read input: {e}"))),
+            };
+            let outcomes = stream.feed(buf.get(..n).unwrap_or_default()).await;
+            if !args.json {
+                for outcome in &outcomes {
+                    out.write_all(outcome.block.as_bytes())
+                        .map_err(write_failure)?;
+                }
+                out.flush().map_err(write_failure)?;
+            }
+        }
+        let end = stream.finish().await;
+        if args.json {
+            serde_json::to_writer_pretty(&mut out, &end.report.to_json())
+                .map_err(|e| Failure(format!("cannot write output: {e}")))?;
+            out.write_all(b"\n").map_err(write_failure)?;
+        } else {
+            for outcome in &end.outcomes {
+                out.write_all(outcome.block.as_bytes())
+                    .map_err(write_failure)?;
+            }
+            if end.report.call_count == 0 {
+                eprintln!("atfunc: no calls found in the input");
+            }
+        }
+        out.flush().map_err(write_failure)?;
+        // Boxes may hold processes or connections; give them the chance to shut down.
+        if let Err(e) = registry.close().await {
+            eprintln!("atfunc: closing the tool boxes: {e}");
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Prints result blocks as the report's output has them: a blank line between two.
+fn print_blocks(
+    out: &mut impl Write,
+    outcomes: &[atfunc::execute::Outcome],
+    printed: &mut usize,
+) -> Result<(), Failure> {
+    for outcome in outcomes {
+        if *printed > 0 {
+            out.write_all(b"\n").map_err(write_failure)?;
+        }
+        out.write_all(outcome.block.as_bytes())
+            .map_err(write_failure)?;
+        *printed += 1;
+    }
+    Ok(())
+}
+
+fn write_failure(e: std::io::Error) -> Failure {
+    Failure(format!("cannot write output: {e}"))
+}
+
+/// The registry `exec` runs calls in: one box per domain of the tools file (declared
+/// functions without an implementation), the control functions, and the file box.
+fn build_registry(args: &ExecArgs) -> Result<Registry, Failure> {
+    let interfaces = tools::load_valid(&args.tools)?;
+    let registry = Registry::new();
+    // One box per domain, in the order domains first appear; root functions go in the
+    // box named "" (functions without a domain).
+    let mut boxes: Vec<(String, FnBox)> = Vec::new();
+    for interface in interfaces {
+        let domain = interface.domain.clone().unwrap_or_default();
+        let index = match boxes.iter().position(|(name, _)| *name == domain) {
+            Some(index) => index,
+            None => {
+                boxes.push((domain.clone(), FnBox::new(domain)));
+                boxes.len() - 1
+            }
+        };
+        if let Some((name, tool_box)) = boxes.get_mut(index) {
+            let declared = std::mem::replace(tool_box, FnBox::new(name.clone()));
+            *tool_box = declared.declare(interface);
+        }
+    }
+    for (name, tool_box) in boxes {
+        registry.register(tool_box).map_err(|e| {
+            Failure(format!(
+                "{}: cannot register toolbox '{name}': {e}",
+                args.tools.display()
+            ))
+        })?;
+    }
+    if let Some(root) = &args.root {
+        let files = FileBox::open(root).map_err(|e| Failure(format!("--root: {e}")))?;
+        registry.register(files).map_err(|e| {
+            Failure(format!(
+                "--root: cannot add the file box: {e} (the tools file already has a toolbox named 'file')"
+            ))
+        })?;
+    }
+    if let Some(length) = args.truncate {
+        if length == 0 {
+            return Err(Failure(String::from(
+                "--truncate must be at least 1 character",
+            )));
+        }
+        registry.set_truncate_length(length);
+    }
+    if let Some(seconds) = args.timeout {
+        let limit = Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                Failure(format!(
+                    "--timeout must be a positive number of seconds, got {seconds}"
+                ))
+            })?;
+        registry.set_call_timeout(Some(limit));
+    }
+    Ok(registry)
 }

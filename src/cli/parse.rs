@@ -49,6 +49,9 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         catalog: catalog.as_ref(),
         with_text: args.text,
         text: String::new(),
+        invalid: Vec::new(),
+        invalid_start: 0,
+        invalid_end: None,
         head: Head::default(),
     };
     let mut parser = StreamParser::default();
@@ -85,6 +88,10 @@ struct Printer<'a, W: Write> {
     /// Text not printed yet; adjacent text events merge here so the records do not depend
     /// on how the input was chunked.
     text: String,
+    /// Invalid bytes not printed yet, merged like text: `invalid_start..invalid_end`.
+    invalid: Vec<u8>,
+    invalid_start: u64,
+    invalid_end: Option<u64>,
     head: Head,
 }
 
@@ -94,13 +101,21 @@ impl<W: Write> Printer<'_, W> {
         for event in events.drain(..) {
             match event {
                 Event::Text { text } if self.with_text => {
+                    self.flush_invalid()?;
                     self.text.push_str(&text);
                     self.flush_full_text()?;
                 }
                 Event::InvalidUtf8 { bytes, span } if self.with_text => {
-                    self.flush_text()?;
-                    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-                    self.line(&json!({"invalid_utf8": hex, "span": [span.start, span.end]}))?;
+                    self.flush_plain_text()?;
+                    if self.invalid_end != Some(span.start) {
+                        self.flush_invalid()?;
+                        self.invalid_start = span.start;
+                    }
+                    self.invalid.extend_from_slice(&bytes);
+                    self.invalid_end = Some(span.end);
+                    if self.invalid.len() >= TEXT_RECORD_LIMIT {
+                        self.flush_invalid()?;
+                    }
                 }
                 Event::CallStarted { name, start } => self.head.start(start, &name),
                 Event::Call(call) => {
@@ -166,7 +181,22 @@ impl<W: Write> Printer<'_, W> {
         Ok(())
     }
 
+    fn flush_invalid(&mut self) -> Result<(), Failure> {
+        if let Some(end) = self.invalid_end.take() {
+            let hex: String = self.invalid.iter().map(|b| format!("{b:02x}")).collect();
+            self.invalid.clear();
+            self.line(&json!({"invalid_utf8": hex, "span": [self.invalid_start, end]}))?;
+        }
+        Ok(())
+    }
+
+    /// Prints the text and invalid bytes held back so far (only one of them is non-empty).
     fn flush_text(&mut self) -> Result<(), Failure> {
+        self.flush_invalid()?;
+        self.flush_plain_text()
+    }
+
+    fn flush_plain_text(&mut self) -> Result<(), Failure> {
         if !self.text.is_empty() {
             let text = std::mem::take(&mut self.text);
             self.line(&json!({ "text": text }))?;

@@ -902,6 +902,10 @@ impl ResponseStream<'_> {
             .collect()
             .await;
         for outcome in &outcomes {
+            // Blocks are joined as `format_results` joins them: a blank line between two.
+            if !self.output.is_empty() {
+                self.output.push('\n');
+            }
             self.output.push_str(&outcome.block);
         }
         self.calls.extend(outcomes.iter().cloned());
