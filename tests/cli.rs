@@ -219,3 +219,128 @@ fn parse_without_tools_reports_calls_as_written() {
                            "body": " {\"q\": [[1]]} ", "span": [0, 50]})
     );
 }
+
+const DEMO: [&str; 5] = [
+    "exec",
+    "--tools",
+    "examples/demo/tools.json",
+    "--root",
+    "examples/demo/files",
+];
+
+#[test]
+fn exec_runs_the_demo_and_prints_the_blocks() {
+    let mut args = DEMO.to_vec();
+    args.push("examples/demo/completion.txt");
+    let out = atfunc(&args, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::assert_snapshot!("exec_demo", stdout(&out));
+    // The README shows this output; keep the two in step.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(stdout(&out).trim_end()),
+        "README's exec output is stale"
+    );
+}
+
+#[test]
+fn exec_json_report_matches_the_blocks() {
+    let completion = std::fs::read("examples/demo/completion.txt").unwrap();
+    let text = atfunc(&DEMO, &completion);
+    let mut args = DEMO.to_vec();
+    args.push("--json");
+    let json = atfunc(&args, &completion);
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["output"].as_str().unwrap(), stdout(&text));
+    assert_eq!(report["call_count"], 5);
+    let calls = report["calls"].as_array().unwrap();
+    assert_eq!(calls[0]["name"], "file.listfiles");
+    assert_eq!(calls[0]["result"], serde_json::json!(["notes.txt"]));
+    assert_eq!(calls[4]["name"], "weather.get_current_weather");
+    assert_eq!(
+        calls[4]["args"],
+        serde_json::json!({"location": "Oslo", "unit": "celsius"})
+    );
+    assert_eq!(
+        calls[4]["error"],
+        "function 'weather.get_current_weather' has no implementation"
+    );
+}
+
+#[test]
+fn exec_truncates_and_refuses_escapes() {
+    let out = atfunc(
+        &[
+            "exec",
+            "--tools",
+            "examples/demo/tools.json",
+            "--root",
+            "examples/demo/files",
+            "--truncate",
+            "8",
+        ],
+        "@file.readfile(\"notes.txt\")\n@file.readfile(\"../tools.json\")".as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with(
+            "Function call: file.readfile(\"notes.txt\")\nReturned: Packing … [truncated 38 more characters]\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("Function call: file.readfile(\"../tools.json\")\nReturned: Error: "),
+        "{text}"
+    );
+    assert!(!text.contains("\"domain\""), "{text}");
+}
+
+#[test]
+fn exec_without_calls_says_so_and_bad_flags_exit_2() {
+    let out = atfunc(
+        &["exec", "--tools", TOOLS],
+        b"no calls here, bob@example.com",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(stderr(&out), "atfunc: no calls found in the input\n");
+    let out = atfunc(&["exec", "--tools", TOOLS, "--truncate", "0"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "atfunc: --truncate must be at least 1 character\n"
+    );
+    let out = atfunc(&["exec", "--tools", TOOLS, "--root", "no/such/dir"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("atfunc: --root: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn exec_output_is_the_same_however_the_input_arrives() {
+    // A pipe delivers the input in pieces; the blocks must not depend on them.
+    let completion = std::fs::read("examples/demo/completion.txt").unwrap();
+    let whole = atfunc(&DEMO, &completion);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+        .args(DEMO)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    for piece in completion.chunks(5) {
+        input.write_all(piece).unwrap();
+        input.flush().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), stdout(&whole));
+}

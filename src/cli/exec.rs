@@ -63,10 +63,7 @@ pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
             };
             let outcomes = stream.feed(buf.get(..n).unwrap_or_default()).await;
             if !args.json {
-                for outcome in &outcomes {
-                    out.write_all(outcome.block.as_bytes())
-                        .map_err(write_failure)?;
-                }
+                print_blocks(&mut out, &outcomes, &mut printed)?;
                 out.flush().map_err(write_failure)?;
             }
         }
@@ -76,10 +73,7 @@ pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure(format!("cannot write output: {e}")))?;
             out.write_all(b"\n").map_err(write_failure)?;
         } else {
-            for outcome in &end.outcomes {
-                out.write_all(outcome.block.as_bytes())
-                    .map_err(write_failure)?;
-            }
+            print_blocks(&mut out, &end.outcomes, &mut printed)?;
             if end.report.call_count == 0 {
                 eprintln!("atfunc: no calls found in the input");
             }

@@ -23,7 +23,7 @@ pub use file::{FileBox, FileBoxError, FileError, FileErrorKind};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
     ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
-    ResponseStream, Stats, StreamEnd,
+    ResponseStream, Stats, StreamEnd, ERROR_TEXT_FLOOR,
 };
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{

@@ -22,6 +22,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use unicase::UniCase;
 
+/// The fewest characters of an error message a result block keeps, whatever the truncate
+/// length: an error cut short cannot tell the model how to fix its call.
+pub const ERROR_TEXT_FLOOR: usize = 1000;
+
 /// The longest call text shown in a result block, in characters: a call with a huge
 /// argument is not echoed back whole.
 const CALL_TEXT_LIMIT: usize = 500;
@@ -765,7 +769,9 @@ impl Registry {
                     Cow::Owned(cut) => Ok(Json::String(cut)),
                 }
             }
-            Err(message) => Err(truncate_text(message, limit).into_owned()),
+            // The model needs an error whole to correct its call, so a small limit set for
+            // bulky results does not cut errors below ERROR_TEXT_FLOOR characters.
+            Err(message) => Err(truncate_text(message, limit.max(ERROR_TEXT_FLOOR)).into_owned()),
         };
         let record = CallRecord {
             call_text: truncate_text(&shown_call, CALL_TEXT_LIMIT).into_owned(),
