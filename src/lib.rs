@@ -8,6 +8,33 @@
 //! 4. [`bind`]: calls matched to interfaces, arguments typed and checked.
 //! 5. `execute` (feature `execute`): calls run in tool boxes.
 //! 6. [`format`]: results as text for the model's next turn.
+//!
+//! Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and `typed`
+//! (feature `typed`) turns Rust functions into tools.
+//!
+//! ```
+//! use atfunc::{bind, load_interfaces_str, parse_events, render_interface, Catalog, Event};
+//!
+//! let tools = load_interfaces_str(r#"[{"type": "function", "function": {
+//!     "name": "weather.get_temp",
+//!     "description": "Current temperature",
+//!     "parameters": {"type": "object",
+//!                    "properties": {"location": {"type": "string"}, "days": {"type": "integer"}},
+//!                    "required": ["location"]}}}]"#).unwrap();
+//! assert_eq!(
+//!     render_interface(&tools[0], false),
+//!     "@weather.get_temp( <*location>, <days{integer}> )\nDescription: Current temperature\n"
+//! );
+//!
+//! let catalog = Catalog::new(tools, false);
+//! for event in parse_events("Sure: @Weather.Get_Temp('Oslo', days=\"2\") then we'll see.") {
+//!     if let Event::Call(call) = event {
+//!         let bound = bind(&call, &catalog).unwrap();
+//!         assert_eq!(bound.name, "weather.get_temp");
+//!         assert_eq!(bound.args["days"], 2);
+//!     }
+//! }
+//! ```
 #![deny(missing_docs)]
 
 pub mod bind;
@@ -33,3 +60,9 @@ pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};
 pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
 pub use render::{render_interface, render_prompt, PromptOptions};
 pub use translator::{Atfunc, Translator};
+
+#[cfg(feature = "execute")]
+pub use execute::{
+    CallContext, ExecutionReport, FileBox, FnBox, MultiBox, Outcome, Registry, ToolBox,
+    ToolBoxExt, ToolError,
+};

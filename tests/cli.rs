@@ -344,3 +344,61 @@ fn exec_output_is_the_same_however_the_input_arrives() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(stdout(&out), stdout(&whole));
 }
+
+#[test]
+fn render_for_model_apis() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(
+        &path,
+        r#"[{"name": "shop.list", "parameters": {"type": "object", "properties": {
+                "q": {"type": "string"}, "dry_run": {"type": "boolean"}}}},
+            {"name": "shop_list", "parameters": {"type": "object", "properties": {}}}]"#,
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let out = atfunc(&["render", "--tools", file, "--format", "openai"], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let tools: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        tools.as_array().unwrap().len(),
+        1,
+        "the clashing second tool is left out"
+    );
+    assert_eq!(tools[0]["function"]["name"], "shop_list");
+    assert_eq!(
+        tools[0]["function"]["parameters"]["properties"],
+        serde_json::json!({"q": {"type": "string"}}),
+        "dry_run is a control field, hidden from the model"
+    );
+    let err = stderr(&out);
+    assert!(err.starts_with(&format!("atfunc: {file}: ")), "{err}");
+    assert!(err.contains("shop_list"), "{err}");
+
+    let out = atfunc(
+        &[
+            "render",
+            "--tools",
+            file,
+            "--format",
+            "mcp",
+            "--with-names",
+            "--control-fields",
+            "",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rendered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        rendered["names"],
+        serde_json::json!({"shop_list": "shop.list"})
+    );
+    let tool = &rendered["tools"]["tools"][0];
+    assert_eq!(tool["name"], "shop_list");
+    assert!(tool["inputSchema"]["properties"]["dry_run"].is_object());
+    assert_eq!(rendered["clashes"].as_array().unwrap().len(), 1);
+
+    let out = atfunc(&["render", "--tools", file, "--format", "yaml"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -8,6 +8,7 @@ mod exec;
 mod parse;
 mod tools;
 
+use atfunc::interop::{ControlFields, Format};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +19,17 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The output of `atfunc render`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RenderFormat {
+    /// The atfunc prompt text.
+    Atfunc,
+    /// An OpenAI `tools` array.
+    Openai,
+    /// An MCP `tools/list` result.
+    Mcp,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,6 +48,18 @@ enum Command {
         /// Print only the functions, without the preamble that teaches the syntax.
         #[arg(long)]
         no_preamble: bool,
+        /// What to print: the atfunc prompt text, an OpenAI `tools` array, or an MCP
+        /// `tools/list` result. For openai and mcp, a name clash is reported on stderr.
+        #[arg(long, value_enum, default_value_t = RenderFormat::Atfunc)]
+        format: RenderFormat,
+        /// With --format openai or mcp: print {"tools", "names", "clashes"}, the map from each
+        /// model-safe name back to the tool included.
+        #[arg(long)]
+        with_names: bool,
+        /// Parameters hidden from the model (comma-separated; default dry_run,
+        /// confirm_token, idempotency_key; an empty value hides none).
+        #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+        control_fields: Option<Vec<String>>,
     },
     /// Validate a tools file and list every problem (exit 1 if any).
     Check {
@@ -58,7 +82,14 @@ pub fn main() -> ExitCode {
             separator,
             root,
             no_preamble,
-        } => render(&tools, separator, root.as_deref(), no_preamble),
+            format,
+            with_names,
+            control_fields,
+        } => match format {
+            RenderFormat::Atfunc => render(&tools, separator, root.as_deref(), no_preamble),
+            RenderFormat::Openai => render_api(&tools, Format::Openai, with_names, control_fields),
+            RenderFormat::Mcp => render_api(&tools, Format::Mcp, with_names, control_fields),
+        },
         Command::Check { tools } => check(&tools),
         Command::Parse(args) => parse::run(args),
         Command::Exec(args) => exec::run(args),
@@ -95,6 +126,33 @@ fn render(
         atfunc::render_prompt(&interfaces, &options)
     };
     print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `render --format openai|mcp`: the tools as a model API wants them.
+fn render_api(
+    path: &std::path::Path,
+    format: Format,
+    with_names: bool,
+    control_fields: Option<Vec<String>>,
+) -> Result<ExitCode, Failure> {
+    let interfaces = tools::load_valid(path)?;
+    let mut options = atfunc::interop::Options::default();
+    if let Some(names) = control_fields {
+        options.control_fields =
+            ControlFields::new(names.into_iter().filter(|n| !n.trim().is_empty()));
+    }
+    let rendered = atfunc::interop::render(&interfaces, format, &options);
+    for clash in &rendered.clashes {
+        eprintln!("atfunc: {}: {clash}", path.display());
+    }
+    let json = if with_names {
+        serde_json::to_value(&rendered).map_err(|e| Failure(e.to_string()))?
+    } else {
+        rendered.tools
+    };
+    let text = serde_json::to_string_pretty(&json).map_err(|e| Failure(e.to_string()))?;
+    println!("{text}");
     Ok(ExitCode::SUCCESS)
 }
 
