@@ -231,7 +231,8 @@ pub struct ParserConfig {
     pub max_call_len: usize,
     /// Longest `with_body` block in bytes. Default 8 MiB.
     pub max_body_len: usize,
-    /// Deepest nesting of `[` and `{` in argument values (and JSON bodies). Default 64.
+    /// Deepest nesting of `[` and `{` in argument values (and JSON bodies). Default 64;
+    /// values above 512 count as 512, since building a value recurses once per level.
     pub max_depth: usize,
     /// Most arguments in one call, positional and named together. Default 256.
     pub max_args: usize,

@@ -1,0 +1,73 @@
+//! Arbitrary bytes under an arbitrary chunking: never a panic, the same events as the whole
+//! input (text merged), and the events rebuild the input byte for byte.
+#![no_main]
+
+use atfunc::{Event, ParserConfig, StreamParser};
+use libfuzzer_sys::fuzz_target;
+
+fn merge(events: Vec<Event>) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::new();
+    for e in events {
+        if let (Some(Event::Text { text: prev }), Event::Text { text }) = (out.last_mut(), &e) {
+            prev.push_str(text);
+            continue;
+        }
+        out.push(e);
+    }
+    out
+}
+
+fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
+    let mut parser = StreamParser::new(config.clone());
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let size = sizes
+            .get(k % sizes.len().max(1))
+            .map_or(rest.len(), |&s| s as usize + 1);
+        k += 1;
+        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+        parser.feed_into(chunk, &mut out);
+        rest = tail;
+    }
+    parser.finish_into(&mut out);
+    merge(out)
+}
+
+fn rebuild(input: &[u8], events: &[Event]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for e in events {
+        match e {
+            Event::Text { text } => out.extend_from_slice(text.as_bytes()),
+            Event::InvalidUtf8 { bytes, .. } => out.extend_from_slice(bytes),
+            Event::CallStarted { .. } => {}
+            Event::Call(c) => {
+                out.extend_from_slice(&input[c.span.start as usize..c.span.end as usize])
+            }
+            Event::Malformed { span, .. } => {
+                out.extend_from_slice(&input[span.start as usize..span.end as usize])
+            }
+        }
+    }
+    out
+}
+
+fuzz_target!(|data: (Vec<u8>, Vec<u8>, bool)| {
+    let (input, sizes, small) = data;
+    // Small limits reach every limit path with short inputs.
+    let config = if small {
+        ParserConfig {
+            max_call_len: 48,
+            max_body_len: 12,
+            max_depth: 3,
+            max_args: 3,
+        }
+    } else {
+        ParserConfig::default()
+    };
+    let whole = run(&config, &input, &[]);
+    assert_eq!(rebuild(&input, &whole), input);
+    assert_eq!(run(&config, &input, &sizes), whole);
+    assert_eq!(run(&config, &input, &[0]), whole);
+});

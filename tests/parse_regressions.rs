@@ -1,0 +1,130 @@
+//! Inputs that fuzzing or review found interesting, replayed through every chunking.
+//! A fuzz crash lands here as a new case before it is fixed.
+
+mod parse_common;
+
+use atfunc::parse::ParseErrorKind;
+use atfunc::{Event, ParserConfig, StreamParser, Value};
+use parse_common::{assert_reproduces, calls, check, check_bytes, events_in_chunks_with, merge};
+
+fn malformed_kinds(events: &[Event]) -> Vec<ParseErrorKind> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Malformed { error, .. } => Some(error.kind.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn key_with_line_break_before_equals() {
+    let events = check("@a(k\n= 1, j\n:\n2)");
+    let c = calls(&events);
+    assert_eq!(c[0].named.len(), 2);
+}
+
+#[test]
+fn backslash_at_the_very_end() {
+    let events = check("@a(\"\\");
+    assert_eq!(
+        malformed_kinds(&events),
+        vec![ParseErrorKind::Unterminated {
+            what: "string".into()
+        }]
+    );
+}
+
+#[test]
+fn split_character_at_the_end_of_a_string() {
+    // The input ends inside a character inside a string: malformed up to it, then the
+    // stray bytes as invalid UTF-8.
+    let events = check_bytes(b"@a('\xe2\x82");
+    assert!(
+        matches!(events.last(), Some(Event::InvalidUtf8 { bytes, .. }) if bytes == b"\xe2\x82")
+    );
+}
+
+#[test]
+fn character_straddling_the_call_limit() {
+    let config = ParserConfig {
+        max_call_len: 8,
+        ..ParserConfig::default()
+    };
+    let input = "@a(\"xxé\") @b()".as_bytes();
+    let whole = merge(events_in_chunks_with(
+        StreamParser::new(config.clone()),
+        input,
+        &[usize::MAX],
+    ));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![2], vec![3]] {
+        let chunked = merge(events_in_chunks_with(
+            StreamParser::new(config.clone()),
+            input,
+            &sizes,
+        ));
+        assert_eq!(chunked, whole);
+    }
+    assert_eq!(
+        malformed_kinds(&whole),
+        vec![ParseErrorKind::CallTooLong { limit: 8 }]
+    );
+    assert_eq!(calls(&whole)[0].name, "b");
+}
+
+#[test]
+fn gap_held_at_the_end_is_released() {
+    for input in [
+        "@a() \r",
+        "@a()\r\n  with_bo",
+        "@a() with_body ",
+        "@a() with_body [",
+    ] {
+        let events = check(input);
+        assert_eq!(calls(&events).len(), 1, "{input:?}");
+        assert_eq!(calls(&events)[0].body, None);
+    }
+}
+
+#[test]
+fn bodies_at_their_edges() {
+    let events = check("@a()\r\nwith_body[[]] @b() with_body [[]]]] @c() with_body\n[[ x ] y ]]");
+    let c = calls(&events);
+    assert_eq!(c[0].body.as_deref(), Some(""));
+    assert_eq!(c[1].body.as_deref(), Some(""));
+    assert_eq!(c[2].body.as_deref(), Some(" x ] y "));
+    assert!(
+        matches!(&events[events.len() - 1], Event::Call(c) if c.name == "c"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn at_sign_right_after_a_call_or_malformed_span() {
+    let events = check("@a()@b() @c(1, \"x\" 2x@d() y@e()");
+    let names: Vec<_> = calls(&events).iter().map(|c| c.name.clone()).collect();
+    // The malformed `@c(...` stops at `2`; `2x@d` and `y@e` are then prose.
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(malformed_kinds(&events).len(), 1);
+}
+
+#[test]
+fn deep_parentheses_in_a_bare_word_need_no_stack() {
+    let input = format!("@a({}x{})", "(".repeat(50_000), ")".repeat(50_000));
+    let events = check(&input);
+    assert!(matches!(&calls(&events)[0].positional[0], Value::Bare(w) if w.len() == 100_001));
+}
+
+#[test]
+fn line_break_inside_a_group_of_a_bare_word() {
+    let events = check("@a(f(x\n)) ok");
+    assert_eq!(malformed_kinds(&events).len(), 1);
+}
+
+#[test]
+fn invalid_bytes_in_a_name_and_a_body() {
+    let events = check_bytes(b"@a\xff(1) @b() with_body [[\xc3]] @c()");
+    assert_eq!(calls(&events).len(), 1);
+    assert_eq!(calls(&events)[0].name, "c");
+}
