@@ -37,6 +37,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod batch;
 pub mod bind;
 pub mod format;
 pub mod interface;

@@ -5,6 +5,7 @@
 //! or is invalid.
 
 mod exec;
+mod jsonl;
 mod parse;
 mod tools;
 

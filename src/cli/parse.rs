@@ -1,8 +1,10 @@
 //! `atfunc parse`: calls out of a model's output as JSON Lines, while it streams.
 
 use super::{tools, Failure};
-use atfunc::{bind, Catalog, Event, StreamParser};
+use atfunc::batch::{self, RAW_LIMIT};
+use atfunc::{Catalog, Event, StreamParser};
 use serde_json::{json, Value as Json};
+use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,18 +22,23 @@ pub(crate) struct ParseArgs {
     /// Print the text around calls too, as {"text": "..."} records.
     #[arg(long)]
     text: bool,
+    /// Read JSON Lines records {"id", "completion", "tools"} and write one line per record,
+    /// {"id", "calls", "errors"}, in input order, parsing on every core. A record's own
+    /// "tools" wins over --tools.
+    #[arg(long, conflicts_with_all = ["text", "chunk_size"])]
+    jsonl: bool,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
-
-/// How many bytes of a span an error record quotes.
-const RAW_LIMIT: usize = 200;
 
 /// Text records are cut at this many bytes, so memory stays bounded on endless prose and
 /// the cut points do not depend on the chunk size.
 const TEXT_RECORD_LIMIT: usize = 64 * 1024;
 
 pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
+    if args.jsonl {
+        return super::jsonl::run(args.tools.as_deref(), args.file.as_deref());
+    }
     let catalog = match &args.tools {
         Some(path) => Some(Catalog::new(tools::load_valid(path)?, false)),
         None => None,
@@ -120,29 +127,11 @@ impl<W: Write> Printer<'_, W> {
                 Event::CallStarted { name, start } => self.head.start(start, &name),
                 Event::Call(call) => {
                     self.flush_text()?;
-                    let span = json!([call.span.start, call.span.end]);
-                    let record = match self.catalog {
-                        None => json!({
-                            "name": call.name,
-                            "positional": call.positional.iter().map(atfunc::Value::to_json).collect::<Vec<_>>(),
-                            "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
-                            "body": call.body,
-                            "span": span,
-                        }),
-                        Some(catalog) => match bind(&call, catalog) {
-                            Ok(bound) => json!({
-                                "name": bound.name,
-                                "args": bound.args,
-                                "body": call.body,
-                                "span": span,
-                            }),
-                            Err(error) => json!({
-                                "error": error.to_string(),
-                                "span": span,
-                                "raw": self.head.raw(call.span.len()),
-                            }),
-                        },
-                    };
+                    let head = &self.head;
+                    let record = batch::call_record(&call, self.catalog, || {
+                        Cow::Owned(head.raw(call.span.len()))
+                    })
+                    .into_json();
                     self.head.stop();
                     self.line(&record)?;
                     wrote = true;
@@ -150,11 +139,7 @@ impl<W: Write> Printer<'_, W> {
                 Event::Malformed { span, error, text } => {
                     self.flush_text()?;
                     self.head.stop();
-                    self.line(&json!({
-                        "error": error.to_string(),
-                        "span": [span.start, span.end],
-                        "raw": cut(&text, RAW_LIMIT),
-                    }))?;
+                    self.line(&batch::malformed_record(span, &error, &text))?;
                     wrote = true;
                 }
                 // Text without --text, and future event kinds, print nothing.
@@ -261,18 +246,6 @@ impl Head {
         let len = usize::try_from(span_len)
             .unwrap_or(usize::MAX)
             .min(bytes.len());
-        cut(
-            &String::from_utf8_lossy(bytes.get(..len).unwrap_or_default()),
-            RAW_LIMIT,
-        )
+        String::from_utf8_lossy(bytes.get(..len).unwrap_or_default()).into_owned()
     }
-}
-
-/// At most `limit` bytes of `text`, cut at a character boundary.
-fn cut(text: &str, limit: usize) -> String {
-    let mut at = limit.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    text.get(..at).unwrap_or_default().to_owned()
 }

@@ -1,0 +1,435 @@
+//! Post-processing completions in bulk: JSON Lines records in, one JSON line per record out.
+//!
+//! Each input line is a record `{"id": ..., "completion": "...", "tools": [...]}`; its output
+//! line is `{"id": ..., "calls": [...], "errors": [...]}`, where the call and error objects
+//! are the ones `atfunc parse` prints for the same text ([`call_record`],
+//! [`malformed_record`]). A line that cannot be processed (not JSON, no `completion`,
+//! invalid `tools`) becomes `{"id": ..., "line": N, "error": "..."}` and the others go on.
+//!
+//! `tools` may be any shape [`load_interfaces`](crate::load_interfaces) accepts. A record's
+//! own `tools` wins over the default tool set given to [`Batch::new`]; with neither, calls
+//! are reported unbound (`positional` and `named`). Tool sets are loaded once per distinct
+//! text and kept in a small cache, so a tools list repeated on every line costs one load.
+//!
+//! With the `batch` feature, [`Batch::process_lines`] spreads a slice of lines over every
+//! core and returns the output lines in input order.
+//!
+//! ```
+//! use atfunc::batch::Batch;
+//!
+//! let batch = Batch::new(None);
+//! let line = br#"{"id": 7, "completion": "Sure: @weather.get('Oslo', unit=\"c\")", "tools": [
+//!     {"name": "weather.get", "parameters": {"type": "object",
+//!      "properties": {"city": {"type": "string"}, "unit": {"type": "string"}}}}]}"#;
+//! let out = batch.process_line(1, line).unwrap();
+//! assert_eq!(
+//!     out,
+//!     r#"{"id":7,"calls":[{"name":"weather.get","args":{"city":"Oslo","unit":"c"},"body":null,"span":[6,36]}],"errors":[]}"#
+//! );
+//!
+//! let bad = batch.process_line(2, b"{\"id\": 8}").unwrap();
+//! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
+//! ```
+
+use crate::{bind, load_interfaces, parse_events, validate_all, Call, Catalog, Event};
+use crate::{LoadError, ParseError, Span};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Value as Json};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// How many bytes of a span an error record quotes in its `raw` field.
+pub const RAW_LIMIT: usize = 200;
+
+/// How many distinct tool sets [`Batch`] keeps loaded. Past it, the least recently used
+/// goes; a long input that cycles through more sets than this reloads them, nothing worse.
+pub const TOOL_CACHE_CAPACITY: usize = 64;
+
+/// What a call-shaped span became, as the JSON object `atfunc parse` prints for it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// `{"name", "args", "body", "span"}` for a bound call, or
+    /// `{"name", "positional", "named", "body", "span"}` when there are no tools.
+    Call(Json),
+    /// `{"error", "span", "raw"}`: the span looked like a call but did not parse or bind.
+    Error(Json),
+}
+
+impl Record {
+    /// The JSON object, whichever kind it is.
+    pub fn into_json(self) -> Json {
+        match self {
+            Record::Call(json) | Record::Error(json) => json,
+        }
+    }
+}
+
+/// The record of a complete call: bound against `catalog` when there is one, as written
+/// otherwise. `raw` gives the call's text (or at least its first [`RAW_LIMIT`] bytes); it
+/// is asked for only when the call does not bind, and cut to [`RAW_LIMIT`] bytes.
+pub fn call_record<'r>(
+    call: &Call,
+    catalog: Option<&Catalog>,
+    raw: impl FnOnce() -> Cow<'r, str>,
+) -> Record {
+    let span = json!([call.span.start, call.span.end]);
+    match catalog {
+        None => Record::Call(json!({
+            "name": call.name,
+            "positional": call.positional.iter().map(crate::Value::to_json).collect::<Vec<_>>(),
+            "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
+            "body": call.body,
+            "span": span,
+        })),
+        Some(catalog) => match bind(call, catalog) {
+            Ok(bound) => Record::Call(json!({
+                "name": bound.name,
+                "args": bound.args,
+                "body": call.body,
+                "span": span,
+            })),
+            Err(error) => Record::Error(json!({
+                "error": error.to_string(),
+                "span": span,
+                "raw": cut(&raw(), RAW_LIMIT),
+            })),
+        },
+    }
+}
+
+/// The error record of a span that looked like a call but is not one; `text` is the span's
+/// text, cut to [`RAW_LIMIT`] bytes.
+pub fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
+    json!({
+        "error": error.to_string(),
+        "span": [span.start, span.end],
+        "raw": cut(text, RAW_LIMIT),
+    })
+}
+
+/// The calls and the errors found in one complete text, each in text order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Records {
+    /// Call records ([`Record::Call`]).
+    pub calls: Vec<Json>,
+    /// Error records ([`Record::Error`] and [`malformed_record`]).
+    pub errors: Vec<Json>,
+}
+
+/// Parses a whole completion and builds the record of every call-shaped span in it.
+///
+/// ```
+/// let found = atfunc::batch::completion_records("@a.b(1) and @c.d(", None);
+/// assert_eq!(found.calls[0]["positional"], serde_json::json!([1]));
+/// assert_eq!(found.errors[0]["raw"], "@c.d(");
+/// ```
+pub fn completion_records(completion: &str, catalog: Option<&Catalog>) -> Records {
+    let mut records = Records::default();
+    for event in parse_events(completion) {
+        match event {
+            Event::Call(call) => {
+                let raw = || {
+                    let text = usize::try_from(call.span.start)
+                        .ok()
+                        .zip(usize::try_from(call.span.end).ok())
+                        .and_then(|(start, end)| completion.get(start..end));
+                    Cow::Borrowed(text.unwrap_or_default())
+                };
+                match call_record(&call, catalog, raw) {
+                    Record::Call(json) => records.calls.push(json),
+                    Record::Error(json) => records.errors.push(json),
+                }
+            }
+            Event::Malformed { span, error, text } => {
+                records.errors.push(malformed_record(span, &error, &text));
+            }
+            _ => {}
+        }
+    }
+    records
+}
+
+/// At most `limit` bytes of `text`, cut at a character boundary.
+fn cut(text: &str, limit: usize) -> &str {
+    let mut at = limit.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.get(..at).unwrap_or_default()
+}
+
+/// Turns input lines into output lines: parses each record's completion and binds its calls
+/// to the record's tools or the default ones. Shared by many threads: `&self` is enough.
+#[derive(Debug)]
+pub struct Batch {
+    tools: Option<Arc<Catalog>>,
+    cache: Mutex<ToolCache>,
+}
+
+/// One input line as read; `tools` stays raw text so a repeated list is hashed, not parsed.
+#[derive(Deserialize)]
+#[serde(expecting = "a record {\"id\": ..., \"completion\": \"...\", \"tools\": [...]}")]
+struct Input<'a> {
+    #[serde(default)]
+    id: Json,
+    #[serde(default)]
+    completion: Option<Json>,
+    #[serde(borrow, default)]
+    tools: Option<&'a RawValue>,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    id: &'a Json,
+    calls: Vec<Json>,
+    errors: Vec<Json>,
+}
+
+#[derive(Serialize)]
+struct Failed<'a> {
+    id: &'a Json,
+    line: u64,
+    error: String,
+}
+
+impl Batch {
+    /// A batch whose records without `tools` bind to `tools` (or stay unbound if `None`).
+    pub fn new(tools: Option<Catalog>) -> Batch {
+        Batch {
+            tools: tools.map(Arc::new),
+            cache: Mutex::new(ToolCache::default()),
+        }
+    }
+
+    /// The output line (no newline) for input line number `number` (1-based, for error
+    /// lines), or `None` for a blank line.
+    pub fn process_line(&self, number: u64, line: &[u8]) -> Option<String> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let out = match serde_json::from_slice::<Input<'_>>(line) {
+            Err(error) => failed(&Json::Null, number, json_error(&error)),
+            Ok(input) => match self.record(&input) {
+                Ok(out) => serde_json::to_string(&out),
+                Err(error) => failed(&input.id, number, error),
+            },
+        };
+        // Serialising a `Json` tree into a string cannot fail (its keys are strings).
+        Some(out.unwrap_or_default())
+    }
+
+    fn record<'a>(&self, input: &'a Input<'_>) -> Result<Output<'a>, String> {
+        let completion = match &input.completion {
+            Some(Json::String(text)) => text,
+            None | Some(Json::Null) => return Err("missing \"completion\"".to_owned()),
+            Some(other) => {
+                return Err(format!(
+                    "\"completion\" must be a string, found {}",
+                    kind(other)
+                ))
+            }
+        };
+        let own;
+        let catalog = match input.tools {
+            Some(raw) => {
+                own = self.load(raw.get())?;
+                Some(&*own)
+            }
+            None => self.tools.as_deref(),
+        };
+        let found = completion_records(completion, catalog);
+        Ok(Output {
+            id: &input.id,
+            calls: found.calls,
+            errors: found.errors,
+        })
+    }
+
+    /// The catalog for a record's raw `tools` text, from the cache when it was seen before.
+    fn load(&self, raw: &str) -> Result<Arc<Catalog>, String> {
+        let key = {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            raw.hash(&mut hasher);
+            hasher.finish()
+        };
+        if let Some(hit) = self.lock().get(key, raw) {
+            return hit;
+        }
+        // Loaded outside the lock: other threads go on meanwhile. Two threads may load the
+        // same new set at once; both results are equal and one of them is kept.
+        let loaded = load_tools(raw);
+        self.lock().insert(key, raw, loaded.clone());
+        loaded
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ToolCache> {
+        // The cache holds no invariant a panicking thread could break halfway.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The output lines for `lines`, numbered from `first_number`, in input order (blank
+    /// lines give none), computed on every core of rayon's global pool.
+    #[cfg(feature = "batch")]
+    pub fn process_lines<L: AsRef<[u8]> + Sync>(
+        &self,
+        first_number: u64,
+        lines: &[L],
+    ) -> Vec<String> {
+        use rayon::prelude::*;
+        lines
+            .par_iter()
+            .enumerate()
+            .filter_map(|(i, line)| self.process_line(first_number + i as u64, line.as_ref()))
+            .collect()
+    }
+}
+
+fn failed(id: &Json, line: u64, error: String) -> serde_json::Result<String> {
+    serde_json::to_string(&Failed { id, line, error })
+}
+
+fn load_tools(raw: &str) -> Result<Arc<Catalog>, String> {
+    let json: Json =
+        serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
+    let problems = match load_interfaces(&json) {
+        Ok(interfaces) => match validate_all(&interfaces) {
+            Ok(()) => return Ok(Arc::new(Catalog::new(interfaces, false))),
+            Err(errors) => errors.0,
+        },
+        Err(LoadError::Invalid(problems)) => problems,
+        Err(other) => return Err(format!("invalid \"tools\": {other}")),
+    };
+    let list = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(format!("invalid \"tools\": {list}"))
+}
+
+/// `not valid JSON: expected value at column 12`: a record is one line, so no line number.
+fn json_error(error: &serde_json::Error) -> String {
+    let full = error.to_string();
+    let message = match full.rfind(" at line ") {
+        Some(at) => full.get(..at).unwrap_or(&full),
+        None => &full,
+    };
+    match error.classify() {
+        serde_json::error::Category::Data => message.to_owned(),
+        _ => format!("not valid JSON: {message} at column {}", error.column()),
+    }
+}
+
+fn kind(json: &Json) -> &'static str {
+    match json {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+type Loaded = Result<Arc<Catalog>, String>;
+
+/// Tool sets by hash of their raw text, least recently used out first.
+#[derive(Debug, Default)]
+struct ToolCache {
+    entries: HashMap<u64, CacheEntry>,
+    /// Ticks once per lookup; an entry's `used` is the tick of its last hit.
+    clock: u64,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    /// Compared on a hit, so a hash collision is a miss, never the wrong tools.
+    raw: Box<str>,
+    loaded: Loaded,
+    used: u64,
+}
+
+impl ToolCache {
+    fn get(&mut self, key: u64, raw: &str) -> Option<Loaded> {
+        self.clock += 1;
+        let entry = self.entries.get_mut(&key)?;
+        if &*entry.raw != raw {
+            return None;
+        }
+        entry.used = self.clock;
+        Some(entry.loaded.clone())
+    }
+
+    fn insert(&mut self, key: u64, raw: &str, loaded: Loaded) {
+        if self.entries.len() >= TOOL_CACHE_CAPACITY && !self.entries.contains_key(&key) {
+            let oldest = self
+                .entries
+                .iter()
+                .min_by_key(|(_, entry)| entry.used)
+                .map(|(key, _)| *key);
+            if let Some(oldest) = oldest {
+                self.entries.remove(&oldest);
+            }
+        }
+        self.entries.insert(
+            key,
+            CacheEntry {
+                raw: raw.into(),
+                loaded,
+                used: self.clock,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOOLS: &str = r#"[{"name": "a.b", "parameters": {"type": "object",
+        "properties": {"x": {"type": "integer"}}, "required": ["x"]}}]"#;
+
+    #[test]
+    fn a_repeated_tool_set_is_loaded_once_and_the_cache_stays_bounded() {
+        let batch = Batch::new(None);
+        for _ in 0..3 {
+            let loaded = batch.load(TOOLS);
+            assert!(loaded.is_ok());
+        }
+        assert_eq!(batch.lock().entries.len(), 1);
+        let first = batch.load(TOOLS).ok();
+        let second = batch.load(TOOLS).ok();
+        assert!(matches!((first, second), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
+
+        for i in 0..TOOL_CACHE_CAPACITY + 10 {
+            let tools = TOOLS.replace("a.b", &format!("a.b{i}"));
+            assert!(batch.load(&tools).is_ok());
+        }
+        assert_eq!(batch.lock().entries.len(), TOOL_CACHE_CAPACITY);
+    }
+
+    #[test]
+    fn a_hash_collision_is_a_miss() {
+        let mut cache = ToolCache::default();
+        cache.insert(1, "[]", Err("first".to_owned()));
+        assert!(cache.get(1, "[ ]").is_none());
+        assert!(cache.get(1, "[]").is_some());
+    }
+
+    #[test]
+    fn invalid_tools_are_an_error_and_cached_too() {
+        let batch = Batch::new(None);
+        let error = batch.load(r#"[{"name": "a b"}]"#).err().unwrap_or_default();
+        assert!(error.starts_with("invalid \"tools\": "), "{error}");
+        assert_eq!(batch.lock().entries.len(), 1);
+    }
+
+    #[test]
+    fn cut_never_splits_a_character() {
+        assert_eq!(cut("aé", 2), "a");
+        assert_eq!(cut("abc", 10), "abc");
+    }
+}
