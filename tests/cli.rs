@@ -402,3 +402,21 @@ fn render_for_model_apis() {
     let out = atfunc(&["render", "--tools", file, "--format", "yaml"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn readme_parse_example_is_true() {
+    let input = "Checking: @weather.get_current_weather(\"Oslo\", unit=\"celsius\")\n\
+                 and @weather.get_current_weather(unit=\"celsius\")";
+    let out = atfunc(
+        &["parse", "--tools", "examples/demo/tools.json"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(readme.contains(input), "README's parse input is stale");
+    assert!(
+        readme.contains(stdout(&out).trim_end()),
+        "README's parse output is stale"
+    );
+}
