@@ -12,6 +12,8 @@
 mod boxes;
 mod control;
 mod file;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod record;
 mod registry;
 mod toolbox;
@@ -20,6 +22,8 @@ mod wrappers;
 pub use boxes::{EmptyBox, FnBox, MultiBox};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind};
+#[cfg(feature = "mcp")]
+pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
     ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
