@@ -207,8 +207,17 @@ impl Batch {
     /// The output line (no newline) for input line number `number` (1-based, for error
     /// lines), or `None` for a blank line.
     pub fn process_line(&self, number: u64, line: &[u8]) -> Option<String> {
-        if line.iter().all(u8::is_ascii_whitespace) {
+        let line = line.trim_ascii();
+        if line.is_empty() {
             return None;
+        }
+        // serde would take `[id, completion]` for a record too; only an object is one.
+        if line.first() != Some(&b'{') {
+            let error = match serde_json::from_slice::<Json>(line) {
+                Ok(other) => format!("a record is a JSON object, found {}", kind(&other)),
+                Err(error) => json_error(&error),
+            };
+            return Some(failed(&Json::Null, number, error).unwrap_or_default());
         }
         let out = match serde_json::from_slice::<Input<'_>>(line) {
             Err(error) => failed(&Json::Null, number, json_error(&error)),
