@@ -348,3 +348,26 @@ async fn bad_commands_fail_clearly() {
         .to_string();
     assert!(error.contains("did not answer within 1.5s"), "{error}");
 }
+
+#[test]
+fn a_box_outliving_its_runtime_drops_quietly() {
+    if !servers_ready("a_box_outliving_its_runtime_drops_quietly") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = runtime.block_on(everything());
+    let pid = server.pid().expect("a pid");
+    drop(runtime);
+    drop(server);
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        !process_alive(pid)
+    });
+    assert!(
+        gone,
+        "the server process {pid} outlived its runtime and box"
+    );
+}
