@@ -47,6 +47,8 @@ pub mod render;
 pub mod translator;
 
 #[cfg(feature = "execute")]
+pub mod config;
+#[cfg(feature = "execute")]
 pub mod execute;
 #[cfg(feature = "typed")]
 pub mod typed;

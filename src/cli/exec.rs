@@ -2,19 +2,24 @@
 //! the result blocks for the model's next turn.
 
 use super::{tools, Failure};
-use atfunc::execute::{FileBox, FnBox, Registry};
+use atfunc::config::Config;
+use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// Arguments of `atfunc exec`.
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["tools", "config"])))]
 pub(crate) struct ExecArgs {
     /// The tools file whose functions the model may call. A function it declares has no
     /// implementation here: a call to it answers with an error saying so.
     #[arg(long, value_name = "FILE")]
-    tools: PathBuf,
+    tools: Option<PathBuf>,
+    /// A config file of tool boxes that run: folders, commands, HTTP APIs, MCP servers.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Give the model the file box (`file.readfile`, `file.listfiles`, ...) rooted at DIR.
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
@@ -36,7 +41,8 @@ pub(crate) struct ExecArgs {
 const CHUNK: usize = 8192;
 
 pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
-    let registry = build_registry(&args)?;
+    let runtime = runtime()?;
+    let registry = build_registry(&args, &runtime)?;
     let mut input: Box<dyn Read> = match &args.file {
         Some(path) => Box::new(
             std::fs::File::open(path)
@@ -44,10 +50,6 @@ pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
         ),
         None => Box::new(std::io::stdin().lock()),
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     runtime.block_on(async {
@@ -108,10 +110,58 @@ fn write_failure(e: std::io::Error) -> Failure {
     Failure(format!("cannot write output: {e}"))
 }
 
-/// The registry `exec` runs calls in: one box per domain of the tools file (declared
-/// functions without an implementation), the control functions, and the file box.
-fn build_registry(args: &ExecArgs) -> Result<Registry, Failure> {
-    let interfaces = tools::load_valid(&args.tools)?;
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))
+}
+
+/// The registry a config file builds (MCP servers start on `runtime`, which must then run
+/// every call).
+fn config_registry(
+    path: &Path,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<(Registry, Option<String>), Failure> {
+    let config = Config::from_path(path).map_err(|e| Failure(e.to_string()))?;
+    let registry = runtime
+        .block_on(config.build())
+        .map_err(|e| Failure(e.to_string()))?;
+    Ok((registry, config.root().map(str::to_owned)))
+}
+
+/// What `render --config` shows and `parse --config` binds against: the interfaces of a
+/// config's boxes (the control functions included only when `with_control` is set, as
+/// `render` leaves them out), and the root box. Started servers are closed again.
+pub(crate) fn config_interfaces(
+    path: &Path,
+    with_control: bool,
+) -> Result<(Vec<atfunc::Interface>, Option<String>), Failure> {
+    let runtime = runtime()?;
+    let (registry, root) = config_registry(path, &runtime)?;
+    let interfaces = registry
+        .interfaces(&CallContext::new())
+        .into_iter()
+        .filter(|i| with_control || i.domain.as_deref() != Some(CONTROL_DOMAIN))
+        .collect();
+    if let Err(e) = runtime.block_on(registry.close()) {
+        eprintln!("atfunc: closing the tool boxes: {e}");
+    }
+    Ok((interfaces, root))
+}
+
+/// The registry `exec` runs calls in: the config's boxes, or one box per domain of the
+/// tools file (declared functions without an implementation); the control functions; and
+/// the file box when `--root` is given.
+fn build_registry(args: &ExecArgs, runtime: &tokio::runtime::Runtime) -> Result<Registry, Failure> {
+    if let Some(path) = &args.config {
+        let (registry, _) = config_registry(path, runtime)?;
+        return finish_registry(registry, args, path);
+    }
+    let Some(tools_path) = &args.tools else {
+        return Err(Failure(String::from("give --tools FILE or --config FILE")));
+    };
+    let interfaces = tools::load_valid(tools_path)?;
     let registry = Registry::new();
     // One box per domain, in the order domains first appear; root functions go in the
     // box named "" (functions without a domain).
@@ -134,15 +184,26 @@ fn build_registry(args: &ExecArgs) -> Result<Registry, Failure> {
         registry.register(tool_box).map_err(|e| {
             Failure(format!(
                 "{}: cannot register toolbox '{name}': {e}",
-                args.tools.display()
+                tools_path.display()
             ))
         })?;
     }
+    finish_registry(registry, args, tools_path)
+}
+
+/// Adds what the flags ask for to a registry: the file box, the truncate length, the
+/// time limit.
+fn finish_registry(
+    registry: Registry,
+    args: &ExecArgs,
+    source: &Path,
+) -> Result<Registry, Failure> {
     if let Some(root) = &args.root {
         let files = FileBox::open(root).map_err(|e| Failure(format!("--root: {e}")))?;
         registry.register(files).map_err(|e| {
             Failure(format!(
-                "--root: cannot add the file box: {e} (the tools file already has a toolbox named 'file')"
+                "--root: cannot add the file box: {e} ({} already has a toolbox named 'file')",
+                source.display()
             ))
         })?;
     }

@@ -36,10 +36,16 @@ enum RenderFormat {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Print the prompt text: the call syntax, then every function of a tools file.
+    #[command(group(clap::ArgGroup::new("source").required(true).args(["tools", "config"])))]
     Render {
         /// The tools file (JSON: atfunc interfaces, an OpenAI tools array, or JSON Schema functions).
         #[arg(long, value_name = "FILE")]
-        tools: PathBuf,
+        tools: Option<PathBuf>,
+        /// A config file: print every function `exec --config FILE` can run (its MCP servers
+        /// are started to list their tools; the control functions are left out). Its root
+        /// toolbox is the default for --root.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
         /// Draw a separator line under each function.
         #[arg(long)]
         separator: bool,
@@ -80,16 +86,33 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Render {
             tools,
+            config,
             separator,
             root,
             no_preamble,
             format,
             with_names,
             control_fields,
-        } => match format {
-            RenderFormat::Atfunc => render(&tools, separator, root.as_deref(), no_preamble),
-            RenderFormat::Openai => render_api(&tools, Format::Openai, with_names, control_fields),
-            RenderFormat::Mcp => render_api(&tools, Format::Mcp, with_names, control_fields),
+        } => match render_source(tools, config) {
+            Err(failure) => Err(failure),
+            Ok((path, interfaces, config_root)) => {
+                let root = root.or(config_root);
+                match format {
+                    RenderFormat::Atfunc => {
+                        render(&interfaces, separator, root.as_deref(), no_preamble)
+                    }
+                    RenderFormat::Openai => render_api(
+                        &path,
+                        &interfaces,
+                        Format::Openai,
+                        with_names,
+                        control_fields,
+                    ),
+                    RenderFormat::Mcp => {
+                        render_api(&path, &interfaces, Format::Mcp, with_names, control_fields)
+                    }
+                }
+            }
         },
         Command::Check { tools } => check(&tools),
         Command::Parse(args) => parse::run(args),
@@ -109,13 +132,29 @@ pub fn main() -> ExitCode {
 #[error("{0}")]
 pub(crate) struct Failure(pub String);
 
+/// The file `render` reads, its interfaces, and (for a config) its root toolbox.
+type RenderSource = (PathBuf, Vec<atfunc::Interface>, Option<String>);
+
+fn render_source(tools: Option<PathBuf>, config: Option<PathBuf>) -> Result<RenderSource, Failure> {
+    match (tools, config) {
+        (_, Some(config)) => {
+            let (interfaces, root) = exec::config_interfaces(&config, false)?;
+            Ok((config, interfaces, root))
+        }
+        (Some(tools), None) => {
+            let interfaces = tools::load_valid(&tools)?;
+            Ok((tools, interfaces, None))
+        }
+        (None, None) => Err(Failure(String::from("give --tools FILE or --config FILE"))),
+    }
+}
+
 fn render(
-    path: &std::path::Path,
+    interfaces: &[atfunc::Interface],
     separator: bool,
     root: Option<&str>,
     no_preamble: bool,
 ) -> Result<ExitCode, Failure> {
-    let interfaces = tools::load_valid(path)?;
     let options = atfunc::PromptOptions { root, separator };
     let text = if no_preamble {
         interfaces
@@ -124,7 +163,7 @@ fn render(
             .collect::<Vec<_>>()
             .join(if separator { "" } else { "\n" })
     } else {
-        atfunc::render_prompt(&interfaces, &options)
+        atfunc::render_prompt(interfaces, &options)
     };
     print!("{text}");
     Ok(ExitCode::SUCCESS)
@@ -133,17 +172,17 @@ fn render(
 /// `render --format openai|mcp`: the tools as a model API wants them.
 fn render_api(
     path: &std::path::Path,
+    interfaces: &[atfunc::Interface],
     format: Format,
     with_names: bool,
     control_fields: Option<Vec<String>>,
 ) -> Result<ExitCode, Failure> {
-    let interfaces = tools::load_valid(path)?;
     let mut options = atfunc::interop::Options::default();
     if let Some(names) = control_fields {
         options.control_fields =
             ControlFields::new(names.into_iter().filter(|n| !n.trim().is_empty()));
     }
-    let rendered = atfunc::interop::render(&interfaces, format, &options);
+    let rendered = atfunc::interop::render(interfaces, format, &options);
     for clash in &rendered.clashes {
         eprintln!("atfunc: {}: {clash}", path.display());
     }

@@ -14,8 +14,12 @@ use std::process::ExitCode;
 pub(crate) struct ParseArgs {
     /// Bind each call to this tools file: typed arguments, and an error record for a call
     /// that does not bind.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
     tools: Option<PathBuf>,
+    /// Bind each call to what `exec --config FILE` can run (the control functions
+    /// included), calls to its root toolbox without a prefix.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Bytes fed to the parser at a time. The output is the same for every size.
     #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
     chunk_size: u64,
@@ -39,9 +43,17 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     if args.jsonl {
         return super::jsonl::run(args.tools.as_deref(), args.file.as_deref());
     }
-    let catalog = match &args.tools {
-        Some(path) => Some(Catalog::new(tools::load_valid(path)?, false)),
-        None => None,
+    let catalog = match (&args.tools, &args.config) {
+        (_, Some(path)) => {
+            let (interfaces, root) = super::exec::config_interfaces(path, true)?;
+            let catalog = Catalog::new(interfaces, false);
+            Some(match root {
+                Some(root) => catalog.with_root(root),
+                None => catalog,
+            })
+        }
+        (Some(path), None) => Some(Catalog::new(tools::load_valid(path)?, false)),
+        (None, None) => None,
     };
     let mut input: Box<dyn Read> = match &args.file {
         Some(path) => Box::new(

@@ -10,8 +10,12 @@
 //! can read; the registry stays usable and the other calls still run.
 
 mod boxes;
+#[cfg(feature = "command")]
+mod command;
 mod control;
 mod file;
+#[cfg(feature = "http")]
+mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod record;
@@ -20,8 +24,15 @@ mod toolbox;
 mod wrappers;
 
 pub use boxes::{EmptyBox, FnBox, MultiBox};
+#[cfg(feature = "command")]
+pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind};
+#[cfg(feature = "http")]
+pub use http::{
+    HttpBox, HttpBoxBuilder, HttpBoxError, DEFAULT_HTTP_TIMEOUT, DEFAULT_MAX_REDIRECTS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+};
 #[cfg(feature = "mcp")]
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};

@@ -1,0 +1,1241 @@
+//! The config file: which tool boxes a registry holds, and how each reaches its system.
+//!
+//! ```json
+//! {"root": "weather",
+//!  "toolboxes": [
+//!    {"name": "file", "kind": "file", "root": "./sandbox"},
+//!    {"name": "weather", "kind": "command",
+//!     "functions": [{"name": "get_temp", "description": "Current temperature",
+//!                    "parameters": {"type": "object",
+//!                                   "properties": {"location": {"type": "string"}},
+//!                                   "required": ["location"]},
+//!                    "command": ["python3", "weather.py"]}]},
+//!    {"name": "api", "kind": "http", "base_url": "http://127.0.0.1:8080",
+//!     "headers": {"Authorization": {"env": "API_TOKEN", "prefix": "Bearer "}},
+//!     "functions": [{"...api-wrapper interface...": "", "method": "POST", "path": "/users/{org}"}]},
+//!    {"name": "everything", "kind": "mcp",
+//!     "command": ["npx", "-y", "@modelcontextprotocol/server-everything"]}]}
+//! ```
+//!
+//! [`Config::from_path`] reads and checks a file, listing every problem at once, each
+//! naming its toolbox and field; [`Config::build`] then reads the environment variables the
+//! file names, opens folders, starts MCP servers and returns a [`Registry`].
+//!
+//! # Fields
+//!
+//! - `root` (optional): the toolbox whose functions are called without a prefix.
+//! - `toolboxes`: a list; each has a `name` (a domain: letters, digits, `_`, parts joined by
+//!   `.`; unique ignoring case; not `tools`, the control functions' domain), a `kind`, and
+//!   optionally `timeout_ms` (a call's time limit; for `command` and `http` the default is
+//!   30 s, for `file` and `mcp` none).
+//! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
+//! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
+//!   a program holding a `/` is relative to the config file's folder, other names are
+//!   looked up in `PATH`); `env`, variables to set; `clear_env` (default `false`: programs
+//!   inherit the environment, as with any command-line tool; `true` keeps only `PATH` and
+//!   `env`); `cwd`, the working directory (default: the config file's folder);
+//!   `max_output_bytes` (default 1 MiB).
+//! - `http`: `base_url` (`http` or `https`, no credentials in it); `headers`, sent with every
+//!   request; `functions`, interfaces each with a `path` (`/users/{org}`, placeholders
+//!   naming parameters) and a `method` (default `GET`); `max_response_bytes` (default
+//!   1 MiB); `max_redirects` (default 5, same origin only).
+//! - `mcp`: `command`, the server to start; `env`, variables to set.
+//!
+//! An interface is any shape the loader reads ([`load_interfaces`]): the standard format
+//! (its `domain` may be left out), an OpenAI tool, or a JSON Schema function. Its domain is
+//! the toolbox's name.
+//!
+//! A value in `env` or `headers` is a string, or `{"env": "NAME"}` to read the variable
+//! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
+//! front). A value read from the environment is a secret: it is never printed, and an HTTP
+//! response or error that echoes it shows `[redacted]` instead. A variable that is not set
+//! is a config error naming the variable.
+
+use crate::execute::{FileBox, Registry, Timeout, ToolBox};
+use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The name a config read from text (not a file) goes by in messages.
+const TEXT_NAME: &str = "config";
+
+/// Why a config could not be read, checked or built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The text is not JSON.
+    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    Syntax {
+        /// The file, as named to [`Config::from_path`].
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the JSON parser expected.
+        message: String,
+    },
+    /// The config is JSON but wrong, or something it names could not be set up. Every
+    /// problem is listed, one per line in the display.
+    #[error("{}", list(.file, .problems))]
+    Invalid {
+        /// The file, as named to [`Config::from_path`].
+        file: String,
+        /// One message per problem: `toolbox 'api' (#3): field 'base_url' must be ...`.
+        problems: Vec<String>,
+    },
+}
+
+fn list(file: &str, problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("{file}: {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl ConfigError {
+    /// The problems of an [`Invalid`](ConfigError::Invalid) config; empty otherwise.
+    pub fn problems(&self) -> &[String] {
+        match self {
+            ConfigError::Invalid { problems, .. } => problems,
+            _ => &[],
+        }
+    }
+}
+
+/// A string that is written in the config or read from the environment when the registry
+/// is built.
+#[derive(Clone, PartialEq)]
+enum Source {
+    Literal(String),
+    Env { name: String, prefix: String },
+}
+
+impl Source {
+    fn is_secret(&self) -> bool {
+        matches!(self, Source::Env { .. })
+    }
+}
+
+/// A checked config file: build it into a [`Registry`] with [`Config::build`].
+#[derive(Clone)]
+pub struct Config {
+    file: String,
+    dir: PathBuf,
+    root: Option<String>,
+    toolboxes: Vec<ToolboxSpec>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("file", &self.file)
+            .field("root", &self.root)
+            .field(
+                "toolboxes",
+                &self
+                    .toolboxes
+                    .iter()
+                    .map(|t| (t.name.as_str(), t.kind.name()))
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+struct ToolboxSpec {
+    /// 1-based position in `toolboxes`, for messages.
+    number: usize,
+    name: String,
+    timeout: Option<Duration>,
+    kind: KindSpec,
+}
+
+impl ToolboxSpec {
+    fn at(&self) -> String {
+        format!("toolbox '{}' (#{})", self.name, self.number)
+    }
+}
+
+#[derive(Clone)]
+enum KindSpec {
+    File {
+        root: PathBuf,
+        max_read_bytes: Option<u64>,
+    },
+    Command {
+        functions: Vec<(Interface, Vec<String>)>,
+        env: Vec<(String, Source)>,
+        clear_env: bool,
+        cwd: PathBuf,
+        max_output_bytes: Option<usize>,
+    },
+    Http {
+        base_url: String,
+        headers: Vec<(String, Source)>,
+        functions: Vec<(Interface, String, String)>,
+        max_response_bytes: Option<usize>,
+        max_redirects: Option<usize>,
+    },
+    Mcp {
+        #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+        command: Vec<String>,
+        env: Vec<(String, Source)>,
+    },
+}
+
+impl KindSpec {
+    fn name(&self) -> &'static str {
+        match self {
+            KindSpec::File { .. } => "file",
+            KindSpec::Command { .. } => "command",
+            KindSpec::Http { .. } => "http",
+            KindSpec::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks a config file. Relative paths in it are relative to its folder.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        Config::parse(&text, &dir, path.display().to_string())
+    }
+
+    /// Checks a config given as text; relative paths in it are relative to `dir`.
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// std::fs::create_dir(folder.path().join("sandbox"))?;
+    /// let config = Config::from_str(
+    ///     r#"{"toolboxes": [{"name": "file", "kind": "file", "root": "sandbox"}]}"#,
+    ///     folder.path(),
+    /// )?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let registry = config.build().await?;
+    /// assert_eq!(registry.toolboxes(), ["file", "tools"]);
+    /// # Ok::<(), atfunc::config::ConfigError>(())
+    /// # })?;
+    ///
+    /// let wrong = Config::from_str(r#"{"toolboxes": [{"name": "api", "kind": "http",
+    ///     "base_url": "ftp://x", "functions": []}]}"#, ".").unwrap_err();
+    /// assert_eq!(
+    ///     wrong.to_string(),
+    ///     "config: toolbox 'api' (#1): field 'base_url' must be an http(s) URL, found \"ftp://x\""
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(text: &str, dir: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Config::parse(text, dir.as_ref(), TEXT_NAME.to_owned())
+    }
+
+    fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
+        let json: Json = serde_json::from_str(text).map_err(|e| {
+            let full = e.to_string();
+            let message = match full.rfind(" at line ") {
+                Some(cut) => full.get(..cut).unwrap_or(&full).to_owned(),
+                None => full.clone(),
+            };
+            ConfigError::Syntax {
+                file: file.clone(),
+                line: e.line(),
+                column: e.column(),
+                message,
+            }
+        })?;
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+        let mut problems = Vec::new();
+        let config = read_config(&json, &dir, &file, &mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigError::Invalid { file, problems })
+        }
+    }
+
+    /// The toolbox called without a prefix, if the config names one.
+    pub fn root(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// The folder relative paths are taken from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The toolboxes' names, in order.
+    pub fn toolbox_names(&self) -> Vec<&str> {
+        self.toolboxes.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// Builds the registry: reads the environment variables the config names, opens the
+    /// file boxes' folders, starts the MCP servers, registers every box (and the control
+    /// functions) and sets the root. Every problem is reported at once; if any is found,
+    /// no MCP server is left running.
+    pub async fn build(&self) -> Result<Registry, ConfigError> {
+        let mut problems = Vec::new();
+        let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
+        // MCP servers start last, and only when everything else is right.
+        let mut servers: Vec<&ToolboxSpec> = Vec::new();
+        for spec in &self.toolboxes {
+            if matches!(spec.kind, KindSpec::Mcp { .. }) {
+                servers.push(spec);
+                continue;
+            }
+            if let Some(tool_box) = build_local(spec, &mut problems) {
+                boxes.push(tool_box);
+            }
+        }
+        let mut mcp_env = Vec::new();
+        for spec in &servers {
+            if let KindSpec::Mcp { env, .. } = &spec.kind {
+                mcp_env.push(resolve_all(env, &spec.at(), "env", &mut problems));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(self.invalid(problems));
+        }
+        for (spec, env) in servers.into_iter().zip(mcp_env) {
+            match start_mcp(spec, &env).await {
+                Ok(tool_box) => boxes.push(tool_box),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        // Keeps the registry's order the config's order.
+        let order = |name: &str| {
+            self.toolboxes
+                .iter()
+                .position(|t| t.name == name)
+                .unwrap_or(usize::MAX)
+        };
+        boxes.sort_by_key(|b| order(b.name()));
+        let registry = Registry::new();
+        for tool_box in boxes {
+            let name = tool_box.name().to_owned();
+            if let Err(e) = registry.register_shared(tool_box) {
+                let at = self
+                    .toolboxes
+                    .iter()
+                    .find(|t| t.name == name)
+                    .map_or_else(|| format!("toolbox '{name}'"), ToolboxSpec::at);
+                problems.push(format!("{at}: {e}"));
+            }
+        }
+        if let Some(root) = &self.root {
+            if let Err(e) = registry.set_root(root) {
+                problems.push(format!("field 'root': {e}"));
+            }
+        }
+        if !problems.is_empty() {
+            // Started servers are shut down rather than left to their drop.
+            let _ = registry.close().await;
+            return Err(self.invalid(problems));
+        }
+        Ok(registry)
+    }
+
+    fn invalid(&self, problems: Vec<String>) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.file.clone(),
+            problems,
+        }
+    }
+}
+
+/// Builds a box that starts no process: file, command or http.
+fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn ToolBox>> {
+    let at = spec.at();
+    let tool_box: Arc<dyn ToolBox> = match &spec.kind {
+        KindSpec::File {
+            root,
+            max_read_bytes,
+        } => {
+            let files = match FileBox::open(root) {
+                Ok(files) => files.with_name(spec.name.clone()),
+                Err(e) => {
+                    problems.push(format!("{at}: field 'root': {e}"));
+                    return None;
+                }
+            };
+            let files = match max_read_bytes {
+                Some(max) => files.with_max_read_bytes(*max),
+                None => files,
+            };
+            with_timeout(files, spec.timeout)
+        }
+        KindSpec::Command {
+            functions,
+            env,
+            clear_env,
+            cwd,
+            max_output_bytes,
+        } => {
+            let env = resolve_all(env, &at, "env", problems);
+            build_command(
+                spec,
+                functions,
+                env,
+                *clear_env,
+                cwd,
+                *max_output_bytes,
+                problems,
+            )?
+        }
+        KindSpec::Http {
+            base_url,
+            headers,
+            functions,
+            max_response_bytes,
+            max_redirects,
+        } => {
+            let mut resolved = Vec::new();
+            let mut missing = false;
+            for (name, source) in headers {
+                match resolve(source) {
+                    Ok(value) => resolved.push((name.clone(), value, source.is_secret())),
+                    Err(variable) => {
+                        missing = true;
+                        problems.push(missing_variable(&at, &format!("headers.{name}"), &variable));
+                    }
+                }
+            }
+            if missing {
+                return None;
+            }
+            let settings = HttpSettings {
+                base_url,
+                headers: resolved,
+                functions,
+                timeout: spec.timeout,
+                max_response_bytes: *max_response_bytes,
+                max_redirects: *max_redirects,
+            };
+            match build_http(&spec.name, settings) {
+                Ok(tool_box) => tool_box,
+                Err(found) => {
+                    problems.extend(found.into_iter().map(|p| format!("{at}: {p}")));
+                    return None;
+                }
+            }
+        }
+        KindSpec::Mcp { .. } => return None,
+    };
+    Some(tool_box)
+}
+
+fn with_timeout<B: ToolBox + 'static>(tool_box: B, limit: Option<Duration>) -> Arc<dyn ToolBox> {
+    match limit {
+        Some(limit) => Arc::new(Timeout::new(tool_box, limit)),
+        None => Arc::new(tool_box),
+    }
+}
+
+fn missing_variable(at: &str, field: &str, variable: &str) -> String {
+    format!("{at}: field '{field}' reads the environment variable {variable}, which is not set")
+}
+
+/// Reads a value; `Err(variable)` when its environment variable is not set.
+fn resolve(source: &Source) -> Result<String, String> {
+    match source {
+        Source::Literal(value) => Ok(value.clone()),
+        Source::Env { name, prefix } => match std::env::var(name) {
+            Ok(value) => Ok(format!("{prefix}{value}")),
+            Err(_) => Err(name.clone()),
+        },
+    }
+}
+
+fn resolve_all(
+    sources: &[(String, Source)],
+    at: &str,
+    field: &str,
+    problems: &mut Vec<String>,
+) -> BTreeMap<String, String> {
+    let mut values = BTreeMap::new();
+    for (name, source) in sources {
+        match resolve(source) {
+            Ok(value) => {
+                values.insert(name.clone(), value);
+            }
+            Err(variable) => {
+                problems.push(missing_variable(at, &format!("{field}.{name}"), &variable))
+            }
+        }
+    }
+    values
+}
+
+#[cfg(feature = "command")]
+fn build_command(
+    spec: &ToolboxSpec,
+    functions: &[(Interface, Vec<String>)],
+    env: BTreeMap<String, String>,
+    clear_env: bool,
+    cwd: &Path,
+    max_output_bytes: Option<usize>,
+    _problems: &mut [String],
+) -> Option<Arc<dyn ToolBox>> {
+    let mut tool_box = crate::execute::CommandBox::new(spec.name.clone())
+        .clear_env(clear_env)
+        .current_dir(cwd);
+    for (name, value) in env {
+        tool_box = tool_box.env(name, value);
+    }
+    if let Some(limit) = spec.timeout {
+        tool_box = tool_box.timeout(limit);
+    }
+    if let Some(max) = max_output_bytes {
+        tool_box = tool_box.max_output_bytes(max);
+    }
+    for (interface, command) in functions {
+        tool_box = tool_box.function(interface.clone(), command.iter().cloned());
+    }
+    Some(Arc::new(tool_box))
+}
+
+#[cfg(not(feature = "command"))]
+fn build_command(
+    spec: &ToolboxSpec,
+    _functions: &[(Interface, Vec<String>)],
+    _env: BTreeMap<String, String>,
+    _clear_env: bool,
+    _cwd: &Path,
+    _max_output_bytes: Option<usize>,
+    problems: &mut Vec<String>,
+) -> Option<Arc<dyn ToolBox>> {
+    problems.push(format!("{}: {}", spec.at(), without("command", "command")));
+    None
+}
+
+/// What an http box is built from, headers already read.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+struct HttpSettings<'a> {
+    base_url: &'a str,
+    headers: Vec<(String, String, bool)>,
+    functions: &'a [(Interface, String, String)],
+    timeout: Option<Duration>,
+    max_response_bytes: Option<usize>,
+    max_redirects: Option<usize>,
+}
+
+#[cfg(feature = "http")]
+fn build_http(name: &str, settings: HttpSettings<'_>) -> Result<Arc<dyn ToolBox>, Vec<String>> {
+    let mut builder = crate::execute::HttpBox::builder(name, settings.base_url);
+    for (header, value, secret) in settings.headers {
+        builder = if secret {
+            builder.secret_header(header, value)
+        } else {
+            builder.header(header, value)
+        };
+    }
+    for (interface, method, path) in settings.functions {
+        builder = builder.endpoint(interface.clone(), method.clone(), path.clone());
+    }
+    if let Some(limit) = settings.timeout {
+        builder = builder.timeout(limit);
+    }
+    if let Some(max) = settings.max_response_bytes {
+        builder = builder.max_response_bytes(max);
+    }
+    if let Some(max) = settings.max_redirects {
+        builder = builder.max_redirects(max);
+    }
+    match builder.build() {
+        Ok(tool_box) => Ok(Arc::new(tool_box)),
+        Err(e) => Err(e.problems),
+    }
+}
+
+#[cfg(not(feature = "http"))]
+fn build_http(_name: &str, _settings: HttpSettings<'_>) -> Result<Arc<dyn ToolBox>, Vec<String>> {
+    Err(vec![without("HTTP", "http")])
+}
+
+/// The message for a kind this build of atfunc leaves out.
+fn without(what: &str, feature: &str) -> String {
+    format!("this atfunc was built without {what} support (feature `{feature}`)")
+}
+
+#[cfg(feature = "mcp")]
+async fn start_mcp(
+    spec: &ToolboxSpec,
+    env: &BTreeMap<String, String>,
+) -> Result<Arc<dyn ToolBox>, String> {
+    let KindSpec::Mcp { command, .. } = &spec.kind else {
+        return Err(format!("{}: not an mcp toolbox", spec.at()));
+    };
+    match crate::execute::McpBox::spawn(&spec.name, command, env).await {
+        Ok(server) => Ok(with_timeout(server, spec.timeout)),
+        Err(e) => Err(format!(
+            "{}: the MCP server could not be started: {e}",
+            spec.at()
+        )),
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+async fn start_mcp(
+    spec: &ToolboxSpec,
+    _env: &BTreeMap<String, String>,
+) -> Result<Arc<dyn ToolBox>, String> {
+    Err(format!("{}: {}", spec.at(), without("MCP", "mcp")))
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the JSON, every problem collected.
+
+const TOP_FIELDS: &[&str] = &["root", "toolboxes"];
+const COMMON_FIELDS: &[&str] = &["name", "kind", "timeout_ms"];
+const FILE_FIELDS: &[&str] = &["root", "max_read_bytes"];
+const COMMAND_FIELDS: &[&str] = &["functions", "env", "clear_env", "cwd", "max_output_bytes"];
+const HTTP_FIELDS: &[&str] = &[
+    "base_url",
+    "headers",
+    "functions",
+    "max_response_bytes",
+    "max_redirects",
+];
+const MCP_FIELDS: &[&str] = &["command", "env"];
+const KINDS: &str = "file, command, http or mcp";
+
+fn read_config(json: &Json, dir: &Path, file: &str, problems: &mut Vec<String>) -> Config {
+    let mut config = Config {
+        file: file.to_owned(),
+        dir: dir.to_owned(),
+        root: None,
+        toolboxes: Vec::new(),
+    };
+    let Some(map) = json.as_object() else {
+        problems.push(format!(
+            "the config must be a JSON object with 'toolboxes', found {}",
+            kind_of(json)
+        ));
+        return config;
+    };
+    let mut top = Fields {
+        map,
+        at: String::new(),
+        problems,
+    };
+    top.unknown(&[TOP_FIELDS]);
+    config.root = top.string("root", false);
+    let entries = match map.get("toolboxes") {
+        Some(Json::Array(items)) => items.as_slice(),
+        Some(other) => {
+            problems.push(format!(
+                "field 'toolboxes' must be a list of toolboxes, found {}",
+                kind_of(other)
+            ));
+            &[]
+        }
+        None => {
+            problems.push(String::from("missing required field 'toolboxes'"));
+            &[]
+        }
+    };
+    for (index, entry) in entries.iter().enumerate() {
+        if let Some(spec) = read_toolbox(index + 1, entry, dir, problems) {
+            config.toolboxes.push(spec);
+        }
+    }
+    // Names are unique ignoring case, as calls match them.
+    for (i, spec) in config.toolboxes.iter().enumerate() {
+        let lower = spec.name.to_lowercase();
+        if lower == crate::execute::CONTROL_DOMAIN {
+            problems.push(format!(
+                "{}: field 'name': '{}' is the control functions' domain; choose another name",
+                spec.at(),
+                spec.name
+            ));
+        }
+        let earlier = config.toolboxes.get(..i).unwrap_or_default();
+        if let Some(first) = earlier.iter().find(|t| t.name.to_lowercase() == lower) {
+            problems.push(format!(
+                "{}: field 'name': '{}' is taken by toolbox #{}; names must differ (ignoring case)",
+                spec.at(),
+                spec.name,
+                first.number
+            ));
+        }
+    }
+    if let Some(root) = &config.root {
+        if !config
+            .toolboxes
+            .iter()
+            .any(|t| t.name.to_lowercase() == root.to_lowercase())
+        {
+            problems.push(format!(
+                "field 'root': no toolbox is named '{root}'; it must be one of the toolboxes' names"
+            ));
+        }
+    }
+    config
+}
+
+fn read_toolbox(
+    number: usize,
+    entry: &Json,
+    dir: &Path,
+    problems: &mut Vec<String>,
+) -> Option<ToolboxSpec> {
+    let Some(map) = entry.as_object() else {
+        problems.push(format!(
+            "toolbox #{number}: must be an object with 'name' and 'kind', found {}",
+            kind_of(entry)
+        ));
+        return None;
+    };
+    let name = match map.get("name") {
+        Some(Json::String(name)) => Some(name.clone()),
+        _ => None,
+    };
+    let at = match &name {
+        Some(name) => format!("toolbox '{name}' (#{number})"),
+        None => format!("toolbox #{number}"),
+    };
+    let mut fields = Fields {
+        map,
+        at: at.clone(),
+        problems,
+    };
+    match (map.get("name"), &name) {
+        (None, _) => fields.report("missing required field 'name'"),
+        (Some(other), None) => fields.report(format!(
+            "field 'name' must be a string, found {}",
+            kind_of(other)
+        )),
+        (_, Some(name)) => {
+            if name.is_empty() || !name.split('.').all(is_identifier) {
+                fields.report(format!(
+                    "field 'name' must be a name (letters, digits and '_', parts joined by '.'), found {}",
+                    Json::String(name.clone())
+                ));
+            }
+        }
+    }
+    let kind = fields.string("kind", true);
+    let timeout = fields.positive("timeout_ms").map(Duration::from_millis);
+    let name = name?;
+    let kind = match kind.as_deref() {
+        Some("file") => {
+            fields.unknown(&[COMMON_FIELDS, FILE_FIELDS]);
+            let root = fields.string("root", true).map(|r| dir.join(r));
+            let max_read_bytes = fields.positive("max_read_bytes");
+            KindSpec::File {
+                root: root?,
+                max_read_bytes,
+            }
+        }
+        Some("command") => {
+            fields.unknown(&[COMMON_FIELDS, COMMAND_FIELDS]);
+            let env = fields.sources("env");
+            let clear_env = fields.boolean("clear_env").unwrap_or(false);
+            let cwd = fields
+                .string("cwd", false)
+                .map_or_else(|| dir.to_owned(), |c| dir.join(c));
+            let max_output_bytes = fields.positive("max_output_bytes").map(to_usize);
+            let mut functions = Vec::new();
+            for (interface, extra) in read_functions(&mut fields, &name, &["command"]) {
+                let command = match extra.get("command") {
+                    Some(value) => string_list(value),
+                    None => Err(String::from("missing required field 'command'")),
+                };
+                match command {
+                    Ok(command) => functions.push((interface, resolve_program(command, dir))),
+                    Err(message) => fields.report(format!(
+                        "function '{}': {}",
+                        interface.name,
+                        message.replace("the value", "field 'command'")
+                    )),
+                }
+            }
+            for (interface, _) in &functions {
+                if interface.has_body() && interface.params.iter().any(|p| p.name == "body") {
+                    fields.report(format!(
+                        "function '{}': a parameter named 'body' clashes with the request body, which the program receives under \"body\"",
+                        interface.name
+                    ));
+                }
+            }
+            KindSpec::Command {
+                functions,
+                env,
+                clear_env,
+                cwd,
+                max_output_bytes,
+            }
+        }
+        Some("http") => {
+            fields.unknown(&[COMMON_FIELDS, HTTP_FIELDS]);
+            let base_url = fields.string("base_url", true);
+            let headers = fields.sources("headers");
+            let max_response_bytes = fields.positive("max_response_bytes").map(to_usize);
+            let max_redirects = fields.count("max_redirects").map(to_usize);
+            let mut functions = Vec::new();
+            for (interface, extra) in read_functions(&mut fields, &name, &["method", "path"]) {
+                let method = match extra.get("method") {
+                    None => Some(String::from("GET")),
+                    Some(Json::String(method)) => Some(method.clone()),
+                    Some(other) => {
+                        fields.report(format!(
+                            "function '{}': field 'method' must be a string, found {}",
+                            interface.name,
+                            kind_of(other)
+                        ));
+                        None
+                    }
+                };
+                let path = match extra.get("path") {
+                    Some(Json::String(path)) => Some(path.clone()),
+                    Some(other) => {
+                        fields.report(format!(
+                            "function '{}': field 'path' must be a string, found {}",
+                            interface.name,
+                            kind_of(other)
+                        ));
+                        None
+                    }
+                    None => {
+                        fields.report(format!(
+                            "function '{}': missing required field 'path'",
+                            interface.name
+                        ));
+                        None
+                    }
+                };
+                if let (Some(method), Some(path)) = (method, path) {
+                    functions.push((interface, method, path));
+                }
+            }
+            let base_url = base_url?;
+            check_http(&name, &base_url, &headers, &functions, &mut fields);
+            KindSpec::Http {
+                base_url,
+                headers,
+                functions,
+                max_response_bytes,
+                max_redirects,
+            }
+        }
+        Some("mcp") => {
+            fields.unknown(&[COMMON_FIELDS, MCP_FIELDS]);
+            let env = fields.sources("env");
+            let command = match map.get("command") {
+                Some(value) => match string_list(value) {
+                    Ok(command) => Some(resolve_program(command, dir)),
+                    Err(message) => {
+                        fields.report(message.replace("the value", "field 'command'"));
+                        None
+                    }
+                },
+                None => {
+                    fields.report("missing required field 'command'");
+                    None
+                }
+            };
+            KindSpec::Mcp {
+                command: command?,
+                env,
+            }
+        }
+        Some(other) => {
+            fields.report(format!(
+                "field 'kind' must be {KINDS}, found {}",
+                Json::String(other.to_owned())
+            ));
+            return None;
+        }
+        None => return None,
+    };
+    let spec = ToolboxSpec {
+        number,
+        name,
+        timeout,
+        kind,
+    };
+    check_built_in(&spec, &mut fields);
+    Some(spec)
+}
+
+/// Kinds this build leaves out are reported while reading, with the other problems.
+fn check_built_in(spec: &ToolboxSpec, fields: &mut Fields<'_>) {
+    let missing = match spec.kind {
+        KindSpec::Command { .. } if cfg!(not(feature = "command")) => Some(("command", "command")),
+        KindSpec::Http { .. } if cfg!(not(feature = "http")) => Some(("HTTP", "http")),
+        KindSpec::Mcp { .. } if cfg!(not(feature = "mcp")) => Some(("MCP", "mcp")),
+        _ => None,
+    };
+    if let Some((what, feature)) = missing {
+        fields.report(format!("field 'kind': {}", without(what, feature)));
+    }
+}
+
+/// The static checks of an http box (URL, methods, paths, placeholders): an http box is
+/// built with stand-in header values, which are read from the environment only later.
+#[cfg(feature = "http")]
+fn check_http(
+    name: &str,
+    base_url: &str,
+    headers: &[(String, Source)],
+    functions: &[(Interface, String, String)],
+    fields: &mut Fields<'_>,
+) {
+    let stand_in = headers
+        .iter()
+        .map(|(header, source)| match source {
+            Source::Literal(value) => (header.clone(), value.clone(), false),
+            Source::Env { .. } => (header.clone(), String::from("stand-in"), false),
+        })
+        .collect();
+    let settings = HttpSettings {
+        base_url,
+        headers: stand_in,
+        functions,
+        timeout: None,
+        max_response_bytes: None,
+        max_redirects: None,
+    };
+    if let Err(problems) = build_http(name, settings) {
+        for problem in problems {
+            fields.report(problem);
+        }
+    }
+}
+
+#[cfg(not(feature = "http"))]
+fn check_http(
+    _name: &str,
+    _base_url: &str,
+    _headers: &[(String, Source)],
+    _functions: &[(Interface, String, String)],
+    _fields: &mut Fields<'_>,
+) {
+}
+
+/// A program holding a `/` is relative to the config's folder; a bare name is looked up
+/// in `PATH` when it runs.
+fn resolve_program(mut command: Vec<String>, dir: &Path) -> Vec<String> {
+    if let Some(program) = command.first_mut() {
+        if program.contains('/') && Path::new(program.as_str()).is_relative() {
+            *program = dir.join(program.as_str()).to_string_lossy().into_owned();
+        }
+    }
+    command
+}
+
+fn string_list(value: &Json) -> Result<Vec<String>, String> {
+    let Json::Array(items) = value else {
+        return Err(format!(
+            "the value must be a list of strings (the program, then its arguments), found {}",
+            kind_of(value)
+        ));
+    };
+    let mut list = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Json::String(s) => list.push(s.clone()),
+            other => {
+                return Err(format!(
+                    "the value must hold only strings, found {}",
+                    kind_of(other)
+                ))
+            }
+        }
+    }
+    match list.first() {
+        None => Err(String::from(
+            "the value must name a program: it is an empty list",
+        )),
+        Some(program) if program.is_empty() => Err(String::from(
+            "the value must name a program: its first item is empty",
+        )),
+        Some(_) => Ok(list),
+    }
+}
+
+/// Reads a box's `functions`: each entry's own keys (`extra`) taken out, the rest loaded as
+/// an interface in the box's domain.
+fn read_functions(
+    fields: &mut Fields<'_>,
+    toolbox: &str,
+    extra_keys: &[&str],
+) -> Vec<(Interface, Map<String, Json>)> {
+    let entries = match fields.map.get("functions") {
+        Some(Json::Array(items)) => items.clone(),
+        Some(other) => {
+            fields.report(format!(
+                "field 'functions' must be a list of interfaces, found {}",
+                kind_of(other)
+            ));
+            return Vec::new();
+        }
+        None => {
+            fields.report("missing required field 'functions'");
+            return Vec::new();
+        }
+    };
+    let mut loaded = Vec::new();
+    for (index, entry) in entries.into_iter().enumerate() {
+        let number = index + 1;
+        let Json::Object(mut map) = entry else {
+            fields.report(format!(
+                "function #{number}: must be an object (an interface), found {}",
+                kind_of(&entry)
+            ));
+            continue;
+        };
+        let mut extra = Map::new();
+        for key in extra_keys {
+            if let Some(value) = map.remove(*key) {
+                extra.insert((*key).to_owned(), value);
+            }
+        }
+        // The standard format requires a domain; inside a toolbox it is the toolbox's name.
+        let standard = !matches!(map.get("function"), Some(Json::Object(_)))
+            && !(map.contains_key("parameters") && !map.contains_key("params"));
+        if standard && !map.contains_key("domain") {
+            map.insert("domain".into(), Json::String(toolbox.to_owned()));
+        }
+        let mut interfaces = match load_interfaces(&Json::Array(vec![Json::Object(map)])) {
+            Ok(interfaces) => interfaces,
+            Err(LoadError::Invalid(found)) => {
+                for problem in found {
+                    let function =
+                        if problem.function.is_empty() || problem.function.starts_with('#') {
+                            format!("function #{number}")
+                        } else {
+                            format!("function '{}'", problem.function)
+                        };
+                    fields.report(format!("{function}: {}", problem.message));
+                }
+                continue;
+            }
+            Err(other) => {
+                fields.report(format!("function #{number}: {other}"));
+                continue;
+            }
+        };
+        let Some(mut interface) = interfaces.pop() else {
+            continue;
+        };
+        match &interface.domain {
+            None => interface.domain = Some(toolbox.to_owned()),
+            Some(domain) if domain == toolbox => {}
+            Some(domain) => {
+                fields.report(format!(
+                    "function '{}': its domain '{domain}' is not the toolbox's name '{toolbox}'; leave the domain out",
+                    interface.name
+                ));
+                continue;
+            }
+        }
+        loaded.push((interface, extra));
+    }
+    let interfaces: Vec<Interface> = loaded.iter().map(|(i, _)| i.clone()).collect();
+    if let Err(errors) = validate_toolbox(toolbox, &interfaces) {
+        for error in errors.0 {
+            fields.report(format!("function '{}': {}", error.function, error.message));
+        }
+    }
+    loaded
+}
+
+/// One object's fields, read with problems reported against `at`.
+struct Fields<'a> {
+    map: &'a Map<String, Json>,
+    /// `toolbox 'api' (#3)`, or empty at the top level.
+    at: String,
+    problems: &'a mut Vec<String>,
+}
+
+impl Fields<'_> {
+    fn report(&mut self, message: impl Into<String>) {
+        let message = message.into();
+        if self.at.is_empty() {
+            self.problems.push(message);
+        } else {
+            self.problems.push(format!("{}: {message}", self.at));
+        }
+    }
+
+    fn unknown(&mut self, known: &[&[&str]]) {
+        let mut unknown = Vec::new();
+        for key in self.map.keys() {
+            if !known.iter().any(|set| set.contains(&key.as_str())) {
+                unknown.push(key.clone());
+            }
+        }
+        let all: Vec<&str> = known.iter().flat_map(|set| set.iter().copied()).collect();
+        for key in unknown {
+            self.report(format!(
+                "field '{key}' is not known here; the fields are {}",
+                all.join(", ")
+            ));
+        }
+    }
+
+    fn string(&mut self, key: &str, required: bool) -> Option<String> {
+        match self.map.get(key) {
+            Some(Json::String(s)) => Some(s.clone()),
+            None if required => {
+                self.report(format!("missing required field '{key}'"));
+                None
+            }
+            None => None,
+            Some(other) => {
+                self.report(format!(
+                    "field '{key}' must be a string, found {}",
+                    kind_of(other)
+                ));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, key: &str) -> Option<bool> {
+        match self.map.get(key) {
+            None => None,
+            Some(Json::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.report(format!(
+                    "field '{key}' must be true or false, found {}",
+                    kind_of(other)
+                ));
+                None
+            }
+        }
+    }
+
+    /// A whole number, at least 1.
+    fn positive(&mut self, key: &str) -> Option<u64> {
+        let value = self.count(key)?;
+        if value == 0 {
+            self.report(format!("field '{key}' must be at least 1, found 0"));
+            return None;
+        }
+        Some(value)
+    }
+
+    /// A whole number, 0 or more.
+    fn count(&mut self, key: &str) -> Option<u64> {
+        match self.map.get(key) {
+            None => None,
+            Some(Json::Number(n)) if n.as_u64().is_some() => n.as_u64(),
+            Some(other) => {
+                let found = match other {
+                    Json::Number(n) => n.to_string(),
+                    other => kind_of(other).to_owned(),
+                };
+                self.report(format!(
+                    "field '{key}' must be a whole number, found {found}"
+                ));
+                None
+            }
+        }
+    }
+
+    /// `{"NAME": "value" | {"env": "VAR", "prefix": "..."}}`.
+    fn sources(&mut self, key: &str) -> Vec<(String, Source)> {
+        let map = match self.map.get(key) {
+            None => return Vec::new(),
+            Some(Json::Object(map)) => map,
+            Some(other) => {
+                self.report(format!(
+                    "field '{key}' must be an object of names to values, found {}",
+                    kind_of(other)
+                ));
+                return Vec::new();
+            }
+        };
+        let mut sources = Vec::new();
+        for (name, value) in map {
+            let field = format!("{key}.{name}");
+            match value {
+                Json::String(s) => sources.push((name.clone(), Source::Literal(s.clone()))),
+                Json::Object(spec) => {
+                    let variable = match spec.get("env") {
+                        Some(Json::String(v)) if !v.is_empty() && !v.contains(['=', '\0']) => {
+                            v.clone()
+                        }
+                        _ => {
+                            self.report(format!(
+                                "field '{field}' must be a string or {{\"env\": \"VARIABLE\"}}, and 'env' must name an environment variable"
+                            ));
+                            continue;
+                        }
+                    };
+                    let prefix = match spec.get("prefix") {
+                        None => String::new(),
+                        Some(Json::String(p)) => p.clone(),
+                        Some(other) => {
+                            self.report(format!(
+                                "field '{field}.prefix' must be a string, found {}",
+                                kind_of(other)
+                            ));
+                            continue;
+                        }
+                    };
+                    if let Some(extra) = spec
+                        .keys()
+                        .find(|k| !matches!(k.as_str(), "env" | "prefix"))
+                    {
+                        self.report(format!(
+                            "field '{field}.{extra}' is not known here; the fields are env, prefix"
+                        ));
+                    }
+                    sources.push((
+                        name.clone(),
+                        Source::Env {
+                            name: variable,
+                            prefix,
+                        },
+                    ));
+                }
+                other => self.report(format!(
+                    "field '{field}' must be a string or {{\"env\": \"VARIABLE\"}}, found {}",
+                    kind_of(other)
+                )),
+            }
+        }
+        sources
+    }
+}
+
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+fn kind_of(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
+}

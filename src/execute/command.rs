@@ -1,0 +1,458 @@
+//! The command tool box: each function runs an external program.
+//!
+//! The program is started directly, never through a shell, with the call's bound arguments
+//! as one JSON object on its standard input. What it writes to standard output is the
+//! result; a non-zero exit is an error carrying the end of what it wrote to standard error.
+
+use super::toolbox::{CallContext, ToolBox, ToolError};
+use crate::interface::Interface;
+use async_trait::async_trait;
+use serde_json::{Map, Value as Json};
+use std::fmt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+/// How long a program may run when no limit is set.
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The most a program may write to standard output when no limit is set: 1 MiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1 << 20;
+
+/// How much of the end of standard error a failure carries.
+const STDERR_TAIL_BYTES: usize = 2048;
+
+/// How much of an over-long output an error quotes, in characters.
+const EXCERPT_CHARS: usize = 300;
+
+/// The key under which a call's `with_body [[ ... ]]` block reaches the program.
+const BODY_KEY: &str = "body";
+
+/// A tool box whose functions are external programs.
+///
+/// Each call starts the function's program (no shell: arguments cannot be read as shell
+/// syntax) and writes the bound arguments to its standard input as one JSON object, then a
+/// newline, then closes it. An api-wrapper call's `with_body` block is added under the key
+/// `"body"` (as JSON when it parses, else as text). The program also finds
+/// `ATFUNC_FUNCTION` (the qualified name) and `ATFUNC_CALL_ID` in its environment.
+///
+/// - Standard output is the result: JSON when it parses as JSON, else the text without its
+///   trailing newlines. More than [`max_output_bytes`](CommandBox::max_output_bytes) stops
+///   the program and is an error that quotes the beginning.
+/// - A non-zero exit status is an error with the status and the last 2 KB of standard error.
+/// - A program still running after the time limit (30 s by default) is killed, and the call
+///   ends with [`ToolError::Timeout`]. Only the program itself is killed, not processes it
+///   started in the background.
+/// - The environment is inherited unless [`clear_env`](CommandBox::clear_env) is set, which
+///   keeps only `PATH`; [`env`](CommandBox::env) adds variables either way.
+///
+/// ```no_run
+/// use atfunc::execute::{CommandBox, Registry};
+/// use atfunc::{Interface, Param, ParamType};
+///
+/// # async fn demo() {
+/// let weather = CommandBox::new("weather")
+///     .function(
+///         Interface::function(Some("weather"), "get_temp")
+///             .describe("Current temperature of a city")
+///             .param(Param::new("location", ParamType::String).required()),
+///         ["python3", "weather.py"],
+///     )
+///     .current_dir("tools")
+///     .timeout(std::time::Duration::from_secs(5));
+/// let registry = Registry::new();
+/// registry.register(weather).unwrap();
+/// let report = registry.execute_response("@weather.get_temp(\"Paris\")").await;
+/// println!("{}", report.output);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct CommandBox {
+    name: String,
+    functions: Vec<CommandFunction>,
+    env: Vec<(String, String)>,
+    clear_env: bool,
+    current_dir: Option<PathBuf>,
+    timeout: Duration,
+    max_output_bytes: usize,
+}
+
+#[derive(Clone)]
+struct CommandFunction {
+    interface: Interface,
+    /// The program and its arguments, as given.
+    command: Vec<String>,
+}
+
+impl fmt::Debug for CommandBox {
+    // Environment values may be secrets: only their names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CommandBox")
+            .field("name", &self.name)
+            .field(
+                "functions",
+                &self
+                    .functions
+                    .iter()
+                    .map(|function| (&function.interface.name, &function.command))
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "env",
+                &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            )
+            .field("clear_env", &self.clear_env)
+            .field("current_dir", &self.current_dir)
+            .field("timeout", &self.timeout)
+            .field("max_output_bytes", &self.max_output_bytes)
+            .finish()
+    }
+}
+
+impl CommandBox {
+    /// An empty box named `name`.
+    pub fn new(name: impl Into<String>) -> CommandBox {
+        CommandBox {
+            name: name.into(),
+            functions: Vec::new(),
+            env: Vec::new(),
+            clear_env: false,
+            current_dir: None,
+            timeout: DEFAULT_COMMAND_TIMEOUT,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+
+    /// Adds a function run by `command`: the program, then its fixed arguments. A program
+    /// name without a `/` is looked up in `PATH`; a relative path is taken from the
+    /// working directory ([`current_dir`](CommandBox::current_dir)). An empty command makes
+    /// every call of the function an error.
+    pub fn function<I, S>(mut self, interface: Interface, command: I) -> CommandBox
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.functions.push(CommandFunction {
+            interface,
+            command: command.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    /// Sets a variable in the programs' environment.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandBox {
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Starts programs from an empty environment (but `PATH`, and the variables set with
+    /// [`env`](CommandBox::env)) instead of inheriting this process's.
+    pub fn clear_env(mut self, clear: bool) -> CommandBox {
+        self.clear_env = clear;
+        self
+    }
+
+    /// The folder programs run in (default: this process's working directory).
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> CommandBox {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    /// How long a program may run before it is killed (default 30 s).
+    pub fn timeout(mut self, limit: Duration) -> CommandBox {
+        self.timeout = limit;
+        self
+    }
+
+    /// The most a program may write to standard output, in bytes (default 1 MiB).
+    pub fn max_output_bytes(mut self, max: usize) -> CommandBox {
+        self.max_output_bytes = max;
+        self
+    }
+
+    /// The time limit of one call.
+    pub fn time_limit(&self) -> Duration {
+        self.timeout
+    }
+
+    fn qualified(&self, function: &str) -> String {
+        if self.name.is_empty() {
+            function.to_owned()
+        } else {
+            format!("{}.{function}", self.name)
+        }
+    }
+
+    async fn run(
+        &self,
+        function: &CommandFunction,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let qualified = self.qualified(&function.interface.name);
+        let Some((program, fixed_args)) = function.command.split_first() else {
+            return Err(ToolError::msg(format!(
+                "Function '{qualified}' has no program to run; it cannot be called"
+            )));
+        };
+        let mut input = args;
+        if let Some(body) = &ctx.body {
+            let value = body
+                .json
+                .clone()
+                .unwrap_or_else(|| Json::String(body.raw.clone()));
+            input.insert(BODY_KEY.to_owned(), value);
+        }
+        let mut stdin_bytes = serde_json::to_vec(&Json::Object(input))
+            .map_err(|e| ToolError::msg(format!("Function '{qualified}': {e}")))?;
+        stdin_bytes.push(b'\n');
+
+        let mut command = tokio::process::Command::new(program);
+        command
+            .args(fixed_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if self.clear_env {
+            command.env_clear();
+            if let Some(path) = std::env::var_os("PATH") {
+                command.env("PATH", path);
+            }
+        }
+        command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        command
+            .env("ATFUNC_FUNCTION", &qualified)
+            .env("ATFUNC_CALL_ID", &ctx.call_id);
+        if let Some(dir) = &self.current_dir {
+            command.current_dir(dir);
+        }
+        let mut child = command.spawn().map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => String::from("the program was not found"),
+                std::io::ErrorKind::PermissionDenied => {
+                    String::from("the program may not be run (permission denied)")
+                }
+                _ => e.to_string(),
+            };
+            ToolError::msg(format!(
+                "Function '{qualified}' could not be started ({program}: {why}); it is not available now"
+            ))
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        // The output reader stops the program when it writes too much, so it shares the child.
+        let child = tokio::sync::Mutex::new(child);
+        let max = self.max_output_bytes;
+        let io = async {
+            let write = async {
+                if let Some(mut stdin) = stdin {
+                    // A program that exits without reading its input is not an error here:
+                    // its exit status says what happened.
+                    let _ = stdin.write_all(&stdin_bytes).await;
+                    let _ = stdin.shutdown().await;
+                }
+            };
+            let read_out = async {
+                let captured = read_capped(stdout, max).await;
+                if captured.overflowed {
+                    let _ = child.lock().await.start_kill();
+                }
+                captured
+            };
+            let (_, out, err) = tokio::join!(write, read_out, read_tail(stderr, STDERR_TAIL_BYTES));
+            (out, err)
+        };
+        let finished = tokio::time::timeout(self.timeout, async {
+            let (out, err) = io.await;
+            let status = child.lock().await.wait().await;
+            (out, err, status)
+        })
+        .await;
+        let mut child = child.into_inner();
+        let (out, err, status) = match finished {
+            Ok(done) => done,
+            Err(_) => {
+                let _ = child.start_kill();
+                // Reaps the killed program; it cannot outlive a SIGKILL for long.
+                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+                return Err(ToolError::Timeout {
+                    name: qualified,
+                    limit: self.timeout,
+                });
+            }
+        };
+        if out.overflowed {
+            return Err(ToolError::msg(format!(
+                "Function '{qualified}' wrote more than {} of output and was stopped; ask for less. Its output began: {}",
+                human_bytes(max),
+                excerpt(&String::from_utf8_lossy(&out.bytes))
+            )));
+        }
+        let status = status.map_err(|e| {
+            ToolError::msg(format!(
+                "Function '{qualified}' ended in an unknown way ({e})"
+            ))
+        })?;
+        if !status.success() {
+            let how = describe_status(&status);
+            let tail = stderr_text(&err);
+            let message = if tail.is_empty() {
+                format!("Function '{qualified}' failed ({how}) without an error message")
+            } else {
+                format!("Function '{qualified}' failed ({how}): {tail}")
+            };
+            return Err(ToolError::Failed(message));
+        }
+        Ok(output_value(&out.bytes))
+    }
+}
+
+#[async_trait]
+impl ToolBox for CommandBox {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
+        self.functions
+            .iter()
+            .map(|function| function.interface.clone())
+            .collect()
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let Some(found) = self.functions.iter().find(|f| f.interface.name == function) else {
+            return Err(ToolError::unknown(self.qualified(function)));
+        };
+        self.run(found, args, ctx).await
+    }
+}
+
+/// What was read from standard output: at most the limit, and whether there was more.
+struct Captured {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize) -> Captured {
+    let mut captured = Captured {
+        bytes: Vec::new(),
+        overflowed: false,
+    };
+    let Some(mut reader) = reader else {
+        return captured;
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return captured,
+            Ok(n) => {
+                let chunk = buf.get(..n).unwrap_or_default();
+                let room = max.saturating_sub(captured.bytes.len());
+                if chunk.len() > room {
+                    captured
+                        .bytes
+                        .extend_from_slice(chunk.get(..room).unwrap_or_default());
+                    captured.overflowed = true;
+                    return captured;
+                }
+                captured.bytes.extend_from_slice(chunk);
+            }
+        }
+    }
+}
+
+/// Reads a stream to its end, keeping only its last `keep` bytes.
+async fn read_tail<R: AsyncRead + Unpin>(reader: Option<R>, keep: usize) -> Vec<u8> {
+    let mut tail = Vec::new();
+    let Some(mut reader) = reader else {
+        return tail;
+    };
+    let mut buf = vec![0u8; 8 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                tail.extend_from_slice(buf.get(..n).unwrap_or_default());
+                // Trimmed only once it doubles, so long streams cost linear time.
+                if tail.len() > 2 * keep {
+                    tail.drain(..tail.len() - keep);
+                }
+            }
+        }
+    }
+    if tail.len() > keep {
+        tail.drain(..tail.len() - keep);
+        // Marks the cut, so the model knows the message began earlier.
+        let mut marked = "…".as_bytes().to_vec();
+        marked.extend_from_slice(skip_continuation(&tail));
+        return marked;
+    }
+    tail
+}
+
+/// Drops the UTF-8 continuation bytes a cut left at the start.
+fn skip_continuation(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .take(3)
+        .take_while(|b| (**b & 0b1100_0000) == 0b1000_0000)
+        .count();
+    bytes.get(start..).unwrap_or_default()
+}
+
+fn stderr_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_owned()
+}
+
+/// Standard output as a result: JSON when it parses, else text without trailing newlines.
+fn output_value(bytes: &[u8]) -> Json {
+    let text = String::from_utf8_lossy(bytes);
+    let trimmed = text.trim_end_matches(['\n', '\r']);
+    match serde_json::from_str::<Json>(trimmed) {
+        Ok(value) if !trimmed.trim().is_empty() => value,
+        _ => Json::String(trimmed.to_owned()),
+    }
+}
+
+fn describe_status(status: &std::process::ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    String::from("no exit status")
+}
+
+/// The beginning of a text, cut at a character boundary.
+fn excerpt(text: &str) -> String {
+    let mut chars = text.char_indices();
+    match chars.nth(EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
+        None => text.to_owned(),
+    }
+}
+
+/// `1 MiB`, `64 KiB`, `1000 bytes`.
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
