@@ -1,0 +1,273 @@
+//! The command tool box against a real program: `tests/data/tools/weather.py`, run with
+//! `python3` (standard library only).
+#![cfg(feature = "command")]
+
+use atfunc::execute::{CallContext, CommandBox, Registry, ToolBox, ToolError};
+use atfunc::{load_interfaces_str, Interface};
+use serde_json::{json, Map, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn script() -> String {
+    format!("{}/tests/data/tools/weather.py", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn interface(name: &str, params: Value) -> Interface {
+    let definition = json!([{"name": format!("weather.{name}"), "description": "A test tool",
+        "parameters": {"type": "object", "properties": params}}]);
+    load_interfaces_str(&definition.to_string())
+        .unwrap()
+        .remove(0)
+}
+
+/// A box whose function `name` runs the script in `mode`.
+fn tool(name: &str, mode: &str, params: Value) -> CommandBox {
+    CommandBox::new("weather").function(interface(name, params), ["python3", &script(), mode])
+}
+
+fn args(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("arguments must be an object"),
+    }
+}
+
+#[tokio::test]
+async fn stdout_json_is_the_result_through_the_registry() {
+    let registry = Registry::new();
+    registry
+        .register(tool(
+            "get_temp",
+            "temp",
+            json!({"location": {"type": "string"}, "unit": {"type": "string"}}),
+        ))
+        .unwrap();
+    let report = registry
+        .execute_response("Checking. @weather.get_temp(\"Paris\", unit=\"kelvin\")")
+        .await;
+    assert_eq!(
+        report.output,
+        "Function call: weather.get_temp(\"Paris\", unit=\"kelvin\")\n\
+         Returned: {\"location\":\"Paris\",\"temp\":21,\"unit\":\"kelvin\"}\n"
+    );
+    assert_eq!(
+        report.calls[0].result,
+        Ok(json!({"location": "Paris", "temp": 21, "unit": "kelvin"}))
+    );
+}
+
+#[tokio::test]
+async fn stdout_that_is_not_json_is_text() {
+    let weather = tool("sky", "text", json!({"location": {"type": "string"}}));
+    let result = weather
+        .call(
+            "sky",
+            args(json!({"location": "Oslo"})),
+            &CallContext::new(),
+        )
+        .await;
+    assert_eq!(result, Ok(json!("Sunny in Oslo")));
+}
+
+#[tokio::test]
+async fn a_non_zero_exit_is_an_error_with_the_status_and_stderr() {
+    let registry = Registry::new();
+    registry
+        .register(tool(
+            "get_temp",
+            "temp",
+            json!({"location": {"type": "string"}}),
+        ))
+        .unwrap();
+    let report = registry
+        .execute_response("@weather.get_temp(\"Atlantis\") @weather.get_temp(\"Rome\")")
+        .await;
+    assert_eq!(
+        report.calls[0].result,
+        Err(String::from(
+            "Function 'weather.get_temp' failed (exit status 3): no such city: Atlantis"
+        ))
+    );
+    // The registry stays usable and the next call runs.
+    assert_eq!(report.calls[1].result.as_ref().unwrap()["location"], "Rome");
+}
+
+#[tokio::test]
+async fn only_the_end_of_a_long_stderr_is_kept() {
+    let noisy = tool("noisy", "noisy", json!({}));
+    let error = noisy
+        .call("noisy", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("Function 'weather.noisy' failed (exit status 2): …"),
+        "{error}"
+    );
+    assert!(error.ends_with("noise line 4999\nthe end"), "{error}");
+    assert!(!error.contains("noise line 1\n"), "{error}");
+    assert!(error.len() < 2300, "{} bytes", error.len());
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_program_that_hangs_is_killed_at_the_time_limit() {
+    let folder = tempfile::tempdir().unwrap();
+    let pidfile = folder.path().join("pid");
+    let hang = tool("hang", "hang", json!({"pidfile": {"type": "string"}}))
+        .timeout(Duration::from_millis(3000));
+    let result = hang
+        .call(
+            "hang",
+            args(json!({"pidfile": pidfile.to_str().unwrap()})),
+            &CallContext::new(),
+        )
+        .await;
+    match result {
+        Err(ToolError::Timeout { name, limit }) => {
+            assert_eq!(name, "weather.hang");
+            assert_eq!(limit, Duration::from_millis(3000));
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let error = ToolError::Timeout {
+        name: "weather.hang".into(),
+        limit: Duration::from_millis(3000),
+    };
+    assert!(error.to_string().contains("was stopped"));
+    // The program started (it wrote its id) and is gone: killed and reaped.
+    let pid = std::fs::read_to_string(&pidfile).expect("the program did not start");
+    assert!(
+        !PathBuf::from(format!("/proc/{}", pid.trim())).exists(),
+        "process {pid} is still there"
+    );
+}
+
+#[tokio::test]
+async fn too_much_output_stops_the_program_and_says_so() {
+    let big = tool("big", "big", json!({"bytes": {"type": "integer"}})).max_output_bytes(1000);
+    let error = big
+        .call(
+            "big",
+            args(json!({"bytes": 5_000_000})),
+            &CallContext::new(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("Function 'weather.big' wrote more than 1000 bytes of output and was stopped; ask for less. Its output began: xxx"),
+        "{error}"
+    );
+    assert!(error.len() < 600);
+    // Under the limit the output is whole.
+    let ok = big
+        .call("big", args(json!({"bytes": 999})), &CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(ok.as_str().map(str::len), Some(999));
+}
+
+#[tokio::test]
+async fn shell_metacharacters_in_arguments_are_data() {
+    let folder = tempfile::tempdir().unwrap();
+    let echo = tool("echo", "echo", json!({"a": {"type": "string"}, "b": {"type": "string"}, "c": {"type": "string"}, "d": {"type": "string"}}))
+        .current_dir(folder.path());
+    let registry = Registry::new();
+    registry.register(echo).unwrap();
+    let text = r#"@weather.echo(a="; touch pwned", b="$(touch pwned)", c="`touch pwned`", d="x && touch pwned | touch pwned > pwned")"#;
+    let report = registry.execute_response(text).await;
+    let result = report.calls[0].result.as_ref().unwrap();
+    assert_eq!(
+        result["stdin"],
+        json!({"a": "; touch pwned", "b": "$(touch pwned)", "c": "`touch pwned`",
+               "d": "x && touch pwned | touch pwned > pwned"})
+    );
+    assert_eq!(result["argv"], json!([]));
+    assert_eq!(result["function"], "weather.echo");
+    assert_eq!(result["call_id"], "call_1");
+    assert_eq!(
+        PathBuf::from(result["cwd"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        folder.path().canonicalize().unwrap()
+    );
+    assert!(!folder.path().join("pwned").exists(), "a shell ran");
+    assert_eq!(std::fs::read_dir(folder.path()).unwrap().count(), 0);
+}
+
+#[tokio::test]
+async fn the_request_body_arrives_under_body() {
+    let wrapper = load_interfaces_str(
+        r#"[{"domain": "weather", "name": "report", "type": "api-wrapper",
+             "description": "File a report", "returns": "object",
+             "path_params": {"city": {"type": "string", "isRequired": true, "description": "City"}},
+             "request_body": {"text": {"type": "string", "required": true, "description": "Text"}}}]"#,
+    )
+    .unwrap()
+    .remove(0);
+    let registry = Registry::new();
+    registry
+        .register(CommandBox::new("weather").function(wrapper, ["python3", &script(), "echo"]))
+        .unwrap();
+    let report = registry
+        .execute_response(r#"@weather.report("Oslo") with_body [[{"text": "rain"}]]"#)
+        .await;
+    let result = report.calls[0].result.as_ref().unwrap();
+    assert_eq!(
+        result["stdin"],
+        json!({"city": "Oslo", "body": {"text": "rain"}})
+    );
+}
+
+#[tokio::test]
+async fn the_environment_is_inherited_unless_cleared() {
+    let Ok(home) = std::env::var("HOME") else {
+        return;
+    };
+    let names = args(json!({"names": ["HOME", "PATH", "TOOL_KEY"]}));
+    let params = json!({"names": {"type": "array"}});
+    let inherited = tool("env", "env", params.clone()).env("TOOL_KEY", "k1");
+    let seen = inherited
+        .call("env", names.clone(), &CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(seen["HOME"], home.as_str());
+    assert_eq!(seen["TOOL_KEY"], "k1");
+
+    let cleared = tool("env", "env", params)
+        .env("TOOL_KEY", "k2")
+        .clear_env(true);
+    let seen = cleared
+        .call("env", names, &CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(seen["HOME"], Value::Null);
+    assert_eq!(seen["TOOL_KEY"], "k2");
+    assert!(seen["PATH"].is_string());
+}
+
+#[tokio::test]
+async fn a_missing_program_is_an_error_not_a_crash() {
+    let missing = CommandBox::new("weather").function(
+        interface("gone", json!({})),
+        ["atfunc-test-no-such-program"],
+    );
+    let error = missing
+        .call("gone", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "Function 'weather.gone' could not be started (atfunc-test-no-such-program: the program was not found); it is not available now"
+    );
+}
+
+#[test]
+fn debug_output_shows_variable_names_not_values() {
+    let weather = tool("get_temp", "temp", json!({})).env("API_KEY", "hunter2-secret");
+    let debug = format!("{weather:?}");
+    assert!(debug.contains("API_KEY"));
+    assert!(!debug.contains("hunter2-secret"), "{debug}");
+}
