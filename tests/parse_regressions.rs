@@ -128,3 +128,51 @@ fn invalid_bytes_in_a_name_and_a_body() {
     assert_eq!(calls(&events).len(), 1);
     assert_eq!(calls(&events)[0].name, "c");
 }
+
+#[test]
+fn long_strings_in_chunks_of_every_size() {
+    // A chunk of plain string content is appended without scanning; these strings put
+    // quotes, escapes, multi-byte and invalid characters, and the call limit, at every
+    // position relative to chunks of 1 to 70 bytes and to the 8-byte words checked.
+    let unit = "plain words and more é \\\" \\\\ 'single' \u{1F600} tail ";
+    let body = unit.repeat(12);
+    let sq_body = body.replace('\'', "\\'");
+    let mut inputs: Vec<Vec<u8>> = vec![
+        format!("@w(text=\"{body}\", q='{sq_body}') after").into_bytes(),
+        format!("@w(\"{body}").into_bytes(),
+    ];
+    let mut broken = format!("@w(\"{body}").into_bytes();
+    broken.extend_from_slice(b"\xe2\x82 \xff\") @ok()");
+    inputs.push(broken);
+    let limits = [ParserConfig::default(), {
+        ParserConfig {
+            max_call_len: 301,
+            ..ParserConfig::default()
+        }
+    }];
+    for input in &inputs {
+        for config in &limits {
+            let whole = merge(events_in_chunks_with(
+                StreamParser::new(config.clone()),
+                input,
+                &[usize::MAX],
+            ));
+            assert_reproduces(input, &whole);
+            for size in (1..=70).chain([100, 1000]) {
+                let chunked = merge(events_in_chunks_with(
+                    StreamParser::new(config.clone()),
+                    input,
+                    &[size],
+                ));
+                assert_eq!(chunked, whole, "chunks of {size}, {config:?}");
+            }
+        }
+    }
+    let events = check_bytes(inputs.first().map(Vec::as_slice).unwrap_or_default());
+    let expected = body.replace("\\\"", "\"").replace("\\\\", "\\");
+    assert_eq!(
+        calls(&events)[0].named[0].1,
+        Value::String(expected.clone())
+    );
+    assert_eq!(calls(&events)[0].named[1].1, Value::String(expected));
+}

@@ -156,6 +156,14 @@ impl StreamParser {
 
     /// Feeds the next chunk of bytes and appends the events it completes to `out`.
     pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
+        if !self.extends_string(chunk) {
+            self.scan_chunk(chunk, out);
+        }
+    }
+
+    /// Kept out of line so that the fast path of [`feed_into`](Self::feed_into) stays small.
+    #[inline(never)]
+    fn scan_chunk(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         if self.buf.is_empty() {
             // Nothing held: scan the chunk where it lies and keep only the unresolved tail.
             let keep = self.run(chunk, out, false);
@@ -170,6 +178,38 @@ impl StreamParser {
             self.buf = buf;
             self.base += keep as u64;
         }
+    }
+
+    /// The common case of a long call: inside a string, every byte held is scanned and the
+    /// chunk holds no quote, no backslash and only whole characters. Then the chunk is
+    /// plain string content, and scanning it would only move `pos`: append it and return
+    /// true. Anything else (including the call limit falling inside the chunk) is left to
+    /// the scanner.
+    #[inline]
+    fn extends_string(&mut self, chunk: &[u8]) -> bool {
+        let scan::ArgState::Str {
+            quote,
+            escape: false,
+            ..
+        } = self.args.state
+        else {
+            return false;
+        };
+        // `buf` starts at the candidate's `@` in every mode but text.
+        let held_end = self.base + self.buf.len() as u64;
+        let len = chunk.len() as u64;
+        if self.mode != Mode::Args
+            || self.buf.is_empty()
+            || self.pos != held_end
+            || self.pos + len > self.cand.saturating_add(self.config.max_call_len as u64)
+            || !scan::plain_string_bytes(chunk, quote)
+        {
+            return false;
+        }
+        self.buf.extend_from_slice(chunk);
+        self.pos += len;
+        self.steps += len;
+        true
     }
 
     /// Feeds the next chunk of bytes and returns the events it completes.

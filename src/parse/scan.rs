@@ -43,6 +43,40 @@ pub(crate) fn unit(data: &[u8], i: usize, eof: bool) -> Unit {
     }
 }
 
+/// Whether `bytes` is valid UTF-8 holding neither `quote` nor a backslash: the inside of a
+/// string that does not end there and needs no escape handling.
+pub(crate) fn plain_string_bytes(bytes: &[u8], quote: u8) -> bool {
+    // Short chunks are the streaming case: one branch-free pass over 8-byte words beats
+    // two calls into SIMD routines that are tuned for long inputs.
+    if bytes.len() <= 64 {
+        let mut special = 0;
+        let mut rest = bytes;
+        while let Some((word, tail)) = rest.split_first_chunk::<8>() {
+            special |= special_bytes(u64::from_le_bytes(*word), quote);
+            rest = tail;
+        }
+        if special == 0 && rest.iter().all(|&b| b < 0x80 && b != quote && b != b'\\') {
+            return true;
+        }
+    }
+    // Neither byte occurs inside a multi-byte character, so a byte search is exact.
+    memchr::memchr2(quote, b'\\', bytes).is_none() && std::str::from_utf8(bytes).is_ok()
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero if `word` holds a non-ASCII byte, `quote` or a backslash.
+fn special_bytes(word: u64, quote: u8) -> u64 {
+    (word | zero_bytes(word ^ (LOW_BITS * u64::from(quote))) | zero_bytes(word ^ (LOW_BITS * 0x5C)))
+        & HIGH_BITS
+}
+
+/// Non-zero (in the high bits) exactly when some byte of `x` is zero.
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
+}
+
 /// Where the argument scanner stands. The comments give the position in the grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ArgState {
