@@ -618,13 +618,10 @@ impl HttpBox {
         } else if !fields.is_empty() {
             request = request.json(&Json::Object(fields));
         }
-        let mut response = request.send().await.map_err(|e| {
-            fail(format!(
-                "could not reach the API ({}): {}",
-                shown,
-                self.describe(&e)
-            ))
-        })?;
+        let mut response = request
+            .send()
+            .await
+            .map_err(|e| self.transport_error(&e, qualified, "could not reach the API", &shown))?;
         let status = response.status();
         if let Some(length) = response.content_length() {
             if length > self.max_response_bytes as u64 {
@@ -642,10 +639,12 @@ impl HttpBox {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    return Err(fail(format!(
-                        "got a broken answer from the API ({shown}): {}",
-                        self.describe(&e)
-                    )))
+                    return Err(self.transport_error(
+                        &e,
+                        qualified,
+                        "got a broken answer from the API",
+                        &shown,
+                    ))
                 }
             }
         }
@@ -676,6 +675,26 @@ impl HttpBox {
             "Function '{qualified}' got an answer larger than {} (HTTP {} from {shown}), which was refused; ask for less (a filter, a smaller page)",
             human_bytes(self.max_response_bytes),
             status.as_u16()
+        ))
+    }
+
+    /// A failed exchange as the model reads it; the client's own time limit is the box's.
+    fn transport_error(
+        &self,
+        error: &reqwest::Error,
+        qualified: &str,
+        what: &str,
+        shown: &str,
+    ) -> ToolError {
+        if error.is_timeout() {
+            return ToolError::Timeout {
+                name: qualified.to_owned(),
+                limit: self.timeout,
+            };
+        }
+        ToolError::Failed(format!(
+            "Function '{qualified}' {what} ({shown}): {}",
+            self.describe(error)
         ))
     }
 
