@@ -1048,7 +1048,7 @@ fn read_functions(
             Some(domain) => {
                 fields.report(format!(
                     "function '{}': its domain '{domain}' is not the toolbox's name '{toolbox}'; leave the domain out",
-                    interface.name
+                    interface.qualified_name()
                 ));
                 continue;
             }

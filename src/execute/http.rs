@@ -303,10 +303,12 @@ impl HttpBoxBuilder {
                     None
                 }
             };
-            if let (Some(method), Some(template)) = (method, template) {
-                for message in check_endpoint(&interface, &template) {
+            if let Some(template) = &template {
+                for message in check_endpoint(&interface, template) {
                     problems.push(format!("function '{function}': {message}"));
                 }
+            }
+            if let (Some(method), Some(template)) = (method, template) {
                 endpoints.push(Endpoint {
                     interface,
                     method,
