@@ -370,13 +370,15 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize) -> Cap
     }
 }
 
-/// Reads a stream to its end, keeping only its last `keep` bytes.
+/// Reads a stream to its end, keeping only its last `keep` bytes; a cut start is marked
+/// with `…`.
 async fn read_tail<R: AsyncRead + Unpin>(reader: Option<R>, keep: usize) -> Vec<u8> {
     let mut tail = Vec::new();
     let Some(mut reader) = reader else {
         return tail;
     };
     let mut buf = vec![0u8; 8 * 1024];
+    let mut cut = false;
     loop {
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
@@ -385,18 +387,21 @@ async fn read_tail<R: AsyncRead + Unpin>(reader: Option<R>, keep: usize) -> Vec<
                 // Trimmed only once it doubles, so long streams cost linear time.
                 if tail.len() > 2 * keep {
                     tail.drain(..tail.len() - keep);
+                    cut = true;
                 }
             }
         }
     }
     if tail.len() > keep {
         tail.drain(..tail.len() - keep);
-        // Marks the cut, so the model knows the message began earlier.
-        let mut marked = "…".as_bytes().to_vec();
-        marked.extend_from_slice(skip_continuation(&tail));
-        return marked;
+        cut = true;
     }
-    tail
+    if !cut {
+        return tail;
+    }
+    let mut marked = "…".as_bytes().to_vec();
+    marked.extend_from_slice(skip_continuation(&tail));
+    marked
 }
 
 /// Drops the UTF-8 continuation bytes a cut left at the start.
