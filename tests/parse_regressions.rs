@@ -152,20 +152,7 @@ fn long_strings_in_chunks_of_every_size() {
     }];
     for input in &inputs {
         for config in &limits {
-            let whole = merge(events_in_chunks_with(
-                StreamParser::new(config.clone()),
-                input,
-                &[usize::MAX],
-            ));
-            assert_reproduces(input, &whole);
-            for size in (1..=70).chain([100, 1000]) {
-                let chunked = merge(events_in_chunks_with(
-                    StreamParser::new(config.clone()),
-                    input,
-                    &[size],
-                ));
-                assert_eq!(chunked, whole, "chunks of {size}, {config:?}");
-            }
+            same_in_chunks_of_every_size(input, config);
         }
     }
     let events = check_bytes(inputs.first().map(Vec::as_slice).unwrap_or_default());
@@ -175,4 +162,62 @@ fn long_strings_in_chunks_of_every_size() {
         Value::String(expected.clone())
     );
     assert_eq!(calls(&events)[0].named[1].1, Value::String(expected));
+}
+
+/// `input` gives the same events whole and in chunks of 1 to 70, 100 and 1000 bytes.
+fn same_in_chunks_of_every_size(input: &[u8], config: &ParserConfig) -> Vec<Event> {
+    let whole = merge(events_in_chunks_with(
+        StreamParser::new(config.clone()),
+        input,
+        &[usize::MAX],
+    ));
+    assert_reproduces(input, &whole);
+    for size in (1..=70).chain([100, 1000]) {
+        let chunked = merge(events_in_chunks_with(
+            StreamParser::new(config.clone()),
+            input,
+            &[size],
+        ));
+        assert_eq!(chunked, whole, "chunks of {size}, {config:?}");
+    }
+    whole
+}
+
+#[test]
+fn long_names_and_bodies_in_chunks_of_every_size() {
+    // Identifier characters, and body text outside brackets and strings, are skipped in
+    // runs; the runs must stop at every character that matters and at both limits.
+    let name = "very_long.name_with_digits_0123456789".repeat(3);
+    let text = "plain body text ] not the end {\"k\": \"]] \\\" x\"} [1, [2]] é ";
+    let input = format!("@{name}(1) with_body [[{}]] after @ok()", text.repeat(6));
+    let events = same_in_chunks_of_every_size(input.as_bytes(), &ParserConfig::default());
+    let c = calls(&events);
+    assert_eq!(c.len(), 2);
+    assert_eq!(c[0].name, name);
+    assert_eq!(c[0].body.as_deref(), Some(text.repeat(6).as_str()));
+    // The body starts right after `[[`; the limits cut it at exactly these offsets (a call
+    // limit inside the gap before `[[` takes effect at the first body character).
+    let body_start = input.find("[[").map_or(0, |i| i as u64 + 2);
+    for (call, body, offset) in [
+        (usize::MAX, 3, body_start + 3),
+        (usize::MAX, 100, body_start + 100),
+        (120, usize::MAX, body_start),
+        (200, usize::MAX, 200),
+        (300, 250, 300),
+    ] {
+        let config = ParserConfig {
+            max_call_len: call,
+            max_body_len: body,
+            ..ParserConfig::default()
+        };
+        let events = same_in_chunks_of_every_size(input.as_bytes(), &config);
+        let offsets: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Malformed { error, .. } => Some(error.offset),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offsets, [offset], "{config:?}");
+    }
 }

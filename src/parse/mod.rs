@@ -323,6 +323,21 @@ impl StreamParser {
             if self.pos - self.cand >= self.config.max_call_len as u64 {
                 return self.not_a_call();
             }
+            // ASCII identifier characters in one loop, up to the call limit.
+            let room = self.config.max_call_len as u64 - (self.pos - self.cand);
+            let run = data
+                .get(i..)
+                .unwrap_or_default()
+                .iter()
+                .take(usize::try_from(room).unwrap_or(usize::MAX))
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            if run > 0 {
+                self.dot_last = false;
+                self.pos += run as u64;
+                self.steps += run as u64;
+                continue;
+            }
             self.steps += 1;
             match scan::unit(data, i, eof) {
                 Unit::Need => return false,
@@ -367,27 +382,31 @@ impl StreamParser {
                 self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
                 return true;
             }
-            if let scan::ArgState::Str {
+            // Runs that leave the scanner's state as it is (string content, a bare word,
+            // whitespace) are skipped in bulk, up to the call limit.
+            let end = data.len().min(self.at(limit.max(self.pos)));
+            let hay = data.get(i..end).unwrap_or_default();
+            let skip = if let scan::ArgState::Str {
                 quote,
                 escape: false,
                 ..
             } = self.args.state
             {
-                // Long strings are the common case of long calls: skip plain characters in
-                // bulk, validating them as UTF-8 once.
-                let end = data.len().min(self.at(limit.max(self.pos)));
-                let hay = data.get(i..end).unwrap_or_default();
+                // Long strings are the common case of long calls: validate them as UTF-8
+                // once.
                 let k = memchr::memchr2(quote, b'\\', hay).unwrap_or(hay.len());
                 let plain = hay.get(..k).unwrap_or_default();
-                let valid = match std::str::from_utf8(plain) {
+                match std::str::from_utf8(plain) {
                     Ok(_) => k,
                     Err(e) => e.valid_up_to(),
-                };
-                if valid > 0 {
-                    self.steps += valid as u64;
-                    self.pos += valid as u64;
-                    continue;
                 }
+            } else {
+                self.args.plain_run(hay)
+            };
+            if skip > 0 {
+                self.steps += skip as u64;
+                self.pos += skip as u64;
+                continue;
             }
             let (c, len) = match scan::unit(data, i, eof) {
                 Unit::Need => return false,
@@ -489,6 +508,15 @@ impl StreamParser {
                 let what = "body".to_owned();
                 self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
                 return true;
+            }
+            // Plain body text in one loop, up to both limits.
+            let end = data.len().min(self.at(limit.min(body_limit).max(self.pos)));
+            let skip = self.body.plain_run(data.get(i..end).unwrap_or_default());
+            if skip > 0 {
+                self.body.pending = false;
+                self.steps += skip as u64;
+                self.pos += skip as u64;
+                continue;
             }
             let (c, len) = match scan::unit(data, i, eof) {
                 Unit::Need => return false,
@@ -665,7 +693,12 @@ impl StreamParser {
 
 /// `data[from..to]` as a string, invalid UTF-8 replaced.
 fn lossy(data: &[u8], from: usize, to: usize) -> String {
-    String::from_utf8_lossy(data.get(from..to).unwrap_or_default()).into_owned()
+    let bytes = data.get(from..to).unwrap_or_default();
+    // Names and bodies are almost always valid: checking first skips the slower lossy path.
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// Whether `bytes` ends with a whole identifier character.

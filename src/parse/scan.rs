@@ -20,6 +20,7 @@ pub(crate) enum Unit {
 }
 
 /// Decodes the character at `data[i..]`. `eof` says no more bytes will come.
+#[inline]
 pub(crate) fn unit(data: &[u8], i: usize, eof: bool) -> Unit {
     let Some(&b) = data.get(i) else {
         return if eof { Unit::Bad } else { Unit::Need };
@@ -167,6 +168,25 @@ impl ArgScan {
         self.count = 0;
         self.named = false;
         self.arg_start = 0;
+    }
+
+    /// How many leading bytes of `bytes` are ASCII characters that [`step`](Self::step)
+    /// would consume without changing the state: the runs of a bare word, key or token and
+    /// the whitespace between values, skipped in one loop. Strings have their own bulk path.
+    pub fn plain_run(&self, bytes: &[u8]) -> usize {
+        use ArgState::*;
+        let run =
+            |keep: fn(u8) -> bool| bytes.iter().position(|&b| !keep(b)).unwrap_or(bytes.len());
+        match self.state {
+            Start | Value | After | NValue { .. } | NKey | NColon => {
+                run(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            }
+            KeyBlank { .. } => run(|b| matches!(b, b' ' | b'\t')),
+            KeyOrBare => run(|b| b.is_ascii_alphanumeric() || b == b'_'),
+            Bare { .. } => run(|b| b < 0x80 && !matches!(b, b'(' | b')' | b',' | b'\r' | b'\n')),
+            NToken | NKeyBare => run(|b| b < 0x80 && is_token_char(char::from(b))),
+            Colon | Str { .. } => 0,
+        }
     }
 
     /// What is open, for an "unterminated" error.
@@ -522,6 +542,21 @@ pub(crate) enum BodyStep {
 }
 
 impl BodyScan {
+    /// How many leading bytes of `bytes` are ASCII characters that only continue the body
+    /// text, as [`step`](Self::step) would see them: no bracket, brace, quote or backslash.
+    /// Each of them clears `pending`.
+    pub fn plain_run(&self, bytes: &[u8]) -> usize {
+        if self.escape {
+            return 0;
+        }
+        let plain: fn(u8) -> bool = if self.in_str {
+            |b| b < 0x80 && b != b'"' && b != b'\\'
+        } else {
+            |b| b < 0x80 && !matches!(b, b'"' | b'\\' | b'[' | b']' | b'{' | b'}')
+        };
+        bytes.iter().position(|&b| !plain(b)).unwrap_or(bytes.len())
+    }
+
     /// body_text = ? the first "]]" outside a string and outside nested brackets ends it ? ;
     ///
     /// `room` says whether the body may grow by this character (the length limit).
