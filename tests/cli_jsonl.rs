@@ -55,11 +55,11 @@ fn ids(lines: &[Json]) -> Vec<Json> {
 fn order_is_kept_across_many_records_of_mixed_sizes() {
     // Every seventh record carries a long prose and many calls, so records finish out of
     // order on the worker threads; the output must not.
-    let records: Vec<Json> = (0..5000)
+    let records: Vec<Json> = (0..5000usize)
         .map(|i| {
-            let calls = if i % 7 == 0 { 40 } else { i % 3 };
+            let calls = if i.is_multiple_of(7) { 40 } else { i % 3 };
             let mut completion = String::new();
-            if i % 7 == 0 {
+            if i.is_multiple_of(7) {
                 completion.push_str(&"Let me think about this carefully. ".repeat(600));
             }
             for k in 0..calls {
@@ -74,7 +74,7 @@ fn order_is_kept_across_many_records_of_mixed_sizes() {
     assert_eq!(lines.len(), 5000);
     for (i, line) in lines.iter().enumerate() {
         assert_eq!(line["id"], json!(i), "line {i}");
-        let expected = if i % 7 == 0 { 40 } else { i % 3 };
+        let expected = if i.is_multiple_of(7) { 40 } else { i % 3 };
         let calls = line["calls"].as_array().unwrap();
         assert_eq!(calls.len(), expected, "record {i}");
         for (k, call) in calls.iter().enumerate() {

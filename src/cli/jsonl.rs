@@ -4,7 +4,7 @@
 //! batch into output lines, a thread writes them. The channels between the stages hold at
 //! most two batches each, so memory stays bounded however long the input is.
 
-use super::{tools, Failure};
+use super::Failure;
 use atfunc::batch::Batch;
 use atfunc::Catalog;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -28,11 +28,9 @@ struct Lines {
     bytes: u64,
 }
 
-pub(crate) fn run(tools: Option<&Path>, file: Option<&Path>) -> Result<ExitCode, Failure> {
-    let catalog = match tools {
-        Some(path) => Some(Catalog::new(tools::load_valid(path)?, false)),
-        None => None,
-    };
+/// Runs `parse --jsonl`; records without their own `tools` bind to `catalog` (from
+/// `--tools` or `--config`), or stay unbound without one.
+pub(crate) fn run(catalog: Option<Catalog>, file: Option<&Path>) -> Result<ExitCode, Failure> {
     let (input, total): (Box<dyn Read + Send>, Option<u64>) = match file {
         Some(path) => {
             let file = std::fs::File::open(path)

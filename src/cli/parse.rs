@@ -28,7 +28,7 @@ pub(crate) struct ParseArgs {
     text: bool,
     /// Read JSON Lines records {"id", "completion", "tools"} and write one line per record,
     /// {"id", "calls", "errors"}, in input order, parsing on every core. A record's own
-    /// "tools" wins over --tools.
+    /// "tools" wins over --tools and --config.
     #[arg(long, conflicts_with_all = ["text", "chunk_size"])]
     jsonl: bool,
     /// The model output to read (default: standard input).
@@ -40,9 +40,6 @@ pub(crate) struct ParseArgs {
 const TEXT_RECORD_LIMIT: usize = 64 * 1024;
 
 pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
-    if args.jsonl {
-        return super::jsonl::run(args.tools.as_deref(), args.file.as_deref());
-    }
     let catalog = match (&args.tools, &args.config) {
         (_, Some(path)) => {
             let (interfaces, root) = super::exec::config_interfaces(path, true)?;
@@ -55,6 +52,9 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         (Some(path), None) => Some(Catalog::new(tools::load_valid(path)?, false)),
         (None, None) => None,
     };
+    if args.jsonl {
+        return super::jsonl::run(catalog, args.file.as_deref());
+    }
     let mut input: Box<dyn Read> = match &args.file {
         Some(path) => Box::new(
             std::fs::File::open(path)
