@@ -331,3 +331,21 @@ fn reads_a_file_and_fails_on_what_it_cannot_read() {
         "--text has no meaning with --jsonl"
     );
 }
+
+#[test]
+fn a_config_file_is_the_default_tool_set_too() {
+    let config = "examples/config/atfunc.json";
+    let completion = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/config/completion.txt"
+    ))
+    .unwrap();
+    let (lines, _) = jsonl(
+        &["--config", config],
+        &[json!({"id": "c", "completion": completion})],
+    );
+    let (calls, errors) = parse_records(&["--config", config], &completion);
+    assert!(!calls.is_empty());
+    assert_eq!(lines[0]["calls"], Json::Array(calls));
+    assert_eq!(lines[0]["errors"], Json::Array(errors));
+}
