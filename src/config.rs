@@ -1015,8 +1015,9 @@ fn read_functions(
             }
         }
         // The standard format requires a domain; inside a toolbox it is the toolbox's name.
-        let standard = !matches!(map.get("function"), Some(Json::Object(_)))
-            && !(map.contains_key("parameters") && !map.contains_key("params"));
+        let openai = matches!(map.get("function"), Some(Json::Object(_)));
+        let schema = map.contains_key("parameters") && !map.contains_key("params");
+        let standard = !openai && !schema;
         if standard && !map.contains_key("domain") {
             map.insert("domain".into(), Json::String(toolbox.to_owned()));
         }

@@ -772,9 +772,9 @@ fn kind_of(value: &Json) -> &'static str {
 
 /// `1 MiB`, `64 KiB`, `1000 bytes`.
 fn human_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n & ((1 << 10) - 1) == 0 {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")
