@@ -6,11 +6,10 @@
 
 use super::types::Value;
 use nom::branch::alt;
-use nom::bytes::complete::{take_while, take_while1};
-use nom::character::complete::{char, satisfy};
-use nom::combinator::{cut, map, not, recognize};
+use nom::bytes::complete::take_while1;
+use nom::character::complete::char;
+use nom::combinator::{cut, map, not};
 use nom::error::{Error, ErrorKind};
-use nom::multi::many0_count;
 use nom::sequence::{preceded, terminated};
 use nom::{IResult, Parser};
 
@@ -63,22 +62,65 @@ pub(crate) fn is_token_char(c: char) -> bool {
 }
 
 fn ws(i: &str) -> Res<'_, &str> {
-    take_while(is_ws).parse(i)
+    let n = i
+        .bytes()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        .count();
+    split(i, n)
+}
+
+/// `i` split after `n` bytes, as a parser's result. The parsers here only split after
+/// whole characters, so the fallback never runs.
+fn split(i: &str, n: usize) -> Res<'_, &str> {
+    match i.split_at_checked(n) {
+        Some((head, rest)) => Ok((rest, head)),
+        None => fail(i),
+    }
+}
+
+/// The length of the run of identifier characters at the start of `i`: ASCII in a byte
+/// loop, the rest by character.
+fn ident_len(i: &str) -> usize {
+    let bytes = i.as_bytes();
+    let ascii = bytes
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    match (bytes.get(ascii), i.get(ascii..)) {
+        (Some(b), Some(rest)) if !b.is_ascii() => {
+            ascii
+                + rest
+                    .char_indices()
+                    .find(|&(_, c)| !is_ident_char(c))
+                    .map_or(rest.len(), |(k, _)| k)
+        }
+        _ => ascii,
+    }
 }
 
 /// ident = ident_char , { ident_char } ;
 fn ident(i: &str) -> Res<'_, &str> {
-    take_while1(is_ident_char).parse(i)
+    match ident_len(i) {
+        0 => Err(nom::Err::Error(Error::new(i, ErrorKind::TakeWhile1))),
+        n => split(i, n),
+    }
 }
 
 /// name = ident , { "." , ident } ;
 fn name(i: &str) -> Res<'_, &str> {
-    recognize((ident, many0_count((char('.'), ident)))).parse(i)
+    let (mut rest, _) = ident(i)?;
+    while let Some((after, _)) = rest.strip_prefix('.').and_then(|r| ident(r).ok()) {
+        rest = after;
+    }
+    split(i, i.len() - rest.len())
 }
 
 /// key = key_start , { ident_char } ;
 fn key(i: &str) -> Res<'_, &str> {
-    recognize((satisfy(is_key_start), take_while(is_ident_char))).parse(i)
+    match i.chars().next() {
+        Some(c) if is_key_start(c) => split(i, ident_len(i)),
+        _ => Err(nom::Err::Error(Error::new(i, ErrorKind::Satisfy))),
+    }
 }
 
 /// call = "@" , name , "(" , ws , [ arg_list ] , ")" , [ body ] ;
@@ -465,6 +507,16 @@ mod tests {
         for n in ["", "+", ".", "e3", "1e", "1x", "--1", "1.2.3"] {
             assert!(!is_number(n), "{n}");
         }
+    }
+
+    #[test]
+    fn names_and_keys_mixing_ascii_and_other_letters() {
+        let p = parse("@café_1.naïve2(ключ_2=1, kéy9 : v, x٣=2)");
+        assert_eq!(p.name, "café_1.naïve2");
+        let keys: Vec<_> = p.named.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["ключ_2", "kéy9", "x٣"]);
+        assert!(parse_call("@a.(1)", 64).is_err());
+        assert!(parse_call("@a..b(1)", 64).is_err());
     }
 
     #[test]
