@@ -50,6 +50,8 @@ pub mod translator;
 pub mod config;
 #[cfg(feature = "execute")]
 pub mod execute;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "typed")]
 pub mod typed;
 

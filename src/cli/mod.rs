@@ -1,4 +1,4 @@
-//! The `atfunc` command line: `render`, `check`, `parse` and `exec`.
+//! The `atfunc` command line: `render`, `check`, `parse`, `exec` and `serve`.
 //!
 //! Exit codes: 0 when the work was done (errors inside a model's text are data, not
 //! failures); 1 when `check` found problems; 2 when an input or tools file cannot be read
@@ -7,6 +7,7 @@
 mod exec;
 mod jsonl;
 mod parse;
+mod serve;
 mod tools;
 
 use atfunc::interop::{ControlFields, Format};
@@ -78,6 +79,10 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Parse a model's output, run each call as soon as it is complete, print the results.
     Exec(exec::ExecArgs),
+    /// Serve an OpenAI-compatible API that gives tools to a model without native tool
+    /// calling: requests with `tools` go to the upstream as atfunc text, answers come back
+    /// with `tool_calls`.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -117,6 +122,7 @@ pub fn main() -> ExitCode {
         Command::Check { tools } => check(&tools),
         Command::Parse(args) => parse::run(args),
         Command::Exec(args) => exec::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,129 @@
+//! `atfunc serve`: the OpenAI-compatible gateway in front of a model server without
+//! native tool calling. The behaviour is documented in `atfunc::serve`.
+
+use super::Failure;
+use atfunc::config::Config;
+use atfunc::serve::{Gateway, Options, DEFAULT_LISTEN};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Arguments of `atfunc serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The OpenAI-compatible server to forward to (`http://127.0.0.1:11434` for Ollama,
+    /// `http://127.0.0.1:8080` for llama.cpp); `/v1` is added unless the URL ends with it.
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+    /// The address to listen on. Port 0 picks a free port; the address in use is printed.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN)]
+    listen: String,
+    /// A config file of tool boxes; requests with "atfunc_execute": true have their calls
+    /// run there.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Run the calls of every request that carries no tools of its own (needs --config).
+    #[arg(long, requires = "config")]
+    execute: bool,
+    /// Most model answers in one executed request.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    max_steps: usize,
+    /// How many times a request may ask the model again to fix calls that do not bind.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repair_rounds: usize,
+    /// Seconds to wait for the upstream's answer to start, and for each next piece of it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    upstream_timeout: f64,
+    /// The environment variable holding the key clients must send as
+    /// `Authorization: Bearer <key>`.
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// The environment variable holding the key sent to the upstream as
+    /// `Authorization: Bearer <key>` (without it, and without --api-key-env, the client's
+    /// own Authorization header is forwarded).
+    #[arg(long, value_name = "NAME")]
+    upstream_key_env: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 8 << 20)]
+    max_request_bytes: usize,
+    /// Largest upstream answer read, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_response_bytes: usize,
+}
+
+fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    match std::env::var(name) {
+        Ok(value) if !value.is_empty() => Ok(Some(value)),
+        _ => Err(Failure(format!(
+            "the environment variable {name} ({what}) is not set or empty"
+        ))),
+    }
+}
+
+pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+    if !(args.upstream_timeout.is_finite() && args.upstream_timeout > 0.0) {
+        return Err(Failure(String::from(
+            "--upstream-timeout must be a positive number of seconds",
+        )));
+    }
+    let api_key = env_key(&args.api_key_env, "--api-key-env")?;
+    let upstream_key = env_key(&args.upstream_key_env, "--upstream-key-env")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(async {
+        let registry = match &args.config {
+            Some(path) => {
+                let config = Config::from_path(path).map_err(|e| Failure(e.to_string()))?;
+                Some(Arc::new(
+                    config.build().await.map_err(|e| Failure(e.to_string()))?,
+                ))
+            }
+            None => None,
+        };
+        let options = Options {
+            upstream: args.upstream.clone(),
+            upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+            repair_rounds: args.repair_rounds,
+            max_request_bytes: args.max_request_bytes,
+            max_response_bytes: args.max_response_bytes,
+            api_key,
+            upstream_key,
+            registry: registry.clone(),
+            execute_all: args.execute,
+            max_steps: args.max_steps.max(1),
+        };
+        let has_key = options.api_key.is_some();
+        let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;
+        let listener = tokio::net::TcpListener::bind(&args.listen)
+            .await
+            .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Failure(format!("cannot listen on {}: {e}", args.listen)))?;
+        if !addr.ip().is_loopback() && !has_key {
+            eprintln!(
+                "atfunc: warning: listening on {addr}, beyond this machine, without --api-key-env"
+            );
+        }
+        eprintln!(
+            "atfunc serve: listening on http://{addr} (upstream {})",
+            args.upstream
+        );
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let served = atfunc::serve::serve(listener, gateway, shutdown).await;
+        if let Some(registry) = registry {
+            // MCP servers are child processes: end them before leaving.
+            let _ = registry.close().await;
+        }
+        served.map_err(|e| Failure(format!("the server stopped: {e}")))?;
+        Ok(ExitCode::SUCCESS)
+    })
+}

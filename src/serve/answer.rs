@@ -1,0 +1,605 @@
+//! One client turn with tools, as a state machine without I/O: the upstream's text goes in
+//! (whole, or delta by delta), text and tool calls for the client come out, and at the end
+//! of each upstream answer it says whether to ask the model again (a repair round).
+//!
+//! The same machine serves streaming and non-streaming requests, so the deltas of a stream
+//! add up to the answer of the same request made without `stream`.
+
+use super::tools::{Choice, ToolSet};
+use crate::bind::bind;
+use crate::format::{call_text, format_results, CallRecord};
+use crate::interop::CallIds;
+use crate::parse::{Call, Event, StreamParser};
+use serde_json::{Map, Value as Json};
+use std::sync::Arc;
+
+/// What the client is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Out {
+    /// Text for `content`.
+    Text(String),
+    /// A tool call: a fresh id, the tool's name as the client wrote it, and the bound
+    /// arguments as a JSON string.
+    Call {
+        /// `call_...`.
+        id: String,
+        /// The client's tool name.
+        name: String,
+        /// The bound, typed arguments, as JSON text.
+        arguments: String,
+    },
+}
+
+/// What follows the end of an upstream answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoundEnd {
+    /// Ask the model again: [`Turn::request`] holds the repair messages.
+    Repair,
+    /// The turn is over.
+    Done,
+}
+
+/// A call that is not passed to the client.
+#[derive(Debug, Clone)]
+struct Refused {
+    /// The call as the model wrote it, `@` included.
+    raw: String,
+    /// The call as the result block shows it, without the `@`.
+    shown: String,
+    /// Why, worded for the model.
+    error: String,
+}
+
+/// Holds back whitespace so that content neither starts nor ends with it and the space
+/// around a call that was taken out is not doubled. Only whitespace is ever held.
+#[derive(Debug, Default)]
+struct Shaper {
+    /// Whitespace after the text sent so far, not sent yet.
+    pending: String,
+    /// Whether any text was sent.
+    started: bool,
+    /// Whether a call was taken out since the last text.
+    after_call: bool,
+    /// Whether the next text starts a part of its own (`pending` holds the separator):
+    /// its leading whitespace is dropped.
+    fresh: bool,
+}
+
+impl Shaper {
+    fn text(&mut self, text: &str, out: &mut Vec<Out>) {
+        let body = text.trim_end();
+        let tail = text.get(body.len()..).unwrap_or_default();
+        if body.trim_start().is_empty() {
+            if self.started && !self.fresh {
+                self.pending.push_str(text);
+            }
+            return;
+        }
+        let mut piece = String::with_capacity(self.pending.len() + body.len());
+        if !self.started {
+            piece.push_str(body.trim_start());
+        } else {
+            let trimmed = body.trim_start();
+            if self.after_call {
+                // Where calls were taken out, their surroundings shrink to one separator.
+                let lead = body.get(..body.len() - trimmed.len()).unwrap_or_default();
+                let gap_has_newline = self.pending.contains('\n') || lead.contains('\n');
+                if gap_has_newline {
+                    piece.push('\n');
+                } else if !self.pending.is_empty() || !lead.is_empty() {
+                    piece.push(' ');
+                }
+                piece.push_str(trimmed);
+            } else {
+                piece.push_str(&self.pending);
+                piece.push_str(if self.fresh { trimmed } else { body });
+            }
+        }
+        self.pending = tail.to_owned();
+        self.started = true;
+        self.after_call = false;
+        self.fresh = false;
+        push_text(out, piece);
+    }
+
+    /// Starts a part of its own after `separator`, once text follows.
+    fn separate(&mut self, separator: &str) {
+        if self.started {
+            self.pending = separator.to_owned();
+            self.after_call = false;
+            self.fresh = true;
+        }
+    }
+}
+
+fn push_text(out: &mut Vec<Out>, text: String) {
+    if let Some(Out::Text(last)) = out.last_mut() {
+        last.push_str(&text);
+    } else {
+        out.push(Out::Text(text));
+    }
+}
+
+/// One client turn with tools.
+pub(crate) struct Turn {
+    tools: Arc<ToolSet>,
+    /// The request for the upstream, `messages` included.
+    request: Map<String, Json>,
+    choice: Choice,
+    single_call: bool,
+    repairs_left: usize,
+    /// Whether the round under way is a repair round: its text is not the client's.
+    repairing: bool,
+    parser: StreamParser,
+    /// Everything the model wrote this round; the parser's offsets index it.
+    round_text: String,
+    shaper: Shaper,
+    /// Calls of this round that were not passed on.
+    refused: Vec<Refused>,
+    /// Whether this round passed a call on.
+    round_called: bool,
+    /// Calls that could not be repaired, shown as text when the turn ends.
+    unresolved: Vec<String>,
+    calls: usize,
+    named_called: bool,
+    ids: CallIds,
+}
+
+impl std::fmt::Debug for Turn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("choice", &self.choice)
+            .field("calls", &self.calls)
+            .field("repairs_left", &self.repairs_left)
+            .finish()
+    }
+}
+
+impl Turn {
+    /// A turn that sends `request` (its `messages` already rewritten and prompted).
+    pub(crate) fn new(
+        tools: Arc<ToolSet>,
+        request: Map<String, Json>,
+        choice: Choice,
+        single_call: bool,
+        repair_rounds: usize,
+    ) -> Turn {
+        Turn {
+            tools,
+            request,
+            choice,
+            single_call,
+            repairs_left: repair_rounds,
+            repairing: false,
+            parser: StreamParser::default(),
+            round_text: String::new(),
+            shaper: Shaper::default(),
+            refused: Vec::new(),
+            round_called: false,
+            unresolved: Vec::new(),
+            calls: 0,
+            named_called: false,
+            ids: CallIds::random(),
+        }
+    }
+
+    /// The request for the next upstream answer.
+    pub(crate) fn request(&self) -> &Map<String, Json> {
+        &self.request
+    }
+
+    /// Whether the round under way is a repair round (its text is dropped, its calls kept).
+    pub(crate) fn repairing(&self) -> bool {
+        self.repairing
+    }
+
+    /// `tool_calls` when calls were passed on, else the upstream's reason (`stop` if none).
+    pub(crate) fn finish_reason(&self, upstream: Option<&str>) -> String {
+        if self.calls > 0 {
+            String::from("tool_calls")
+        } else {
+            upstream.unwrap_or("stop").to_owned()
+        }
+    }
+
+    /// Feeds the next piece of the model's answer.
+    pub(crate) fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
+        self.round_text.push_str(delta);
+        let events = self.parser.feed_str(delta);
+        for event in events {
+            self.event(event, out);
+        }
+    }
+
+    /// Ends the model's answer. Calls that did not bind, or a call the request's
+    /// `tool_choice` needs and did not get, start a repair round while rounds remain.
+    pub(crate) fn end_round(&mut self, out: &mut Vec<Out>) -> RoundEnd {
+        for event in self.parser.finish() {
+            self.event(event, out);
+        }
+        let refused = std::mem::take(&mut self.refused);
+        if !refused.is_empty() || self.round_called {
+            self.unresolved = refused.iter().map(|r| r.raw.clone()).collect();
+        }
+        self.round_called = false;
+        let missing = match &self.choice {
+            Choice::Required => self.calls == 0,
+            Choice::Named(_) => !self.named_called,
+            Choice::Auto | Choice::None => false,
+        };
+        if (refused.is_empty() && !missing) || self.repairs_left == 0 {
+            self.give_up(out);
+            return RoundEnd::Done;
+        }
+        self.repairs_left -= 1;
+        self.repairing = true;
+        let answer = std::mem::take(&mut self.round_text);
+        let note = self.repair_note(&refused, missing);
+        let messages = self
+            .request
+            .entry("messages")
+            .or_insert_with(|| Json::Array(Vec::new()));
+        if let Json::Array(messages) = messages {
+            if !answer.trim().is_empty() {
+                messages.push(message("assistant", answer));
+            }
+            messages.push(message("user", note));
+        }
+        RoundEnd::Repair
+    }
+
+    /// Ends the turn without asking again (no rounds left, or the upstream failed during
+    /// a repair): calls that were not repaired are shown as the text they were.
+    pub(crate) fn give_up(&mut self, out: &mut Vec<Out>) {
+        for raw in std::mem::take(&mut self.unresolved) {
+            self.shaper.separate("\n");
+            self.shaper.text(&raw, out);
+        }
+    }
+
+    fn repair_note(&self, refused: &[Refused], missing: bool) -> String {
+        let mut note = String::new();
+        if !refused.is_empty() {
+            let records: Vec<CallRecord> = refused
+                .iter()
+                .map(|r| CallRecord {
+                    call_text: r.shown.clone(),
+                    result: Err(r.error.clone()),
+                })
+                .collect();
+            note.push_str(&format_results(&records));
+            note.push_str(
+                "\nThese calls were not made. Write them again, corrected, as \
+                 @name(arguments): only the calls, no other text.",
+            );
+        }
+        if missing {
+            if !note.is_empty() {
+                note.push_str("\n\n");
+            }
+            match &self.choice {
+                Choice::Named(name) => note.push_str(&format!(
+                    "This answer must call @{name}. Write the call now, as @{name}(arguments), \
+                     and nothing else."
+                )),
+                _ => note.push_str(
+                    "This answer must call at least one of the functions listed in the system \
+                     message. Write the call now, as @name(arguments), and nothing else.",
+                ),
+            }
+        }
+        note
+    }
+
+    fn event(&mut self, event: Event, out: &mut Vec<Out>) {
+        match event {
+            Event::Text { text } => self.text(&text, out),
+            Event::InvalidUtf8 { bytes, .. } => self.text(&String::from_utf8_lossy(&bytes), out),
+            Event::CallStarted { .. } => {}
+            Event::Call(call) => self.call(call, out),
+            Event::Malformed { error, text, .. } => {
+                let written = text.strip_prefix('@').unwrap_or(&text);
+                let name = written.split('(').next().unwrap_or(written).trim();
+                // `@name(` of a tool the model has: a call gone wrong. Anything else is prose.
+                if self.tools.catalog.find(name).is_ok() {
+                    self.refuse(
+                        Refused {
+                            shown: written.to_owned(),
+                            error: format!(
+                                "This call could not be read: {error}. Write calls as \
+                                 @name(\"text\", 42, name=\"value\")"
+                            ),
+                            raw: text,
+                        },
+                        out,
+                    );
+                } else {
+                    self.text(&text, out);
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str, out: &mut Vec<Out>) {
+        if !self.repairing {
+            self.shaper.text(text, out);
+        }
+    }
+
+    fn call(&mut self, call: Call, out: &mut Vec<Out>) {
+        let raw = usize::try_from(call.span.start)
+            .ok()
+            .zip(usize::try_from(call.span.end).ok())
+            .and_then(|(start, end)| self.round_text.get(start..end))
+            .map_or_else(|| format!("@{}", call_text(&call)), str::to_owned);
+        let bound = match bind(&call, &self.tools.catalog) {
+            Ok(bound) => bound,
+            Err(error) => {
+                let refused = Refused {
+                    raw,
+                    shown: call_text(&call),
+                    error: error.to_string(),
+                };
+                return self.refuse(refused, out);
+            }
+        };
+        if let Choice::Named(name) = &self.choice {
+            if &bound.name != name {
+                let refused = Refused {
+                    raw,
+                    shown: call_text(&call),
+                    error: format!("This answer must call @{name}, and no other function"),
+                };
+                return self.refuse(refused, out);
+            }
+            self.named_called = true;
+        }
+        if self.single_call && self.calls > 0 {
+            // Only one call per answer was asked for: the first one stands.
+            return;
+        }
+        self.calls += 1;
+        self.round_called = true;
+        self.shaper.after_call = true;
+        out.push(Out::Call {
+            id: self.ids.next_id(),
+            name: self.tools.client_name(&bound.name).to_owned(),
+            arguments: Json::Object(bound.args).to_string(),
+        });
+    }
+
+    fn refuse(&mut self, refused: Refused, out: &mut Vec<Out>) {
+        if self.repairs_left == 0 && !self.repairing {
+            // No round is left to repair it in: it stays where it was, as text.
+            self.text(&refused.raw, out);
+        } else {
+            self.refused.push(refused);
+        }
+    }
+}
+
+/// What reads an upstream answer as it streams in.
+pub(crate) trait Reader {
+    /// Feeds the next piece of the answer.
+    fn feed(&mut self, delta: &str, out: &mut Vec<Out>);
+    /// Whether the answer under way is not the client's (a repair round): its text is
+    /// dropped and its finish reason ignored.
+    fn quiet(&self) -> bool;
+}
+
+impl Reader for Turn {
+    fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
+        Turn::feed(self, delta, out);
+    }
+
+    fn quiet(&self) -> bool {
+        self.repairing
+    }
+}
+
+/// The text of the answers of an executed turn: calls taken out (the gateway runs them),
+/// answers a blank line apart.
+#[derive(Debug, Default)]
+pub(crate) struct Prose {
+    parser: StreamParser,
+    shaper: Shaper,
+    /// The answer under way, whole, for the registry.
+    answer: String,
+}
+
+impl Prose {
+    /// Ends an answer and returns it whole.
+    pub(crate) fn end_answer(&mut self, out: &mut Vec<Out>) -> String {
+        for event in self.parser.finish() {
+            self.event(event, out);
+        }
+        self.shaper.separate("\n\n");
+        std::mem::take(&mut self.answer)
+    }
+
+    fn event(&mut self, event: Event, out: &mut Vec<Out>) {
+        match event {
+            Event::Text { text } => self.shaper.text(&text, out),
+            Event::InvalidUtf8 { bytes, .. } => {
+                self.shaper.text(&String::from_utf8_lossy(&bytes), out);
+            }
+            Event::CallStarted { .. } => {}
+            // The registry runs (or refuses) both; neither is the client's text.
+            Event::Call(_) | Event::Malformed { .. } => self.shaper.after_call = true,
+        }
+    }
+}
+
+impl Reader for Prose {
+    fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
+        self.answer.push_str(delta);
+        for event in self.parser.feed_str(delta) {
+            self.event(event, out);
+        }
+    }
+
+    fn quiet(&self) -> bool {
+        false
+    }
+}
+
+fn message(role: &str, content: String) -> Json {
+    let mut message = Map::new();
+    message.insert("role".into(), Json::String(role.into()));
+    message.insert("content".into(), Json::String(content));
+    Json::Object(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Arc<ToolSet> {
+        Arc::new(
+            ToolSet::from_tools(&json!([{"type": "function", "function": {
+                "name": "get-weather", "parameters": {"type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"]}}}]))
+            .unwrap(),
+        )
+    }
+
+    fn turn(choice: Choice, rounds: usize) -> Turn {
+        let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+        let Json::Object(request) = request else {
+            unreachable!()
+        };
+        Turn::new(tools(), request, choice, false, rounds)
+    }
+
+    /// Runs a whole answer through in chunks of `size` bytes (at character boundaries).
+    fn run(turn: &mut Turn, answer: &str, size: usize) -> (Vec<Out>, RoundEnd) {
+        let mut out = Vec::new();
+        let chars: Vec<char> = answer.chars().collect();
+        for chunk in chars.chunks(size) {
+            turn.feed(&chunk.iter().collect::<String>(), &mut out);
+        }
+        let end = turn.end_round(&mut out);
+        (out, end)
+    }
+
+    fn shape(out: &[Out]) -> Json {
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        for piece in out {
+            match piece {
+                Out::Text(t) => text.push_str(t),
+                Out::Call {
+                    name, arguments, ..
+                } => calls.push(json!([name, arguments])),
+            }
+        }
+        json!({"text": text, "calls": calls})
+    }
+
+    #[test]
+    fn text_and_calls_come_apart_whatever_the_chunks() {
+        let answer =
+            "  Let me check. @Get_Weather(\"Paris\", days=\"2\") @get_weather(city=Oslo)\n Done.\n";
+        for size in [1, 2, 3, 7, answer.len()] {
+            let (out, end) = run(&mut turn(Choice::Auto, 1), answer, size);
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "Let me check.\nDone.", "calls": [
+                    ["get-weather", "{\"city\":\"Paris\",\"days\":2}"],
+                    ["get-weather", "{\"city\":\"Oslo\"}"]]}),
+                "chunks of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_call_that_does_not_bind_is_repaired() {
+        let mut turn = turn(Choice::Auto, 1);
+        let (out, end) = run(&mut turn, "Checking. @get_weather(days=2)", 3);
+        assert_eq!(end, RoundEnd::Repair);
+        assert_eq!(shape(&out), json!({"text": "Checking.", "calls": []}));
+        let messages = &turn.request()["messages"];
+        assert_eq!(messages[1]["content"], "Checking. @get_weather(days=2)");
+        let note = messages[2]["content"].as_str().unwrap();
+        assert!(note.starts_with("Function call: get_weather(days=2)\nReturned: Error: Missing required parameter for function 'get_weather': city\n"), "{note}");
+        let (out, end) = run(&mut turn, "Sorry! @get_weather(city=\"Paris\", days=2)", 4);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(
+            shape(&out),
+            json!({"text": "", "calls": [["get-weather", "{\"city\":\"Paris\",\"days\":2}"]]})
+        );
+    }
+
+    #[test]
+    fn a_call_that_stays_wrong_is_returned_as_text() {
+        let mut turn = turn(Choice::Auto, 1);
+        let (mut out, _) = run(&mut turn, "Checking. @get_weather(days=2)", 3);
+        let (more, end) = run(&mut turn, "@get_weather(days=3)", 3);
+        out.extend(more);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(
+            shape(&out),
+            json!({"text": "Checking.\n@get_weather(days=3)", "calls": []})
+        );
+        assert_eq!(turn.finish_reason(Some("stop")), "stop");
+
+        let mut no_rounds = super::tests::turn(Choice::Auto, 0);
+        let (out, end) = run(&mut no_rounds, "Checking @get_weather(days=2) now.", 5);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(
+            shape(&out),
+            json!({"text": "Checking @get_weather(days=2) now.", "calls": []})
+        );
+    }
+
+    #[test]
+    fn required_and_named_choices_ask_again_when_there_is_no_call() {
+        let mut turn = turn(Choice::Named("get_weather".into()), 2);
+        let (_, end) = run(&mut turn, "It is sunny.", 5);
+        assert_eq!(end, RoundEnd::Repair);
+        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        assert!(
+            note.starts_with("This answer must call @get_weather."),
+            "{note}"
+        );
+        let (out, end) = run(&mut turn, "@get_weather(Paris)", 5);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(turn.finish_reason(Some("stop")), "tool_calls");
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn prose_leaves_out_calls_and_separates_answers() {
+        let mut prose = Prose::default();
+        let mut out = Vec::new();
+        for piece in ["Checking. @get_wea", "ther(\"Paris\")\n"] {
+            prose.feed(piece, &mut out);
+        }
+        assert_eq!(
+            prose.end_answer(&mut out),
+            "Checking. @get_weather(\"Paris\")\n"
+        );
+        prose.feed(" It is 21C.", &mut out);
+        prose.end_answer(&mut out);
+        assert_eq!(
+            shape(&out),
+            json!({"text": "Checking.\n\nIt is 21C.", "calls": []})
+        );
+    }
+
+    #[test]
+    fn prose_with_an_at_sign_is_text() {
+        let (out, _) = run(
+            &mut turn(Choice::Auto, 1),
+            "Mail bob@example.com or @team (soon",
+            4,
+        );
+        assert_eq!(
+            shape(&out),
+            json!({"text": "Mail bob@example.com or @team (soon", "calls": []})
+        );
+    }
+}

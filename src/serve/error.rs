@@ -1,0 +1,211 @@
+//! Errors as OpenAI's API writes them: `{"error": {"message", "type", "code"}}`.
+
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value as Json};
+use std::time::Duration;
+
+/// How much of a non-JSON upstream error body is quoted in the message.
+const EXCERPT_CHARS: usize = 500;
+
+/// An error answered to the client in OpenAI's shape, with an HTTP status.
+///
+/// ```
+/// use atfunc::serve::ApiError;
+/// let error = ApiError::bad_request("'messages' must be a list");
+/// assert_eq!(error.status().as_u16(), 400);
+/// assert_eq!(error.to_json()["error"]["type"], "invalid_request_error");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    kind: String,
+    code: Option<String>,
+}
+
+impl ApiError {
+    /// An error with every field given.
+    pub fn new(
+        status: StatusCode,
+        message: impl Into<String>,
+        kind: impl Into<String>,
+        code: Option<&str>,
+    ) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+            kind: kind.into(),
+            code: code.map(str::to_owned),
+        }
+    }
+
+    /// 400: the request cannot be served as it is.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            message,
+            "invalid_request_error",
+            None,
+        )
+    }
+
+    /// 401: the bearer key is missing or wrong.
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "Missing or incorrect API key: send 'Authorization: Bearer <key>'",
+            "invalid_request_error",
+            Some("invalid_api_key"),
+        )
+    }
+
+    /// 413: the request body is over the limit.
+    pub fn too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("The request body is larger than {limit} bytes"),
+            "invalid_request_error",
+            Some("request_too_large"),
+        )
+    }
+
+    /// 504: the upstream sent nothing for `after`.
+    pub fn timeout(after: Duration) -> ApiError {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "The upstream server did not answer within {}",
+                seconds(after)
+            ),
+            "upstream_error",
+            Some("upstream_timeout"),
+        )
+    }
+
+    /// 502: the upstream could not be reached, or answered something unusable.
+    pub fn bad_gateway(message: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            message,
+            "upstream_error",
+            Some("bad_upstream"),
+        )
+    }
+
+    /// 500: the gateway itself failed.
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            message,
+            "server_error",
+            None,
+        )
+    }
+
+    /// The upstream answered `status` with `body`. An OpenAI-shaped error body keeps its
+    /// message, type and code; any other body is quoted (its start) in the message.
+    pub fn from_upstream(status: StatusCode, body: &[u8]) -> ApiError {
+        let status = if status.is_client_error() || status.is_server_error() {
+            status
+        } else {
+            StatusCode::BAD_GATEWAY
+        };
+        let parsed: Option<Json> = serde_json::from_slice(body).ok();
+        let error = parsed.as_ref().and_then(|json| json.get("error"));
+        let message = match error {
+            Some(Json::Object(fields)) => fields.get("message").and_then(Json::as_str),
+            Some(Json::String(message)) => Some(message.as_str()),
+            _ => None,
+        };
+        if let Some(message) = message {
+            let field = |name: &str| {
+                error
+                    .and_then(|e| e.get(name))
+                    .and_then(Json::as_str)
+                    .map(str::to_owned)
+            };
+            return ApiError {
+                status,
+                message: message.to_owned(),
+                kind: field("type").unwrap_or_else(|| String::from("upstream_error")),
+                code: field("code"),
+            };
+        }
+        let text = String::from_utf8_lossy(body);
+        let excerpt: String = text.trim().chars().take(EXCERPT_CHARS).collect();
+        let message = if excerpt.is_empty() {
+            format!("The upstream server answered {status}")
+        } else {
+            format!("The upstream server answered {status}: {excerpt}")
+        };
+        ApiError::new(status, message, "upstream_error", None)
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// `{"error": {"message", "type", "code"}}`.
+    pub fn to_json(&self) -> Json {
+        json!({"error": {"message": self.message, "type": self.kind, "code": self.code}})
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            self.to_json().to_string(),
+        )
+            .into_response()
+    }
+}
+
+/// `2s`, `1.5s`.
+fn seconds(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{}s", duration.as_secs())
+    } else {
+        format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upstream_errors_keep_an_openai_body_and_quote_any_other() {
+        let openai = br#"{"error": {"message": "model not found", "type": "invalid_request_error", "code": "model_not_found"}}"#;
+        let error = ApiError::from_upstream(StatusCode::NOT_FOUND, openai);
+        assert_eq!(error.status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            error.to_json(),
+            json!({"error": {"message": "model not found", "type": "invalid_request_error", "code": "model_not_found"}})
+        );
+        let html = ApiError::from_upstream(StatusCode::INTERNAL_SERVER_ERROR, b"<h1>boom</h1>\n");
+        assert_eq!(
+            html.message(),
+            "The upstream server answered 500 Internal Server Error: <h1>boom</h1>"
+        );
+        assert_eq!(html.to_json()["error"]["code"], Json::Null);
+    }
+
+    #[test]
+    fn timeouts_say_how_long() {
+        assert_eq!(
+            ApiError::timeout(Duration::from_millis(1500)).message(),
+            "The upstream server did not answer within 1.5s"
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! The conversation rewritten into atfunc's text protocol, for an upstream that knows no
+//! tools: the prompt in the system message, the assistant's `tool_calls` as call text, and
+//! `tool` messages as result blocks in a user message.
+
+use super::tools::ToolSet;
+use super::ApiError;
+use crate::format::{format_results, CallRecord};
+use crate::interop::ToolCall;
+use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
+
+/// The text of a message's `content`: a string as it is, a list of parts as the text of
+/// its text parts joined, anything else empty.
+pub(crate) fn content_text(content: Option<&Json>) -> String {
+    match content {
+        Some(Json::String(text)) => text.clone(),
+        Some(Json::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| match part {
+                Json::String(text) => Some(text.as_str()),
+                part => part.get("text").and_then(Json::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Puts `prompt` in front of the first system message, or adds a system message holding
+/// it in front of the conversation.
+pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
+    let system = messages
+        .iter_mut()
+        .find(|m| m.get("role").and_then(Json::as_str) == Some("system"));
+    if let Some(Json::Object(system)) = system {
+        let text = content_text(system.get("content"));
+        let joined = if text.trim().is_empty() {
+            prompt.to_owned()
+        } else {
+            format!("{prompt}\n{text}")
+        };
+        system.insert("content".into(), Json::String(joined));
+        return;
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), Json::String("system".into()));
+    message.insert("content".into(), Json::String(prompt.to_owned()));
+    messages.insert(0, Json::Object(message));
+}
+
+/// Rewrites `messages` for the upstream:
+/// - an assistant message's `tool_calls` become atfunc call text after its content, one
+///   call a line (`@get_weather(city="Paris")`), and the field is removed;
+/// - a run of `tool` messages becomes one `user` message of result blocks
+///   (`Function call: get_weather(city="Paris")` / `Returned: ...`), each call found by its
+///   `tool_call_id`;
+/// - every other message is passed as it is.
+pub(crate) fn rewrite(messages: &Json, tools: &ToolSet) -> Result<Vec<Json>, ApiError> {
+    let Json::Array(messages) = messages else {
+        return Err(ApiError::bad_request("'messages' must be a list"));
+    };
+    let mut out: Vec<Json> = Vec::with_capacity(messages.len());
+    // Call id → the call's text without the `@`, for the result blocks.
+    let mut calls: HashMap<String, String> = HashMap::new();
+    let mut results: Vec<CallRecord> = Vec::new();
+    for (i, message) in messages.iter().enumerate() {
+        let Json::Object(fields) = message else {
+            return Err(ApiError::bad_request(format!(
+                "messages[{i}] must be an object"
+            )));
+        };
+        let role = fields.get("role").and_then(Json::as_str).unwrap_or("");
+        if role == "tool" {
+            let id = fields
+                .get("tool_call_id")
+                .and_then(Json::as_str)
+                .unwrap_or("");
+            let call_text = calls.get(id).cloned().unwrap_or_else(|| {
+                let name = fields.get("name").and_then(Json::as_str).unwrap_or("tool");
+                format!("{}(...)", tools.atfunc_name(name))
+            });
+            results.push(CallRecord {
+                call_text,
+                result: Ok(Json::String(content_text(fields.get("content")))),
+            });
+            continue;
+        }
+        flush_results(&mut results, &mut out);
+        match fields.get("tool_calls") {
+            Some(Json::Array(entries)) if role == "assistant" => {
+                let mut fields = fields.clone();
+                fields.remove("tool_calls");
+                let mut text = content_text(fields.get("content"));
+                for entry in entries {
+                    let call = call_text(entry, tools);
+                    if let Some(id) = entry.get("id").and_then(Json::as_str) {
+                        calls.insert(id.to_owned(), call.trim_start_matches('@').to_owned());
+                    }
+                    if !text.is_empty() && !text.ends_with('\n') {
+                        text.push('\n');
+                    }
+                    text.push_str(&call);
+                }
+                fields.insert("content".into(), Json::String(text));
+                out.push(Json::Object(fields));
+            }
+            _ => out.push(message.clone()),
+        }
+    }
+    flush_results(&mut results, &mut out);
+    Ok(out)
+}
+
+fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Json>) {
+    if results.is_empty() {
+        return;
+    }
+    let text = format_results(results);
+    results.clear();
+    let mut message = Map::new();
+    message.insert("role".into(), Json::String("user".into()));
+    message.insert("content".into(), Json::String(text));
+    out.push(Json::Object(message));
+}
+
+/// A `tool_calls` entry as call text, `@name(key=value, ...)`. Arguments that are not a
+/// JSON object, or whose keys are not identifiers, are written as they came so the
+/// model still sees what it asked for.
+fn call_text(entry: &Json, tools: &ToolSet) -> String {
+    let function = entry.get("function");
+    let client = function
+        .and_then(|f| f.get("name"))
+        .and_then(Json::as_str)
+        .unwrap_or("tool");
+    let name = tools.atfunc_name(client);
+    let raw = function.and_then(|f| f.get("arguments"));
+    let args = match raw {
+        None | Some(Json::Null) => Some(Map::new()),
+        Some(Json::Object(args)) => Some(args.clone()),
+        Some(Json::String(text)) if text.trim().is_empty() => Some(Map::new()),
+        Some(Json::String(text)) => match serde_json::from_str(text) {
+            Ok(Json::Object(args)) => Some(args),
+            _ => None,
+        },
+        Some(_) => None,
+    };
+    let call = args.map(|args| ToolCall {
+        id: String::new(),
+        name: name.clone(),
+        model_name: client.to_owned(),
+        args,
+        body: None,
+    });
+    match call.map(|call| call.call_text()) {
+        Some(Ok(text)) => text,
+        _ => {
+            let raw = match raw {
+                Some(Json::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            format!("@{name}({raw})")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn calls_become_text_and_results_become_blocks() {
+        let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
+            "name": "get-weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}}}}}]))
+        .unwrap();
+        let messages = json!([
+            {"role": "user", "content": "Weather in Paris and Oslo?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get-weather", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "get-weather", "arguments": "{\"city\":\"Oslo\"}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "21C"},
+            {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "{\"temp\": 4}"}]},
+        ]);
+        let mut out = rewrite(&messages, &tools).unwrap();
+        add_prompt(&mut out, "PROMPT");
+        assert_eq!(
+            json!(out),
+            json!([
+                {"role": "system", "content": "PROMPT"},
+                {"role": "user", "content": "Weather in Paris and Oslo?"},
+                {"role": "assistant", "content": "@get_weather(city=\"Paris\")\n@get_weather(city=\"Oslo\")"},
+                {"role": "user", "content": "Function call: get_weather(city=\"Paris\")\nReturned: 21C\n\nFunction call: get_weather(city=\"Oslo\")\nReturned: {\"temp\": 4}\n"},
+            ])
+        );
+    }
+
+    #[test]
+    fn the_prompt_goes_in_front_of_the_system_message() {
+        let mut messages = vec![json!({"role": "system", "content": "Be brief."})];
+        add_prompt(&mut messages, "PROMPT");
+        assert_eq!(messages[0]["content"], "PROMPT\nBe brief.");
+    }
+}

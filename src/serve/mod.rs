@@ -1,0 +1,316 @@
+//! The gateway: an OpenAI-compatible server that gives tools to a model that has no native
+//! function calling (`atfunc serve`).
+//!
+//! Applications speak OpenAI's chat format with `tools`; the model behind an
+//! OpenAI-compatible server (llama.cpp, Ollama, vLLM, LM Studio) only writes text. The
+//! gateway stands between them:
+//!
+//! 1. The request's `tools` are rendered as the atfunc prompt and put in front of the
+//!    first system message (or in a new one). A tool name that is not an atfunc name is
+//!    given one for the model (`get-weather` → `@get_weather`); answers use the client's
+//!    name again.
+//! 2. The history is rewritten into the same protocol: an assistant message's
+//!    `tool_calls` become call text after its content, one call a line
+//!    (`@get_weather(city="Paris")`), and each run of `tool` messages becomes one **user**
+//!    message of result blocks (`Function call: …` / `Returned: …`), since the upstream
+//!    knows no `tool` role.
+//! 3. The request goes upstream without `tools`, `tool_choice` and
+//!    `parallel_tool_calls`; everything else (model, sampling, `stream_options`) as sent.
+//! 4. The answer is read by the streaming parser and each call bound against the tools
+//!    (names ignoring case, arguments typed). The client gets OpenAI's answer: calls as
+//!    `tool_calls` (a fresh id each, the client's tool name, the bound arguments as a JSON
+//!    string), the rest as `content` (`null` when only calls remain), `finish_reason:
+//!    "tool_calls"` when there are calls. Whitespace at the ends of the content and the
+//!    doubled space where a call was taken out are dropped.
+//!
+//! # Repair rounds
+//!
+//! A call that does not bind (or cannot be read, or calls another tool than a named
+//! `tool_choice` asks for) is not passed on. When the answer ends, the gateway asks the
+//! model again, at most `repair_rounds` times: the conversation plus the model's answer
+//! plus a user message with each failed call's error block and a request to write only the
+//! corrected calls. The calls of a repair answer are passed on like any others; its text is
+//! not (the first answer's text was the reply). `tool_choice: "required"` and a named tool
+//! are stated in the prompt and checked the same way: an answer without the call gets a
+//! repair round. When no round is left, a failed call is given back as the text the model
+//! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0), and a
+//! required call may be missing.
+//!
+//! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
+//! they arrive; text is sent as `content` deltas as soon as the parser releases it (only a
+//! possible call, and trailing whitespace, are held back); each call is sent whole as one
+//! `tool_calls` delta once it has bound; repair rounds run after the upstream's stream ends
+//! and continue the same client stream. The deltas add up to the non-streaming answer.
+//!
+//! # Pass-through
+//!
+//! A request without `tools` (absent, `null` or empty) is forwarded byte for byte, and a
+//! successful answer comes back byte for byte, streamed or not. `tool_choice: "none"`
+//! rewrites the history (so earlier calls and results still read right), sends no tools and
+//! passes the answer through. `GET /v1/models` passes through. `n` above 1 is refused for
+//! requests with tools.
+//!
+//! # Running the calls
+//!
+//! With a [`Registry`] ([`Options::registry`], from `--config`), a request carrying
+//! `"atfunc_execute": true` (or every request without `tools`, with
+//! [`Options::execute_all`]) is answered by the gateway and the model together: the
+//! model is shown the registry's functions, the gateway runs the calls of each answer and
+//! sends the result blocks back as a user message, until an answer has no calls or
+//! [`Options::max_steps`] answers were made. The client gets the text of every answer
+//! (calls taken out, answers separated by a blank line) as `content`, and an `atfunc`
+//! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error"},
+//! ...], "stopped": "max_steps"}` (`stopped` only when the limit ended the loop). A
+//! streaming request gets the text as deltas and `atfunc` in the last chunk. Such a request
+//! may not carry `tools` of its own.
+//!
+//! # Limits and errors
+//!
+//! - Request bodies above [`Options::max_request_bytes`] get 413; upstream answers above
+//!   [`Options::max_response_bytes`] are cut off with an error.
+//! - [`Options::upstream_timeout`] bounds the wait for the upstream's response head and for
+//!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
+//! - Upstream errors come back with the upstream's status in OpenAI's shape
+//!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
+//!   it was. A repair round whose request fails ends the turn with what was already
+//!   answered.
+//! - A client that goes away ends the upstream request.
+//! - With [`Options::api_key`], every request but `GET /health` must carry
+//!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
+//!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
+//!   client's `Authorization` header is forwarded.
+
+mod answer;
+mod chat;
+mod error;
+mod execute;
+mod history;
+mod sse;
+mod tools;
+mod upstream;
+
+pub use error::ApiError;
+
+use crate::execute::Registry;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use upstream::Upstream;
+
+/// The default address: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8089";
+
+/// How the gateway runs. Plain fields with defaults, as `atfunc serve` fills them.
+#[derive(Clone)]
+pub struct Options {
+    /// The upstream's base URL: `http://127.0.0.1:11434` (a `/v1` at the end is fine).
+    pub upstream: String,
+    /// Longest wait for the upstream's response head and for each piece of its body.
+    /// Default 300 s: a non-streaming answer of a slow model comes in one piece.
+    pub upstream_timeout: Duration,
+    /// How many times a turn may ask the model again. Default 1.
+    pub repair_rounds: usize,
+    /// Largest request body accepted. Default 8 MiB.
+    pub max_request_bytes: usize,
+    /// Largest upstream answer read. Default 16 MiB.
+    pub max_response_bytes: usize,
+    /// The key clients must send as `Authorization: Bearer <key>`; `None` lets anyone in.
+    pub api_key: Option<String>,
+    /// The key sent to the upstream as `Authorization: Bearer <key>`.
+    pub upstream_key: Option<String>,
+    /// The tool boxes that `atfunc_execute` requests run calls in.
+    pub registry: Option<Arc<Registry>>,
+    /// Run the calls of every request without `tools` (needs `registry`).
+    pub execute_all: bool,
+    /// Most model answers in one executed turn. Default 8.
+    pub max_steps: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            upstream: String::from("http://127.0.0.1:8080"),
+            upstream_timeout: Duration::from_secs(300),
+            repair_rounds: 1,
+            max_request_bytes: 8 << 20,
+            max_response_bytes: 16 << 20,
+            api_key: None,
+            upstream_key: None,
+            registry: None,
+            execute_all: false,
+            max_steps: 8,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The keys are secrets: say only whether they are set.
+        f.debug_struct("Options")
+            .field("upstream", &self.upstream)
+            .field("upstream_timeout", &self.upstream_timeout)
+            .field("repair_rounds", &self.repair_rounds)
+            .field("max_request_bytes", &self.max_request_bytes)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("upstream_key", &self.upstream_key.as_ref().map(|_| "[set]"))
+            .field("registry", &self.registry.is_some())
+            .field("execute_all", &self.execute_all)
+            .field("max_steps", &self.max_steps)
+            .finish()
+    }
+}
+
+/// Options that cannot make a gateway.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(String);
+
+/// The gateway: its options and its upstream client. Serve it with [`serve`], or mount
+/// [`Gateway::router`] in an axum application.
+///
+/// ```
+/// use atfunc::serve::{Gateway, Options};
+/// let gateway = Gateway::new(Options {
+///     upstream: "http://127.0.0.1:11434".into(),
+///     ..Options::default()
+/// })
+/// .unwrap();
+/// let _router = gateway.router();
+/// assert!(Gateway::new(Options { upstream: "nowhere".into(), ..Options::default() }).is_err());
+/// ```
+#[derive(Debug)]
+pub struct Gateway {
+    options: Options,
+    upstream: Upstream,
+    /// `Bearer <api_key>`, as clients must send it.
+    expected_auth: Option<Vec<u8>>,
+    /// What the upstream gets as `Authorization`, when a key is set for it.
+    upstream_auth: Option<HeaderValue>,
+}
+
+impl Gateway {
+    /// A gateway for `options`. Fails on an upstream URL that is not `http(s)://...`, an
+    /// empty key, or `execute_all` without a registry.
+    pub fn new(options: Options) -> Result<Gateway, SetupError> {
+        let upstream = Upstream::new(
+            &options.upstream,
+            options.upstream_timeout,
+            options.max_response_bytes,
+        )
+        .map_err(SetupError)?;
+        if options.api_key.as_deref().is_some_and(str::is_empty) {
+            return Err(SetupError("the API key is empty".into()));
+        }
+        if options.execute_all && options.registry.is_none() {
+            return Err(SetupError(
+                "running every request's calls needs a config with tool boxes".into(),
+            ));
+        }
+        let upstream_auth =
+            match &options.upstream_key {
+                Some(key) => Some(HeaderValue::from_str(&format!("Bearer {key}")).map_err(
+                    |_| SetupError("the upstream key is not a valid header value".into()),
+                )?),
+                None => None,
+            };
+        let expected_auth = options
+            .api_key
+            .as_ref()
+            .map(|key| format!("Bearer {key}").into_bytes());
+        Ok(Gateway {
+            options,
+            upstream,
+            expected_auth,
+            upstream_auth,
+        })
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// The routes: `POST /v1/chat/completions`, `GET /v1/models` (also without `/v1`), and
+    /// `GET /health`.
+    pub fn router(self) -> Router {
+        let state = Arc::new(self);
+        Router::new()
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/chat/completions", post(chat_completions))
+            .route("/v1/models", get(models))
+            .route("/models", get(models))
+            .route("/health", get(|| async { "ok" }))
+            .with_state(state)
+    }
+
+    /// Checks the client's key, comparing in time that does not depend on where the two
+    /// differ.
+    fn authorize(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let Some(expected) = &self.expected_auth else {
+            return Ok(());
+        };
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes)
+            .unwrap_or_default();
+        let mut diff = u8::from(given.len() != expected.len());
+        for (a, b) in given.iter().zip(expected.iter()) {
+            diff |= a ^ b;
+        }
+        if diff == 0 {
+            Ok(())
+        } else {
+            Err(ApiError::unauthorized())
+        }
+    }
+
+    /// The `Authorization` header for the upstream.
+    fn upstream_auth(&self, headers: &HeaderMap) -> Option<HeaderValue> {
+        match (&self.upstream_auth, &self.expected_auth) {
+            (Some(auth), _) => Some(auth.clone()),
+            (None, None) => headers.get(header::AUTHORIZATION).cloned(),
+            (None, Some(_)) => None,
+        }
+    }
+}
+
+async fn chat_completions(
+    State(gateway): State<Arc<Gateway>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    match chat::handle(gateway, headers, body).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+    if let Err(error) = gateway.authorize(&headers) {
+        return error.into_response();
+    }
+    let auth = gateway.upstream_auth(&headers);
+    match gateway.upstream.models(auth.as_ref()).await {
+        Ok(response) => chat::relay(gateway, response).await,
+        Err(error) => error.into_response(),
+    }
+}
+
+/// Serves `gateway` on `listener` until `shutdown` completes; requests under way are
+/// finished first.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    gateway: Gateway,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, gateway.router())
+        .with_graceful_shutdown(shutdown)
+        .await
+}

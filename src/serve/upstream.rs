@@ -1,0 +1,200 @@
+//! The upstream server: requests with a time limit, bodies with a size limit.
+
+use super::ApiError;
+use axum::body::Bytes;
+use axum::http::{header, HeaderValue, StatusCode};
+use serde_json::Value as Json;
+use std::time::Duration;
+
+/// The OpenAI-compatible server the gateway stands in front of.
+#[derive(Debug, Clone)]
+pub(crate) struct Upstream {
+    client: reqwest::Client,
+    chat_url: String,
+    models_url: String,
+    /// Longest wait for the response head and between two pieces of its body.
+    pub(crate) timeout: Duration,
+    /// Largest response body read.
+    pub(crate) max_response_bytes: usize,
+}
+
+/// What the upstream answered before its body: a response to read.
+pub(crate) type Response = reqwest::Response;
+
+impl Upstream {
+    /// An upstream at `base` (`http://127.0.0.1:11434`, or with `/v1` at the end).
+    pub(crate) fn new(
+        base: &str,
+        timeout: Duration,
+        max_response_bytes: usize,
+    ) -> Result<Upstream, String> {
+        let base = base.trim_end_matches('/');
+        let parsed =
+            reqwest::Url::parse(base).map_err(|e| format!("invalid upstream URL '{base}': {e}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(format!(
+                "invalid upstream URL '{base}': use http:// or https://"
+            ));
+        }
+        let api = if base.ends_with("/v1") {
+            base.to_owned()
+        } else {
+            format!("{base}/v1")
+        };
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
+        Ok(Upstream {
+            client,
+            chat_url: format!("{api}/chat/completions"),
+            models_url: format!("{api}/models"),
+            timeout,
+            max_response_bytes,
+        })
+    }
+
+    /// `POST /v1/chat/completions` with `body`; returns once the response head is in.
+    pub(crate) async fn chat(
+        &self,
+        body: Bytes,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Response, ApiError> {
+        let mut request = self
+            .client
+            .post(&self.chat_url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body);
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth.clone());
+        }
+        self.send(request).await
+    }
+
+    /// `GET /v1/models`.
+    pub(crate) async fn models(&self, auth: Option<&HeaderValue>) -> Result<Response, ApiError> {
+        let mut request = self.client.get(&self.models_url);
+        if let Some(auth) = auth {
+            request = request.header(header::AUTHORIZATION, auth.clone());
+        }
+        self.send(request).await
+    }
+
+    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Response, ApiError> {
+        match tokio::time::timeout(self.timeout, request.send()).await {
+            Err(_) => Err(ApiError::timeout(self.timeout)),
+            Ok(Err(error)) if error.is_timeout() => Err(ApiError::timeout(self.timeout)),
+            Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
+                "Cannot reach the upstream server: {}",
+                error_chain(&error)
+            ))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// The next piece of a response body, `None` at its end.
+    pub(crate) async fn next_chunk(
+        &self,
+        response: &mut Response,
+    ) -> Result<Option<Bytes>, ApiError> {
+        match tokio::time::timeout(self.timeout, response.chunk()).await {
+            Err(_) => Err(ApiError::timeout(self.timeout)),
+            Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
+                "The upstream server broke off its answer: {}",
+                error_chain(&error)
+            ))),
+            Ok(Ok(chunk)) => Ok(chunk),
+        }
+    }
+
+    /// A whole response body, within the size limit.
+    pub(crate) async fn read_body(&self, response: &mut Response) -> Result<Bytes, ApiError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk(response).await? {
+            if body.len() + chunk.len() > self.max_response_bytes {
+                return Err(self.too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Bytes::from(body))
+    }
+
+    /// A response as an error when its status is one: its body read (as far as the limit
+    /// allows) and turned into OpenAI's error shape.
+    pub(crate) async fn check(&self, mut response: Response) -> Result<Response, ApiError> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = match self.read_body(&mut response).await {
+            Ok(body) => body,
+            Err(_) => Bytes::new(),
+        };
+        Err(ApiError::from_upstream(status, &body))
+    }
+
+    /// A non-streaming chat completion as JSON.
+    pub(crate) async fn chat_json(
+        &self,
+        body: Bytes,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Json, ApiError> {
+        let response = self.chat(body, auth).await?;
+        let mut response = self.check(response).await?;
+        let body = self.read_body(&mut response).await?;
+        serde_json::from_slice(&body).map_err(|e| {
+            ApiError::bad_gateway(format!("The upstream server's answer is not JSON ({e})"))
+        })
+    }
+
+    /// The error for a body over the limit.
+    pub(crate) fn too_large(&self) -> ApiError {
+        ApiError::bad_gateway(format!(
+            "The upstream server's answer is larger than {} bytes",
+            self.max_response_bytes
+        ))
+    }
+}
+
+/// An error and its sources, joined: reqwest's own message alone rarely says what failed.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// Whether a status means the upstream refused or failed.
+pub(crate) fn is_error(status: StatusCode) -> bool {
+    status.is_client_error() || status.is_server_error()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_take_v1_once() {
+        for base in [
+            "http://127.0.0.1:11434",
+            "http://127.0.0.1:11434/",
+            "http://127.0.0.1:11434/v1",
+        ] {
+            let upstream = Upstream::new(base, Duration::from_secs(1), 1).unwrap();
+            assert_eq!(
+                upstream.chat_url,
+                "http://127.0.0.1:11434/v1/chat/completions"
+            );
+            assert_eq!(upstream.models_url, "http://127.0.0.1:11434/v1/models");
+        }
+        assert!(Upstream::new("ftp://x", Duration::from_secs(1), 1).is_err());
+    }
+}

@@ -1,0 +1,103 @@
+"""Upstream failures, stalls, clients that go away, and the bearer key."""
+
+import time
+
+import httpx
+import openai
+import pytest
+from common import TOOLS, USER, accumulate, summary
+from scripted_upstream import Completion, Failure, Slow, Stall
+
+
+@pytest.mark.parametrize("tools", [TOOLS, None])
+def test_an_upstream_500_comes_back_as_an_openai_error(client, upstream, tools):
+    upstream.script(Failure(500, {"error": {"message": "the model fell over", "type": "server_error", "code": "oops"}}))
+    extra = {"tools": tools} if tools else {}
+    with pytest.raises(openai.InternalServerError) as caught:
+        client.chat.completions.create(model="tiny-model", messages=USER, **extra)
+    assert caught.value.status_code == 500
+    assert caught.value.body == {"message": "the model fell over", "type": "server_error", "code": "oops"}
+
+
+def test_an_upstream_error_that_is_not_json_is_quoted(client, upstream):
+    upstream.script(Failure(503, b"<html>busy</html>"))
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS, stream=True)
+    assert caught.value.status_code == 503
+    assert "<html>busy</html>" in caught.value.message
+
+
+def test_a_stalled_upstream_gets_a_504_not_a_hang(client, upstream):
+    # The session gateway waits 2 s for the upstream.
+    upstream.script(Stall(6))
+    started = time.monotonic()
+    with pytest.raises(openai.APIStatusError) as caught:
+        client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS, timeout=15)
+    assert caught.value.status_code == 504
+    assert time.monotonic() - started < 5
+    assert "did not answer within 2s" in caught.value.message
+
+
+def test_a_stream_that_stalls_midway_ends_with_an_error(client, upstream):
+    upstream.script(Slow(["It is ", "sunny"], delay=6))
+    stream = client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True, timeout=15)
+    started = time.monotonic()
+    with pytest.raises(openai.APIError) as caught:
+        accumulate(stream)
+    assert "did not answer within 2s" in str(caught.value)
+    assert time.monotonic() - started < 5
+
+
+def test_a_client_that_leaves_midway_cancels_the_upstream_request(gateway, client, upstream):
+    upstream.script(Slow(["word "] * 200, delay=0.05))
+    with httpx.stream("POST", gateway.url + "/v1/chat/completions", timeout=10, json={
+            "model": "tiny-model", "messages": USER, "tools": TOOLS, "stream": True}) as response:
+        first = next(response.iter_lines())
+        assert first.startswith("data: ")
+    # The gateway stops reading; the upstream's next writes fail.
+    assert upstream.cancelled.wait(5)
+    assert gateway.alive()
+    upstream.script(Completion('@get_time(zone="UTC")'))
+    result = summary(client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS))
+    assert result["calls"] == [("get_time", {"zone": "UTC"})]
+
+
+def test_the_bearer_key_is_required_and_not_forwarded(start_gateway, upstream):
+    gateway = start_gateway("--api-key-env", "ATFUNC_TEST_KEY", env={"ATFUNC_TEST_KEY": "s3cret"})
+    with pytest.raises(openai.AuthenticationError):
+        gateway.client(api_key="wrong").chat.completions.create(model="tiny-model", messages=USER)
+    response = httpx.get(gateway.url + "/v1/models", timeout=10)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_api_key"
+    assert upstream.requests == []
+
+    upstream.script(Completion('@get_time(zone="UTC")'))
+    result = summary(gateway.client(api_key="s3cret").chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS))
+    assert result["calls"] == [("get_time", {"zone": "UTC"})]
+    assert "authorization" not in upstream.chat_requests()[0]["headers"]
+
+
+def test_an_upstream_key_is_sent_upstream(start_gateway, upstream):
+    gateway = start_gateway("--upstream-key-env", "ATFUNC_TEST_UPSTREAM_KEY",
+                            env={"ATFUNC_TEST_UPSTREAM_KEY": "up-key"})
+    upstream.script(Completion("hi"))
+    gateway.client(api_key="client-key").chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS)
+    assert upstream.chat_requests()[0]["headers"]["authorization"] == "Bearer up-key"
+
+
+def test_without_keys_the_clients_authorization_is_forwarded(client, upstream):
+    upstream.script(Completion("hi"))
+    client.chat.completions.create(model="tiny-model", messages=USER)
+    assert upstream.chat_requests()[0]["headers"]["authorization"] == "Bearer unused"
+
+
+def test_a_request_over_the_size_limit_is_refused(start_gateway, upstream):
+    gateway = start_gateway("--max-request-bytes", "1000")
+    with pytest.raises(openai.APIStatusError) as caught:
+        gateway.client().chat.completions.create(
+            model="tiny-model", messages=[{"role": "user", "content": "x" * 2000}])
+    assert caught.value.status_code == 413
+    assert upstream.requests == []

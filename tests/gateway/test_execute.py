@@ -1,0 +1,132 @@
+"""Executed requests: the gateway runs the model's calls in its config's tool boxes and
+loops with the model until an answer has no calls."""
+
+import json
+import os
+import shutil
+import sys
+
+import openai
+import pytest
+from common import USER, TOOLS, PREAMBLE_START
+from scripted_upstream import Completion
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MCP_MODULES = os.path.join(HERE, "..", "mcp", "node_modules", "@modelcontextprotocol")
+
+ADD_PROGRAM = """
+import json, sys
+args = json.load(sys.stdin)
+print(json.dumps({"sum": args["a"] + args["b"]}))
+"""
+
+
+@pytest.fixture
+def command_config(tmp_path):
+    (tmp_path / "add.py").write_text(ADD_PROGRAM)
+    config = {"toolboxes": [{"name": "calc", "kind": "command", "functions": [{
+        "name": "add",
+        "description": "Add two numbers",
+        "parameters": {"type": "object", "required": ["a", "b"],
+                       "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+        "command": [sys.executable, "./add.py"],
+    }]}]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def execute(client, stream, **params):
+    body = {"model": "tiny-model", "messages": USER, "extra_body": {"atfunc_execute": True}}
+    body.update(params)
+    if not stream:
+        completion = client.chat.completions.create(**body)
+        return completion.choices[0].message.content, completion.model_extra["atfunc"], completion.choices[0].finish_reason
+    content, atfunc, finish = "", None, None
+    for chunk in client.chat.completions.create(stream=True, **body):
+        for choice in chunk.choices:
+            content += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+        atfunc = (chunk.model_extra or {}).get("atfunc", atfunc)
+    return content, atfunc, finish
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_calls_run_in_a_command_tool_until_the_model_answers(start_gateway, upstream, command_config, stream):
+    gateway = start_gateway("--config", command_config)
+    upstream.script(
+        Completion("Let me add. @calc.add(a=2, b=3)"),
+        Completion("And once more: @calc.add(5, 10)"),
+        Completion("The sum is 15."),
+    )
+    content, atfunc, finish = execute(gateway.client(), stream)
+    assert content == "Let me add.\n\nAnd once more:\n\nThe sum is 15."
+    assert finish == "stop"
+    assert atfunc == {"steps": 3, "calls": [
+        {"name": "calc.add", "args": {"a": 2, "b": 3}, "result": {"sum": 5}},
+        {"name": "calc.add", "args": {"a": 5, "b": 10}, "result": {"sum": 15}},
+    ]}
+    first, second, third = upstream.chat_requests()
+    assert first["json"]["messages"][0]["content"].startswith(PREAMBLE_START)
+    assert "@calc.add( <*a{number}>, <*b{number}> )" in first["json"]["messages"][0]["content"]
+    assert "atfunc_execute" not in first["json"]
+    assert third["json"]["messages"][-4:] == [
+        {"role": "assistant", "content": "Let me add. @calc.add(a=2, b=3)"},
+        {"role": "user", "content": 'Function call: calc.add(a=2, b=3)\nReturned: {"sum":5}\n'},
+        {"role": "assistant", "content": "And once more: @calc.add(5, 10)"},
+        {"role": "user", "content": 'Function call: calc.add(5, 10)\nReturned: {"sum":15}\n'},
+    ]
+
+
+def test_the_loop_stops_after_max_steps(start_gateway, upstream, command_config):
+    gateway = start_gateway("--config", command_config, "--execute", "--max-steps", "2")
+    upstream.script(Completion("@calc.add(1, 1)"), Completion("@calc.add(2, 2)"))
+    # --execute: no flag needed in the request.
+    completion = gateway.client().chat.completions.create(model="tiny-model", messages=USER)
+    atfunc = completion.model_extra["atfunc"]
+    assert atfunc["steps"] == 2 and atfunc["stopped"] == "max_steps"
+    assert [c["result"] for c in atfunc["calls"]] == [{"sum": 2}, {"sum": 4}]
+    assert len(upstream.chat_requests()) == 2
+
+
+def test_errors_go_back_to_the_model(start_gateway, upstream, command_config):
+    gateway = start_gateway("--config", command_config)
+    upstream.script(Completion("@calc.add(a=2)"), Completion("@calc.add(a=2, b=2)"), Completion("4."))
+    content, atfunc, _ = execute(gateway.client(), False)
+    assert content == "4."
+    assert atfunc["calls"][0]["error"] == "Missing required parameter for function 'calc.add': b"
+    assert "Returned: Error: Missing required parameter" in upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+
+
+def test_execute_needs_a_config_and_no_client_tools(client, start_gateway, upstream, command_config):
+    with pytest.raises(openai.BadRequestError) as caught:
+        execute(client, False)
+    assert "--config" in caught.value.message
+    gateway = start_gateway("--config", command_config)
+    with pytest.raises(openai.BadRequestError):
+        execute(gateway.client(), False, tools=TOOLS)
+    assert upstream.requests == []
+
+
+@pytest.mark.skipif(shutil.which("node") is None or not os.path.isdir(MCP_MODULES),
+                    reason="the reference MCP servers are not installed (npm ci --prefix tests/mcp)")
+def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
+    package = os.path.join(MCP_MODULES, "server-everything")
+    with open(os.path.join(package, "package.json")) as manifest:
+        bin_entry = json.load(manifest)["bin"]
+    if isinstance(bin_entry, dict):
+        bin_entry = next(iter(bin_entry.values()))
+    config = {"toolboxes": [{"name": "everything", "kind": "mcp",
+                             "command": ["node", os.path.join(package, bin_entry), "stdio"]}]}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config))
+    gateway = start_gateway("--config", str(path))
+    upstream.script(Completion('Echoing. @everything.echo(message="hi there")'), Completion("It said hi there."))
+    content, atfunc, _ = execute(gateway.client(), True)
+    assert content == "Echoing.\n\nIt said hi there."
+    [call] = atfunc["calls"]
+    assert call["name"] == "everything.echo" and call["args"] == {"message": "hi there"}
+    assert "hi there" in json.dumps(call["result"])
+    prompt = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
+    assert "@everything.echo(" in prompt
+    assert "hi there" in upstream.chat_requests()[1]["json"]["messages"][-1]["content"]

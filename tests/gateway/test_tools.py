@@ -1,0 +1,233 @@
+"""Requests with tools: prompts, history, answers, streaming, repair rounds, tool_choice."""
+
+import pytest
+from common import PREAMBLE_START, TOOLS, USER, accumulate, summary
+from scripted_upstream import Completion, Gated
+
+
+def ask(client, upstream, answer, stream=False, **kwargs):
+    upstream.script(*(answer if isinstance(answer, list) else [answer]))
+    params = {"model": "tiny-model", "messages": kwargs.pop("messages", USER), "tools": TOOLS}
+    params.update(kwargs)
+    if stream:
+        result, _ = accumulate(client.chat.completions.create(stream=True, **params))
+        return result
+    return summary(client.chat.completions.create(**params))
+
+
+def test_a_call_comes_back_as_tool_calls(client, upstream):
+    result = ask(client, upstream, Completion('Let me check. @get_weather(city="Paris", days="2")'))
+    assert result == {
+        "content": "Let me check.",
+        "calls": [("get-weather", {"city": "Paris", "days": 2})],
+        "finish_reason": "tool_calls",
+    }
+    [sent] = upstream.chat_requests()
+    body = sent["json"]
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["stream"] is False
+    system = body["messages"][0]
+    assert system["role"] == "system"
+    assert system["content"].startswith(PREAMBLE_START)
+    assert "@get_weather( <*city>, <days{integer}> )\nDescription: Current weather of a city" in system["content"]
+    assert "@get_time( <*zone> )" in system["content"]
+    assert body["messages"][1:] == USER
+
+
+def test_the_prompt_goes_in_front_of_the_system_message(client, upstream):
+    messages = [{"role": "system", "content": "Answer in French."}, *USER]
+    ask(client, upstream, Completion("Il fait beau."), messages=messages)
+    body = upstream.chat_requests()[0]["json"]
+    assert len(body["messages"]) == 2
+    assert body["messages"][0]["content"].startswith(PREAMBLE_START)
+    assert body["messages"][0]["content"].endswith("\nAnswer in French.")
+
+
+def test_text_without_calls_is_content(client, upstream):
+    result = ask(client, upstream, Completion("It is sunny, write to bob@example.com for more."))
+    assert result == {
+        "content": "It is sunny, write to bob@example.com for more.",
+        "calls": [],
+        "finish_reason": "stop",
+    }
+
+
+def test_several_calls_with_text_around_them(client, upstream):
+    answer = (
+        "I'll look both up.\n@get_weather(\"Paris\")\n@GET_TIME(zone='Europe/Paris')\n"
+        "One moment."
+    )
+    result = ask(client, upstream, Completion(answer))
+    assert result == {
+        "content": "I'll look both up.\nOne moment.",
+        "calls": [("get-weather", {"city": "Paris"}), ("get_time", {"zone": "Europe/Paris"})],
+        "finish_reason": "tool_calls",
+    }
+
+
+ANSWERS = [
+    "Plain text, with no call at all, long enough to come in several deltas.",
+    '@get_weather(city="Oslo")',
+    'Checking Paris and Oslo: @get_weather("Paris", days=3) and @get_weather(city="Oslo") -- one moment.',
+    "Times: @get_time(zone=\"UTC\")\n\n@get_time(zone='Asia/Tokyo')\nDone, é ü 天气.",
+    "Mail bob@example.com about @team (soon).",
+]
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_streamed_deltas_add_up_to_the_whole_answer(client, upstream, answer):
+    whole = ask(client, upstream, Completion(answer))
+    upstream.script(Completion(answer))
+    streamed, _ = accumulate(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert streamed == whole
+    requests = upstream.chat_requests()
+    assert requests[1]["json"]["stream"] is True
+    assert requests[1]["json"]["messages"] == requests[0]["json"]["messages"]
+
+
+def test_text_is_passed_on_as_soon_as_it_cannot_be_a_call(client, upstream):
+    # The upstream sends its next piece only once the client has seen the text of the one
+    # before: a gateway that held text back would stall it (and the test would fail).
+    reply = Gated([("It is ", True), ("sunny ", True), ("in Paris. ", True),
+                   ("@get_time(zone=", False), ('"UTC")', False), (" Bye.", False)])
+    upstream.script(reply)
+    content = []
+    calls = []
+    stream = client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS, stream=True)
+    for chunk in stream:
+        delta = chunk.choices[0].delta if chunk.choices else None
+        if delta and delta.content:
+            content.append(delta.content)
+            reply.proceed.release()
+        if delta and delta.tool_calls:
+            calls.extend(delta.tool_calls)
+    assert not reply.stalled
+    assert content == ["It is", " sunny", " in Paris.", " Bye."]
+    assert [(c.function.name, c.function.arguments) for c in calls] == [("get_time", '{"zone":"UTC"}')]
+
+
+def test_a_stream_reports_usage_when_asked(client, upstream):
+    upstream.script(Completion('@get_time(zone="UTC")'))
+    chunks = list(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True,
+        stream_options={"include_usage": True}))
+    assert chunks[-1].usage.total_tokens == 15
+    assert chunks[-2].choices[0].finish_reason == "tool_calls"
+
+
+def test_a_history_with_tool_results_is_rewritten(client, upstream):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris and the time in Oslo?"},
+        {"role": "assistant", "content": "Checking.", "tool_calls": [
+            {"id": "call_a", "type": "function",
+             "function": {"name": "get-weather", "arguments": '{"city": "Paris"}'}},
+            {"id": "call_b", "type": "function",
+             "function": {"name": "get_time", "arguments": '{"zone": "Europe/Oslo"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "call_a", "content": '{"temp": 21}'},
+        {"role": "tool", "tool_call_id": "call_b", "content": "14:05"},
+    ]
+    result = ask(client, upstream, Completion("21 degrees in Paris; 14:05 in Oslo."), messages=messages)
+    assert result["content"] == "21 degrees in Paris; 14:05 in Oslo."
+    sent = upstream.chat_requests()[0]["json"]["messages"]
+    assert sent[0]["role"] == "system" and sent[0]["content"].endswith("\nBe brief.")
+    assert sent[1:] == [
+        {"role": "user", "content": "Weather in Paris and the time in Oslo?"},
+        {"role": "assistant",
+         "content": 'Checking.\n@get_weather(city="Paris")\n@get_time(zone="Europe/Oslo")'},
+        {"role": "user", "content": (
+            'Function call: get_weather(city="Paris")\nReturned: {"temp": 21}\n\n'
+            'Function call: get_time(zone="Europe/Oslo")\nReturned: 14:05\n')},
+    ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_that_does_not_bind_is_repaired(client, upstream, stream):
+    result = ask(client, upstream, [
+        Completion("Let me look. @get_weather(days=2)"),
+        Completion('@get_weather(city="Paris", days=2)'),
+    ], stream=stream)
+    assert result == {
+        "content": "Let me look.",
+        "calls": [("get-weather", {"city": "Paris", "days": 2})],
+        "finish_reason": "tool_calls",
+    }
+    first, second = upstream.chat_requests()
+    repair = second["json"]["messages"]
+    assert repair[:-2] == first["json"]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": "Let me look. @get_weather(days=2)"}
+    assert repair[-1]["role"] == "user"
+    assert repair[-1]["content"].startswith(
+        "Function call: get_weather(days=2)\n"
+        "Returned: Error: Missing required parameter for function 'get_weather': city\n")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_that_stays_wrong_comes_back_as_text(client, upstream, stream):
+    result = ask(client, upstream, [
+        Completion("Let me look. @get_wether(city=\"Paris\")"),
+        Completion("@get_wether(city=\"Paris\")"),
+    ], stream=stream)
+    assert result == {
+        "content": 'Let me look.\n@get_wether(city="Paris")',
+        "calls": [],
+        "finish_reason": "stop",
+    }
+    repair = upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+    assert "Unknown function 'get_wether': did you mean 'get_weather'?" in repair
+
+
+def test_tool_choice_none_sends_no_tools_and_passes_the_answer_through(client, upstream):
+    result = ask(client, upstream, Completion('@get_weather(city="Paris")'), tool_choice="none")
+    assert result == {"content": '@get_weather(city="Paris")', "calls": [], "finish_reason": "stop"}
+    body = upstream.chat_requests()[0]["json"]
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["messages"] == USER
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_tool_choice_required_asks_again_for_a_call(client, upstream, stream):
+    result = ask(client, upstream, [
+        Completion("It is probably sunny."),
+        Completion('@get_weather(city="Paris")'),
+    ], stream=stream, tool_choice="required")
+    assert result == {
+        "content": "It is probably sunny.",
+        "calls": [("get-weather", {"city": "Paris"})],
+        "finish_reason": "tool_calls",
+    }
+    first, second = upstream.chat_requests()
+    assert "you must call at least one of these functions" in first["json"]["messages"][0]["content"]
+    assert "must call at least one of the functions" in second["json"]["messages"][-1]["content"]
+
+
+def test_a_named_tool_choice_refuses_other_calls(client, upstream):
+    result = ask(client, upstream, [
+        Completion('@get_weather(city="Paris")'),
+        Completion('@get_time(zone="Europe/Paris")'),
+    ], tool_choice={"type": "function", "function": {"name": "get_time"}})
+    assert result == {
+        "content": None,
+        "calls": [("get_time", {"zone": "Europe/Paris"})],
+        "finish_reason": "tool_calls",
+    }
+    first, second = upstream.chat_requests()
+    assert "In this answer you must call @get_time." in first["json"]["messages"][0]["content"]
+    assert "This answer must call @get_time, and no other function" in second["json"]["messages"][-1]["content"]
+
+
+def test_one_call_when_parallel_calls_are_off(client, upstream):
+    result = ask(client, upstream, Completion('@get_time(zone="UTC") @get_time(zone="CET")'),
+                 parallel_tool_calls=False)
+    assert result["calls"] == [("get_time", {"zone": "UTC"})]
+    assert "Call at most one function per answer." in upstream.chat_requests()[0]["json"]["messages"][0]["content"]
+
+
+def test_invalid_tools_are_a_bad_request(client, upstream):
+    import openai
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="tiny-model", messages=USER, tools=[{"type": "function"}])
+    assert "function" in str(caught.value)
+    assert upstream.chat_requests() == []
