@@ -285,7 +285,7 @@ pub(crate) fn human_duration(limit: Duration) -> String {
     let millis = limit.as_millis();
     if millis < 1000 {
         format!("{millis}ms")
-    } else if millis % 1000 == 0 {
+    } else if millis.is_multiple_of(1000) {
         format!("{}s", millis / 1000)
     } else {
         format!("{}s", limit.as_secs_f64())
