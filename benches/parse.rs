@@ -1,8 +1,10 @@
 //! Parser throughput: `cargo bench --bench parse`.
 //!
 //! Each input runs through the stream parser whole and in 1-, 16- and 4096-byte chunks, next
-//! to two baselines over the same bytes in the same run: a `memchr` count of `@` (the cost of
-//! touching every byte once) and a naive regex extractor.
+//! to three baselines over the same bytes in the same run: a `memchr` count of `@` (the cost
+//! of touching every byte once), a naive regex extractor, and `copy`: the input cut at each
+//! `@` into owned strings that are kept until the end, as the parser's text events are (the
+//! least a parser that hands out owned text must do, allocator included).
 
 use atfunc::{Event, StreamParser};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -56,6 +58,22 @@ fn big_argument(len: usize) -> Vec<u8> {
     out
 }
 
+/// The `copy` baseline: every piece between two `@` as an owned string, all kept.
+fn copy_out(input: &[u8]) -> usize {
+    let mut pieces: Vec<String> = Vec::new();
+    let mut start = 0;
+    for at in memchr::memchr_iter(b'@', input).chain([input.len()]) {
+        if let Some(s) = input
+            .get(start..at)
+            .and_then(|b| std::str::from_utf8(b).ok())
+        {
+            pieces.push(s.to_owned());
+        }
+        start = at;
+    }
+    pieces.len()
+}
+
 fn parse(input: &[u8], chunk: usize) -> usize {
     let mut parser = StreamParser::default();
     let mut events: Vec<Event> = Vec::new();
@@ -102,6 +120,9 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("regex", "whole"), input, |b, input| {
             b.iter(|| regex.find_iter(black_box(input)).count())
+        });
+        group.bench_with_input(BenchmarkId::new("copy", "whole"), input, |b, input| {
+            b.iter(|| copy_out(black_box(input)))
         });
         group.finish();
     }
