@@ -115,10 +115,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             "atfunc serve: listening on http://{addr} (upstream {})",
             args.upstream
         );
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        let served = atfunc::serve::serve(listener, gateway, shutdown).await;
+        let served = atfunc::serve::serve(listener, gateway, stop_signal()).await;
         if let Some(registry) = registry {
             // MCP servers are child processes: end them before leaving.
             let _ = registry.close().await;
@@ -126,4 +123,21 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         served.map_err(|e| Failure(format!("the server stopped: {e}")))?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Completes on Ctrl-C, or on SIGTERM where there is one, so that the config's MCP servers
+/// are closed either way.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

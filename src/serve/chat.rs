@@ -138,11 +138,7 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
         };
     }
     let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-    let is_stream = content_type
-        .as_ref()
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"));
-    if !is_stream {
+    if !is_event_stream(&response) {
         let body = match gateway.upstream.read_body(&mut response).await {
             Ok(body) => body,
             Err(error) => return error.into_response(),
@@ -190,6 +186,14 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
             .insert(header::CONTENT_TYPE, content_type);
     }
     reply
+}
+
+fn is_event_stream(response: &UpstreamResponse) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 /// A tool turn answered whole.
@@ -386,6 +390,9 @@ impl Rounds<'_> {
         finish: &mut Option<String>,
     ) -> StreamEnd {
         let upstream = &self.gateway.upstream;
+        if !is_event_stream(response) {
+            return self.read_whole(turn, response, writer, usage, finish).await;
+        }
         let mut decoder = SseDecoder::new(upstream.max_response_bytes);
         let mut received = 0usize;
         let mut datas = Vec::new();
@@ -462,6 +469,57 @@ impl Rounds<'_> {
             if done {
                 return StreamEnd::Done;
             }
+        }
+    }
+
+    /// A server that answers a streamed request whole: its answer read as one delta.
+    async fn read_whole(
+        &mut self,
+        turn: &mut impl Reader,
+        response: &mut UpstreamResponse,
+        writer: &mut ChunkWriter,
+        usage: &mut Usage,
+        finish: &mut Option<String>,
+    ) -> StreamEnd {
+        let upstream = &self.gateway.upstream;
+        let body = tokio::select! {
+            biased;
+            () = self.tx.closed() => return StreamEnd::Gone,
+            body = upstream.read_body(response) => body,
+        };
+        let answer: Json = match body.map(|body| serde_json::from_slice(&body)) {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => {
+                return StreamEnd::Failed(ApiError::bad_gateway(format!(
+                    "The upstream server's answer is neither a stream nor JSON ({error})"
+                )))
+            }
+            Err(error) => return StreamEnd::Failed(error),
+        };
+        if !writer.started {
+            writer.meta.update(&answer);
+        }
+        usage.add(answer.get("usage"));
+        let choice = answer.pointer("/choices/0");
+        if !turn.quiet() {
+            if let Some(reason) = choice
+                .and_then(|c| c.get("finish_reason"))
+                .and_then(Json::as_str)
+            {
+                *finish = Some(reason.to_owned());
+            }
+        }
+        let content = content_text(
+            choice
+                .and_then(|c| c.get("message"))
+                .and_then(|m| m.get("content")),
+        );
+        let mut out = Vec::new();
+        turn.feed(&content, &mut out);
+        if self.send(writer.pieces(out)).await {
+            StreamEnd::Done
+        } else {
+            StreamEnd::Gone
         }
     }
 

@@ -1,8 +1,10 @@
 """Requests with tools: prompts, history, answers, streaming, repair rounds, tool_choice."""
 
+import json
+
 import pytest
 from common import PREAMBLE_START, TOOLS, USER, accumulate, summary
-from scripted_upstream import Completion, Gated
+from scripted_upstream import Completion, Gated, Raw
 
 
 def ask(client, upstream, answer, stream=False, **kwargs):
@@ -231,3 +233,14 @@ def test_invalid_tools_are_a_bad_request(client, upstream):
         client.chat.completions.create(model="tiny-model", messages=USER, tools=[{"type": "function"}])
     assert "function" in str(caught.value)
     assert upstream.chat_requests() == []
+
+
+def test_an_upstream_that_answers_a_stream_whole_still_streams_to_the_client(client, upstream):
+    whole = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": 'Sure. @get_time(zone="UTC")'},
+         "finish_reason": "stop"}]}).encode()
+    upstream.script(Raw(whole))
+    result, _ = accumulate(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert result == {"content": "Sure.", "calls": [("get_time", {"zone": "UTC"})],
+                      "finish_reason": "tool_calls"}
