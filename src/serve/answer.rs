@@ -218,10 +218,10 @@ impl Turn {
             self.event(event, out);
         }
         let refused = std::mem::take(&mut self.refused);
-        if !refused.is_empty() || self.round_called {
+        let called = std::mem::take(&mut self.round_called);
+        if !refused.is_empty() || called {
             self.unresolved = refused.iter().map(|r| r.raw.clone()).collect();
         }
-        self.round_called = false;
         let missing = match &self.choice {
             Choice::Required => self.calls == 0,
             Choice::Named(_) => !self.named_called,
@@ -234,7 +234,7 @@ impl Turn {
         self.repairs_left -= 1;
         self.repairing = true;
         let answer = std::mem::take(&mut self.round_text);
-        let note = self.repair_note(&refused, missing);
+        let note = self.repair_note(&refused, called, missing);
         let messages = self
             .request
             .entry("messages")
@@ -257,7 +257,7 @@ impl Turn {
         }
     }
 
-    fn repair_note(&self, refused: &[Refused], missing: bool) -> String {
+    fn repair_note(&self, refused: &[Refused], called: bool, missing: bool) -> String {
         let mut note = String::new();
         if !refused.is_empty() {
             let records: Vec<CallRecord> = refused
@@ -270,8 +270,12 @@ impl Turn {
             note.push_str(&format_results(&records));
             note.push_str(
                 "\nThese calls were not made. Write them again, corrected, as \
-                 @name(arguments): only the calls, no other text.",
+                 @name(arguments): only these calls, no other text.",
             );
+            if called {
+                // The calls that bound are already on their way; a second copy would run twice.
+                note.push_str(" Your other calls were made: do not repeat them.");
+            }
         }
         if missing {
             if !note.is_empty() {

@@ -244,3 +244,20 @@ def test_an_upstream_that_answers_a_stream_whole_still_streams_to_the_client(cli
         model="tiny-model", messages=USER, tools=TOOLS, stream=True))
     assert result == {"content": "Sure.", "calls": [("get_time", {"zone": "UTC"})],
                       "finish_reason": "tool_calls"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_only_the_calls_that_failed_are_asked_for_again(client, upstream, stream):
+    result = ask(client, upstream, [
+        Completion('Both: @get_time(zone="UTC") @get_weather(days=2)'),
+        Completion('@get_weather(city="Oslo", days=2)'),
+    ], stream=stream)
+    assert result == {
+        "content": "Both:",
+        "calls": [("get_time", {"zone": "UTC"}), ("get-weather", {"city": "Oslo", "days": 2})],
+        "finish_reason": "tool_calls",
+    }
+    note = upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+    assert note.startswith("Function call: get_weather(days=2)\n")
+    assert "get_time" not in note
+    assert note.endswith("Your other calls were made: do not repeat them.")
