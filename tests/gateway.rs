@@ -2,7 +2,7 @@
 //! OpenAI-compatible upstream: `python3 -m pytest tests/gateway`, run on the binary cargo
 //! built. The Python packages come from `tests/gateway/requirements.txt` (`.ci/run`
 //! installs them); the test is skipped, saying so, only when `python3` or the `openai`
-//! package is missing.
+//! package is missing (a missing `pytest` fails it).
 #![cfg(feature = "cli")]
 
 use std::path::Path;
@@ -12,17 +12,14 @@ use std::process::Command;
 fn gateway_against_the_openai_client() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = std::env::var("PYTHON").unwrap_or_else(|_| String::from("python3"));
-    match Command::new(&python)
-        .args(["-c", "import openai, httpx, pytest"])
-        .output()
-    {
+    match Command::new(&python).args(["-c", "import openai"]).output() {
         Err(error) => {
             println!("SKIPPED gateway tests: `{python}` cannot run ({error})");
             return;
         }
         Ok(output) if !output.status.success() => {
             println!(
-                "SKIPPED gateway tests: the Python packages are missing \
+                "SKIPPED gateway tests: the `openai` Python package is missing \
                  (pip install -r tests/gateway/requirements.txt): {}",
                 String::from_utf8_lossy(&output.stderr).trim()
             );
