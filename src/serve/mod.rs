@@ -20,8 +20,10 @@
 //!    (names ignoring case, arguments typed). The client gets OpenAI's answer: calls as
 //!    `tool_calls` (a fresh id each, the client's tool name, the bound arguments as a JSON
 //!    string), the rest as `content` (`null` when only calls remain), `finish_reason:
-//!    "tool_calls"` when there are calls. Whitespace at the ends of the content and the
-//!    doubled space where a call was taken out are dropped.
+//!    "tool_calls"` when there are calls. Whitespace at the ends of the content is dropped,
+//!    and where calls were taken out their surroundings shrink to one space (or one line
+//!    break, when there was one). A `reasoning_content` the upstream sends (the thinking of
+//!    models that separate it) is passed on as it is, never parsed.
 //!
 //! # Repair rounds
 //!
