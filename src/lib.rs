@@ -68,6 +68,6 @@ pub use translator::{Atfunc, Translator};
 
 #[cfg(feature = "execute")]
 pub use execute::{
-    CallContext, ExecutionReport, FileBox, FnBox, MultiBox, Outcome, Registry, ToolBox,
-    ToolBoxExt, ToolError,
+    CallContext, ExecutionReport, FileBox, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
+    ToolError,
 };
