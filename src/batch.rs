@@ -31,6 +31,7 @@
 //! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
 //! ```
 
+use crate::interface::json_kind;
 use crate::{bind, load_interfaces, parse_events, validate_all, Call, Catalog, Event};
 use crate::{LoadError, ParseError, Span};
 use serde::{Deserialize, Serialize};
@@ -214,7 +215,7 @@ impl Batch {
         // serde would take `[id, completion]` for a record too; only an object is one.
         if line.first() != Some(&b'{') {
             let error = match serde_json::from_slice::<Json>(line) {
-                Ok(other) => format!("a record is a JSON object, found {}", kind(&other)),
+                Ok(other) => format!("a record is a JSON object, found {}", json_kind(&other)),
                 Err(error) => json_error(&error),
             };
             return Some(failed(&Json::Null, number, error).unwrap_or_default());
@@ -237,7 +238,7 @@ impl Batch {
             Some(other) => {
                 return Err(format!(
                     "\"completion\" must be a string, found {}",
-                    kind(other)
+                    json_kind(other)
                 ))
             }
         };
@@ -329,17 +330,6 @@ fn json_error(error: &serde_json::Error) -> String {
     match error.classify() {
         serde_json::error::Category::Data => message.to_owned(),
         _ => format!("not valid JSON: {message} at column {}", error.column()),
-    }
-}
-
-fn kind(json: &Json) -> &'static str {
-    match json {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
     }
 }
 

@@ -52,6 +52,7 @@
 //! is a config error naming the variable.
 
 use crate::execute::{FileBox, Registry, Timeout, ToolBox};
+use crate::interface::json_kind;
 use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -632,7 +633,7 @@ fn read_config(json: &Json, dir: &Path, file: &str, problems: &mut Vec<String>) 
     let Some(map) = json.as_object() else {
         problems.push(format!(
             "the config must be a JSON object with 'toolboxes', found {}",
-            kind_of(json)
+            json_kind(json)
         ));
         return config;
     };
@@ -648,7 +649,7 @@ fn read_config(json: &Json, dir: &Path, file: &str, problems: &mut Vec<String>) 
         Some(other) => {
             problems.push(format!(
                 "field 'toolboxes' must be a list of toolboxes, found {}",
-                kind_of(other)
+                json_kind(other)
             ));
             &[]
         }
@@ -705,7 +706,7 @@ fn read_toolbox(
     let Some(map) = entry.as_object() else {
         problems.push(format!(
             "toolbox #{number}: must be an object with 'name' and 'kind', found {}",
-            kind_of(entry)
+            json_kind(entry)
         ));
         return None;
     };
@@ -726,7 +727,7 @@ fn read_toolbox(
         (None, _) => fields.report("missing required field 'name'"),
         (Some(other), None) => fields.report(format!(
             "field 'name' must be a string, found {}",
-            kind_of(other)
+            json_kind(other)
         )),
         (_, Some(name)) => {
             if name.is_empty() || !name.split('.').all(is_identifier) {
@@ -804,7 +805,7 @@ fn read_toolbox(
                         fields.report(format!(
                             "function '{}': field 'method' must be a string, found {}",
                             interface.name,
-                            kind_of(other)
+                            json_kind(other)
                         ));
                         None
                     }
@@ -815,7 +816,7 @@ fn read_toolbox(
                         fields.report(format!(
                             "function '{}': field 'path' must be a string, found {}",
                             interface.name,
-                            kind_of(other)
+                            json_kind(other)
                         ));
                         None
                     }
@@ -951,7 +952,7 @@ fn string_list(value: &Json) -> Result<Vec<String>, String> {
     let Json::Array(items) = value else {
         return Err(format!(
             "the value must be a list of strings (the program, then its arguments), found {}",
-            kind_of(value)
+            json_kind(value)
         ));
     };
     let mut list = Vec::with_capacity(items.len());
@@ -961,7 +962,7 @@ fn string_list(value: &Json) -> Result<Vec<String>, String> {
             other => {
                 return Err(format!(
                     "the value must hold only strings, found {}",
-                    kind_of(other)
+                    json_kind(other)
                 ))
             }
         }
@@ -989,7 +990,7 @@ fn read_functions(
         Some(other) => {
             fields.report(format!(
                 "field 'functions' must be a list of interfaces, found {}",
-                kind_of(other)
+                json_kind(other)
             ));
             return Vec::new();
         }
@@ -1004,7 +1005,7 @@ fn read_functions(
         let Json::Object(mut map) = entry else {
             fields.report(format!(
                 "function #{number}: must be an object (an interface), found {}",
-                kind_of(&entry)
+                json_kind(&entry)
             ));
             continue;
         };
@@ -1110,7 +1111,7 @@ impl Fields<'_> {
             Some(other) => {
                 self.report(format!(
                     "field '{key}' must be a string, found {}",
-                    kind_of(other)
+                    json_kind(other)
                 ));
                 None
             }
@@ -1124,7 +1125,7 @@ impl Fields<'_> {
             Some(other) => {
                 self.report(format!(
                     "field '{key}' must be true or false, found {}",
-                    kind_of(other)
+                    json_kind(other)
                 ));
                 None
             }
@@ -1149,7 +1150,7 @@ impl Fields<'_> {
             Some(other) => {
                 let found = match other {
                     Json::Number(n) => n.to_string(),
-                    other => kind_of(other).to_owned(),
+                    other => json_kind(other).to_owned(),
                 };
                 self.report(format!(
                     "field '{key}' must be a whole number, found {found}"
@@ -1167,7 +1168,7 @@ impl Fields<'_> {
             Some(other) => {
                 self.report(format!(
                     "field '{key}' must be an object of names to values, found {}",
-                    kind_of(other)
+                    json_kind(other)
                 ));
                 return Vec::new();
             }
@@ -1195,7 +1196,7 @@ impl Fields<'_> {
                         Some(other) => {
                             self.report(format!(
                                 "field '{field}.prefix' must be a string, found {}",
-                                kind_of(other)
+                                json_kind(other)
                             ));
                             continue;
                         }
@@ -1218,7 +1219,7 @@ impl Fields<'_> {
                 }
                 other => self.report(format!(
                     "field '{field}' must be a string or {{\"env\": \"VARIABLE\"}}, found {}",
-                    kind_of(other)
+                    json_kind(other)
                 )),
             }
         }
@@ -1228,15 +1229,4 @@ impl Fields<'_> {
 
 fn to_usize(n: u64) -> usize {
     usize::try_from(n).unwrap_or(usize::MAX)
-}
-
-fn kind_of(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
-    }
 }

@@ -6,6 +6,7 @@
 //! never appear in results, errors or debug output.
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
+use crate::interface::json_kind;
 use crate::interface::{is_identifier, Interface, Kind, Location};
 use async_trait::async_trait;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -537,7 +538,7 @@ impl HttpBox {
                     let text = path_value(value).ok_or_else(|| {
                         fail(format!(
                             "cannot put {} in the path as parameter '{name}'; give a string or a number",
-                            kind_of(value)
+                            json_kind(value)
                         ))
                     })?;
                     if text.is_empty() {
@@ -756,17 +757,6 @@ fn push_query(query: &mut Vec<(String, String)>, name: &str, value: &Json) {
             }
         }
         other => query.push((name.to_owned(), other.to_string())),
-    }
-}
-
-fn kind_of(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
     }
 }
 

@@ -7,6 +7,7 @@
 mod load;
 mod validate;
 
+pub(crate) use load::json_kind;
 pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
 pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
 

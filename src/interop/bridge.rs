@@ -4,6 +4,7 @@
 use super::{NameMap, Options};
 use crate::bind::BoundCall;
 use crate::interface::is_identifier;
+use crate::interface::json_kind;
 use serde_json::{json, Map, Value as Json};
 use std::collections::hash_map::RandomState;
 use std::fmt::{self, Write};
@@ -381,10 +382,10 @@ pub fn parse_tool_call(
         Some(Json::String(text)) if text.trim().is_empty() => Map::new(),
         Some(Json::String(text)) => match serde_json::from_str::<Json>(text) {
             Ok(Json::Object(args)) => args,
-            Ok(other) => return Err(bad(format!("found {}", kind(&other)))),
+            Ok(other) => return Err(bad(format!("found {}", json_kind(&other)))),
             Err(error) => return Err(bad(format!("invalid JSON ({error})"))),
         },
-        Some(other) => return Err(bad(format!("found {}", kind(other)))),
+        Some(other) => return Err(bad(format!("found {}", json_kind(other)))),
     };
     options.control_fields.strip(&mut args);
     let body = names
@@ -407,15 +408,4 @@ pub fn tool_call_to_text(
     options: &Options,
 ) -> Result<String, BridgeError> {
     parse_tool_call(entry, names, options)?.call_text()
-}
-
-fn kind(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
-    }
 }
