@@ -43,13 +43,7 @@ const CHUNK: usize = 8192;
 pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
     let runtime = runtime()?;
     let registry = build_registry(&args, &runtime)?;
-    let mut input: Box<dyn Read> = match &args.file {
-        Some(path) => Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
-        ),
-        None => Box::new(std::io::stdin().lock()),
-    };
+    let mut input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     runtime.block_on(async {

@@ -133,6 +133,19 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// The model output to read: FILE, or standard input when none is given.
+pub(crate) fn open_input(
+    file: Option<&std::path::Path>,
+) -> Result<Box<dyn std::io::Read>, Failure> {
+    Ok(match file {
+        Some(path) => Box::new(
+            std::fs::File::open(path)
+                .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
+        ),
+        None => Box::new(std::io::stdin().lock()),
+    })
+}
+
 /// A failure that ends the command with exit code 2, printed as `atfunc: <message>`.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

@@ -55,13 +55,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     if args.jsonl {
         return super::jsonl::run(catalog, args.file.as_deref());
     }
-    let mut input: Box<dyn Read> = match &args.file {
-        Some(path) => Box::new(
-            std::fs::File::open(path)
-                .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
-        ),
-        None => Box::new(std::io::stdin().lock()),
-    };
+    let mut input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut printer = Printer {
         out: std::io::BufWriter::new(stdout.lock()),
