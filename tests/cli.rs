@@ -1,35 +1,12 @@
 //! The `atfunc` binary, run as a user runs it.
 #![cfg(feature = "cli")]
 
+mod support;
+
+use support::{atfunc, stderr, stdout};
+
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn atfunc(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
+use std::process::{Command, Stdio};
 
 const TOOLS: &str = "tests/data/reference_tools.json";
 

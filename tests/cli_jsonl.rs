@@ -1,30 +1,13 @@
 //! `atfunc parse --jsonl`: batch post-processing, run as a user runs it.
 #![cfg(feature = "cli")]
 
+mod support;
+
+use support::atfunc;
+
 use serde_json::{json, Value as Json};
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
 
 const TOOLS: &str = "tests/data/reference_tools.json";
-
-fn atfunc(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let output = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    output
-}
 
 /// Runs `atfunc parse --jsonl [args]` on `records` (one per line) and returns the output
 /// lines, parsed; fails the test unless the command succeeded.
