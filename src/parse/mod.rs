@@ -411,17 +411,7 @@ impl StreamParser {
             let (c, len) = match scan::unit(data, i, eof) {
                 Unit::Need => return false,
                 Unit::Bad => {
-                    let at = self.pos;
-                    let byte = data.get(i).copied().unwrap_or_default();
-                    self.malformed(
-                        data,
-                        out,
-                        at,
-                        ParseErrorKind::Unexpected {
-                            expected: "valid UTF-8".to_owned(),
-                            found: format!("byte 0x{byte:02X}"),
-                        },
-                    );
+                    self.invalid_in_call(data, out, i);
                     return true;
                 }
                 Unit::Char(c, len) => (c, len as u64),
@@ -521,17 +511,7 @@ impl StreamParser {
             let (c, len) = match scan::unit(data, i, eof) {
                 Unit::Need => return false,
                 Unit::Bad => {
-                    let at = self.pos;
-                    let byte = data.get(i).copied().unwrap_or_default();
-                    self.malformed(
-                        data,
-                        out,
-                        at,
-                        ParseErrorKind::Unexpected {
-                            expected: "valid UTF-8".to_owned(),
-                            found: format!("byte 0x{byte:02X}"),
-                        },
-                    );
+                    self.invalid_in_call(data, out, i);
                     return true;
                 }
                 Unit::Char(c, len) => (c, len as u64),
@@ -618,6 +598,22 @@ impl StreamParser {
                 self.malformed(data, out, at, kind);
             }
         }
+    }
+
+    /// Ends the candidate as malformed at the invalid byte `data[i]` (at `self.pos`): invalid
+    /// UTF-8 is never part of a call.
+    fn invalid_in_call(&mut self, data: &[u8], out: &mut Vec<Event>, i: usize) {
+        let at = self.pos;
+        let byte = data.get(i).copied().unwrap_or_default();
+        self.malformed(
+            data,
+            out,
+            at,
+            ParseErrorKind::Unexpected {
+                expected: "valid UTF-8".to_owned(),
+                found: format!("byte 0x{byte:02X}"),
+            },
+        );
     }
 
     /// Reports `cand..at` as malformed and resumes scanning text at `at`.
