@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README gives it: installs what the tests need (the pinned
+# reference MCP servers from npm, the gateway tests' Python client from PyPI), then runs
+# `cargo test --all-features`. Extra arguments go to cargo test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== reference MCP servers (npm ci --prefix tests/mcp)"
+# The mcp tests run the pinned servers from tests/mcp/package-lock.json; they must not be
+# skipped in CI, so node and npm are required here.
+# A machine without them gets Debian's packages first (CI runs as root).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null || true
+    fi
+fi
+for tool in node npm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "error: '$tool' is not installed; the MCP tool-box tests need Node.js (20 or later) and npm" >&2
+        exit 1
+    fi
+done
+npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
+
+echo "== gateway test client (pip install -r tests/gateway/requirements.txt)"
+# tests/gateway.rs drives `atfunc serve` with the official openai client; it must not be
+# skipped in CI, so python3 and pip are required here.
+if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null || true
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+    echo "error: 'python3 -m pip' is not available; the gateway tests need Python 3 with pip" >&2
+    exit 1
+fi
+# A Debian system Python refuses installs outside a virtualenv unless told; pips that do
+# not know the variable ignore it.
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore -r tests/gateway/requirements.txt
+
+echo "== cargo test --all-features"
+cargo test --all-features "$@"
