@@ -7,11 +7,15 @@ use serde_json::Value as Json;
 ///
 /// Only `data:` fields matter to chat completions; comments (`:`), `event:`, `id:` and
 /// `retry:` lines are skipped. Several `data:` lines of one event are joined with `\n`, as
-/// the format says.
+/// the format says. Lines may end with `\r\n`, `\n` or a lone `\r` (the format allows all
+/// three, and one stream may mix them); a `\r\n` cut between two chunks is one line end.
 #[derive(Debug, Default)]
 pub(crate) struct SseDecoder {
-    /// Bytes of the line being read; never holds a `\n`.
+    /// Bytes of the line being read; never holds a `\r` or a `\n`.
     line: Vec<u8>,
+    /// Whether the last chunk ended right after a `\r` that ended a line: a `\n` at the
+    /// start of the next chunk is the rest of that line end, not a blank line.
+    after_cr: bool,
     /// The data of the event being read, when a `data:` line was seen.
     data: Option<String>,
     /// Longest line accepted.
@@ -34,10 +38,23 @@ impl SseDecoder {
     /// Feeds a chunk; appends the data of each event it completes to `out`.
     pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<String>) -> Result<(), LineTooLong> {
         let mut rest = chunk;
-        while let Some(at) = memchr::memchr(b'\n', rest) {
+        if self.after_cr && !rest.is_empty() {
+            self.after_cr = false;
+            rest = rest.strip_prefix(b"\n").unwrap_or(rest);
+        }
+        while let Some(at) = memchr::memchr2(b'\r', b'\n', rest) {
             let (head, tail) = rest.split_at(at);
             self.line.extend_from_slice(head);
-            rest = tail.get(1..).unwrap_or_default();
+            rest = match tail {
+                [b'\r', b'\n', after @ ..] => after,
+                // The `\n` of a `\r\n` may come with the next chunk.
+                [b'\r'] => {
+                    self.after_cr = true;
+                    &[]
+                }
+                [_, after @ ..] => after,
+                [] => &[],
+            };
             let line = std::mem::take(&mut self.line);
             self.end_line(&line, out);
         }
@@ -60,7 +77,6 @@ impl SseDecoder {
     }
 
     fn end_line(&mut self, line: &[u8], out: &mut Vec<String>) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
         if line.is_empty() {
             if let Some(data) = self.data.take() {
                 out.push(data);
@@ -114,6 +130,67 @@ mod tests {
         for size in 1..8 {
             assert_eq!(decode_in_chunks(input, size), whole, "chunks of {size}");
         }
+    }
+
+    fn decode_pieces(pieces: &[&[u8]]) -> Vec<String> {
+        let mut decoder = SseDecoder::new(1 << 20);
+        let mut out = Vec::new();
+        for piece in pieces {
+            decoder.feed(piece, &mut out).unwrap();
+        }
+        decoder.finish(&mut out);
+        out
+    }
+
+    /// The same events in each line-end style, and all three mixed.
+    const STREAMS: [&[u8]; 4] = [
+        b"data: a\r\rdata: b\rdata: c\r\r: note\rdata: [DONE]\r\r",
+        b"data: a\r\n\r\ndata: b\r\ndata: c\r\n\r\n: note\r\ndata: [DONE]\r\n\r\n",
+        b"data: a\n\ndata: b\ndata: c\n\n: note\ndata: [DONE]\n\n",
+        b"data: a\r\n\rdata: b\ndata: c\r\r\n: note\ndata: [DONE]\r\n\r",
+    ];
+
+    #[test]
+    fn every_line_end_style_gives_the_same_events_wherever_the_stream_is_cut() {
+        for stream in STREAMS {
+            let shown = String::from_utf8_lossy(stream);
+            assert_eq!(
+                decode_pieces(&[stream]),
+                ["a", "b\nc", "[DONE]"],
+                "{shown:?}"
+            );
+            for i in 0..=stream.len() {
+                let (head, tail) = stream.split_at(i);
+                assert_eq!(
+                    decode_pieces(&[head, tail]),
+                    ["a", "b\nc", "[DONE]"],
+                    "{shown:?} cut at {i}"
+                );
+                for j in i..=stream.len() {
+                    let (middle, last) = tail.split_at(j - i);
+                    assert_eq!(
+                        decode_pieces(&[head, middle, last]),
+                        ["a", "b\nc", "[DONE]"],
+                        "{shown:?} cut at {i} and {j}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_crlf_cut_in_two_is_one_line_end() {
+        // Read as two line ends, the `\n` would be a blank line that ends the event early.
+        assert_eq!(
+            decode_pieces(&[b"data: a\r", b"\ndata: b\r\n\r\n"]),
+            ["a\nb"]
+        );
+        assert_eq!(
+            decode_pieces(&[b"data: a\r", b"", b"\ndata: b\n\n"]),
+            ["a\nb"]
+        );
+        // A lone `\r` then a `\r` in the next chunk: a line end, then a blank line.
+        assert_eq!(decode_pieces(&[b"data: a\r", b"\rdata: b\r\r"]), ["a", "b"]);
     }
 
     #[test]

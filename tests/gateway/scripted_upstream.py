@@ -21,11 +21,13 @@ MODELS_BODY = b'{"object": "list", "data": [{"id": "tiny-model", "object": "mode
 
 
 class Completion:
-    """The model's answer `text`, non-streamed or streamed as the request asks."""
+    """The model's answer `text`, non-streamed or streamed as the request asks; a stream's
+    lines end with `line_end` (the event format allows "\n", "\r\n" and "\r")."""
 
-    def __init__(self, text, finish_reason="stop"):
+    def __init__(self, text, finish_reason="stop", line_end="\n"):
         self.text = text
         self.finish_reason = finish_reason
+        self.line_end = line_end
 
 
 class Failure:
@@ -245,7 +247,9 @@ def stream_body(model, reply, request):
         usage["usage"] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
         out.append(event(usage))
     out.append(b"data: [DONE]\n\n")
-    return b"".join(out)
+    body = b"".join(out)
+    # The JSON in the events holds no raw line breaks, so every one is a line end.
+    return body.replace(b"\n", reply.line_end.encode())
 
 
 def write_in_pieces(wfile, body):

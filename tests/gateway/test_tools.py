@@ -88,6 +88,19 @@ def test_streamed_deltas_add_up_to_the_whole_answer(client, upstream, answer):
     assert requests[1]["json"]["messages"] == requests[0]["json"]["messages"]
 
 
+@pytest.mark.parametrize("line_end", ["\r", "\r\n"])
+def test_an_upstream_stream_with_other_line_ends_reads_the_same(client, upstream, line_end):
+    # Server-sent events may end their lines with CR LF, LF or a lone CR.
+    answer = 'Checking Paris: @get_weather("Paris", days=3) and the time @get_time(zone="CET").'
+    whole = ask(client, upstream, Completion(answer))
+    upstream.script(Completion(answer, line_end=line_end))
+    streamed, deltas = accumulate(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert streamed == whole
+    assert len(whole["calls"]) == 2
+    assert deltas > 1
+
+
 def test_text_is_passed_on_as_soon_as_it_cannot_be_a_call(client, upstream):
     # The upstream sends its next piece only once the client has seen the text of the one
     # before: a gateway that held text back would stall it (and the test would fail).
