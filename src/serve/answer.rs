@@ -19,7 +19,7 @@ pub(crate) enum Out {
     /// Text for `content`.
     Text(String),
     /// A tool call: a fresh id, the tool's name as the client wrote it, and the bound
-    /// arguments as a JSON string.
+    /// arguments, under the client's parameter names, as a JSON string.
     Call {
         /// `call_...`.
         id: String,
@@ -336,7 +336,8 @@ impl Turn {
             .zip(usize::try_from(call.span.end).ok())
             .and_then(|(start, end)| self.round_text.get(start..end))
             .map_or_else(|| format!("@{}", call_text(&call)), str::to_owned);
-        let bound = match bind(&call, &self.tools.catalog) {
+        let written = self.tools.written_call(&call);
+        let bound = match bind(written.as_ref().unwrap_or(&call), &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
                 let refused = Refused {
@@ -368,7 +369,7 @@ impl Turn {
         out.push(Out::Call {
             id: self.ids.next_id(),
             name: self.tools.client_name(&bound.name).to_owned(),
-            arguments: Json::Object(bound.args).to_string(),
+            arguments: Json::Object(self.tools.client_args(&bound.name, bound.args)).to_string(),
         });
     }
 

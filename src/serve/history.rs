@@ -123,9 +123,10 @@ fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Json>) {
     out.push(Json::Object(message));
 }
 
-/// A `tool_calls` entry as call text, `@name(key=value, ...)`. Arguments that are not a
-/// JSON object, or whose keys are not identifiers, are written as they came so the
-/// model still sees what it asked for.
+/// A `tool_calls` entry as call text, `@name(key=value, ...)`, under the names the model
+/// is given for the tool and its parameters. Arguments that are not a JSON object, or
+/// whose keys are not identifiers even so (keys the tool does not declare), are written
+/// as they came so the model still sees what it asked for.
 fn call_text(entry: &Json, tools: &ToolSet) -> String {
     let function = entry.get("function");
     let client = function
@@ -148,7 +149,7 @@ fn call_text(entry: &Json, tools: &ToolSet) -> String {
         id: String::new(),
         name: name.clone(),
         model_name: client.to_owned(),
-        args,
+        args: tools.model_args(client, args),
         body: None,
     });
     match call.map(|call| call.call_text()) {
@@ -192,6 +193,31 @@ mod tests {
                 {"role": "user", "content": "Weather in Paris and Oslo?"},
                 {"role": "assistant", "content": "@get_weather(city=\"Paris\")\n@get_weather(city=\"Oslo\")"},
                 {"role": "user", "content": "Function call: get_weather(city=\"Paris\")\nReturned: 21C\n\nFunction call: get_weather(city=\"Oslo\")\nReturned: {\"temp\": 4}\n"},
+            ])
+        );
+    }
+
+    #[test]
+    fn calls_use_the_parameter_names_the_model_is_given() {
+        let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
+            "name": "search-docs", "parameters": {"type": "object", "properties": {
+                "max-results": {"type": "integer"}, "max_results": {"type": "integer"},
+                "filter": {"type": "object", "properties": {"created-after": {"type": "string"}}}}}}}]))
+        .unwrap();
+        let messages = json!([
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "search-docs",
+                 "arguments": "{\"max-results\": 5, \"max_results\": 2, \"filter\": {\"created-after\": \"2024\"}}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "[]"},
+        ]);
+        let out = rewrite(&messages, &tools).unwrap();
+        let call =
+            "search_docs(max_results_2=5, max_results=2, filter={\"created_after\":\"2024\"})";
+        assert_eq!(
+            json!(out),
+            json!([
+                {"role": "assistant", "content": format!("@{call}")},
+                {"role": "user", "content": format!("Function call: {call}\nReturned: []\n")},
             ])
         );
     }
