@@ -8,22 +8,32 @@
 //! 1. The request's `tools` are rendered as the atfunc prompt and put in front of the
 //!    first system message (or in a new one). A tool name that is not an atfunc name is
 //!    given one for the model (`get-weather` → `@get_weather`); answers use the client's
-//!    name again.
+//!    name again. So is a parameter name that is not an identifier (`max-results`,
+//!    `user.id`, `2fa_code`, `query text` → `max_results`, `user_id`, `_2fa_code`,
+//!    `query_text`): other characters become `_`, a leading digit gets a `_` in front, and
+//!    a name that would meet another of the same tool ignoring case gets `_2`, `_3`, …
+//!    (names that are identifiers already are never changed, so `max-results` beside
+//!    `max_results` is `max_results_2`). The fields of object parameters and of array
+//!    items are renamed the same way, each object on its own.
 //! 2. The history is rewritten into the same protocol: an assistant message's
 //!    `tool_calls` become call text after its content, one call a line
-//!    (`@get_weather(city="Paris")`), and each run of `tool` messages becomes one **user**
-//!    message of result blocks (`Function call: …` / `Returned: …`), since the upstream
-//!    knows no `tool` role.
+//!    (`@get_weather(city="Paris")`, under the names the model is given, at every depth),
+//!    and each run of `tool` messages becomes one **user** message of result blocks
+//!    (`Function call: …` / `Returned: …`), since the upstream knows no `tool` role.
 //! 3. The request goes upstream without `tools`, `tool_choice` and
 //!    `parallel_tool_calls`; everything else (model, sampling, `stream_options`) as sent.
 //! 4. The answer is read by the streaming parser and each call bound against the tools
-//!    (names ignoring case, arguments typed). The client gets OpenAI's answer: calls as
-//!    `tool_calls` (a fresh id each, the client's tool name, the bound arguments as a JSON
-//!    string), the rest as `content` (`null` when only calls remain), `finish_reason:
-//!    "tool_calls"` when there are calls. Whitespace at the ends of the content is dropped,
-//!    and where calls were taken out their surroundings shrink to one space (or one line
-//!    break, when there was one). A `reasoning_content` the upstream sends (the thinking of
-//!    models that separate it) is passed on as it is, never parsed.
+//!    (names ignoring case, arguments typed). The prompt shows a tool's parameters but not
+//!    the fields inside them, so inside an object argument a field may be written as the
+//!    client spells it as well as by its given name; both bind. The client gets OpenAI's
+//!    answer: calls as `tool_calls` (a fresh id each, the client's tool name, the bound
+//!    arguments under the client's parameter and field names as a JSON string; fields the
+//!    tool does not declare stay as written), the rest as `content` (`null` when only
+//!    calls remain), `finish_reason: "tool_calls"` when there are calls. Whitespace at
+//!    the ends of the content is dropped, and where calls were taken out their
+//!    surroundings shrink to one space (or one line break, when there was one). A
+//!    `reasoning_content` the upstream sends (the thinking of models that separate it) is
+//!    passed on as it is, never parsed.
 //!
 //! # Repair rounds
 //!
@@ -39,7 +49,7 @@
 //! required call may be missing.
 //!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
-//! they arrive; text is sent as `content` deltas as soon as the parser releases it (only a
+//! they arrive (the upstream's event lines may end with `\r\n`, `\n` or `\r`); text is sent as `content` deltas as soon as the parser releases it (only a
 //! possible call, and trailing whitespace, are held back); each call is sent whole as one
 //! `tool_calls` delta once it has bound; repair rounds run after the upstream's stream ends
 //! and continue the same client stream. The deltas add up to the non-streaming answer.
