@@ -6,7 +6,7 @@
 //! [`malformed_record`]). A line that cannot be processed (not JSON, no `completion`,
 //! invalid `tools`) becomes `{"id": ..., "line": N, "error": "..."}` and the others go on.
 //!
-//! `tools` may be any shape [`load_interfaces`](crate::load_interfaces) accepts. A record's
+//! `tools` may be any shape [`crate::load_interfaces`] accepts. A record's
 //! own `tools` wins over the default tool set given to [`Batch::new`]; with neither, calls
 //! are reported unbound (`positional` and `named`). Tool sets are loaded once per distinct
 //! text and kept in a small cache, so a tools list repeated on every line costs one load.

@@ -5,9 +5,9 @@
 //! 1. [`interface`]: what a tool is; loaded from JSON and validated.
 //! 2. [`render`]: interfaces as prompt text (`@weather.get_current_weather( <*location>, <unit> )`).
 //! 3. [`parse`]: calls pulled out of model output while it streams.
-//! 4. [`bind`]: calls matched to interfaces, arguments typed and checked.
+//! 4. [`bind`](mod@bind): calls matched to interfaces, arguments typed and checked.
 //! 5. `execute` (feature `execute`): calls run in tool boxes.
-//! 6. [`format`]: results as text for the model's next turn.
+//! 6. [`format`](mod@format): results as text for the model's next turn.
 //!
 //! Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and `typed`
 //! (feature `typed`) turns Rust functions into tools.

@@ -27,7 +27,7 @@ pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
 pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
-pub use file::{FileBox, FileBoxError, FileError, FileErrorKind};
+pub use file::{FileBox, FileBoxError, FileError, FileErrorKind, DEFAULT_MAX_READ_BYTES};
 #[cfg(feature = "http")]
 pub use http::{
     HttpBox, HttpBoxBuilder, HttpBoxError, DEFAULT_HTTP_TIMEOUT, DEFAULT_MAX_REDIRECTS,

@@ -1,8 +1,8 @@
 //! Phase 1, the interface: what a tool is, as the model will be told and as calls bind to it.
 //!
-//! [`Interface`] is the one model every other phase reads. It is built by [`load`] from JSON
+//! [`Interface`] is the one model every other phase reads. It is built by [`load_interfaces`] from JSON
 //! in any of the three shapes people already have (the atfunc standard format, an OpenAI
-//! `tools` array, bare JSON Schema function definitions) and checked by [`validate`].
+//! `tools` array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
 
 mod load;
 mod validate;
