@@ -397,3 +397,44 @@ fn readme_parse_example_is_true() {
         "README's parse output is stale"
     );
 }
+
+#[test]
+fn parse_error_raw_is_the_same_for_big_chunks_and_long_names() {
+    // The call starts well inside a large chunk, and a second one has a name longer than
+    // any look-back window: `raw` must still quote each from its `@`.
+    let mut input = " ".repeat(20_000);
+    input.push_str("@weather.get_current_weather(unit=\"celsius\")");
+    input.push_str(&" ".repeat(20_000));
+    let long_name = "g".repeat(9_000);
+    input.push_str(&format!("@{long_name}(1)\n"));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("completion.txt");
+    std::fs::write(&path, &input).unwrap();
+    let run = |size: &str| {
+        let args = [
+            "parse",
+            "--tools",
+            TOOLS,
+            "--chunk-size",
+            size,
+            path.to_str().unwrap(),
+        ];
+        let out = atfunc(&args, b"");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let small = run("1");
+    let lines: Vec<serde_json::Value> = small
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{small}");
+    assert_eq!(
+        lines[0]["raw"],
+        "@weather.get_current_weather(unit=\"celsius\")"
+    );
+    assert_eq!(lines[1]["raw"], format!("@{}", &long_name[..199]));
+    for size in ["7", "8192", "65536", "1000000"] {
+        assert_eq!(run(size), small, "chunk size {size}");
+    }
+}

@@ -81,10 +81,10 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         let chunk = buf.get(..n).unwrap_or_default();
         printer.head.see(chunk);
         parser.feed_into(chunk, &mut events);
-        printer.print(&mut events)?;
+        printer.print(&mut events, chunk)?;
     }
     parser.finish_into(&mut events);
-    printer.print(&mut events)?;
+    printer.print(&mut events, &[])?;
     printer.flush_text()?;
     printer.out.flush().map_err(write_failure)?;
     Ok(ExitCode::SUCCESS)
@@ -109,7 +109,8 @@ struct Printer<'a, W: Write> {
 }
 
 impl<W: Write> Printer<'_, W> {
-    fn print(&mut self, events: &mut Vec<Event>) -> Result<(), Failure> {
+    /// Prints the records `events` complete; `chunk` is the chunk whose feeding gave them.
+    fn print(&mut self, events: &mut Vec<Event>, chunk: &[u8]) -> Result<(), Failure> {
         let mut wrote = false;
         for event in events.drain(..) {
             match event {
@@ -130,7 +131,7 @@ impl<W: Write> Printer<'_, W> {
                         self.flush_invalid()?;
                     }
                 }
-                Event::CallStarted { name, start } => self.head.start(start, &name),
+                Event::CallStarted { name, start } => self.head.start(start, &name, chunk),
                 Event::Call(call) => {
                     self.flush_text()?;
                     let head = &self.head;
@@ -206,39 +207,38 @@ impl<W: Write> Printer<'_, W> {
 /// keeping the whole call (it may be megabytes long).
 #[derive(Default)]
 struct Head {
-    /// The last bytes fed, so the `@name(` that preceded a `CallStarted` event is at hand.
-    window: Vec<u8>,
-    /// Absolute offset of `window[0]`.
-    window_start: u64,
+    /// Absolute offset of the first byte of the chunk last seen.
+    chunk_start: u64,
+    /// Length of the chunk last seen.
+    chunk_len: usize,
     /// The head of the current call, once started.
     capture: Option<Vec<u8>>,
 }
 
 impl Head {
-    const WINDOW: usize = 4096;
-
     fn see(&mut self, chunk: &[u8]) {
         if let Some(capture) = &mut self.capture {
             let room = RAW_LIMIT.saturating_sub(capture.len());
             capture.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
         }
-        self.window.extend_from_slice(chunk);
-        if self.window.len() > 2 * Self::WINDOW {
-            let drop = self.window.len() - Self::WINDOW;
-            self.window.drain(..drop);
-            self.window_start += drop as u64;
-        }
+        self.chunk_start += self.chunk_len as u64;
+        self.chunk_len = chunk.len();
     }
 
-    fn start(&mut self, start: u64, name: &str) {
-        let from = start
-            .checked_sub(self.window_start)
+    /// A call started at `start`; `chunk` is the chunk last seen, whose feeding read its `(`.
+    fn start(&mut self, start: u64, name: &str, chunk: &[u8]) {
+        // From `@` to `(` a call is exactly `@name(` (a name is identifier characters and
+        // dots, so it is reported as written), however far back its `@` lies; what follows
+        // the `(` is in this chunk.
+        let mut head = format!("@{name}(").into_bytes();
+        let after = start.saturating_add(head.len() as u64);
+        let rest = after
+            .checked_sub(self.chunk_start)
             .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| self.window.get(i..));
-        let mut head = match from {
-            Some(bytes) => bytes.to_vec(),
-            None => format!("@{name}(").into_bytes(),
-        };
+            .and_then(|i| chunk.get(i..))
+            .unwrap_or_default();
+        let room = RAW_LIMIT.saturating_sub(head.len());
+        head.extend_from_slice(rest.get(..room.min(rest.len())).unwrap_or_default());
         head.truncate(RAW_LIMIT);
         self.capture = Some(head);
     }
