@@ -264,6 +264,33 @@ fn names_differing_only_in_case_are_refused() {
 }
 
 #[test]
+fn names_the_binder_folds_together_are_refused() {
+    // Calls find functions and parameters after Unicode case folding, where `ß` is `ss`,
+    // `ﬃ` is `ffi` and a final `ς` is `σ`: names equal under that rule are ambiguous even
+    // when their lowercase forms differ.
+    for (first, second) in [("maß", "MASS"), ("oﬃce", "office"), ("λόγος", "ΛΌΓΟΣ")] {
+        let a = Interface::function(Some("w"), first);
+        let b = Interface::function(Some("w"), second);
+        let catalog = atfunc::Catalog::new(vec![a.clone(), b.clone()], false);
+        // Both names resolve to the first function, so validation must refuse the pair.
+        assert_eq!(catalog.find(&format!("w.{second}")).unwrap().0, 0);
+        assert_eq!(
+            validate_toolbox("w", &[a, b]).unwrap_err().to_string(),
+            format!("Validation failed for function '{second}' in toolbox 'w': Function name '{second}' differs only in case from '{first}'; names are matched ignoring case")
+        );
+    }
+    let mut def = standard();
+    def["params"] = json!({
+        "straße": {"type": "string", "isRequired": true, "description": "x"},
+        "STRASSE": {"type": "string", "isRequired": true, "description": "y"}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'STRASSE' differs only in case from another ('straße'); calls match parameter names ignoring case"]
+    );
+}
+
+#[test]
 fn names_must_be_identifiers() {
     let bad = Interface::function(Some("weather"), "get-temp")
         .param(Param::new("max temp", ParamType::Number));

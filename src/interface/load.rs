@@ -563,10 +563,14 @@ fn standard_params(value: &Json, field: &str, location: Location, sink: &mut Sin
 
 /// Calls match parameter names ignoring case, so two that differ only in case are ambiguous.
 fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
-    for (i, p) in params.iter().enumerate() {
-        let lower = p.name.to_lowercase();
-        let earlier = params.get(..i).unwrap_or_default();
-        if let Some(q) = earlier.iter().find(|q| q.name.to_lowercase() == lower) {
+    // The same folding the binder matches names with: `straße` and `STRASSE` are one name.
+    let folded: Vec<String> = params
+        .iter()
+        .map(|p| unicase::UniCase::new(p.name.as_str()).to_folded_case())
+        .collect();
+    for (i, (p, key)) in params.iter().zip(&folded).enumerate() {
+        let mut earlier = params.iter().zip(&folded).take(i);
+        if let Some((q, _)) = earlier.find(|(_, k)| *k == key) {
             let what = if q.name == p.name {
                 "is declared twice"
             } else {

@@ -102,7 +102,8 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
                 ));
             }
         }
-        let key = interface.name.to_lowercase();
+        // The same folding the binder matches names with: `maß` and `MASS` are one name.
+        let key = unicase::UniCase::new(interface.name.as_str()).to_folded_case();
         match seen.get(key.as_str()) {
             Some(first) if *first == interface.name => {
                 report(format!("Function '{}' is defined twice", interface.name))
