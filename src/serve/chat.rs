@@ -430,7 +430,8 @@ impl Rounds<'_> {
                 let Ok(event) = serde_json::from_str::<Json>(&data) else {
                     continue;
                 };
-                if let Some(error) = event.get("error") {
+                // `"error": null` beside a chunk's fields says there is none.
+                if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
                     let body = json!({"error": error}).to_string();
                     return StreamEnd::Failed(ApiError::from_upstream(
                         StatusCode::BAD_GATEWAY,

@@ -1,12 +1,13 @@
 """Upstream failures, stalls, clients that go away, and the bearer key."""
 
+import json
 import time
 
 import httpx
 import openai
 import pytest
 from common import TOOLS, USER, accumulate, summary
-from scripted_upstream import Completion, Failure, Slow, Stall
+from scripted_upstream import Completion, Failure, Raw, Slow, Stall
 
 
 @pytest.mark.parametrize("tools", [TOOLS, None])
@@ -101,3 +102,26 @@ def test_a_request_over_the_size_limit_is_refused(start_gateway, upstream):
             model="tiny-model", messages=[{"role": "user", "content": "x" * 2000}])
     assert caught.value.status_code == 413
     assert upstream.requests == []
+
+
+def chunk_event(fields):
+    """One upstream chunk event carrying `fields` beside an ordinary chunk's."""
+    payload = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": None}]}
+    payload.update(fields)
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def test_a_chunk_with_a_null_error_field_is_not_an_error(client, upstream):
+    # Some servers write `"error": null` into every chunk; OpenAI's client reads an error
+    # only from a field that holds one.
+    body = b"".join([
+        chunk_event({"error": None, "choices": [
+            {"index": 0, "delta": {"content": "Hello there"}, "finish_reason": None}]}),
+        chunk_event({"error": None, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+        b"data: [DONE]\n\n",
+    ])
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    result, _ = accumulate(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert result == {"content": "Hello there", "calls": [], "finish_reason": "stop"}
