@@ -554,6 +554,10 @@ fn number_rejects_what_is_not_one() {
         (s("0x10"), "\"0x10\""),
         (s(""), "\"\""),
         (s("1.2.3"), "\"1.2.3\""),
+        // A sign is one character: `+-7` is not -7.
+        (s("+-7"), "\"+-7\""),
+        (s("++7"), "\"++7\""),
+        (bare("+-1.5"), "\"+-1.5\""),
         (num("1e999"), "1e999"),
         (Value::Bool(true), "true"),
         (Value::Array(vec![num("1")]), "[1]"),

@@ -2,7 +2,7 @@
 
 use super::BindError;
 use crate::interface::{Param, ParamType};
-use crate::parse::Value;
+use crate::parse::{is_number, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::fmt;
 use unicase::UniCase;
@@ -216,16 +216,12 @@ pub(super) fn find_param(params: &[Param], name: &str, case_sensitive: bool) -> 
     })
 }
 
-/// The text of a string that reads as a number, trimmed. Only digits, signs, `.` and an
-/// exponent pass, so `inf`, `NaN` and `0x10` (which Rust's float parser would take in part)
-/// stay strings.
+/// The text of a string that reads as a number, trimmed: a number literal as the grammar
+/// writes one, so `inf`, `NaN` and `0x10` (which Rust's float parser would take in part)
+/// stay strings, and so does `+-7` (which a `+` stripped before parsing would make -7).
 fn number_text(text: &str) -> Option<&str> {
     let text = text.trim();
-    let valid = text.bytes().any(|b| b.is_ascii_digit())
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
-    valid.then_some(text)
+    is_number(text).then_some(text)
 }
 
 /// A number literal as a JSON number: an integer when it is written as one and fits, else

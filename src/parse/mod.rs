@@ -43,6 +43,8 @@ mod types;
 
 pub use types::{Call, Event, ParseError, ParseErrorKind, ParserConfig, Span, Value};
 
+pub(crate) use grammar::is_number;
+
 use scan::{ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 
 /// The most bytes from `)` to the `[[` of a `with_body` block; past it, `)` ended the call.
