@@ -594,6 +594,39 @@ fn integer_accepts_whole_numbers_only() {
 }
 
 #[test]
+fn integer_is_read_from_the_literal_not_through_a_float() {
+    // Whole as written, and exact where a JSON integer holds the value.
+    assert_eq!(
+        coerced(ParamType::Integer, num("9007199254740993.0")),
+        Ok(json!(9_007_199_254_740_993_i64))
+    );
+    assert_eq!(
+        coerced(ParamType::Integer, num("123456789012345678e1")),
+        Ok(json!(1_234_567_890_123_456_780_i64))
+    );
+    assert_eq!(
+        coerced(ParamType::Integer, num("1.8446744073709551615e19")),
+        Ok(json!(u64::MAX))
+    );
+    assert_eq!(coerced(ParamType::Integer, num("-0.0")), Ok(json!(0)));
+    assert_eq!(coerced(ParamType::Integer, num("0e-999999")), Ok(json!(0)));
+    // Below i64::MIN: never rounded to i64::MIN.
+    assert_ne!(
+        coerced(ParamType::Integer, num("-9223372036854775809")),
+        Ok(json!(i64::MIN))
+    );
+    // Not whole, however close a float rounds them to a whole number.
+    for literal in ["2.0000000000000001", "1e-400", "4503599627370496.5"] {
+        assert_eq!(
+            coerced(ParamType::Integer, num(literal)),
+            Err(format!(
+                "Invalid value for parameter 'p' of function 't.f': expected integer, got {literal}"
+            ))
+        );
+    }
+}
+
+#[test]
 fn wrong_type_names_parameter_and_expected_type() {
     assert_eq!(
         err(&call("weather.forecast", vec![s("Paris"), s("soon")], vec![])),

@@ -239,24 +239,64 @@ fn number(literal: &str) -> Option<Json> {
 }
 
 /// A number literal as a JSON integer: `2`, `2.0` and `2e3` are whole, `2.5` is not.
+///
+/// Wholeness and the value are read from the literal's digits, not from the float it
+/// rounds to: `2.0000000000000001` and `1e-400` are not whole, and `9007199254740993.0`
+/// keeps its last digit.
 fn integer(literal: &str) -> Option<Json> {
-    match number(literal)? {
-        Json::Number(n) if n.is_i64() || n.is_u64() => Some(Json::Number(n)),
-        Json::Number(n) => {
-            let f = n.as_f64()?;
-            if f.fract() != 0.0 {
-                return None;
-            }
-            // Whole floats that fit become true integers; larger ones stay whole floats,
-            // since no JSON integer type holds them.
-            if f >= i64::MIN as f64 && f < i64::MAX as f64 {
-                Some(Json::from(f as i64))
-            } else {
-                Some(Json::Number(n))
-            }
-        }
-        _ => None,
+    let rounded = number(literal)?;
+    if matches!(&rounded, Json::Number(n) if n.is_i64() || n.is_u64()) {
+        return Some(rounded);
     }
+    let (negative, digits, exponent) = decimal(literal);
+    if digits.is_empty() {
+        return Some(Json::from(0));
+    }
+    let zeros = usize::try_from(exponent).ok()?;
+    // Past 20 digits no JSON integer type holds the value.
+    if digits.len().saturating_add(zeros) <= 20 {
+        let sign = if negative { "-" } else { "" };
+        let text = format!("{sign}{digits}{}", "0".repeat(zeros));
+        if let Ok(i) = text.parse::<i64>() {
+            return Some(Json::from(i));
+        }
+        if let Ok(u) = text.parse::<u64>() {
+            return Some(Json::from(u));
+        }
+    }
+    // Whole, but beyond every JSON integer type: the whole float it rounds to.
+    Some(rounded)
+}
+
+/// A number literal as its sign, its significant digits (no leading or trailing zeros;
+/// none for zero) and the power of ten they are multiplied by: `-12.50e3` is
+/// `(true, "125", 2)`.
+fn decimal(literal: &str) -> (bool, String, i64) {
+    let (negative, unsigned) = match literal.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, literal.strip_prefix('+').unwrap_or(literal)),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => {
+            // An exponent beyond i64 only makes the value more extreme: saturate.
+            let saturated = if exponent.starts_with('-') {
+                i64::MIN / 2
+            } else {
+                i64::MAX / 2
+            };
+            (mantissa, exponent.parse::<i64>().unwrap_or(saturated))
+        }
+        None => (unsigned, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = [int, frac].concat();
+    let significant = all.trim_start_matches('0');
+    let kept = significant.trim_end_matches('0');
+    let shift = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+    let exponent = exponent
+        .saturating_sub(shift(frac.len()))
+        .saturating_add(shift(significant.len() - kept.len()));
+    (negative, kept.to_owned(), exponent)
 }
 
 /// `true` or `false` in any case. Nothing else (`yes`, `1`, `on`) is taken for a boolean:
