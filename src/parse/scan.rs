@@ -91,8 +91,9 @@ pub(crate) enum ArgState {
     Colon,
     /// After `key =` or `key:`.
     Value,
-    /// Inside a top-level bare word, `parens` groups deep.
-    Bare { parens: u32 },
+    /// Inside a top-level bare word, `parens` groups deep (a u64, like the offsets: a call
+    /// may be longer than 4 GiB when the limit allows).
+    Bare { parens: u64 },
     /// After a complete value: `,` or the closer of the enclosing list.
     After,
     /// Inside a quoted string; `key` if it is an object key.
@@ -598,5 +599,22 @@ impl BodyScan {
             _ => {}
         }
         Ok(BodyStep::Next)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_word_nests_parentheses_past_u32() {
+        // Four billion `(` fit in a call when max_call_len is raised; the count must not
+        // overflow, and the matching `)` still closes a group rather than the call.
+        let deep = u32::MAX.into();
+        let mut scan = ArgScan::new();
+        scan.state = ArgState::Bare { parens: deep };
+        assert!(matches!(scan.step('(', 0, 64, 256), Ok(Step::Next)));
+        assert!(matches!(scan.step(')', 1, 64, 256), Ok(Step::Next)));
+        assert_eq!(scan.state, ArgState::Bare { parens: deep });
     }
 }
