@@ -901,6 +901,29 @@ fn number_choices_compare_by_value() {
 }
 
 #[test]
+fn large_integer_choices_compare_exactly() {
+    // Ids this large are 256 apart as floats; a near miss is not a choice.
+    let interface = Interface::function(Some("t"), "f").param(choices(
+        param("p", ParamType::Integer),
+        json!([1_234_567_890_123_456_789_u64, 1_234_567_890_123_456_790_u64]),
+    ));
+    let catalog = Catalog::new(vec![interface], false);
+    assert!(bind(
+        &call("t.f", vec![num("1234567890123456790")], vec![]),
+        &catalog
+    )
+    .is_ok());
+    assert_eq!(
+        err_in(
+            &call("t.f", vec![num("1234567890123456700")], vec![]),
+            &catalog
+        ),
+        "Invalid value for parameter 'p' of function 't.f': expected one of \
+         1234567890123456789, 1234567890123456790, got 1234567890123456700"
+    );
+}
+
+#[test]
 fn long_choice_lists_are_cut() {
     let values: Vec<Json> = (0..25).map(|i| json!(format!("c{i}"))).collect();
     let interface = Interface::function(Some("t"), "f")

@@ -367,10 +367,19 @@ fn check_choices(
     })
 }
 
-/// Equality where numbers compare by value (`2` equals `2.0`).
+/// Equality where numbers compare by value (`2` equals `2.0`); two integers compare
+/// exactly, since large ones round to the same float.
 fn same_value(a: &Json, b: &Json) -> bool {
+    let exact = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
     match (a, b) {
-        (Json::Number(x), Json::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        (Json::Number(x), Json::Number(y)) => match (exact(x), exact(y)) {
+            (Some(i), Some(j)) => i == j,
+            _ => x == y || x.as_f64() == y.as_f64(),
+        },
         _ => a == b,
     }
 }
