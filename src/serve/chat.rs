@@ -3,7 +3,7 @@
 
 use super::answer::{Out, Reader, RoundEnd, Turn};
 use super::history::{add_prompt, content_text, rewrite};
-use super::sse::{self, SseDecoder};
+use super::sse::{self, Sse, SseDecoder};
 use super::tools::{Choice, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{execute, ApiError, Gateway};
@@ -186,6 +186,18 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
             .insert(header::CONTENT_TYPE, content_type);
     }
     reply
+}
+
+/// The error an upstream's `error` event carries: an error object (inside `error` or not)
+/// keeps its message, type and code; anything else is the message.
+fn event_error(data: &str) -> ApiError {
+    let body = match serde_json::from_str::<Json>(data) {
+        Ok(Json::Object(fields)) if fields.contains_key("error") => Json::Object(fields),
+        Ok(error @ Json::Object(_)) => json!({ "error": error }),
+        _ if data.trim().is_empty() => json!({"error": "The upstream server sent an error event"}),
+        _ => json!({ "error": data.trim() }),
+    };
+    ApiError::from_upstream(StatusCode::BAD_GATEWAY, body.to_string().as_bytes())
 }
 
 fn is_event_stream(response: &UpstreamResponse) -> bool {
@@ -422,7 +434,11 @@ impl Rounds<'_> {
             let mut out = Vec::new();
             let mut extra = Vec::new();
             let mut done = ended;
-            for data in datas.drain(..) {
+            for event in datas.drain(..) {
+                let data = match event {
+                    Sse::Data(data) => data,
+                    Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
+                };
                 if data.trim() == "[DONE]" {
                     done = true;
                     break;

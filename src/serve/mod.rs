@@ -86,6 +86,9 @@
 //!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
 //!   it was. A repair round whose request fails ends the turn with what was already
 //!   answered.
+//! - An error inside the upstream's stream (a chunk whose `error` is not `null`, an event
+//!   of type `error`, or the `error:` field llama.cpp's server writes) ends the client's
+//!   stream with an error event.
 //! - A client that goes away ends the upstream request.
 //! - With [`Options::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer

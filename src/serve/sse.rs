@@ -3,11 +3,21 @@
 use axum::body::Bytes;
 use serde_json::Value as Json;
 
+/// What one server-sent event carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Sse {
+    /// The data of an ordinary event.
+    Data(String),
+    /// The data of an event of type `error`, or the value of an `error:` field: llama.cpp's
+    /// server writes a failure in mid-stream as `error: {...}`, then `[DONE]`.
+    Error(String),
+}
+
 /// Reads the `data` of server-sent events from chunks cut anywhere.
 ///
-/// Only `data:` fields matter to chat completions; comments (`:`), `event:`, `id:` and
-/// `retry:` lines are skipped. Several `data:` lines of one event are joined with `\n`, as
-/// the format says. Lines may end with `\r\n`, `\n` or a lone `\r` (the format allows all
+/// Only `data:` fields, and the two ways of saying an event is an error, matter to chat
+/// completions; comments (`:`), other `event:` types, `id:` and `retry:` lines are skipped.
+/// Several `data:` lines of one event are joined with `\n`, as the format says. Lines may end with `\r\n`, `\n` or a lone `\r` (the format allows all
 /// three, and one stream may mix them); a `\r\n` cut between two chunks is one line end.
 #[derive(Debug, Default)]
 pub(crate) struct SseDecoder {
@@ -18,6 +28,8 @@ pub(crate) struct SseDecoder {
     after_cr: bool,
     /// The data of the event being read, when a `data:` line was seen.
     data: Option<String>,
+    /// Whether the event being read is an error (`event: error`, or an `error:` field).
+    is_error: bool,
     /// Longest line accepted.
     max_line: usize,
 }
@@ -35,8 +47,8 @@ impl SseDecoder {
         }
     }
 
-    /// Feeds a chunk; appends the data of each event it completes to `out`.
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<String>) -> Result<(), LineTooLong> {
+    /// Feeds a chunk; appends each event it completes to `out`.
+    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Sse>) -> Result<(), LineTooLong> {
         let mut rest = chunk;
         if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
@@ -66,24 +78,42 @@ impl SseDecoder {
     }
 
     /// Ends the stream: an event not closed by a blank line still counts.
-    pub(crate) fn finish(&mut self, out: &mut Vec<String>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<Sse>) {
         let line = std::mem::take(&mut self.line);
         if !line.is_empty() {
             self.end_line(&line, out);
         }
+        self.dispatch(out);
+    }
+
+    /// Ends the event being read.
+    fn dispatch(&mut self, out: &mut Vec<Sse>) {
+        let is_error = std::mem::take(&mut self.is_error);
         if let Some(data) = self.data.take() {
-            out.push(data);
+            out.push(if is_error {
+                Sse::Error(data)
+            } else {
+                Sse::Data(data)
+            });
         }
     }
 
-    fn end_line(&mut self, line: &[u8], out: &mut Vec<String>) {
+    fn end_line(&mut self, line: &[u8], out: &mut Vec<Sse>) {
         if line.is_empty() {
-            if let Some(data) = self.data.take() {
-                out.push(data);
-            }
+            self.dispatch(out);
             return;
         }
-        let Some(value) = line.strip_prefix(b"data:") else {
+        if let Some(kind) = line.strip_prefix(b"event:") {
+            let kind = kind.strip_prefix(b" ").unwrap_or(kind);
+            self.is_error = kind == b"error";
+            return;
+        }
+        let value = if let Some(value) = line.strip_prefix(b"data:") {
+            value
+        } else if let Some(value) = line.strip_prefix(b"error:") {
+            self.is_error = true;
+            value
+        } else {
             return;
         };
         let value = value.strip_prefix(b" ").unwrap_or(value);
@@ -112,6 +142,17 @@ pub(crate) fn done() -> Bytes {
 mod tests {
     use super::*;
 
+    /// Events as text: an ordinary event's data, an error's with `error: ` in front.
+    fn shown(events: Vec<Sse>) -> Vec<String> {
+        events
+            .into_iter()
+            .map(|event| match event {
+                Sse::Data(data) => data,
+                Sse::Error(data) => format!("error: {data}"),
+            })
+            .collect()
+    }
+
     fn decode_in_chunks(input: &[u8], size: usize) -> Vec<String> {
         let mut decoder = SseDecoder::new(1 << 20);
         let mut out = Vec::new();
@@ -119,7 +160,7 @@ mod tests {
             decoder.feed(chunk, &mut out).unwrap();
         }
         decoder.finish(&mut out);
-        out
+        shown(out)
     }
 
     #[test]
@@ -139,7 +180,7 @@ mod tests {
             decoder.feed(piece, &mut out).unwrap();
         }
         decoder.finish(&mut out);
-        out
+        shown(out)
     }
 
     /// The same events in each line-end style, and all three mixed.
@@ -191,6 +232,22 @@ mod tests {
         );
         // A lone `\r` then a `\r` in the next chunk: a line end, then a blank line.
         assert_eq!(decode_pieces(&[b"data: a\r", b"\rdata: b\r\r"]), ["a", "b"]);
+    }
+
+    #[test]
+    fn error_events_and_error_fields_are_errors() {
+        let input = b"data: a\n\nerror: {\"code\": 500}\n\nevent: error\ndata: b\ndata: c\n\nevent: message\ndata: d\n\nevent: error\n\ndata: e\n\n";
+        let expected = [
+            "a",
+            "error: {\"code\": 500}",
+            "error: b\nc",
+            "d",
+            // The type of an event without data does not carry over to the next one.
+            "e",
+        ];
+        for size in 1..8 {
+            assert_eq!(decode_in_chunks(input, size), expected, "chunks of {size}");
+        }
     }
 
     #[test]

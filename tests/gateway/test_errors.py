@@ -125,3 +125,28 @@ def test_a_chunk_with_a_null_error_field_is_not_an_error(client, upstream):
     result, _ = accumulate(client.chat.completions.create(
         model="tiny-model", messages=USER, tools=TOOLS, stream=True))
     assert result == {"content": "Hello there", "calls": [], "finish_reason": "stop"}
+
+
+LLAMA_ERROR = {"code": 400, "message": "the request exceeds the available context size",
+               "type": "exceed_context_size_error"}
+
+
+@pytest.mark.parametrize("error_event", [
+    # llama.cpp's server writes a streamed error as an `error:` field, then `[DONE]`.
+    b"error: " + json.dumps(LLAMA_ERROR).encode() + b"\n\n",
+    # An event of type `error`, its data the error object itself.
+    b"event: error\ndata: " + json.dumps(LLAMA_ERROR).encode() + b"\n\n",
+])
+def test_an_error_event_in_the_upstream_stream_ends_the_stream_with_an_error(
+        client, upstream, error_event):
+    body = b"".join([
+        chunk_event({"choices": [{"index": 0, "delta": {"content": "Hel"}, "finish_reason": None}]}),
+        error_event,
+        b"data: [DONE]\n\n",
+    ])
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    stream = client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True)
+    with pytest.raises(openai.APIError) as caught:
+        accumulate(stream)
+    assert "exceeds the available context size" in caught.value.message
