@@ -126,6 +126,32 @@ fn loads_bare_schema_functions_with_aliases() {
 }
 
 #[test]
+fn a_type_read_from_enum_values_admits_every_value() {
+    let tools = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+    "properties": {
+        "mixed": {"enum": [1, 2.5]},
+        "whole": {"enum": [1, 2]},
+        "flags": {"enum": [true]}
+    }}}]))
+    .unwrap();
+    let types: Vec<&str> = tools[0].params.iter().map(|p| p.ty.name()).collect();
+    assert_eq!(types, ["number", "integer", "boolean"]);
+    // Every declared choice binds.
+    let catalog = atfunc::Catalog::new(tools, false);
+    let call = atfunc::parse_events("@f(mixed=2.5)")
+        .into_iter()
+        .find_map(|e| match e {
+            atfunc::Event::Call(call) => Some(call),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        atfunc::bind(&call, &catalog).unwrap().args["mixed"],
+        json!(2.5)
+    );
+}
+
+#[test]
 fn accepts_a_wrapping_object_and_a_single_definition() {
     assert_eq!(
         load_interfaces(&json!({"tools": [standard()]}))

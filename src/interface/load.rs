@@ -291,10 +291,12 @@ const TYPE_HINT: &str =
 fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
     let values = map.get("enum")?.as_array()?;
     let first = values.first()?;
+    let whole = |v: &Json| matches!(v, Json::Number(n) if n.is_i64() || n.is_u64());
     let ty = match first {
         Json::String(_) => ParamType::String,
         Json::Bool(_) => ParamType::Boolean,
-        Json::Number(n) if n.is_i64() || n.is_u64() => ParamType::Integer,
+        // Integer only when every choice is one: `[1, 2.5]` must admit 2.5.
+        Json::Number(_) if values.iter().all(whole) => ParamType::Integer,
         Json::Number(_) => ParamType::Number,
         _ => return None,
     };
