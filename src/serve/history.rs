@@ -26,12 +26,13 @@ pub(crate) fn content_text(content: Option<&Json>) -> String {
     }
 }
 
-/// Puts `prompt` in front of the first system message, or adds a system message holding
-/// it in front of the conversation.
+/// Puts `prompt` in front of the system message that opens the conversation, or adds a
+/// system message holding it in front of the conversation. A system message further on
+/// stays where it is: it changes course at that point, and the functions come first.
 pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
     let system = messages
-        .iter_mut()
-        .find(|m| m.get("role").and_then(Json::as_str) == Some("system"));
+        .first_mut()
+        .filter(|m| m.get("role").and_then(Json::as_str) == Some("system"));
     if let Some(Json::Object(system)) = system {
         let text = content_text(system.get("content"));
         let joined = if text.trim().is_empty() {
@@ -227,5 +228,22 @@ mod tests {
         let mut messages = vec![json!({"role": "system", "content": "Be brief."})];
         add_prompt(&mut messages, "PROMPT");
         assert_eq!(messages[0]["content"], "PROMPT\nBe brief.");
+    }
+
+    #[test]
+    fn a_later_system_message_gets_a_new_one_in_front_of_the_conversation() {
+        let mut messages = vec![
+            json!({"role": "user", "content": "Hi"}),
+            json!({"role": "system", "content": "Be brief."}),
+        ];
+        add_prompt(&mut messages, "PROMPT");
+        assert_eq!(
+            json!(messages),
+            json!([
+                {"role": "system", "content": "PROMPT"},
+                {"role": "user", "content": "Hi"},
+                {"role": "system", "content": "Be brief."},
+            ])
+        );
     }
 }

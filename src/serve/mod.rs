@@ -6,7 +6,8 @@
 //! gateway stands between them:
 //!
 //! 1. The request's `tools` are rendered as the atfunc prompt and put in front of the
-//!    first system message (or in a new one). A tool name that is not an atfunc name is
+//!    system message that opens the conversation (or in a new one before it; a system
+//!    message further on stays as it is). A tool name that is not an atfunc name is
 //!    given one for the model (`get-weather` → `@get_weather`); answers use the client's
 //!    name again. So is a parameter name that is not an identifier (`max-results`,
 //!    `user.id`, `2fa_code`, `query text` → `max_results`, `user_id`, `_2fa_code`,

@@ -45,6 +45,21 @@ def test_the_prompt_goes_in_front_of_the_system_message(client, upstream):
     assert body["messages"][0]["content"].endswith("\nAnswer in French.")
 
 
+def test_a_system_message_later_in_the_conversation_stays_where_it_was(client, upstream):
+    # The functions are the conversation's ground rules: they come before it, not in the
+    # middle where a system message changes course.
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "system", "content": "From now on, answer in French."},
+        *USER,
+    ]
+    ask(client, upstream, Completion("Il fait beau."), messages=messages)
+    sent = upstream.chat_requests()[0]["json"]["messages"]
+    assert sent[0]["role"] == "system" and sent[0]["content"].startswith(PREAMBLE_START)
+    assert sent[1:] == messages
+
+
 def test_text_without_calls_is_content(client, upstream):
     result = ask(client, upstream, Completion("It is sunny, write to bob@example.com for more."))
     assert result == {
