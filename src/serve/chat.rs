@@ -384,11 +384,7 @@ impl Rounds<'_> {
             }
         }
         let finish_reason = turn.finish_reason(finish.as_deref());
-        let mut end = vec![writer.finish(&finish_reason)];
-        if let Some(usage) = usage.into_json() {
-            end.push(writer.usage(usage));
-        }
-        end.push(sse::done());
+        let end = writer.end(turn.request(), &finish_reason, Map::new(), usage);
         self.send(end).await;
     }
 
@@ -600,13 +596,41 @@ impl ChunkWriter {
         chunks
     }
 
-    /// The last chunk: an empty delta and the finish reason.
-    pub(crate) fn finish(&mut self, reason: &str) -> Bytes {
-        self.finish_with(reason, Map::new())
+    /// The events that end the stream of `request`: the last chunk (with `extra` beside
+    /// `choices`), the usage, and `[DONE]`. The usage has a chunk of its own, with no
+    /// choices, only when the client asked for it (`stream_options.include_usage`), as
+    /// OpenAI sends it; otherwise it goes on the last chunk, as llama.cpp's server puts it,
+    /// so that every chunk the client did not ask for has a choice.
+    pub(crate) fn end(
+        &mut self,
+        request: &Map<String, Json>,
+        reason: &str,
+        mut extra: Map<String, Json>,
+        usage: Usage,
+    ) -> Vec<Bytes> {
+        let asked = request
+            .get("stream_options")
+            .and_then(|options| options.get("include_usage"))
+            == Some(&Json::Bool(true));
+        let usage = usage.into_json();
+        let mut end = Vec::with_capacity(3);
+        match usage {
+            Some(usage) if asked => {
+                end.push(self.finish_with(reason, extra));
+                end.push(self.usage(usage));
+            }
+            Some(usage) => {
+                extra.insert("usage".into(), usage);
+                end.push(self.finish_with(reason, extra));
+            }
+            None => end.push(self.finish_with(reason, extra)),
+        }
+        end.push(sse::done());
+        end
     }
 
     /// The usage chunk, after the last one, as OpenAI sends it with `include_usage`.
-    pub(crate) fn usage(&self, usage: Json) -> Bytes {
+    fn usage(&self, usage: Json) -> Bytes {
         let mut chunk = self.frame(json!([]));
         if let Json::Object(map) = &mut chunk {
             map.insert("usage".into(), usage);
@@ -615,7 +639,7 @@ impl ChunkWriter {
     }
 
     /// The last chunk with fields beside `choices` (`atfunc` for an executed turn).
-    pub(crate) fn finish_with(&mut self, reason: &str, extra: Map<String, Json>) -> Bytes {
+    fn finish_with(&mut self, reason: &str, extra: Map<String, Json>) -> Bytes {
         let mut delta = Map::new();
         if !self.started {
             self.started = true;

@@ -210,11 +210,7 @@ async fn streamed(
         let mut extra = Map::new();
         extra.insert("atfunc".into(), record.to_json());
         let reason = finish.unwrap_or_else(|| String::from("stop"));
-        let mut end = vec![writer.finish_with(&reason, extra)];
-        if let Some(usage) = usage.into_json() {
-            end.push(writer.usage(usage));
-        }
-        end.push(super::sse::done());
+        let end = writer.end(&request, &reason, extra, usage);
         rounds.send(end).await;
     });
     Ok(sse_response(body))

@@ -54,6 +54,9 @@
 //! possible call, and trailing whitespace, are held back); each call is sent whole as one
 //! `tool_calls` delta once it has bound; repair rounds run after the upstream's stream ends
 //! and continue the same client stream. The deltas add up to the non-streaming answer.
+//! The upstream's token usage (summed over rounds) comes in a chunk of its own, with no
+//! choices, when the client asked for it with `stream_options.include_usage`; otherwise on
+//! the last chunk.
 //!
 //! # Pass-through
 //!

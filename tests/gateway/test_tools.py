@@ -146,6 +146,32 @@ def test_a_stream_reports_usage_when_asked(client, upstream):
     assert chunks[-2].choices[0].finish_reason == "tool_calls"
 
 
+def upstream_chunk(delta, finish_reason=None, usage=None):
+    payload = {"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+    if usage:
+        payload["usage"] = usage
+    return b"data: " + json.dumps(payload).encode() + b"\n\n"
+
+
+def test_a_stream_has_no_chunk_without_choices_unless_usage_was_asked_for(client, upstream):
+    # llama.cpp's server puts usage on its last chunk unasked. OpenAI sends a chunk with no
+    # choices only to a client that asked for usage; clients that read `choices[0]` of
+    # every chunk rely on that.
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    body = b"".join([
+        upstream_chunk({"content": 'Sure. @get_time(zone="UTC")'}),
+        upstream_chunk({}, "stop", usage),
+        b"data: [DONE]\n\n",
+    ])
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    chunks = list(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert all(chunk.choices for chunk in chunks), chunks
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    assert chunks[-1].usage.total_tokens == 15
+
+
 def test_a_history_with_tool_results_is_rewritten(client, upstream):
     messages = [
         {"role": "system", "content": "Be brief."},
