@@ -46,6 +46,24 @@ async fn echo(
     .into_response()
 }
 
+/// Every character as a JSON `\u` escape, as some encoders write characters they deem unsafe.
+fn json_escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| format!("\\u{:04x}", u32::from(c)))
+        .collect()
+}
+
+/// A server that echoes the credential in JSON escapes: not the secret's text, but the
+/// secret once the JSON is read.
+fn escaped_echo(status: StatusCode, headers: &HeaderMap) -> Response {
+    let sent = headers
+        .get(header::AUTHORIZATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let body = format!("{{\"you_sent\": \"{}\"}}", json_escaped(&sent));
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
 fn app() -> Router {
     Router::new()
         .route(
@@ -102,6 +120,14 @@ fn app() -> Router {
         .route(
             "/home",
             get(|| async { Redirect::temporary("/echo/arrived") }),
+        )
+        .route(
+            "/leak-escaped",
+            get(|h: HeaderMap| async move { escaped_echo(StatusCode::OK, &h) }),
+        )
+        .route(
+            "/leak-escaped-error",
+            get(|h: HeaderMap| async move { escaped_echo(StatusCode::FORBIDDEN, &h) }),
         )
         .route("/empty", get(|| async { StatusCode::NO_CONTENT }))
         .route("/text", get(|| async { "plain words" }))
@@ -364,6 +390,34 @@ async fn the_secret_header_never_comes_back() {
     assert!(!everything.contains(TOKEN), "{everything}");
     // The server did receive it.
     assert_eq!(report.calls[0].result.as_ref().unwrap()["auth_ok"], true);
+}
+
+#[tokio::test]
+async fn a_secret_echoed_in_json_escapes_is_blanked_too() {
+    let interfaces = load_interfaces_str(
+        r#"[{"name": "api.leak_escaped", "description": "x", "parameters": {"type": "object", "properties": {}}},
+            {"name": "api.leak_escaped_error", "description": "x", "parameters": {"type": "object", "properties": {}}}]"#,
+    )
+    .unwrap();
+    let api = HttpBox::builder("api", serve().await)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"))
+        .endpoint(interfaces[0].clone(), "GET", "/leak-escaped")
+        .endpoint(interfaces[1].clone(), "GET", "/leak-escaped-error")
+        .build()
+        .unwrap();
+    let leaked = call(&api, "leak_escaped", json!({})).await.unwrap();
+    assert_eq!(leaked, json!({"you_sent": "[redacted]"}));
+    let error = call(&api, "leak_escaped_error", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!error.contains(TOKEN), "{error}");
+    assert!(!error.contains(&json_escaped(TOKEN)), "{error}");
+    assert!(
+        error.starts_with("Function 'api.leak_escaped_error' failed: HTTP 403 Forbidden"),
+        "{error}"
+    );
+    assert!(error.contains("[redacted]"), "{error}");
 }
 
 #[tokio::test]

@@ -515,6 +515,37 @@ impl HttpBox {
         text
     }
 
+    /// Blanks out every secret in the strings (keys included) of a parsed body. JSON
+    /// escapes (`\u0073`, `\/`) hide a secret from [`HttpBox::redact`] in the raw text, not
+    /// once the text is read. Whether anything was blanked.
+    fn redact_json(&self, value: &mut Json) -> bool {
+        if self.secrets.is_empty() {
+            return false;
+        }
+        match value {
+            Json::String(text) => {
+                let redacted = self.redact(text);
+                let changed = redacted != *text;
+                *text = redacted;
+                changed
+            }
+            Json::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_json(item) | changed),
+            Json::Object(map) => {
+                let mut changed = false;
+                for (key, mut item) in std::mem::take(map) {
+                    changed |= self.redact_json(&mut item);
+                    let redacted = self.redact(&key);
+                    changed |= redacted != key;
+                    map.insert(redacted, item);
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+
     async fn send(
         &self,
         endpoint: &Endpoint,
@@ -652,10 +683,16 @@ impl HttpBox {
             }
         }
         let text = self.redact(&String::from_utf8_lossy(&bytes));
+        let mut parsed = serde_json::from_str::<Json>(&text).ok();
+        let escaped_secret = parsed.as_mut().is_some_and(|value| self.redact_json(value));
         if !status.is_success() {
             let reason = status.canonical_reason().unwrap_or("");
             let mut message = format!("failed: HTTP {} {reason} from {shown}", status.as_u16());
-            let body = text.trim();
+            // A secret hidden in JSON escapes is quoted from the blanked JSON instead.
+            let decoded = parsed
+                .filter(|_| escaped_secret)
+                .map(|value| value.to_string());
+            let body = decoded.as_deref().unwrap_or(&text).trim();
             if !body.is_empty() {
                 message.push_str(": ");
                 message.push_str(&excerpt(body));
@@ -670,7 +707,7 @@ impl HttpBox {
                     .to_owned(),
             ));
         }
-        Ok(serde_json::from_str(&text).unwrap_or(Json::String(text)))
+        Ok(parsed.unwrap_or(Json::String(text)))
     }
 
     fn too_large(&self, qualified: &str, shown: &str, status: reqwest::StatusCode) -> ToolError {
