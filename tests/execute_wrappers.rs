@@ -157,6 +157,27 @@ async fn conditions_hide_tools_from_the_prompt_and_from_calls() {
 }
 
 #[tokio::test]
+async fn a_hidden_tool_is_refused_in_any_case_of_its_name() {
+    // The closure box matches names ignoring case, so the condition must too.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let direct = counted(&calls).conditional(|i, _| i.name != "fail");
+    for name in ["FAIL", "Fail"] {
+        assert_eq!(
+            direct.call(name, Map::new(), &CallContext::new()).await,
+            Err(ToolError::NotAvailable {
+                name: "t.fail".into()
+            }),
+            "{name}"
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        direct.call("DOUBLE", args(2), &CallContext::new()).await,
+        Ok(json!(4))
+    );
+}
+
+#[tokio::test]
 async fn scoping_refuses_a_tool_disabled_after_the_model_saw_it() {
     let calls = Arc::new(AtomicUsize::new(0));
     let scope = Scope::all();

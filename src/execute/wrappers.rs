@@ -11,6 +11,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
+use unicase::UniCase;
 
 /// Calls `function` on `tool_box`, turning a panic into [`ToolError::Panicked`].
 pub(crate) async fn call_guarded(
@@ -233,12 +234,18 @@ impl<B: ToolBox> ToolBox for Conditional<B> {
         ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let all = self.inner.interfaces(ctx);
-        match all.iter().find(|i| i.name == function) {
+        // Boxes may answer a name in another case (`FnBox`, `McpBox` do), so the condition
+        // is checked on the tool such a name reaches.
+        let found = all.iter().find(|i| i.name == function).or_else(|| {
+            all.iter()
+                .find(|i| UniCase::new(i.name.as_str()) == UniCase::new(function))
+        });
+        match found {
             Some(interface) if (self.condition)(interface, ctx) => {
                 self.inner.call(function, args, ctx).await
             }
-            Some(_) => Err(ToolError::NotAvailable {
-                name: qualified(self.inner.name(), function),
+            Some(interface) => Err(ToolError::NotAvailable {
+                name: qualified(self.inner.name(), &interface.name),
             }),
             None => self.inner.call(function, args, ctx).await,
         }
