@@ -2,7 +2,7 @@
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::time::Duration;
 
 /// How much of a non-JSON upstream error body is quoted in the message.
@@ -23,6 +23,9 @@ pub struct ApiError {
     message: String,
     kind: String,
     code: Option<String>,
+    /// The upstream's OpenAI-shaped error object, sent back as it was (a numeric `code`,
+    /// `param` and any other field included).
+    upstream: Option<Map<String, Json>>,
 }
 
 impl ApiError {
@@ -38,6 +41,7 @@ impl ApiError {
             message: message.into(),
             kind: kind.into(),
             code: code.map(str::to_owned),
+            upstream: None,
         }
     }
 
@@ -131,6 +135,7 @@ impl ApiError {
                 message: message.to_owned(),
                 kind: field("type").unwrap_or_else(|| String::from("upstream_error")),
                 code: field("code"),
+                upstream: error.and_then(Json::as_object).cloned(),
             };
         }
         let text = String::from_utf8_lossy(body);
@@ -155,6 +160,9 @@ impl ApiError {
 
     /// `{"error": {"message", "type", "code"}}`.
     pub fn to_json(&self) -> Json {
+        if let Some(error) = &self.upstream {
+            return json!({ "error": error });
+        }
         json!({"error": {"message": self.message, "type": self.kind, "code": self.code}})
     }
 }
@@ -199,6 +207,17 @@ mod tests {
             "The upstream server answered 500 Internal Server Error: <h1>boom</h1>"
         );
         assert_eq!(html.to_json()["error"]["code"], Json::Null);
+    }
+
+    #[test]
+    fn an_upstream_error_object_comes_back_whole() {
+        let llama = br#"{"error": {"code": 400, "message": "too long", "type": "exceed_context_size_error", "param": null, "n_ctx": 4096}}"#;
+        let error = ApiError::from_upstream(StatusCode::BAD_REQUEST, llama);
+        assert_eq!(error.message(), "too long");
+        assert_eq!(
+            error.to_json(),
+            serde_json::from_slice::<Json>(llama).unwrap()
+        );
     }
 
     #[test]

@@ -20,6 +20,19 @@ def test_an_upstream_500_comes_back_as_an_openai_error(client, upstream, tools):
     assert caught.value.body == {"message": "the model fell over", "type": "server_error", "code": "oops"}
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_openai_shaped_upstream_error_comes_back_as_it_was(client, upstream, stream):
+    # llama.cpp and vLLM give `code` as a number, and OpenAI names the field at fault in
+    # `param`: neither may be lost on the way.
+    error = {"code": 400, "message": "bad messages", "type": "invalid_request_error",
+             "param": "messages"}
+    upstream.script(Failure(400, {"error": error}))
+    with pytest.raises(openai.BadRequestError) as caught:
+        client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS, stream=stream)
+    assert caught.value.body == error
+    assert caught.value.param == "messages"
+
+
 def test_an_upstream_error_that_is_not_json_is_quoted(client, upstream):
     upstream.script(Failure(503, b"<html>busy</html>"))
     with pytest.raises(openai.APIStatusError) as caught:
