@@ -372,3 +372,28 @@ async fn wrappers_stack_and_share() {
     assert_eq!(log.0.lock().unwrap()[0], "start outer t.fail {}");
     stacked.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_disabled_tool_is_refused_under_any_spelling_its_box_answers() {
+    // The closure box matches names with Unicode case folding, where `STRASSE` is `straße`.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let scope = Scope::all();
+    let scoped = FnBox::new("t")
+        .function(tool("straße"), move |_, _| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Ok(json!("ran"))
+        })
+        .scoped(scope.clone());
+    scope.disable("straße");
+    for name in ["straße", "STRASSE", "Strasse"] {
+        assert_eq!(
+            scoped.call(name, Map::new(), &CallContext::new()).await,
+            Err(ToolError::NotAvailable {
+                name: "t.straße".into()
+            }),
+            "{name}"
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}

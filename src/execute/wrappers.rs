@@ -183,6 +183,17 @@ impl<B: ToolBox> ToolBox for Hooked<B> {
     }
 }
 
+/// The tool a call of `function` reaches: boxes may answer a name in another case
+/// (`FnBox` and `McpBox` do, with Unicode case folding), so a wrapper that refuses tools
+/// checks the tool such a name reaches, not the name as written.
+fn reached<'a>(interfaces: &'a [Interface], function: &str) -> Option<&'a Interface> {
+    interfaces.iter().find(|i| i.name == function).or_else(|| {
+        interfaces
+            .iter()
+            .find(|i| UniCase::new(i.name.as_str()) == UniCase::new(function))
+    })
+}
+
 type Condition = Arc<dyn Fn(&Interface, &CallContext) -> bool + Send + Sync>;
 
 /// Offers a tool only when a condition holds in the call's context: a hidden tool is
@@ -234,13 +245,7 @@ impl<B: ToolBox> ToolBox for Conditional<B> {
         ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let all = self.inner.interfaces(ctx);
-        // Boxes may answer a name in another case (`FnBox`, `McpBox` do), so the condition
-        // is checked on the tool such a name reaches.
-        let found = all.iter().find(|i| i.name == function).or_else(|| {
-            all.iter()
-                .find(|i| UniCase::new(i.name.as_str()) == UniCase::new(function))
-        });
-        match found {
+        match reached(&all, function) {
             Some(interface) if (self.condition)(interface, ctx) => {
                 self.inner.call(function, args, ctx).await
             }
@@ -374,9 +379,11 @@ impl<B: ToolBox> ToolBox for Scoped<B> {
         args: Map<String, Json>,
         ctx: &CallContext,
     ) -> Result<Json, ToolError> {
-        if !self.scope.allows(function) {
+        let all = self.inner.interfaces(ctx);
+        let tool = reached(&all, function).map_or(function, |i| i.name.as_str());
+        if !self.scope.allows(function) || !self.scope.allows(tool) {
             return Err(ToolError::NotAvailable {
-                name: qualified(self.inner.name(), function),
+                name: qualified(self.inner.name(), tool),
             });
         }
         self.inner.call(function, args, ctx).await
