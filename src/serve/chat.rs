@@ -402,6 +402,7 @@ impl Rounds<'_> {
             return self.read_whole(turn, response, writer, usage, finish).await;
         }
         let mut decoder = SseDecoder::new(upstream.max_response_bytes);
+        let mut answer_usage = None;
         let mut received = 0usize;
         let mut datas = Vec::new();
         loop {
@@ -453,7 +454,11 @@ impl Rounds<'_> {
                 if !writer.started {
                     writer.meta.update(&event);
                 }
-                usage.add(event.get("usage"));
+                // The usage so far, when a server sends it on every chunk: the last one
+                // counts, once.
+                if let Some(counts @ Json::Object(_)) = event.get("usage") {
+                    answer_usage = Some(counts.clone());
+                }
                 let choice = event.pointer("/choices/0");
                 let delta = choice.and_then(|c| c.get("delta"));
                 if !turn.quiet() {
@@ -480,6 +485,7 @@ impl Rounds<'_> {
                 return StreamEnd::Gone;
             }
             if done {
+                usage.add(answer_usage.as_ref());
                 return StreamEnd::Done;
             }
         }

@@ -172,6 +172,23 @@ def test_a_stream_has_no_chunk_without_choices_unless_usage_was_asked_for(client
     assert chunks[-1].usage.total_tokens == 15
 
 
+def test_usage_sent_with_every_chunk_counts_once(client, upstream):
+    # vLLM's `continuous_usage_stats` puts the usage so far on every chunk.
+    def usage(n):
+        return {"prompt_tokens": 10, "completion_tokens": n, "total_tokens": 10 + n}
+    body = b"".join([
+        upstream_chunk({"content": "It is "}, usage=usage(1)),
+        upstream_chunk({"content": "sunny."}, usage=usage(2)),
+        upstream_chunk({}, "stop", usage(2)),
+        b"data: [DONE]\n\n",
+    ])
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    chunks = list(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True,
+        stream_options={"include_usage": True}))
+    assert chunks[-1].usage.model_dump(exclude_none=True) == usage(2)
+
+
 def test_a_history_with_tool_results_is_rewritten(client, upstream):
     messages = [
         {"role": "system", "content": "Be brief."},
