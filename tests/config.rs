@@ -101,6 +101,21 @@ fn every_problem_is_listed_with_its_toolbox_and_field() {
 }
 
 #[test]
+fn a_missing_base_url_does_not_hide_the_endpoint_problems() {
+    let text = json!({"toolboxes": [{"name": "api", "kind": "http", "functions": [
+        {"name": "get_user", "description": "u", "method": "FETCH", "path": "users",
+         "parameters": {"type": "object", "properties": {}}}]}]});
+    assert_eq!(
+        problems(&text.to_string()),
+        [
+            "toolbox 'api' (#1): missing required field 'base_url'",
+            "toolbox 'api' (#1): function 'get_user': field 'method' must be GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS, found \"FETCH\"",
+            "toolbox 'api' (#1): function 'get_user': field 'path' must start with '/', found \"users\"",
+        ]
+    );
+}
+
+#[test]
 fn duplicate_names_clash_ignoring_case() {
     let text = r#"{"toolboxes": [
         {"name": "files", "kind": "file", "root": "."},
