@@ -1128,3 +1128,31 @@ fn calls_parsed_from_text_bind() {
         Some(json!({"name": "a]]b", "email": "e"}))
     );
 }
+
+#[test]
+fn a_huge_unknown_name_is_quoted_short_and_not_compared_letter_by_letter() {
+    // A hostile model can write a name of megabytes; the message quotes 80 bytes of it, and
+    // no suggestion is searched for among names it cannot resemble.
+    let name = "w".repeat(1_000_000);
+    assert_eq!(
+        err(&call(&name, vec![], vec![])),
+        format!(
+            "Unknown function '{}[... 999920 more bytes]': available functions are \
+             'weather.get_temp', 'weather.forecast', 'now', 'math.stats.mean', 'api.create_user'",
+            "w".repeat(80)
+        )
+    );
+    let param = format!("location{}", "x".repeat(10_000));
+    let message = err(&call(
+        "weather.get_temp",
+        vec![],
+        vec![(param.as_str(), s("Paris"))],
+    ));
+    assert!(
+        message.starts_with(&format!(
+            "Unknown parameter 'location{}[... 9928 more bytes]' for function 'weather.get_temp': ",
+            "x".repeat(72)
+        )),
+        "{message}"
+    );
+}

@@ -227,7 +227,8 @@ impl Catalog {
             (available, more)
         };
         BindError::UnknownFunction {
-            name: name.to_owned(),
+            // The name is quoted back to the model; a hostile one may be megabytes long.
+            name: shorten_str(name),
             closest,
             available,
             more,
@@ -247,8 +248,7 @@ impl Catalog {
                 // Same function, wrong or missing domain: the likeliest slip of all.
                 2.0
             } else {
-                strsim::normalized_damerau_levenshtein(&wanted, &qualified)
-                    .max(strsim::normalized_damerau_levenshtein(wanted_fn, &short))
+                similarity(&wanted, &qualified).max(similarity(wanted_fn, &short))
             };
             if score >= CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
                 best = Some((score, interface));
@@ -256,6 +256,23 @@ impl Catalog {
         }
         best.map(|(_, interface)| interface.qualified_name())
     }
+}
+
+/// How alike two names are, from 0 to 1 (normalised Damerau-Levenshtein).
+///
+/// The distance is at least the difference in length, so the score is at most
+/// `shorter / longer`; below [`CLOSE_ENOUGH`] it is not computed. That keeps a hostile name
+/// of megabytes from costing its length times every known name in time and memory.
+fn similarity(a: &str, b: &str) -> f64 {
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    let (short, long) = (la.min(lb), la.max(lb));
+    if long == 0 {
+        return 1.0;
+    }
+    if (short as f64) < CLOSE_ENOUGH * long as f64 {
+        return 0.0;
+    }
+    strsim::normalized_damerau_levenshtein(a, b)
 }
 
 fn fold(name: &str) -> String {
@@ -356,7 +373,7 @@ fn assign<'c>(
         let Some(i) = find_param(params, name, case_sensitive) else {
             return Err(BindError::UnknownParameter {
                 function: function.to_owned(),
-                param: name.clone(),
+                param: shorten_str(name),
                 closest: closest_param(params, name),
                 valid: names(),
             });
@@ -380,7 +397,7 @@ fn closest_param(params: &[Param], name: &str) -> Option<String> {
     params
         .iter()
         .map(|p| {
-            let score = strsim::normalized_damerau_levenshtein(&wanted, &fold(&p.name));
+            let score = similarity(&wanted, &fold(&p.name));
             (score, p)
         })
         .filter(|(score, _)| *score >= CLOSE_ENOUGH)
