@@ -619,6 +619,16 @@ async fn report_and_outcome_as_json() {
     assert_eq!(json["output"], report.output);
 }
 
+#[tokio::test]
+async fn the_json_form_keeps_errors_whole_as_the_block_does() {
+    let registry = registry();
+    registry.set_truncate_length(20);
+    let report = registry.execute_response("@weather.get_temp()").await;
+    let message = "Missing required parameter for function 'weather.get_temp': location";
+    assert!(report.output.contains(message), "{}", report.output);
+    assert_eq!(report.to_json()["calls"][0]["error"], message);
+}
+
 struct Closing {
     name: &'static str,
     closed: Arc<AtomicUsize>,

@@ -128,7 +128,8 @@ impl Outcome {
 
     /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",
     /// "error"}`, a result too long for the truncate length in the fitted form of
-    /// [`fit_json`](crate::format::fit_json).
+    /// [`fit_json`](crate::format::fit_json), an error cut as in the block (never below
+    /// [`ERROR_TEXT_FLOOR`] characters).
     pub fn to_json(&self) -> Json {
         let mut map = Map::new();
         map.insert("name".into(), Json::String(self.name.clone()));
@@ -141,9 +142,12 @@ impl Outcome {
                 "result".into(),
                 format::fit_json(value, self.truncate_length),
             ),
+            // As in the block: an error is not cut below ERROR_TEXT_FLOOR characters.
             Err(message) => map.insert(
                 "error".into(),
-                Json::String(truncate_text(message, self.truncate_length).into_owned()),
+                Json::String(
+                    truncate_text(message, self.truncate_length.max(ERROR_TEXT_FLOOR)).into_owned(),
+                ),
             ),
         };
         Json::Object(map)
