@@ -410,3 +410,15 @@ fn every_bfcl_function_loads_validates_and_renders() {
     }
     assert_eq!(count, 1677);
 }
+
+#[test]
+fn toolboxes_differing_only_in_case_are_refused() {
+    let tools = vec![
+        Interface::function(Some("weather"), "get_temp"),
+        Interface::function(Some("Weather"), "forecast"),
+    ];
+    assert_eq!(
+        validate_all(&tools).unwrap_err().to_string(),
+        "Validation failed for function 'forecast' in toolbox 'Weather': Toolbox name 'Weather' differs only in case from 'weather'; names are matched ignoring case"
+    );
+}

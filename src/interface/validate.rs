@@ -140,7 +140,26 @@ pub fn validate_all(interfaces: &[Interface]) -> Result<(), ValidationErrors> {
         }
     }
     let mut errors = Vec::new();
+    // Calls match domains ignoring case too, so `Weather.x` and `weather.x` would be one name.
+    let mut folded: HashMap<String, &str> = HashMap::new();
     for (domain, group) in &groups {
+        let key = unicase::UniCase::new(domain.as_str()).to_folded_case();
+        match folded.get(key.as_str()) {
+            Some(first) => {
+                for interface in group {
+                    errors.push(ValidationError {
+                        function: interface.name.clone(),
+                        toolbox: domain.clone(),
+                        message: format!(
+                            "Toolbox name '{domain}' differs only in case from '{first}'; names are matched ignoring case"
+                        ),
+                    });
+                }
+            }
+            None => {
+                folded.insert(key, domain);
+            }
+        }
         if let Err(ValidationErrors(mut more)) = validate_toolbox(domain, group) {
             errors.append(&mut more);
         }
