@@ -25,7 +25,8 @@ pub struct ApiError {
     code: Option<String>,
     /// The upstream's OpenAI-shaped error object, sent back as it was (a numeric `code`,
     /// `param` and any other field included).
-    upstream: Option<Map<String, Json>>,
+    /// Boxed: it is rare, and errors travel in every `Result` of the gateway.
+    upstream: Option<Box<Map<String, Json>>>,
 }
 
 impl ApiError {
@@ -135,7 +136,7 @@ impl ApiError {
                 message: message.to_owned(),
                 kind: field("type").unwrap_or_else(|| String::from("upstream_error")),
                 code: field("code"),
-                upstream: error.and_then(Json::as_object).cloned(),
+                upstream: error.and_then(Json::as_object).cloned().map(Box::new),
             };
         }
         let text = String::from_utf8_lossy(body);
