@@ -26,8 +26,8 @@
 //! - `root` (optional): the toolbox whose functions are called without a prefix.
 //! - `toolboxes`: a list; each has a `name` (a domain: letters, digits, `_`, parts joined by
 //!   `.`; unique ignoring case; not `tools`, the control functions' domain), a `kind`, and
-//!   optionally `timeout_ms` (a call's time limit; for `command` and `http` the default is
-//!   30 s, for `file` and `mcp` none).
+//!   optionally `timeout_ms` (a call's time limit; for `command`, `http` and `mcp` the
+//!   default is 30 s, for `file` none).
 //! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
 //! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
 //!   a program holding a `/` is relative to the config file's folder, other names are
@@ -581,6 +581,10 @@ fn without(what: &str, feature: &str) -> String {
     format!("this atfunc was built without {what} support (feature `{feature}`)")
 }
 
+/// The time limit of an MCP tool call when the config sets no `timeout_ms`.
+#[cfg(feature = "mcp")]
+pub const DEFAULT_MCP_TIMEOUT: Duration = Duration::from_secs(30);
+
 #[cfg(feature = "mcp")]
 async fn start_mcp(
     spec: &ToolboxSpec,
@@ -590,7 +594,11 @@ async fn start_mcp(
         return Err(format!("{}: not an mcp toolbox", spec.at()));
     };
     match crate::execute::McpBox::spawn(&spec.name, command, env).await {
-        Ok(server) => Ok(with_timeout(server, spec.timeout)),
+        // A server's tool can hang like any program: the same default limit as `command`.
+        Ok(server) => Ok(with_timeout(
+            server,
+            Some(spec.timeout.unwrap_or(DEFAULT_MCP_TIMEOUT)),
+        )),
         Err(e) => Err(format!(
             "{}: the MCP server could not be started: {e}",
             spec.at()

@@ -371,3 +371,31 @@ fn a_box_outliving_its_runtime_drops_quietly() {
         "the server process {pid} outlived its runtime and box"
     );
 }
+
+#[tokio::test]
+async fn a_config_time_limit_stops_a_slow_server_tool_and_the_box_stays_usable() {
+    if !servers_ready("a_config_time_limit_stops_a_slow_server_tool_and_the_box_stays_usable") {
+        return;
+    }
+    let config = json!({"toolboxes": [{"name": "everything", "kind": "mcp", "timeout_ms": 300,
+        "command": server_command("server-everything", &["stdio"])}]});
+    let registry = atfunc::config::Config::from_str(&config.to_string(), ".")
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let report = registry
+        .execute_response(
+            "@everything.trigger_long_running_operation(duration=20, steps=2)\n\
+             @everything.echo(message=\"still here\")",
+        )
+        .await;
+    assert_eq!(report.call_count, 2);
+    let slow = report.calls[0].result.as_ref().unwrap_err();
+    assert!(slow.contains("did not finish within 300ms"), "{slow}");
+    assert_eq!(
+        report.calls[1].result.as_ref().unwrap(),
+        &json!("Echo: still here")
+    );
+    registry.close().await.unwrap();
+}
