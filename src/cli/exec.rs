@@ -43,21 +43,16 @@ const CHUNK: usize = 8192;
 pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
     let runtime = runtime()?;
     let registry = build_registry(&args, &runtime)?;
-    let mut input = super::open_input(args.file.as_deref())?;
+    let input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     runtime.block_on(async {
+        let mut chunks = read_in_background(input);
         let mut stream = registry.stream();
         let mut printed = 0usize;
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(Failure(format!("cannot read input: {e}"))),
-            };
-            let outcomes = stream.feed(buf.get(..n).unwrap_or_default()).await;
+        while let Some(chunk) = chunks.recv().await {
+            let chunk = chunk.map_err(|e| Failure(format!("cannot read input: {e}")))?;
+            let outcomes = stream.feed(&chunk).await;
             if !args.json {
                 print_blocks(&mut out, &outcomes, &mut printed)?;
                 out.flush().map_err(write_failure)?;
@@ -81,6 +76,33 @@ pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Reads the input on a thread of its own and hands it over in chunks. Waiting for the
+/// model's next bytes then never blocks the runtime, so tool boxes' background work (an MCP
+/// server's message loop, say) goes on meanwhile; the channel holds at most four chunks.
+fn read_in_background(
+    mut input: Box<dyn Read + Send>,
+) -> tokio::sync::mpsc::Receiver<std::io::Result<Vec<u8>>> {
+    let (sender, receiver) = tokio::sync::mpsc::channel(4);
+    std::thread::spawn(move || loop {
+        let mut buf = vec![0u8; CHUNK];
+        let chunk = match input.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.truncate(n);
+                Ok(buf)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => Err(e),
+        };
+        let failed = chunk.is_err();
+        // A closed channel means exec stopped early; nothing is left to read for.
+        if sender.blocking_send(chunk).is_err() || failed {
+            break;
+        }
+    });
+    receiver
 }
 
 /// Prints result blocks as the report's output has them: a blank line between two.

@@ -136,13 +136,14 @@ pub fn main() -> ExitCode {
 /// The model output to read: FILE, or standard input when none is given.
 pub(crate) fn open_input(
     file: Option<&std::path::Path>,
-) -> Result<Box<dyn std::io::Read>, Failure> {
+) -> Result<Box<dyn std::io::Read + Send>, Failure> {
     Ok(match file {
         Some(path) => Box::new(
             std::fs::File::open(path)
                 .map_err(|e| Failure(format!("cannot read input {}: {e}", path.display())))?,
         ),
-        None => Box::new(std::io::stdin().lock()),
+        // Unlocked: the handle may be read from another thread (`exec` does).
+        None => Box::new(std::io::stdin()),
     })
 }
 
