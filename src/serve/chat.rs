@@ -405,6 +405,9 @@ impl Rounds<'_> {
         let mut answer_usage = None;
         let mut received = 0usize;
         let mut datas = Vec::new();
+        // Whether the upstream said the answer is over (`[DONE]` or a finish reason): a
+        // body that ends before either was cut off, and must not pass for a whole answer.
+        let mut said_end = false;
         loop {
             let chunk = tokio::select! {
                 biased;
@@ -437,6 +440,7 @@ impl Rounds<'_> {
                     Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
                 };
                 if data.trim() == "[DONE]" {
+                    said_end = true;
                     done = true;
                     break;
                 }
@@ -461,6 +465,12 @@ impl Rounds<'_> {
                 }
                 let choice = event.pointer("/choices/0");
                 let delta = choice.and_then(|c| c.get("delta"));
+                if choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .is_some_and(Json::is_string)
+                {
+                    said_end = true;
+                }
                 if !turn.quiet() {
                     if let Some(reason) = choice
                         .and_then(|c| c.get("finish_reason"))
@@ -485,6 +495,11 @@ impl Rounds<'_> {
                 return StreamEnd::Gone;
             }
             if done {
+                if !said_end {
+                    return StreamEnd::Failed(ApiError::bad_gateway(
+                        "The upstream server closed the stream before the answer was complete",
+                    ));
+                }
                 usage.add(answer_usage.as_ref());
                 return StreamEnd::Done;
             }

@@ -88,11 +88,12 @@
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
 //!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
-//!   it was (a numeric `code`, `param` and other fields included). A repair round whose request fails ends the turn with what was already
-//!   answered.
+//!   it was (a numeric `code`, `param` and other fields included). A repair round whose
+//!   request fails ends the turn with what was already answered.
 //! - An error inside the upstream's stream (a chunk whose `error` is not `null`, an event
 //!   of type `error`, or the `error:` field llama.cpp's server writes) ends the client's
-//!   stream with an error event.
+//!   stream with an error event. So does an upstream stream that ends with neither
+//!   `[DONE]` nor a finish reason: a cut-off answer is not passed off as a whole one.
 //! - A client that goes away ends the upstream request.
 //! - With [`Options::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer

@@ -163,3 +163,30 @@ def test_an_error_event_in_the_upstream_stream_ends_the_stream_with_an_error(
     with pytest.raises(openai.APIError) as caught:
         accumulate(stream)
     assert "exceeds the available context size" in caught.value.message
+
+
+def test_a_stream_cut_off_before_its_end_is_an_error_not_a_whole_answer(client, upstream):
+    # No finish reason and no [DONE]: the upstream died mid-answer. Ending the client's
+    # stream with "stop" would pass a truncated answer off as complete.
+    body = chunk_event({"choices": [{"index": 0, "delta": {"content": "The answer is"},
+                                     "finish_reason": None}]})
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    stream = client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True)
+    with pytest.raises(openai.APIError) as caught:
+        accumulate(stream)
+    assert "closed the stream before the answer was complete" in caught.value.message
+
+
+def test_a_stream_with_a_finish_reason_but_no_done_is_whole(client, upstream):
+    # Some servers end with a finish reason and close without [DONE]; that answer is whole.
+    body = b"".join([
+        chunk_event({"choices": [{"index": 0, "delta": {"content": "All done."},
+                                  "finish_reason": None}]}),
+        chunk_event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}),
+    ])
+    upstream.script(Raw(body, content_type="text/event-stream"))
+    stream = client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True)
+    answer, _ = accumulate(stream)
+    assert answer == {"content": "All done.", "calls": [], "finish_reason": "stop"}
