@@ -422,3 +422,125 @@ fn toolboxes_differing_only_in_case_are_refused() {
         "Validation failed for function 'forecast' in toolbox 'Weather': Toolbox name 'Weather' differs only in case from 'weather'; names are matched ignoring case"
     );
 }
+
+#[test]
+fn schemas_generated_from_types_are_written_out_in_place() {
+    // What pydantic writes for a tool whose argument holds a nested model and an optional
+    // field, in OpenAI's strict mode: `$defs` with `$ref`s, every field required, and the
+    // optional one nullable.
+    let tools = load_interfaces(&json!([{"type": "function", "function": {
+        "name": "shop.order",
+        "parameters": {
+            "type": "object",
+            "$defs": {
+                "Item": {"type": "object", "description": "One line of the order",
+                         "properties": {"sku": {"type": "string"},
+                                        "qty": {"type": "integer", "minimum": 1}},
+                         "required": ["sku", "qty"]},
+                "Size": {"enum": ["s", "m", "l"], "type": "string"}
+            },
+            "properties": {
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+                "size": {"$ref": "#/$defs/Size", "description": "Shirt size"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+                "gift": {"anyOf": [{"$ref": "#/definitions/Gift"}, {"type": "null"}]},
+                "loop": {"$ref": "#/$defs/Loop"}
+            },
+            "definitions": {"Gift": {"type": "object", "properties": {"to": {"type": "string"}}}},
+            "required": ["items", "size", "note", "gift", "loop"],
+            "additionalProperties": false
+        },
+        "strict": true
+    }}]))
+    .unwrap();
+    let params = &tools[0].params;
+    let summary: Vec<_> = params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.name(), p.required))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("items", "array", true),
+            ("size", "string", true),
+            ("note", "string", false),
+            ("gift", "object", false),
+            ("loop", "any", true),
+        ]
+    );
+    match &params[0].ty {
+        ParamType::Array { items: Some(item) } => match &item.ty {
+            ParamType::Object { properties } => {
+                assert_eq!(item.description, "One line of the order");
+                assert_eq!(properties[1].name, "qty");
+                assert_eq!(properties[1].min, Some(1.0));
+                assert!(properties[1].required);
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(params[1].description, "Shirt size");
+    assert_eq!(
+        params[1].choices,
+        Some(vec![json!("s"), json!("m"), json!("l")])
+    );
+    match &params[3].ty {
+        ParamType::Object { properties } => assert_eq!(properties[0].name, "to"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_schema_that_refers_to_itself_stops_as_any() {
+    let tools = load_interfaces(&json!([{"name": "tree.walk", "parameters": {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"]}}]))
+    .unwrap();
+    // Written out a bounded number of levels deep, then any: no endless recursion.
+    let mut depth = 0;
+    let mut param = &tools[0].params[0];
+    while let ParamType::Object { properties } = &param.ty {
+        match &properties[1].ty {
+            ParamType::Array { items: Some(item) } => param = item,
+            other => panic!("{other:?}"),
+        }
+        depth += 1;
+    }
+    assert_eq!(param.ty, ParamType::Any);
+    assert!((2..=20).contains(&depth), "{depth}");
+}
+
+#[test]
+fn references_that_fan_out_expand_a_bounded_number_of_times() {
+    // Ten levels, each definition pointing ten times at the next: written out in full it
+    // would be 10^10 schemas. The loader stops expanding after a fixed budget.
+    let mut defs = serde_json::Map::new();
+    for level in 0..10 {
+        let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+        let props: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("p{i}"), next.clone())).collect();
+        defs.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": props}),
+        );
+    }
+    defs.insert("L10".into(), json!({"type": "string"}));
+    let tools = load_interfaces(&json!([{"name": "bomb", "parameters": {
+        "type": "object", "$defs": defs,
+        "properties": {"root": {"$ref": "#/$defs/L0"}}}}]))
+    .unwrap();
+    fn count(param: &Param) -> usize {
+        1 + match &param.ty {
+            ParamType::Object { properties } => properties.iter().map(count).sum(),
+            ParamType::Array { items: Some(item) } => count(item),
+            _ => 0,
+        }
+    }
+    let total = count(&tools[0].params[0]);
+    assert!(total <= 20_000, "{total} params");
+}

@@ -155,9 +155,12 @@ fn load_schema_function(
     let mut params = Vec::new();
     match map.get("parameters") {
         None | Some(Json::Null) => {}
-        Some(Json::Object(schema)) => {
-            let props = schema_object_properties(schema, sink, "parameters");
-            params = props;
+        Some(schema @ Json::Object(_)) => {
+            // Schemas generated from types (pydantic, schemars) name shared parts in
+            // `$defs` and point at them; the model is shown them written out in place.
+            if let Json::Object(schema) = resolve_schema(schema) {
+                params = schema_object_properties(&schema, sink, "parameters");
+            }
         }
         Some(other) => sink.report(format!(
             "field 'parameters' must be a JSON Schema object, found {}",
@@ -176,6 +179,101 @@ fn load_schema_function(
     })
 }
 
+/// How deep `$ref`s are followed; a schema that refers to itself stops here as "any".
+const MAX_REF_DEPTH: usize = 16;
+
+/// How many `$ref`s one function's parameters may expand in all: definitions that each
+/// refer to several others would otherwise grow exponentially (a hostile tools file, or a
+/// client's tools sent to the gateway). Past it, a reference reads as "any".
+const MAX_REF_EXPANSIONS: usize = 1000;
+
+/// `schema` with its local references (`#/$defs/Name`, `#/definitions/Name`) written out in
+/// place, and `anyOf`/`oneOf` of one schema and `null` (how `Optional[T]` is written) read
+/// as that schema made nullable. Sibling keys of a `$ref` (a description, say) win over the
+/// referenced schema's.
+fn resolve_schema(schema: &Json) -> Json {
+    let mut defs = Map::new();
+    for key in ["definitions", "$defs"] {
+        if let Some(Json::Object(found)) = schema.get(key) {
+            defs.extend(found.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+    }
+    let mut budget = MAX_REF_EXPANSIONS;
+    resolve_in(schema, &defs, 0, &mut budget)
+}
+
+fn resolve_in(schema: &Json, defs: &Map<String, Json>, depth: usize, budget: &mut usize) -> Json {
+    let Json::Object(map) = schema else {
+        return schema.clone();
+    };
+    if depth > MAX_REF_DEPTH {
+        return Json::Object(Map::new());
+    }
+    let mut out = Map::new();
+    if let Some(Json::String(target)) = map.get("$ref") {
+        let name = target
+            .strip_prefix("#/$defs/")
+            .or_else(|| target.strip_prefix("#/definitions/"));
+        if let Some(found) = name.and_then(|n| defs.get(n)) {
+            if *budget > 0 {
+                *budget -= 1;
+                if let Json::Object(found) = resolve_in(found, defs, depth + 1, budget) {
+                    out.extend(found);
+                }
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(Json::Array(branches)) = map.get(key) else {
+            continue;
+        };
+        let is_null = |b: &Json| b.get("type").and_then(Json::as_str) == Some("null");
+        let mut others = branches.iter().filter(|b| !is_null(b));
+        if let (Some(only), None) = (others.next(), others.next()) {
+            if let Json::Object(branch) = resolve_in(only, defs, depth + 1, budget) {
+                out.extend(branch);
+            }
+            if branches.iter().any(is_null) {
+                let ty = out.get("type").cloned();
+                if let Some(Json::String(ty)) = ty {
+                    out.insert("type".into(), Json::from(vec![ty, "null".to_owned()]));
+                }
+            }
+        }
+    }
+    for (k, v) in map {
+        match k.as_str() {
+            "$ref" | "$defs" | "definitions" => {}
+            "anyOf" | "oneOf" if out.contains_key("type") => {}
+            "properties" => {
+                let props = v.as_object().map(|props| {
+                    props
+                        .iter()
+                        .map(|(name, p)| (name.clone(), resolve_in(p, defs, depth + 1, budget)))
+                        .collect::<Map<_, _>>()
+                });
+                out.insert(k.clone(), props.map_or_else(|| v.clone(), Json::Object));
+            }
+            "items" => {
+                out.insert(k.clone(), resolve_in(v, defs, depth + 1, budget));
+            }
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Json::Object(out)
+}
+
+/// Whether a schema allows `null` (`"type": ["string", "null"]`).
+fn is_nullable(def: &Json) -> bool {
+    match def.get("type") {
+        Some(Json::Array(types)) => types.iter().any(|t| t == "null"),
+        Some(Json::String(t)) => t == "null",
+        _ => false,
+    }
+}
+
 /// The properties of a JSON Schema object as params, with `required` applied.
 fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &str) -> Vec<Param> {
     let required: Vec<&str> = match schema.get("required") {
@@ -190,7 +288,9 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
                 let path = format!("{at}.{name}");
                 check_param_name(name, sink);
                 let mut param = schema_param(name, def, sink, &path);
-                param.required = required.contains(&name.as_str());
+                // Strict schemas list every field as required and let the optional ones be
+                // null; a call binds `null` as left out, so such a field is optional here.
+                param.required = required.contains(&name.as_str()) && !is_nullable(def);
                 params.push(param);
             }
         }
