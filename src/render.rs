@@ -80,6 +80,16 @@ fn render_named(interface: &Interface, name: &str, separator: bool) -> String {
         out.push_str(&param_list(&interface.request_body));
         out.push('\n');
     }
+    // A model cannot fill an object it has not seen: the fields of structured parameters
+    // follow, one line each, only for parameters that have them.
+    for param in &interface.params {
+        if let Some(shape) = shape(param, 0) {
+            out.push_str(&param.name);
+            out.push_str(": ");
+            out.push_str(&shape);
+            out.push('\n');
+        }
+    }
     if separator {
         out.push_str(SEPARATOR);
         out.push('\n');
@@ -94,6 +104,38 @@ fn param_list(params: &[Param]) -> String {
         .map(param_token)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// How deep [`shape`] writes nested fields; deeper ones show as `{object}`.
+const MAX_SHAPE_DEPTH: usize = 4;
+
+/// The fields of a structured parameter: `{ <*sku>, <*qty{integer >=1}> }` for an object,
+/// `[ ... ]` around its items' shape for an array. `None` when there is nothing to show
+/// beyond the parameter's `{type}`.
+fn shape(param: &Param, depth: usize) -> Option<String> {
+    if depth >= MAX_SHAPE_DEPTH {
+        return None;
+    }
+    match &param.ty {
+        ParamType::Object { properties } if !properties.is_empty() => {
+            let fields = properties
+                .iter()
+                .map(|field| match shape(field, depth + 1) {
+                    Some(inner) => {
+                        let star = if field.required { "*" } else { "" };
+                        format!("{star}{}: {inner}", field.name)
+                    }
+                    None => param_token(field),
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            Some(format!("{{ {fields} }}"))
+        }
+        ParamType::Array { items: Some(item) } => {
+            shape(item, depth + 1).map(|inner| format!("[ {inner} ]"))
+        }
+        _ => None,
+    }
 }
 
 /// `<*name{type restrictions}>` for one parameter.
@@ -209,6 +251,7 @@ Rules:
 - Quote text with double quotes and escape inner quotes as \\\". Write numbers, true, false, \
 [lists] and {\"json\": \"objects\"} as they are.
 - {type} shows a type other than text; {\"a\"|\"b\"} lists the allowed values; {integer 1..10} gives bounds.
+- A line \"name: { <*a>, <b> }\" under a function gives the fields of an object argument: write it as JSON, {\"a\": 1}; [ ... ] is a list of them.
 - A function shown with with_body [[ ... ]] takes a JSON body between [[ and ]] right after its closing parenthesis.
 - Write calls as plain text, not inside code blocks. After your calls, stop and wait: \
 the results come back as \"Function call: ...\" / \"Returned: ...\".

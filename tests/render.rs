@@ -112,3 +112,27 @@ fn bfcl_sample() {
     }
     insta::assert_snapshot!("bfcl_sample", out);
 }
+
+#[test]
+fn fields_of_structured_parameters_follow_the_description() {
+    let tools = load_interfaces(
+        &json!([{"name": "shop.order", "description": "Place an order",
+        "parameters": {"type": "object", "properties": {
+            "items": {"type": "array", "items": {"type": "object",
+                "properties": {"sku": {"type": "string"},
+                               "qty": {"type": "integer", "minimum": 1},
+                               "gift": {"type": "object", "properties": {"to": {"type": "string"}},
+                                        "required": ["to"]}},
+                "required": ["sku", "qty"]}},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "rush": {"type": "boolean"}},
+        "required": ["items"]}}]),
+    )
+    .unwrap();
+    assert_eq!(
+        render_interface(&tools[0], false),
+        "@shop.order( <*items{array}>, <tags{array}>, <rush{boolean}> )\n\
+         Description: Place an order\n\
+         items: [ { <*sku>, <*qty{integer >=1}>, gift: { <*to> } } ]\n"
+    );
+}
