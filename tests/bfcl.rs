@@ -7,10 +7,13 @@
 //! `""` is left out). A dict's fields carry lists of acceptable values too, resolved the same
 //! way.
 
+mod call_text;
+
 use atfunc::{
     bind, load_interfaces, BoundCall, Call, Catalog, Event, Interface, ParamType, StreamParser,
     Value,
 };
+use call_text::quoted;
 use serde_json::Value as Json;
 
 const FILES: [&str; 4] = [
@@ -452,26 +455,6 @@ const STYLES: [Style; 6] = [
         layout: Layout::Prose,
     },
 ];
-
-fn quoted(text: &str, quote: char) -> String {
-    if quote == '"' {
-        return serde_json::to_string(text).unwrap();
-    }
-    let mut out = String::from("'");
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
 
 /// Whether `text` reads back as the same string when written without quotes.
 fn bare_safe(text: &str) -> bool {

@@ -2,7 +2,10 @@
 //! an atfunc call in random styles, parsed (whole and in random chunks) and bound, give
 //! back the same values.
 
+mod call_text;
+
 use atfunc::{bind, Call, Catalog, Event, Interface, Param, ParamType, StreamParser};
+use call_text::quoted;
 use proptest::prelude::*;
 use serde_json::{Map, Value as Json};
 use unicase::UniCase;
@@ -158,32 +161,11 @@ impl Dice<'_> {
     }
 }
 
-fn double_quoted(text: &str) -> String {
-    serde_json::to_string(text).unwrap()
-}
-
-fn single_quoted(text: &str) -> String {
-    let mut out = String::from("'");
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
-
 fn string(text: &str, dice: &mut Dice<'_>, bare_ok: bool) -> String {
     match dice.roll(3) {
-        0 => single_quoted(text),
+        0 => quoted(text, '\''),
         1 if bare_ok && bare_safe(text) => text.to_owned(),
-        _ => double_quoted(text),
+        _ => quoted(text, '"'),
     }
 }
 
