@@ -314,21 +314,9 @@ fn boolean(text: &str) -> Option<bool> {
 
 /// A string that holds JSON text, as a value (models often quote an object or an array).
 fn json_text(text: &str) -> Option<Value> {
-    serde_json::from_str::<Json>(text).ok().map(from_json)
-}
-
-/// A JSON value as a written one, so one conversion serves literals and JSON in strings.
-fn from_json(json: Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(b),
-        Json::Number(n) => Value::Number(n.to_string()),
-        Json::String(s) => Value::String(s),
-        Json::Array(items) => Value::Array(items.into_iter().map(from_json).collect()),
-        Json::Object(fields) => {
-            Value::Object(fields.into_iter().map(|(k, v)| (k, from_json(v))).collect())
-        }
-    }
+    serde_json::from_str::<Json>(text)
+        .ok()
+        .map(Value::from_json)
 }
 
 fn check_choices(

@@ -616,7 +616,7 @@ impl Registry {
         let named = match args {
             Json::Object(map) => map
                 .into_iter()
-                .map(|(k, v)| (k, json_to_value(v)))
+                .map(|(k, v)| (k, Value::from_json(v)))
                 .collect(),
             Json::Null => Vec::new(),
             other => {
@@ -795,22 +795,6 @@ impl Registry {
             span,
             truncate_length: limit,
         }
-    }
-}
-
-/// A JSON argument as if the model had written it.
-fn json_to_value(json: Json) -> Value {
-    match json {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(b),
-        Json::Number(n) => Value::Number(n.to_string()),
-        Json::String(s) => Value::String(s),
-        Json::Array(items) => Value::Array(items.into_iter().map(json_to_value).collect()),
-        Json::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (k, json_to_value(v)))
-                .collect(),
-        ),
     }
 }
 

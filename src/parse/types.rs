@@ -73,6 +73,26 @@ impl Value {
             ),
         }
     }
+
+    /// A JSON value as if the model had written it: the inverse of [`Value::to_json`], so
+    /// one conversion serves written literals, JSON inside strings and arguments given as
+    /// JSON (a direct call, an OpenAI tool call).
+    pub fn from_json(json: serde_json::Value) -> Value {
+        use serde_json::Value as J;
+        match json {
+            J::Null => Value::Null,
+            J::Bool(b) => Value::Bool(b),
+            J::Number(n) => Value::Number(n.to_string()),
+            J::String(s) => Value::String(s),
+            J::Array(items) => Value::Array(items.into_iter().map(Value::from_json).collect()),
+            J::Object(fields) => Value::Object(
+                fields
+                    .into_iter()
+                    .map(|(k, v)| (k, Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// A number literal as JSON: an integer when it is one and fits, else a float, else (for
