@@ -13,7 +13,7 @@ use atfunc::{
     bind, load_interfaces, BoundCall, Call, Catalog, Event, Interface, ParamType, StreamParser,
     Value,
 };
-use call_text::quoted;
+use call_text::{bare_safe, quoted};
 use serde_json::Value as Json;
 
 const FILES: [&str; 4] = [
@@ -455,18 +455,6 @@ const STYLES: [Style; 6] = [
         layout: Layout::Prose,
     },
 ];
-
-/// Whether `text` reads back as the same string when written without quotes.
-fn bare_safe(text: &str) -> bool {
-    let mut chars = text.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic())
-        && !text.ends_with(' ')
-        && text
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.'))
-        && !["true", "false", "null", "none", "nan", "inf", "infinity"]
-            .contains(&text.to_lowercase().as_str())
-}
 
 fn literal(value: &Json, style: &Style, top: bool) -> String {
     match value {

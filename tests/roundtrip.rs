@@ -5,7 +5,7 @@
 mod call_text;
 
 use atfunc::{bind, Call, Catalog, Event, Interface, Param, ParamType, StreamParser};
-use call_text::quoted;
+use call_text::{bare_safe, quoted};
 use proptest::prelude::*;
 use serde_json::{Map, Value as Json};
 use unicase::UniCase;
@@ -167,18 +167,6 @@ fn string(text: &str, dice: &mut Dice<'_>, bare_ok: bool) -> String {
         1 if bare_ok && bare_safe(text) => text.to_owned(),
         _ => quoted(text, '"'),
     }
-}
-
-/// Whether `text` reads back as the same string when written without quotes.
-fn bare_safe(text: &str) -> bool {
-    let mut chars = text.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic())
-        && !text.ends_with(' ')
-        && text
-            .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.'))
-        && !["true", "false", "null", "none", "nan", "inf", "infinity"]
-            .contains(&text.to_lowercase().as_str())
 }
 
 /// `value` (of declared type `ty`, when known) in one of the ways a model may write it.

@@ -22,3 +22,15 @@ pub fn quoted(text: &str, quote: char) -> String {
     out.push('\'');
     out
 }
+
+/// Whether `text` reads back as the same string when written without quotes.
+pub fn bare_safe(text: &str) -> bool {
+    let mut chars = text.chars();
+    matches!(chars.next(), Some(c) if c.is_alphabetic())
+        && !text.ends_with(' ')
+        && text
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, ' ' | '_' | '-' | '.'))
+        && !["true", "false", "null", "none", "nan", "inf", "infinity"]
+            .contains(&text.to_lowercase().as_str())
+}
