@@ -23,7 +23,7 @@ const FILES: [&str; 4] = [
     "BFCL_v4_parallel_multiple.json",
 ];
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bfcl/");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
 
 /// Ground-truth calls whose values do not fit their declared types in the BFCL data itself
 /// (a Python expression for an array of floats; words for an array of integers), by case

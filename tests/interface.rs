@@ -391,7 +391,7 @@ const BFCL_FILES: [&str; 4] = [
 fn every_bfcl_function_loads_validates_and_renders() {
     let mut count = 0;
     for file in BFCL_FILES {
-        let path = format!("{}/../shared/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let entry: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -31,7 +31,7 @@ const BFCL_FILES: [&str; 4] = [
 
 /// Every BFCL entry as `(id, its function list)`.
 fn bfcl_entries(file: &str) -> Vec<(String, Json)> {
-    let path = format!("{}/../shared/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
         .filter(|l| !l.trim().is_empty())

@@ -98,7 +98,7 @@ fn whole_prompt() {
 fn bfcl_sample() {
     let mut out = String::new();
     for file in ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"] {
-        let path = format!("{}/../shared/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();
         // Every 40th entry: a spread of shapes without a huge snapshot.
         for line in text.lines().step_by(40) {

@@ -38,4 +38,4 @@ PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version
     --root-user-action=ignore -r tests/gateway/requirements.txt
 
 echo "== cargo test --all-features"
-cargo test --all-features "$@"
+cargo test --all-features --no-fail-fast "$@"
