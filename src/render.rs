@@ -156,7 +156,12 @@ pub fn param_token(param: &Param) -> String {
 }
 
 /// What goes between the braces: the type unless it is a string, then choices or bounds.
+/// An array whose elements are restricted says so after `of`: `array of "a"|"b"`,
+/// `array of integer 1..5`.
 fn type_suffix(param: &Param) -> String {
+    if let Some(element) = restricted_element(param) {
+        return format!("array of {}", type_suffix(&element));
+    }
     let mut parts: Vec<String> = Vec::new();
     let is_string = param.ty == ParamType::String;
     if !is_string {
@@ -184,6 +189,22 @@ fn type_suffix(param: &Param) -> String {
         }
         _ => parts.join(" "),
     }
+}
+
+/// The element of an array parameter, when it carries choices or bounds worth showing.
+/// Elements of undeclared type with choices show only the choices, as a string's do.
+fn restricted_element(param: &Param) -> Option<Param> {
+    let mut element = param.element()?;
+    let restricted = element.choices.as_ref().is_some_and(|c| !c.is_empty())
+        || element.min.is_some()
+        || element.max.is_some();
+    if !restricted {
+        return None;
+    }
+    if element.ty == ParamType::Any && element.choices.is_some() {
+        element.ty = ParamType::String;
+    }
+    Some(element)
 }
 
 /// A bound as the model would write it: `16`, not `16.0`.

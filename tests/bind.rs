@@ -957,6 +957,105 @@ fn array_item_choices_are_checked() {
     );
 }
 
+/// `enum` on an array parameter, as tool files write it: the choices of each element.
+fn metrics_tool(metrics: Json) -> Catalog {
+    let tools = atfunc::load_interfaces(&json!([{
+        "name": "stats.report",
+        "parameters": {"type": "object", "properties": {"metrics": metrics},
+                       "required": ["metrics"]}
+    }]))
+    .unwrap();
+    Catalog::new(tools, false)
+}
+
+#[test]
+fn array_choices_apply_to_each_element() {
+    let catalog = metrics_tool(json!({
+        "type": "array", "items": {"type": "string"}, "enum": ["view", "click", "share"]
+    }));
+    let bound = |value: Value| {
+        bind(
+            &call("stats.report", vec![], vec![("metrics", value)]),
+            &catalog,
+        )
+        .map(|b| Json::Object(b.args))
+        .map_err(|e| e.to_string())
+    };
+    let list = |items: &[&str]| Value::Array(items.iter().map(|i| s(i)).collect());
+    assert_eq!(bound(list(&["view"])), Ok(json!({"metrics": ["view"]})));
+    assert_eq!(
+        bound(list(&["click", "view", "click"])),
+        Ok(json!({"metrics": ["click", "view", "click"]}))
+    );
+    assert_eq!(bound(list(&[])), Ok(json!({"metrics": []})));
+    assert_eq!(
+        bound(list(&["view", "View"])),
+        Err(
+            "Invalid value for parameter 'metrics[1]' of function 'stats.report': expected one of \
+             \"view\", \"click\", \"share\", got \"View\" (did you mean \"view\"?)"
+                .into()
+        )
+    );
+}
+
+#[test]
+fn array_choices_without_items_and_beside_items_choices() {
+    let untyped = metrics_tool(json!({"type": "array", "enum": ["view", "click"]}));
+    let given = |catalog: &Catalog, items: Vec<Value>| {
+        bind(
+            &call("stats.report", vec![Value::Array(items)], vec![]),
+            catalog,
+        )
+        .map(|b| Json::Object(b.args))
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        given(&untyped, vec![s("click")]),
+        Ok(json!({"metrics": ["click"]}))
+    );
+    assert!(given(&untyped, vec![s("share")])
+        .unwrap_err()
+        .contains("'metrics[0]'"));
+    // The items' own enum, and both at once: an element must be in each list.
+    let own = metrics_tool(json!({
+        "type": "array", "items": {"type": "string", "enum": ["view", "click"]}
+    }));
+    assert_eq!(
+        given(&own, vec![s("view")]),
+        Ok(json!({"metrics": ["view"]}))
+    );
+    assert!(given(&own, vec![s("share")]).is_err());
+    let both = metrics_tool(json!({
+        "type": "array", "items": {"type": "string", "enum": ["view", "click", "share"]},
+        "enum": ["view", "click"]
+    }));
+    assert_eq!(
+        given(&both, vec![s("click")]),
+        Ok(json!({"metrics": ["click"]}))
+    );
+    assert!(given(&both, vec![s("share")])
+        .unwrap_err()
+        .starts_with("Invalid value for parameter 'metrics[0]'"));
+}
+
+#[test]
+fn array_choices_that_are_lists_compare_the_whole_value() {
+    // Proper JSON Schema: the whole list is one of the choices.
+    let catalog = metrics_tool(json!({
+        "type": "array", "items": {"type": "string"}, "enum": [["view"], ["view", "click"]]
+    }));
+    let given = |items: &[&str]| {
+        let value = Value::Array(items.iter().map(|i| s(i)).collect());
+        bind(&call("stats.report", vec![value], vec![]), &catalog).map_err(|e| e.to_string())
+    };
+    assert!(given(&["view", "click"]).is_ok());
+    assert_eq!(
+        given(&["click"]).unwrap_err(),
+        "Invalid value for parameter 'metrics' of function 'stats.report': expected one of \
+         [\"view\"], [\"view\",\"click\"], got [\"click\"]"
+    );
+}
+
 #[test]
 fn min_and_max_are_checked_on_numbers() {
     let ok_days = call("weather.forecast", vec![s("Paris"), num("14")], vec![]);

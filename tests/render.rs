@@ -136,3 +136,52 @@ fn fields_of_structured_parameters_follow_the_description() {
          items: [ { <*sku>, <*qty{integer >=1}>, gift: { <*to> } } ]\n"
     );
 }
+
+/// `enum` on an array parameter restricts each element: the model reads it so, and the
+/// OpenAI and MCP schemas carry it on `items`, where JSON Schema means that.
+#[test]
+fn choices_of_array_elements() {
+    let tools = load_interfaces(&json!([{"name": "stats.report", "parameters": {
+        "type": "object", "properties": {
+            "metrics": {"type": "array", "items": {"type": "string"}, "enum": ["view", "click"]},
+            "tags": {"type": "array", "enum": ["a", "b"]},
+            "levels": {"type": "array", "items": {"type": "integer", "enum": [1, 2, 3]}},
+            "days": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 7}},
+            "pairs": {"type": "array", "enum": [["a", "b"], ["c"]]},
+            "names": {"type": "array", "items": {"type": "string"}}},
+        "required": ["metrics"]}}]))
+    .unwrap();
+    assert_eq!(
+        render_interface(&tools[0], false),
+        "@stats.report( <*metrics{array of \"view\"|\"click\"}>, <tags{array of \"a\"|\"b\"}>, \
+         <levels{array of integer: 1|2|3}>, <days{array of integer 1..7}>, \
+         <pairs{array: [\"a\",\"b\"]|[\"c\"]}>, <names{array}> )\n"
+    );
+
+    let openai = atfunc::interop::to_openai_tools(&tools, &Default::default()).tools;
+    let properties = &openai[0]["function"]["parameters"]["properties"];
+    assert_eq!(
+        properties["metrics"],
+        json!({"type": "array", "items": {"type": "string", "enum": ["view", "click"]}})
+    );
+    assert_eq!(
+        properties["tags"],
+        json!({"type": "array", "items": {"enum": ["a", "b"]}})
+    );
+    assert_eq!(
+        properties["pairs"],
+        json!({"type": "array", "enum": [["a", "b"], ["c"]]})
+    );
+    let mcp = atfunc::interop::to_mcp_tools(&tools, &Default::default()).tools;
+    assert_eq!(
+        mcp["tools"][0]["inputSchema"]["properties"]["metrics"],
+        properties["metrics"]
+    );
+    // What goes out loads back with the choices on the elements.
+    let back = load_interfaces(&openai).unwrap();
+    let params = |tool: &Interface| {
+        let text = render_interface(tool, false);
+        text.split_once('(').map(|(_, rest)| rest.to_owned())
+    };
+    assert_eq!(params(&back[0]), params(&tools[0]));
+}

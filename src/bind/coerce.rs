@@ -44,6 +44,8 @@ impl fmt::Display for Path<'_> {
 }
 
 /// Converts `value` to `param`'s declared type, then checks its choices and bounds.
+/// The choices of an array parameter apply to each element unless they are lists
+/// themselves ([`Param::element_choices`]).
 ///
 /// `value` must not be `null` unless the type is [`ParamType::Any`] or the value sits in an
 /// array: callers treat a `null` parameter or field as absent.
@@ -54,7 +56,18 @@ pub(super) fn coerce_param(
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
     let json = coerce(value, &param.ty, path, ctx)?;
-    check_choices(&json, param, path, ctx)?;
+    match (param.element_choices(), &json) {
+        (Some(choices), Json::Array(elements)) => {
+            for (i, element) in elements.iter().enumerate() {
+                check_choices(element, choices, &Path::Index(path, i), ctx)?;
+            }
+        }
+        _ => {
+            if let Some(choices) = param.choices.as_deref() {
+                check_choices(&json, choices, path, ctx)?;
+            }
+        }
+    }
     check_range(&json, param, path, ctx)?;
     Ok(json)
 }
@@ -321,13 +334,10 @@ fn json_text(text: &str) -> Option<Value> {
 
 fn check_choices(
     json: &Json,
-    param: &Param,
+    choices: &[Json],
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<(), BindError> {
-    let Some(choices) = param.choices.as_deref() else {
-        return Ok(());
-    };
     if choices.is_empty() || choices.iter().any(|choice| same_value(json, choice)) {
         return Ok(());
     }

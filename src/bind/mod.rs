@@ -38,6 +38,9 @@
 //!
 //! After conversion, enum choices are checked (numbers compare by value, strings exactly,
 //! with the case-insensitive match suggested in the error), then `min`/`max` on numbers.
+//! On an array, choices that are not lists themselves apply to each element
+//! (`metrics=["view"]` for `{"type": "array", "enum": ["view", "click"]}`; see
+//! [`Param::element_choices`]), as do the choices of its `items`.
 //! Inside objects, a required property left out or `null` is reported like a missing
 //! parameter, by its path (`options.limit`).
 //!

@@ -171,6 +171,61 @@ impl Param {
         self.description = description.into();
         self
     }
+
+    /// The choices each element of an array parameter must be among, when its own `enum`
+    /// is meant per element.
+    ///
+    /// JSON Schema puts `enum` on the value itself, so `{"type": "array", "enum": ["view",
+    /// "click"]}` would admit no list at all; tool files in the wild write it that way
+    /// meaning "a list of these". A list of choices none of which is itself a list can only
+    /// mean that, so it applies to each element. Choices that are lists keep their JSON
+    /// Schema meaning (the whole value is one of them), and so does every non-array type.
+    ///
+    /// ```
+    /// use atfunc::{Param, ParamType};
+    /// use serde_json::json;
+    ///
+    /// let mut metrics = Param::new("metrics", ParamType::Array { items: None });
+    /// metrics.choices = Some(vec![json!("view"), json!("click")]);
+    /// assert_eq!(metrics.element_choices(), Some(&[json!("view"), json!("click")][..]));
+    ///
+    /// metrics.choices = Some(vec![json!(["view"]), json!(["view", "click"])]);
+    /// assert_eq!(metrics.element_choices(), None);
+    /// ```
+    pub fn element_choices(&self) -> Option<&[serde_json::Value]> {
+        let choices = self.choices.as_deref()?;
+        let per_element = matches!(self.ty, ParamType::Array { .. })
+            && !choices.iter().any(serde_json::Value::is_array);
+        per_element.then_some(choices)
+    }
+
+    /// What each element of an array parameter must be: its `items` (`any` when they are not
+    /// declared), restricted further by the array's own per-element choices
+    /// ([`element_choices`](Param::element_choices)): both apply, so the element's choices
+    /// are those in both lists. `None` for a parameter that is not an array.
+    ///
+    /// Rendering and the JSON Schema export read this, so a model sees the choices where
+    /// they apply; binding checks both lists as they are, which comes to the same.
+    pub fn element(&self) -> Option<Param> {
+        let ParamType::Array { items } = &self.ty else {
+            return None;
+        };
+        let mut element = match items {
+            Some(item) => (**item).clone(),
+            None => Param::new("", ParamType::Any),
+        };
+        if let Some(choices) = self.element_choices() {
+            element.choices = Some(match &element.choices {
+                Some(own) => own
+                    .iter()
+                    .filter(|c| choices.contains(c))
+                    .cloned()
+                    .collect(),
+                None => choices.to_vec(),
+            });
+        }
+        Some(element)
+    }
 }
 
 /// A tool's interface: everything the model is told and everything a call binds against.

@@ -22,7 +22,8 @@ use serde_json::{Map, Value as Json};
 ///   parameters, its request body as the `body` parameter;
 /// - the control fields, which were never rendered;
 /// - a parameter of type `any` whose choices all share one JSON type comes back of that
-///   type (a schema with only `enum` says its type through its values).
+///   type (a schema with only `enum` says its type through its values);
+/// - an array's choices that apply to each element come back on its `items`.
 pub fn to_openai_tools(interfaces: &[Interface], options: &Options) -> Rendered {
     let (kept, names, clashes) = assign_names(interfaces);
     let tools = kept

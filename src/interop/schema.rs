@@ -107,7 +107,8 @@ fn object_schema(params: &[&Param]) -> Json {
 
 /// The JSON Schema of one parameter: `type` (absent for `any`), `description` (when not
 /// empty), `enum`, `minimum`, `maximum`, `default`, and for an object its `properties` and
-/// `required`, for an array its `items`.
+/// `required`, for an array its `items`. An array's choices that apply to each element
+/// ([`Param::element_choices`]) are written as the `enum` of its `items`.
 ///
 /// ```
 /// use atfunc::interop::param_schema;
@@ -127,7 +128,10 @@ pub fn param_schema(param: &Param) -> Json {
     if !param.description.is_empty() {
         map.insert("description".into(), json!(param.description));
     }
-    if let Some(choices) = &param.choices {
+    // Per-element choices of an array go into its `items`, where JSON Schema wants them:
+    // on the array itself they would admit no list at all.
+    let per_element = param.element_choices().is_some();
+    if let Some(choices) = param.choices.as_ref().filter(|_| !per_element) {
         map.insert("enum".into(), Json::Array(choices.clone()));
     }
     if let Some(min) = param.min {
@@ -146,8 +150,13 @@ pub fn param_schema(param: &Param) -> Json {
                 map.extend(object.into_iter().filter(|(key, _)| key != "type"));
             }
         }
-        ParamType::Array { items: Some(items) } => {
+        ParamType::Array { items: Some(items) } if !per_element => {
             map.insert("items".into(), param_schema(items));
+        }
+        ParamType::Array { .. } => {
+            if let Some(element) = param.element().filter(|_| per_element) {
+                map.insert("items".into(), param_schema(&element));
+            }
         }
         _ => {}
     }
