@@ -9,6 +9,9 @@
 //! 5. `execute` (feature `execute`): calls run in tool boxes.
 //! 6. [`format`](mod@format): results as text for the model's next turn.
 //!
+//! Beside render, [`grammar`](mod@grammar) writes the same interfaces as a GBNF grammar
+//! that constrains an inference engine to answers whose calls bind.
+//!
 //! Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and `typed`
 //! (feature `typed`) turns Rust functions into tools.
 //!
@@ -40,6 +43,7 @@
 pub mod batch;
 pub mod bind;
 pub mod format;
+pub mod grammar;
 pub mod interface;
 pub mod interop;
 pub mod parse;
@@ -57,6 +61,7 @@ pub mod typed;
 
 pub use bind::{bind, BindError, Body, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
+pub use grammar::{gbnf, Choice, GrammarError, GrammarOptions};
 pub use interface::{
     load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
     LoadError, Location, Param, ParamType, ValidationError, ValidationErrors,

@@ -1,10 +1,11 @@
-//! The `atfunc` command line: `render`, `check`, `parse`, `exec` and `serve`.
+//! The `atfunc` command line: `render`, `grammar`, `check`, `parse`, `exec` and `serve`.
 //!
 //! Exit codes: 0 when the work was done (errors inside a model's text are data, not
 //! failures); 1 when `check` found problems; 2 when an input or tools file cannot be read
 //! or is invalid.
 
 mod exec;
+mod grammar;
 mod jsonl;
 mod parse;
 mod serve;
@@ -69,6 +70,9 @@ enum Command {
         #[arg(long, value_name = "NAMES", value_delimiter = ',')]
         control_fields: Option<Vec<String>>,
     },
+    /// Print a GBNF grammar whose language is answers whose calls bind (for an inference
+    /// engine's grammar field).
+    Grammar(grammar::GrammarArgs),
     /// Validate a tools file and list every problem (exit 1 if any).
     Check {
         /// The tools file.
@@ -119,6 +123,7 @@ pub fn main() -> ExitCode {
                 }
             }
         },
+        Command::Grammar(args) => grammar::run(args),
         Command::Check { tools } => check(&tools),
         Command::Parse(args) => parse::run(args),
         Command::Exec(args) => exec::run(args),

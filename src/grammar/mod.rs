@@ -1,0 +1,325 @@
+//! Grammars: interfaces as a GBNF grammar whose language is answers whose calls bind.
+//!
+//! A grammar is another rendering of the interfaces: where [`render`](crate::render) tells
+//! a model how to write calls, a grammar makes an inference engine (llama.cpp, or xgrammar
+//! and llguidance behind vLLM and SGLang) let it write nothing else.
+//!
+//! ```
+//! use atfunc::{gbnf, Choice, GrammarOptions, Interface, Param, ParamType};
+//!
+//! let weather = Interface::function(Some("weather"), "get_temp")
+//!     .param(Param::new("location", ParamType::String).required())
+//!     .param(Param::new("days", ParamType::Integer));
+//! let options = GrammarOptions { choice: Choice::Required, ..GrammarOptions::default() };
+//! let text = gbnf(&[weather.clone()], &options).unwrap();
+//! assert!(text.starts_with("root ::= "));
+//!
+//! let grammar = atfunc::grammar::grammar(&[weather], &options).unwrap();
+//! assert!(grammar.accepts("Sure. @weather.get_temp(location=\"Oslo\", days=3)"));
+//! assert!(!grammar.accepts("@weather.get_temp(days=3)")); // location is required
+//! ```
+//!
+//! # The contract
+//!
+//! 1. **Functions.** Each interface is called under the name the prompt shows: without its
+//!    domain when the domain is [`GrammarOptions::root`], with it otherwise. Of two
+//!    interfaces with one name (ignoring case) the first is kept, as the binder keeps it. A
+//!    function none of whose calls can bind (a required parameter whose choices all have
+//!    the wrong type, bounds no number meets) is left out.
+//! 2. **Arguments.** Named, `name=value`, in declared order, separated by `", "`; required
+//!    parameters always, optional ones optional. Positional arguments, other spacing and
+//!    other quoting also parse, but a grammar that offers one spelling leaves a model
+//!    fewer ways to go wrong.
+//! 3. **Values**, each as JSON writes it, which the parser reads as the same value:
+//!    strings in double quotes with JSON's escapes; integers and numbers in JSON's syntax
+//!    with bounded digits (18 for an integer, so it fits an `i64`; a number's exponent has
+//!    two, so it is finite); `true`/`false`; declared choices as alternatives (only those
+//!    of a type the binder can match); `min`/`max` exactly for integers, and for numbers
+//!    as whole numbers in range plus non-negative fractions below the maximum; arrays of
+//!    their item type; objects with their declared fields in declared order, the required
+//!    ones present; `any` (and objects or arrays with nothing declared) as JSON nesting at
+//!    most [`GrammarOptions::any_depth`] levels. `null` only stands where it binds: inside
+//!    `any`, never for a parameter or field (there it would mean "left out").
+//! 4. **Bodies.** A function with a request body takes `" with_body [["`, the body as a
+//!    JSON object following its fields, and `"]]"`; optional when no field is required.
+//! 5. **The answer**, by [`Choice`]:
+//!    - `Auto`: prose without `@`, with calls anywhere between; a call directly after a
+//!      letter or digit is left out (`bob@x(...)` is prose to the parser), so every `@`
+//!      the model writes starts a call that binds.
+//!    - `Required`: an optional short lead-in (at most [`GrammarOptions::lead_in`]
+//!      characters on one line, ending in a space or a newline), then one or more calls,
+//!      one per line, then the end.
+//!    - `Function(name)`: as `Required`, with that function only.
+//!    - `None`: prose without `@`.
+//!
+//!    With [`GrammarOptions::single`], at most one call (`Auto`) or exactly one (the
+//!    others).
+//! 6. **Bounds.** No rule refers to itself: nesting is unrolled to fixed depths, so an
+//!    engine's work per character is bounded, and no value nests deeper than the parser's
+//!    default limit. Strings and prose are unbounded in length: the engine's token limit
+//!    ends them.
+//!
+//! Limits: text right after a call that begins with `with_body [[` is read by the parser
+//! as that call's body; the grammar does not forbid it in `Auto` prose.
+
+mod tree;
+mod values;
+
+pub use tree::Grammar;
+
+use crate::interface::Interface;
+use tree::{Builder, Node};
+use unicase::UniCase;
+use values::{separated, Slot, Values};
+
+/// Which calls an answer holds, as OpenAI's `tool_choice` says it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// Prose, with calls anywhere in it (or none).
+    #[default]
+    Auto,
+    /// At least one call, after an optional short lead-in.
+    Required,
+    /// No calls: prose without `@`.
+    None,
+    /// Calls of this function only (its name as the prompt shows it, or qualified; case
+    /// ignored).
+    Function(String),
+}
+
+/// Options for [`grammar`] and [`gbnf`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrammarOptions {
+    /// Which calls an answer holds.
+    pub choice: Choice,
+    /// At most one call (with `Required` or `Function`: exactly one).
+    pub single: bool,
+    /// The toolbox whose functions are called without their prefix, as in
+    /// [`PromptOptions::root`](crate::PromptOptions::root).
+    pub root: Option<String>,
+    /// The most characters of prose before the first call under `Required` and `Function`.
+    /// Default 100.
+    pub lead_in: u32,
+    /// How deep `any` values nest (objects and arrays inside each other). Default 3.
+    pub any_depth: usize,
+}
+
+impl Default for GrammarOptions {
+    fn default() -> Self {
+        GrammarOptions {
+            choice: Choice::Auto,
+            single: false,
+            root: None,
+            lead_in: 100,
+            any_depth: 3,
+        }
+    }
+}
+
+/// Why no grammar can be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GrammarError {
+    /// `Choice::Function` names no function of the interfaces.
+    #[error("Unknown function '{name}' for the grammar: the functions are {}", .available.join(", "))]
+    UnknownFunction {
+        /// The name asked for.
+        name: String,
+        /// The names the functions are called by.
+        available: Vec<String>,
+    },
+    /// `Required` or `Function` asks for a call, but no call of the functions can bind.
+    #[error("No call can be required: {0}")]
+    NoCallable(String),
+}
+
+/// The grammar of `interfaces` as GBNF text, rule `root` first (see the module docs).
+///
+/// ```
+/// use atfunc::{gbnf, GrammarOptions, Interface};
+/// let ping = Interface::function(None, "ping");
+/// let text = gbnf(&[ping], &GrammarOptions::default()).unwrap();
+/// assert!(text.contains("\"@ping()\""));
+/// ```
+pub fn gbnf(interfaces: &[Interface], options: &GrammarOptions) -> Result<String, GrammarError> {
+    grammar(interfaces, options).map(|g| g.to_gbnf())
+}
+
+/// The grammar of `interfaces` as a rule tree, to print ([`Grammar::to_gbnf`]), sample
+/// ([`Grammar::sample`]) or check text against ([`Grammar::accepts`]).
+pub fn grammar(
+    interfaces: &[Interface],
+    options: &GrammarOptions,
+) -> Result<Grammar, GrammarError> {
+    let functions = callable_names(interfaces, options.root.as_deref());
+    let selected: Vec<(&Interface, String)> = match &options.choice {
+        Choice::Function(wanted) => {
+            let wanted_key = fold(wanted);
+            let hit = functions.iter().find(|(interface, shown)| {
+                fold(shown) == wanted_key || fold(&interface.qualified_name()) == wanted_key
+            });
+            match hit {
+                Some(hit) => vec![hit.clone()],
+                None => {
+                    return Err(GrammarError::UnknownFunction {
+                        name: wanted.clone(),
+                        available: functions.iter().map(|(_, shown)| shown.clone()).collect(),
+                    })
+                }
+            }
+        }
+        Choice::None => Vec::new(),
+        Choice::Auto | Choice::Required => functions,
+    };
+
+    let mut b = Builder::default();
+    let root = b.reserve("root");
+    let values = Values {
+        any_depth: options.any_depth,
+    };
+    let mut calls = Vec::new();
+    for (index, (interface, shown)) in selected.iter().enumerate() {
+        if let Some(call) = call(&mut b, &values, index, interface, shown) {
+            calls.push(call);
+        }
+    }
+    let asks_call = matches!(options.choice, Choice::Required | Choice::Function(_));
+    if asks_call && calls.is_empty() {
+        let why = match (&options.choice, selected.first()) {
+            (Choice::Function(_), Some((_, shown))) => format!(
+                "no call of '{shown}' can bind: a required parameter has no value of its \
+                 declared type (check its choices and bounds)"
+            ),
+            _ if selected.is_empty() => String::from("there are no functions"),
+            _ => String::from(
+                "no function has a call that can bind (check required parameters' choices and bounds)",
+            ),
+        };
+        return Err(GrammarError::NoCallable(why));
+    }
+
+    let prose = b.rule("prose", |_| {
+        Node::repeat(Node::not_chars(&[('@', '@')]), 0, None)
+    });
+    let body = if calls.is_empty() {
+        prose
+    } else {
+        let call = b.rule("call", |_| Node::alt(calls));
+        if asks_call {
+            let lead = b.rule("lead-in", |_| {
+                Node::optional(Node::seq([
+                    Node::repeat(
+                        Node::not_chars(&[('@', '@'), ('\n', '\n')]),
+                        0,
+                        Some(options.lead_in),
+                    ),
+                    Node::chars(&[(' ', ' '), ('\n', '\n')]),
+                ]))
+            });
+            let more = if options.single {
+                Vec::new()
+            } else {
+                vec![Node::repeat(
+                    Node::seq([Node::text("\n"), call.clone()]),
+                    0,
+                    None,
+                )]
+            };
+            Node::seq([lead, call].into_iter().chain(more))
+        } else {
+            // The parser takes an `@` right after an identifier character for prose
+            // (`bob@example.com`), so prose before a call ends in anything else; non-ASCII
+            // characters are left out there wholesale, letters and digits among them.
+            let before = b.rule("before-call", |_| {
+                Node::optional(Node::seq([
+                    Node::repeat(Node::not_chars(&[('@', '@')]), 0, None),
+                    Node::not_chars(&[
+                        ('@', '@'),
+                        ('0', '9'),
+                        ('A', 'Z'),
+                        ('_', '_'),
+                        ('a', 'z'),
+                        ('\u{80}', '\u{10FFFF}'),
+                    ]),
+                ]))
+            });
+            let max = if options.single { Some(1) } else { None };
+            Node::seq([Node::repeat(Node::seq([before, call]), 0, max), prose])
+        }
+    };
+    b.define(root, body);
+    Ok(b.finish())
+}
+
+/// The functions in order, each with the name a call uses, first of each name only.
+fn callable_names<'a>(
+    interfaces: &'a [Interface],
+    root: Option<&str>,
+) -> Vec<(&'a Interface, String)> {
+    // `@fn` finds a function without a domain before `fn` in the root toolbox: a root
+    // toolbox function whose short name is taken that way is shown qualified.
+    let domainless: std::collections::HashSet<String> = interfaces
+        .iter()
+        .filter(|i| i.domain.is_none())
+        .map(|i| fold(&i.name))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for interface in interfaces {
+        if !seen.insert(fold(&interface.qualified_name())) {
+            continue;
+        }
+        let shown = match (&interface.domain, root) {
+            (Some(domain), Some(root))
+                if domain == root && !domainless.contains(&fold(&interface.name)) =>
+            {
+                interface.name.clone()
+            }
+            _ => interface.qualified_name(),
+        };
+        out.push((interface, shown));
+    }
+    out
+}
+
+fn fold(name: &str) -> String {
+    UniCase::new(name).to_folded_case()
+}
+
+/// `@name(arg=value, ...)`, then the body when the function takes one; `None` when a
+/// required parameter or body field has no value that binds.
+fn call(
+    b: &mut Builder,
+    values: &Values,
+    index: usize,
+    interface: &Interface,
+    shown: &str,
+) -> Option<Node> {
+    let mut args = Vec::new();
+    for param in &interface.params {
+        match values.param(b, param, 0, Slot::Named) {
+            Some(value) => args.push((
+                Node::seq([Node::text(format!("{}=", param.name)), value]),
+                param.required,
+            )),
+            None if param.required => return None,
+            None => {}
+        }
+    }
+    let mut parts = vec![
+        Node::text(format!("@{shown}(")),
+        separated(args, ", "),
+        Node::text(")"),
+    ];
+    if interface.has_body() {
+        let object = values.object(b, &interface.request_body, 1)?;
+        let body = Node::seq([Node::text(" with_body [["), object, Node::text("]]")]);
+        if interface.request_body.iter().any(|field| field.required) {
+            parts.push(body);
+        } else {
+            parts.push(Node::optional(body));
+        }
+    }
+    let node = Node::seq(parts);
+    Some(b.rule(&format!("call-{index}"), |_| node))
+}

@@ -1,0 +1,504 @@
+//! Values as a grammar writes them: each declared type as the JSON-shaped literal that the
+//! parser reads and the binder accepts for it.
+//!
+//! Every value is written the way `serde_json` would write it (strings with JSON escapes,
+//! numbers in JSON syntax, objects with `"key": value` members), because that text means the
+//! same to the call parser (arguments), to `serde_json` (bodies) and to a model that has
+//! read a lot of JSON.
+
+use super::tree::{Builder, Node};
+use crate::interface::{Param, ParamType};
+use serde_json::Value as Json;
+
+/// Nesting the parser accepts by default ([`crate::ParserConfig::max_depth`]): arrays and
+/// objects deeper than this never parse, so the grammar does not offer them.
+pub(crate) const MAX_NESTING: usize = 64;
+
+/// Digits of a whole number before the grammar stops offering more: 18 keep every integer
+/// inside `i64`, so no value the grammar allows is rounded on its way to a tool.
+const INT_DIGITS: u32 = 18;
+
+/// The largest whole number offered, `10^INT_DIGITS - 1`.
+const INT_LIMIT: i128 = 999_999_999_999_999_999;
+
+/// Fraction digits and exponent digits of a number. With at most 15 + 15 digits and a
+/// two-digit exponent every number the grammar allows is finite as an `f64` (the binder
+/// refuses `1e999`).
+const NUMBER_INT_DIGITS: u32 = 15;
+const FRACTION_DIGITS: u32 = 15;
+const EXPONENT_DIGITS: u32 = 2;
+
+/// What a value is written for, which decides whether `null` may stand there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A parameter or an object field: `null` there means "left out", which the grammar
+    /// expresses by leaving it out instead.
+    Named,
+    /// An array element: `null` binds only where the item type is `any`.
+    Element,
+}
+
+/// The grammar's values, with the depth `any` is unrolled to.
+pub(crate) struct Values {
+    /// How deep `any` values (and objects without declared fields) nest.
+    pub any_depth: usize,
+}
+
+fn digit() -> Node {
+    Node::chars(&[('0', '9')])
+}
+
+fn digits(min: u32, max: u32) -> Node {
+    Node::repeat(digit(), min, Some(max))
+}
+
+impl Values {
+    /// The value of `param`, nested `depth` containers deep; `None` when no value binds (a
+    /// choice list none of whose entries fits the type, bounds that exclude every number,
+    /// a required field that cannot be written, nesting past [`MAX_NESTING`]).
+    pub(crate) fn param(
+        &self,
+        b: &mut Builder,
+        param: &Param,
+        depth: usize,
+        slot: Slot,
+    ) -> Option<Node> {
+        if let Some(choices) = param.choices.as_deref().filter(|c| !c.is_empty()) {
+            let allowed: Vec<Node> = choices
+                .iter()
+                .filter(|choice| choice_fits(choice, param, slot))
+                .map(|choice| Node::text(choice.to_string()))
+                .collect();
+            return (!allowed.is_empty()).then(|| Node::alt(allowed));
+        }
+        let bounded = param.min.is_some() || param.max.is_some();
+        match &param.ty {
+            ParamType::String => Some(self.string(b)),
+            ParamType::Boolean => Some(b.rule("boolean", |_| {
+                Node::alt([Node::text("true"), Node::text("false")])
+            })),
+            ParamType::Integer if bounded => integer_between(param.min, param.max),
+            ParamType::Integer => Some(self.integer(b)),
+            ParamType::Number if bounded => number_between(param.min, param.max),
+            ParamType::Number => Some(self.number(b)),
+            ParamType::Any => {
+                let levels = self.any_depth.min(MAX_NESTING.saturating_sub(depth));
+                let null = slot == Slot::Element;
+                if bounded {
+                    // Bounds apply when the value is a number: the other kinds stay free.
+                    let mut kinds = vec![number_between(param.min, param.max)?];
+                    kinds.extend(self.any_kinds(b, levels, null, false));
+                    Some(Node::alt(kinds))
+                } else {
+                    Some(self.any(b, levels, null))
+                }
+            }
+            ParamType::Array { items } => {
+                if depth >= MAX_NESTING {
+                    return None;
+                }
+                let item = match items {
+                    Some(item) => self.param(b, item, depth + 1, Slot::Element),
+                    None => Some(self.any(b, self.any_depth.min(MAX_NESTING - depth - 1), true)),
+                };
+                Some(match item {
+                    Some(item) => list("[", item, "]"),
+                    // No element binds: only the empty list does.
+                    None => Node::text("[]"),
+                })
+            }
+            ParamType::Object { properties } if properties.is_empty() => {
+                if depth >= MAX_NESTING {
+                    return None;
+                }
+                let levels = self.any_depth.min(MAX_NESTING - depth);
+                Some(self.any_object(b, levels.max(1)))
+            }
+            ParamType::Object { properties } => {
+                if depth >= MAX_NESTING {
+                    return None;
+                }
+                self.object(b, properties, depth + 1)
+            }
+        }
+    }
+
+    /// `{"a": 1, "b": 2}` with the declared fields in declared order, the required ones
+    /// present; `depth` is the object's own nesting level.
+    pub(crate) fn object(&self, b: &mut Builder, fields: &[Param], depth: usize) -> Option<Node> {
+        let mut members = Vec::new();
+        for field in fields {
+            match self.param(b, field, depth, Slot::Named) {
+                Some(value) => members.push((
+                    Node::seq([
+                        Node::text(format!("{}: ", Json::from(field.name.as_str()))),
+                        value,
+                    ]),
+                    field.required,
+                )),
+                None if field.required => return None,
+                None => {}
+            }
+        }
+        Some(Node::seq([
+            Node::text("{"),
+            separated(members, ", "),
+            Node::text("}"),
+        ]))
+    }
+
+    /// string ::= "\"" char* "\"": JSON's escapes, which the parser resolves the same way.
+    pub(crate) fn string(&self, b: &mut Builder) -> Node {
+        b.rule("string", |b| {
+            let char = b.rule("string-char", |b| {
+                let hex = b.rule("hex", |_| {
+                    Node::chars(&[('0', '9'), ('a', 'f'), ('A', 'F')])
+                });
+                Node::alt([
+                    Node::not_chars(&[('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')]),
+                    Node::seq([
+                        Node::text("\\"),
+                        Node::alt([
+                            Node::chars(&[
+                                ('"', '"'),
+                                ('\\', '\\'),
+                                ('/', '/'),
+                                ('b', 'b'),
+                                ('f', 'f'),
+                                ('n', 'n'),
+                                ('r', 'r'),
+                                ('t', 't'),
+                            ]),
+                            Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
+                        ]),
+                    ]),
+                ])
+            });
+            Node::seq([
+                Node::text("\""),
+                Node::repeat(char, 0, None),
+                Node::text("\""),
+            ])
+        })
+    }
+
+    /// integer ::= "-"? ("0" | [1-9] [0-9]{0,17})
+    fn integer(&self, b: &mut Builder) -> Node {
+        b.rule("integer", |_| {
+            Node::seq([
+                Node::optional(Node::text("-")),
+                Node::alt([
+                    Node::text("0"),
+                    Node::seq([Node::chars(&[('1', '9')]), digits(0, INT_DIGITS - 1)]),
+                ]),
+            ])
+        })
+    }
+
+    /// number ::= "-"? ("0" | [1-9] [0-9]{0,14}) ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,2})?
+    fn number(&self, b: &mut Builder) -> Node {
+        b.rule("number", |_| {
+            Node::seq([
+                Node::optional(Node::text("-")),
+                Node::alt([
+                    Node::text("0"),
+                    Node::seq([Node::chars(&[('1', '9')]), digits(0, NUMBER_INT_DIGITS - 1)]),
+                ]),
+                Node::optional(fraction()),
+                Node::optional(Node::seq([
+                    Node::chars(&[('e', 'e'), ('E', 'E')]),
+                    Node::optional(Node::chars(&[('-', '-'), ('+', '+')])),
+                    digits(1, EXPONENT_DIGITS),
+                ])),
+            ])
+        })
+    }
+
+    /// Any JSON value nesting at most `levels` deep; `null` only when `null` says so
+    /// (inside containers it is always allowed: `any` keeps it).
+    pub(crate) fn any(&self, b: &mut Builder, levels: usize, null: bool) -> Node {
+        let name = format!("any{}{levels}", if null { "-or-null-" } else { "-" });
+        if b.has(&name) {
+            return b.rule(&name, |_| Node::Seq(Vec::new()));
+        }
+        let kinds = self.any_kinds(b, levels, null, true);
+        b.rule(&name, |_| Node::alt(kinds))
+    }
+
+    fn any_kinds(&self, b: &mut Builder, levels: usize, null: bool, number: bool) -> Vec<Node> {
+        let mut kinds = vec![self.string(b)];
+        if number {
+            kinds.push(self.number(b));
+        }
+        kinds.push(Node::text("true"));
+        kinds.push(Node::text("false"));
+        if null {
+            kinds.push(Node::text("null"));
+        }
+        if levels > 0 {
+            let inner = self.any(b, levels - 1, true);
+            kinds.push(list("[", inner, "]"));
+            kinds.push(self.any_object(b, levels));
+        }
+        kinds
+    }
+
+    /// An object with any string keys and `any` values, at most `levels` deep (itself
+    /// included).
+    fn any_object(&self, b: &mut Builder, levels: usize) -> Node {
+        let inner = self.any(b, levels.saturating_sub(1), true);
+        let key = self.string(b);
+        list("{", Node::seq([key, Node::text(": "), inner]), "}")
+    }
+}
+
+/// `open (item (", " item)*)? close`.
+fn list(open: &str, item: Node, close: &str) -> Node {
+    Node::seq([
+        Node::text(open),
+        Node::optional(Node::seq([
+            item.clone(),
+            Node::repeat(Node::seq([Node::text(", "), item]), 0, None),
+        ])),
+        Node::text(close),
+    ])
+}
+
+/// Items in order, joined by `sep`: the required ones always, the optional ones maybe.
+///
+/// The first item written is any optional item up to the first required one (or the first
+/// required one itself); every later item is written with `sep` before it. Without a
+/// required item the whole list may be empty.
+pub(crate) fn separated(items: Vec<(Node, bool)>, sep: &str) -> Node {
+    // tail[i]: items i.. each preceded by `sep`.
+    let mut tails: Vec<Node> = vec![Node::Seq(Vec::new()); items.len() + 1];
+    for i in (0..items.len()).rev() {
+        let (item, required) = &items[i];
+        let with_sep = Node::seq([Node::text(sep), item.clone()]);
+        let this = if *required {
+            with_sep
+        } else {
+            Node::optional(with_sep)
+        };
+        let rest = tails[i + 1].clone();
+        tails[i] = flatten(this, rest);
+    }
+    let first_required = items.iter().position(|(_, required)| *required);
+    let last_start = first_required.unwrap_or(items.len().saturating_sub(1));
+    let mut starts = Vec::new();
+    for (k, (item, _)) in items.iter().enumerate().take(last_start + 1) {
+        starts.push(flatten(item.clone(), tails[k + 1].clone()));
+    }
+    if starts.is_empty() {
+        return Node::Seq(Vec::new());
+    }
+    let choice = Node::alt(starts);
+    if first_required.is_none() {
+        Node::optional(choice)
+    } else {
+        choice
+    }
+}
+
+/// `first` then the items of `rest`, as one flat sequence.
+fn flatten(first: Node, rest: Node) -> Node {
+    let mut nodes = vec![first];
+    match rest {
+        Node::Seq(items) => nodes.extend(items),
+        other => nodes.push(other),
+    }
+    Node::seq(nodes)
+}
+
+fn fraction() -> Node {
+    Node::seq([Node::text("."), digits(1, FRACTION_DIGITS)])
+}
+
+/// Whether a declared choice binds when written as its JSON text: the binder converts the
+/// written value to the declared type and then compares it with the choices, so a choice
+/// of another type (`2` for a string parameter) can never match.
+fn choice_fits(choice: &Json, param: &Param, slot: Slot) -> bool {
+    let in_range = |n: f64| param.min.is_none_or(|m| n >= m) && param.max.is_none_or(|m| n <= m);
+    match (&param.ty, choice) {
+        (_, Json::Null) => param.ty == ParamType::Any && slot == Slot::Element,
+        (ParamType::String, Json::String(_)) => true,
+        (ParamType::Boolean, Json::Bool(_)) => true,
+        (ParamType::Number, Json::Number(n)) => n.as_f64().is_some_and(in_range),
+        (ParamType::Integer, Json::Number(n)) => {
+            (n.is_i64() || n.is_u64()) && n.as_f64().is_some_and(in_range)
+        }
+        (ParamType::Any, Json::Number(n)) => n.as_f64().is_some_and(in_range),
+        (ParamType::Any, _) => true,
+        (ParamType::Object { properties }, Json::Object(_)) => properties.is_empty(),
+        (ParamType::Array { items: None }, Json::Array(_)) => true,
+        _ => false,
+    }
+}
+
+/// Whole numbers from `min` to `max` (either may be open), exactly.
+fn integer_between(min: Option<f64>, max: Option<f64>) -> Option<Node> {
+    let (lo, hi) = whole_bounds(min, max)?;
+    int_range(lo, hi)
+}
+
+/// `ceil(min)..=floor(max)`, open ends at the largest whole number offered; `None` when
+/// empty.
+fn whole_bounds(min: Option<f64>, max: Option<f64>) -> Option<(i128, i128)> {
+    let clamp = |v: f64| (v as i128).clamp(-INT_LIMIT, INT_LIMIT);
+    let lo = min.map_or(-INT_LIMIT, |m| clamp(m.ceil()));
+    let hi = max.map_or(INT_LIMIT, |m| clamp(m.floor()));
+    (lo <= hi && !min.is_some_and(f64::is_nan) && !max.is_some_and(f64::is_nan)).then_some((lo, hi))
+}
+
+/// Numbers from `min` to `max`, where a grammar can say it: whole numbers in range, and
+/// for non-negative whole parts below the upper bound any fraction (`2.75` within 0..3).
+/// Negative numbers with fractions and exponents are left out: a subset of the range,
+/// never a value outside it. A range holding no whole number offers `min` itself.
+fn number_between(min: Option<f64>, max: Option<f64>) -> Option<Node> {
+    let Some((lo, hi)) = whole_bounds(min, max) else {
+        let only = min.or(max).filter(|v| v.is_finite())?;
+        let fits = min.is_none_or(|m| only >= m) && max.is_none_or(|m| only <= m);
+        return fits.then(|| Node::text(format!("{only}")));
+    };
+    let mut kinds = Vec::new();
+    let hi_int = hi.min(INT_LIMIT / 1000);
+    if hi_int > lo.max(0) {
+        // Whole parts in [max(lo, 0), hi - 1] take any fraction and stay below hi.
+        if let Some(whole) = int_range(lo.max(0), hi_int - 1) {
+            kinds.push(Node::seq([whole, Node::optional(fraction())]));
+        }
+        kinds.push(Node::text(hi_int.to_string()));
+        if lo < 0 {
+            kinds.extend(int_range(lo, -1));
+        }
+    } else {
+        kinds.extend(int_range(lo, hi));
+    }
+    (!kinds.is_empty()).then(|| Node::alt(kinds))
+}
+
+/// The decimal numerals (no leading zeros, `-` for negatives) of `lo..=hi`.
+pub(crate) fn int_range(lo: i128, hi: i128) -> Option<Node> {
+    if lo > hi {
+        return None;
+    }
+    let mut kinds = Vec::new();
+    if lo < 0 {
+        let (a, b) = (hi.min(-1).unsigned_abs(), lo.unsigned_abs());
+        kinds.push(Node::seq([Node::text("-"), natural_range(a, b)]));
+    }
+    if hi >= 0 {
+        kinds.push(natural_range(lo.max(0).unsigned_abs(), hi.unsigned_abs()));
+    }
+    Some(Node::alt(kinds))
+}
+
+/// The numerals of `a..=b`, `a <= b`, split by digit count.
+fn natural_range(a: u128, b: u128) -> Node {
+    let len = |n: u128| n.to_string().len();
+    let mut kinds = Vec::new();
+    for digits in len(a)..=len(b) {
+        let floor = if digits == 1 {
+            0
+        } else {
+            10u128.pow(digits as u32 - 1)
+        };
+        let ceiling = 10u128.pow(digits as u32) - 1;
+        let from = a.max(floor).to_string();
+        let to = b.min(ceiling).to_string();
+        kinds.push(same_length(from.as_bytes(), to.as_bytes()));
+    }
+    Node::alt(kinds)
+}
+
+/// Numerals of one length from `x` to `y` (ASCII digits, `x <= y`), digit by digit.
+fn same_length(x: &[u8], y: &[u8]) -> Node {
+    let (Some((&x0, xs)), Some((&y0, ys))) = (x.split_first(), y.split_first()) else {
+        return Node::Seq(Vec::new());
+    };
+    let rest = xs.len() as u32;
+    let any_rest = || Node::repeat(digit(), rest, Some(rest));
+    let with_rest = |head: Node| {
+        if rest == 0 {
+            head
+        } else {
+            Node::seq([head, any_rest()])
+        }
+    };
+    let class = |lo: u8, hi: u8| Node::chars(&[(char::from(lo), char::from(hi))]);
+    if xs.iter().all(|&d| d == b'0') && ys.iter().all(|&d| d == b'9') {
+        return with_rest(class(x0, y0));
+    }
+    if x0 == y0 {
+        return Node::seq([Node::text(char::from(x0).to_string()), same_length(xs, ys)]);
+    }
+    let nines = vec![b'9'; xs.len()];
+    let zeros = vec![b'0'; xs.len()];
+    let mut kinds = vec![Node::seq([
+        Node::text(char::from(x0).to_string()),
+        same_length(xs, &nines),
+    ])];
+    if x0 + 1 < y0 {
+        kinds.push(with_rest(class(x0 + 1, y0 - 1)));
+    }
+    kinds.push(Node::seq([
+        Node::text(char::from(y0).to_string()),
+        same_length(&zeros, ys),
+    ]));
+    Node::alt(kinds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grammar::tree::Builder;
+
+    fn accepts_range(lo: i128, hi: i128) -> impl Fn(&str) -> bool {
+        let mut b = Builder::default();
+        let node = int_range(lo, hi).unwrap_or(Node::text("never"));
+        b.rule("root", |_| node);
+        let g = b.finish();
+        move |text: &str| g.accepts(text)
+    }
+
+    #[test]
+    fn integer_ranges_are_exact() {
+        for (lo, hi) in [
+            (0, 0),
+            (-5, 17),
+            (7, 1234),
+            (-1000, -37),
+            (99, 100),
+            (0, 1_000_000),
+        ] {
+            let accepts = accepts_range(lo, hi);
+            for n in (lo - 150)..=(hi.min(lo + 3000) + 150) {
+                assert_eq!(
+                    accepts(&n.to_string()),
+                    lo <= n && n <= hi,
+                    "{n} in {lo}..={hi}"
+                );
+            }
+            assert!(!accepts("-0"));
+            assert!(!accepts("007"));
+        }
+    }
+
+    #[test]
+    fn separated_lists() {
+        let item = |s: &str, required| (Node::text(s), required);
+        let mut b = Builder::default();
+        let node = separated(
+            vec![item("a", false), item("b", true), item("c", false)],
+            ",",
+        );
+        b.rule("root", |_| node);
+        let g = b.finish();
+        for ok in ["a,b", "b", "b,c", "a,b,c"] {
+            assert!(g.accepts(ok), "{ok}");
+        }
+        for bad in ["", "a", "c", "a,c", ",b", "b,a"] {
+            assert!(!g.accepts(bad), "{bad}");
+        }
+    }
+}
