@@ -528,6 +528,246 @@ fn a_parameter_given_twice_is_an_error() {
     );
 }
 
+// ---------------------------------------------------------------- one JSON object for all arguments
+
+fn obj(fields: Vec<(&str, Value)>) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+#[test]
+fn a_sole_object_of_parameters_binds_as_named_arguments() {
+    assert_eq!(
+        args(&call(
+            "weather.get_temp",
+            vec![obj(vec![("location", s("Paris")), ("unit", s("celsius"))])],
+            vec![]
+        )),
+        json!({"location": "Paris", "unit": "celsius"})
+    );
+    // Keys match as named arguments do (ignoring case here), values convert as declared.
+    assert_eq!(
+        args(&call(
+            "weather.forecast",
+            vec![obj(vec![
+                ("detailed", s("true")),
+                ("LOCATION", s("Paris")),
+                ("days", s("3"))
+            ])],
+            vec![]
+        )),
+        json!({"location": "Paris", "days": 3, "detailed": true})
+    );
+    // As a model writes it.
+    let text = r#"@weather.get_temp({"location": "Paris", "unit": "celsius"})"#;
+    let parsed: Vec<Call> = atfunc::parse_events(text)
+        .into_iter()
+        .filter_map(|e| match e {
+            atfunc::Event::Call(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        Json::Object(ok(&parsed[0]).args),
+        json!({"location": "Paris", "unit": "celsius"})
+    );
+}
+
+#[test]
+fn a_sole_object_gets_the_errors_of_named_arguments() {
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("unit", s("celsius"))])],
+            vec![]
+        )),
+        "Missing required parameter for function 'weather.get_temp': location"
+    );
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("location", s("Paris")), ("units", s("celsius"))])],
+            vec![]
+        )),
+        "Unknown parameter 'units' for function 'weather.get_temp': did you mean 'unit'? \
+         Valid parameters are location, unit"
+    );
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("location", s("Paris")), ("LOCATION", s("Oslo"))])],
+            vec![]
+        )),
+        "Parameter 'location' of function 'weather.get_temp' is given more than once: \
+         give it once, by position or by name"
+    );
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("location", s("Paris")), ("unit", s("kelvin"))])],
+            vec![]
+        )),
+        "Invalid value for parameter 'unit' of function 'weather.get_temp': expected one of \
+         \"celsius\", \"fahrenheit\", got \"kelvin\""
+    );
+}
+
+#[test]
+fn an_empty_object_gives_no_arguments() {
+    assert_eq!(args(&call("now", vec![obj(vec![])], vec![])), json!({}));
+    assert_eq!(
+        err(&call("weather.get_temp", vec![obj(vec![])], vec![])),
+        "Missing required parameter for function 'weather.get_temp': location"
+    );
+}
+
+#[test]
+fn an_object_of_other_keys_stays_a_first_argument() {
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("city", s("Paris"))])],
+            vec![]
+        )),
+        "Invalid value for parameter 'location' of function 'weather.get_temp': expected string, \
+         got {\"city\":\"Paris\"}"
+    );
+    assert_eq!(
+        err(&call(
+            "math.stats.mean",
+            vec![obj(vec![("x", num("1"))])],
+            vec![]
+        )),
+        "Invalid value for parameter 'values' of function 'math.stats.mean': expected array ([...]), \
+         got {\"x\":1}"
+    );
+    assert_eq!(
+        err(&call("now", vec![obj(vec![("x", num("1"))])], vec![])),
+        "Too many arguments for function 'now': it takes no arguments, got 1"
+    );
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![obj(vec![("city", s("Paris"))])],
+            vec![("unit", s("celsius"))]
+        )),
+        "Invalid value for parameter 'location' of function 'weather.get_temp': expected string, \
+         got {\"city\":\"Paris\"}"
+    );
+}
+
+#[test]
+fn an_object_of_parameters_beside_other_arguments_is_written_out() {
+    let expected = "Invalid arguments for function 'weather.get_temp': got one JSON object with \
+                    keys location and 1 more argument; write every argument as name=value: \
+                    @weather.get_temp(location=\"Paris\", unit=\"celsius\")";
+    let object = || obj(vec![("location", s("Paris"))]);
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![object()],
+            vec![("unit", s("celsius"))]
+        )),
+        expected
+    );
+    assert_eq!(
+        err(&call(
+            "weather.get_temp",
+            vec![object(), s("celsius")],
+            vec![]
+        )),
+        expected
+    );
+    assert_eq!(
+        err(&call(
+            "weather.forecast",
+            vec![obj(vec![("location", s("Paris")), ("days", num("3"))])],
+            vec![("detailed", Value::Bool(true)), ("x", bare("y"))]
+        )),
+        "Invalid arguments for function 'weather.forecast': got one JSON object with keys \
+         location, days and 2 more arguments; write every argument as name=value: \
+         @weather.forecast(location=\"Paris\", days=3, detailed=true, x=\"y\")"
+    );
+    assert!(matches!(
+        bind(
+            &call("weather.get_temp", vec![object(), s("celsius")], vec![]),
+            &catalog()
+        ),
+        Err(BindError::ObjectArguments { others: 1, .. })
+    ));
+}
+
+#[test]
+fn a_sole_object_for_an_api_wrapper_holds_its_parameters_not_its_body() {
+    let bound = ok(&with_body(
+        call(
+            "api.create_user",
+            vec![obj(vec![("org", s("acme")), ("notify", Value::Bool(true))])],
+            vec![],
+        ),
+        r#"{"name": "ann", "email": "a@example.com"}"#,
+    ));
+    assert_eq!(
+        Json::Object(bound.args),
+        json!({"org": "acme", "notify": true})
+    );
+    let body_field = "'name' is a field of the request body of function 'api.create_user', not an \
+                      argument: write it in the with_body [[ {...} ]] block after the call";
+    assert_eq!(
+        err(&call(
+            "api.create_user",
+            vec![obj(vec![("org", s("acme")), ("name", s("ann"))])],
+            vec![]
+        )),
+        body_field
+    );
+    // Keys that are all body fields still read as arguments misplaced, not as a value.
+    assert_eq!(
+        err(&call(
+            "api.create_user",
+            vec![obj(vec![("name", s("ann")), ("email", s("e"))])],
+            vec![]
+        )),
+        body_field
+    );
+    // The same slip without an object.
+    assert_eq!(
+        err(&call(
+            "api.create_user",
+            vec![s("acme")],
+            vec![("name", s("ann"))]
+        )),
+        body_field
+    );
+}
+
+#[test]
+fn a_first_parameter_of_type_object_or_any_takes_the_object() {
+    let options = param("options", object(vec![param("limit", ParamType::Integer)]));
+    let catalog = Catalog::new(
+        vec![Interface::function(Some("t"), "f")
+            .param(options)
+            .param(param("verbose", ParamType::Boolean))],
+        false,
+    );
+    let given = call(
+        "t.f",
+        vec![obj(vec![
+            ("limit", num("5")),
+            ("verbose", Value::Bool(true)),
+        ])],
+        vec![],
+    );
+    let bound = bind(&given, &catalog).unwrap();
+    assert_eq!(
+        Json::Object(bound.args),
+        json!({"options": {"limit": 5, "verbose": true}})
+    );
+    assert_eq!(
+        coerced(ParamType::Any, obj(vec![("p", num("1"))])),
+        Ok(json!({"p": 1}))
+    );
+}
+
 // ---------------------------------------------------------------- conversion
 
 #[test]

@@ -57,6 +57,40 @@ pub enum BindError {
         valid: Vec<String>,
     },
 
+    /// A field of an api-wrapper's request body written as an argument of the call.
+    ///
+    /// `'email' is a field of the request body of function 'api.create_user', not an
+    /// argument: write it in the with_body [[ {...} ]] block after the call`
+    #[error("'{field}' is a field of the request body of function '{function}', not an argument: write it in the with_body [[ {{...}} ]] block after the call")]
+    BodyFieldAsArgument {
+        /// The function's qualified name.
+        function: String,
+        /// The body field as declared.
+        field: String,
+    },
+
+    /// One JSON object holding parameters by name, given beside other arguments (alone,
+    /// its fields are taken as the named arguments; see the [module docs](super)).
+    ///
+    /// `Invalid arguments for function 'chat.send': got one JSON object with keys channel,
+    /// text and 1 more argument; write every argument as name=value:
+    /// @chat.send(channel="ops", text="hi", urgent=true)`
+    #[error(
+        "Invalid arguments for function '{function}': got one JSON object with keys {} and {others} more argument{}; write every argument as name=value: {example}",
+        .keys.join(", "),
+        if *.others == 1 { "" } else { "s" }
+    )]
+    ObjectArguments {
+        /// The function's qualified name.
+        function: String,
+        /// The object's keys as written (the first ten, then how many more).
+        keys: Vec<String>,
+        /// How many other arguments the call gave.
+        others: usize,
+        /// The call written as name=value, the values as the model wrote them.
+        example: String,
+    },
+
     /// A parameter given twice: by position and by name, or by name twice.
     ///
     /// `Parameter 'location' of function 'weather.get_temp' is given more than once: give it

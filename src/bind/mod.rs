@@ -22,6 +22,23 @@
 //! defaults. A `null` (or `None`) argument counts as left out: for a required parameter that
 //! is a [`BindError::MissingParameters`].
 //!
+//! # One JSON object for all arguments
+//!
+//! Models used to JSON tool calls write `@chat.send({"channel": "ops", "text": "hi"})`.
+//! When the first argument is an object literal and the function's first parameter does
+//! not take one (it is not of type object or any, or there is none):
+//!
+//! - if the object is the only argument and is empty or has a key that names a parameter
+//!   (or a request body field of an api-wrapper), its fields are the call's named
+//!   arguments: the call binds as `@chat.send(channel="ops", text="hi")` would, with the
+//!   same errors for any other key, a key given twice or a required parameter left out;
+//!   `{}` gives no arguments;
+//! - if every key names a parameter but other arguments follow, the call is refused with
+//!   the call written out as name=value ([`BindError::ObjectArguments`]);
+//! - otherwise the object is an ordinary first argument (and fails as one).
+//!
+//! A parameter of type object or any takes the object as written, as before.
+//!
 //! # Types
 //!
 //! Each value is converted to its declared type:
@@ -88,9 +105,9 @@ mod error;
 
 pub use error::BindError;
 
-use crate::interface::{Interface, Param};
+use crate::interface::{Interface, Param, ParamType};
 use crate::parse::{Call, Span, Value};
-use coerce::{coerce_param, find_param, shorten_str, Ctx, Path};
+use coerce::{coerce_param, find_param, shorten_str, shown_value, Ctx, Path};
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -313,7 +330,7 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
     let (index, interface) = catalog.find(&call.name)?;
     let function = interface.qualified_name();
     let params = &interface.params;
-    let slots = assign(call, params, &function, catalog.case_sensitive)?;
+    let slots = assign(call, interface, &function, catalog.case_sensitive)?;
 
     let missing: Vec<String> = params
         .iter()
@@ -356,24 +373,32 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
 /// The value given for each parameter, by position or by name.
 fn assign<'c>(
     call: &'c Call,
-    params: &[Param],
+    interface: &Interface,
     function: &str,
     case_sensitive: bool,
 ) -> Result<Vec<Option<&'c Value>>, BindError> {
+    let params = &interface.params;
+    let (positional, named) = arguments(call, interface, function, case_sensitive)?;
     let names = || params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-    if call.positional.len() > params.len() {
+    if positional.len() > params.len() {
         return Err(BindError::TooManyArguments {
             function: function.to_owned(),
-            given: call.positional.len(),
+            given: positional.len(),
             params: names(),
         });
     }
     let mut slots: Vec<Option<&Value>> = vec![None; params.len()];
-    for (slot, value) in slots.iter_mut().zip(&call.positional) {
+    for (slot, value) in slots.iter_mut().zip(positional) {
         *slot = Some(value);
     }
-    for (name, value) in &call.named {
+    for (name, value) in named {
         let Some(i) = find_param(params, name, case_sensitive) else {
+            if let Some(field) = body_field(interface, name, case_sensitive) {
+                return Err(BindError::BodyFieldAsArgument {
+                    function: function.to_owned(),
+                    field: field.name.clone(),
+                });
+            }
             return Err(BindError::UnknownParameter {
                 function: function.to_owned(),
                 param: shorten_str(name),
@@ -393,6 +418,114 @@ fn assign<'c>(
         }
     }
     Ok(slots)
+}
+
+/// Positional and named arguments.
+type Arguments<'c> = (&'c [Value], &'c [(String, Value)]);
+
+/// The call's arguments as written, or, for a call whose only argument is one JSON object
+/// standing for all of them, none and the object's fields (see the module docs, "One JSON
+/// object for all arguments").
+fn arguments<'c>(
+    call: &'c Call,
+    interface: &Interface,
+    function: &str,
+    case_sensitive: bool,
+) -> Result<Arguments<'c>, BindError> {
+    let params = &interface.params;
+    let as_written = (call.positional.as_slice(), call.named.as_slice());
+    let Some(Value::Object(fields)) = call.positional.first() else {
+        return Ok(as_written);
+    };
+    // A first parameter that takes an object (or anything) takes this one, as written.
+    if params
+        .first()
+        .is_some_and(|p| matches!(p.ty, ParamType::Object { .. } | ParamType::Any))
+    {
+        return Ok(as_written);
+    }
+    let is_param = |key: &str| find_param(params, key, case_sensitive).is_some();
+    if call.positional.len() == 1 && call.named.is_empty() {
+        // An object none of whose keys names an argument is more likely a wrong value for
+        // the first parameter (`{"sku": ...}` for a list of items) than arguments: it
+        // stays one, and its error names the type expected.
+        let names_one = fields.is_empty()
+            || fields.iter().any(|(key, _)| {
+                is_param(key) || body_field(interface, key, case_sensitive).is_some()
+            });
+        return Ok(if names_one {
+            (&[], fields.as_slice())
+        } else {
+            as_written
+        });
+    }
+    // Beside other arguments, an object of parameters is a mix-up the model should untangle;
+    // one of other keys is simply a wrong first argument.
+    if fields.is_empty() || !fields.iter().all(|(key, _)| is_param(key)) {
+        return Ok(as_written);
+    }
+    Err(object_with_more_arguments(call, fields, params, function))
+}
+
+/// The request body field of an api-wrapper called `name`, for a model that wrote it as an
+/// argument.
+fn body_field<'i>(interface: &'i Interface, name: &str, case_sensitive: bool) -> Option<&'i Param> {
+    if !interface.has_body() {
+        return None;
+    }
+    let i = find_param(&interface.request_body, name, case_sensitive)?;
+    interface.request_body.get(i)
+}
+
+/// How many keys and arguments an [`BindError::ObjectArguments`] message writes out.
+const LISTED_ARGUMENTS: usize = 10;
+
+fn object_with_more_arguments(
+    call: &Call,
+    fields: &[(String, Value)],
+    params: &[Param],
+    function: &str,
+) -> BindError {
+    // The call as it should have been written: the object's fields, then the other
+    // positional arguments under the names of the parameters they fill, then the named ones.
+    let rest = call
+        .positional
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, value)| Some((params.get(i)?.name.as_str(), value)));
+    let named = call
+        .named
+        .iter()
+        .map(|(name, value)| (name.as_str(), value));
+    let all: Vec<(&str, &Value)> = fields
+        .iter()
+        .map(|(key, value)| (key.as_str(), value))
+        .chain(rest)
+        .chain(named)
+        .collect();
+    let mut example: Vec<String> = all
+        .iter()
+        .take(LISTED_ARGUMENTS)
+        .map(|(name, value)| format!("{}={}", shorten_str(name), shown_value(value)))
+        .collect();
+    if all.len() > LISTED_ARGUMENTS {
+        example.push("...".to_owned());
+    }
+    let mut keys: Vec<String> = fields
+        .iter()
+        .take(LISTED_ARGUMENTS)
+        .map(|(key, _)| shorten_str(key))
+        .collect();
+    if fields.len() > LISTED_ARGUMENTS {
+        keys.push(format!("{} more", fields.len() - LISTED_ARGUMENTS));
+    }
+    BindError::ObjectArguments {
+        function: function.to_owned(),
+        keys,
+        others: call.positional.len() - 1 + call.named.len(),
+        example: format!("@{function}({})", example.join(", ")),
+    }
 }
 
 fn closest_param(params: &[Param], name: &str) -> Option<String> {
