@@ -117,6 +117,13 @@ fn param_shape() -> impl Strategy<Value = Param> {
     scalar().prop_recursive(3, 16, 4, |inner| {
         prop_oneof![
             3 => inner.clone(),
+            // An enum on an array is meant per element (see `Param::element_choices`).
+            1 => proptest::collection::vec("[a-z]{1,4}", 1..4).prop_map(|choices| Param {
+                choices: Some(choices.into_iter().map(Json::from).collect()),
+                ..Param::new("", ParamType::Array {
+                    items: Some(Box::new(Param::new("", ParamType::String))),
+                })
+            }),
             1 => proptest::option::of(inner.clone()).prop_map(|items| Param::new(
                 "",
                 ParamType::Array { items: items.map(Box::new) }
@@ -219,6 +226,14 @@ fn any_json(depth: u32) -> BoxedStrategy<Json> {
 
 /// A value `param` accepts and the grammar offers (see its documented limits on bounds).
 fn value(param: &Param, top: bool) -> BoxedStrategy<Json> {
+    if let Some(element) = param
+        .element()
+        .filter(|_| param.element_choices().is_some())
+    {
+        return proptest::collection::vec(value(&element, false), 0..3)
+            .prop_map(Json::Array)
+            .boxed();
+    }
     if let Some(choices) = param.choices.clone().filter(|c| !c.is_empty()) {
         return proptest::sample::select(choices).boxed();
     }
@@ -238,7 +253,7 @@ fn value(param: &Param, top: bool) -> BoxedStrategy<Json> {
             if hi > lo.max(0) {
                 // Non-negative fractions below the maximum.
                 let fraction = (lo.max(0)..hi, 1u32..99)
-                    .prop_map(|(i, f)| Json::from(i as f64 + f64::from(f) / 100.0));
+                    .prop_map(|(i, f)| Json::from((i * 100 + i64::from(f)) as f64 / 100.0));
                 prop_oneof![whole, fraction].boxed()
             } else {
                 whole.boxed()

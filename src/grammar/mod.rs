@@ -34,7 +34,8 @@
 //!    strings in double quotes with JSON's escapes; integers and numbers in JSON's syntax
 //!    with bounded digits (18 for an integer, so it fits an `i64`; a number's exponent has
 //!    two, so it is finite); `true`/`false`; declared choices as alternatives (only those
-//!    of a type the binder can match); `min`/`max` exactly for integers, and for numbers
+//!    of a type the binder can match; an array's choices per element, as the binder reads
+//!    them); `min`/`max` exactly for integers, and for numbers
 //!    as whole numbers in range plus non-negative fractions below the maximum; arrays of
 //!    their item type; objects with their declared fields in declared order, the required
 //!    ones present; `any` (and objects or arrays with nothing declared) as JSON nesting at

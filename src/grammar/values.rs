@@ -63,7 +63,11 @@ impl Values {
         depth: usize,
         slot: Slot,
     ) -> Option<Node> {
-        if let Some(choices) = param.choices.as_deref().filter(|c| !c.is_empty()) {
+        let whole_choices = param
+            .choices
+            .as_deref()
+            .filter(|c| !c.is_empty() && param.element_choices().is_none());
+        if let Some(choices) = whole_choices {
             let allowed: Vec<Node> = choices
                 .iter()
                 .filter(|choice| choice_fits(choice, param, slot))
@@ -97,9 +101,19 @@ impl Values {
                 if depth >= MAX_NESTING {
                     return None;
                 }
-                let item = match items {
-                    Some(item) => self.param(b, item, depth + 1, Slot::Element),
-                    None => Some(self.any(b, self.any_depth.min(MAX_NESTING - depth - 1), true)),
+                let item = match (param.element(), items) {
+                    // The array's choices apply to each element, and so do the items' own:
+                    // an element must be in both lists, none when they share nothing.
+                    (Some(element), _) if param.element_choices().is_some() => {
+                        match element.choices.as_deref() {
+                            Some([]) => None,
+                            _ => self.param(b, &element, depth + 1, Slot::Element),
+                        }
+                    }
+                    (_, Some(item)) => self.param(b, item, depth + 1, Slot::Element),
+                    (_, None) => {
+                        Some(self.any(b, self.any_depth.min(MAX_NESTING - depth - 1), true))
+                    }
                 };
                 Some(match item {
                     Some(item) => list("[", item, "]"),
@@ -330,7 +344,7 @@ fn choice_fits(choice: &Json, param: &Param, slot: Slot) -> bool {
         (ParamType::Any, Json::Number(n)) => n.as_f64().is_some_and(in_range),
         (ParamType::Any, _) => true,
         (ParamType::Object { properties }, Json::Object(_)) => properties.is_empty(),
-        (ParamType::Array { items: None }, Json::Array(_)) => true,
+        (ParamType::Array { .. }, Json::Array(_)) => true,
         _ => false,
     }
 }
