@@ -185,3 +185,163 @@ fn choices_of_array_elements() {
     };
     assert_eq!(params(&back[0]), params(&tools[0]));
 }
+
+// ---------------------------------------------------------------- the preamble's example
+
+/// The one call in `text`, which must be nothing but that call.
+fn sole_call(text: &str) -> Result<atfunc::Call, String> {
+    let mut calls = Vec::new();
+    for event in atfunc::parse_events(text) {
+        match event {
+            atfunc::Event::Call(call) => calls.push(call),
+            atfunc::Event::CallStarted { .. } => {}
+            other => return Err(format!("{text}: {other:?}")),
+        }
+    }
+    match calls.as_slice() {
+        [call] if call.span.start == 0 && call.span.end == text.len() as u64 => Ok(call.clone()),
+        _ => Err(format!("{text}: {} calls", calls.len())),
+    }
+}
+
+fn example_line(prompt: &str) -> Option<&str> {
+    let (_, rest) = prompt.split_once("for example:\n")?;
+    rest.lines().next()
+}
+
+#[test]
+fn the_example_calls_a_listed_function() {
+    let tools = load_interfaces_str(include_str!("../examples/demo/tools.json")).unwrap();
+    // The weather function reads best: a required text parameter, then one by name (one
+    // with choices, so the first choice shows).
+    assert_eq!(
+        example_line(&render_prompt(&tools, &PromptOptions::default())),
+        Some(r#"@weather.get_current_weather("Oslo", unit="celsius")"#)
+    );
+    let power = &tools[1..2];
+    assert_eq!(
+        example_line(&render_prompt(power, &PromptOptions::default())),
+        Some("@math.calculate_power(1, exponent=1)")
+    );
+    // Called as the listing names it: without the domain of the root toolbox.
+    let root = PromptOptions {
+        root: Some("weather"),
+        ..PromptOptions::default()
+    };
+    assert_eq!(
+        example_line(&render_prompt(&tools, &root)),
+        Some(r#"@get_current_weather("Oslo", unit="celsius")"#)
+    );
+    // An api-wrapper with a required body shows one.
+    assert_eq!(
+        atfunc::render::example_call(&reference_tools()[2], None),
+        r#"@api.create_user("Ann", email="ann@example.com") with_body [[ {"username": "Ann", "email": "ann@example.com"} ]]"#
+    );
+    let none = render_prompt(&[], &PromptOptions::default());
+    assert!(
+        none.starts_with("You can call the functions listed below. To call one, write @, its name and its arguments in parentheses.\nRules:\n"),
+        "{none}"
+    );
+}
+
+#[test]
+fn example_values_fit_choices_bounds_and_shapes() {
+    let tools = load_interfaces(&json!([{"name": "shop.order", "parameters": {
+        "type": "object", "properties": {
+            "customer_email": {"type": "string"},
+            "quantity": {"type": "integer", "minimum": 2.5, "maximum": 9},
+            "discount": {"type": "number", "maximum": 0.25},
+            "size": {"type": "string", "enum": [1, "XL", "L"]},
+            "metrics": {"type": "array", "items": {"type": "string"}, "enum": ["view", "click"]},
+            "items": {"type": "array", "items": {"type": "object",
+                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1},
+                               "note": {"type": "string"}},
+                "required": ["sku", "qty"]}},
+            "gift": {"type": "boolean"},
+            "destinationCities": {"type": "array", "items": {"type": "string"}}},
+        "required": ["customer_email", "quantity", "discount", "size", "metrics", "items",
+                     "gift", "destinationCities"]}}]))
+    .unwrap();
+    let example = atfunc::render::example_call(&tools[0], None);
+    assert_eq!(
+        example,
+        r#"@shop.order("ann@example.com", quantity=3, discount=0.25, size="XL", metrics=["view"], items=[{"sku": "example", "qty": 1}], gift=true, destinationCities=["Oslo"])"#
+    );
+    let catalog = atfunc::Catalog::new(tools, false);
+    atfunc::bind(&sole_call(&example).unwrap(), &catalog).unwrap();
+}
+
+/// The example of every BFCL function parses as one call and binds against its own tools,
+/// and each prompt's example is one of them.
+#[test]
+fn every_bfcl_example_binds() {
+    let mut functions = 0;
+    let mut failures = Vec::new();
+    for file in [
+        "BFCL_v4_simple_python.json",
+        "BFCL_v4_multiple.json",
+        "BFCL_v4_parallel.json",
+        "BFCL_v4_parallel_multiple.json",
+    ] {
+        let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            let tools = load_interfaces(&entry["function"]).unwrap();
+            let catalog = atfunc::Catalog::new(tools.clone(), false);
+            let mut examples = Vec::new();
+            for tool in &tools {
+                functions += 1;
+                let example = atfunc::render::example_call(tool, None);
+                match sole_call(&example).and_then(|call| {
+                    atfunc::bind(&call, &catalog).map_err(|e| format!("{example}: {e}"))
+                }) {
+                    Ok(bound) if bound.name == tool.qualified_name() => {}
+                    Ok(bound) => failures.push(format!("{example}: bound {}", bound.name)),
+                    Err(e) => failures.push(format!("{}: {e}", entry["id"])),
+                }
+                examples.push(example);
+            }
+            let prompt = render_prompt(&tools, &PromptOptions::default());
+            let shown = example_line(&prompt).unwrap_or_default();
+            assert!(
+                examples.iter().any(|e| e == shown),
+                "{}: {shown}",
+                entry["id"]
+            );
+        }
+    }
+    assert!(functions > 1000, "{functions} functions");
+    assert!(
+        failures.is_empty(),
+        "{} of {functions}:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn bfcl_examples() {
+    let mut out = String::new();
+    for file in ["BFCL_v4_simple_python.json", "BFCL_v4_multiple.json"] {
+        let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Every 40th entry, as in the rendering sample: the prompt's example first.
+        for line in text.lines().step_by(40) {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            let tools = load_interfaces(&entry["function"]).unwrap();
+            let prompt = render_prompt(&tools, &PromptOptions::default());
+            out.push_str(&format!(
+                "# {}: {}\n",
+                entry["id"].as_str().unwrap(),
+                example_line(&prompt).unwrap()
+            ));
+            for tool in &tools {
+                out.push_str(&atfunc::render::example_call(tool, None));
+                out.push('\n');
+            }
+            out.push('\n');
+        }
+    }
+    insta::assert_snapshot!("bfcl_examples", out);
+}

@@ -12,10 +12,19 @@
 //! braces, so plain parameters keep the reference's exact text:
 //! - choices: `<*unit{"celsius"|"fahrenheit"}>` (a string's choices need no type name),
 //!   `<level{integer: 1|2|3}>`;
-//! - bounds: `<*days{integer 1..16}>`, `<ratio{number >=0}>`, `<count{integer <=10}>`.
+//! - bounds: `<*days{integer 1..16}>`, `<ratio{number >=0}>`, `<count{integer <=10}>`;
+//! - the elements of a list: `<metrics{array of "view"|"click"}>`, `<ids{array of integer >=1}>`.
 //!
 //! An api-wrapper with a request body adds `with_body [[ ... ]]` with a JSON skeleton of
 //! the body, and a `Body:` line listing its fields in the same notation.
+//!
+//! The whole prompt ([`render_prompt`]) opens with a short [`preamble`] that teaches the
+//! call syntax by one example: a call of one of the listed functions whose placeholder
+//! values bind ([`example_call`]), so a model that copies it calls something real.
+
+mod example;
+
+pub use example::example_call;
 
 use crate::interface::{Interface, Param, ParamType};
 use serde_json::Value as Json;
@@ -45,11 +54,15 @@ pub fn render_interface(interface: &Interface, separator: bool) -> String {
 /// Renders one interface under the name a call should use: without the domain for the
 /// functions of the root toolbox (`root`), with it otherwise.
 pub fn render_interface_as(interface: &Interface, root: Option<&str>, separator: bool) -> String {
-    let name = match (&interface.domain, root) {
+    render_named(interface, &call_name(interface, root), separator)
+}
+
+/// The name a call uses under `root`: without the domain for the root toolbox's functions.
+fn call_name(interface: &Interface, root: Option<&str>) -> String {
+    match (&interface.domain, root) {
         (Some(domain), Some(root)) if domain == root => interface.name.clone(),
         _ => interface.qualified_name(),
-    };
-    render_named(interface, &name, separator)
+    }
 }
 
 fn render_named(interface: &Interface, name: &str, separator: bool) -> String {
@@ -261,12 +274,37 @@ pub struct PromptOptions<'a> {
     pub separator: bool,
 }
 
-/// The preamble that teaches a model the call syntax. Short on purpose: every line costs
-/// context, and small models follow a few plain rules and one example best.
-pub const PREAMBLE: &str = "\
-You can call the functions listed below. To call one, write @, its name and its arguments \
-in parentheses, for example:
-@weather.get_current_weather(\"Oslo\", unit=\"celsius\")
+/// The preamble that teaches a model the call syntax, with an example call of one of
+/// `interfaces` ([`example_call`]; none when there are no interfaces). Short on purpose:
+/// every line costs context, and small models follow a few plain rules and one example best.
+///
+/// ```
+/// use atfunc::render::{preamble, PromptOptions};
+/// use atfunc::{Interface, Param, ParamType};
+/// let tools = [Interface::function(Some("math"), "sqrt")
+///     .param(Param::new("x", ParamType::Number).required())];
+/// let text = preamble(&tools, &PromptOptions::default());
+/// assert!(text.contains("in parentheses, for example:\n@math.sqrt(1)\nRules:"));
+/// ```
+pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
+    let mut out = String::from(
+        "You can call the functions listed below. To call one, write @, its name and its \
+         arguments in parentheses",
+    );
+    match example::pick(interfaces) {
+        Some(interface) => {
+            out.push_str(", for example:\n");
+            out.push_str(&example_call(interface, options.root));
+            out.push('\n');
+        }
+        None => out.push_str(".\n"),
+    }
+    out.push_str(RULES);
+    out
+}
+
+/// The rules of the preamble, after its example.
+const RULES: &str = "\
 Rules:
 - Give arguments in the listed order, or by name as name=value. <*name> is required, <name> optional.
 - Quote text with double quotes and escape inner quotes as \\\". Write numbers, true, false, \
@@ -278,7 +316,7 @@ Rules:
 the results come back as \"Function call: ...\" / \"Returned: ...\".
 ";
 
-/// The whole prompt: [`PREAMBLE`], then every interface.
+/// The whole prompt: the [`preamble`], then every interface.
 ///
 /// ```
 /// use atfunc::{Interface, Param, ParamType};
@@ -290,7 +328,7 @@ the results come back as \"Function call: ...\" / \"Returned: ...\".
 /// assert!(prompt.ends_with("@math.sqrt( <*x{number}> )\nDescription: Square root\n"));
 /// ```
 pub fn render_prompt(interfaces: &[Interface], options: &PromptOptions) -> String {
-    let mut out = String::from(PREAMBLE);
+    let mut out = preamble(interfaces, options);
     out.push_str("\nFunctions:\n\n");
     for (i, interface) in interfaces.iter().enumerate() {
         if i > 0 && !options.separator {
