@@ -2,10 +2,9 @@
 //!
 //! Run with `cargo run --example typed_tool --features typed`.
 
-use atfunc::execute::{CallContext, ToolBox};
-use atfunc::interop::{to_openai_tools, tool_message, Options};
+use atfunc::execute::{CallContext, Registry, ToolBox};
+use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{TypedBox, TypedTool};
-use atfunc::{bind, parse_events, render_interface, Catalog, Event};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -85,38 +84,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tools = TypedBox::new("assistant")
         .tool(SendEmailTool)?
         .function("convert_temperature", convert)?;
-    let ctx = CallContext::new();
-    let interfaces = tools.interfaces(&ctx);
-
-    println!("What a model reads in its prompt:\n");
-    for interface in &interfaces {
-        println!("{}", render_interface(interface, false));
-    }
-    let openai = to_openai_tools(&interfaces, &Options::default());
+    let openai = to_openai_tools(&tools.interfaces(&CallContext::new()), &Options::default());
     println!(
-        "The same tools for an OpenAI-style API:\n\n{}\n",
+        "The tools for an OpenAI-style API:\n\n{}\n",
         serde_json::to_string_pretty(&openai.tools)?
+    );
+
+    let registry = Registry::new();
+    registry.register(tools)?;
+    println!(
+        "What a model reads in its prompt:\n\n{}",
+        registry.prompt(&CallContext::new(), false)
     );
 
     let completion = r#"Sure. @assistant.convert_temperature(451, from="fahrenheit")
 Then @assistant.send_email(to="ada@example.org", subject="Hello", body="It works.")
 And @assistant.send_email("nobody", "Hi", "?") and @assistant.convert_temperature(-500, fahrenheit)"#;
-    let catalog = Catalog::new(interfaces, false);
-    for event in parse_events(completion) {
-        let Event::Call(call) = event else { continue };
-        let text = completion
-            .get(call.span.start as usize..call.span.end as usize)
-            .unwrap_or_default();
-        println!("{text}");
-        let result = match bind(&call, &catalog) {
-            Ok(bound) => {
-                let function = bound.name.rsplit('.').next().unwrap_or_default();
-                tools.call(function, bound.args, &ctx).await
-            }
-            Err(error) => Err(error.into()),
-        };
-        let message = tool_message("call_1", &result);
-        println!("  -> {}", message["content"].as_str().unwrap_or_default());
-    }
+    println!("The model answers:\n\n{completion}\n");
+    let report = registry.execute_response(completion).await;
+    println!("What goes back to the model:\n\n{}", report.output);
     Ok(())
 }

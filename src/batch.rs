@@ -11,7 +11,14 @@
 //! are reported unbound (`positional` and `named`). Tool sets are loaded once per distinct
 //! text and kept in a small cache, so a tools list repeated on every line costs one load.
 //!
-//! With the `batch` feature, [`Batch::process_lines`] spreads a slice of lines over every
+#![cfg_attr(
+    feature = "batch",
+    doc = "With the `batch` feature, [`Batch::process_lines`] spreads a slice of lines over every"
+)]
+#![cfg_attr(
+    not(feature = "batch"),
+    doc = "With the `batch` feature, `Batch::process_lines` spreads a slice of lines over every"
+)]
 //! core and returns the output lines in input order.
 //!
 //! ```

@@ -51,7 +51,9 @@
 //! response or error that echoes it shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable.
 
-use crate::execute::{FileBox, Registry, Timeout, ToolBox};
+#[cfg(feature = "file")]
+use crate::execute::FileBox;
+use crate::execute::{Registry, Timeout, ToolBox};
 use crate::interface::json_kind;
 use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
 use serde_json::{Map, Value as Json};
@@ -173,6 +175,7 @@ impl ToolboxSpec {
 
 #[derive(Clone)]
 enum KindSpec {
+    #[cfg_attr(not(feature = "file"), allow(dead_code))]
     File {
         root: PathBuf,
         max_read_bytes: Option<u64>,
@@ -231,7 +234,7 @@ impl Config {
     ///
     /// let folder = tempfile::tempdir()?;
     /// std::fs::create_dir(folder.path().join("sandbox"))?;
-    /// let config = Config::from_str(
+    /// let config = Config::from_text(
     ///     r#"{"toolboxes": [{"name": "file", "kind": "file", "root": "sandbox"}]}"#,
     ///     folder.path(),
     /// )?;
@@ -241,7 +244,7 @@ impl Config {
     /// # Ok::<(), atfunc::config::ConfigError>(())
     /// # })?;
     ///
-    /// let wrong = Config::from_str(r#"{"toolboxes": [{"name": "api", "kind": "http",
+    /// let wrong = Config::from_text(r#"{"toolboxes": [{"name": "api", "kind": "http",
     ///     "base_url": "ftp://x", "functions": []}]}"#, ".").unwrap_err();
     /// assert_eq!(
     ///     wrong.to_string(),
@@ -249,8 +252,7 @@ impl Config {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    #[allow(clippy::should_implement_trait)]
-    pub fn from_str(text: &str, dir: impl AsRef<Path>) -> Result<Config, ConfigError> {
+    pub fn from_text(text: &str, dir: impl AsRef<Path>) -> Result<Config, ConfigError> {
         Config::parse(text, dir.as_ref(), TEXT_NAME.to_owned())
     }
 
@@ -371,6 +373,7 @@ impl Config {
 fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn ToolBox>> {
     let at = spec.at();
     let tool_box: Arc<dyn ToolBox> = match &spec.kind {
+        #[cfg(feature = "file")]
         KindSpec::File {
             root,
             max_read_bytes,
@@ -387,6 +390,13 @@ fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn
                 None => files,
             };
             with_timeout(files, spec.timeout)
+        }
+        #[cfg(not(feature = "file"))]
+        KindSpec::File { .. } => {
+            problems.push(format!(
+                "{at}: a file toolbox needs atfunc built with its 'file' feature"
+            ));
+            return None;
         }
         KindSpec::Command {
             functions,
@@ -448,6 +458,7 @@ fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn
     Some(tool_box)
 }
 
+#[cfg_attr(not(feature = "file"), allow(dead_code))]
 fn with_timeout<B: ToolBox + 'static>(tool_box: B, limit: Option<Duration>) -> Arc<dyn ToolBox> {
     match limit {
         Some(limit) => Arc::new(Timeout::new(tool_box, limit)),

@@ -6,13 +6,27 @@
 //! 2. [`render`]: interfaces as prompt text (`@weather.get_current_weather( <*location>, <unit> )`).
 //! 3. [`parse`]: calls pulled out of model output while it streams.
 //! 4. [`bind`](mod@bind): calls matched to interfaces, arguments typed and checked.
-//! 5. `execute` (feature `execute`): calls run in tool boxes.
+#![cfg_attr(
+    feature = "execute",
+    doc = "5. [`execute`] (feature `execute`): calls run in tool boxes."
+)]
+#![cfg_attr(
+    not(feature = "execute"),
+    doc = "5. `execute` (feature `execute`): calls run in tool boxes."
+)]
 //! 6. [`format`](mod@format): results as text for the model's next turn.
 //!
 //! Beside render, [`grammar`](mod@grammar) writes the same interfaces as a GBNF grammar
 //! that constrains an inference engine to answers whose calls bind.
 //!
-//! Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and `typed`
+#![cfg_attr(
+    feature = "typed",
+    doc = "Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and [`typed`]"
+)]
+#![cfg_attr(
+    not(feature = "typed"),
+    doc = "Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and `typed`"
+)]
 //! (feature `typed`) turns Rust functions into tools.
 //!
 //! ```
@@ -39,6 +53,9 @@
 //! }
 //! ```
 #![deny(missing_docs)]
+// On docs.rs (every feature on, `--cfg docsrs`) each item gets a badge naming the feature
+// it needs; `doc_cfg` is nightly-only, so stable builds never see it.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod batch;
 pub mod bind;
@@ -71,8 +88,10 @@ pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, Strea
 pub use render::{render_interface, render_prompt, PromptOptions};
 pub use translator::{Atfunc, Translator};
 
+#[cfg(feature = "file")]
+pub use execute::FileBox;
 #[cfg(feature = "execute")]
 pub use execute::{
-    CallContext, ExecutionReport, FileBox, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
+    CallContext, ExecutionReport, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
     ToolError,
 };

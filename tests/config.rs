@@ -26,7 +26,7 @@ Returned: Error: Function 'weather.get_temp' failed (exit status 2): location is
 "#;
 
 fn problems(text: &str) -> Vec<String> {
-    match Config::from_str(text, ".") {
+    match Config::from_text(text, ".") {
         Err(ConfigError::Invalid { problems, .. }) => problems,
         other => panic!("expected problems, got {other:?}"),
     }
@@ -144,7 +144,7 @@ fn interface_problems_name_the_function() {
 
 #[test]
 fn json_syntax_errors_give_line_and_column() {
-    let error = Config::from_str("{\n  \"toolboxes\": [,]\n}", ".").unwrap_err();
+    let error = Config::from_text("{\n  \"toolboxes\": [,]\n}", ".").unwrap_err();
     assert_eq!(
         error.to_string(),
         "config:2:17: not valid JSON: expected value"
@@ -172,7 +172,7 @@ async fn a_missing_environment_variable_is_named_at_build() {
          "functions": []},
         {"name": "file", "kind": "file", "root": "no-such-folder"}]}"#;
     let folder = tempfile::tempdir().unwrap();
-    let config = Config::from_str(text, folder.path()).unwrap();
+    let config = Config::from_text(text, folder.path()).unwrap();
     let error = config.build().await.unwrap_err();
     let problems = error.problems();
     assert_eq!(problems.len(), 3, "{problems:?}");
@@ -235,7 +235,7 @@ async fn relative_paths_start_at_the_config_folder() {
 async fn an_mcp_server_that_cannot_start_is_a_config_error() {
     let text = r#"{"toolboxes": [{"name": "everything", "kind": "mcp",
         "command": ["atfunc-test-no-such-server"]}]}"#;
-    let error = Config::from_str(text, ".")
+    let error = Config::from_text(text, ".")
         .unwrap()
         .build()
         .await
@@ -253,7 +253,7 @@ fn debug_output_holds_no_values() {
     let text = r#"{"toolboxes": [{"name": "api", "kind": "http", "base_url": "http://127.0.0.1:1",
         "headers": {"X-Api-Key": "literal-key-value", "Authorization": {"env": "SOME_TOKEN"}},
         "functions": []}]}"#;
-    let debug = format!("{:?}", Config::from_str(text, ".").unwrap());
+    let debug = format!("{:?}", Config::from_text(text, ".").unwrap());
     assert!(debug.contains("(\"api\", \"http\")"), "{debug}");
     assert!(!debug.contains("literal-key-value"), "{debug}");
     assert!(!debug.contains("SOME_TOKEN"), "{debug}");

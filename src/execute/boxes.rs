@@ -22,17 +22,18 @@ type Handler = Arc<
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::{json, Map};
 ///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let math = FnBox::new("math").function(
-///     Interface::function(Some("math"), "double")
-///         .describe("Twice a number")
-///         .param(Param::new("x", ParamType::Number).required()),
-///     |args, _ctx| Ok(json!(args["x"].as_f64().unwrap_or(0.0) * 2.0)),
-/// );
-/// let mut args = Map::new();
-/// args.insert("x".into(), json!(21));
-/// assert_eq!(math.call("double", args, &CallContext::new()).await, Ok(json!(42.0)));
-/// # });
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let math = FnBox::new("math").function(
+///         Interface::function(Some("math"), "double")
+///             .describe("Twice a number")
+///             .param(Param::new("x", ParamType::Number).required()),
+///         |args, _ctx| Ok(json!(args["x"].as_f64().unwrap_or(0.0) * 2.0)),
+///     );
+///     let mut args = Map::new();
+///     args.insert("x".into(), json!(21));
+///     assert_eq!(math.call("double", args, &CallContext::new()).await, Ok(json!(42.0)));
+/// }
 /// ```
 ///
 /// A synchronous closure runs on the caller's task: keep it short, or use

@@ -13,6 +13,7 @@ mod boxes;
 #[cfg(feature = "command")]
 mod command;
 mod control;
+#[cfg(feature = "file")]
 mod file;
 #[cfg(feature = "http")]
 mod http;
@@ -27,6 +28,7 @@ pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
 pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
+#[cfg(feature = "file")]
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind, DEFAULT_MAX_READ_BYTES};
 #[cfg(feature = "http")]
 pub use http::{
