@@ -83,7 +83,7 @@ async fn a_non_zero_exit_is_an_error_with_the_status_and_stderr() {
         .execute_response("@weather.get_temp(\"Atlantis\") @weather.get_temp(\"Rome\")")
         .await;
     assert_eq!(
-        report.calls[0].result,
+        report.calls[0].result.clone().map_err(|e| e.to_string()),
         Err(String::from(
             "Function 'weather.get_temp' failed (exit status 3): no such city: Atlantis"
         ))

@@ -200,11 +200,19 @@ async fn registration_is_validated_and_names_are_unique() {
             name: "WEATHER".into()
         })
     );
+    // `tools` is not taken by a box: it is reserved, and the error says so.
+    let reserved = registry.register(EmptyBox::new("Tools")).unwrap_err();
     assert_eq!(
-        registry.register(EmptyBox::new("tools")),
-        Err(RegisterError::NameTaken {
-            name: "tools".into()
-        })
+        reserved,
+        RegisterError::Reserved {
+            name: "Tools".into()
+        }
+    );
+    assert!(
+        reserved
+            .to_string()
+            .starts_with("the name 'Tools' is reserved for the control functions"),
+        "{reserved}"
     );
     assert_eq!(registry.toolboxes(), ["weather", "math", "tools"]);
 }

@@ -136,12 +136,13 @@ async fn conditions_hide_tools_from_the_prompt_and_from_calls() {
         .result
         .as_ref()
         .unwrap_err()
+        .to_string()
         .starts_with("Unknown function 't.fail'"));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
     let allowed = registry.execute_response_with("@t.fail()", &admin).await;
     assert_eq!(
         allowed.calls[0].result,
-        Err("x must be positive".to_owned())
+        Err(ToolError::Failed("x must be positive".to_owned()))
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 

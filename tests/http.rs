@@ -296,7 +296,7 @@ async fn an_http_error_is_an_error_with_the_status_and_an_excerpt() {
     let registry = registry().await;
     let report = registry.execute_response("@api.fail() @api.text()").await;
     assert_eq!(
-        report.calls[0].result,
+        report.calls[0].result.clone().map_err(|e| e.to_string()),
         Err(String::from(
             "Function 'api.fail' failed: HTTP 500 Internal Server Error from GET /fail: database exploded at row 7"
         ))

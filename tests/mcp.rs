@@ -136,7 +136,11 @@ async fn everything_calls_from_text() {
         ))
         .await;
     assert_eq!(report.call_count, 3);
-    let results: Vec<_> = report.calls.iter().map(|c| c.result.clone()).collect();
+    let results: Vec<_> = report
+        .calls
+        .iter()
+        .map(|c| c.result.clone().map_err(|e| e.to_string()))
+        .collect();
     assert_eq!(results[0], Ok(json!("Echo: hi")));
     assert_eq!(results[1], Ok(json!("The sum of 2 and 3.5 is 5.5.")));
     let refused = results[2].clone().expect_err("a negative id is refused");
@@ -254,7 +258,11 @@ async fn filesystem_reads_writes_and_refuses_outside() {
         format!("@fs.write_file(path={secret:?}, content=\"overwritten\")"),
     ] {
         let refused = call(attempt.clone()).await;
-        let error = refused.calls[0].result.clone().expect_err(&attempt);
+        let error = refused.calls[0]
+            .result
+            .clone()
+            .expect_err(&attempt)
+            .to_string();
         assert!(error.contains("Access denied"), "{attempt}: {error}");
     }
     assert_eq!(std::fs::read_to_string(&secret).expect("read"), "outside");
@@ -379,7 +387,7 @@ async fn a_config_time_limit_stops_a_slow_server_tool_and_the_box_stays_usable()
     }
     let config = json!({"toolboxes": [{"name": "everything", "kind": "mcp", "timeout_ms": 300,
         "command": server_command("server-everything", &["stdio"])}]});
-    let registry = atfunc::config::Config::from_str(&config.to_string(), ".")
+    let registry = atfunc::config::Config::from_text(&config.to_string(), ".")
         .unwrap()
         .build()
         .await
@@ -391,7 +399,7 @@ async fn a_config_time_limit_stops_a_slow_server_tool_and_the_box_stays_usable()
         )
         .await;
     assert_eq!(report.call_count, 2);
-    let slow = report.calls[0].result.as_ref().unwrap_err();
+    let slow = report.calls[0].result.as_ref().unwrap_err().to_string();
     assert!(slow.contains("did not finish within 300ms"), "{slow}");
     assert_eq!(
         report.calls[1].result.as_ref().unwrap(),

@@ -44,6 +44,14 @@ pub enum RegisterError {
         /// The name asked for.
         name: String,
     },
+    /// The name is the control functions' domain, `tools`, while they are registered.
+    #[error(
+        "the name '{name}' is reserved for the control functions (@tools.get_functions(), ...); give the toolbox another name, or unregister the control functions first"
+    )]
+    Reserved {
+        /// The name asked for.
+        name: String,
+    },
     /// No box of that name is registered.
     #[error("no toolbox named '{name}' is registered")]
     UnknownToolbox {
@@ -107,9 +115,10 @@ pub struct Outcome {
     pub call: Option<Call>,
     /// The bound arguments; `None` when the call did not bind.
     pub args: Option<Map<String, Json>>,
-    /// What the call returned (after the output filters, before truncation), or the error
-    /// message.
-    pub result: Result<Json, String>,
+    /// What the call returned (after the output filters, before truncation), or why it
+    /// failed: the same [`ToolError`] that [`Registry::call`] returns (a call that does not
+    /// bind is [`ToolError::Bind`], text that cannot be read [`ToolError::Unreadable`]).
+    pub result: Result<Json, ToolError>,
     /// What the result block shows: the call text and the truncated result.
     pub record: CallRecord,
     /// The result block, as the translator formats it.
@@ -143,10 +152,14 @@ impl Outcome {
                 format::fit_json(value, self.truncate_length),
             ),
             // As in the block: an error is not cut below ERROR_TEXT_FLOOR characters.
-            Err(message) => map.insert(
+            Err(error) => map.insert(
                 "error".into(),
                 Json::String(
-                    truncate_text(message, self.truncate_length.max(ERROR_TEXT_FLOOR)).into_owned(),
+                    truncate_text(
+                        &error.to_string(),
+                        self.truncate_length.max(ERROR_TEXT_FLOOR),
+                    )
+                    .into_owned(),
                 ),
             ),
         };
@@ -222,18 +235,19 @@ struct State {
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
-/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let registry = Registry::new();
-/// registry.register(FnBox::new("weather").function(
-///     Interface::function(Some("weather"), "get_temp")
-///         .describe("Current temperature of a city")
-///         .param(Param::new("location", ParamType::String).required().describe("City")),
-///     |_args, _ctx| Ok(json!({"temp": 21})),
-/// )).unwrap();
+/// #[tokio::main(flavor = "current_thread")]
+/// async fn main() {
+///     let registry = Registry::new();
+///     registry.register(FnBox::new("weather").function(
+///         Interface::function(Some("weather"), "get_temp")
+///             .describe("Current temperature of a city")
+///             .param(Param::new("location", ParamType::String).required().describe("City")),
+///         |_args, _ctx| Ok(json!({"temp": 21})),
+///     )).unwrap();
 ///
-/// let report = registry.execute_response(r#"Let me check. @weather.get_temp("Paris")"#).await;
-/// assert_eq!(report.output, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n");
-/// # });
+///     let report = registry.execute_response(r#"Let me check. @weather.get_temp("Paris")"#).await;
+///     assert_eq!(report.output, "Function call: weather.get_temp(\"Paris\")\nReturned: {\"temp\":21}\n");
+/// }
 /// ```
 pub struct Registry {
     state: RwLock<State>,
@@ -313,13 +327,13 @@ impl Registry {
         let name = tool_box.name().to_owned();
         validate_toolbox(&name, &tool_box.interfaces(&CallContext::new()))?;
         let mut state = self.write();
-        let control_taken =
-            !state.control.is_empty() && Self::same_name(&state, &name, CONTROL_DOMAIN);
-        if control_taken
-            || state
-                .boxes
-                .iter()
-                .any(|b| Self::same_name(&state, b.name(), &name))
+        if !state.control.is_empty() && Self::same_name(&state, &name, CONTROL_DOMAIN) {
+            return Err(RegisterError::Reserved { name });
+        }
+        if state
+            .boxes
+            .iter()
+            .any(|b| Self::same_name(&state, b.name(), &name))
         {
             return Err(RegisterError::NameTaken { name });
         }
@@ -749,7 +763,7 @@ impl Registry {
         call: Option<Call>,
         shown_call: String,
         args: Option<Map<String, Json>>,
-        result: Result<Json, String>,
+        result: Result<Json, ToolError>,
         span: Span,
         limit: usize,
     ) -> Outcome {
@@ -775,7 +789,9 @@ impl Registry {
             }
             // The model needs an error whole to correct its call, so a small limit set for
             // bulky results does not cut errors below ERROR_TEXT_FLOOR characters.
-            Err(message) => Err(truncate_text(message, limit.max(ERROR_TEXT_FLOOR)).into_owned()),
+            Err(error) => {
+                Err(truncate_text(&error.to_string(), limit.max(ERROR_TEXT_FLOOR)).into_owned())
+            }
         };
         let record = CallRecord {
             call_text: truncate_text(&shown_call, CALL_TEXT_LIMIT).into_owned(),
@@ -808,7 +824,7 @@ enum Job {
         name: String,
         call: Option<Call>,
         shown: String,
-        error: String,
+        error: ToolError,
         span: Span,
     },
 }
@@ -913,7 +929,7 @@ impl ResponseStream<'_> {
                 Err(error) => Job::Refused {
                     name: call.name.clone(),
                     shown: call_text(&call),
-                    error: error.to_string(),
+                    error: ToolError::Bind(error),
                     span: call.span,
                     call: Some(call),
                 },
@@ -936,9 +952,7 @@ fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
         name,
         call: None,
         shown: written.to_owned(),
-        error: format!(
-            "This call could not be read: {error}. Write calls as @name(\"text\", 42, name=\"value\")"
-        ),
+        error: ToolError::Unreadable(error.clone()),
         span,
     }
 }
@@ -956,10 +970,7 @@ async fn run_job(
             // calls after it, not its own confirmation.
             let limit = registry.truncate_length();
             let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
-            let result = registry
-                .dispatch(snapshot, &bound, &call_ctx)
-                .await
-                .map_err(|e| e.to_string());
+            let result = registry.dispatch(snapshot, &bound, &call_ctx).await;
             let shown = call_text(&call);
             registry.outcome(
                 snapshot,

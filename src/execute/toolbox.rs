@@ -3,6 +3,7 @@
 
 use crate::bind::{BindError, Body};
 use crate::interface::Interface;
+use crate::parse::ParseError;
 use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
 use std::any::{Any, TypeId};
@@ -253,9 +254,35 @@ pub enum ToolError {
         /// The arguments, as compact JSON.
         args: String,
     },
+    /// Text in the answer that looked like a call but could not be read as one.
+    #[error(
+        "This call could not be read: {0}. Write calls as @name(\"text\", 42, name=\"value\")"
+    )]
+    Unreadable(ParseError),
     /// The tool's own failure, in its own words.
     #[error("{0}")]
     Failed(String),
+}
+
+/// `Err("no such user".into())` and `?` on a `Result<_, String>` in a tool.
+impl From<String> for ToolError {
+    fn from(message: String) -> ToolError {
+        ToolError::Failed(message)
+    }
+}
+
+/// `Err("no such user".into())` in a tool.
+impl From<&str> for ToolError {
+    fn from(message: &str) -> ToolError {
+        ToolError::Failed(message.to_owned())
+    }
+}
+
+/// `?` on `serde_json::from_value` and `to_value` in a tool: the model reads what did not fit.
+impl From<serde_json::Error> for ToolError {
+    fn from(error: serde_json::Error) -> ToolError {
+        ToolError::Failed(error.to_string())
+    }
 }
 
 impl ToolError {
