@@ -657,8 +657,8 @@ fn an_object_of_other_keys_stays_a_first_argument() {
 
 #[test]
 fn an_object_of_parameters_beside_other_arguments_is_written_out() {
-    let expected = "Invalid arguments for function 'weather.get_temp': got one JSON object with \
-                    keys location and 1 more argument; write every argument as name=value: \
+    let expected = "Invalid arguments for function 'weather.get_temp': got one JSON object \
+                    (keys location) and 1 more argument; write every argument as name=value: \
                     @weather.get_temp(location=\"Paris\", unit=\"celsius\")";
     let object = || obj(vec![("location", s("Paris"))]);
     assert_eq!(
@@ -683,8 +683,8 @@ fn an_object_of_parameters_beside_other_arguments_is_written_out() {
             vec![obj(vec![("location", s("Paris")), ("days", num("3"))])],
             vec![("detailed", Value::Bool(true)), ("x", bare("y"))]
         )),
-        "Invalid arguments for function 'weather.forecast': got one JSON object with keys \
-         location, days and 2 more arguments; write every argument as name=value: \
+        "Invalid arguments for function 'weather.forecast': got one JSON object (keys \
+         location, days) and 2 more arguments; write every argument as name=value: \
          @weather.forecast(location=\"Paris\", days=3, detailed=true, x=\"y\")"
     );
     assert!(matches!(

@@ -345,3 +345,22 @@ fn bfcl_examples() {
     }
     insta::assert_snapshot!("bfcl_examples", out);
 }
+
+#[test]
+fn a_body_field_with_element_choices_is_a_list_in_the_skeleton() {
+    let mut metrics = Param::new("metrics", ParamType::Array { items: None }).required();
+    metrics.choices = Some(vec![json!("view"), json!("click")]);
+    metrics.location = atfunc::interface::Location::Body;
+    let mut report = Interface::function(Some("api"), "report");
+    report.kind = atfunc::Kind::ApiWrapper;
+    report.request_body = vec![metrics];
+    assert_eq!(
+        render_interface(&report, false),
+        "@api.report() with_body [[\n{\n  \"metrics\": []\n}\n]]\n\
+         Body: <*metrics{array of \"view\"|\"click\"}>\n"
+    );
+    assert_eq!(
+        atfunc::render::example_call(&report, None),
+        r#"@api.report() with_body [[ {"metrics": ["view"]} ]]"#
+    );
+}

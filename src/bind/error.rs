@@ -72,11 +72,11 @@ pub enum BindError {
     /// One JSON object holding parameters by name, given beside other arguments (alone,
     /// its fields are taken as the named arguments; see the [module docs](super)).
     ///
-    /// `Invalid arguments for function 'chat.send': got one JSON object with keys channel,
-    /// text and 1 more argument; write every argument as name=value:
+    /// `Invalid arguments for function 'chat.send': got one JSON object (keys channel, text)
+    /// and 1 more argument; write every argument as name=value:
     /// @chat.send(channel="ops", text="hi", urgent=true)`
     #[error(
-        "Invalid arguments for function '{function}': got one JSON object with keys {} and {others} more argument{}; write every argument as name=value: {example}",
+        "Invalid arguments for function '{function}': got one JSON object (keys {}) and {others} more argument{}; write every argument as name=value: {example}",
         .keys.join(", "),
         if *.others == 1 { "" } else { "s" }
     )]

@@ -243,7 +243,13 @@ fn placeholder(param: &Param) -> Json {
     if let Some(default) = &param.default {
         return default.clone();
     }
-    if let Some(first) = param.choices.as_ref().and_then(|c| c.first()) {
+    // Choices of a list's elements are no value of the list itself.
+    if let Some(first) = param
+        .choices
+        .as_ref()
+        .filter(|_| param.element_choices().is_none())
+        .and_then(|c| c.first())
+    {
         return first.clone();
     }
     match &param.ty {
