@@ -39,8 +39,9 @@
 //! ```
 
 use crate::interface::json_kind;
-use crate::{bind, load_interfaces, parse_events, validate_all, Call, Catalog, Event};
-use crate::{LoadError, ParseError, Span};
+use crate::parse::Bodies;
+use crate::{bind, load_interfaces, validate_all, Call, Catalog, Event};
+use crate::{LoadError, ParseError, ParserConfig, Span, StreamParser};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
@@ -118,6 +119,20 @@ pub fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
     })
 }
 
+/// The parser options for reading calls to `catalog`'s functions: only those that take a
+/// body may have one, so every other call is complete at its `)`. With no catalog any call
+/// may have one.
+pub fn parser_config(catalog: Option<&Catalog>) -> ParserConfig {
+    let bodies = match catalog {
+        Some(catalog) => Bodies::of(catalog.interfaces(), catalog.root()),
+        None => Bodies::Any,
+    };
+    ParserConfig {
+        bodies,
+        ..ParserConfig::default()
+    }
+}
+
 /// The calls and the errors found in one complete text, each in text order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {
@@ -136,7 +151,10 @@ pub struct Records {
 /// ```
 pub fn completion_records(completion: &str, catalog: Option<&Catalog>) -> Records {
     let mut records = Records::default();
-    for event in parse_events(completion) {
+    let mut parser = StreamParser::new(parser_config(catalog));
+    let mut events = parser.feed_str(completion);
+    parser.finish_into(&mut events);
+    for event in events {
         match event {
             Event::Call(call) => {
                 let raw = || {

@@ -1,9 +1,39 @@
 //! The tricky-input corpus: each case runs whole and in 1-byte, 3-byte and random chunks
-//! (all must agree and reproduce the input), and its events are snapshotted.
+//! (all must agree and reproduce the input), and its events are snapshotted. Each case runs
+//! again with the parser told which functions take a body, under the same checks.
 
 mod parse_common;
 
-use parse_common::{check, check_bytes};
+use atfunc::parse::Bodies;
+use atfunc::{Event, ParserConfig};
+use parse_common::{calls, check, check_bytes, check_bytes_config};
+
+/// The functions of the corpus that take a body, for the runs that are told.
+const WITH_BODY: [&str; 2] = ["api.create_user", "API.POST"];
+
+/// Runs `input` with the parser told that no function, and that only [`WITH_BODY`], takes
+/// a body: every chunking must agree, and only calls to those have one.
+fn check_bodies(input: &[u8], events: &[Event]) {
+    let none = ParserConfig {
+        bodies: Bodies::None,
+        ..ParserConfig::default()
+    };
+    let bare = check_bytes_config(input, &none, true);
+    assert!(calls(&bare).iter().all(|c| c.body.is_none()), "{bare:?}");
+    let some = ParserConfig {
+        bodies: Bodies::only(WITH_BODY),
+        ..ParserConfig::default()
+    };
+    let told = check_bytes_config(input, &some, true);
+    for call in calls(&told) {
+        if some.bodies.allows(&call.name) {
+            // Told nothing new about it, the parser reads such a call as before.
+            assert!(calls(events).contains(&call), "{call:?} not in {events:?}");
+        } else {
+            assert_eq!(call.body, None, "{call:?}");
+        }
+    }
+}
 
 /// One snapshot test per case; the snapshot is named after the case.
 macro_rules! corpus {
@@ -13,6 +43,7 @@ macro_rules! corpus {
             fn $name() {
                 let events = check($input);
                 insta::assert_json_snapshot!(stringify!($name), events);
+                check_bodies($input.as_bytes(), &events);
             }
         )*
     };
@@ -38,7 +69,7 @@ corpus! {
     multi_line_arguments:
         "@weather.get(\n    location=\"Paris\",\n    unit: 'c',\n)\nDone.";
     crlf_line_ends:
-        "@weather.get(\r\n  \"Paris\",\r\n  unit = c\r\n)\r\nwith_body [[\r\n{}\r\n]]\r\nok\r\n";
+        "@weather.get(\r\n  \"Paris\",\r\n  unit = c\r\n) with_body [[\r\n{}\r\n]]\r\nok\r\n";
     unicode_escapes_and_multibyte:
         r#"@echo("\uD83D\uDE00 caf\u00e9 \uDE00", "naïve 日本 😀", ключ="значение")"#;
     windows_path:
@@ -49,8 +80,10 @@ corpus! {
         "Calling @a(1, [2, 3";
     body_with_brackets_in_json_string:
         r#"@api.create_user("bob", "b@x.io") with_body [[ {"bio": "likes ]] and [[", "n": [[1,2],[3]]} ]] then text"#;
-    body_on_next_line_with_nested_arrays:
-        "@api.post(1)\nwith_body [[ [[1,2],[3]] ]]";
+    body_with_nested_arrays:
+        "@api.post(1) with_body [[ [[1,2],[3]] ]]";
+    body_on_the_next_line_is_text:
+        "@api.post(1)\nwith_body [[ [[1,2],[3]] ]] @api.post(2)\r\nwith_body [[]]";
     not_a_body:
         "@a(1)\n\nwith_body [[x]] @b(2) with_bodyx @c(3) with_body then";
     unterminated_body:
@@ -83,6 +116,7 @@ fn invalid_utf8_in_text_and_calls() {
     let input = b"ok \xff @a(\"\xfe\") @b(1) \xe2\x82(x) @c(\xe2\x82";
     let events = check_bytes(input);
     insta::assert_json_snapshot!("invalid_utf8_in_text_and_calls", events);
+    check_bodies(input, &events);
 }
 
 #[test]
@@ -91,4 +125,5 @@ fn multibyte_split_everywhere() {
     let input = "é@a(1) 😀@b(2) @日本(\"😀\", k='é') ü";
     let events = check(input);
     insta::assert_json_snapshot!("multibyte_split_everywhere", events);
+    check_bodies(input.as_bytes(), &events);
 }

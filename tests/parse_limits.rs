@@ -79,6 +79,7 @@ fn small_limits() -> ParserConfig {
         max_body_len: 16,
         max_depth: 3,
         max_args: 4,
+        ..ParserConfig::default()
     }
 }
 

@@ -2,8 +2,9 @@
 
 mod parse_common;
 
-use atfunc::{Call, Event, StreamParser, Value};
-use parse_common::{assert_reproduces, calls, events_in_chunks, merge};
+use atfunc::parse::Bodies;
+use atfunc::{Call, Event, ParserConfig, StreamParser, Value};
+use parse_common::{assert_reproduces, calls, events_in_chunks, events_in_chunks_config, merge};
 use proptest::prelude::*;
 use serde_json::Value as J;
 
@@ -224,6 +225,9 @@ fn messy_input() -> impl Strategy<Value = Vec<u8>> {
             "{",
             "@f(k: v,",
             "a@",
+            "@a() with_body [[1]]",
+            "@A.b(2)\n",
+            "@f(3) ",
         ])
         .prop_map(|s| s.as_bytes().to_vec()),
         prop::collection::vec(any::<u8>(), 0..6),
@@ -231,6 +235,20 @@ fn messy_input() -> impl Strategy<Value = Vec<u8>> {
             .prop_map(<[u8]>::to_vec),
     ];
     prop::collection::vec(piece, 0..8).prop_map(|pieces| pieces.concat())
+}
+
+/// Which calls may have a body: any, none, or those of a few names the inputs use.
+fn parser_config() -> impl Strategy<Value = ParserConfig> {
+    prop_oneof![
+        Just(Bodies::Any),
+        Just(Bodies::None),
+        Just(Bodies::only(["a", "a.B"])),
+        Just(Bodies::only(["f", "x.y"])),
+    ]
+    .prop_map(|bodies| ParserConfig {
+        bodies,
+        ..ParserConfig::default()
+    })
 }
 
 fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
@@ -242,15 +260,23 @@ fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    /// (1) Any chunking gives the events of the whole input; (2) they rebuild the input.
+    /// (1) Any chunking gives the events of the whole input, whichever calls may have a
+    /// body; (2) they rebuild the input.
     #[test]
-    fn chunking_does_not_matter(input in messy_input(), sizes in chunk_sizes()) {
-        let whole = merge(events_in_chunks(&input, &[usize::MAX]));
+    fn chunking_does_not_matter(
+        input in messy_input(),
+        sizes in chunk_sizes(),
+        config in parser_config(),
+    ) {
+        let whole = merge(events_in_chunks_config(&input, &config, &[usize::MAX]));
         assert_reproduces(&input, &whole);
-        let chunked = merge(events_in_chunks(&input, &sizes));
+        let chunked = merge(events_in_chunks_config(&input, &config, &sizes));
         prop_assert_eq!(chunked, whole);
-        let ones = merge(events_in_chunks(&input, &[1]));
+        let ones = merge(events_in_chunks_config(&input, &config, &[1]));
         assert_reproduces(&input, &ones);
+        for call in calls(&ones) {
+            prop_assert!(call.body.is_none() || config.bodies.allows(&call.name));
+        }
     }
 
     /// (3) No strict prefix of a call yields a call event, however it is chunked.
@@ -305,7 +331,7 @@ proptest! {
 fn every_prefix_of_a_call_is_partial() {
     let cases = [
         r#"@weather.get("Paris", unit: 'c')"#,
-        "@api.create_user(\"bob\", \"b@x.io\")\n  with_body [[ {\"bio\": \"]] [[\", \"n\": [[1],[2]]} ]]",
+        "@api.create_user(\"bob\", \"b@x.io\")  with_body [[ {\"bio\": \"]] [[\", \"n\": [[1],[2]]} ]]",
         "@a(x=[1, {k: v, \"q\": [true, None]}], y = -2e3,\r\n)",
         "@日本.語(\"😀\", k='é')",
         "@calc(sqrt(2), (1+2)*3)",

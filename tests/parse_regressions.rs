@@ -3,9 +3,11 @@
 
 mod parse_common;
 
-use atfunc::parse::ParseErrorKind;
+use atfunc::parse::{Bodies, ParseErrorKind};
 use atfunc::{Event, ParserConfig, StreamParser, Value};
-use parse_common::{assert_reproduces, calls, check, check_bytes, events_in_chunks_with, merge};
+use parse_common::{
+    assert_reproduces, calls, check, check_bytes, check_bytes_config, events_in_chunks_with, merge,
+};
 
 fn malformed_kinds(events: &[Event]) -> Vec<ParseErrorKind> {
     events
@@ -77,7 +79,7 @@ fn character_straddling_the_call_limit() {
 fn gap_held_at_the_end_is_released() {
     for input in [
         "@a() \r",
-        "@a()\r\n  with_bo",
+        "@a() with_bo",
         "@a() with_body ",
         "@a() with_body [",
     ] {
@@ -89,7 +91,7 @@ fn gap_held_at_the_end_is_released() {
 
 #[test]
 fn bodies_at_their_edges() {
-    let events = check("@a()\r\nwith_body[[]] @b() with_body [[]]]] @c() with_body\n[[ x ] y ]]");
+    let events = check("@a()\twith_body[[]] @b() with_body [[]]]] @c() with_body\n[[ x ] y ]]");
     let c = calls(&events);
     assert_eq!(c[0].body.as_deref(), Some(""));
     assert_eq!(c[1].body.as_deref(), Some(""));
@@ -220,4 +222,67 @@ fn long_names_and_bodies_in_chunks_of_every_size() {
             .collect();
         assert_eq!(offsets, [offset], "{config:?}");
     }
+}
+
+/// Whether feeding exactly `input` (no more bytes, no `finish`) hands out a call, however
+/// it is split in two.
+fn released(config: &ParserConfig, input: &str) -> bool {
+    (0..input.len()).all(|k| {
+        let mut parser = StreamParser::new(config.clone());
+        let mut out = parser.feed(&input.as_bytes()[..k]);
+        out.extend(parser.feed(&input.as_bytes()[k..]));
+        !calls(&out).is_empty()
+    })
+}
+
+#[test]
+fn a_call_without_a_body_is_out_at_its_closing_parenthesis() {
+    // A stream that pauses right after `)` must not hold the call until the next bytes.
+    let told = ParserConfig {
+        bodies: Bodies::only(["api.create_user"]),
+        ..ParserConfig::default()
+    };
+    let none = ParserConfig {
+        bodies: Bodies::None,
+        ..ParserConfig::default()
+    };
+    for config in [&told, &none] {
+        assert!(
+            released(config, "Checking: @weather.get(\"Oslo\")"),
+            "{config:?}"
+        );
+        assert!(released(config, "@Weather.Get(Oslo) "), "{config:?}");
+    }
+    // A function that takes a body waits: `with_body` may follow on this line.
+    assert!(!released(&told, "@API.create_user(\"ann\")"));
+    assert!(!released(&told, "@api.create_user(\"ann\") "));
+    assert!(!released(
+        &ParserConfig::default(),
+        "@weather.get(\"Oslo\")"
+    ));
+    // Its body, when it comes, is still read.
+    let events = check_bytes_config(b"@api.create_user(1) with_body [[{}]]", &told, true);
+    assert_eq!(calls(&events)[0].body.as_deref(), Some("{}"));
+    let events = check_bytes_config(b"@weather.get(1) with_body [[{}]]", &told, true);
+    assert_eq!(calls(&events)[0].body, None);
+}
+
+#[test]
+fn a_line_break_after_the_closing_parenthesis_ends_any_call() {
+    let config = ParserConfig::default();
+    for input in [
+        "@api.create_user(\"ann\")\n",
+        "@api.create_user(\"ann\")\r",
+        "@api.create_user(\"ann\") \t\r\n",
+        "@a(1)\n\nwith_body [[x]]",
+    ] {
+        assert!(released(&config, input), "{input:?}");
+    }
+    // What follows the line is text, even `with_body`.
+    let events = check("@a(1)\nwith_body [[x]]");
+    assert_eq!(calls(&events)[0].body, None);
+    assert!(matches!(&events[2], Event::Text { text } if text == "\nwith_body [[x]]"));
+    // The line of `with_body` may still break before `[[`.
+    let events = check("@a(1) with_body\n[[x]]");
+    assert_eq!(calls(&events)[0].body.as_deref(), Some("x"));
 }

@@ -62,6 +62,7 @@ fuzz_target!(|data: (Vec<u8>, Vec<u8>, bool)| {
             max_body_len: 12,
             max_depth: 3,
             max_args: 3,
+            ..ParserConfig::default()
         }
     } else {
         ParserConfig::default()

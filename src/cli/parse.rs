@@ -67,7 +67,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         invalid_end: None,
         head: Head::default(),
     };
-    let mut parser = StreamParser::default();
+    let mut parser = StreamParser::new(batch::parser_config(catalog.as_ref()));
     let size = usize::try_from(args.chunk_size).unwrap_or(usize::MAX);
     let mut buf = vec![0u8; size];
     let mut events = Vec::new();

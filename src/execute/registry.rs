@@ -9,7 +9,7 @@ use crate::format::{
     OutputFilter, DEFAULT_TRUNCATE_LENGTH,
 };
 use crate::interface::{validate_toolbox, Interface, ValidationErrors};
-use crate::parse::{Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
+use crate::parse::{Bodies, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
 use crate::render::{render_prompt, PromptOptions};
 use crate::translator::{Atfunc, Translator};
 use futures::StreamExt;
@@ -483,9 +483,27 @@ impl Registry {
         self.write().timeout = limit;
     }
 
-    /// The parser limits used on answers.
+    /// The parser limits and options used on answers. Left at [`Bodies::Any`], `bodies` is
+    /// narrowed for each answer to the functions registered then that take a body, so a
+    /// call to any other is run as soon as its `)` is read; set it to choose otherwise.
     pub fn set_parser_config(&self, config: ParserConfig) {
         self.write().parser = config;
+    }
+
+    /// The parser options a stream made now would use (see
+    /// [`set_parser_config`](Self::set_parser_config)): for a reader that must split an
+    /// answer into text and calls exactly as the registry does.
+    pub fn parser_config(&self) -> ParserConfig {
+        self.parser_config_for(&self.snapshot(&CallContext::new()))
+    }
+
+    fn parser_config_for(&self, snapshot: &Snapshot) -> ParserConfig {
+        let mut config = self.read().parser.clone();
+        if config.bodies == Bodies::Any {
+            let catalog = &snapshot.catalog;
+            config.bodies = Bodies::of(catalog.interfaces(), catalog.root());
+        }
+        config
     }
 
     /// Registers every control function (the default).
@@ -687,11 +705,12 @@ impl Registry {
 
     /// [`Registry::stream`] in a context.
     pub fn stream_with(&self, ctx: &CallContext) -> ResponseStream<'_> {
-        let parser = StreamParser::new(self.read().parser.clone());
+        let snapshot = self.snapshot(ctx);
+        let parser = StreamParser::new(self.parser_config_for(&snapshot));
         ResponseStream {
             registry: self,
             parser,
-            snapshot: self.snapshot(ctx),
+            snapshot,
             ctx: ctx.clone(),
             calls: Vec::new(),
             output: String::new(),

@@ -34,6 +34,11 @@
 //! grammar reads it once to build the values. So every byte is seen a constant number of
 //! times, whatever the chunking, and memory is bounded by [`ParserConfig`].
 //!
+//! A call is handed out at its `)` unless a `with_body [[ ... ]]` block may follow. That
+//! block starts on the line of the `)`, so a line break releases any call; and a parser told
+//! which functions take a body ([`ParserConfig::bodies`]) releases a call to any other at
+//! its `)`, without waiting for another byte: a stream that pauses there loses no time.
+//!
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 
@@ -41,7 +46,9 @@ mod grammar;
 mod scan;
 mod types;
 
-pub use types::{Call, Event, ParseError, ParseErrorKind, ParserConfig, Span, Value};
+pub use types::{
+    Bodies, Call, Event, FunctionNames, ParseError, ParseErrorKind, ParserConfig, Span, Value,
+};
 
 pub(crate) use grammar::is_number;
 
@@ -61,7 +68,8 @@ enum Mode {
     Name,
     /// After `@name(`: scanning the arguments.
     Args,
-    /// After the `)`: deciding whether `with_body [[` follows.
+    /// After the `)` of a call that may have a body: deciding whether `with_body [[`
+    /// follows on the same line.
     AfterClose,
     /// Inside `[[ ... ]]`.
     Body,
@@ -130,7 +138,7 @@ impl StreamParser {
             body_start: 0,
             dot_last: true,
             args: ArgScan::new(),
-            gap: Gap::Blank { newline: false },
+            gap: Gap::Blank,
             body: BodyScan::default(),
             prev_ident: false,
             steps: 0,
@@ -433,14 +441,35 @@ impl StreamParser {
                 Ok(Step::Done) => {
                     self.pos += len;
                     self.close_end = self.pos;
-                    self.gap = Gap::Blank { newline: false };
-                    self.mode = Mode::AfterClose;
+                    if self.may_have_body(data) {
+                        self.gap = Gap::Blank;
+                        self.mode = Mode::AfterClose;
+                    } else {
+                        // Nothing that follows can belong to this call: out with it now,
+                        // not when the next bytes arrive.
+                        self.complete(data, out, None);
+                    }
                     return true;
                 }
                 Err((kind, at)) => {
                     self.malformed(data, out, at, kind);
                     return true;
                 }
+            }
+        }
+    }
+
+    /// Whether the call whose `)` was just read may have a `with_body` block, by its name.
+    fn may_have_body(&self, data: &[u8]) -> bool {
+        match &self.config.bodies {
+            Bodies::Any => true,
+            Bodies::None => false,
+            bodies => {
+                let name = data
+                    .get(self.at(self.cand) + 1..self.at(self.name_end))
+                    .unwrap_or_default();
+                // A name is whole characters; were it not, holding the call is the safe side.
+                std::str::from_utf8(name).map_or(true, |name| bodies.allows(name))
             }
         }
     }

@@ -477,10 +477,8 @@ impl ArgScan {
 /// What comes after `)`: `gap , "with_body" , ws , "[["`, or not a body at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Gap {
-    /// Spaces and tabs; `newline` once the one allowed line break is behind.
-    Blank { newline: bool },
-    /// After `\r`, which must begin `\r\n`.
-    Cr,
+    /// Spaces and tabs.
+    Blank,
     /// This many bytes of `with_body` matched.
     Keyword(usize),
     /// Whitespace after `with_body`.
@@ -499,16 +497,16 @@ pub(crate) enum GapStep {
 pub(crate) const WITH_BODY: &[u8] = b"with_body";
 
 impl Gap {
-    /// gap = { " " | "\t" } , [ [ "\r" ] , "\n" ] , { " " | "\t" } ;
+    /// gap = { " " | "\t" } ;
     /// body = gap , "with_body" , ws , "[[" , body_text , "]]" ;
+    ///
+    /// A line break in the gap ends the call: a call at the end of a line is complete as
+    /// soon as the line is, whatever the next line holds.
     pub fn step(self, b: u8) -> GapStep {
         use Gap::*;
         match (self, b) {
-            (Blank { .. }, b' ' | b'\t') => GapStep::Next(self),
-            (Blank { newline: false }, b'\n') => GapStep::Next(Blank { newline: true }),
-            (Blank { newline: false }, b'\r') => GapStep::Next(Cr),
-            (Cr, b'\n') => GapStep::Next(Blank { newline: true }),
-            (Blank { .. }, b'w') => GapStep::Next(Keyword(1)),
+            (Blank, b' ' | b'\t') => GapStep::Next(self),
+            (Blank, b'w') => GapStep::Next(Keyword(1)),
             (Keyword(n), _) if WITH_BODY.get(n) == Some(&b) => {
                 if n + 1 == WITH_BODY.len() {
                     GapStep::Next(KeywordBlank)

@@ -1,6 +1,8 @@
 //! The values the parse phase hands to its callers.
 
+use crate::interface::Interface;
 use serde::Serialize;
+use std::collections::HashSet;
 use std::fmt;
 
 /// A byte range of the whole input, `start..end`, counted from the first byte ever fed.
@@ -243,8 +245,141 @@ impl fmt::Display for ParseError {
     }
 }
 
-/// The parser's limits. Past one, the parser reports the span as malformed and resumes
-/// after it, so a hostile input costs bounded memory.
+/// Which calls may carry a `with_body [[ ... ]]` block.
+///
+/// After a call's `)` the parser must know whether a body may follow before it can hand the
+/// call out. Under [`Bodies::Any`] it waits for the next byte that is not a space or a tab:
+/// a line break (a body starts on the line of its `)`) or anything but `with_body` releases
+/// the call, so a call at the end of a line waits for the line break. Told which functions
+/// take a body, it releases every other call at its `)`, with nothing more read.
+///
+/// ```
+/// use atfunc::parse::{Bodies, ParserConfig};
+/// use atfunc::{Event, StreamParser};
+///
+/// let config = ParserConfig {
+///     bodies: Bodies::only(["api.create_user"]),
+///     ..ParserConfig::default()
+/// };
+/// let mut parser = StreamParser::new(config);
+/// // `weather.get` takes no body: it is out as soon as its `)` is read.
+/// let events = parser.feed_str("@weather.get(\"Oslo\")");
+/// assert!(matches!(events.last(), Some(Event::Call(call)) if call.name == "weather.get"));
+/// // `API.Create_User` (names compare ignoring case) may have one: it waits.
+/// let events = parser.feed_str(" @API.Create_User(\"ann\")");
+/// assert!(!events.iter().any(|e| matches!(e, Event::Call(_))));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Bodies {
+    /// Any call may have one (the default, for a parser that knows no functions).
+    #[default]
+    Any,
+    /// No call has one: every call ends at its `)`.
+    None,
+    /// Only calls to these functions, by the name written after `@`.
+    Only(FunctionNames),
+}
+
+impl Bodies {
+    /// Only calls to `names` (compared ignoring case) may have a body.
+    pub fn only<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> Bodies {
+        Bodies::Only(names.into_iter().collect())
+    }
+
+    /// The functions of `interfaces` that take a body ([`Interface::has_body`]), under
+    /// every name a call reaches them by, as binding finds them: the qualified name, and
+    /// for a function of the `root` domain the bare name too.
+    ///
+    /// ```
+    /// use atfunc::parse::Bodies;
+    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
+    ///
+    /// let mut create_user = Interface::function(Some("api"), "create_user");
+    /// create_user.kind = Kind::ApiWrapper;
+    /// create_user.request_body = vec![Param::new("email", ParamType::String).required()];
+    /// let get_weather = Interface::function(None, "get_weather");
+    /// let catalog = Catalog::new(vec![create_user, get_weather], false).with_root("api");
+    ///
+    /// let bodies = Bodies::of(catalog.interfaces(), catalog.root());
+    /// assert!(bodies.allows("api.create_user") && bodies.allows("CREATE_USER"));
+    /// assert!(!bodies.allows("get_weather"));
+    /// ```
+    pub fn of(interfaces: &[Interface], root: Option<&str>) -> Bodies {
+        let mut names = FunctionNames::new();
+        for interface in interfaces.iter().filter(|i| i.has_body()) {
+            names.insert(&interface.qualified_name());
+            let in_root = match (&interface.domain, root) {
+                (Some(domain), Some(root)) => fold(domain) == fold(root),
+                _ => false,
+            };
+            if in_root {
+                names.insert(&interface.name);
+            }
+        }
+        Bodies::Only(names)
+    }
+
+    /// Whether a call to `name`, as written, may have a body.
+    pub fn allows(&self, name: &str) -> bool {
+        match self {
+            Bodies::Any => true,
+            Bodies::None => false,
+            Bodies::Only(names) => names.contains(name),
+        }
+    }
+}
+
+/// A set of function names that match ignoring case (after Unicode case folding, as
+/// binding matches them under the atfunc translator).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FunctionNames {
+    /// Folded names.
+    folded: HashSet<String>,
+}
+
+impl FunctionNames {
+    /// An empty set.
+    pub fn new() -> FunctionNames {
+        FunctionNames::default()
+    }
+
+    /// Adds a name.
+    pub fn insert(&mut self, name: &str) {
+        self.folded.insert(fold(name));
+    }
+
+    /// Whether the set holds `name`, ignoring case.
+    pub fn contains(&self, name: &str) -> bool {
+        !self.folded.is_empty() && self.folded.contains(&fold(name))
+    }
+
+    /// How many names it holds.
+    pub fn len(&self) -> usize {
+        self.folded.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.folded.is_empty()
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<S> for FunctionNames {
+    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> FunctionNames {
+        let mut names = FunctionNames::new();
+        for name in iter {
+            names.insert(name.as_ref());
+        }
+        names
+    }
+}
+
+fn fold(name: &str) -> String {
+    unicase::UniCase::new(name).to_folded_case()
+}
+
+/// The parser's limits and options. Past a limit, the parser reports the span as malformed
+/// and resumes after it, so a hostile input costs bounded memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParserConfig {
     /// Longest call, `@` to its end, in bytes (body included). Default 16 MiB.
@@ -256,6 +391,9 @@ pub struct ParserConfig {
     pub max_depth: usize,
     /// Most arguments in one call, positional and named together. Default 256.
     pub max_args: usize,
+    /// Which calls may have a `with_body` block; the others are released at their `)`.
+    /// Default [`Bodies::Any`]; [`Bodies::of`] gives the set of a list of interfaces.
+    pub bodies: Bodies,
 }
 
 impl Default for ParserConfig {
@@ -265,6 +403,7 @@ impl Default for ParserConfig {
             max_body_len: 8 << 20,
             max_depth: 64,
             max_args: 256,
+            bodies: Bodies::Any,
         }
     }
 }

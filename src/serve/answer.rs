@@ -9,7 +9,7 @@ use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
 use crate::format::{call_text, format_results, CallRecord};
 use crate::interop::CallIds;
-use crate::parse::{Call, Event, StreamParser};
+use crate::parse::{Bodies, Call, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
@@ -164,6 +164,11 @@ impl Turn {
         single_call: bool,
         repair_rounds: usize,
     ) -> Turn {
+        // Only a call that may take a body waits past its `)`; client tools never do.
+        let parser = StreamParser::new(ParserConfig {
+            bodies: Bodies::of(tools.catalog.interfaces(), tools.catalog.root()),
+            ..ParserConfig::default()
+        });
         Turn {
             tools,
             request,
@@ -171,7 +176,7 @@ impl Turn {
             single_call,
             repairs_left: repair_rounds,
             repairing: false,
-            parser: StreamParser::default(),
+            parser,
             round_text: String::new(),
             shaper: Shaper::default(),
             refused: Vec::new(),
@@ -413,6 +418,15 @@ pub(crate) struct Prose {
 }
 
 impl Prose {
+    /// Reads answers with `config`: the registry's, so text and calls split as it splits
+    /// them.
+    pub(crate) fn new(config: ParserConfig) -> Prose {
+        Prose {
+            parser: StreamParser::new(config),
+            ..Prose::default()
+        }
+    }
+
     /// Ends an answer and returns it whole.
     pub(crate) fn end_answer(&mut self, out: &mut Vec<Out>) -> String {
         for event in self.parser.finish() {
@@ -476,6 +490,20 @@ mod tests {
             unreachable!()
         };
         Turn::new(tools(), request, choice, false, rounds)
+    }
+
+    #[test]
+    fn a_call_goes_to_the_client_at_its_closing_parenthesis() {
+        // A client tool takes no body: nothing after the `)` can change the call, so a
+        // stream that pauses there does not hold it back.
+        let mut turn = turn(Choice::Auto, 0);
+        let mut out = Vec::new();
+        turn.feed("Checking. @get_weather(Paris)", &mut out);
+        assert!(
+            out.iter()
+                .any(|o| matches!(o, Out::Call { name, .. } if name == "get-weather")),
+            "{out:?}"
+        );
     }
 
     /// Runs a whole answer through in chunks of `size` bytes (at character boundaries).

@@ -65,7 +65,7 @@ async fn whole(
     mut request: Map<String, Json>,
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
-    let mut prose = Prose::default();
+    let mut prose = Prose::new(registry.parser_config());
     let mut out = Vec::new();
     let mut record = Record::default();
     let mut meta = None;
@@ -146,7 +146,7 @@ async fn streamed(
             auth: auth.as_ref(),
             tx: &tx,
         };
-        let mut prose = Prose::default();
+        let mut prose = Prose::new(registry.parser_config());
         let mut record = Record::default();
         let mut usage = Usage::default();
         let mut finish = None;

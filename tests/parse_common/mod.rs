@@ -1,7 +1,7 @@
 //! Shared by the parser tests: run one input through every chunking and check the invariants.
 #![allow(dead_code)]
 
-use atfunc::{Event, StreamParser};
+use atfunc::{Event, ParserConfig, StreamParser};
 
 /// Adjacent text events joined: the form in which every chunking must agree.
 pub fn merge(events: Vec<Event>) -> Vec<Event> {
@@ -19,6 +19,11 @@ pub fn merge(events: Vec<Event>) -> Vec<Event> {
 /// The events for `input` fed in chunks of the given sizes (cycled), finished.
 pub fn events_in_chunks(input: &[u8], sizes: &[usize]) -> Vec<Event> {
     events_in_chunks_with(StreamParser::default(), input, sizes)
+}
+
+/// [`events_in_chunks`] with a parser made from `config`.
+pub fn events_in_chunks_config(input: &[u8], config: &ParserConfig, sizes: &[usize]) -> Vec<Event> {
+    events_in_chunks_with(StreamParser::new(config.clone()), input, sizes)
 }
 
 /// [`events_in_chunks`] with a given parser.
@@ -106,7 +111,12 @@ pub fn check_bytes(input: &[u8]) -> Vec<Event> {
 /// As [`check_bytes`]; `one_byte` can skip the 1-byte run for inputs where it is too slow
 /// in a debug build (the 3-byte run still splits every character and token).
 pub fn check_bytes_with(input: &[u8], one_byte: bool) -> Vec<Event> {
-    let whole = merge(events_in_chunks(input, &[usize::MAX]));
+    check_bytes_config(input, &ParserConfig::default(), one_byte)
+}
+
+/// [`check_bytes_with`] under the given parser options.
+pub fn check_bytes_config(input: &[u8], config: &ParserConfig, one_byte: bool) -> Vec<Event> {
+    let whole = merge(events_in_chunks_config(input, config, &[usize::MAX]));
     assert_reproduces(input, &whole);
     let mut runs: Vec<(String, Vec<usize>)> = vec![("3-byte".into(), vec![3])];
     if one_byte {
@@ -117,7 +127,7 @@ pub fn check_bytes_with(input: &[u8], one_byte: bool) -> Vec<Event> {
     }
     runs.push(("random large".into(), random_sizes(99, 5000)));
     for (label, sizes) in runs {
-        let events = merge(events_in_chunks(input, &sizes));
+        let events = merge(events_in_chunks_config(input, config, &sizes));
         assert_eq!(events, whole, "{label} chunks differ from the whole input");
     }
     whole
