@@ -8,16 +8,17 @@
 //!
 //! # What the model gets back
 //!
-//! A tool returns `Result<T, E>` with `T: Serialize` and `E: Display`; the model receives
-//! JSON it can act on either way:
+//! A tool returns `Result<T, E>` with `T: Serialize` and `E: Display`, and fails the way
+//! every other tool does:
 //!
-//! - `Ok(value)` → `{"ok": true, "result": value}`
-//! - `Err(error)` → `{"ok": false, "error": "<error's Display>"}`
+//! - `Ok(value)` → the value as JSON, as a [`FnBox`](crate::execute::FnBox) closure's
+//!   would be.
+//! - `Err(error)` → [`ToolError::Failed`] with the error's `Display`: the result block reads
+//!   `Returned: Error: ...`, [`Outcome::is_error`](crate::execute::Outcome::is_error) is
+//!   true and the registry's statistics count it.
 //!
-//! Both are *results* ([`ToolBox::call`] returns `Ok`): a failure is the tool's answer, and
-//! the model reads it and corrects itself, as it would a person's "no such recipient".
-//! What is not the tool's answer is a [`ToolError`]: arguments that do not deserialise (the
-//! message names the argument and the type it needs) and a result that does not serialise.
+//! Arguments that do not deserialise are an error too; the message names the argument and
+//! the type it needs.
 //!
 //! # Ids from type names
 //!
@@ -48,7 +49,7 @@
 //!
 //! let args = json!({"a": 2, "b": 0.5}).as_object().unwrap().clone();
 //! let result = futures::executor::block_on(tools.call("add", args, &CallContext::new()));
-//! assert_eq!(result.unwrap(), json!({"ok": true, "result": 2.5}));
+//! assert_eq!(result.unwrap(), json!(2.5));
 //! ```
 
 use crate::execute::{CallContext, ToolBox, ToolError};
@@ -93,9 +94,9 @@ use std::sync::Arc;
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments, deserialised from the model's call; their schema is the interface.
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// What a successful call returns; sent as `{"ok": true, "result": ...}`.
+    /// What a successful call returns; sent as its JSON.
     type Output: Serialize;
-    /// Why a call failed; sent as `{"ok": false, "error": "..."}`.
+    /// Why a call failed; becomes [`ToolError::Failed`] with its `Display`.
     type Error: fmt::Display;
 
     /// The function's name: by default [`tool_id`] of the type's name.
@@ -157,16 +158,6 @@ pub fn tool_id(type_name: &str) -> String {
         }
     }
     out
-}
-
-/// The `{"ok": true, "result": ...}` a successful typed tool sends.
-pub fn success<T: Serialize + ?Sized>(value: &T) -> Result<Json, serde_json::Error> {
-    Ok(json!({"ok": true, "result": serde_json::to_value(value)?}))
-}
-
-/// The `{"ok": false, "error": "..."}` a failed typed tool sends.
-pub fn failure(error: impl fmt::Display) -> Json {
-    json!({"ok": false, "error": error.to_string()})
 }
 
 /// Why a typed tool could not be registered.
@@ -500,12 +491,13 @@ fn envelope<T: Serialize, E: fmt::Display>(
     function: &str,
 ) -> Result<Json, ToolError> {
     match outcome {
-        Ok(value) => success(&value).map_err(|error| {
+        Ok(value) => serde_json::to_value(&value).map_err(|error| {
             ToolError::msg(format!(
                 "Function '{function}' returned a result that is not JSON ({error}); the call may have had its effect"
             ))
         }),
-        Err(error) => Ok(failure(error)),
+        // The same failure path as every other tool: an error result, counted as one.
+        Err(error) => Err(ToolError::Failed(error.to_string())),
     }
 }
 

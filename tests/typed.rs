@@ -1,10 +1,11 @@
-//! Typed tools: ids from type names, interfaces from argument structs, the success and
-//! failure JSON, and the errors for arguments that do not fit.
+//! Typed tools: ids from type names, interfaces from argument structs, results and failures
+//! as every other tool's, and the errors for arguments that do not fit.
 #![cfg(feature = "typed")]
 
+use atfunc::execute::Registry;
 use atfunc::execute::{CallContext, ToolBox, ToolError};
 use atfunc::interop::{to_openai_tools, Options};
-use atfunc::typed::{failure, interface_of, success, tool_id, TypedBox, TypedError, TypedTool};
+use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
 use atfunc::{validate_toolbox, ParamType};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -126,16 +127,42 @@ fn arguments_that_are_not_a_struct_are_refused() {
     assert!(matches!(error, TypedError::Interface { .. }), "{error}");
 }
 
-#[test]
-fn success_and_failure_json() {
+/// Halve an even number.
+#[derive(Deserialize, JsonSchema)]
+struct Halve {
+    /// The number.
+    n: i64,
+}
+
+#[tokio::test]
+async fn a_typed_failure_is_an_error_outcome_like_any_tool_s() {
+    let registry = Registry::new();
+    let tools = TypedBox::new("math")
+        .function("halve", |args: Halve| {
+            if args.n % 2 == 0 {
+                Ok(args.n / 2)
+            } else {
+                Err(format!("{} is odd", args.n))
+            }
+        })
+        .unwrap();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response("@math.halve(4) @math.halve(3)")
+        .await;
+    assert_eq!(report.calls[0].result, Ok(json!(2)));
+    assert!(report.calls[1].is_error());
     assert_eq!(
-        success(&vec![1, 2]).unwrap(),
-        json!({"ok": true, "result": [1, 2]})
+        report.calls[1].result,
+        Err(ToolError::Failed("3 is odd".into()))
     );
     assert_eq!(
-        failure("recipient unknown"),
-        json!({"ok": false, "error": "recipient unknown"})
+        report.output,
+        "Function call: math.halve(4)\nReturned: 2\n\nFunction call: math.halve(3)\nReturned: Error: 3 is odd\n"
     );
+    let stats = registry.stats();
+    assert_eq!((stats.calls, stats.errors, stats.refused), (2, 1, 0));
+    assert_eq!(stats.functions["math.halve"].errors, 1);
 }
 
 /// Divide one number by another.
@@ -180,7 +207,7 @@ fn math_box() -> TypedBox {
 }
 
 #[tokio::test]
-async fn sync_and_async_functions_answer_with_success_or_failure_json() {
+async fn sync_and_async_functions_answer_with_values_or_errors() {
     let tools = math_box();
     let ctx = CallContext::new();
     let names: Vec<String> = tools
@@ -195,18 +222,20 @@ async fn sync_and_async_functions_answer_with_success_or_failure_json() {
     let ok = tools
         .call("divide", args(json!({"dividend": 7, "divisor": 2})), &ctx)
         .await;
-    assert_eq!(ok.unwrap(), json!({"ok": true, "result": {"value": 3.5}}));
+    assert_eq!(ok.unwrap(), json!({"value": 3.5}));
     let failed = tools
         .call("divide", args(json!({"dividend": 7, "divisor": 0})), &ctx)
         .await;
     assert_eq!(
-        failed.unwrap(),
-        json!({"ok": false, "error": "cannot divide by zero: pass a divisor other than 0"})
+        failed,
+        Err(ToolError::Failed(
+            "cannot divide by zero: pass a divisor other than 0".into()
+        ))
     );
     let echoed = tools.call("echo", args(json!({"text": "hi"})), &ctx).await;
-    assert_eq!(echoed.unwrap(), json!({"ok": true, "result": "hi"}));
+    assert_eq!(echoed.unwrap(), json!("hi"));
     let now = tools.call("now", Map::new(), &ctx).await;
-    assert_eq!(now.unwrap(), json!({"ok": true, "result": "12:00"}));
+    assert_eq!(now.unwrap(), json!("12:00"));
 
     let unknown = tools.call("multiply", Map::new(), &ctx).await.unwrap_err();
     assert_eq!(unknown, ToolError::unknown("multiply"));
@@ -283,7 +312,7 @@ async fn bad_arguments_name_the_argument_and_the_type_it_needs() {
             &ctx,
         )
         .await;
-    assert_eq!(ok.unwrap(), json!({"ok": true, "result": "ada"}));
+    assert_eq!(ok.unwrap(), json!("ada"));
 }
 
 /// Look up a word.
@@ -359,17 +388,17 @@ async fn typed_tools_take_their_id_from_their_type_and_see_the_context() {
         .await;
     assert_eq!(
         found.unwrap(),
-        json!({"ok": true, "result": "function calling as text (asked by ada)"})
+        json!("function calling as text (asked by ada)")
     );
     let missing = tools
         .call("dictionary_lookup", args(json!({"word": "x"})), &ctx)
         .await;
     assert_eq!(
-        missing.unwrap(),
-        json!({"ok": false, "error": "'x' is not in the dictionary"})
+        missing,
+        Err(ToolError::Failed("'x' is not in the dictionary".into()))
     );
     let fetched = tools.call("fetch", args(json!({"word": "x"})), &ctx).await;
-    assert_eq!(fetched.unwrap(), json!({"ok": true, "result": null}));
+    assert_eq!(fetched.unwrap(), json!(null));
     let bad = tools
         .call("dictionary_lookup", args(json!({"word": 1})), &ctx)
         .await;
