@@ -92,6 +92,6 @@ pub use translator::{Atfunc, Translator};
 pub use execute::FileBox;
 #[cfg(feature = "execute")]
 pub use execute::{
-    CallContext, ExecutionReport, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
+    Args, CallContext, ExecutionReport, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
     ToolError,
 };

@@ -24,8 +24,9 @@ fn weather_interface() -> Interface {
 
 fn weather() -> FnBox {
     FnBox::new("weather").function(weather_interface(), |args, _ctx| {
-        let unit = args.get("unit").and_then(Value::as_str).unwrap_or("c");
-        Ok(json!({"location": args["location"], "temp": 21, "unit": unit}))
+        let location: String = args.get("location")?;
+        let unit = args.opt::<String>("unit")?.unwrap_or_else(|| "c".into());
+        Ok(json!({"location": location, "temp": 21, "unit": unit}))
     })
 }
 
@@ -44,8 +45,8 @@ fn math() -> FnBox {
                     .describe("The exponent"),
             ),
         |args, _ctx| {
-            let base = args["base"].as_f64().unwrap_or(f64::NAN);
-            let exponent = args["exponent"].as_f64().unwrap_or(f64::NAN);
+            let base: f64 = args.get("base")?;
+            let exponent: f64 = args.get("exponent")?;
             Ok(json!(base.powf(exponent)))
         },
     )
@@ -407,7 +408,7 @@ async fn concurrent_calls_are_reported_in_order() {
         move |args, _| {
             let log = Arc::clone(&log);
             async move {
-                let secs = args["secs"].as_u64().unwrap_or(0);
+                let secs = args.opt::<u64>("secs")?.unwrap_or(0);
                 tokio::time::sleep(Duration::from_secs(secs)).await;
                 log.lock().unwrap().push(secs);
                 Ok(json!(secs))
@@ -773,7 +774,7 @@ async fn api_wrapper_body_reaches_the_tool_through_the_context() {
     registry
         .register(FnBox::new("api").function(create, |args, ctx| {
             let body = ctx.body.as_ref().and_then(|b| b.json.clone());
-            Ok(json!({"user": args["username"], "body": body}))
+            Ok(json!({"user": args.value("username"), "body": body}))
         }))
         .unwrap();
     let report = registry

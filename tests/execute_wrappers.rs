@@ -24,9 +24,7 @@ fn counted(calls: &Arc<AtomicUsize>) -> FnBox {
     FnBox::new("t")
         .function(tool("double"), move |args, _| {
             a.fetch_add(1, Ordering::SeqCst);
-            Ok(json!(
-                args.get("x").and_then(Value::as_i64).unwrap_or(0) * 2
-            ))
+            Ok(json!(args.opt::<i64>("x")?.unwrap_or(0) * 2))
         })
         .function(tool("fail"), move |_, _| {
             b.fetch_add(1, Ordering::SeqCst);

@@ -121,3 +121,37 @@ mod errors {
         assert!(outcomes[2].block.contains("This call could not be read: "));
     }
 }
+
+#[cfg(feature = "execute")]
+mod arguments {
+    use atfunc::execute::{FnBox, Registry};
+    use atfunc::{Interface, Param, ParamType};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn closures_read_arguments_as_rust_types_and_a_missing_optional_one_is_none() {
+        let registry = Registry::new();
+        let scale = Interface::function(Some("math"), "scale")
+            .param(Param::new("x", ParamType::Number).required())
+            .param(Param::new("factor", ParamType::Number))
+            .param(Param::new("label", ParamType::String));
+        registry
+            .register(FnBox::new("math").function(scale, |args, _ctx| {
+                let x: f64 = args.get("x")?;
+                let factor = args.opt::<f64>("factor")?.unwrap_or(2.0);
+                // A Rust type the interface does not promise: an error for the model.
+                let _small: Option<u8> = args.opt("label")?;
+                Ok(json!(x * factor))
+            }))
+            .unwrap();
+        let report = registry
+            .execute_response("@math.scale(21) @math.scale(1, 3) @math.scale(1, label=\"big\")")
+            .await;
+        assert_eq!(report.calls[0].result, Ok(json!(42.0)));
+        assert_eq!(report.calls[1].result, Ok(json!(3.0)));
+        assert_eq!(
+            report.calls[2].result.as_ref().unwrap_err().to_string(),
+            "Invalid value for parameter 'label' of function 'math.scale': expected u8, got \"big\""
+        );
+    }
+}

@@ -1,5 +1,6 @@
 //! Building blocks: a box from closures, an empty box, and a box of boxes.
 
+use super::args::Args;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use async_trait::async_trait;
@@ -9,13 +10,13 @@ use std::future::Future;
 use std::sync::Arc;
 use unicase::UniCase;
 
-type Handler = Arc<
-    dyn Fn(Map<String, Json>, CallContext) -> BoxFuture<'static, Result<Json, ToolError>>
-        + Send
-        + Sync,
->;
+type Handler =
+    Arc<dyn Fn(Args, CallContext) -> BoxFuture<'static, Result<Json, ToolError>> + Send + Sync>;
 
 /// A tool box made of closures, each with its interface.
+///
+/// Every closure, synchronous or async, takes the same two things: the call's [`Args`]
+/// (read them as Rust types with [`Args::get`] and [`Args::opt`]) and its [`CallContext`].
 ///
 /// ```
 /// use atfunc::execute::{CallContext, FnBox, ToolBox};
@@ -25,14 +26,20 @@ type Handler = Arc<
 /// #[tokio::main(flavor = "current_thread")]
 /// async fn main() {
 ///     let math = FnBox::new("math").function(
-///         Interface::function(Some("math"), "double")
-///             .describe("Twice a number")
-///             .param(Param::new("x", ParamType::Number).required()),
-///         |args, _ctx| Ok(json!(args["x"].as_f64().unwrap_or(0.0) * 2.0)),
+///         Interface::function(Some("math"), "scale")
+///             .describe("A number times a factor")
+///             .param(Param::new("x", ParamType::Number).required())
+///             .param(Param::new("factor", ParamType::Number)),
+///         |args, _ctx| {
+///             let x: f64 = args.get("x")?;
+///             let factor = args.opt::<f64>("factor")?.unwrap_or(2.0);
+///             Ok(json!(x * factor))
+///         },
 ///     );
 ///     let mut args = Map::new();
 ///     args.insert("x".into(), json!(21));
-///     assert_eq!(math.call("double", args, &CallContext::new()).await, Ok(json!(42.0)));
+///     // `factor` is optional and left out: no panic, the default applies.
+///     assert_eq!(math.call("scale", args, &CallContext::new()).await, Ok(json!(42.0)));
 /// }
 /// ```
 ///
@@ -78,14 +85,14 @@ impl FnBox {
     /// gets the box's name as its domain.
     pub fn function<F>(self, interface: Interface, f: F) -> FnBox
     where
-        F: Fn(Map<String, Json>, &CallContext) -> Result<Json, ToolError> + Send + Sync + 'static,
+        F: Fn(Args, CallContext) -> Result<Json, ToolError> + Send + Sync + 'static,
     {
         let f = Arc::new(f);
         let handler: Handler = Arc::new(move |args, ctx| {
             let f = Arc::clone(&f);
             // Called inside the future so that a panic surfaces where the caller polls,
             // which is where the registry catches it.
-            Box::pin(async move { f(args, &ctx) })
+            Box::pin(async move { f(args, ctx) })
         });
         self.push(interface, Some(handler))
     }
@@ -94,7 +101,7 @@ impl FnBox {
     /// the box's name as its domain.
     pub fn async_function<F, Fut>(self, interface: Interface, f: F) -> FnBox
     where
-        F: Fn(Map<String, Json>, CallContext) -> Fut + Send + Sync + 'static,
+        F: Fn(Args, CallContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Json, ToolError>> + Send + 'static,
     {
         let handler: Handler = Arc::new(move |args, ctx| Box::pin(f(args, ctx)));
@@ -136,7 +143,9 @@ impl ToolBox for FnBox {
         ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         match self.find(function) {
-            Some((_, Some(handler))) => handler(args, ctx.clone()).await,
+            Some((interface, Some(handler))) => {
+                handler(Args::new(interface.qualified_name(), args), ctx.clone()).await
+            }
             Some((interface, None)) => Err(ToolError::NoImplementation {
                 name: interface.qualified_name(),
             }),

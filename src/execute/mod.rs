@@ -9,6 +9,7 @@
 //! A tool that panics, hangs past its time limit or fails gives an error result the model
 //! can read; the registry stays usable and the other calls still run.
 
+mod args;
 mod boxes;
 #[cfg(feature = "command")]
 mod command;
@@ -24,6 +25,7 @@ mod registry;
 mod toolbox;
 mod wrappers;
 
+pub use args::Args;
 pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
 pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
