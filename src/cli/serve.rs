@@ -3,7 +3,7 @@
 
 use super::Failure;
 use atfunc::config::Config;
-use atfunc::serve::{Gateway, Options, DEFAULT_LISTEN};
+use atfunc::serve::{Gateway, Options, UpstreamKind, DEFAULT_LISTEN};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -50,6 +50,15 @@ pub(crate) struct ServeArgs {
     /// Largest upstream answer read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_response_bytes: usize,
+    /// Send requests with tools upstream with the GBNF grammar of their tools, so the model
+    /// can only write calls that bind (a request's "atfunc_constrain" overrides this).
+    #[arg(long)]
+    constrain: bool,
+    /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
+    /// (`grammar`), vllm (`structured_outputs.grammar`), vllm-guided (`guided_grammar`,
+    /// older vLLM), sglang (`ebnf`).
+    #[arg(long, value_enum, value_name = "KIND", default_value = "llama-cpp")]
+    upstream_kind: UpstreamKind,
 }
 
 fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure> {
@@ -97,6 +106,8 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             registry: registry.clone(),
             execute_all: args.execute,
             max_steps: args.max_steps.max(1),
+            constrain: args.constrain,
+            upstream_kind: args.upstream_kind,
         };
         let has_key = options.api_key.is_some();
         let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;

@@ -5,6 +5,7 @@
 //! The same machine serves streaming and non-streaming requests, so the deltas of a stream
 //! add up to the answer of the same request made without `stream`.
 
+use super::constrain::UpstreamKind;
 use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
 use crate::format::{call_text, format_results, CallRecord};
@@ -143,6 +144,8 @@ pub(crate) struct Turn {
     calls: usize,
     named_called: bool,
     ids: CallIds,
+    /// The grammar repair rounds send (calls only), and the field it goes in.
+    repair_grammar: Option<(UpstreamKind, String)>,
 }
 
 impl std::fmt::Debug for Turn {
@@ -185,7 +188,13 @@ impl Turn {
             calls: 0,
             named_called: false,
             ids: CallIds::random(),
+            repair_grammar: None,
         }
+    }
+
+    /// Makes repair rounds send `grammar` (which allows calls only) where `kind` reads it.
+    pub(crate) fn constrain_repairs(&mut self, kind: UpstreamKind, grammar: String) {
+        self.repair_grammar = Some((kind, grammar));
     }
 
     /// The request for the next upstream answer.
@@ -249,6 +258,9 @@ impl Turn {
                 messages.push(message("assistant", answer));
             }
             messages.push(message("user", note));
+        }
+        if let Some((kind, grammar)) = &self.repair_grammar {
+            kind.put(&mut self.request, grammar.clone());
         }
         RoundEnd::Repair
     }

@@ -6,7 +6,7 @@ use super::history::{add_prompt, content_text, rewrite};
 use super::sse::{self, Sse, SseDecoder};
 use super::tools::{Choice, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
-use super::{execute, ApiError, Gateway};
+use super::{constrain, execute, ApiError, Gateway};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -16,11 +16,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
 /// Fields of a request that are for the gateway, not the upstream.
-const TOOL_FIELDS: [&str; 4] = [
+const TOOL_FIELDS: [&str; 5] = [
     "tools",
     "tool_choice",
     "parallel_tool_calls",
     "atfunc_execute",
+    "atfunc_constrain",
 ];
 
 pub(crate) async fn handle(
@@ -55,6 +56,15 @@ pub(crate) async fn handle(
             ))
         }
     };
+    let constrain = match request.get("atfunc_constrain") {
+        Some(Json::Bool(flag)) => *flag,
+        None | Some(Json::Null) => gateway.options.constrain,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "'atfunc_constrain' must be true or false",
+            ))
+        }
+    };
     if execute {
         let Some(registry) = gateway.options.registry.clone() else {
             return Err(ApiError::bad_request(
@@ -72,8 +82,9 @@ pub(crate) async fn handle(
         return execute::handle(gateway, auth, request, registry).await;
     }
     let Some(tools) = tools else {
-        if request.contains_key("atfunc_execute") {
+        if request.contains_key("atfunc_execute") || request.contains_key("atfunc_constrain") {
             request.remove("atfunc_execute");
+            request.remove("atfunc_constrain");
             let body = Bytes::from(Json::Object(request).to_string());
             return pass_through(gateway, body, auth).await;
         }
@@ -103,14 +114,24 @@ pub(crate) async fn handle(
     let mut messages = messages;
     add_prompt(&mut messages, &tools.prompt(&choice, single_call));
     request.insert("messages".into(), Json::Array(messages));
+    let grammars = constrain
+        .then(|| constrain::grammars(&tools, &choice, single_call))
+        .flatten();
+    let kind = gateway.options.upstream_kind;
+    if let Some(grammars) = &grammars {
+        kind.put(&mut request, grammars.first.clone());
+    }
     let stream = request.get("stream") == Some(&Json::Bool(true));
-    let turn = Turn::new(
+    let mut turn = Turn::new(
         tools,
         request,
         choice,
         single_call,
         gateway.options.repair_rounds,
     );
+    if let Some(repair) = grammars.and_then(|g| g.repair) {
+        turn.constrain_repairs(kind, repair);
+    }
     if stream {
         stream_turn(gateway, auth, turn).await
     } else {

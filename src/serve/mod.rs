@@ -58,6 +58,20 @@
 //! choices, when the client asked for it with `stream_options.include_usage`; otherwise on
 //! the last chunk.
 //!
+//! # Grammars
+//!
+//! With [`Options::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
+//! true` (`false` turns it off for that request), a request with tools also carries the
+//! GBNF grammar of its tools ([`crate::grammar`]), in the field [`Options::upstream_kind`]
+//! names: `grammar` for llama.cpp and llama-cpp-python, `structured_outputs.grammar` for
+//! vLLM (`guided_grammar` for older versions), `ebnf` for SGLang. `tool_choice` chooses the
+//! grammar: `auto` lets prose and calls mix, `required` asks for at least one call, a named
+//! tool for calls of it only; `none` sends no grammar. `parallel_tool_calls: false` allows
+//! one call. Repair rounds carry the grammar of calls only (`required`, or the named tool).
+//! An upstream that ignores the field gets the prompt and the repair rounds as before; when
+//! no call of the tools can bind (a required parameter with no value of its type), no
+//! grammar is sent. Streaming works the same way.
+//!
 //! # Pass-through
 //!
 //! A request without `tools` (absent, `null` or empty) is forwarded byte for byte, and a
@@ -102,6 +116,7 @@
 
 mod answer;
 mod chat;
+mod constrain;
 mod error;
 mod execute;
 mod history;
@@ -109,6 +124,7 @@ mod sse;
 mod tools;
 mod upstream;
 
+pub use constrain::UpstreamKind;
 pub use error::ApiError;
 
 use crate::execute::Registry;
@@ -150,6 +166,11 @@ pub struct Options {
     pub execute_all: bool,
     /// Most model answers in one executed turn. Default 8.
     pub max_steps: usize,
+    /// Send every request with tools upstream with the grammar of its tools (a request's
+    /// `"atfunc_constrain"` decides for itself). Default off.
+    pub constrain: bool,
+    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
+    pub upstream_kind: UpstreamKind,
 }
 
 impl Default for Options {
@@ -165,6 +186,8 @@ impl Default for Options {
             registry: None,
             execute_all: false,
             max_steps: 8,
+            constrain: false,
+            upstream_kind: UpstreamKind::LlamaCpp,
         }
     }
 }
@@ -183,6 +206,8 @@ impl std::fmt::Debug for Options {
             .field("registry", &self.registry.is_some())
             .field("execute_all", &self.execute_all)
             .field("max_steps", &self.max_steps)
+            .field("constrain", &self.constrain)
+            .field("upstream_kind", &self.upstream_kind)
             .finish()
     }
 }

