@@ -286,7 +286,8 @@ fn value(param: &Param, top: bool) -> BoxedStrategy<Json> {
                 .prop_map(Json::Array)
                 .boxed()
         }
-        ParamType::Object { properties } if properties.is_empty() => any_json(3)
+        // Three levels in all, the object itself included.
+        ParamType::Object { properties } if properties.is_empty() => any_json(2)
             .prop_map(|v| match v {
                 Json::Object(_) => v,
                 other => serde_json::json!({ "v": other }),
