@@ -29,6 +29,58 @@ fn render_prints_the_prompt() {
 }
 
 #[test]
+fn grammar_prints_gbnf() {
+    let args = [
+        "grammar",
+        "--tools",
+        "examples/demo/tools.json",
+        "--choice",
+        "required",
+        "--single",
+    ];
+    let out = atfunc(&args, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("root ::= lead-in call\n"), "{text}");
+    // The README shows this output; keep the two in step.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        readme.contains(text.trim_end()),
+        "README's grammar is stale"
+    );
+
+    let out = atfunc(
+        &[
+            "grammar",
+            "--tools",
+            "examples/demo/tools.json",
+            "--root",
+            "math",
+        ],
+        b"",
+    );
+    assert!(stdout(&out).contains("\"@calculate_power(base=\""));
+
+    let out = atfunc(
+        &[
+            "grammar",
+            "--tools",
+            "examples/demo/tools.json",
+            "--choice",
+            "nope",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "atfunc: examples/demo/tools.json: Unknown function 'nope' for the grammar: the \
+         functions are weather.get_current_weather, math.calculate_power"
+    );
+}
+
+#[test]
 fn render_without_preamble_and_with_root() {
     let out = atfunc(
         &[

@@ -199,11 +199,14 @@ pub fn grammar(
         return Err(GrammarError::NoCallable(why));
     }
 
-    let prose = b.rule("prose", |_| {
-        Node::repeat(Node::not_chars(&[('@', '@')]), 0, None)
-    });
+    // Built where it is used only: an engine may warn about a rule nothing refers to.
+    let prose = |b: &mut Builder| {
+        b.rule("prose", |_| {
+            Node::repeat(Node::not_chars(&[('@', '@')]), 0, None)
+        })
+    };
     let body = if calls.is_empty() {
-        prose
+        prose(&mut b)
     } else {
         let call = b.rule("call", |_| Node::alt(calls));
         if asks_call {
@@ -245,7 +248,10 @@ pub fn grammar(
                 ]))
             });
             let max = if options.single { Some(1) } else { None };
-            Node::seq([Node::repeat(Node::seq([before, call]), 0, max), prose])
+            Node::seq([
+                Node::repeat(Node::seq([before, call]), 0, max),
+                prose(&mut b),
+            ])
         }
     };
     b.define(root, body);
