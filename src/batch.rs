@@ -31,7 +31,7 @@
 //! let out = batch.process_line(1, line).unwrap();
 //! assert_eq!(
 //!     out,
-//!     r#"{"id":7,"calls":[{"name":"weather.get","args":{"city":"Oslo","unit":"c"},"body":null,"span":[6,36]}],"errors":[]}"#
+//!     r#"{"id":7,"calls":[{"name":"weather.get","args":{"city":"Oslo","unit":"c"},"body":null,"span":[6,36],"chars":[6,36]}],"errors":[]}"#
 //! );
 //!
 //! let bad = batch.process_line(2, b"{\"id\": 8}").unwrap();
@@ -60,10 +60,12 @@ pub const TOOL_CACHE_CAPACITY: usize = 64;
 /// What a call-shaped span became, as the JSON object `atfunc parse` prints for it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Record {
-    /// `{"name", "args", "body", "span"}` for a bound call, or
-    /// `{"name", "positional", "named", "body", "span"}` when there are no tools.
+    /// `{"name", "args", "body", "span", "chars"}` for a bound call, or
+    /// `{"name", "positional", "named", "body", "span", "chars"}` when there are no tools.
+    /// `span` is in bytes, `chars` the same range in characters (see [`Span`]).
     Call(Json),
-    /// `{"error", "span", "raw"}`: the span looked like a call but did not parse or bind.
+    /// `{"error", "span", "chars", "raw"}`: the span looked like a call but did not parse or
+    /// bind.
     Error(Json),
 }
 
@@ -85,6 +87,7 @@ pub fn call_record<'r>(
     raw: impl FnOnce() -> Cow<'r, str>,
 ) -> Record {
     let span = json!([call.span.start, call.span.end]);
+    let chars = json!([call.span.char_start, call.span.char_end]);
     match catalog {
         None => Record::Call(json!({
             "name": call.name,
@@ -92,6 +95,7 @@ pub fn call_record<'r>(
             "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
             "body": call.body,
             "span": span,
+            "chars": chars,
         })),
         Some(catalog) => match bind(call, catalog) {
             Ok(bound) => Record::Call(json!({
@@ -99,10 +103,12 @@ pub fn call_record<'r>(
                 "args": bound.args,
                 "body": call.body,
                 "span": span,
+                "chars": chars,
             })),
             Err(error) => Record::Error(json!({
                 "error": error.to_string(),
                 "span": span,
+                "chars": chars,
                 "raw": cut(&raw(), RAW_LIMIT),
             })),
         },
@@ -115,8 +121,18 @@ pub fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
     json!({
         "error": error.to_string(),
         "span": [span.start, span.end],
+        "chars": [span.char_start, span.char_end],
         "raw": cut(text, RAW_LIMIT),
     })
+}
+
+/// Adds `"span": [start, end]` (bytes) and `"chars": [start, end]` (characters) to a JSON
+/// object.
+pub fn add_span(record: &mut Json, span: Span) {
+    if let Json::Object(map) = record {
+        map.insert("span".into(), json!([span.start, span.end]));
+        map.insert("chars".into(), json!([span.char_start, span.char_end]));
+    }
 }
 
 /// The parser options for reading calls to `catalog`'s functions: only those that take a

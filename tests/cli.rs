@@ -245,8 +245,46 @@ fn parse_without_tools_reports_calls_as_written() {
     assert_eq!(
         v,
         serde_json::json!({"name": "a.b", "positional": [1, "x"], "named": {"k": true},
-                           "body": " {\"q\": [[1]]} ", "span": [0, 50]})
+                           "body": " {\"q\": [[1]]} ", "span": [0, 50], "chars": [0, 50]})
     );
+}
+
+#[test]
+fn parse_and_exec_give_character_offsets_beside_byte_offsets() {
+    // An invalid byte counts as one character, as a replacement character would.
+    let mut bytes = "Grüße 😀 ".as_bytes().to_vec();
+    bytes.push(0xff);
+    bytes.extend_from_slice("! @tools.get_toolboxes() und @a.b(\"é\"".as_bytes());
+    let records = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = atfunc(args, &bytes);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let whole = records(&["parse", "--text"]);
+    for size in ["1", "2", "5"] {
+        assert_eq!(records(&["parse", "--text", "--chunk-size", size]), whole);
+    }
+    let spans: Vec<_> = whole
+        .iter()
+        .filter(|r| r.get("span").is_some())
+        .map(|r| (r["span"].clone(), r["chars"].clone()))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (serde_json::json!([13, 14]), serde_json::json!([8, 9])),
+            (serde_json::json!([16, 38]), serde_json::json!([11, 33])),
+            (serde_json::json!([43, 52]), serde_json::json!([38, 46])),
+        ]
+    );
+    let out = atfunc(&["exec", "--tools", TOOLS, "--json"], &bytes);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["calls"][0]["span"], serde_json::json!([16, 38]));
+    assert_eq!(report["calls"][0]["chars"], serde_json::json!([11, 33]));
+    assert_eq!(report["calls"][1]["chars"], serde_json::json!([38, 46]));
 }
 
 const DEMO: [&str; 5] = [

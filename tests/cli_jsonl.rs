@@ -94,7 +94,7 @@ fn a_records_own_tools_win_over_the_tools_file() {
         assert_eq!(
             line["calls"],
             json!([{"name": "shop.find", "args": {"query": "socks", "limit": 3},
-                    "body": null, "span": [0, 30]}])
+                    "body": null, "span": [0, 30], "chars": [0, 30]}])
         );
         let errors = line["errors"].as_array().unwrap();
         assert_eq!(errors.len(), 1);
@@ -107,7 +107,7 @@ fn a_records_own_tools_win_over_the_tools_file() {
     assert_eq!(
         lines[1]["calls"],
         json!([{"name": "weather.get_current_weather", "args": {"location": "Oslo"},
-                "body": null, "span": [35, 69]}])
+                "body": null, "span": [35, 69], "chars": [35, 69]}])
     );
     assert_eq!(lines[1]["errors"].as_array().unwrap().len(), 1);
 
@@ -116,7 +116,7 @@ fn a_records_own_tools_win_over_the_tools_file() {
     assert_eq!(
         lines[0]["calls"][0],
         json!({"name": "shop.find", "positional": ["socks"], "named": {"limit": "3"},
-               "body": null, "span": [0, 30]})
+               "body": null, "span": [0, 30], "chars": [0, 30]})
     );
 }
 
@@ -331,4 +331,31 @@ fn a_config_file_is_the_default_tool_set_too() {
     assert!(!calls.is_empty());
     assert_eq!(lines[0]["calls"], Json::Array(calls));
     assert_eq!(lines[0]["errors"], Json::Array(errors));
+}
+
+#[test]
+fn records_give_character_offsets_beside_byte_offsets() {
+    // What a Python user slices the completion with: `chars`, not `span`.
+    let text = "Grüße 😀! @shop.find('Größe 42') then @nope(";
+    let records = [json!({"id": 1, "completion": text})];
+    let (lines, _) = jsonl(&[], &records);
+    let call = &lines[0]["calls"][0];
+    let error = &lines[0]["errors"][0];
+    assert_eq!(call["span"], json!([14, 38]));
+    assert_eq!(call["chars"], json!([9, 31]));
+    assert_eq!(error["span"], json!([44, 50]));
+    assert_eq!(error["chars"], json!([37, 43]));
+    let chars: Vec<char> = text.chars().collect();
+    for record in [call, error] {
+        let (s, e) = (
+            record["chars"][0].as_u64().unwrap(),
+            record["chars"][1].as_u64().unwrap(),
+        );
+        let sliced: String = chars[s as usize..e as usize].iter().collect();
+        let (s, e) = (
+            record["span"][0].as_u64().unwrap(),
+            record["span"][1].as_u64().unwrap(),
+        );
+        assert_eq!(sliced, text[s as usize..e as usize]);
+    }
 }

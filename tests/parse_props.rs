@@ -261,7 +261,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// (1) Any chunking gives the events of the whole input, whichever calls may have a
-    /// body; (2) they rebuild the input.
+    /// body; (2) they rebuild the input, with every span's character offsets right.
     #[test]
     fn chunking_does_not_matter(
         input in messy_input(),

@@ -4,7 +4,7 @@
 mod parse_common;
 
 use atfunc::parse::{Bodies, ParseErrorKind};
-use atfunc::{Event, ParserConfig, StreamParser, Value};
+use atfunc::{Event, ParserConfig, Span, StreamParser, Value};
 use parse_common::{
     assert_reproduces, calls, check, check_bytes, check_bytes_config, events_in_chunks_with, merge,
 };
@@ -285,4 +285,50 @@ fn a_line_break_after_the_closing_parenthesis_ends_any_call() {
     // The line of `with_body` may still break before `[[`.
     let events = check("@a(1) with_body\n[[x]]");
     assert_eq!(calls(&events)[0].body.as_deref(), Some("x"));
+}
+
+#[test]
+fn spans_count_characters_as_well_as_bytes() {
+    // The offsets a Python user slices a str with: characters, not bytes.
+    let input = "Für 😀: @weather.get(\"Zürich\") and \u{e9}@x @b(\"日本\")";
+    let events = check(input);
+    let c = calls(&events);
+    let chars: Vec<char> = input.chars().collect();
+    for call in &c {
+        let (s, e) = (call.span.char_start as usize, call.span.char_end as usize);
+        let text: String = chars[s..e].iter().collect();
+        assert_eq!(
+            text,
+            input[call.span.start as usize..call.span.end as usize]
+        );
+    }
+    assert_eq!((c[0].span.start, c[0].span.end), (11, 34));
+    assert_eq!((c[0].span.char_start, c[0].span.char_end), (7, 29));
+    // Invalid bytes count one character per replacement character, as Python's
+    // `decode(errors="replace")` gives them.
+    let events = check_bytes(b"\xe2\x82 \xff\xfe @a(1) \xf0\x9f\x98\x80 @b(2)");
+    let c = calls(&events);
+    assert_eq!((c[0].span.char_start, c[0].span.char_end), (5, 10));
+    assert_eq!((c[1].span.char_start, c[1].span.char_end), (13, 18));
+}
+
+#[test]
+fn character_offsets_go_on_across_inputs_in_chunks() {
+    // Counting resumes where it stopped: a megabyte of multi-byte prose in small chunks,
+    // then a call; and after `finish`, the next input counts from zero again.
+    let prose = "né ".repeat(350_000);
+    let input = format!("{prose}@a(\"é\")");
+    let mut parser = StreamParser::default();
+    let mut events = Vec::new();
+    for chunk in input.as_bytes().chunks(7) {
+        parser.feed_into(chunk, &mut events);
+    }
+    parser.finish_into(&mut events);
+    let call = calls(&events)[0].clone();
+    assert_eq!(call.span.start, prose.len() as u64);
+    assert_eq!(call.span.char_start, prose.chars().count() as u64);
+    assert_eq!(call.span.char_end - call.span.char_start, 7);
+    let events = parser.feed_str("é @b()");
+    let events = [events, parser.finish()].concat();
+    assert_eq!(calls(&events)[0].span, Span::new(3, 7).with_chars(2, 6));
 }

@@ -2,7 +2,7 @@
 
 use super::{tools, Failure};
 use atfunc::batch::{self, RAW_LIMIT};
-use atfunc::{Catalog, Event, StreamParser};
+use atfunc::{Catalog, Event, Span, StreamParser};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
 use std::io::{Read, Write};
@@ -63,8 +63,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         with_text: args.text,
         text: String::new(),
         invalid: Vec::new(),
-        invalid_start: 0,
-        invalid_end: None,
+        invalid_span: None,
         head: Head::default(),
     };
     let mut parser = StreamParser::new(batch::parser_config(catalog.as_ref()));
@@ -101,10 +100,9 @@ struct Printer<'a, W: Write> {
     /// Text not printed yet; adjacent text events merge here so the records do not depend
     /// on how the input was chunked.
     text: String,
-    /// Invalid bytes not printed yet, merged like text: `invalid_start..invalid_end`.
+    /// Invalid bytes not printed yet, merged like text, and where they stand.
     invalid: Vec<u8>,
-    invalid_start: u64,
-    invalid_end: Option<u64>,
+    invalid_span: Option<Span>,
     head: Head,
 }
 
@@ -121,12 +119,17 @@ impl<W: Write> Printer<'_, W> {
                 }
                 Event::InvalidUtf8 { bytes, span } if self.with_text => {
                     self.flush_plain_text()?;
-                    if self.invalid_end != Some(span.start) {
-                        self.flush_invalid()?;
-                        self.invalid_start = span.start;
+                    match &mut self.invalid_span {
+                        Some(held) if held.end == span.start => {
+                            *held = Span::new(held.start, span.end)
+                                .with_chars(held.char_start, span.char_end);
+                        }
+                        _ => {
+                            self.flush_invalid()?;
+                            self.invalid_span = Some(span);
+                        }
                     }
                     self.invalid.extend_from_slice(&bytes);
-                    self.invalid_end = Some(span.end);
                     if self.invalid.len() >= TEXT_RECORD_LIMIT {
                         self.flush_invalid()?;
                     }
@@ -174,10 +177,12 @@ impl<W: Write> Printer<'_, W> {
     }
 
     fn flush_invalid(&mut self) -> Result<(), Failure> {
-        if let Some(end) = self.invalid_end.take() {
+        if let Some(span) = self.invalid_span.take() {
             let hex: String = self.invalid.iter().map(|b| format!("{b:02x}")).collect();
             self.invalid.clear();
-            self.line(&json!({"invalid_utf8": hex, "span": [self.invalid_start, end]}))?;
+            let mut record = json!({ "invalid_utf8": hex });
+            batch::add_span(&mut record, span);
+            self.line(&record)?;
         }
         Ok(())
     }

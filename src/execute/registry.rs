@@ -179,13 +179,24 @@ pub struct ExecutionReport {
 }
 
 impl ExecutionReport {
-    /// The report as JSON: `{"output": ..., "call_count": N, "calls": [...]}` (see
-    /// [`Outcome::to_json`]).
+    /// The report as JSON: `{"output": ..., "call_count": N, "calls": [...]}`, each call
+    /// as [`Outcome::to_json`] gives it plus where it stands in the answer: `"span"` in
+    /// bytes and `"chars"` in characters (see [`Span`]).
     pub fn to_json(&self) -> Json {
+        let calls = self.calls.iter().map(|outcome| {
+            let mut json = outcome.to_json();
+            if let Json::Object(map) = &mut json {
+                let span = outcome.span;
+                map.insert("span".into(), serde_json::json!([span.start, span.end]));
+                let chars = serde_json::json!([span.char_start, span.char_end]);
+                map.insert("chars".into(), chars);
+            }
+            json
+        });
         serde_json::json!({
             "output": self.output,
             "call_count": self.call_count,
-            "calls": self.calls.iter().map(Outcome::to_json).collect::<Vec<_>>(),
+            "calls": calls.collect::<Vec<_>>(),
         })
     }
 }

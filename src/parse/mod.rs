@@ -39,6 +39,9 @@
 //! which functions take a body ([`ParserConfig::bodies`]) releases a call to any other at
 //! its `)`, without waiting for another byte: a stream that pauses there loses no time.
 //!
+//! Spans carry byte offsets and, counted as the bytes pass (each byte once, never from the
+//! start again), the same offsets in characters ([`Span`]).
+//!
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 
@@ -114,6 +117,11 @@ pub struct StreamParser {
     prev_ident: bool,
     /// Work done, in scanned characters, for the linearity tests.
     steps: u64,
+    /// Characters are counted up to this absolute offset, which is always at or after
+    /// `base` (bytes are counted before they are let go) and on a character boundary.
+    counted: u64,
+    /// How many characters lie before `counted`.
+    chars: u64,
 }
 
 impl Default for StreamParser {
@@ -142,6 +150,8 @@ impl StreamParser {
             body: BodyScan::default(),
             prev_ident: false,
             steps: 0,
+            counted: 0,
+            chars: 0,
         }
     }
 
@@ -177,6 +187,7 @@ impl StreamParser {
         if self.buf.is_empty() {
             // Nothing held: scan the chunk where it lies and keep only the unresolved tail.
             let keep = self.run(chunk, out, false);
+            self.count_to(chunk, self.base + keep as u64);
             self.buf
                 .extend_from_slice(chunk.get(keep..).unwrap_or_default());
             self.base += keep as u64;
@@ -184,6 +195,7 @@ impl StreamParser {
             let mut buf = std::mem::take(&mut self.buf);
             buf.extend_from_slice(chunk);
             let keep = self.run(&buf, out, false);
+            self.count_to(&buf, self.base + keep as u64);
             buf.drain(..keep.min(buf.len()));
             self.buf = buf;
             self.base += keep as u64;
@@ -602,12 +614,13 @@ impl StreamParser {
         match parsed {
             Ok(p) => {
                 let body = body.map(|(a, b)| lossy(data, self.at(a), self.at(b)));
+                let span = self.span(data, self.cand, end);
                 out.push(Event::Call(Call {
                     name: p.name,
                     positional: p.positional,
                     named: p.named,
                     body,
-                    span: Span::new(self.cand, end),
+                    span,
                 }));
                 self.mode = Mode::Text;
                 self.text_start = end;
@@ -651,8 +664,9 @@ impl StreamParser {
     fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
         let (start, end) = (self.at(self.cand), self.at(at));
         let span_bytes = data.get(start..end).unwrap_or_default();
+        let span = self.span(data, self.cand, at);
         out.push(Event::Malformed {
-            span: Span::new(self.cand, at),
+            span,
             error: ParseError { kind, offset: at },
             text: String::from_utf8_lossy(span_bytes).into_owned(),
         });
@@ -703,10 +717,8 @@ impl StreamParser {
                         .unwrap_or_default()
                         .to_vec();
                     let start = self.base + bad_start as u64;
-                    out.push(Event::InvalidUtf8 {
-                        span: Span::new(start, start + bad_len as u64),
-                        bytes: bad,
-                    });
+                    let span = self.span(data, start, start + bad_len as u64);
+                    out.push(Event::InvalidUtf8 { span, bytes: bad });
                     i = bad_start + bad_len;
                 }
             }
@@ -715,6 +727,56 @@ impl StreamParser {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }
         i
+    }
+}
+
+impl StreamParser {
+    /// The span `start..end` of `data` (which starts at `self.base`), with its character
+    /// offsets. Spans are asked for in input order, so counting resumes where it stopped
+    /// and every byte is counted once.
+    fn span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
+        let char_start = self.count_to(data, start);
+        let char_end = self.count_to(data, end);
+        Span::new(start, end).with_chars(char_start, char_end)
+    }
+
+    /// The number of characters before the absolute offset `abs` (a character boundary in
+    /// `data`); counts on from `counted` when `abs` lies ahead.
+    fn count_to(&mut self, data: &[u8], abs: u64) -> u64 {
+        if abs >= self.counted {
+            let from = self.at(self.counted);
+            let to = self.at(abs);
+            self.chars += count_chars(data.get(from..to).unwrap_or_default());
+            self.counted = abs;
+            self.chars
+        } else {
+            // Not reached while spans come in order; kept exact all the same.
+            let from = self.at(abs.max(self.base));
+            let to = self.at(self.counted);
+            self.chars - count_chars(data.get(from..to).unwrap_or_default())
+        }
+    }
+}
+
+/// How many characters `bytes` hold: each invalid sequence counts as the one replacement
+/// character `String::from_utf8_lossy` gives it.
+fn count_chars(mut bytes: &[u8]) -> u64 {
+    let mut n = 0u64;
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => return n + s.chars().count() as u64,
+            Err(e) => {
+                let valid = e.valid_up_to();
+                let head = bytes.get(..valid).unwrap_or_default();
+                // Valid by the error's word; the count of non-continuation bytes is its
+                // character count.
+                n += head.iter().filter(|&&b| (b as i8) >= -0x40).count() as u64 + 1;
+                match e.error_len() {
+                    Some(len) => bytes = bytes.get(valid + len..).unwrap_or_default(),
+                    None => return n,
+                }
+            }
+        }
     }
 }
 

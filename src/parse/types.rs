@@ -5,19 +5,45 @@ use serde::Serialize;
 use std::collections::HashSet;
 use std::fmt;
 
-/// A byte range of the whole input, `start..end`, counted from the first byte ever fed.
+/// Where something stands in the whole input, counted from the first byte ever fed.
+///
+/// `start..end` are **byte** offsets: slice the input's bytes (or a Rust `&str`) with them.
+/// `char_start..char_end` is the same range in **characters** (Unicode scalar values), for
+/// languages whose strings index by character (Python's `text[char_start:char_end]`). A run
+/// of bytes that is not valid UTF-8 counts as one character per replacement character that
+/// [`String::from_utf8_lossy`] (or Python's `decode(errors="replace")`) puts in its place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct Span {
-    /// Offset of the first byte.
+    /// Byte offset of the first byte.
     pub start: u64,
-    /// Offset one past the last byte.
+    /// Byte offset one past the last byte.
     pub end: u64,
+    /// Character offset of the first character.
+    pub char_start: u64,
+    /// Character offset one past the last character.
+    pub char_end: u64,
 }
 
 impl Span {
-    /// The span `start..end`.
+    /// The span `start..end` of a text whose characters are single bytes (ASCII): the
+    /// character offsets equal the byte offsets. The parser gives its spans both, counted;
+    /// see [`Span::with_chars`] to set them.
     pub fn new(start: u64, end: u64) -> Span {
-        Span { start, end }
+        Span {
+            start,
+            end,
+            char_start: start,
+            char_end: end,
+        }
+    }
+
+    /// The same byte range, `char_start..char_end` in characters.
+    pub fn with_chars(self, char_start: u64, char_end: u64) -> Span {
+        Span {
+            char_start,
+            char_end,
+            ..self
+        }
     }
 
     /// How many bytes it covers.

@@ -1,7 +1,7 @@
 //! Shared by the parser tests: run one input through every chunking and check the invariants.
 #![allow(dead_code)]
 
-use atfunc::{Event, ParserConfig, StreamParser};
+use atfunc::{Event, ParserConfig, Span, StreamParser};
 
 /// Adjacent text events joined: the form in which every chunking must agree.
 pub fn merge(events: Vec<Event>) -> Vec<Event> {
@@ -62,9 +62,49 @@ pub fn random_sizes(seed: u64, max: usize) -> Vec<usize> {
         .collect()
 }
 
+/// For every byte offset of `input`, the number of characters before it in the text
+/// `String::from_utf8_lossy` makes of it (one per valid character, one per invalid
+/// sequence); an offset inside a character or sequence gets the count at its start.
+pub fn char_offsets(input: &[u8]) -> Vec<u64> {
+    let mut table = Vec::with_capacity(input.len() + 1);
+    let mut chars = 0u64;
+    for chunk in input.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            table.extend(std::iter::repeat_n(chars, c.len_utf8()));
+            chars += 1;
+        }
+        if !chunk.invalid().is_empty() {
+            table.extend(std::iter::repeat_n(chars, chunk.invalid().len()));
+            chars += 1;
+        }
+    }
+    table.push(chars);
+    table
+}
+
+/// Checks a span's character offsets against the reference table of [`char_offsets`].
+pub fn assert_chars(table: &[u64], span: &Span) {
+    assert_eq!(
+        (span.char_start, span.char_end),
+        (table[span.start as usize], table[span.end as usize]),
+        "character offsets of {span:?}"
+    );
+}
+
 /// Checks that the text, invalid bytes and call/malformed spans rebuild `input` exactly,
-/// in order and without gaps, and that every call-started event is answered.
+/// in order and without gaps, that every call-started event is answered, and that every
+/// span's character offsets are right.
 pub fn assert_reproduces(input: &[u8], events: &[Event]) {
+    let table = char_offsets(input);
+    for e in events {
+        match e {
+            Event::InvalidUtf8 { span, .. } | Event::Malformed { span, .. } => {
+                assert_chars(&table, span)
+            }
+            Event::Call(call) => assert_chars(&table, &call.span),
+            _ => {}
+        }
+    }
     let mut rebuilt = Vec::with_capacity(input.len());
     let mut open: Option<u64> = None;
     for e in events {
