@@ -74,7 +74,8 @@ impl FnBox {
     }
 
     fn push(mut self, mut interface: Interface, handler: Option<Handler>) -> FnBox {
-        if interface.domain.is_none() {
+        // A box named "" holds root functions, which have no domain at all.
+        if interface.domain.is_none() && !self.name.is_empty() {
             interface.domain = Some(self.name.clone());
         }
         self.tools.push((interface, handler));
