@@ -528,3 +528,103 @@ fn parse_error_raw_is_the_same_for_big_chunks_and_long_names() {
         assert_eq!(run(size), small, "chunk size {size}");
     }
 }
+
+/// Plain OpenAI tools: names without a dot (root functions), names that are not
+/// identifiers (`get-weather`, `max-days`, `Content-Type`, `$filter`).
+const NOT_IDENTIFIERS: &str = "tests/data/tools/not_identifiers.json";
+
+#[test]
+fn exec_runs_root_functions_of_a_plain_openai_file() {
+    let out = atfunc(
+        &["exec", "--tools", NOT_IDENTIFIERS, "--json"],
+        b"@get_time(zone=\"UTC\")\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report["calls"],
+        serde_json::json!([{"name": "get_time", "args": {"zone": "UTC"},
+            "error": "function 'get_time' has no implementation"}])
+    );
+}
+
+#[test]
+fn names_that_are_not_identifiers_work_in_every_command() {
+    let check = atfunc(&["check", "--tools", NOT_IDENTIFIERS], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    assert!(stdout(&check).contains("  get_weather (defined as get-weather)\n"));
+
+    let render = atfunc(
+        &["render", "--tools", NOT_IDENTIFIERS, "--no-preamble"],
+        b"",
+    );
+    assert_eq!(render.status.code(), Some(0), "{}", stderr(&render));
+    assert!(stdout(&render).starts_with(
+        "@get_weather( <*city>, <max_days{integer}>, <Content_Type{\"json\"|\"text\"}>, <_filter> )\n"
+    ));
+
+    // OpenAI and MCP take `get-weather` and any property name as they are.
+    let openai = atfunc(
+        &["render", "--tools", NOT_IDENTIFIERS, "--format", "openai"],
+        b"",
+    );
+    let tools: serde_json::Value = serde_json::from_str(&stdout(&openai)).unwrap();
+    assert_eq!(tools[0]["function"]["name"], "get-weather");
+    let keys: Vec<&String> = tools[0]["function"]["parameters"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(keys, ["city", "max-days", "Content-Type", "$filter"]);
+    let mcp = atfunc(
+        &["render", "--tools", NOT_IDENTIFIERS, "--format", "mcp"],
+        b"",
+    );
+    let tools: serde_json::Value = serde_json::from_str(&stdout(&mcp)).unwrap();
+    assert_eq!(tools["tools"][0]["name"], "get-weather");
+
+    // Everything handed back carries the names as defined, argument keys included.
+    let answer = b"@get_weather(\"Paris\", max_days=2, content_type=\"json\", _filter=\"x\")";
+    let expected = serde_json::json!({"name": "get-weather", "args": {"city": "Paris",
+        "max-days": 2, "Content-Type": "json", "$filter": "x"}});
+    let parse = atfunc(&["parse", "--tools", NOT_IDENTIFIERS], answer);
+    assert_eq!(parse.status.code(), Some(0), "{}", stderr(&parse));
+    let record: serde_json::Value = serde_json::from_str(stdout(&parse).trim()).unwrap();
+    assert_eq!(record["name"], expected["name"]);
+    assert_eq!(record["args"], expected["args"]);
+
+    let line = serde_json::json!({"id": 1, "completion": String::from_utf8_lossy(answer)});
+    let jsonl = atfunc(
+        &["parse", "--jsonl", "--tools", NOT_IDENTIFIERS],
+        format!("{line}\n").as_bytes(),
+    );
+    assert_eq!(jsonl.status.code(), Some(0), "{}", stderr(&jsonl));
+    let record: serde_json::Value = serde_json::from_str(stdout(&jsonl).trim()).unwrap();
+    assert_eq!(record["calls"][0]["name"], "get-weather");
+    assert_eq!(record["calls"][0]["args"], expected["args"]);
+
+    let exec = atfunc(&["exec", "--tools", NOT_IDENTIFIERS, "--json"], answer);
+    assert_eq!(exec.status.code(), Some(0), "{}", stderr(&exec));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&exec)).unwrap();
+    assert_eq!(report["calls"][0]["name"], "get-weather");
+    assert_eq!(report["calls"][0]["args"], expected["args"]);
+}
+
+#[test]
+fn names_written_alike_are_a_problem_naming_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(
+        &path,
+        r#"[{"name": "search", "parameters": {"type": "object", "properties": {
+            "max-results": {"type": "integer"}, "max_results": {"type": "integer"}}}}]"#,
+    )
+    .unwrap();
+    let out = atfunc(&["check", "--tools", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("Parameters 'max-results' and 'max_results' would both be written 'max_results' in a call; rename one"),
+        "{}",
+        stdout(&out)
+    );
+}

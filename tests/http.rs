@@ -508,3 +508,28 @@ async fn exec_with_a_config_reaches_the_server() {
         json!({"you_sent": "[redacted]"})
     );
 }
+
+#[tokio::test]
+async fn names_that_are_not_identifiers_reach_the_server_as_defined() {
+    let interfaces = load_interfaces_str(
+        r#"[{"name": "api.get-user", "parameters": {"type": "object", "properties": {
+            "org-id": {"type": "string"}, "max-results": {"type": "integer"},
+            "$filter": {"type": "string"}}, "required": ["org-id"]}}]"#,
+    )
+    .unwrap();
+    let mut builder = HttpBox::builder("api", serve().await)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"));
+    for interface in interfaces {
+        builder = builder.endpoint(interface, "GET", "/users/{org-id}");
+    }
+    let registry = Registry::new();
+    registry.register(builder.build().unwrap()).unwrap();
+    let report = registry
+        .execute_response(r#"@api.get_user("acme", max_results=5, _filter="a")"#)
+        .await;
+    let outcome = &report.calls[0];
+    assert_eq!(outcome.name, "api.get-user");
+    let result = outcome.result.as_ref().unwrap();
+    assert_eq!(result["path"], "/users/acme");
+    assert_eq!(result["query"], "max-results=5&%24filter=a");
+}

@@ -325,9 +325,71 @@ fn names_must_be_identifiers() {
         "Validation failed for function 'get-temp' in toolbox 'weather': Function name 'get-temp' is not an identifier: use letters, digits and '_', not starting with a digit\n\
          Validation failed for function 'get-temp' in toolbox 'weather': Parameter name 'max temp' is not an identifier: use letters, digits and '_', not starting with a digit"
     );
+}
+
+#[test]
+fn names_that_are_not_identifiers_are_written_as_identifiers_and_kept() {
+    let tools = load_interfaces(&json!([
+        {"name": "get-weather", "parameters": {"type": "object", "properties": {
+            "max-results": {"type": "integer"}, "Content-Type": {"type": "string"},
+            "$filter": {"type": "string"}, "headers": {"type": "object", "properties": {
+                "X-Trace": {"type": "string"}}}}, "required": ["Content-Type"]}},
+        {"name": "my-api.9lives", "parameters": {"type": "object", "properties": {}}},
+        {"domain": "std-api", "name": "get user", "type": "function", "description": "x",
+         "returns": "object", "params": {"user-id": {"type": "string", "isRequired": true,
+         "description": "x"}}},
+    ]))
+    .unwrap();
+    validate_all(&tools).unwrap();
+    let names: Vec<(String, String)> = tools
+        .iter()
+        .map(|t| (t.qualified_name(), t.original_qualified_name()))
+        .collect();
     assert_eq!(
-        problems(json!([{"name": "9lives", "parameters": {"type": "object", "properties": {}}}])),
-        ["Validation failed for function '9lives': Function name '9lives' is not a name: use letters, digits and '_' (not starting with a digit), parts joined by '.'"]
+        names,
+        [
+            ("get_weather".into(), "get-weather".into()),
+            ("my_api._9lives".into(), "my-api.9lives".into()),
+            ("std_api.get_user".into(), "std-api.get user".into()),
+        ]
+    );
+    let params: Vec<(&str, &str, bool)> = tools[0]
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.original_name(), p.required))
+        .collect();
+    assert_eq!(
+        params,
+        [
+            ("max_results", "max-results", false),
+            ("Content_Type", "Content-Type", true),
+            ("_filter", "$filter", false),
+            ("headers", "headers", false),
+        ]
+    );
+    // Fields inside an object are JSON keys: they keep their spelling.
+    let ParamType::Object { properties } = &tools[0].params[3].ty else {
+        panic!("an object")
+    };
+    assert_eq!(properties[0].name, "X-Trace");
+    assert_eq!(tools[2].params[0].original_name(), "user-id");
+}
+
+#[test]
+fn names_written_alike_are_refused_naming_both() {
+    assert_eq!(
+        problems(json!([{"name": "search", "parameters": {"type": "object", "properties": {
+            "max-results": {"type": "integer"}, "max_results": {"type": "integer"}}}}])),
+        ["Validation failed for function 'search': Parameters 'max-results' and 'max_results' would both be written 'max_results' in a call; rename one"]
+    );
+    let tools = load_interfaces(&json!([
+        {"name": "get-weather", "parameters": {"type": "object"}},
+        {"name": "get_weather", "parameters": {"type": "object"}},
+    ]))
+    .unwrap();
+    assert_eq!(
+        validate_all(&tools).unwrap_err().to_string(),
+        "Validation failed for function 'get_weather': Functions 'get-weather' and 'get_weather' would both be called as 'get_weather'; rename one"
     );
 }
 

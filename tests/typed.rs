@@ -123,7 +123,7 @@ fn arguments_that_are_not_a_struct_are_refused() {
         error.to_string(),
         r#"the arguments of 't.f' must be a struct with named fields; their JSON Schema is {"type":"string"}"#
     );
-    let error = interface_of::<SendEmail>(Some("t"), "not a name", None).unwrap_err();
+    let error = interface_of::<SendEmail>(Some("t"), "", None).unwrap_err();
     assert!(matches!(error, TypedError::Interface { .. }), "{error}");
 }
 

@@ -1,7 +1,7 @@
 //! Conversion of written values to the declared types, and the checks that follow it.
 
 use super::BindError;
-use crate::interface::{Param, ParamType};
+use crate::interface::{identifier, Param, ParamType};
 use crate::parse::{is_number, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::fmt;
@@ -218,15 +218,23 @@ fn array(
 /// The index of the parameter called `name`: exact spelling first, then (unless
 /// `case_sensitive`) ignoring case.
 pub(super) fn find_param(params: &[Param], name: &str, case_sensitive: bool) -> Option<usize> {
-    params.iter().position(|p| p.name == name).or_else(|| {
+    // A key as the definition spells it (`max-results`, from JSON arguments) finds its
+    // parameter as well as the name a call writes.
+    let exact = |p: &Param| p.name == name || p.original.as_deref() == Some(name);
+    let same = |a: &str, b: &str| {
         if case_sensitive {
-            None
+            a == b
         } else {
-            params
-                .iter()
-                .position(|p| UniCase::new(p.name.as_str()) == UniCase::new(name))
+            UniCase::new(a) == UniCase::new(b)
         }
-    })
+    };
+    params
+        .iter()
+        .position(exact)
+        .or_else(|| params.iter().position(|p| same(&p.name, name)))
+        // A field inside an object keeps its JSON key (`created-after`), but a model may
+        // write it as it would write a parameter of that name (`created_after`).
+        .or_else(|| params.iter().position(|p| same(&identifier(&p.name), name)))
 }
 
 /// The text of a string that reads as a number, trimmed: a number literal as the grammar

@@ -160,6 +160,11 @@ impl Catalog {
         let index = self.interfaces.len();
         let key = self.key(&interface.qualified_name()).into_owned();
         self.index.entry(key).or_insert(index);
+        // Bound calls carry the name as defined (`get-weather`); it finds the tool too.
+        if interface.original.is_some() {
+            let key = self.key(&interface.original_qualified_name()).into_owned();
+            self.index.entry(key).or_insert(index);
+        }
         self.interfaces.push(interface);
         index
     }
@@ -313,10 +318,12 @@ pub struct Body {
 pub struct BoundCall {
     /// Index of the interface in the [`Catalog`].
     pub index: usize,
-    /// The qualified name as the interface spells it (`weather.get_temp`).
+    /// The qualified name as the definition spells it (`weather.get_temp`, `get-weather`;
+    /// see [`Interface::original_qualified_name`]).
     pub name: String,
-    /// Arguments keyed by parameter name as the interface spells it, in declared order.
-    /// Optional parameters the call left out are absent (no defaults are filled in).
+    /// Arguments keyed by parameter name as the definition spells it (`max-results`, though
+    /// the call wrote `max_results`), in declared order. Optional parameters the call left
+    /// out are absent (no defaults are filled in).
     pub args: Map<String, Json>,
     /// The request body, for an api-wrapper call with a `with_body` block.
     pub body: Option<Body>,
@@ -355,7 +362,8 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
             None | Some(Value::Null) => {}
             Some(value) => {
                 let json = coerce_param(value, param, &Path::Param(&param.name), &ctx)?;
-                args.insert(param.name.clone(), json);
+                // The tool gets its argument under the name its definition spells.
+                args.insert(param.original_name().to_owned(), json);
             }
         }
     }
@@ -363,7 +371,7 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
     let body = bind_body(call, interface, &function)?;
     Ok(BoundCall {
         index,
-        name: function,
+        name: interface.original_qualified_name(),
         args,
         body,
         span: call.span,

@@ -234,7 +234,13 @@ fn check(path: &std::path::Path) -> Result<ExitCode, Failure> {
                     domains.len()
                 );
                 for interface in &interfaces {
-                    println!("  {}", interface.qualified_name());
+                    let written = interface.qualified_name();
+                    let defined = interface.original_qualified_name();
+                    if written == defined {
+                        println!("  {written}");
+                    } else {
+                        println!("  {written} (defined as {defined})");
+                    }
                 }
                 return Ok(ExitCode::SUCCESS);
             }

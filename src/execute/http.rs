@@ -7,7 +7,7 @@
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::json_kind;
-use crate::interface::{is_identifier, Interface, Kind, Location};
+use crate::interface::{Interface, Kind, Location, Param};
 use async_trait::async_trait;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
@@ -406,7 +406,8 @@ fn parse_template(path: &str) -> Result<Vec<Piece>, String> {
             return Err(format!("has a '{{' without its '}}' in {}", quoted()));
         };
         let name = after.get(..close).unwrap_or_default();
-        if !is_identifier(name) {
+        // The API's own spelling (`{user-id}`) is fine: it names the parameter as defined.
+        if name.trim().is_empty() || name.contains('/') {
             return Err(format!(
                 "has a placeholder {{{name}}} that is not a parameter name, in {}",
                 quoted()
@@ -435,7 +436,7 @@ fn check_endpoint(interface: &Interface, template: &[Piece]) -> Vec<String> {
         })
         .collect();
     for name in &placeholders {
-        match interface.params.iter().find(|p| p.name == *name) {
+        match path_param(interface, name) {
             None => problems.push(format!(
                 "field 'path': the placeholder {{{name}}} names no parameter of the function"
             )),
@@ -446,7 +447,10 @@ fn check_endpoint(interface: &Interface, template: &[Piece]) -> Vec<String> {
         }
     }
     for param in &interface.params {
-        if param.location == Location::Path && !placeholders.contains(&param.name.as_str()) {
+        let placed = placeholders
+            .iter()
+            .any(|name| *name == param.name || *name == param.original_name());
+        if param.location == Location::Path && !placed {
             problems.push(format!(
                 "path parameter '{}' has no {{{}}} placeholder in field 'path'",
                 param.name, param.name
@@ -454,6 +458,16 @@ fn check_endpoint(interface: &Interface, template: &[Piece]) -> Vec<String> {
         }
     }
     problems
+}
+
+/// The parameter a path placeholder names: by its name as defined (`{user-id}`) or as a
+/// call writes it (`{user_id}`).
+fn path_param<'a>(interface: &'a Interface, placeholder: &str) -> Option<&'a Param> {
+    interface
+        .params
+        .iter()
+        .find(|p| p.original_name() == placeholder)
+        .or_else(|| interface.params.iter().find(|p| p.name == placeholder))
 }
 
 /// Refuses a redirect; the message reaches the model.
@@ -560,7 +574,10 @@ impl HttpBox {
         for piece in &endpoint.template {
             match piece {
                 Piece::Text(text) => path.push_str(text),
-                Piece::Param(name) => {
+                Piece::Param(placeholder) => {
+                    // Bound arguments are keyed by the names the definition spells.
+                    let name = path_param(interface, placeholder)
+                        .map_or(placeholder.as_str(), Param::original_name);
                     let value = args.get(name).ok_or_else(|| {
                         fail(format!(
                             "needs the path parameter '{name}'; give it a value"
@@ -599,7 +616,10 @@ impl HttpBox {
             .template
             .iter()
             .filter_map(|piece| match piece {
-                Piece::Param(name) => Some(name.as_str()),
+                Piece::Param(placeholder) => Some(
+                    path_param(interface, placeholder)
+                        .map_or(placeholder.as_str(), Param::original_name),
+                ),
                 Piece::Text(_) => None,
             })
             .collect();
@@ -608,21 +628,23 @@ impl HttpBox {
         let mut query: Vec<(String, String)> = Vec::new();
         let mut fields = Map::new();
         for param in &interface.params {
-            if in_path.contains(&param.name.as_str()) {
+            // The API gets each argument under the name its definition spells.
+            let name = param.original_name();
+            if in_path.contains(&name) {
                 continue;
             }
-            let Some(value) = args.get(&param.name) else {
+            let Some(value) = args.get(name) else {
                 continue;
             };
             match param.location {
                 Location::Path => {}
                 Location::Body => {
-                    fields.insert(param.name.clone(), value.clone());
+                    fields.insert(name.to_owned(), value.clone());
                 }
                 Location::Param if plain_in_body => {
-                    fields.insert(param.name.clone(), value.clone());
+                    fields.insert(name.to_owned(), value.clone());
                 }
-                Location::Query | Location::Param => push_query(&mut query, &param.name, value),
+                Location::Query | Location::Param => push_query(&mut query, name, value),
             }
         }
         let mut url = url;

@@ -28,7 +28,7 @@
 //! waits for it to exit, then terminates it if it does not; dropping the box kills it.
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
-use crate::interface::{is_identifier, is_identifier_char, load_interfaces, Interface};
+use crate::interface::{identifier, load_interfaces, Interface, Original};
 use async_trait::async_trait;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{Peer, RoleClient, RunningService};
@@ -73,8 +73,6 @@ struct McpTool {
     interface: Interface,
     /// The tool's name as the server spells it.
     server_name: String,
-    /// atfunc parameter name → server parameter name, for the names that differ.
-    renamed_params: Vec<(String, String)>,
 }
 
 /// A tool box whose functions are the tools of an MCP server started as a child process.
@@ -268,7 +266,7 @@ impl ToolBox for McpBox {
     async fn call(
         &self,
         function: &str,
-        mut args: Map<String, Json>,
+        args: Map<String, Json>,
         _ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let Some(tool) = self.find(function) else {
@@ -280,11 +278,7 @@ impl ToolBox for McpBox {
                 self.name
             )));
         }
-        for (ours, theirs) in &tool.renamed_params {
-            if let Some(value) = args.remove(ours) {
-                args.insert(theirs.clone(), value);
-            }
-        }
+        // Bound arguments are keyed by the server's own parameter names already.
         let params = CallToolRequestParams::new(tool.server_name.clone()).with_arguments(args);
         let result = self
             .peer
@@ -392,6 +386,12 @@ impl StderrTail {
 }
 
 /// The server's tools as atfunc tools, in the server's order.
+///
+/// Names go through the loader's one mapping: a tool or parameter name that is not an
+/// identifier (`get-sum`, `file-path`) is written as one in calls (`get_sum`, `file_path`)
+/// and keeps the server's spelling in bound calls, so arguments reach the server as it
+/// named them. Two tools written alike (ignoring case) get `_2`, `_3`, ...: the server's
+/// list is not ours to fix.
 fn convert_tools(box_name: &str, tools: &[rmcp::model::Tool]) -> Result<Vec<McpTool>, String> {
     let mut taken: Vec<String> = Vec::new();
     let mut converted = Vec::with_capacity(tools.len());
@@ -405,36 +405,35 @@ fn convert_tools(box_name: &str, tools: &[rmcp::model::Tool]) -> Result<Vec<McpT
         let name = unique_name(&server_name, &taken);
         taken.push(name.clone());
         let schema = wire.get("inputSchema").cloned().unwrap_or(json!({}));
-        let (schema, renamed_params) = readable_schema(schema);
         let mut definition = Map::new();
+        // The server's name may hold dots; the box's name is the whole domain.
         definition.insert("name".into(), json!(format!("{box_name}.{name}")));
         if let Some(description) = wire.get("description").filter(|d| d.is_string()) {
             definition.insert("description".into(), description.clone());
         }
-        definition.insert("parameters".into(), schema);
-        let interface = load_interfaces(&Json::Object(definition))
+        definition.insert("parameters".into(), readable_schema(schema));
+        let mut interface = load_interfaces(&Json::Object(definition))
             .map_err(|error| format!("'{server_name}': {error}"))?
             .into_iter()
             .next()
             .ok_or_else(|| format!("'{server_name}': no definition"))?;
+        if name != server_name {
+            interface.original = Some(Original {
+                domain: None,
+                name: Some(server_name.clone()),
+            });
+        }
         converted.push(McpTool {
             interface,
             server_name,
-            renamed_params,
         });
     }
     Ok(converted)
 }
 
-/// `raw` as an identifier not in `taken` (compared ignoring case).
+/// `raw` as an identifier (see [`identifier`]) not in `taken` (compared ignoring case).
 fn unique_name(raw: &str, taken: &[String]) -> String {
-    let mut base: String = raw
-        .chars()
-        .map(|c| if is_identifier_char(c) { c } else { '_' })
-        .collect();
-    if !is_identifier(&base) {
-        base.insert(0, '_');
-    }
+    let base = identifier(raw).into_owned();
     let free = |candidate: &str| {
         !taken
             .iter()
@@ -449,58 +448,23 @@ fn unique_name(raw: &str, taken: &[String]) -> String {
         .unwrap_or(base)
 }
 
-/// The input schema with parameter names atfunc can read, and the renames made. A property
-/// whose own schema the loader rejects becomes "any value" (keeping its description).
-fn readable_schema(mut schema: Json) -> (Json, Vec<(String, String)>) {
+/// The input schema with each property the loader rejects on its own made "any value"
+/// (keeping its description), so one odd property does not cost the whole tool.
+fn readable_schema(mut schema: Json) -> Json {
     let Some(object) = schema.as_object_mut() else {
-        return (json!({"type": "object"}), Vec::new());
+        return json!({"type": "object"});
     };
-    let mut required: Vec<String> = match object.get("required") {
-        Some(Json::Array(names)) => names
-            .iter()
-            .filter_map(Json::as_str)
-            .map(str::to_owned)
-            .collect(),
-        _ => Vec::new(),
-    };
-    let properties = match object.remove("properties") {
-        Some(Json::Object(properties)) => properties,
-        _ => Map::new(),
-    };
-    // Every name seen so far, as (atfunc's, the server's).
-    let mut names: Vec<(String, String)> = Vec::new();
-    let mut rename = |theirs: &str| -> String {
-        if let Some((ours, _)) = names.iter().find(|(_, t)| t == theirs) {
-            return ours.clone();
-        }
-        let taken: Vec<String> = names.iter().map(|(ours, _)| ours.clone()).collect();
-        let ours = unique_name(theirs, &taken);
-        names.push((ours.clone(), theirs.to_owned()));
-        ours
-    };
-    let mut readable = Map::new();
-    for (theirs, definition) in properties {
-        let ours = rename(&theirs);
-        let definition = if property_loads(&ours, &definition) {
-            definition
-        } else {
-            match definition.get("description") {
-                Some(Json::String(description)) => json!({"description": description}),
-                _ => json!({}),
+    if let Some(Json::Object(properties)) = object.get_mut("properties") {
+        for (name, definition) in properties.iter_mut() {
+            if !property_loads(name, definition) {
+                *definition = match definition.get("description") {
+                    Some(Json::String(description)) => json!({"description": description}),
+                    _ => json!({}),
+                };
             }
-        };
-        readable.insert(ours, definition);
+        }
     }
-    for name in &mut required {
-        *name = rename(name);
-    }
-    object.insert("properties".into(), Json::Object(readable));
-    object.insert("required".into(), json!(required));
-    let renames = names
-        .into_iter()
-        .filter(|(ours, theirs)| ours != theirs)
-        .collect();
-    (schema, renames)
+    schema
 }
 
 /// Whether the loader accepts one property on its own.
@@ -583,8 +547,8 @@ mod tests {
     }
 
     #[test]
-    fn parameters_are_renamed_and_unreadable_ones_accept_anything() {
-        let (schema, renames) = readable_schema(json!({
+    fn parameters_keep_the_servers_names_and_unreadable_ones_accept_anything() {
+        let schema = readable_schema(json!({
             "type": "object",
             "properties": {
                 "file-path": {"type": "string"},
@@ -592,13 +556,12 @@ mod tests {
             },
             "required": ["file-path"],
         }));
-        assert_eq!(renames, [("file_path".to_owned(), "file-path".to_owned())]);
         assert_eq!(
             schema,
             json!({
                 "type": "object",
-                "properties": {"file_path": {"type": "string"}, "when": {"description": "a day"}},
-                "required": ["file_path"],
+                "properties": {"file-path": {"type": "string"}, "when": {"description": "a day"}},
+                "required": ["file-path"],
             })
         );
     }

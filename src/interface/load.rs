@@ -9,7 +9,7 @@
 //! the two imported shapes get sensible defaults (a missing description is fine there).
 
 use super::validate::ValidationError;
-use super::{is_identifier, Interface, Kind, Location, Param, ParamType};
+use super::{names, Interface, Kind, Location, Param, ParamType};
 use serde_json::{Map, Value as Json};
 
 /// Why a tools file could not be loaded.
@@ -116,13 +116,17 @@ fn load_entry(index: usize, entry: &Json, sink: &mut Sink) -> Option<Interface> 
         return None;
     };
     // An OpenAI tool wraps the definition; its `type` is always "function".
-    if let Some(Json::Object(function)) = map.get("function") {
-        return load_schema_function(index, function, sink);
+    let mut interface = if let Some(Json::Object(function)) = map.get("function") {
+        load_schema_function(index, function, sink)
+    } else if map.contains_key("parameters") && !map.contains_key("params") {
+        load_schema_function(index, map, sink)
+    } else {
+        load_standard(index, map, sink)
+    }?;
+    for problem in names::name_interface(&mut interface) {
+        sink.report(problem);
     }
-    if map.contains_key("parameters") && !map.contains_key("params") {
-        return load_schema_function(index, map, sink);
-    }
-    load_standard(index, map, sink)
+    Some(interface)
 }
 
 /// Splits a dotted name at its last dot into domain and function name.
@@ -170,6 +174,7 @@ fn load_schema_function(
     Some(Interface {
         domain,
         name,
+        original: None,
         kind: Kind::Function,
         description,
         params,
@@ -286,7 +291,6 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
         Some(Json::Object(props)) => {
             for (name, def) in props {
                 let path = format!("{at}.{name}");
-                check_param_name(name, sink);
                 let mut param = schema_param(name, def, sink, &path);
                 // Strict schemas list every field as required and let the optional ones be
                 // null; a call binds `null` as left out, so such a field is optional here.
@@ -303,7 +307,6 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
     // (BFCL does); such a key is still required, of any type.
     for name in required {
         if !params.iter().any(|p| p.name == name) {
-            check_param_name(name, sink);
             let mut param = Param::new(name, ParamType::Any);
             param.required = true;
             params.push(param);
@@ -481,10 +484,8 @@ fn load_standard(index: usize, map: &Map<String, Json>, sink: &mut Sink) -> Opti
     sink.toolbox = domain.clone().unwrap_or_default();
     check_function_name(&name, sink);
     if let Some(domain) = &domain {
-        if domain.is_empty() || !domain.split('.').all(is_identifier) {
-            sink.report(format!(
-                "domain '{domain}' is not a name: use letters, digits and '_', parts joined by '.'"
-            ));
+        if domain.trim().is_empty() {
+            sink.report("field 'domain' is empty: give the toolbox's name");
         }
     }
     let kind = match map.get("type") {
@@ -572,6 +573,7 @@ fn load_standard(index: usize, map: &Map<String, Json>, sink: &mut Sink) -> Opti
     Some(Interface {
         domain,
         name,
+        original: None,
         kind,
         description,
         params,
@@ -596,7 +598,6 @@ fn standard_params(value: &Json, field: &str, location: Location, sink: &mut Sin
     };
     let mut params = Vec::with_capacity(map.len());
     for (name, def) in map {
-        check_param_name(name, sink);
         let Some(def) = def.as_object() else {
             sink.report(format!(
                 "parameter '{name}' in '{field}' must be an object with type, isRequired and description, found {}",
@@ -686,18 +687,12 @@ fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
     }
 }
 
+/// Any name will do (the loader gives it an identifier a call can write; see
+/// [`names`]), as long as neither it nor a dotted part of it is empty.
 fn check_function_name(full: &str, sink: &mut Sink) {
-    if full.is_empty() || !full.split('.').all(is_identifier) {
+    if full.split('.').any(|part| part.trim().is_empty()) {
         sink.report(format!(
-            "function name '{full}' is not a name: use letters, digits and '_' (not starting with a digit), parts joined by '.'"
-        ));
-    }
-}
-
-fn check_param_name(name: &str, sink: &mut Sink) {
-    if !is_identifier(name) {
-        sink.report(format!(
-            "parameter name '{name}' is not an identifier: use letters, digits and '_', not starting with a digit"
+            "function name '{full}' is empty or has an empty part: give a name (a domain and a name joined by '.')"
         ));
     }
 }

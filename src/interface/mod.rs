@@ -5,13 +5,17 @@
 //! `tools` array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
 
 mod load;
+mod names;
 mod validate;
 
 pub(crate) use load::json_kind;
 pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
+pub(crate) use names::dotted_identifier;
+pub use names::identifier;
 pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
 
 use serde::Serialize;
+use serde_json::{Map, Value as Json};
 use std::fmt;
 
 /// What kind of thing an interface describes, as in the standard format's `type` field.
@@ -118,8 +122,15 @@ impl fmt::Display for ParamType {
 /// One parameter of an interface (or one field of an object, or an array's items).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Param {
-    /// The name exactly as the definition spells it (empty for an array's `items`).
+    /// The name a call writes: as the definition spells it, or, for a parameter whose
+    /// name is not an identifier, the identifier made of it (`max-results` →
+    /// `max_results`, see [`identifier`]). Empty for an array's `items`. Fields inside an
+    /// object are written as JSON keys and keep their spelling.
     pub name: String,
+    /// The name as the definition spells it, when it is not [`Param::name`]: arguments go
+    /// back to the tool under it (see [`Param::original_name`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original: Option<String>,
     /// The declared type.
     #[serde(flatten)]
     pub ty: ParamType,
@@ -149,6 +160,7 @@ impl Param {
     pub fn new(name: impl Into<String>, ty: ParamType) -> Param {
         Param {
             name: name.into(),
+            original: None,
             ty,
             required: false,
             description: String::new(),
@@ -226,6 +238,30 @@ impl Param {
         }
         Some(element)
     }
+
+    /// The name as the definition spells it: the key the tool gets the argument under.
+    ///
+    /// ```
+    /// let tools = atfunc::load_interfaces_str(r#"[{"name": "search", "parameters": {
+    ///     "type": "object", "properties": {"max-results": {"type": "integer"}}}}]"#).unwrap();
+    /// let param = &tools[0].params[0];
+    /// assert_eq!((param.name.as_str(), param.original_name()), ("max_results", "max-results"));
+    /// ```
+    pub fn original_name(&self) -> &str {
+        self.original.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// The spelling of an interface's names in its definition, where it is not what a call
+/// writes. `None` for a part that is written as defined.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Original {
+    /// The domain as defined (`my-api`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
+    /// The function name as defined (`get-weather`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// A tool's interface: everything the model is told and everything a call binds against.
@@ -234,8 +270,13 @@ pub struct Interface {
     /// The tool box the function belongs to (`weather` in `@weather.get_temp`); `None` for a
     /// root function called as `@name(...)`. May itself contain dots.
     pub domain: Option<String>,
-    /// The function's name, exactly as the definition spells it.
+    /// The function's name as a call writes it: as the definition spells it, or the
+    /// identifier made of it when it is not one (`get-weather` → `get_weather`).
     pub name: String,
+    /// The domain and name as the definition spells them, when either is not what a call
+    /// writes; see [`Interface::original_qualified_name`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original: Option<Original>,
     /// `function` or `api-wrapper`.
     pub kind: Kind,
     /// What the function does.
@@ -259,6 +300,7 @@ impl Interface {
         Interface {
             domain: domain.map(str::to_owned),
             name: name.into(),
+            original: None,
             kind: Kind::Function,
             description: String::new(),
             params: Vec::new(),
@@ -274,6 +316,59 @@ impl Interface {
             Some(domain) => format!("{domain}.{}", self.name),
             None => self.name.clone(),
         }
+    }
+
+    /// The qualified name as the definition spells it (`get-weather`, `my-api.list`): the
+    /// name results, bound calls and `tool_calls` carry. [`Interface::qualified_name`] is
+    /// the name a call writes.
+    ///
+    /// ```
+    /// let tools = atfunc::load_interfaces_str(
+    ///     r#"[{"name": "get-weather", "parameters": {"type": "object"}}]"#).unwrap();
+    /// assert_eq!(tools[0].qualified_name(), "get_weather");
+    /// assert_eq!(tools[0].original_qualified_name(), "get-weather");
+    /// ```
+    pub fn original_qualified_name(&self) -> String {
+        let Some(original) = &self.original else {
+            return self.qualified_name();
+        };
+        let name = original.name.as_deref().unwrap_or(&self.name);
+        match (original.domain.as_deref(), self.domain.as_deref()) {
+            (Some(domain), _) | (None, Some(domain)) => format!("{domain}.{name}"),
+            (None, None) => name.to_owned(),
+        }
+    }
+
+    /// Arguments keyed by the names a call writes (as [`bind`](crate::bind()) assigns them),
+    /// put under the names the definition spells; keys that are no parameter's stay.
+    pub fn original_args(&self, args: Map<String, Json>) -> Map<String, Json> {
+        if self.params.iter().all(|p| p.original.is_none()) {
+            return args;
+        }
+        args.into_iter()
+            .map(
+                |(key, value)| match self.params.iter().find(|p| p.name == key) {
+                    Some(param) => (param.original_name().to_owned(), value),
+                    None => (key, value),
+                },
+            )
+            .collect()
+    }
+
+    /// Arguments keyed by the names the definition spells (a `tool_calls` entry's, say),
+    /// put under the names a call writes; keys that are no parameter's stay.
+    pub fn written_args(&self, args: Map<String, Json>) -> Map<String, Json> {
+        if self.params.iter().all(|p| p.original.is_none()) {
+            return args;
+        }
+        args.into_iter()
+            .map(
+                |(key, value)| match self.params.iter().find(|p| p.original_name() == key) {
+                    Some(param) => (param.name.clone(), value),
+                    None => (key, value),
+                },
+            )
+            .collect()
     }
 
     /// Whether calls carry a `with_body [[ ... ]]` block.

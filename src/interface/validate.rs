@@ -69,7 +69,7 @@ impl fmt::Display for ValidationErrors {
 /// ```
 pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), ValidationErrors> {
     let mut errors = Vec::new();
-    let mut seen: HashMap<String, &str> = HashMap::new();
+    let mut seen: HashMap<String, (&str, &str)> = HashMap::new();
     for interface in interfaces {
         let mut report = |message: String| {
             errors.push(ValidationError {
@@ -94,7 +94,8 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
                 interface.name
             ));
         }
-        for param in interface.params.iter().chain(&interface.request_body) {
+        // Request body fields are JSON keys, sent as written: any name will do.
+        for param in &interface.params {
             if !is_identifier(&param.name) {
                 report(format!(
                     "Parameter name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
@@ -104,16 +105,20 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
         }
         // The same folding the binder matches names with: `maß` and `MASS` are one name.
         let key = unicase::UniCase::new(interface.name.as_str()).to_folded_case();
+        let spelled = defined_name(interface);
         match seen.get(key.as_str()) {
-            Some(first) if *first == interface.name => {
-                report(format!("Function '{}' is defined twice", interface.name))
+            Some((first, first_spelled)) if *first == interface.name && *first_spelled == spelled => {
+                report(format!("Function '{spelled}' is defined twice"))
             }
-            Some(first) => report(format!(
+            Some((first, first_spelled)) if *first == interface.name => report(format!(
+                "Functions '{first_spelled}' and '{spelled}' would both be called as '{first}'; rename one"
+            )),
+            Some((first, _)) => report(format!(
                 "Function name '{}' differs only in case from '{first}'; names are matched ignoring case",
                 interface.name
             )),
             None => {
-                seen.insert(key, &interface.name);
+                seen.insert(key, (&interface.name, spelled));
             }
         }
     }
@@ -122,6 +127,15 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
     } else {
         Err(ValidationErrors(errors))
     }
+}
+
+/// The function name as its definition spells it.
+fn defined_name(interface: &Interface) -> &str {
+    interface
+        .original
+        .as_ref()
+        .and_then(|o| o.name.as_deref())
+        .unwrap_or(&interface.name)
 }
 
 /// Validates a whole set of loaded interfaces, each under its own domain as toolbox (what

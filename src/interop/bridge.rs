@@ -391,6 +391,10 @@ pub fn parse_tool_call(
     let body = names
         .body_field(model_name)
         .and_then(|field| args.shift_remove(field));
+    let args = args
+        .into_iter()
+        .map(|(key, value)| (names.written_param(model_name, &key).to_owned(), value))
+        .collect();
     Ok(ToolCall {
         id,
         name,

@@ -227,7 +227,15 @@ pub(crate) fn assign_names(
     let mut kept = Vec::with_capacity(interfaces.len());
     for interface in interfaces {
         let body_field = interface.has_body().then(|| schema::body_field(interface));
-        match names.insert_with_body(&interface.qualified_name(), body_field) {
+        // The name as defined when the API accepts it as it is (`get-weather`), so the
+        // application's tools keep their names; the map leads back to the name a call writes.
+        let defined = interface.original_qualified_name();
+        let renamed: Vec<(String, String)> = interface
+            .params
+            .iter()
+            .filter_map(|p| Some((p.original.clone()?, p.name.clone())))
+            .collect();
+        match names.insert_entry(&defined, &interface.qualified_name(), body_field, renamed) {
             Ok(model_name) => kept.push((interface, model_name.to_owned())),
             Err(clash) => clashes.push(clash),
         }

@@ -162,6 +162,8 @@ struct Entry {
     qualified: String,
     /// The argument that carries an api-wrapper's request body, when it has one.
     body_field: Option<String>,
+    /// (name as defined, name a call writes) of each parameter where the two differ.
+    params: Vec<(String, String)>,
 }
 
 /// The map between the names a model sees and the tools they stand for, both ways.
@@ -199,19 +201,25 @@ impl NameMap {
     /// clash when that model name (or the qualified name itself) is already taken; the map
     /// is then unchanged.
     pub fn insert(&mut self, qualified: &str) -> Result<&str, Clash> {
-        self.insert_with_body(qualified, None)
+        self.insert_entry(qualified, qualified, None, Vec::new())
     }
 
-    pub(crate) fn insert_with_body(
+    /// Adds the tool a call names `qualified`, its model name made of `defined` (its name
+    /// as defined, which may not be one a call can write), with the parameters whose
+    /// defined names (first) are not the names a call writes (second).
+    pub(crate) fn insert_entry(
         &mut self,
+        defined: &str,
         qualified: &str,
         body_field: Option<String>,
+        params: Vec<(String, String)>,
     ) -> Result<&str, Clash> {
-        let model_name = model_name(qualified);
+        let model_name = model_name(defined);
         let taken = self
             .by_model
             .get(&model_name)
-            .or_else(|| self.by_qualified.get(qualified));
+            .or_else(|| self.by_qualified.get(qualified))
+            .or_else(|| self.by_qualified.get(defined));
         if let Some(entry) = taken.and_then(|&index| self.entries.get(index)) {
             return Err(Clash {
                 model_name,
@@ -222,10 +230,13 @@ impl NameMap {
         let index = self.entries.len();
         self.by_model.insert(model_name.clone(), index);
         self.by_qualified.insert(qualified.to_owned(), index);
+        // Bound calls carry the name as defined; it leads to the model name as well.
+        self.by_qualified.entry(defined.to_owned()).or_insert(index);
         self.entries.push(Entry {
             model_name,
             qualified: qualified.to_owned(),
             body_field,
+            params,
         });
         Ok(self
             .entries
@@ -254,6 +265,15 @@ impl NameMap {
     pub fn body_field(&self, model_name: &str) -> Option<&str> {
         self.entry_by_model(model_name)
             .and_then(|entry| entry.body_field.as_deref())
+    }
+
+    /// The name a call writes for the argument a model sent as `key` to the tool it calls
+    /// `model_name`: the schema shows parameters under their defined names (`max-results`),
+    /// call text needs the written one (`max_results`). Other keys are returned as given.
+    pub fn written_param<'a>(&'a self, model_name: &str, key: &'a str) -> &'a str {
+        self.entry_by_model(model_name)
+            .and_then(|entry| entry.params.iter().find(|(defined, _)| defined == key))
+            .map_or(key, |(_, written)| written.as_str())
     }
 
     /// How many tools the map holds.

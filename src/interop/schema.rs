@@ -11,10 +11,9 @@ use serde_json::{json, Map, Value as Json};
 /// `request_body` when the wrapper already has a parameter called `body`.
 pub(crate) fn body_field(interface: &Interface) -> String {
     let taken = |name: &str| {
-        interface
-            .params
-            .iter()
-            .any(|p| p.name.eq_ignore_ascii_case(name))
+        interface.params.iter().any(|p| {
+            p.name.eq_ignore_ascii_case(name) || p.original_name().eq_ignore_ascii_case(name)
+        })
     };
     ["body", "request_body", "with_body"]
         .into_iter()
@@ -47,7 +46,9 @@ pub fn input_schema(interface: &Interface, control_fields: &ControlFields) -> Js
     let params: Vec<&Param> = interface
         .params
         .iter()
-        .filter(|p| !control_fields.contains(&p.name))
+        .filter(|p| {
+            !control_fields.contains(&p.name) && !control_fields.contains(p.original_name())
+        })
         .collect();
     let mut schema = object_schema(&params);
     if interface.has_body() {
@@ -91,13 +92,14 @@ fn object_schema(params: &[&Param]) -> Json {
     map.insert("type".into(), json!("object"));
     let properties: Map<String, Json> = params
         .iter()
-        .map(|p| (p.name.clone(), param_schema(p)))
+        // JSON Schema takes any key: the names as defined (`max-results`) go out.
+        .map(|p| (p.original_name().to_owned(), param_schema(p)))
         .collect();
     map.insert("properties".into(), Json::Object(properties));
     let required: Vec<Json> = params
         .iter()
         .filter(|p| p.required)
-        .map(|p| json!(p.name))
+        .map(|p| json!(p.original_name()))
         .collect();
     if !required.is_empty() {
         map.insert("required".into(), Json::Array(required));

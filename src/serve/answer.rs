@@ -353,8 +353,7 @@ impl Turn {
             .zip(usize::try_from(call.span.end).ok())
             .and_then(|(start, end)| self.round_text.get(start..end))
             .map_or_else(|| format!("@{}", call_text(&call)), str::to_owned);
-        let written = self.tools.written_call(&call);
-        let bound = match bind(written.as_ref().unwrap_or(&call), &self.tools.catalog) {
+        let bound = match bind(&call, &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
                 let refused = Refused {
@@ -366,7 +365,7 @@ impl Turn {
             }
         };
         if let Choice::Named(name) = &self.choice {
-            if &bound.name != name {
+            if self.tools.written_name(&bound).as_ref() != Some(name) {
                 let refused = Refused {
                     raw,
                     shown: call_text(&call),
@@ -385,8 +384,9 @@ impl Turn {
         self.shaper.after_call = true;
         out.push(Out::Call {
             id: self.ids.next_id(),
-            name: self.tools.client_name(&bound.name).to_owned(),
-            arguments: Json::Object(self.tools.client_args(&bound.name, bound.args)).to_string(),
+            // A bound call carries the client's names: the tool's and its arguments'.
+            name: bound.name,
+            arguments: Json::Object(bound.args).to_string(),
         });
     }
 

@@ -202,18 +202,18 @@ mod tests {
     fn calls_use_the_parameter_names_the_model_is_given() {
         let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
             "name": "search-docs", "parameters": {"type": "object", "properties": {
-                "max-results": {"type": "integer"}, "max_results": {"type": "integer"},
+                "max-results": {"type": "integer"}, "$top": {"type": "integer"},
                 "filter": {"type": "object", "properties": {"created-after": {"type": "string"}}}}}}}]))
         .unwrap();
         let messages = json!([
             {"role": "assistant", "content": "", "tool_calls": [
                 {"id": "a", "type": "function", "function": {"name": "search-docs",
-                 "arguments": "{\"max-results\": 5, \"max_results\": 2, \"filter\": {\"created-after\": \"2024\"}}"}}]},
+                 "arguments": "{\"max-results\": 5, \"$top\": 2, \"filter\": {\"created-after\": \"2024\"}}"}}]},
             {"role": "tool", "tool_call_id": "a", "content": "[]"},
         ]);
         let out = rewrite(&messages, &tools).unwrap();
-        let call =
-            "search_docs(max_results_2=5, max_results=2, filter={\"created_after\":\"2024\"})";
+        // Fields inside an object are JSON keys: they keep the client's spelling.
+        let call = "search_docs(max_results=5, _top=2, filter={\"created-after\":\"2024\"})";
         assert_eq!(
             json!(out),
             json!([
