@@ -633,3 +633,21 @@ fn call_ids() {
     assert_eq!(custom.next_id(), "tc-101");
     assert_eq!(custom.next_id(), "tc-102");
 }
+
+#[test]
+fn tools_keep_their_names_as_defined_and_calls_come_back_as_call_text() {
+    let tools = atfunc::load_interfaces_str(
+        r#"[{"name": "get-weather", "parameters": {"type": "object", "properties": {
+            "max-days": {"type": "integer"}, "city": {"type": "string"}}}}]"#,
+    )
+    .unwrap();
+    let rendered = to_openai_tools(&tools, &Options::default());
+    assert_eq!(rendered.tools[0]["function"]["name"], "get-weather");
+    assert_eq!(rendered.names.qualified("get-weather"), Some("get_weather"));
+    let entry = json!({"id": "c1", "type": "function", "function": {"name": "get-weather",
+        "arguments": "{\"city\": \"Oslo\", \"max-days\": 2}"}});
+    assert_eq!(
+        tool_call_to_text(&entry, &rendered.names, &Options::default()).unwrap(),
+        r#"@get_weather(city="Oslo", max_days=2)"#
+    );
+}
