@@ -184,6 +184,43 @@ impl Param {
         self
     }
 
+    /// Limits the value to `choices` (JSON Schema's `enum`).
+    ///
+    /// ```
+    /// use atfunc::{Param, ParamType};
+    /// use serde_json::json;
+    ///
+    /// let unit = Param::new("unit", ParamType::String).choices(["celsius", "fahrenheit"]);
+    /// assert_eq!(unit.choices, Some(vec![json!("celsius"), json!("fahrenheit")]));
+    /// let days = Param::new("days", ParamType::Integer).min(1.0).max(16.0).default_value(3);
+    /// assert_eq!((days.min, days.max, days.default), (Some(1.0), Some(16.0), Some(json!(3))));
+    /// ```
+    pub fn choices<T: Into<serde_json::Value>>(
+        mut self,
+        choices: impl IntoIterator<Item = T>,
+    ) -> Param {
+        self.choices = Some(choices.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The smallest value allowed (JSON Schema's `minimum`).
+    pub fn min(mut self, min: f64) -> Param {
+        self.min = Some(min);
+        self
+    }
+
+    /// The largest value allowed (JSON Schema's `maximum`).
+    pub fn max(mut self, max: f64) -> Param {
+        self.max = Some(max);
+        self
+    }
+
+    /// The value used when the parameter is left out.
+    pub fn default_value(mut self, value: impl Into<serde_json::Value>) -> Param {
+        self.default = Some(value.into());
+        self
+    }
+
     /// The choices each element of an array parameter must be among, when its own `enum`
     /// is meant per element.
     ///
