@@ -2,7 +2,7 @@
 //!
 //! Run with `cargo run --example typed_tool --features typed`.
 
-use atfunc::execute::{CallContext, Registry, ToolBox};
+use atfunc::execute::{CallContext, Registry, RegistryPrompt, ToolBox};
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{TypedBox, TypedTool};
 use schemars::JsonSchema;
@@ -94,7 +94,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     registry.register(tools)?;
     println!(
         "What a model reads in its prompt:\n\n{}",
-        registry.prompt(&CallContext::new(), false)
+        registry.prompt(&CallContext::new(), &RegistryPrompt::default())
     );
 
     let completion = r#"Sure. @assistant.convert_temperature(451, from="fahrenheit")

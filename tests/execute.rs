@@ -3,8 +3,10 @@
 #![cfg(feature = "execute")]
 
 use atfunc::execute::{
-    CallContext, EmptyBox, FnBox, MultiBox, RegisterError, Registry, ToolBox, ToolError,
+    CallContext, CallOptions, EmptyBox, FnBox, MultiBox, RegisterError, Registry, RegistryPrompt,
+    ToolBox, ToolError,
 };
+use atfunc::format::DEFAULT_TRUNCATE_LENGTH;
 use atfunc::{Interface, Param, ParamType};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -92,7 +94,7 @@ async fn missing_required_parameter_has_the_reference_message() {
         "Function call: weather.get_temp()\nReturned: Error: Missing required parameter for function 'weather.get_temp': location\n"
     );
     insta::assert_snapshot!("missing_parameter", report.output);
-    let direct = registry().call("weather.get_temp", Value::Null, None).await;
+    let direct = registry().call("weather.get_temp", Value::Null).await;
     assert_eq!(
         direct.unwrap_err().to_string(),
         "Missing required parameter for function 'weather.get_temp': location"
@@ -109,7 +111,7 @@ async fn control_functions_reference_example() {
 }
 
 #[tokio::test]
-async fn set_truncate_length_applies_to_later_results() {
+async fn set_truncate_length_applies_to_later_results_of_its_own_conversation_only() {
     let registry = Registry::new();
     registry
         .register(FnBox::new("t").function(plain("long"), |_, _| Ok(json!("x".repeat(50)))))
@@ -117,7 +119,6 @@ async fn set_truncate_length_applies_to_later_results() {
     let report = registry
         .execute_response("@tools.set_truncate_length(10) @t.long()")
         .await;
-    assert_eq!(registry.truncate_length(), 10);
     insta::assert_snapshot!(report.output, @"
     Function call: tools.set_truncate_length(10)
     Returned: Function results are now cut at 10 characters
@@ -125,11 +126,66 @@ async fn set_truncate_length_applies_to_later_results() {
     Function call: t.long()
     Returned: xxxxxxxxxx… [truncated 40 more characters]
     ");
+    assert_eq!(report.settings.truncate_length, 10);
+    // The registry, shared by every conversation, is not changed by a model.
+    assert_eq!(registry.truncate_length(), DEFAULT_TRUNCATE_LENGTH);
+    let unrelated = registry.execute_response("@t.long()").await;
+    assert_eq!(unrelated.calls[0].result, Ok(json!("x".repeat(50))));
+    assert!(
+        !unrelated.output.contains("truncated"),
+        "{}",
+        unrelated.output
+    );
+
+    // Carried on explicitly, the setting lasts into the same conversation's next answer.
+    let mut next = registry.stream().with_settings(&report.settings);
+    assert_eq!(next.settings().truncate_length, 10);
+    let outcomes = next.feed_str("@t.long()").await;
+    assert!(
+        outcomes[0].block.contains("truncated 40 more"),
+        "{}",
+        outcomes[0].block
+    );
+
     let refused = registry
         .execute_response("@tools.set_truncate_length(0)")
         .await;
     assert!(refused.calls[0].is_error(), "{}", refused.output);
-    assert_eq!(registry.truncate_length(), 10);
+    // Outside an answer there is no conversation to change.
+    let direct = registry
+        .call("tools.set_truncate_length", json!({"length": 5}))
+        .await
+        .unwrap_err();
+    assert!(
+        direct.to_string().contains("settings of a model's answer"),
+        "{direct}"
+    );
+    assert_eq!(registry.truncate_length(), DEFAULT_TRUNCATE_LENGTH);
+}
+
+#[tokio::test]
+async fn the_prompt_lists_control_functions_only_when_asked() {
+    let registry = registry();
+    let plain = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
+    assert!(!plain.contains("@tools."), "{plain}");
+    assert!(plain.contains("@weather.get_temp("), "{plain}");
+    let with_control = registry.prompt(
+        &CallContext::new(),
+        &RegistryPrompt {
+            control_functions: true,
+            ..RegistryPrompt::default()
+        },
+    );
+    assert!(
+        with_control.contains("@tools.set_truncate_length("),
+        "{with_control}"
+    );
+    // Listed or not, they are answered while registered.
+    let report = registry.execute_response("@tools.get_toolboxes()").await;
+    assert_eq!(
+        report.calls[0].result,
+        Ok(json!(["weather", "math", "tools"]))
+    );
 }
 
 #[tokio::test]
@@ -265,7 +321,7 @@ async fn root_box_find_and_listing() {
     );
     assert_eq!(registry.functions(Some("nope")), None);
 
-    let prompt = registry.prompt(&CallContext::new(), false);
+    let prompt = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
     assert!(
         prompt.contains("@get_temp( <*location>, <unit> )"),
         "{prompt}"
@@ -360,12 +416,9 @@ async fn a_panicking_tool_gives_an_error_and_the_registry_stays_usable() {
     Function call: t.fine()
     Returned: ok
     ");
-    assert_eq!(
-        registry.call("t.fine", Value::Null, None).await,
-        Ok(json!("ok"))
-    );
+    assert_eq!(registry.call("t.fine", Value::Null).await, Ok(json!("ok")));
     assert!(matches!(
-        registry.call("t.boom", Value::Null, None).await,
+        registry.call("t.boom", Value::Null).await,
         Err(ToolError::Panicked { .. })
     ));
     assert_eq!(registry.stats().functions["t.boom"].errors, 3);
@@ -389,10 +442,7 @@ async fn a_hanging_tool_times_out_and_later_calls_still_run() {
     Function call: t.fail()
     Returned: Error: the service is down; try again later
     ");
-    assert_eq!(
-        registry.call("t.fine", Value::Null, None).await,
-        Ok(json!("ok"))
-    );
+    assert_eq!(registry.call("t.fine", Value::Null).await, Ok(json!("ok")));
 }
 
 #[tokio::test(start_paused = true)]
@@ -439,7 +489,7 @@ async fn statistics_count_boxes_functions_and_errors_and_reset() {
     registry
         .execute_response("@weather.get_temp(Paris) @weather.get_temp(Rome) @math.calculate_power(2, 2) @t.fail() @nope() @tools.get_toolboxes()")
         .await;
-    registry.call("t.fine", Value::Null, None).await.unwrap();
+    registry.call("t.fine", Value::Null).await.unwrap();
     let stats = registry.stats();
     assert_eq!(stats.calls, 7);
     assert_eq!(stats.errors, 2);
@@ -500,28 +550,52 @@ async fn direct_calls_truncate_per_call() {
                 .function(plain("list"), |_, _| Ok(json!(vec!["item"; 100]))),
         )
         .unwrap();
-    let text = registry.call("t.text", Value::Null, Some(5)).await.unwrap();
+    let text = registry
+        .call_with(
+            "t.text",
+            Value::Null,
+            &CallOptions {
+                truncate_length: Some(5),
+                ..CallOptions::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(text, json!("ééééé… [truncated 12,345 more characters]"));
-    let default = registry.call("t.text", Value::Null, None).await.unwrap();
+    let default = registry.call("t.text", Value::Null).await.unwrap();
     assert!(default
         .as_str()
         .unwrap()
         .ends_with("… [truncated 7,350 more characters]"));
 
     let list = registry
-        .call("t.list", Value::Null, Some(100))
+        .call_with(
+            "t.list",
+            Value::Null,
+            &CallOptions {
+                truncate_length: Some(100),
+                ..CallOptions::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(list["truncated"], json!(true));
     assert!(list.to_string().chars().count() <= 100);
     let whole = registry
-        .call("t.list", json!({}), Some(10_000))
+        .call_with(
+            "t.list",
+            json!({}),
+            &CallOptions {
+                truncate_length: Some(10_000),
+                ..CallOptions::default()
+            },
+        )
         .await
         .unwrap();
     assert_eq!(whole.as_array().unwrap().len(), 100);
 
     assert!(registry
-        .call("t.text", json!([1]), None)
+        .call("t.text", json!([1]))
         .await
         .unwrap_err()
         .to_string()
@@ -532,17 +606,10 @@ async fn direct_calls_truncate_per_call() {
 async fn direct_calls_bind_like_text_calls() {
     let registry = registry();
     let result = registry
-        .call(
-            "Math.Calculate_Power",
-            json!({"base": "2", "exponent": 3}),
-            None,
-        )
+        .call("Math.Calculate_Power", json!({"base": "2", "exponent": 3}))
         .await;
     assert_eq!(result, Ok(json!(8.0)));
-    let unknown = registry
-        .call("math.calc", Value::Null, None)
-        .await
-        .unwrap_err();
+    let unknown = registry.call("math.calc", Value::Null).await.unwrap_err();
     assert!(
         unknown
             .to_string()

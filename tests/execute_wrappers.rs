@@ -2,8 +2,8 @@
 #![cfg(feature = "execute")]
 
 use atfunc::execute::{
-    CallContext, FnBox, RecordedCall, RecordedOutcome, Registry, Replay, Scope, ToolBox,
-    ToolBoxExt, ToolError, ToolEvent, ToolHandler,
+    CallContext, FnBox, RecordedCall, RecordedOutcome, Registry, RegistryPrompt, Replay, Scope,
+    ToolBox, ToolBoxExt, ToolError, ToolEvent, ToolHandler,
 };
 use atfunc::{Interface, Param, ParamType};
 use serde_json::{json, Map, Value};
@@ -125,8 +125,12 @@ async fn conditions_hide_tools_from_the_prompt_and_from_calls() {
 
     let user = CallContext::new();
     let admin = CallContext::new().with(Admin);
-    assert!(!registry.prompt(&user, false).contains("@t.fail("));
-    assert!(registry.prompt(&admin, false).contains("@t.fail("));
+    assert!(!registry
+        .prompt(&user, &RegistryPrompt::default())
+        .contains("@t.fail("));
+    assert!(registry
+        .prompt(&admin, &RegistryPrompt::default())
+        .contains("@t.fail("));
     assert_eq!(registry.functions_with(Some("t"), &user).unwrap().len(), 2);
 
     let refused = registry.execute_response_with("@t.fail()", &user).await;
@@ -202,7 +206,7 @@ async fn scoping_refuses_a_tool_disabled_after_the_model_saw_it() {
     ");
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert!(!registry
-        .prompt(&CallContext::new(), false)
+        .prompt(&CallContext::new(), &RegistryPrompt::default())
         .contains("@t.double("));
 
     scope.enable("double");

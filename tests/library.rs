@@ -98,10 +98,7 @@ mod errors {
             .feed_str("@math.half() @math.half(3) @math.half(")
             .await;
         outcomes.extend(stream.finish().await.outcomes);
-        let direct = registry
-            .call("math.half", Value::Null, None)
-            .await
-            .unwrap_err();
+        let direct = registry.call("math.half", Value::Null).await.unwrap_err();
         // The same error, structured, whether the call came in an answer or directly.
         assert!(
             matches!(

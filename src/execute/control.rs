@@ -1,6 +1,6 @@
 //! The control functions, domain `tools`: what a model can ask the registry about itself.
 
-use super::registry::{Registry, Snapshot};
+use super::registry::{Conversation, Snapshot};
 use super::toolbox::ToolError;
 use crate::format::group_digits;
 use crate::interface::{Interface, Param, ParamType};
@@ -22,7 +22,8 @@ pub enum ControlFunction {
     /// `tools.get_function_interface(function_name, separator?)`: one function's interface
     /// as prompt text.
     GetFunctionInterface,
-    /// `tools.set_truncate_length(length)`: the length results are cut at.
+    /// `tools.set_truncate_length(length)`: the length results are cut at, for the rest of
+    /// the model's conversation (never for the registry's other conversations).
     SetTruncateLength,
 }
 
@@ -83,13 +84,12 @@ impl ControlFunction {
                 ),
             ControlFunction::SetTruncateLength => base
                 .describe("Set the length, in characters, at which function results are cut")
-                .param({
-                    let mut length = Param::new("length", ParamType::Integer)
+                .param(
+                    Param::new("length", ParamType::Integer)
                         .required()
-                        .describe("Truncation length in characters");
-                    length.min = Some(1.0);
-                    length
-                }),
+                        .describe("Truncation length in characters")
+                        .min(1.0),
+                ),
         };
         interface.returns = Some(
             match self {
@@ -111,10 +111,11 @@ pub(crate) fn names_list() -> String {
         .join(", ")
 }
 
-/// Runs a control function with bound arguments.
+/// Runs a control function with bound arguments. A setting changes `conversation`, the
+/// answer's own; a call outside any answer (`Registry::call`) has none to change.
 pub(super) fn run(
-    registry: &Registry,
     snapshot: &Snapshot,
+    conversation: Option<&Conversation>,
     function: ControlFunction,
     args: &Map<String, Json>,
 ) -> Result<Json, ToolError> {
@@ -158,7 +159,12 @@ pub(super) fn run(
                         "The length must be a whole number of characters, at least 1: @tools.set_truncate_length(5000)",
                     )
                 })?;
-            registry.set_truncate_length(length);
+            let conversation = conversation.ok_or_else(|| {
+                ToolError::msg(
+                    "tools.set_truncate_length changes the settings of a model's answer; outside an answer, set the registry's truncate length instead",
+                )
+            })?;
+            conversation.set_truncate_length(length);
             Ok(Json::String(format!(
                 "Function results are now cut at {} characters",
                 group_digits(length)

@@ -167,6 +167,76 @@ impl Outcome {
     }
 }
 
+/// What a model may change about how its results come back, kept per conversation.
+///
+/// A model's `@tools.set_truncate_length(n)` changes the settings of the answer it is
+/// writing (and, when the caller carries them on with [`ResponseStream::with_settings`],
+/// of its later answers), never the [`Registry`]'s defaults that every other conversation
+/// starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The length results are cut at, in characters (at least 1).
+    pub truncate_length: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            truncate_length: DEFAULT_TRUNCATE_LENGTH,
+        }
+    }
+}
+
+/// One conversation's settings while its answer runs; calls of one answer may run at once,
+/// so the settings are shared between them.
+pub(super) struct Conversation {
+    truncate: AtomicUsize,
+}
+
+impl Conversation {
+    fn new(settings: &Settings) -> Conversation {
+        Conversation {
+            truncate: AtomicUsize::new(settings.truncate_length.max(1)),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            truncate_length: self.truncate_length(),
+        }
+    }
+
+    fn truncate_length(&self) -> usize {
+        self.truncate.load(Ordering::Relaxed)
+    }
+
+    /// What `tools.set_truncate_length` changes.
+    pub(super) fn set_truncate_length(&self, length: usize) {
+        self.truncate.store(length.max(1), Ordering::Relaxed);
+    }
+}
+
+/// How [`Registry::prompt`] writes the prompt.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegistryPrompt {
+    /// Draw a separator line under each function.
+    pub separator: bool,
+    /// List the registered control functions (`tools.*`) among the functions. Off by
+    /// default, as in `atfunc render` and the gateway: the control functions are answered
+    /// whenever they are registered, and listed only when this is chosen.
+    pub control_functions: bool,
+}
+
+/// How [`Registry::call_with`] runs a call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Cut the result at this many characters; `None`, the default: the registry's
+    /// [`truncate_length`](Registry::truncate_length).
+    pub truncate_length: Option<usize>,
+    /// The context the call runs in. An empty `call_id` is replaced by a fresh one.
+    pub ctx: CallContext,
+}
+
 /// Everything a model's answer asked for, executed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExecutionReport {
@@ -176,6 +246,9 @@ pub struct ExecutionReport {
     pub call_count: usize,
     /// Each call's outcome, in order.
     pub calls: Vec<Outcome>,
+    /// The conversation's settings at the end of the answer: pass them to
+    /// [`ResponseStream::with_settings`] to carry a model's changes on to its next answer.
+    pub settings: Settings,
 }
 
 impl ExecutionReport {
@@ -429,13 +502,24 @@ impl Registry {
 
     /// The whole prompt text for the functions offered in `ctx`: the preamble that
     /// teaches the call syntax, then every function (root functions without a prefix).
-    pub fn prompt(&self, ctx: &CallContext, separator: bool) -> String {
+    /// The control functions are listed only when `options` says so.
+    pub fn prompt(&self, ctx: &CallContext, options: &RegistryPrompt) -> String {
         let snapshot = self.snapshot(ctx);
-        let options = PromptOptions {
+        let render = PromptOptions {
             root: snapshot.catalog.root(),
-            separator,
+            separator: options.separator,
         };
-        render_prompt(snapshot.catalog.interfaces(), &options)
+        let shown: Vec<Interface> = snapshot
+            .catalog
+            .interfaces()
+            .iter()
+            .zip(&snapshot.targets)
+            .filter(|(_, target)| {
+                options.control_functions || !matches!(target, Target::Control(_))
+            })
+            .map(|(interface, _)| interface.clone())
+            .collect();
+        render_prompt(&shown, &render)
     }
 
     /// Finds a function by path (`fn` for the root box, or `box.fn`), as offered in an
@@ -458,12 +542,13 @@ impl Registry {
         })
     }
 
-    /// The length results are cut at, in characters.
+    /// The length results are cut at, in characters, when a conversation starts.
     pub fn truncate_length(&self) -> usize {
         self.truncate.load(Ordering::Relaxed)
     }
 
-    /// Cuts results at `length` characters from now on (at least 1).
+    /// Cuts results at `length` characters (at least 1) in conversations started from now
+    /// on. A model's `@tools.set_truncate_length(n)` changes only its own conversation.
     pub fn set_truncate_length(&self, length: usize) {
         self.truncate.store(length.max(1), Ordering::Relaxed);
     }
@@ -592,6 +677,13 @@ impl Registry {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// The settings a conversation starts with.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            truncate_length: self.truncate_length(),
+        }
+    }
+
     fn snapshot(&self, ctx: &CallContext) -> Snapshot {
         let state = self.read();
         let mut interfaces = Vec::new();
@@ -633,29 +725,25 @@ impl Registry {
     }
 
     /// Calls a function by path with JSON arguments (an object, or `null` for none) and
-    /// returns its result cut at `truncate` characters (the registry's length when
-    /// `None`): a string is cut as text, another value too long for the limit comes back in
-    /// the fitted form of [`fit_json`](crate::format::fit_json). The arguments are checked
-    /// and converted against the interface as a call in an answer would be. Output filters
-    /// do not apply.
-    pub async fn call(
-        &self,
-        path: &str,
-        args: Json,
-        truncate: Option<usize>,
-    ) -> Result<Json, ToolError> {
-        self.call_with(path, args, truncate, &CallContext::new())
-            .await
+    /// returns its result cut at the registry's truncate length: a string is cut as text,
+    /// another value too long for the limit comes back in the fitted form of
+    /// [`fit_json`](crate::format::fit_json). The arguments are checked and converted
+    /// against the interface as a call in an answer would be. Output filters do not apply.
+    ///
+    /// A direct call belongs to no conversation, so `tools.set_truncate_length` is refused
+    /// here: set the registry's default with [`Registry::set_truncate_length`].
+    pub async fn call(&self, path: &str, args: Json) -> Result<Json, ToolError> {
+        self.call_with(path, args, &CallOptions::default()).await
     }
 
-    /// [`Registry::call`] in a context. An empty `call_id` is replaced by a fresh one.
+    /// [`Registry::call`] with options: a truncate length, a context.
     pub async fn call_with(
         &self,
         path: &str,
         args: Json,
-        truncate: Option<usize>,
-        ctx: &CallContext,
+        options: &CallOptions,
     ) -> Result<Json, ToolError> {
+        let ctx = &options.ctx;
         let named = match args {
             Json::Object(map) => map
                 .into_iter()
@@ -690,8 +778,11 @@ impl Registry {
             ctx.call_id.clone()
         };
         let ctx = ctx.for_call(call_id, ctx.body.clone());
-        let value = self.dispatch(&snapshot, &bound, &ctx).await?;
-        let limit = truncate.unwrap_or_else(|| self.truncate_length()).max(1);
+        let value = self.dispatch(&snapshot, &bound, &ctx, None).await?;
+        let limit = options
+            .truncate_length
+            .unwrap_or_else(|| self.truncate_length())
+            .max(1);
         Ok(truncate_value(&value, limit))
     }
 
@@ -723,6 +814,7 @@ impl Registry {
             parser,
             snapshot,
             ctx: ctx.clone(),
+            conversation: Conversation::new(&self.settings()),
             calls: Vec::new(),
             output: String::new(),
         }
@@ -751,6 +843,7 @@ impl Registry {
         snapshot: &Snapshot,
         bound: &BoundCall,
         ctx: &CallContext,
+        conversation: Option<&Conversation>,
     ) -> Result<Json, ToolError> {
         let Some(target) = snapshot.targets.get(bound.index) else {
             self.count_refusal();
@@ -776,7 +869,7 @@ impl Registry {
             }
             Target::Control(function) => (
                 CONTROL_DOMAIN,
-                control::run(self, snapshot, *function, &bound.args),
+                control::run(snapshot, conversation, *function, &bound.args),
             ),
         };
         self.count_call(toolbox, bound.name.clone(), result.is_err());
@@ -862,12 +955,15 @@ enum Job {
 /// A model's answer being executed while it streams in; made by [`Registry::stream`].
 ///
 /// Each call runs as soon as the parser has read all of it. The functions offered are
-/// those of the registry when the stream was made.
+/// those of the registry when the stream was made. The stream is the conversation: what
+/// a model changes with a control function (its [`Settings`]) lasts for the rest of the
+/// answer and no further, unless carried on with [`ResponseStream::with_settings`].
 pub struct ResponseStream<'r> {
     registry: &'r Registry,
     parser: StreamParser,
     snapshot: Snapshot,
     ctx: CallContext,
+    conversation: Conversation,
     calls: Vec<Outcome>,
     output: String,
 }
@@ -891,6 +987,19 @@ impl std::fmt::Debug for ResponseStream<'_> {
 }
 
 impl ResponseStream<'_> {
+    /// Continues a conversation: the stream starts with `settings` (those a model set in
+    /// an earlier answer, from [`ExecutionReport::settings`]) instead of the registry's.
+    pub fn with_settings(self, settings: &Settings) -> Self {
+        self.conversation
+            .set_truncate_length(settings.truncate_length);
+        self
+    }
+
+    /// The conversation's settings now.
+    pub fn settings(&self) -> Settings {
+        self.conversation.settings()
+    }
+
     /// Feeds the next chunk of the answer; runs the calls it completes and returns their
     /// outcomes, in order.
     pub async fn feed(&mut self, chunk: &[u8]) -> Vec<Outcome> {
@@ -918,6 +1027,7 @@ impl ResponseStream<'_> {
                 call_count: self.calls.len(),
                 output: self.output,
                 calls: self.calls,
+                settings: self.conversation.settings(),
             },
         }
     }
@@ -933,9 +1043,10 @@ impl ResponseStream<'_> {
         let registry = self.registry;
         let snapshot = &self.snapshot;
         let ctx = &self.ctx;
+        let conversation = &self.conversation;
         let runs = jobs.into_iter().map(|job| {
             let call_id = registry.next_call_id();
-            run_job(registry, snapshot, ctx, call_id, job)
+            run_job(registry, snapshot, conversation, ctx, call_id, job)
         });
         let outcomes: Vec<Outcome> = futures::stream::iter(runs)
             .buffered(snapshot.concurrency)
@@ -990,6 +1101,7 @@ fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
 async fn run_job(
     registry: &Registry,
     snapshot: &Snapshot,
+    conversation: &Conversation,
     ctx: &CallContext,
     call_id: String,
     job: Job,
@@ -998,9 +1110,11 @@ async fn run_job(
         Job::Bound { call, bound } => {
             // The limit in force when the call starts: a call that changes it affects the
             // calls after it, not its own confirmation.
-            let limit = registry.truncate_length();
+            let limit = conversation.truncate_length();
             let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
-            let result = registry.dispatch(snapshot, &bound, &call_ctx).await;
+            let result = registry
+                .dispatch(snapshot, &bound, &call_ctx, Some(conversation))
+                .await;
             let shown = call_text(&call);
             registry.outcome(
                 snapshot,
@@ -1022,7 +1136,7 @@ async fn run_job(
             span,
         } => {
             registry.count_refusal();
-            let limit = registry.truncate_length();
+            let limit = conversation.truncate_length();
             registry.outcome(
                 snapshot,
                 call_id,

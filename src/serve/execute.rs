@@ -8,7 +8,7 @@ use super::chat::{
 };
 use super::history::{add_prompt, content_text};
 use super::{ApiError, Gateway};
-use crate::execute::{CallContext, Outcome, Registry};
+use crate::execute::{CallContext, ExecutionReport, Outcome, Registry, RegistryPrompt, Settings};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use serde_json::{json, Map, Value as Json};
@@ -42,13 +42,27 @@ pub(crate) async fn handle(
         return Err(ApiError::bad_request("'messages' must be a list"));
     };
     let mut messages = messages.clone();
-    add_prompt(&mut messages, &registry.prompt(&CallContext::new(), false));
+    add_prompt(
+        &mut messages,
+        &registry.prompt(&CallContext::new(), &RegistryPrompt::default()),
+    );
     request.insert("messages".into(), Json::Array(messages));
     if request.get("stream") == Some(&Json::Bool(true)) {
         streamed(gateway, auth, request, registry).await
     } else {
         whole(gateway, auth, request, registry).await
     }
+}
+
+/// Runs the calls of one answer in the request's own conversation: what the model set in
+/// an earlier step (its truncate length) holds in this one, and never in another request,
+/// though every request shares the registry.
+async fn run_answer(registry: &Registry, text: &str, settings: &mut Settings) -> ExecutionReport {
+    let mut stream = registry.stream().with_settings(settings);
+    stream.feed_str(text).await;
+    let report = stream.finish().await.report;
+    settings.clone_from(&report.settings);
+    report
 }
 
 /// Adds an answer and its result blocks to the conversation.
@@ -66,6 +80,7 @@ async fn whole(
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
     let mut prose = Prose::new(registry.parser_config());
+    let mut settings = registry.settings();
     let mut out = Vec::new();
     let mut record = Record::default();
     let mut meta = None;
@@ -91,7 +106,7 @@ async fn whole(
             .to_owned();
         prose.feed(&text, &mut out);
         let text = prose.end_answer(&mut out);
-        let report = registry.execute_response(&text).await;
+        let report = run_answer(&registry, &text, &mut settings).await;
         record
             .calls
             .extend(report.calls.iter().map(Outcome::to_json));
@@ -147,6 +162,7 @@ async fn streamed(
             tx: &tx,
         };
         let mut prose = Prose::new(registry.parser_config());
+        let mut settings = registry.settings();
         let mut record = Record::default();
         let mut usage = Usage::default();
         let mut finish = None;
@@ -178,7 +194,7 @@ async fn streamed(
             let report = tokio::select! {
                 biased;
                 () = tx.closed() => return,
-                report = registry.execute_response(&text) => report,
+                report = run_answer(&registry, &text, &mut settings) => report,
             };
             record
                 .calls

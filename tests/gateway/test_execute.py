@@ -130,3 +130,32 @@ def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
     prompt = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
     assert "@everything.echo(" in prompt
     assert "hi there" in upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+
+
+def test_a_setting_the_model_changes_stays_in_its_own_request(start_gateway, upstream, tmp_path):
+    # One registry serves every request; a model's @tools.set_truncate_length belongs to
+    # its own request's conversation, never to the next client's.
+    root = tmp_path / "files"
+    root.mkdir()
+    note = "the whole note, much longer than five characters"
+    (root / "notes.txt").write_text(note)
+    path = tmp_path / "files.json"
+    path.write_text(json.dumps({"toolboxes": [{"name": "file", "kind": "file", "root": str(root)}]}))
+    gateway = start_gateway("--config", str(path))
+    upstream.script(
+        Completion('Shorter. @tools.set_truncate_length(5) @file.readfile("notes.txt")'),
+        Completion('Again, still short: @file.readfile("notes.txt")'),
+        Completion("Done."),
+        Completion('@file.readfile("notes.txt")'),
+        Completion("Read it."),
+    )
+    _, first, _ = execute(gateway.client(), False)
+    cut, cut_again = first["calls"][1], first["calls"][2]
+    assert note not in json.dumps(cut["result"]), cut
+    # Within the request the setting holds from one step to the next.
+    assert note not in json.dumps(cut_again["result"]), cut_again
+    _, second, _ = execute(gateway.client(), False)
+    assert note in json.dumps(second["calls"][0]["result"]), second
+    # The prompt does not list the control functions unless chosen.
+    prompt = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
+    assert "@file.readfile(" in prompt and "@tools." not in prompt
