@@ -49,7 +49,11 @@
 //! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
 //! front). A value read from the environment is a secret: it is never printed, and an HTTP
 //! response or error that echoes it shows `[redacted]` instead. A variable that is not set
-//! is a config error naming the variable.
+//! is a config error naming the variable when the registry is built to run calls
+//! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
+//!
+//! A field that is not known where it stands (`"timout_ms"`) is a problem too, reported
+//! with the closest known name, so a typo is never dropped without a word.
 
 #[cfg(feature = "file")]
 use crate::execute::FileBox;
@@ -300,6 +304,19 @@ impl Config {
     /// functions) and sets the root. Every problem is reported at once; if any is found,
     /// no MCP server is left running.
     pub async fn build(&self) -> Result<Registry, ConfigError> {
+        self.build_with(Secrets::Required).await
+    }
+
+    /// Builds the registry as [`Config::build`] does, to list its functions rather than
+    /// run them (what `render --config` and `parse --config` show): listing needs no
+    /// secret, so an environment variable that is not set is no error here. An http
+    /// header it would give is sent empty, and a program's or an MCP server's variable is
+    /// left unset (an MCP server is started, to list its tools).
+    pub async fn build_for_listing(&self) -> Result<Registry, ConfigError> {
+        self.build_with(Secrets::Optional).await
+    }
+
+    async fn build_with(&self, secrets: Secrets) -> Result<Registry, ConfigError> {
         let mut problems = Vec::new();
         let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
         // MCP servers start last, and only when everything else is right.
@@ -309,14 +326,14 @@ impl Config {
                 servers.push(spec);
                 continue;
             }
-            if let Some(tool_box) = build_local(spec, &mut problems) {
+            if let Some(tool_box) = build_local(spec, secrets, &mut problems) {
                 boxes.push(tool_box);
             }
         }
         let mut mcp_env = Vec::new();
         for spec in &servers {
             if let KindSpec::Mcp { env, .. } = &spec.kind {
-                mcp_env.push(resolve_all(env, &spec.at(), "env", &mut problems));
+                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut problems));
             }
         }
         if !problems.is_empty() {
@@ -370,7 +387,20 @@ impl Config {
 }
 
 /// Builds a box that starts no process: file, command or http.
-fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn ToolBox>> {
+/// Whether values read from the environment must be there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Secrets {
+    /// Calls will run: a variable that is not set is a config error.
+    Required,
+    /// Functions are only listed: a variable that is not set is left out.
+    Optional,
+}
+
+fn build_local(
+    spec: &ToolboxSpec,
+    secrets: Secrets,
+    problems: &mut Vec<String>,
+) -> Option<Arc<dyn ToolBox>> {
     let at = spec.at();
     let tool_box: Arc<dyn ToolBox> = match &spec.kind {
         #[cfg(feature = "file")]
@@ -405,7 +435,7 @@ fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn
             cwd,
             max_output_bytes,
         } => {
-            let env = resolve_all(env, &at, "env", problems);
+            let env = resolve_all(env, &at, "env", secrets, problems);
             build_command(
                 spec,
                 functions,
@@ -428,6 +458,9 @@ fn build_local(spec: &ToolboxSpec, problems: &mut Vec<String>) -> Option<Arc<dyn
             for (name, source) in headers {
                 match resolve(source) {
                     Ok(value) => resolved.push((name.clone(), value, source.is_secret())),
+                    Err(_) if secrets == Secrets::Optional => {
+                        resolved.push((name.clone(), String::new(), true));
+                    }
                     Err(variable) => {
                         missing = true;
                         problems.push(missing_variable(&at, &format!("headers.{name}"), &variable));
@@ -485,6 +518,7 @@ fn resolve_all(
     sources: &[(String, Source)],
     at: &str,
     field: &str,
+    secrets: Secrets,
     problems: &mut Vec<String>,
 ) -> BTreeMap<String, String> {
     let mut values = BTreeMap::new();
@@ -493,6 +527,7 @@ fn resolve_all(
             Ok(value) => {
                 values.insert(name.clone(), value);
             }
+            Err(_) if secrets == Secrets::Optional => {}
             Err(variable) => {
                 problems.push(missing_variable(at, &format!("{field}.{name}"), &variable))
             }
@@ -640,6 +675,28 @@ const HTTP_FIELDS: &[&str] = &[
     "max_redirects",
 ];
 const MCP_FIELDS: &[&str] = &["command", "env"];
+/// The fields of a function in each shape a tools file takes (see `load_interfaces`).
+const STANDARD_FIELDS: &[&str] = &[
+    "domain",
+    "name",
+    "type",
+    "description",
+    "params",
+    "path_params",
+    "query_params",
+    "request_body",
+    "returns",
+    "response_type",
+];
+const SCHEMA_FUNCTION_FIELDS: &[&str] = &[
+    "type",
+    "name",
+    "description",
+    "parameters",
+    "returns",
+    "strict",
+];
+const OPENAI_TOOL_FIELDS: &[&str] = &["type", "function"];
 const KINDS: &str = "file, command, http or mcp";
 
 fn read_config(json: &Json, dir: &Path, file: &str, problems: &mut Vec<String>) -> Config {
@@ -1043,6 +1100,30 @@ fn read_functions(
         let openai = matches!(map.get("function"), Some(Json::Object(_)));
         let schema = map.contains_key("parameters") && !map.contains_key("params");
         let standard = !openai && !schema;
+        // A misspelt field would otherwise be dropped without a word.
+        let shape: &[&str] = if openai {
+            OPENAI_TOOL_FIELDS
+        } else if schema {
+            SCHEMA_FUNCTION_FIELDS
+        } else {
+            STANDARD_FIELDS
+        };
+        let known: Vec<&str> = shape.iter().chain(extra_keys).copied().collect();
+        let elsewhere: Vec<(&str, &str)> = COMMON_FIELDS
+            .iter()
+            .map(|name| (*name, "toolbox"))
+            .collect();
+        let label = match map
+            .get("name")
+            .or_else(|| map.get("function").and_then(|f| f.get("name")))
+        {
+            Some(Json::String(name)) => format!("function '{name}'"),
+            _ => format!("function #{number}"),
+        };
+        for key in map.keys().filter(|key| !known.contains(&key.as_str())) {
+            let message = unknown_field(key, &known, &elsewhere);
+            fields.report(format!("{label}: {message}"));
+        }
         if standard && !map.contains_key("domain") {
             map.insert("domain".into(), Json::String(toolbox.to_owned()));
         }
@@ -1117,10 +1198,8 @@ impl Fields<'_> {
         }
         let all: Vec<&str> = known.iter().flat_map(|set| set.iter().copied()).collect();
         for key in unknown {
-            self.report(format!(
-                "field '{key}' is not known here; the fields are {}",
-                all.join(", ")
-            ));
+            let message = unknown_field(&key, &all, &[]);
+            self.report(message);
         }
     }
 
@@ -1249,6 +1328,40 @@ impl Fields<'_> {
         }
         sources
     }
+}
+
+/// Least similarity for a known field to be suggested for an unknown one.
+const CLOSE_ENOUGH: f64 = 0.7;
+
+/// `field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are ...`.
+/// `elsewhere` are fields of the enclosing object, named when the key is one of them (or
+/// close to one) and none of `known` is closer.
+fn unknown_field(key: &str, known: &[&str], elsewhere: &[(&str, &str)]) -> String {
+    let score = |name: &str| {
+        strsim::normalized_damerau_levenshtein(&key.to_lowercase(), &name.to_lowercase())
+    };
+    let closest = known
+        .iter()
+        .map(|name| (score(name), *name))
+        .filter(|(similarity, _)| *similarity >= CLOSE_ENOUGH)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let outside = elsewhere
+        .iter()
+        .map(|(name, owner)| (score(name), *name, *owner))
+        .filter(|(similarity, _, _)| *similarity >= CLOSE_ENOUGH)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let hint = match (closest, outside) {
+        (Some((here, _)), Some((there, name, owner))) if there > here => {
+            format!(" ('{name}' is a field of the {owner})")
+        }
+        (Some((_, name)), _) => format!(" (did you mean '{name}'?)"),
+        (None, Some((_, name, owner))) => format!(" ('{name}' is a field of the {owner})"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "field '{key}' is not known here{hint}; the fields are {}",
+        known.join(", ")
+    )
 }
 
 fn to_usize(n: u64) -> usize {

@@ -89,7 +89,7 @@ fn every_problem_is_listed_with_its_toolbox_and_field() {
             "toolbox 'api' (#3): field 'base_url' must be an http(s) URL, found \"ftp://x\"",
             "toolbox 'api' (#3): function 'get_user': field 'method' must be GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS, found \"FETCH\"",
             "toolbox 'api' (#3): function 'get_user': field 'path': the placeholder {id} names an optional parameter; path parameters must be required",
-            "toolbox 'Weather' (#4): field 'envs' is not known here; the fields are name, kind, timeout_ms, command, env",
+            "toolbox 'Weather' (#4): field 'envs' is not known here (did you mean 'env'?); the fields are name, kind, timeout_ms, command, env",
             "toolbox 'Weather' (#4): field 'command' must be a list of strings (the program, then its arguments), found a string",
             "toolbox 'x' (#6): field 'kind' must be file, command, http or mcp, found \"ftp\"",
             "toolbox #7: missing required field 'name'",
@@ -375,4 +375,41 @@ mod cli {
             )
         );
     }
+}
+
+#[test]
+fn unknown_fields_are_problems_with_the_closest_known_name() {
+    let text = r#"{"roots": "w", "toolboxes": [{"name": "w", "kind": "command", "timout_ms": 5,
+        "functions": [{"name": "f", "descripton": "x", "parameters": {"type": "object"},
+                       "command": ["x"]},
+                      {"name": "g", "type": "function", "description": "x", "returns": "x",
+                       "params": {}, "comand": ["x"]}]}]}"#;
+    assert_eq!(
+        problems(text),
+        [
+            "field 'roots' is not known here (did you mean 'root'?); the fields are root, toolboxes",
+            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, functions, env, clear_env, cwd, max_output_bytes",
+            "toolbox 'w' (#1): function 'f': field 'descripton' is not known here (did you mean 'description'?); the fields are type, name, description, parameters, returns, strict, command",
+            "toolbox 'w' (#1): function 'g': field 'comand' is not known here (did you mean 'command'?); the fields are domain, name, type, description, params, path_params, query_params, request_body, returns, response_type, command",
+            "toolbox 'w' (#1): function 'g': missing required field 'command'",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn listing_needs_no_secret_and_running_does() {
+    let text = r#"{"toolboxes": [{"name": "api", "kind": "http", "base_url": "http://127.0.0.1:9",
+        "headers": {"Authorization": {"env": "ATFUNC_TEST_NEVER_SET", "prefix": "Bearer "}},
+        "functions": [{"name": "ping", "parameters": {"type": "object"}, "path": "/ping"}]}]}"#;
+    let config = Config::from_text(text, ".").unwrap();
+    let listed = config.build_for_listing().await.unwrap();
+    assert_eq!(
+        listed.functions(Some("api")),
+        Some(vec!["api.ping".to_owned()])
+    );
+    let error = config.build().await.unwrap_err().to_string();
+    assert!(
+        error.contains("reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"),
+        "{error}"
+    );
 }
