@@ -55,7 +55,7 @@ fn grammar_prints_gbnf() {
             "grammar",
             "--tools",
             "examples/demo/tools.json",
-            "--root",
+            "--root-toolbox",
             "math",
         ],
         b"",
@@ -88,7 +88,7 @@ fn render_without_preamble_and_with_root() {
             "--tools",
             TOOLS,
             "--no-preamble",
-            "--root",
+            "--root-toolbox",
             "weather",
         ],
         b"",
@@ -291,7 +291,7 @@ const DEMO: [&str; 5] = [
     "exec",
     "--tools",
     "examples/demo/tools.json",
-    "--root",
+    "--files",
     "examples/demo/files",
 ];
 
@@ -343,7 +343,7 @@ fn exec_truncates_and_refuses_escapes() {
             "exec",
             "--tools",
             "examples/demo/tools.json",
-            "--root",
+            "--files",
             "examples/demo/files",
             "--truncate",
             "8",
@@ -380,10 +380,10 @@ fn exec_without_calls_says_so_and_bad_flags_exit_2() {
         stderr(&out),
         "atfunc: --truncate must be at least 1 character\n"
     );
-    let out = atfunc(&["exec", "--tools", TOOLS, "--root", "no/such/dir"], b"");
+    let out = atfunc(&["exec", "--tools", TOOLS, "--files", "no/such/dir"], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).starts_with("atfunc: --root: "),
+        stderr(&out).starts_with("atfunc: --files: "),
         "{}",
         stderr(&out)
     );
@@ -625,5 +625,149 @@ fn names_written_alike_are_a_problem_naming_both() {
         stdout(&out).contains("Parameters 'max-results' and 'max_results' would both be written 'max_results' in a call; rename one"),
         "{}",
         stdout(&out)
+    );
+}
+
+/// The functions each command offers with the same options, one per line.
+fn offered(command: &str, options: &[&str]) -> Vec<String> {
+    let mut args = vec![command];
+    args.extend_from_slice(options);
+    if command == "render" {
+        args.push("--no-preamble");
+    }
+    let input: &[u8] = if command == "exec" {
+        b"@tools.get_functions()"
+    } else {
+        b""
+    };
+    let out = atfunc(&args, input);
+    assert_eq!(out.status.code(), Some(0), "{command}: {}", stderr(&out));
+    let text = stdout(&out);
+    match command {
+        "render" => text
+            .lines()
+            .filter_map(|line| line.strip_prefix('@'))
+            .map(|line| line.split('(').next().unwrap_or(line).to_owned())
+            .collect(),
+        _ => {
+            let list = text
+                .lines()
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("Returned: ");
+            let names: Vec<String> = serde_json::from_str(list).unwrap();
+            names
+                .into_iter()
+                .filter(|name| !name.starts_with("tools."))
+                .collect()
+        }
+    }
+}
+
+#[test]
+fn the_prompt_lists_exactly_what_exec_runs() {
+    let options = [
+        "--tools",
+        "examples/demo/tools.json",
+        "--files",
+        "examples/demo/files",
+    ];
+    let listed = offered("render", &options);
+    assert!(listed.contains(&"file.readfile".to_owned()), "{listed:?}");
+    assert_eq!(listed, offered("exec", &options));
+    let grammar = atfunc(
+        &["grammar", options[0], options[1], options[2], options[3]],
+        b"",
+    );
+    assert!(
+        stdout(&grammar).contains("@file.readfile("),
+        "{}",
+        stderr(&grammar)
+    );
+    let parse = atfunc(
+        &["parse", options[0], options[1], options[2], options[3]],
+        b"@file.readfile(\"notes.txt\")",
+    );
+    assert!(
+        stdout(&parse).starts_with(r#"{"name":"file.readfile","args":{"filepath":"notes.txt"}"#)
+    );
+}
+
+#[test]
+fn the_old_root_spellings_still_work() {
+    // `render --root BOX` named the root toolbox, `exec --root DIR` the file box's folder.
+    let render = atfunc(
+        &[
+            "render",
+            "--tools",
+            TOOLS,
+            "--no-preamble",
+            "--root",
+            "weather",
+        ],
+        b"",
+    );
+    assert!(
+        stdout(&render).starts_with("@get_current_weather("),
+        "{}",
+        stderr(&render)
+    );
+    let mut args = DEMO.to_vec();
+    args[3] = "--root";
+    let exec = atfunc(&args, b"@file.listfiles()");
+    assert_eq!(
+        stdout(&exec),
+        "Function call: file.listfiles()\nReturned: [\"notes.txt\"]\n"
+    );
+}
+
+#[test]
+fn check_validates_a_config_and_lists_every_problem() {
+    let ok = atfunc(&["check", "--config", "examples/config/atfunc.json"], b"");
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"toolboxes": [{"name": "w", "kind": "command", "timout_ms": 5, "functions": [
+            {"name": "get_temp", "timeout_ms": 3, "parameters": {"type": "object"},
+             "command": ["echo"]}]}]}"#,
+    )
+    .unwrap();
+    let out = atfunc(&["check", "--config", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let at = format!("{}: toolbox 'w' (#1)", path.display());
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{at}: field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, functions, env, clear_env, cwd, max_output_bytes\n\
+             {at}: function 'get_temp': field 'timeout_ms' is not known here ('timeout_ms' is a field of the toolbox); the fields are type, name, description, parameters, returns, strict, command\n"
+        )
+    );
+}
+
+#[test]
+fn listing_a_config_needs_no_secret_and_running_it_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"toolboxes": [{"name": "api", "kind": "http", "base_url": "http://127.0.0.1:9",
+            "headers": {"Authorization": {"env": "ATFUNC_TEST_UNSET_TOKEN", "prefix": "Bearer "}},
+            "functions": [{"name": "ping", "parameters": {"type": "object"}, "path": "/ping"}]}]}"#,
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    let render = atfunc(&["render", "--config", config, "--no-preamble"], b"");
+    assert_eq!(render.status.code(), Some(0), "{}", stderr(&render));
+    assert_eq!(stdout(&render), "@api.ping()\n");
+    let parse = atfunc(&["parse", "--config", config], b"@api.ping()");
+    assert_eq!(parse.status.code(), Some(0), "{}", stderr(&parse));
+    let exec = atfunc(&["exec", "--config", config], b"@api.ping()");
+    assert_eq!(exec.status.code(), Some(2));
+    assert!(
+        stderr(&exec).contains("field 'headers.Authorization' reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set"),
+        "{}",
+        stderr(&exec)
     );
 }

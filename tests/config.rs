@@ -351,7 +351,7 @@ mod cli {
         assert!(text(&both.stderr).contains("cannot be used with"));
         let neither = atfunc(&["render"]);
         assert_eq!(neither.status.code(), Some(2));
-        assert!(text(&neither.stderr).contains("--tools <FILE>|--config <FILE>"));
+        assert!(text(&neither.stderr).contains("give --tools FILE or --config FILE"));
     }
 
     #[test]

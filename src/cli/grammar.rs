@@ -1,22 +1,16 @@
 //! `atfunc grammar`: the GBNF grammar of a tools file's functions.
 
+use super::tools::ToolArgs;
 use super::Failure;
 use atfunc::{Choice, GrammarOptions};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Print a GBNF grammar (root rule `root`) whose language is answers whose calls bind:
 /// for llama.cpp's `grammar` field, vLLM's and SGLang's grammar fields.
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("source").required(true).args(["tools", "config"])))]
 pub(crate) struct GrammarArgs {
-    /// The tools file (JSON: atfunc interfaces, an OpenAI tools array, or JSON Schema functions).
-    #[arg(long, value_name = "FILE")]
-    tools: Option<PathBuf>,
-    /// A config file: the grammar of every function `exec --config FILE` can run. Its root
-    /// toolbox is the default for --root.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    tools: ToolArgs,
     /// Which calls an answer holds: auto (prose with calls anywhere), required (at least
     /// one call after a short lead-in), none (no calls), or a function's name (that
     /// function only).
@@ -25,9 +19,14 @@ pub(crate) struct GrammarArgs {
     /// At most one call (exactly one with required or NAME).
     #[arg(long)]
     single: bool,
-    /// The toolbox whose functions are called without their prefix.
-    #[arg(long, value_name = "TOOLBOX")]
-    root: Option<String>,
+    /// The root toolbox: the old spelling of --root-toolbox.
+    #[arg(
+        long = "root",
+        value_name = "TOOLBOX",
+        hide = true,
+        conflicts_with = "root_toolbox"
+    )]
+    old_root: Option<String>,
 }
 
 /// `auto`, `required` and `none` are the choices; any other word names a function.
@@ -40,16 +39,20 @@ pub(crate) fn parse_choice(text: &str) -> Choice {
     }
 }
 
-pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
-    let (path, interfaces, config_root) = super::render_source(args.tools, args.config)?;
+pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
+    if args.old_root.is_some() {
+        args.tools.root_toolbox = args.old_root.take();
+    }
+    // The functions `render` lists and `exec` runs with the same options.
+    let offered = args.tools.offered(false)?;
     let options = GrammarOptions {
         choice: parse_choice(&args.choice),
         single: args.single,
-        root: args.root.or(config_root),
+        root: offered.root,
         ..GrammarOptions::default()
     };
-    let text = atfunc::gbnf(&interfaces, &options)
-        .map_err(|e| Failure(format!("{}: {e}", path.display())))?;
+    let text = atfunc::gbnf(&offered.interfaces, &options)
+        .map_err(|e| Failure(format!("{}: {e}", offered.source.display())))?;
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

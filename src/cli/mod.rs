@@ -13,7 +13,6 @@ mod tools;
 
 use atfunc::interop::{ControlFields, Format};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Function calling for language models that have none.
@@ -37,23 +36,22 @@ enum RenderFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the prompt text: the call syntax, then every function of a tools file.
-    #[command(group(clap::ArgGroup::new("source").required(true).args(["tools", "config"])))]
+    /// Print the prompt text: the call syntax, then every function `exec` would run with
+    /// the same options (the control functions `tools.*` left out).
     Render {
-        /// The tools file (JSON: atfunc interfaces, an OpenAI tools array, or JSON Schema functions).
-        #[arg(long, value_name = "FILE")]
-        tools: Option<PathBuf>,
-        /// A config file: print every function `exec --config FILE` can run (its MCP servers
-        /// are started to list their tools; the control functions are left out). Its root
-        /// toolbox is the default for --root.
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        tools: tools::ToolArgs,
+        /// The root toolbox: the old spelling of --root-toolbox.
+        #[arg(
+            long = "root",
+            value_name = "TOOLBOX",
+            hide = true,
+            conflicts_with = "root_toolbox"
+        )]
+        old_root: Option<String>,
         /// Draw a separator line under each function.
         #[arg(long)]
         separator: bool,
-        /// The toolbox whose functions are called without their prefix.
-        #[arg(long, value_name = "TOOLBOX")]
-        root: Option<String>,
         /// Print only the functions, without the preamble that teaches the syntax.
         #[arg(long)]
         no_preamble: bool,
@@ -73,11 +71,10 @@ enum Command {
     /// Print a GBNF grammar whose language is answers whose calls bind (for an inference
     /// engine's grammar field).
     Grammar(grammar::GrammarArgs),
-    /// Validate a tools file and list every problem (exit 1 if any).
+    /// Validate a tools file or a config file and list every problem (exit 1 if any).
     Check {
-        /// The tools file.
-        #[arg(long, value_name = "FILE")]
-        tools: PathBuf,
+        #[command(flatten)]
+        tools: tools::ToolArgs,
     },
     /// Pull calls out of a model's output as JSON Lines, while it streams.
     Parse(parse::ParseArgs),
@@ -94,35 +91,43 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render {
-            tools,
-            config,
+            mut tools,
+            old_root,
             separator,
-            root,
             no_preamble,
             format,
             with_names,
             control_fields,
-        } => match render_source(tools, config) {
-            Err(failure) => Err(failure),
-            Ok((path, interfaces, config_root)) => {
-                let root = root.or(config_root);
-                match format {
-                    RenderFormat::Atfunc => {
-                        render(&interfaces, separator, root.as_deref(), no_preamble)
-                    }
+        } => {
+            if old_root.is_some() {
+                tools.root_toolbox = old_root;
+            }
+            match tools.offered(false) {
+                Err(failure) => Err(failure),
+                Ok(offered) => match format {
+                    RenderFormat::Atfunc => render(
+                        &offered.interfaces,
+                        separator,
+                        offered.root.as_deref(),
+                        no_preamble,
+                    ),
                     RenderFormat::Openai => render_api(
-                        &path,
-                        &interfaces,
+                        &offered.source,
+                        &offered.interfaces,
                         Format::Openai,
                         with_names,
                         control_fields,
                     ),
-                    RenderFormat::Mcp => {
-                        render_api(&path, &interfaces, Format::Mcp, with_names, control_fields)
-                    }
-                }
+                    RenderFormat::Mcp => render_api(
+                        &offered.source,
+                        &offered.interfaces,
+                        Format::Mcp,
+                        with_names,
+                        control_fields,
+                    ),
+                },
             }
-        },
+        }
         Command::Grammar(args) => grammar::run(args),
         Command::Check { tools } => check(&tools),
         Command::Parse(args) => parse::run(args),
@@ -156,23 +161,6 @@ pub(crate) fn open_input(
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct Failure(pub String);
-
-/// The file `render` reads, its interfaces, and (for a config) its root toolbox.
-type RenderSource = (PathBuf, Vec<atfunc::Interface>, Option<String>);
-
-fn render_source(tools: Option<PathBuf>, config: Option<PathBuf>) -> Result<RenderSource, Failure> {
-    match (tools, config) {
-        (_, Some(config)) => {
-            let (interfaces, root) = exec::config_interfaces(&config, false)?;
-            Ok((config, interfaces, root))
-        }
-        (Some(tools), None) => {
-            let interfaces = tools::load_valid(&tools)?;
-            Ok((tools, interfaces, None))
-        }
-        (None, None) => Err(Failure(String::from("give --tools FILE or --config FILE"))),
-    }
-}
 
 fn render(
     interfaces: &[atfunc::Interface],
@@ -221,7 +209,36 @@ fn render_api(
     Ok(ExitCode::SUCCESS)
 }
 
-fn check(path: &std::path::Path) -> Result<ExitCode, Failure> {
+/// `check`: every problem of the tools file or the config file (exit 1 if any), else what
+/// it declares. A config is checked as written: no MCP server is started.
+fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
+    let path = args.source()?;
+    let mut problems = match (&args.config, &args.tools) {
+        (Some(config), _) => check_config(config)?,
+        (None, Some(tools)) => check_tools(tools)?,
+        (None, None) => Vec::new(),
+    };
+    if let Some(dir) = &args.files {
+        if let Err(e) = atfunc::execute::FileBox::open(dir) {
+            problems.push(format!("--files: {e}"));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    for problem in &problems {
+        println!("{}: {problem}", path.display());
+    }
+    eprintln!(
+        "atfunc: {}: {} problem(s) found",
+        path.display(),
+        problems.len()
+    );
+    Ok(ExitCode::from(1))
+}
+
+/// A tools file's problems; none, and its functions printed, when it is valid.
+fn check_tools(path: &std::path::Path) -> Result<Vec<String>, Failure> {
     let problems = match tools::load(path)? {
         Ok(interfaces) => match atfunc::validate_all(&interfaces) {
             Ok(()) => {
@@ -242,19 +259,28 @@ fn check(path: &std::path::Path) -> Result<ExitCode, Failure> {
                         println!("  {written} (defined as {defined})");
                     }
                 }
-                return Ok(ExitCode::SUCCESS);
+                return Ok(Vec::new());
             }
             Err(errors) => errors.0,
         },
         Err(problems) => problems,
     };
-    for problem in &problems {
-        println!("{}: {problem}", path.display());
+    Ok(problems.iter().map(ToString::to_string).collect())
+}
+
+/// A config file's problems, all of them (unknown fields included); none, and its
+/// toolboxes printed, when it is valid.
+fn check_config(path: &std::path::Path) -> Result<Vec<String>, Failure> {
+    match atfunc::config::Config::from_path(path) {
+        Ok(config) => {
+            let names = config.toolbox_names();
+            println!("{}: ok, {} toolbox(es)", path.display(), names.len());
+            for name in names {
+                println!("  {name}");
+            }
+            Ok(Vec::new())
+        }
+        Err(error) if !error.problems().is_empty() => Ok(error.problems().to_vec()),
+        Err(error) => Err(Failure(error.to_string())),
     }
-    eprintln!(
-        "atfunc: {}: {} problem(s) found",
-        path.display(),
-        problems.len()
-    );
-    Ok(ExitCode::from(1))
 }

@@ -1,6 +1,7 @@
 //! `atfunc parse`: calls out of a model's output as JSON Lines, while it streams.
 
-use super::{tools, Failure};
+use super::tools::ToolArgs;
+use super::Failure;
 use atfunc::batch::{self, RAW_LIMIT};
 use atfunc::{Catalog, Event, Span, StreamParser};
 use serde_json::{json, Value as Json};
@@ -12,14 +13,11 @@ use std::process::ExitCode;
 /// Arguments of `atfunc parse`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ParseArgs {
-    /// Bind each call to this tools file: typed arguments, and an error record for a call
-    /// that does not bind.
-    #[arg(long, value_name = "FILE", conflicts_with = "config")]
-    tools: Option<PathBuf>,
-    /// Bind each call to what `exec --config FILE` can run (the control functions
-    /// included), calls to its root toolbox without a prefix.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    /// Bind each call to the functions these options offer (as `exec` runs them): typed
+    /// arguments, and an error record for a call that does not bind. With --config the
+    /// control functions `tools.*` bind too.
+    #[command(flatten)]
+    tools: ToolArgs,
     /// Bytes fed to the parser at a time. The output is the same for every size.
     #[arg(long, value_name = "N", default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=(1 << 30)))]
     chunk_size: u64,
@@ -40,17 +38,17 @@ pub(crate) struct ParseArgs {
 const TEXT_RECORD_LIMIT: usize = 64 * 1024;
 
 pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
-    let catalog = match (&args.tools, &args.config) {
-        (_, Some(path)) => {
-            let (interfaces, root) = super::exec::config_interfaces(path, true)?;
-            let catalog = Catalog::new(interfaces, false);
-            Some(match root {
-                Some(root) => catalog.with_root(root),
-                None => catalog,
-            })
-        }
-        (Some(path), None) => Some(Catalog::new(tools::load_valid(path)?, false)),
-        (None, None) => None,
+    let catalog = if args.tools.is_empty() {
+        None
+    } else {
+        // A tools file's functions are bound as declared; a config's as `exec` offers
+        // them, the control functions included.
+        let offered = args.tools.offered(args.tools.config.is_some())?;
+        let catalog = Catalog::new(offered.interfaces, false);
+        Some(match offered.root {
+            Some(root) => catalog.with_root(root),
+            None => catalog,
+        })
     };
     if args.jsonl {
         return super::jsonl::run(catalog, args.file.as_deref());
