@@ -97,8 +97,8 @@ fuzz_target!(|data: (J, String, String, Vec<u8>)| {
     let (shape, text, completion, line) = data;
     let json = build(&shape, 0);
     // The same shapes as a config file (read only: building would start processes).
-    let _ = atfunc::config::Config::from_str(&json.to_string(), ".");
-    let _ = atfunc::config::Config::from_str(&text, ".");
+    let _ = atfunc::config::Config::from_text(&json.to_string(), ".");
+    let _ = atfunc::config::Config::from_text(&text, ".");
     if let Ok(interfaces) = load_interfaces(&json) {
         exercise(interfaces, &completion);
     }
