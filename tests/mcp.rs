@@ -143,6 +143,8 @@ async fn everything_calls_from_text() {
         .collect();
     assert_eq!(results[0], Ok(json!("Echo: hi")));
     assert_eq!(results[1], Ok(json!("The sum of 2 and 3.5 is 5.5.")));
+    // The call is written `get_sum`; what comes back names the tool as the server does.
+    assert_eq!(report.calls[1].name, "everything.get-sum");
     let refused = results[2].clone().expect_err("a negative id is refused");
     assert!(refused.contains("Invalid resourceId"), "{refused}");
     insta::assert_snapshot!("everything_calls", report.output);
