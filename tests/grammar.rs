@@ -606,8 +606,8 @@ fn engine_case(id: &str, g: &Grammar, seeds: std::ops::Range<u64>) -> Json {
 
 /// The grammars of every BFCL function and entry, and of random interfaces under every
 /// choice, compile in llama.cpp's own grammar engine (through llama-cpp-python, with the
-/// SmolLM2 vocabulary), and the engine agrees with the recogniser used above on samples
-/// and near misses. Skipped, saying so, when python3 or llama-cpp-python is missing.
+/// SmolLM2 vocabulary); the engine agrees with the recogniser used above on samples and
+/// near misses, and lets canonical calls of random values through. Skipped, saying so, when python3 or llama-cpp-python is missing.
 #[test]
 fn grammars_compile_and_agree_in_llama_cpp() {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| String::from("python3"));
@@ -653,6 +653,22 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         if let Ok(g) = grammar(&interfaces, &options) {
             cases.push(engine_case(&format!("random {n}"), &g, 0..4));
         }
+    }
+    // Canonical calls of random values, fed to the engine token by token.
+    let strategy = interfaces_and_calls();
+    for n in 0..100 {
+        let (interfaces, calls) = strategy.new_tree(&mut runner).unwrap().current();
+        if !distinct(&interfaces) {
+            continue;
+        }
+        let g = grammar(&interfaces, &GrammarOptions::default()).unwrap();
+        let mut case = engine_case(&format!("canonical {n}"), &g, 0..0);
+        let accept: Vec<Json> = calls
+            .iter()
+            .map(|call| Json::from(format!("Sure: {call} ok")))
+            .collect();
+        case["accept"] = Json::Array(accept);
+        cases.push(case);
     }
     let input: String = cases.iter().map(|c| format!("{c}\n")).collect();
 
