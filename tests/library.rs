@@ -152,3 +152,99 @@ mod arguments {
         );
     }
 }
+
+#[cfg(feature = "execute")]
+mod streaming {
+    use atfunc::execute::{FnBox, Registry};
+    use atfunc::{Interface, Param, ParamType};
+    use futures::StreamExt;
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    fn slow_and_fast(finished: Arc<Mutex<Option<Instant>>>) -> FnBox {
+        FnBox::new("t")
+            .async_function(Interface::function(Some("t"), "slow"), move |_, _| {
+                let finished = Arc::clone(&finished);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    *finished.lock().unwrap() = Some(Instant::now());
+                    Ok(json!("slow done"))
+                }
+            })
+            .function(
+                Interface::function(Some("t"), "echo")
+                    .param(Param::new("text", ParamType::String).required()),
+                |args, _| Ok(json!(args.get::<String>("text")?)),
+            )
+    }
+
+    #[tokio::test]
+    async fn reading_goes_on_while_a_slow_tool_runs() {
+        let finished = Arc::new(Mutex::new(None));
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::clone(&finished)))
+            .unwrap();
+        let read = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&read);
+        // The model writes a chunk every 50 ms; the slow call is complete in the first.
+        let chunks = [
+            "@t.slow() and ",
+            "then ",
+            "@t.echo(\"a\") and ",
+            "@t.ec",
+            "ho(\"b\").",
+        ];
+        let input = futures::stream::iter(chunks).then(move |chunk| {
+            let log = Arc::clone(&log);
+            async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                log.lock().unwrap().push(Instant::now());
+                Ok::<_, std::io::Error>(chunk)
+            }
+        });
+        let started = Instant::now();
+        let mut outcomes = registry.stream().run(input);
+        let mut results = Vec::new();
+        while let Some(outcome) = outcomes.next().await {
+            results.push(outcome.unwrap().result);
+        }
+        let slow_done = finished.lock().unwrap().expect("the slow tool ran");
+        let read = read.lock().unwrap();
+        assert_eq!(read.len(), chunks.len());
+        // Every later chunk was read while the slow tool was still running.
+        assert!(
+            read.iter().all(|at| *at < slow_done),
+            "{read:?} {slow_done:?}"
+        );
+        assert!(started.elapsed() < Duration::from_millis(500 + 4 * 50));
+        // Results in the order of the calls; the calls themselves one after another.
+        assert_eq!(
+            results,
+            [Ok(json!("slow done")), Ok(json!("a")), Ok(json!("b"))]
+        );
+        let report = outcomes.report();
+        assert_eq!(report.call_count, 3);
+        assert!(report
+            .output
+            .ends_with("Function call: t.echo(\"b\")\nReturned: b\n"));
+    }
+
+    #[tokio::test]
+    async fn an_input_error_stops_reading_and_the_calls_read_still_run() {
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter([
+            Ok("@t.echo(\"kept\") @t.echo(\"cut".as_bytes().to_vec()),
+            Err("connection reset"),
+            Ok("\") @t.echo(\"never read\")".as_bytes().to_vec()),
+        ]);
+        let items: Vec<_> = registry.stream().run(input).collect().await;
+        assert_eq!(items.len(), 2, "{items:?}");
+        assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
+        assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
+    }
+}

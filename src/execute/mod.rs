@@ -41,8 +41,8 @@ pub use http::{
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
-    RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd, ERROR_TEXT_FLOOR,
+    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, Outcomes, RegisterError,
+    Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd, ERROR_TEXT_FLOOR,
 };
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{
