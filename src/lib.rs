@@ -52,6 +52,18 @@
 //!     }
 //! }
 //! ```
+#![cfg_attr(
+    feature = "typed",
+    doc = concat!(
+        "\n# Using the library\n\n",
+        "Tools written in Rust (a closure in a [`FnBox`](execute::FnBox), a typed function in a ",
+        "[`TypedBox`](typed::TypedBox)), a [`Registry`](execute::Registry), and a model's answer ",
+        "read from a byte stream while its calls run ([`ResponseStream::run`](execute::ResponseStream::run)); ",
+        "`examples/library.rs`, as the README shows it:\n\n```\n",
+        include_str!("../examples/library.rs"),
+        "```\n"
+    )
+)]
 #![deny(missing_docs)]
 // On docs.rs (every feature on, `--cfg docsrs`) each item gets a badge naming the feature
 // it needs; `doc_cfg` is nightly-only, so stable builds never see it.
@@ -90,6 +102,12 @@ pub use translator::{Atfunc, Translator};
 
 #[cfg(feature = "file")]
 pub use execute::FileBox;
+// Named in the signatures of tools: `?` and `json!` in a closure, `Map` in `ToolBox::call`,
+// `#[async_trait]` on a `ToolBox` impl; re-exported so a tool needs no version of its own.
+#[cfg(feature = "execute")]
+pub use async_trait::async_trait;
+pub use serde_json::{self, json, Map};
+
 #[cfg(feature = "execute")]
 pub use execute::{
     Args, CallContext, ExecutionReport, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,

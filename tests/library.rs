@@ -248,3 +248,35 @@ mod streaming {
         assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
     }
 }
+
+/// The README's "Using the library" section is `examples/library.rs`, which runs here.
+#[cfg(feature = "typed")]
+#[path = "../examples/library.rs"]
+#[allow(dead_code)] // its `main`, which the example binary runs
+mod library_example;
+
+#[cfg(feature = "typed")]
+#[tokio::test]
+async fn the_readme_library_example_runs_and_is_the_readme_s() {
+    let out = library_example::run().await.unwrap();
+    assert!(out.contains("@weather.get_temp( <*city> )"), "{out}");
+    assert!(
+        out.contains("@units.to_fahrenheit( <*celsius{number}> )"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "Function call: weather.get_temp(\"Oslo\")\nReturned: {\"city\":\"Oslo\",\"celsius\":4}\n\n\
+             Function call: units.to_fahrenheit(4)\nReturned: 39.2\n\n\
+             Function call: weather.get_temp(\"Atlantis\")\nReturned: Error: no weather station in Atlantis; try Oslo\n"
+        ),
+        "{out}"
+    );
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md is readable");
+    let example = include_str!("../examples/library.rs");
+    assert!(
+        readme.contains(&format!("```rust\n{example}```\n")),
+        "the README's library section is examples/library.rs, word for word"
+    );
+}

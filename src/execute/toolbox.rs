@@ -19,12 +19,12 @@ use std::time::Duration;
 ///
 /// ```
 /// use atfunc::execute::{CallContext, ToolBox, ToolError};
-/// use atfunc::{Interface, Param, ParamType};
-/// use serde_json::{json, Map, Value};
+/// use atfunc::serde_json::{json, Map, Value};
+/// use atfunc::{async_trait, Interface, Param, ParamType};
 ///
 /// struct Weather;
 ///
-/// #[async_trait::async_trait]
+/// #[async_trait]
 /// impl ToolBox for Weather {
 ///     fn name(&self) -> &str {
 ///         "weather"
