@@ -1,9 +1,11 @@
 //! Model-safe tool names and the map back from them.
 //!
-//! Model APIs accept tool names of 1 to 64 characters of `[a-zA-Z0-9_-]`. atfunc names are
-//! identifiers of Unicode letters, digits and `_`, joined by dots, of any length, so each
-//! qualified name is mapped once, here, and the map is kept to find the tool a model's call
-//! names.
+//! Model APIs accept tool names of 1 to 64 characters of `[a-zA-Z0-9_-]`. A tool's name as
+//! defined ([`Interface::original_qualified_name`](crate::Interface::original_qualified_name):
+//! `get-weather`, `catalogue.list_products`, `天气.查询`) may hold dots and any letter and be
+//! of any length, so it is mapped once, here, and the map is kept to find the tool a
+//! model's call names: from the model name to the name an atfunc call writes
+//! ([`Interface::qualified_name`](crate::Interface::qualified_name)).
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use std::collections::HashMap;
