@@ -31,10 +31,11 @@
 //! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
 //! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
 //!   a program holding a `/` is relative to the config file's folder, other names are
-//!   looked up in `PATH`); `env`, variables to set; `clear_env` (default `false`: programs
-//!   inherit the environment, as with any command-line tool; `true` keeps only `PATH` and
-//!   `env`); `cwd`, the working directory (default: the config file's folder);
-//!   `max_output_bytes` (default 1 MiB).
+//!   looked up in `PATH`); `env`, variables to set; `pass_env`, names of this process's
+//!   variables to pass on; `inherit_env` (default `false`: programs find only `PATH`,
+//!   `HOME`, `LANG`, `TMPDIR`, `pass_env` and `env`; `true` passes every variable of this
+//!   process, secrets included, on to them); `cwd`, the working directory (default: the
+//!   config file's folder); `max_output_bytes` (default 1 MiB).
 //! - `http`: `base_url` (`http` or `https`, no credentials in it); `headers`, sent with every
 //!   request; `functions`, interfaces each with a `path` (`/users/{org}`, placeholders
 //!   naming parameters) and a `method` (default `GET`); `max_response_bytes` (default
@@ -48,7 +49,8 @@
 //! A value in `env` or `headers` is a string, or `{"env": "NAME"}` to read the variable
 //! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
 //! front). A value read from the environment is a secret: it is never printed, and an HTTP
-//! response or error that echoes it shows `[redacted]` instead. A variable that is not set
+//! response, a program's output or an error that echoes it (as written, in base64,
+//! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable when the registry is built to run calls
 //! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
 //!
@@ -187,7 +189,8 @@ enum KindSpec {
     Command {
         functions: Vec<(Interface, Vec<String>)>,
         env: Vec<(String, Source)>,
-        clear_env: bool,
+        inherit_env: bool,
+        pass_env: Vec<String>,
         cwd: PathBuf,
         max_output_bytes: Option<usize>,
     },
@@ -431,16 +434,30 @@ fn build_local(
         KindSpec::Command {
             functions,
             env,
-            clear_env,
+            inherit_env,
+            pass_env,
             cwd,
             max_output_bytes,
         } => {
-            let env = resolve_all(env, &at, "env", secrets, problems);
+            let mut resolved = Vec::new();
+            for (name, source) in env {
+                match resolve(source) {
+                    Ok(value) => resolved.push((name.clone(), value, source.is_secret())),
+                    Err(_) if secrets == Secrets::Optional => {}
+                    Err(variable) => {
+                        problems.push(missing_variable(&at, &format!("env.{name}"), &variable))
+                    }
+                }
+            }
+            let environment = CommandEnv {
+                values: resolved,
+                inherit: *inherit_env,
+                pass: pass_env,
+            };
             build_command(
                 spec,
                 functions,
-                env,
-                *clear_env,
+                environment,
                 cwd,
                 *max_output_bytes,
                 problems,
@@ -536,21 +553,35 @@ fn resolve_all(
     values
 }
 
+/// A command toolbox's environment: values (with whether each is a secret), and what it
+/// takes from this process's.
+struct CommandEnv<'a> {
+    values: Vec<(String, String, bool)>,
+    inherit: bool,
+    pass: &'a [String],
+}
+
 #[cfg(feature = "command")]
 fn build_command(
     spec: &ToolboxSpec,
     functions: &[(Interface, Vec<String>)],
-    env: BTreeMap<String, String>,
-    clear_env: bool,
+    env: CommandEnv<'_>,
     cwd: &Path,
     max_output_bytes: Option<usize>,
     _problems: &mut [String],
 ) -> Option<Arc<dyn ToolBox>> {
     let mut tool_box = crate::execute::CommandBox::new(spec.name.clone())
-        .clear_env(clear_env)
+        .inherit_env(env.inherit)
         .current_dir(cwd);
-    for (name, value) in env {
-        tool_box = tool_box.env(name, value);
+    for name in env.pass {
+        tool_box = tool_box.pass_env(name.clone());
+    }
+    for (name, value, secret) in env.values {
+        tool_box = if secret {
+            tool_box.secret_env(name, value)
+        } else {
+            tool_box.env(name, value)
+        };
     }
     if let Some(limit) = spec.timeout {
         tool_box = tool_box.timeout(limit);
@@ -568,8 +599,7 @@ fn build_command(
 fn build_command(
     spec: &ToolboxSpec,
     _functions: &[(Interface, Vec<String>)],
-    _env: BTreeMap<String, String>,
-    _clear_env: bool,
+    _env: CommandEnv<'_>,
     _cwd: &Path,
     _max_output_bytes: Option<usize>,
     problems: &mut Vec<String>,
@@ -666,7 +696,14 @@ async fn start_mcp(
 const TOP_FIELDS: &[&str] = &["root", "toolboxes"];
 const COMMON_FIELDS: &[&str] = &["name", "kind", "timeout_ms"];
 const FILE_FIELDS: &[&str] = &["root", "max_read_bytes"];
-const COMMAND_FIELDS: &[&str] = &["functions", "env", "clear_env", "cwd", "max_output_bytes"];
+const COMMAND_FIELDS: &[&str] = &[
+    "functions",
+    "env",
+    "pass_env",
+    "inherit_env",
+    "cwd",
+    "max_output_bytes",
+];
 const HTTP_FIELDS: &[&str] = &[
     "base_url",
     "headers",
@@ -830,7 +867,8 @@ fn read_toolbox(
         Some("command") => {
             fields.unknown(&[COMMON_FIELDS, COMMAND_FIELDS]);
             let env = fields.sources("env");
-            let clear_env = fields.boolean("clear_env").unwrap_or(false);
+            let inherit_env = fields.boolean("inherit_env").unwrap_or(false);
+            let pass_env = fields.variable_names("pass_env");
             let cwd = fields
                 .string("cwd", false)
                 .map_or_else(|| dir.to_owned(), |c| dir.join(c));
@@ -861,7 +899,8 @@ fn read_toolbox(
             KindSpec::Command {
                 functions,
                 env,
-                clear_env,
+                inherit_env,
+                pass_env,
                 cwd,
                 max_output_bytes,
             }
@@ -1261,6 +1300,29 @@ impl Fields<'_> {
                 None
             }
         }
+    }
+
+    /// `["NAME", ...]`: names of environment variables.
+    fn variable_names(&mut self, key: &str) -> Vec<String> {
+        let names = match self.map.get(key) {
+            None => return Vec::new(),
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Json::String(name) if !name.is_empty() && !name.contains(['=', '\0']) => {
+                        Some(name.clone())
+                    }
+                    _ => None,
+                })
+                .collect::<Option<Vec<String>>>(),
+            Some(_) => None,
+        };
+        names.unwrap_or_else(|| {
+            self.report(format!(
+                "field '{key}' must be a list of environment variable names, such as [\"LANG\"]"
+            ));
+            Vec::new()
+        })
     }
 
     /// `{"NAME": "value" | {"env": "VAR", "prefix": "..."}}`.

@@ -221,30 +221,38 @@ async fn the_request_body_arrives_under_body() {
 }
 
 #[tokio::test]
-async fn the_environment_is_inherited_unless_cleared() {
+async fn the_environment_is_minimal_unless_inherited() {
     let Ok(home) = std::env::var("HOME") else {
         return;
     };
-    let names = args(json!({"names": ["HOME", "PATH", "TOOL_KEY"]}));
+    // A variable only this test sets, standing for the host's secrets.
+    std::env::set_var("ATFUNC_TEST_HOST_ONLY", "host-value");
+    std::env::set_var("ATFUNC_TEST_PASSED", "passed-value");
+    let names = args(json!({"names": ["HOME", "PATH", "TOOL_KEY",
+        "ATFUNC_TEST_HOST_ONLY", "ATFUNC_TEST_PASSED"]}));
     let params = json!({"names": {"type": "array"}});
-    let inherited = tool("env", "env", params.clone()).env("TOOL_KEY", "k1");
-    let seen = inherited
+    let minimal = tool("env", "env", params.clone())
+        .env("TOOL_KEY", "k1")
+        .pass_env("ATFUNC_TEST_PASSED");
+    let seen = minimal
         .call("env", names.clone(), &CallContext::new())
         .await
         .unwrap();
     assert_eq!(seen["HOME"], home.as_str());
+    assert!(seen["PATH"].is_string());
     assert_eq!(seen["TOOL_KEY"], "k1");
+    assert_eq!(seen["ATFUNC_TEST_PASSED"], "passed-value");
+    assert_eq!(seen["ATFUNC_TEST_HOST_ONLY"], Value::Null);
 
-    let cleared = tool("env", "env", params)
+    let inherited = tool("env", "env", params)
         .env("TOOL_KEY", "k2")
-        .clear_env(true);
-    let seen = cleared
+        .inherit_env(true);
+    let seen = inherited
         .call("env", names, &CallContext::new())
         .await
         .unwrap();
-    assert_eq!(seen["HOME"], Value::Null);
+    assert_eq!(seen["ATFUNC_TEST_HOST_ONLY"], "host-value");
     assert_eq!(seen["TOOL_KEY"], "k2");
-    assert!(seen["PATH"].is_string());
 }
 
 #[tokio::test]
@@ -261,6 +269,119 @@ async fn a_missing_program_is_an_error_not_a_crash() {
     assert_eq!(
         error,
         "Function 'weather.gone' could not be started (atfunc-test-no-such-program: the program was not found); it is not available now"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_program_is_named_without_its_folder() {
+    let missing = CommandBox::new("weather").function(
+        interface("gone", json!({})),
+        ["/opt/host-only-folder/atfunc-test-no-such-program"],
+    );
+    let error = missing
+        .call("gone", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "Function 'weather.gone' could not be started (atfunc-test-no-such-program: the program was not found); it is not available now"
+    );
+}
+
+/// A box whose function `run` runs `script` with `sh -c`.
+fn shell(script: &str) -> CommandBox {
+    CommandBox::new("sh").function(interface("run", json!({})), ["sh", "-c", script])
+}
+
+const SECRET: &str = "tok-9f8e7d6c5b4a";
+
+#[tokio::test]
+async fn a_secret_env_value_is_redacted_in_output_and_errors() {
+    let cases = [
+        // As written, in the output.
+        (r#"printf '%s' "$TOK""#, true),
+        // In base64, as Basic auth holds it.
+        (r#"printf 'user:%s' "$TOK" | base64"#, true),
+        // Percent-encoded, one escape per byte.
+        (
+            r#"printf '%s' "$TOK" | od -An -tx1 | tr -d ' \n' | sed 's/../%&/g'"#,
+            true,
+        ),
+        // In the error text.
+        (r#"printf 'bad token %s' "$TOK" >&2; exit 3"#, false),
+    ];
+    for (script, ok) in cases {
+        let tool = shell(script).secret_env("TOK", SECRET);
+        let result = tool.call("run", Map::new(), &CallContext::new()).await;
+        let text = match (&result, ok) {
+            (Ok(value), true) => value.to_string(),
+            (Err(error), false) => error.to_string(),
+            _ => panic!("{script}: {result:?}"),
+        };
+        assert!(text.contains("[redacted]"), "{script}: {text}");
+        assert!(!text.contains(SECRET), "{script}: {text}");
+        assert!(!text.contains("OWY4ZTdkNmM1YjRh"), "{script}: {text}");
+    }
+    // A plain value is not a secret.
+    let plain = shell(r#"printf '%s' "$TOK""#).env("TOK", SECRET);
+    let seen = plain
+        .call("run", Map::new(), &CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(seen, SECRET);
+}
+
+/// Whether process `pid` is still alive (a zombie counts as gone), on Linux.
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.contains(") Z "))
+        .unwrap_or(false)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    // The background `sleep` is not the program, only its child.
+    let script = format!(
+        "sleep 30 & echo $! > '{}'; sleep 30; true",
+        pid_file.display()
+    );
+    let tool = shell(&script).timeout(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let error = tool
+        .call("run", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ToolError::Timeout { .. }), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let pid = pid.trim();
+    // Bounded wait for the kernel to finish the kill.
+    for _ in 0..50 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("the background process {pid} outlived the time limit");
+}
+
+#[tokio::test]
+async fn a_program_that_exits_returns_even_if_a_child_holds_its_output() {
+    let tool = shell("echo started; sleep 30 & exit 0").timeout(Duration::from_secs(20));
+    let started = std::time::Instant::now();
+    let seen = tool
+        .call("run", Map::new(), &CallContext::new())
+        .await
+        .unwrap();
+    assert_eq!(seen, "started");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
     );
 }
 

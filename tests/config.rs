@@ -230,6 +230,39 @@ async fn relative_paths_start_at_the_config_folder() {
     );
 }
 
+#[tokio::test]
+async fn command_environment_is_minimal_and_secrets_are_redacted() {
+    std::env::set_var("ATFUNC_TEST_CONFIG_HOST", "host-only");
+    std::env::set_var("ATFUNC_TEST_CONFIG_PASS", "passed");
+    std::env::set_var("ATFUNC_TEST_CONFIG_TOKEN", "cfg-secret-77aa");
+    let function = |name: &str, script: &str| {
+        json!({"name": name, "description": "x", "parameters": {"type": "object"},
+               "command": ["sh", "-c", script]})
+    };
+    let printenv =
+        "printf '%s|%s|%s' \"$ATFUNC_TEST_CONFIG_HOST\" \"$ATFUNC_TEST_CONFIG_PASS\" \"$TOK\"";
+    let config = json!({"toolboxes": [
+        {"name": "minimal", "kind": "command", "pass_env": ["ATFUNC_TEST_CONFIG_PASS"],
+         "env": {"TOK": {"env": "ATFUNC_TEST_CONFIG_TOKEN"}},
+         "functions": [function("show", printenv)]},
+        {"name": "all", "kind": "command", "inherit_env": true,
+         "functions": [function("show", printenv)]}]});
+    let registry = Config::from_text(&config.to_string(), ".")
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    let report = registry
+        .execute_response("@minimal.show() @all.show()")
+        .await;
+    assert_eq!(report.calls[0].result, Ok(json!("|passed|[redacted]")));
+    assert_eq!(report.calls[1].result, Ok(json!("host-only|passed|")));
+    assert_eq!(
+        problems(r#"{"toolboxes": [{"name": "w", "kind": "command", "pass_env": "X", "functions": []}]}"#),
+        ["toolbox 'w' (#1): field 'pass_env' must be a list of environment variable names, such as [\"LANG\"]"]
+    );
+}
+
 #[cfg(feature = "mcp")]
 #[tokio::test]
 async fn an_mcp_server_that_cannot_start_is_a_config_error() {
@@ -388,7 +421,7 @@ fn unknown_fields_are_problems_with_the_closest_known_name() {
         problems(text),
         [
             "field 'roots' is not known here (did you mean 'root'?); the fields are root, toolboxes",
-            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, functions, env, clear_env, cwd, max_output_bytes",
+            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, functions, env, pass_env, inherit_env, cwd, max_output_bytes",
             "toolbox 'w' (#1): function 'f': field 'descripton' is not known here (did you mean 'description'?); the fields are type, name, description, parameters, returns, strict, command",
             "toolbox 'w' (#1): function 'g': field 'comand' is not known here (did you mean 'command'?); the fields are domain, name, type, description, params, path_params, query_params, request_body, returns, response_type, command",
             "toolbox 'w' (#1): function 'g': missing required field 'command'",

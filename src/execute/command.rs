@@ -4,6 +4,7 @@
 //! as one JSON object on its standard input. What it writes to standard output is the
 //! result; a non-zero exit is an error carrying the end of what it wrote to standard error.
 
+use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use async_trait::async_trait;
@@ -26,6 +27,14 @@ const STDERR_TAIL_BYTES: usize = 2048;
 /// How much of an over-long output an error quotes, in characters.
 const EXCERPT_CHARS: usize = 300;
 
+/// The variables a program finds when the environment is not inherited, if this process
+/// has them: enough to find programs, a home, a language and a temporary folder.
+pub const BASE_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TMPDIR"];
+
+/// How long a program that has exited may keep its output open (through a background
+/// process it started) before the call returns with what it wrote so far.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+
 /// The key under which a call's `with_body [[ ... ]]` block reaches the program.
 const BODY_KEY: &str = "body";
 
@@ -41,11 +50,18 @@ const BODY_KEY: &str = "body";
 ///   trailing newlines. More than [`max_output_bytes`](CommandBox::max_output_bytes) stops
 ///   the program and is an error that quotes the beginning.
 /// - A non-zero exit status is an error with the status and the last 2 KB of standard error.
-/// - A program still running after the time limit (30 s by default) is killed, and the call
-///   ends with [`ToolError::Timeout`]. Only the program itself is killed, not processes it
-///   started in the background.
-/// - The environment is inherited unless [`clear_env`](CommandBox::clear_env) is set, which
-///   keeps only `PATH`; [`env`](CommandBox::env) adds variables either way.
+/// - The program runs in a process group of its own. Still running after the time limit
+///   (30 s by default), the whole group is killed (processes it started in the background
+///   too), and the call ends with [`ToolError::Timeout`]. A program that exits while a
+///   background process keeps its output open is done: the call returns what it wrote
+///   (after a grace of 200 ms) and the group is killed.
+/// - The environment is not inherited: a program finds only [`BASE_ENV`] (`PATH`, `HOME`,
+///   `LANG`, `TMPDIR`), the variables named with [`pass_env`](CommandBox::pass_env) and
+///   those set with [`env`](CommandBox::env) and [`secret_env`](CommandBox::secret_env).
+///   [`inherit_env`](CommandBox::inherit_env) passes every variable of this process instead.
+/// - A secret value ([`secret_env`](CommandBox::secret_env)) found in the output or an error,
+///   as written, in base64 or behind percent or JSON escapes, reads `[redacted]`.
+/// - A program that cannot be started is named without its folder.
 ///
 /// ```no_run
 /// use atfunc::execute::{CommandBox, Registry};
@@ -72,7 +88,11 @@ pub struct CommandBox {
     name: String,
     functions: Vec<CommandFunction>,
     env: Vec<(String, String)>,
-    clear_env: bool,
+    /// The values of [`CommandBox::secret_env`], looked for in what goes back to the model.
+    secrets: Vec<String>,
+    redactor: Redactor,
+    inherit_env: bool,
+    pass_env: Vec<String>,
     current_dir: Option<PathBuf>,
     timeout: Duration,
     max_output_bytes: usize,
@@ -102,7 +122,8 @@ impl fmt::Debug for CommandBox {
                 "env",
                 &self.env.iter().map(|(name, _)| name).collect::<Vec<_>>(),
             )
-            .field("clear_env", &self.clear_env)
+            .field("inherit_env", &self.inherit_env)
+            .field("pass_env", &self.pass_env)
             .field("current_dir", &self.current_dir)
             .field("timeout", &self.timeout)
             .field("max_output_bytes", &self.max_output_bytes)
@@ -117,7 +138,10 @@ impl CommandBox {
             name: name.into(),
             functions: Vec::new(),
             env: Vec::new(),
-            clear_env: false,
+            secrets: Vec::new(),
+            redactor: Redactor::default(),
+            inherit_env: false,
+            pass_env: Vec::new(),
             current_dir: None,
             timeout: DEFAULT_COMMAND_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
@@ -140,16 +164,36 @@ impl CommandBox {
         self
     }
 
-    /// Sets a variable in the programs' environment.
+    /// Sets a variable in the programs' environment. Its value is not a secret; use
+    /// [`secret_env`](CommandBox::secret_env) for credentials.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandBox {
         self.env.push((name.into(), value.into()));
         self
     }
 
-    /// Starts programs from an empty environment (but `PATH`, and the variables set with
-    /// [`env`](CommandBox::env)) instead of inheriting this process's.
-    pub fn clear_env(mut self, clear: bool) -> CommandBox {
-        self.clear_env = clear;
+    /// Sets a variable whose value is a secret: wherever it shows up in a program's output
+    /// or error text (as written, in base64, percent- or JSON-escaped) the model reads
+    /// `[redacted]`. What cannot be caught is listed in the README (a program can always
+    /// hash or reshape what it prints).
+    pub fn secret_env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandBox {
+        let value = value.into();
+        self.secrets.push(value.clone());
+        self.redactor = Redactor::new(&self.secrets);
+        self.env.push((name.into(), value));
+        self
+    }
+
+    /// Passes this process's variable `name` on to the programs, when it is set.
+    pub fn pass_env(mut self, name: impl Into<String>) -> CommandBox {
+        self.pass_env.push(name.into());
+        self
+    }
+
+    /// Passes every variable of this process on to the programs (default `false`: only
+    /// [`BASE_ENV`] and [`pass_env`](CommandBox::pass_env)). Secrets in the host's
+    /// environment then reach the programs, and through their output the model.
+    pub fn inherit_env(mut self, inherit: bool) -> CommandBox {
+        self.inherit_env = inherit;
         self
     }
 
@@ -215,10 +259,19 @@ impl CommandBox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        if self.clear_env {
+        // Its own group, so a time limit can stop what it started too.
+        #[cfg(unix)]
+        command.process_group(0);
+        if !self.inherit_env {
             command.env_clear();
-            if let Some(path) = std::env::var_os("PATH") {
-                command.env("PATH", path);
+            for name in BASE_ENV
+                .iter()
+                .copied()
+                .chain(self.pass_env.iter().map(String::as_str))
+            {
+                if let Some(value) = std::env::var_os(name) {
+                    command.env(name, value);
+                }
             }
         }
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
@@ -236,46 +289,71 @@ impl CommandBox {
                 }
                 _ => e.to_string(),
             };
-            ToolError::msg(format!(
-                "Function '{qualified}' could not be started ({program}: {why}); it is not available now"
-            ))
+            // The host's folders are no business of the model's.
+            let shown = std::path::Path::new(program)
+                .file_name()
+                .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+            ToolError::msg(self.redactor.redact(&format!(
+                "Function '{qualified}' could not be started ({shown}: {why}); it is not available now"
+            )))
         })?;
+        // Killed on every way out of this function (time limit, too much output, a caller
+        // that stops waiting) unless disarmed after a clean end.
+        let mut group = GroupGuard::new(child.id());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
-        // The output reader stops the program when it writes too much, so it shares the child.
-        let child = tokio::sync::Mutex::new(child);
         let max = self.max_output_bytes;
-        let io = async {
-            let write = async {
-                if let Some(mut stdin) = stdin {
-                    // A program that exits without reading its input is not an error here:
-                    // its exit status says what happened.
-                    let _ = stdin.write_all(&stdin_bytes).await;
-                    let _ = stdin.shutdown().await;
-                }
+        let mut out = Captured::default();
+        let mut err = Tail::default();
+        let mut pipes_closed = false;
+        let finished = {
+            let io = async {
+                let write = async {
+                    if let Some(mut stdin) = stdin {
+                        // A program that exits without reading its input is not an error
+                        // here: its exit status says what happened.
+                        let _ = stdin.write_all(&stdin_bytes).await;
+                        let _ = stdin.shutdown().await;
+                    }
+                };
+                let read_out = async {
+                    read_capped(stdout, max, &mut out).await;
+                    if out.overflowed {
+                        group.kill();
+                    }
+                };
+                tokio::join!(
+                    write,
+                    read_out,
+                    read_tail(stderr, STDERR_TAIL_BYTES, &mut err)
+                );
             };
-            let read_out = async {
-                let captured = read_capped(stdout, max).await;
-                if captured.overflowed {
-                    let _ = child.lock().await.start_kill();
+            tokio::pin!(io);
+            tokio::time::timeout(self.timeout, async {
+                let exited = tokio::select! {
+                    () = &mut io => None,
+                    status = child.wait() => Some(status),
+                };
+                match exited {
+                    None => {
+                        pipes_closed = true;
+                        child.wait().await
+                    }
+                    Some(status) => {
+                        // What is already in the pipes is read; a background process
+                        // holding them open is not waited for.
+                        pipes_closed = tokio::time::timeout(EXIT_GRACE, &mut io).await.is_ok();
+                        status
+                    }
                 }
-                captured
-            };
-            let (_, out, err) = tokio::join!(write, read_out, read_tail(stderr, STDERR_TAIL_BYTES));
-            (out, err)
+            })
+            .await
         };
-        let finished = tokio::time::timeout(self.timeout, async {
-            let (out, err) = io.await;
-            let status = child.lock().await.wait().await;
-            (out, err, status)
-        })
-        .await;
-        let mut child = child.into_inner();
-        let (out, err, status) = match finished {
-            Ok(done) => done,
+        let status = match finished {
+            Ok(status) => status,
             Err(_) => {
-                let _ = child.start_kill();
+                group.kill();
                 // Reaps the killed program; it cannot outlive a SIGKILL for long.
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
                 return Err(ToolError::Timeout {
@@ -284,12 +362,17 @@ impl CommandBox {
                 });
             }
         };
+        if pipes_closed && !out.overflowed {
+            group.disarm();
+        }
+        drop(group);
+        let redact = |text: String| self.redactor.redact(&text);
         if out.overflowed {
-            return Err(ToolError::msg(format!(
+            return Err(ToolError::msg(redact(format!(
                 "Function '{qualified}' wrote more than {} of output and was stopped; ask for less. Its output began: {}",
                 human_bytes(max),
                 excerpt(&String::from_utf8_lossy(&out.bytes))
-            )));
+            ))));
         }
         let status = status.map_err(|e| {
             ToolError::msg(format!(
@@ -298,15 +381,52 @@ impl CommandBox {
         })?;
         if !status.success() {
             let how = describe_status(&status);
-            let tail = stderr_text(&err);
+            let tail = stderr_text(&err.finish());
             let message = if tail.is_empty() {
                 format!("Function '{qualified}' failed ({how}) without an error message")
             } else {
                 format!("Function '{qualified}' failed ({how}): {tail}")
             };
-            return Err(ToolError::Failed(message));
+            return Err(ToolError::Failed(redact(message)));
         }
-        Ok(output_value(&out.bytes))
+        let mut value = output_value(&out.bytes);
+        self.redactor.redact_json(&mut value);
+        Ok(value)
+    }
+}
+
+/// Kills a program's process group when dropped, unless disarmed.
+struct GroupGuard {
+    /// The group's id (the program's pid, as it leads its own group); `None` once disarmed
+    /// or when the program's id is unknown (it was already reaped).
+    group: Option<u32>,
+}
+
+impl GroupGuard {
+    fn new(id: Option<u32>) -> GroupGuard {
+        GroupGuard { group: id }
+    }
+
+    fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(pid) = self
+            .group
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            // A group already gone (ESRCH) is what we wanted.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.group = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
@@ -337,23 +457,22 @@ impl ToolBox for CommandBox {
 }
 
 /// What was read from standard output: at most the limit, and whether there was more.
+#[derive(Default)]
 struct Captured {
     bytes: Vec<u8>,
     overflowed: bool,
 }
 
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize) -> Captured {
-    let mut captured = Captured {
-        bytes: Vec::new(),
-        overflowed: false,
-    };
+/// Reads into `captured` as it goes, so what was read survives a reader that is stopped
+/// (the program exited but a background process holds the pipe).
+async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize, captured: &mut Captured) {
     let Some(mut reader) = reader else {
-        return captured;
+        return;
     };
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => return captured,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
                 let chunk = buf.get(..n).unwrap_or_default();
                 let room = max.saturating_sub(captured.bytes.len());
@@ -362,7 +481,7 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize) -> Cap
                         .bytes
                         .extend_from_slice(chunk.get(..room).unwrap_or_default());
                     captured.overflowed = true;
-                    return captured;
+                    return;
                 }
                 captured.bytes.extend_from_slice(chunk);
             }
@@ -370,38 +489,51 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, max: usize) -> Cap
     }
 }
 
-/// Reads a stream to its end, keeping only its last `keep` bytes; a cut start is marked
-/// with `…`.
-async fn read_tail<R: AsyncRead + Unpin>(reader: Option<R>, keep: usize) -> Vec<u8> {
-    let mut tail = Vec::new();
+/// The end of a stream read so far.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    /// Whether bytes before `bytes` were dropped.
+    cut: bool,
+}
+
+impl Tail {
+    /// The last `STDERR_TAIL_BYTES`; a cut start is marked with `…`.
+    fn finish(mut self) -> Vec<u8> {
+        let keep = STDERR_TAIL_BYTES;
+        if self.bytes.len() > keep {
+            self.bytes.drain(..self.bytes.len() - keep);
+            self.cut = true;
+        }
+        if !self.cut {
+            return self.bytes;
+        }
+        let mut marked = "…".as_bytes().to_vec();
+        marked.extend_from_slice(skip_continuation(&self.bytes));
+        marked
+    }
+}
+
+/// Reads a stream to its end into `tail`, keeping at least its last `keep` bytes.
+async fn read_tail<R: AsyncRead + Unpin>(reader: Option<R>, keep: usize, tail: &mut Tail) {
     let Some(mut reader) = reader else {
-        return tail;
+        return;
     };
     let mut buf = vec![0u8; 8 * 1024];
-    let mut cut = false;
     loop {
         match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => return,
             Ok(n) => {
-                tail.extend_from_slice(buf.get(..n).unwrap_or_default());
+                tail.bytes
+                    .extend_from_slice(buf.get(..n).unwrap_or_default());
                 // Trimmed only once it doubles, so long streams cost linear time.
-                if tail.len() > 2 * keep {
-                    tail.drain(..tail.len() - keep);
-                    cut = true;
+                if tail.bytes.len() > 2 * keep {
+                    tail.bytes.drain(..tail.bytes.len() - keep);
+                    tail.cut = true;
                 }
             }
         }
     }
-    if tail.len() > keep {
-        tail.drain(..tail.len() - keep);
-        cut = true;
-    }
-    if !cut {
-        return tail;
-    }
-    let mut marked = "…".as_bytes().to_vec();
-    marked.extend_from_slice(skip_continuation(&tail));
-    marked
 }
 
 /// Drops the UTF-8 continuation bytes a cut left at the start.

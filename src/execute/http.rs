@@ -5,6 +5,7 @@
 //! string; the `with_body [[ ... ]]` block as the body. Headers whose values are secrets
 //! never appear in results, errors or debug output.
 
+use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::json_kind;
 use crate::interface::{Interface, Kind, Location, Param};
@@ -27,13 +28,6 @@ pub const DEFAULT_MAX_REDIRECTS: usize = 5;
 
 /// How much of a response body an error quotes, in characters.
 const EXCERPT_CHARS: usize = 300;
-
-/// Secrets shorter than this are not searched for in responses: the search would blank
-/// out ordinary text.
-const MIN_REDACTED_LEN: usize = 4;
-
-/// What stands in for a secret found in a response.
-const REDACTED: &str = "[redacted]";
 
 /// Bytes of a path value left as they are; everything else, `/` and `%` included, is
 /// percent-encoded. `.` stays readable, and a segment that is only dots is refused.
@@ -85,7 +79,8 @@ pub struct HttpBox {
     client: reqwest::Client,
     headers: HeaderMap,
     header_names: Vec<(String, bool)>,
-    secrets: Vec<String>,
+    /// Finds the secret header values in what comes back.
+    redactor: Redactor,
     endpoints: Vec<Endpoint>,
     timeout: Duration,
     max_response_bytes: usize,
@@ -273,20 +268,11 @@ impl HttpBoxBuilder {
                     "field 'headers': the value of '{name}' is not a valid header value (control characters or a line break?)"
                 )),
             }
-            if *secret && value.len() >= MIN_REDACTED_LEN {
+            if *secret {
                 secrets.push(value.clone());
-                // A bearer-style value is often echoed without its scheme.
-                if let Some((_, credential)) = value.split_once(' ') {
-                    if credential.len() >= MIN_REDACTED_LEN {
-                        secrets.push(credential.to_owned());
-                    }
-                }
             }
             header_names.push((name.clone(), *secret));
         }
-        // Longest first, so a value is blanked whole before a part of it is searched for.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
         let mut endpoints = Vec::new();
         for (interface, method, path) in self.endpoints {
             let function = interface.name.clone();
@@ -335,7 +321,7 @@ impl HttpBoxBuilder {
                 client,
                 headers,
                 header_names,
-                secrets,
+                redactor: Redactor::new(&secrets),
                 endpoints,
                 timeout: self.timeout,
                 max_response_bytes: self.max_response_bytes,
@@ -518,46 +504,16 @@ impl HttpBox {
         }
     }
 
-    /// Blanks out every secret header value found in `text`.
+    /// Blanks out every secret header value found in `text`, in any spelling
+    /// [`Redactor`] knows.
     fn redact(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), REDACTED);
-            }
-        }
-        text
+        self.redactor.redact(text)
     }
 
-    /// Blanks out every secret in the strings (keys included) of a parsed body. JSON
-    /// escapes (`\u0073`, `\/`) hide a secret from [`HttpBox::redact`] in the raw text, not
-    /// once the text is read. Whether anything was blanked.
+    /// Blanks out every secret in the strings (keys included) of a parsed body; whether
+    /// anything was blanked.
     fn redact_json(&self, value: &mut Json) -> bool {
-        if self.secrets.is_empty() {
-            return false;
-        }
-        match value {
-            Json::String(text) => {
-                let redacted = self.redact(text);
-                let changed = redacted != *text;
-                *text = redacted;
-                changed
-            }
-            Json::Array(items) => items
-                .iter_mut()
-                .fold(false, |changed, item| self.redact_json(item) | changed),
-            Json::Object(map) => {
-                let mut changed = false;
-                for (key, mut item) in std::mem::take(map) {
-                    changed |= self.redact_json(&mut item);
-                    let redacted = self.redact(&key);
-                    changed |= redacted != key;
-                    map.insert(redacted, item);
-                }
-                changed
-            }
-            _ => false,
-        }
+        self.redactor.redact_json(value)
     }
 
     async fn send(

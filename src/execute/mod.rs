@@ -21,6 +21,8 @@ mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod record;
+#[cfg(any(feature = "command", feature = "http"))]
+mod redact;
 mod registry;
 mod toolbox;
 mod wrappers;

@@ -1,0 +1,404 @@
+//! Blanking out secrets in text a tool box hands back to the model.
+//!
+//! A secret may come back in another spelling than the one that was sent: an API that
+//! echoes a header as Basic auth holds it in base64, a URL holds it percent-encoded, and
+//! JSON may spell any character as a `\u` escape. [`Redactor`] looks for each secret
+//!
+//! - as written,
+//! - in base64 and base64url, at each of the three byte alignments it can have inside a
+//!   longer encoded text (the one or two characters that mix a secret byte with a
+//!   neighbour's bits stay, the rest is blanked),
+//! - in the text with its percent-escapes decoded, and in the text with its JSON escapes
+//!   decoded, anywhere (not only inside one JSON document), so a mix of escaped and plain
+//!   characters is found too.
+//!
+//! What it cannot find: a secret split by line breaks (MIME base64 wrapped at 76
+//! columns), hashed, encrypted, compressed, reversed, in another encoding layered on top of
+//! these (base64 of a percent-encoded secret), or cut into pieces a program reassembles.
+
+use serde_json::Value as Json;
+
+/// What stands in for a secret.
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// Secrets shorter than this are not searched for: the search would blank out ordinary
+/// text.
+pub(crate) const MIN_SECRET_LEN: usize = 4;
+
+/// The fewest secret bytes a base64 form must cover to be searched for: shorter runs of
+/// base64 would blank unrelated text.
+const MIN_ENCODED_BYTES: usize = 6;
+
+/// The spellings of a set of secrets, searched for in text.
+#[derive(Clone, Default)]
+pub(crate) struct Redactor {
+    /// Every form of every secret, longest first so a whole form is blanked before a part.
+    needles: Vec<Vec<u8>>,
+}
+
+impl Redactor {
+    /// A redactor for `secrets`; those shorter than [`MIN_SECRET_LEN`] are ignored. A
+    /// bearer-style value (`Bearer abc…`) is also searched for without its scheme, as it is
+    /// often echoed that way.
+    pub(crate) fn new<I, S>(secrets: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut needles = Vec::new();
+        let mut values = Vec::new();
+        for secret in secrets {
+            let secret = secret.as_ref();
+            if let Some((_, credential)) = secret.split_once(' ') {
+                values.push(credential.to_owned());
+            }
+            values.push(secret.to_owned());
+        }
+        for secret in values {
+            let secret = secret.as_bytes();
+            if secret.len() < MIN_SECRET_LEN {
+                continue;
+            }
+            needles.push(secret.to_vec());
+            for skip in 0..3 {
+                // At alignment `skip`, the first `skip` bytes share base64 characters with
+                // the text before them; the rest starts on a group boundary.
+                let Some(rest) = secret.get(skip..) else {
+                    continue;
+                };
+                let whole = rest.len() / 3 * 3;
+                let Some(core) = rest.get(..whole) else {
+                    continue;
+                };
+                if core.len() < MIN_ENCODED_BYTES {
+                    continue;
+                }
+                needles.push(base64(core, STANDARD).into_bytes());
+                needles.push(base64(core, URL_SAFE).into_bytes());
+            }
+        }
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        needles.dedup();
+        Redactor { needles }
+    }
+
+    /// `text` with every spelling of every secret replaced by `[redacted]`.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        if self.needles.is_empty() {
+            return text.to_owned();
+        }
+        let bytes = text.as_bytes();
+        let mut spans = Vec::new();
+        self.find(bytes, None, &mut spans);
+        if bytes.contains(&b'%') {
+            let view = Decoded::percent(bytes);
+            self.find(&view.bytes, Some(&view.starts), &mut spans);
+        }
+        if bytes.contains(&b'\\') {
+            let view = Decoded::json(bytes);
+            self.find(&view.bytes, Some(&view.starts), &mut spans);
+        }
+        if spans.is_empty() {
+            return text.to_owned();
+        }
+        spans.sort_unstable();
+        // Overlapping and touching spans become one.
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
+        for (start, end) in spans {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in merged {
+            // Spans come from matches of whole UTF-8 needles (or whole escapes), so they
+            // fall on character boundaries; `get` keeps a surprise from panicking.
+            out.push_str(text.get(at..start).unwrap_or_default());
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(text.get(at..).unwrap_or_default());
+        out
+    }
+
+    /// Redacts every string (keys included) of a JSON value; whether anything changed.
+    pub(crate) fn redact_json(&self, value: &mut Json) -> bool {
+        if self.needles.is_empty() {
+            return false;
+        }
+        match value {
+            Json::String(text) => {
+                let redacted = self.redact(text);
+                let changed = redacted != *text;
+                *text = redacted;
+                changed
+            }
+            Json::Array(items) => items
+                .iter_mut()
+                .fold(false, |changed, item| self.redact_json(item) | changed),
+            Json::Object(map) => {
+                let mut changed = false;
+                for (key, mut item) in std::mem::take(map) {
+                    changed |= self.redact_json(&mut item);
+                    let redacted = self.redact(&key);
+                    changed |= redacted != key;
+                    map.insert(redacted, item);
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+
+    /// Adds the source spans of every needle found in `haystack`. `starts[i]` is where the
+    /// `i`th byte of a decoded view came from (one entry more than the view's length);
+    /// `None` means the haystack is the source itself.
+    fn find(&self, haystack: &[u8], starts: Option<&[usize]>, spans: &mut Vec<(usize, usize)>) {
+        for needle in &self.needles {
+            for at in memchr::memmem::find_iter(haystack, needle) {
+                let end = at + needle.len();
+                let span = match starts {
+                    None => Some((at, end)),
+                    Some(starts) => starts.get(at).copied().zip(starts.get(end).copied()),
+                };
+                if let Some(span) = span {
+                    spans.push(span);
+                }
+            }
+        }
+    }
+}
+
+/// A text with one kind of escape decoded, and where each decoded byte came from.
+struct Decoded {
+    bytes: Vec<u8>,
+    /// `starts[i]`: the source offset of the escape (or plain byte) that gave `bytes[i]`;
+    /// a last entry holds the source length, so a match `a..b` maps to `starts[a]..starts[b]`.
+    starts: Vec<usize>,
+}
+
+impl Decoded {
+    fn push(&mut self, decoded: &[u8], from: usize) {
+        self.bytes.extend_from_slice(decoded);
+        self.starts.extend(std::iter::repeat_n(from, decoded.len()));
+    }
+
+    fn finish(mut self, len: usize) -> Decoded {
+        self.starts.push(len);
+        self
+    }
+
+    fn new(capacity: usize) -> Decoded {
+        Decoded {
+            bytes: Vec::with_capacity(capacity),
+            starts: Vec::with_capacity(capacity + 1),
+        }
+    }
+
+    /// `%41` read as `A`; a `%` without two hex digits stays as it is.
+    fn percent(text: &[u8]) -> Decoded {
+        let mut view = Decoded::new(text.len());
+        let mut i = 0;
+        while let Some(&byte) = text.get(i) {
+            let escaped = (byte == b'%')
+                .then(|| Some(hex(*text.get(i + 1)?)? << 4 | hex(*text.get(i + 2)?)?))
+                .flatten();
+            match escaped {
+                Some(decoded) => {
+                    view.push(&[decoded], i);
+                    i += 3;
+                }
+                None => {
+                    view.push(&[byte], i);
+                    i += 1;
+                }
+            }
+        }
+        view.finish(text.len())
+    }
+
+    /// `\u0041`, `\/`, `\n` and the other JSON escapes read as what they stand for;
+    /// surrogate pairs are joined. Anything else stays as it is.
+    fn json(text: &[u8]) -> Decoded {
+        let mut view = Decoded::new(text.len());
+        let mut i = 0;
+        while let Some(&byte) = text.get(i) {
+            if byte != b'\\' {
+                view.push(&[byte], i);
+                i += 1;
+                continue;
+            }
+            let simple = match text.get(i + 1) {
+                Some(b'"') => Some(b'"'),
+                Some(b'\\') => Some(b'\\'),
+                Some(b'/') => Some(b'/'),
+                Some(b'b') => Some(0x08),
+                Some(b'f') => Some(0x0c),
+                Some(b'n') => Some(b'\n'),
+                Some(b'r') => Some(b'\r'),
+                Some(b't') => Some(b'\t'),
+                _ => None,
+            };
+            if let Some(decoded) = simple {
+                view.push(&[decoded], i);
+                i += 2;
+                continue;
+            }
+            match unicode_escape(text, i) {
+                Some((ch, used)) => {
+                    let mut buf = [0u8; 4];
+                    view.push(ch.encode_utf8(&mut buf).as_bytes(), i);
+                    i += used;
+                }
+                None => {
+                    view.push(&[byte], i);
+                    i += 1;
+                }
+            }
+        }
+        view.finish(text.len())
+    }
+}
+
+/// The character a `\uXXXX` (or a `\uD8xx\uDCxx` pair) at `at` stands for, and its length.
+fn unicode_escape(text: &[u8], at: usize) -> Option<(char, usize)> {
+    let unit = |from: usize| -> Option<u32> {
+        if text.get(from..from + 2)? != b"\\u" {
+            return None;
+        }
+        let digits = text.get(from + 2..from + 6)?;
+        digits
+            .iter()
+            .try_fold(0u32, |acc, d| Some(acc << 4 | u32::from(hex(*d)?)))
+    };
+    let first = unit(at)?;
+    if (0xD800..0xDC00).contains(&first) {
+        let second = unit(at + 6)?;
+        if !(0xDC00..0xE000).contains(&second) {
+            return None;
+        }
+        let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
+        return char::from_u32(code).map(|ch| (ch, 12));
+    }
+    char::from_u32(first).map(|ch| (ch, 6))
+}
+
+fn hex(digit: u8) -> Option<u8> {
+    match digit {
+        b'0'..=b'9' => Some(digit - b'0'),
+        b'a'..=b'f' => Some(digit - b'a' + 10),
+        b'A'..=b'F' => Some(digit - b'A' + 10),
+        _ => None,
+    }
+}
+
+const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Base64 of whole three-byte groups (callers pass a multiple of three bytes).
+fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
+    let mut out = String::with_capacity(bytes.len() / 3 * 4);
+    for group in bytes.chunks_exact(3) {
+        let n = u32::from(group[0]) << 16 | u32::from(group[1]) << 8 | u32::from(group[2]);
+        for shift in [18, 12, 6, 0] {
+            out.push(char::from(alphabet[(n >> shift & 63) as usize]));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECRET: &str = "s3cr3t-t0ken-value";
+
+    fn std_b64(bytes: &[u8]) -> String {
+        // A full encoder with padding, written independently of the one above.
+        let mut out = String::new();
+        for chunk in bytes.chunks(3) {
+            let b = [
+                chunk[0],
+                *chunk.get(1).unwrap_or(&0),
+                *chunk.get(2).unwrap_or(&0),
+            ];
+            let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+            for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+                if i <= chunk.len() {
+                    out.push(STANDARD[(n >> shift & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+        out
+    }
+
+    fn leaks(text: &str) -> bool {
+        let redacted = Redactor::new([SECRET]).redact(text);
+        redacted.contains(SECRET) || !redacted.contains(REDACTED)
+    }
+
+    #[test]
+    fn plain_text_is_blanked() {
+        assert_eq!(
+            Redactor::new([SECRET]).redact(&format!("token={SECRET}.")),
+            "token=[redacted]."
+        );
+    }
+
+    #[test]
+    fn base64_at_every_alignment_is_blanked() {
+        for prefix in ["", "u", "us", "user:"] {
+            let encoded = std_b64(format!("{prefix}{SECRET}").as_bytes());
+            let redactor = Redactor::new([SECRET]);
+            let out = redactor.redact(&format!("Basic {encoded}"));
+            assert!(out.contains(REDACTED), "{prefix:?}: {out}");
+            // What stays is the prefix's own groups and at most the two characters at
+            // each end mixing secret and neighbour bits (and padding).
+            let kept = out.replace("Basic ", "").replace(REDACTED, "");
+            assert!(kept.len() <= prefix.len() / 3 * 4 + 8, "{prefix:?}: {out}");
+            let url = encoded.replace('+', "-").replace('/', "_");
+            assert!(redactor.redact(&url).contains(REDACTED), "{url}");
+        }
+    }
+
+    #[test]
+    fn percent_and_json_escapes_anywhere_are_blanked() {
+        let percent: String = SECRET.bytes().map(|b| format!("%{b:02X}")).collect();
+        assert!(!leaks(&format!("GET /x?t={percent} HTTP/1.1")));
+        let lower: String = SECRET.bytes().map(|b| format!("%{b:02x}")).collect();
+        assert!(!leaks(&lower));
+        assert!(!leaks("s%33cr3t-t0ken-value and more"));
+        let escaped: String = SECRET
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        // NDJSON lines and trailing text: not one JSON document.
+        assert!(!leaks(&format!(
+            "{{\"a\":\"{escaped}\"}}\n{{\"b\":1}}\ntrailing \\u0073"
+        )));
+        let slash = Redactor::new(["ab/cd/ef"]);
+        assert_eq!(slash.redact("x ab\\/cd\\/ef y"), "x [redacted] y");
+    }
+
+    #[test]
+    fn surrogate_pairs_and_broken_escapes_do_not_panic() {
+        let redactor = Redactor::new(["😀secret😀"]);
+        assert_eq!(
+            redactor.redact("\\ud83d\\ude00secret\\ud83d\\ude00!"),
+            "[redacted]!"
+        );
+        for text in ["\\", "\\u12", "%", "%4", "\\ud800", "%zz", "é%C3%A9\\u00e9"] {
+            let _ = redactor.redact(text);
+        }
+    }
+
+    #[test]
+    fn unrelated_text_is_unchanged() {
+        let text = "nothing to see %41 \\u0041 QUJD";
+        assert_eq!(Redactor::new([SECRET]).redact(text), text);
+    }
+}
