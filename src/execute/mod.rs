@@ -24,6 +24,7 @@ mod record;
 #[cfg(any(feature = "command", feature = "http"))]
 mod redact;
 mod registry;
+mod stream;
 mod toolbox;
 mod wrappers;
 
@@ -43,9 +44,10 @@ pub use http::{
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, Outcomes, RegisterError,
-    Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd, ERROR_TEXT_FLOOR,
+    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
+    RegistryPrompt, Settings, Stats, ERROR_TEXT_FLOOR,
 };
+pub use stream::{Outcomes, ResponseStream, StreamEnd};
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,

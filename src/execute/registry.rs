@@ -1,28 +1,24 @@
 //! The registry: the tool boxes a model may call, and running the calls it writes.
 
 use super::control::{self, ControlFunction, CONTROL_DOMAIN};
+use super::stream::ResponseStream;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use super::wrappers::call_guarded;
 use crate::bind::{bind, BoundCall, Catalog};
 use crate::format::{
-    self, apply_filters, call_text, result_text, truncate_text, truncate_value, CallRecord,
-    OutputFilter, DEFAULT_TRUNCATE_LENGTH,
+    self, apply_filters, result_text, truncate_text, truncate_value, CallRecord, OutputFilter,
+    DEFAULT_TRUNCATE_LENGTH,
 };
 use crate::interface::{validate_toolbox, Interface, ValidationErrors};
-use crate::parse::{Bodies, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
+use crate::parse::{Bodies, Call, ParserConfig, Span, StreamParser, Value};
 use crate::render::{render_prompt, PromptOptions};
 use crate::translator::{Atfunc, Translator};
-use futures::future::BoxFuture;
-use futures::stream::FuturesOrdered;
-use futures::{Stream, StreamExt};
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
-use std::collections::{BTreeMap, VecDeque};
-use std::pin::Pin;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 use unicase::UniCase;
 
@@ -204,13 +200,13 @@ impl Conversation {
         }
     }
 
-    fn settings(&self) -> Settings {
+    pub(super) fn settings(&self) -> Settings {
         Settings {
             truncate_length: self.truncate_length(),
         }
     }
 
-    fn truncate_length(&self) -> usize {
+    pub(super) fn truncate_length(&self) -> usize {
         self.truncate.load(Ordering::Relaxed)
     }
 
@@ -295,7 +291,8 @@ pub(super) struct Snapshot {
     /// Parallel to `catalog.interfaces()`.
     targets: Vec<Target>,
     filters: Vec<OutputFilter>,
-    concurrency: usize,
+    /// How many calls of one answer run at once.
+    pub(super) concurrency: usize,
     timeout: Option<Duration>,
     translator: Arc<dyn Translator>,
 }
@@ -724,7 +721,7 @@ impl Registry {
         }
     }
 
-    fn next_call_id(&self) -> String {
+    pub(super) fn next_call_id(&self) -> String {
         format!("call_{}", self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
@@ -813,18 +810,11 @@ impl Registry {
     pub fn stream_with(&self, ctx: &CallContext) -> ResponseStream<'_> {
         let snapshot = self.snapshot(ctx);
         let parser = StreamParser::new(self.parser_config_for(&snapshot));
-        ResponseStream {
-            registry: self,
-            parser,
-            snapshot: Arc::new(snapshot),
-            ctx: ctx.clone(),
-            conversation: Arc::new(Conversation::new(&self.settings())),
-            calls: Vec::new(),
-            output: String::new(),
-        }
+        let conversation = Conversation::new(&self.settings());
+        ResponseStream::new(self, parser, snapshot, ctx.clone(), conversation)
     }
 
-    fn count_refusal(&self) {
+    pub(super) fn count_refusal(&self) {
         let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
         stats.calls += 1;
         stats.errors += 1;
@@ -842,7 +832,7 @@ impl Registry {
     }
 
     /// Runs a bound call. A panic, a timeout or an error becomes an error result.
-    async fn dispatch(
+    pub(super) async fn dispatch(
         &self,
         snapshot: &Snapshot,
         bound: &BoundCall,
@@ -882,7 +872,7 @@ impl Registry {
 
     /// Turns a call's result into its outcome: output filters, truncation, the block.
     #[allow(clippy::too_many_arguments)]
-    fn outcome(
+    pub(super) fn outcome(
         &self,
         snapshot: &Snapshot,
         call_id: String,
@@ -937,397 +927,6 @@ impl Registry {
             block,
             span,
             truncate_length: limit,
-        }
-    }
-}
-
-/// One call-shaped span of an answer, ready to run or already refused.
-enum Job {
-    Bound {
-        call: Call,
-        bound: BoundCall,
-    },
-    Refused {
-        name: String,
-        call: Option<Call>,
-        shown: String,
-        error: ToolError,
-        span: Span,
-    },
-}
-
-/// A model's answer being executed while it streams in; made by [`Registry::stream`].
-///
-/// Each call runs as soon as the parser has read all of it. The functions offered are
-/// those of the registry when the stream was made. The stream is the conversation: what
-/// a model changes with a control function (its [`Settings`]) lasts for the rest of the
-/// answer and no further, unless carried on with [`ResponseStream::with_settings`].
-pub struct ResponseStream<'r> {
-    registry: &'r Registry,
-    parser: StreamParser,
-    snapshot: Arc<Snapshot>,
-    ctx: CallContext,
-    conversation: Arc<Conversation>,
-    calls: Vec<Outcome>,
-    output: String,
-}
-
-/// The end of a [`ResponseStream`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct StreamEnd {
-    /// The outcomes of the calls completed by the end of the input (an unterminated call,
-    /// for instance), not returned by an earlier `feed`.
-    pub outcomes: Vec<Outcome>,
-    /// The whole answer's report.
-    pub report: ExecutionReport,
-}
-
-impl std::fmt::Debug for ResponseStream<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResponseStream")
-            .field("calls", &self.calls.len())
-            .finish()
-    }
-}
-
-impl ResponseStream<'_> {
-    /// Continues a conversation: the stream starts with `settings` (those a model set in
-    /// an earlier answer, from [`ExecutionReport::settings`]) instead of the registry's.
-    pub fn with_settings(self, settings: &Settings) -> Self {
-        self.conversation
-            .set_truncate_length(settings.truncate_length);
-        self
-    }
-
-    /// The conversation's settings now.
-    pub fn settings(&self) -> Settings {
-        self.conversation.settings()
-    }
-
-    /// Feeds the next chunk of the answer; runs the calls it completes and returns their
-    /// outcomes, in order.
-    ///
-    /// The calls run before `feed` returns, so while a slow tool runs nothing more of the
-    /// answer is read. To read on while tools run, hand the answer's byte stream to
-    /// [`ResponseStream::run`] instead.
-    pub async fn feed(&mut self, chunk: &[u8]) -> Vec<Outcome> {
-        let events = self.parser.feed(chunk);
-        self.run_events(events).await
-    }
-
-    /// Feeds the next chunk of text.
-    pub async fn feed_str(&mut self, chunk: &str) -> Vec<Outcome> {
-        self.feed(chunk.as_bytes()).await
-    }
-
-    /// The outcomes so far.
-    pub fn outcomes(&self) -> &[Outcome] {
-        &self.calls
-    }
-
-    /// Ends the answer: a call left unterminated gets its error block.
-    pub async fn finish(mut self) -> StreamEnd {
-        let events = self.parser.finish();
-        let outcomes = self.run_events(events).await;
-        StreamEnd {
-            outcomes,
-            report: ExecutionReport {
-                call_count: self.calls.len(),
-                output: self.output,
-                calls: self.calls,
-                settings: self.conversation.settings(),
-            },
-        }
-    }
-
-    async fn run_events(&mut self, events: Vec<Event>) -> Vec<Outcome> {
-        let jobs: Vec<Job> = events
-            .into_iter()
-            .filter_map(|event| self.job(event))
-            .collect();
-        if jobs.is_empty() {
-            return Vec::new();
-        }
-        let registry = self.registry;
-        let snapshot = &self.snapshot;
-        let ctx = &self.ctx;
-        let conversation = &self.conversation;
-        let runs = jobs.into_iter().map(|job| {
-            let call_id = registry.next_call_id();
-            run_job(registry, snapshot, conversation, ctx, call_id, job)
-        });
-        let outcomes: Vec<Outcome> = futures::stream::iter(runs)
-            .buffered(snapshot.concurrency)
-            .collect()
-            .await;
-        for outcome in &outcomes {
-            // Blocks are joined as `format_results` joins them: a blank line between two.
-            if !self.output.is_empty() {
-                self.output.push('\n');
-            }
-            self.output.push_str(&outcome.block);
-        }
-        self.calls.extend(outcomes.iter().cloned());
-        outcomes
-    }
-
-    fn job(&self, event: Event) -> Option<Job> {
-        job(&self.snapshot, event)
-    }
-}
-
-impl<'r> ResponseStream<'r> {
-    /// Reads the answer from `input`, a stream of byte chunks (reqwest's `bytes_stream()`,
-    /// a channel, a file read in pieces), and gives each call's outcome as soon as it is
-    /// done, in the order the calls appear.
-    ///
-    /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
-    /// so a slow tool does not hold up the model's output. Calls still run one after
-    /// another (or up to [`Registry::set_concurrency`] at once), as with
-    /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
-    /// nothing more is read; the calls already read still run and are given after it.
-    ///
-    /// ```
-    /// use atfunc::execute::{FnBox, Registry};
-    /// use atfunc::{Interface, Param, ParamType};
-    /// use futures::StreamExt;
-    /// use serde_json::json;
-    ///
-    /// #[tokio::main(flavor = "current_thread")]
-    /// async fn main() {
-    ///     let registry = Registry::new();
-    ///     registry
-    ///         .register(FnBox::new("math").function(
-    ///             Interface::function(Some("math"), "double")
-    ///                 .param(Param::new("x", ParamType::Number).required()),
-    ///             |args, _ctx| Ok(json!(args.get::<f64>("x")? * 2.0)),
-    ///         ))
-    ///         .unwrap();
-    ///
-    ///     // The model's answer as it arrives, in pieces that split calls anywhere.
-    ///     let chunks = ["Twice 2 is @math.dou", "ble(2) and twice 5 is @math.double(5", ")."];
-    ///     let input = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
-    ///
-    ///     let mut outcomes = registry.stream().run(input);
-    ///     while let Some(outcome) = outcomes.next().await {
-    ///         let outcome = outcome.expect("the input has no errors");
-    ///         print!("{}", outcome.block);
-    ///     }
-    ///     let report = outcomes.report();
-    ///     assert_eq!(report.call_count, 2);
-    ///     assert_eq!(report.calls[1].result, Ok(json!(10.0)));
-    /// }
-    /// ```
-    pub fn run<S, B, E>(self, input: S) -> Outcomes<'r, S>
-    where
-        S: Stream<Item = Result<B, E>>,
-        B: AsRef<[u8]>,
-    {
-        Outcomes {
-            input: Some(Box::pin(input)),
-            stream: self,
-            queued: VecDeque::new(),
-            running: FuturesOrdered::new(),
-        }
-    }
-}
-
-/// The outcomes of an answer read from a byte stream while its calls run; made by
-/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
-/// input's error.
-pub struct Outcomes<'r, S> {
-    /// `None` once the input has ended or failed (the parser is then finished).
-    input: Option<Pin<Box<S>>>,
-    stream: ResponseStream<'r>,
-    /// Calls read but not started: at most `concurrency` run at once.
-    queued: VecDeque<Job>,
-    running: FuturesOrdered<BoxFuture<'r, Outcome>>,
-}
-
-impl<S> std::fmt::Debug for Outcomes<'_, S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Outcomes")
-            .field("reading", &self.input.is_some())
-            .field("queued", &self.queued.len())
-            .field("running", &self.running.len())
-            .field("done", &self.stream.calls.len())
-            .finish()
-    }
-}
-
-impl<S> Outcomes<'_, S> {
-    /// What the answer's calls did so far: every outcome given, the result blocks joined,
-    /// the conversation's settings. Complete once the stream has ended.
-    pub fn report(&self) -> ExecutionReport {
-        ExecutionReport {
-            output: self.stream.output.clone(),
-            call_count: self.stream.calls.len(),
-            calls: self.stream.calls.clone(),
-            settings: self.stream.settings(),
-        }
-    }
-
-    fn queue(&mut self, events: Vec<Event>) {
-        let snapshot = &self.stream.snapshot;
-        self.queued
-            .extend(events.into_iter().filter_map(|event| job(snapshot, event)));
-    }
-
-    /// Starts queued calls while fewer than the concurrency limit run.
-    fn start(&mut self) {
-        while self.running.len() < self.stream.snapshot.concurrency {
-            let Some(job) = self.queued.pop_front() else {
-                return;
-            };
-            let registry = self.stream.registry;
-            let snapshot = Arc::clone(&self.stream.snapshot);
-            let conversation = Arc::clone(&self.stream.conversation);
-            let ctx = self.stream.ctx.clone();
-            let call_id = registry.next_call_id();
-            self.running.push_back(Box::pin(async move {
-                run_job(registry, &snapshot, &conversation, &ctx, call_id, job).await
-            }));
-        }
-    }
-}
-
-impl<S, B, E> Stream for Outcomes<'_, S>
-where
-    S: Stream<Item = Result<B, E>>,
-    B: AsRef<[u8]>,
-{
-    type Item = Result<Outcome, E>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
-        let this = self.get_mut();
-        // Read all the input that is ready before looking at the calls, so that parsing
-        // keeps up with the model while a tool runs.
-        while let Some(input) = this.input.as_mut() {
-            match input.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => {
-                    let events = this.stream.parser.feed(chunk.as_ref());
-                    this.queue(events);
-                }
-                Poll::Ready(Some(Err(error))) => {
-                    this.input = None;
-                    return Poll::Ready(Some(Err(error)));
-                }
-                Poll::Ready(None) => {
-                    this.input = None;
-                    let events = this.stream.parser.finish();
-                    this.queue(events);
-                }
-                Poll::Pending => break,
-            }
-        }
-        this.start();
-        match this.running.poll_next_unpin(cx) {
-            Poll::Ready(Some(outcome)) => {
-                let stream = &mut this.stream;
-                // Blocks are joined as `format_results` joins them: a blank line between two.
-                if !stream.output.is_empty() {
-                    stream.output.push('\n');
-                }
-                stream.output.push_str(&outcome.block);
-                stream.calls.push(outcome.clone());
-                // The next queued call starts now, not at the next poll.
-                this.start();
-                Poll::Ready(Some(Ok(outcome)))
-            }
-            Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
-                Poll::Ready(None)
-            }
-            _ => Poll::Pending,
-        }
-    }
-}
-
-/// What an event of the parser asks to run: a call, bound or refused; nothing for text.
-fn job(snapshot: &Snapshot, event: Event) -> Option<Job> {
-    match event {
-        Event::Call(call) => Some(match bind(&call, &snapshot.catalog) {
-            Ok(bound) => Job::Bound { call, bound },
-            Err(error) => Job::Refused {
-                name: call.name.clone(),
-                shown: call_text(&call),
-                error: ToolError::Bind(error),
-                span: call.span,
-                call: Some(call),
-            },
-        }),
-        Event::Malformed { span, error, text } => Some(malformed_job(span, &error, &text)),
-        _ => None,
-    }
-}
-
-fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
-    let written = text.strip_prefix('@').unwrap_or(text);
-    let name = written
-        .split('(')
-        .next()
-        .unwrap_or(written)
-        .trim()
-        .to_owned();
-    Job::Refused {
-        name,
-        call: None,
-        shown: written.to_owned(),
-        error: ToolError::Unreadable(error.clone()),
-        span,
-    }
-}
-
-async fn run_job(
-    registry: &Registry,
-    snapshot: &Snapshot,
-    conversation: &Conversation,
-    ctx: &CallContext,
-    call_id: String,
-    job: Job,
-) -> Outcome {
-    match job {
-        Job::Bound { call, bound } => {
-            // The limit in force when the call starts: a call that changes it affects the
-            // calls after it, not its own confirmation.
-            let limit = conversation.truncate_length();
-            let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
-            let result = registry
-                .dispatch(snapshot, &bound, &call_ctx, Some(conversation))
-                .await;
-            let shown = call_text(&call);
-            registry.outcome(
-                snapshot,
-                call_id,
-                bound.name,
-                Some(call),
-                shown,
-                Some(bound.args),
-                result,
-                bound.span,
-                limit,
-            )
-        }
-        Job::Refused {
-            name,
-            call,
-            shown,
-            error,
-            span,
-        } => {
-            registry.count_refusal();
-            let limit = conversation.truncate_length();
-            registry.outcome(
-                snapshot,
-                call_id,
-                name,
-                call,
-                shown,
-                None,
-                Err(error),
-                span,
-                limit,
-            )
         }
     }
 }
