@@ -867,3 +867,116 @@ fn a_root_that_moves_keeps_the_sandbox() {
     assert!(moved.join("where.txt").is_file());
     assert!(!fx.root().join("where.txt").exists());
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile folders: a FIFO swapped in, a trailing slash, names that reorder the message.
+
+/// Makes a FIFO at `path`.
+#[cfg(unix)]
+fn mkfifo(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let name = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `name` is a valid NUL-terminated path for the call's duration.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_in_place_of_a_file_is_refused_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = FileBox::open(tmp.path()).unwrap();
+    mkfifo(&tmp.path().join("pipe"));
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let read = files.read_file("pipe").map_err(|e| e.to_string());
+        let write = files.write_file("pipe", "x").map_err(|e| e.to_string());
+        let _ = send.send((read, write));
+    });
+    let (read, write) = receive
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("a FIFO blocked the file box");
+    assert_eq!(
+        read.unwrap_err(),
+        "cannot read \"pipe\": it is not a regular file"
+    );
+    assert_eq!(
+        write.unwrap_err(),
+        "cannot write \"pipe\": it is not a regular file"
+    );
+}
+
+/// A file and a FIFO take turns under one name while the box reads and writes it: the
+/// box's first look and its opening see different things, and it must never block.
+#[cfg(unix)]
+#[test]
+fn a_fifo_swapped_in_while_a_call_runs_never_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_owned();
+    let files = FileBox::open(&root).unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let root = root.clone();
+        std::thread::spawn(move || {
+            // Bounded in count as well as by the flag.
+            for _ in 0..200_000 {
+                if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let _ = fs::write(root.join("file.tmp"), "text");
+                let _ = fs::rename(root.join("file.tmp"), root.join("target"));
+                let _ = fs::remove_file(root.join("fifo.tmp"));
+                mkfifo(&root.join("fifo.tmp"));
+                let _ = fs::rename(root.join("fifo.tmp"), root.join("target"));
+            }
+        })
+    };
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        let mut calls = 0u32;
+        while std::time::Instant::now() < until {
+            let _ = files.read_file("target");
+            let _ = files.write_file("target", "new text");
+            calls += 1;
+        }
+        let _ = send.send(calls);
+    });
+    let calls = receive.recv_timeout(std::time::Duration::from_secs(20));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = swapper.join();
+    assert!(calls.is_ok(), "a call blocked on a FIFO swapped in");
+}
+
+#[test]
+fn writefile_with_a_trailing_slash_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = FileBox::open(tmp.path()).unwrap();
+    let error = files.write_file("trailing/", "x").unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "cannot write \"trailing/\": a path ending in \"/\" names a folder, not a file; write the file's name without it, such as \"trailing/notes.txt\""
+    );
+    assert!(!tmp.path().join("trailing").exists());
+    fs::write(tmp.path().join("a.txt"), "keep").unwrap();
+    assert!(files.delete_file("a.txt/").is_err());
+    assert!(files.read_file("a.txt/").is_err());
+    assert!(tmp.path().join("a.txt").exists());
+}
+
+#[test]
+fn bidi_and_invisible_characters_are_escaped_in_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = FileBox::open(tmp.path()).unwrap();
+    let error = files
+        .read_file("invoice\u{202E}fdp.exe\u{2066}\u{200B}\u{2028}")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("cannot read \"invoice\\u{202e}fdp.exe\\u{2066}\\u{200b}\\u{2028}\""),
+        "{error}"
+    );
+    for c in ['\u{202E}', '\u{2066}', '\u{200B}', '\u{2028}'] {
+        assert!(!error.contains(c), "{error}");
+    }
+}

@@ -12,12 +12,12 @@ mod path;
 pub use error::{FileBoxError, FileError, FileErrorKind};
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cap_std::ambient_authority;
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, File, OpenOptions};
 use serde_json::{Map, Value as Json};
 
 use super::{CallContext, ToolBox, ToolError};
@@ -46,6 +46,10 @@ pub const DEFAULT_NAME: &str = "file";
 ///   return part of them: a model that edits a file it only partly saw would lose the rest.
 /// - `listfiles` returns a sorted JSON array of names; folders end with `/`.
 /// - `rmdir` removes empty folders only.
+/// - `readfile` and `writefile` open without blocking and accept only a regular file, checked
+///   on the opened file: a FIFO or device put in a file's place is refused, never waited on.
+///   A file path ending in `/` is refused rather than read as the name before it.
+/// - Messages quote paths with control, bidirectional and zero-width characters escaped.
 ///
 /// ```
 /// use atfunc::execute::FileBox;
@@ -321,24 +325,17 @@ impl FileBox {
     /// is not UTF-8.
     pub fn read_file(&self, filepath: &str) -> Result<String, FileError> {
         let op = Op::Read;
-        let rel = self.target(op, filepath, "filepath")?;
-        let meta = self
-            .dir
-            .metadata(&rel)
-            .map_err(|e| self.io_error(op, filepath, e))?;
-        if meta.is_dir() {
-            return Err(self.is_a_folder(op, filepath));
+        let rel = self.file_target(op, filepath)?;
+        let mut options = OpenOptions::new();
+        options.read(true);
+        let file = self.open_regular(op, filepath, &rel, &options)?;
+        let len = file
+            .metadata()
+            .map_err(|e| self.io_error(op, filepath, e))?
+            .len();
+        if len > self.max_read_bytes {
+            return Err(self.too_large(filepath, len));
         }
-        if !meta.is_file() {
-            return Err(self.not_a_file(op, filepath));
-        }
-        if meta.len() > self.max_read_bytes {
-            return Err(self.too_large(filepath, meta.len()));
-        }
-        let file = self
-            .dir
-            .open(&rel)
-            .map_err(|e| self.io_error(op, filepath, e))?;
         let mut bytes = Vec::new();
         // The file may have grown since it was measured; never read past the limit.
         file.take(self.max_read_bytes.saturating_add(1))
@@ -363,7 +360,7 @@ impl FileBox {
     /// folders. Returns a confirmation for the model.
     pub fn write_file(&self, filepath: &str, content: &str) -> Result<String, FileError> {
         let op = Op::Write;
-        let rel = self.target(op, filepath, "filepath")?;
+        let rel = self.file_target(op, filepath)?;
         let existed = match self.dir.metadata(&rel) {
             Ok(meta) if meta.is_dir() => return Err(self.is_a_folder(op, filepath)),
             Ok(meta) if !meta.is_file() => return Err(self.not_a_file(op, filepath)),
@@ -385,8 +382,10 @@ impl FileBox {
                 Err(e) => return Err(self.io_error(op, filepath, e)),
             }
         }
-        self.dir
-            .write(&rel, content)
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        let mut file = self.open_regular(op, filepath, &rel, &options)?;
+        file.write_all(content.as_bytes())
             .map_err(|e| self.io_error(op, filepath, e))?;
         let bytes = match content.len() {
             1 => "1 byte".to_owned(),
@@ -405,7 +404,7 @@ impl FileBox {
     /// Deletes a file (or a symbolic link, never what it points to). Refuses folders.
     pub fn delete_file(&self, filepath: &str) -> Result<String, FileError> {
         let op = Op::Delete;
-        let rel = self.target(op, filepath, "filepath")?;
+        let rel = self.file_target(op, filepath)?;
         let meta = self
             .dir
             .symlink_metadata(&rel)
@@ -544,6 +543,60 @@ impl FileBox {
             ));
         }
         Ok(rel)
+    }
+
+    /// Like [`FileBox::target`], for a path that must name a file: a trailing `/` names a
+    /// folder, and the system would quietly drop it (`writefile("notes/")` would write a
+    /// file named `notes`).
+    fn file_target(&self, op: Op, raw: &str) -> Result<Relative, FileError> {
+        let rel = self.target(op, raw, "filepath")?;
+        if raw.ends_with(['/', '\\']) {
+            let trimmed = raw.trim_end_matches(['/', '\\']);
+            return Err(FileError::new(
+                FileErrorKind::InvalidPath,
+                format!(
+                    "cannot {} {}: a path ending in \"/\" names a folder, not a file; write the file's name without it, such as {}",
+                    op.verb(),
+                    shown(raw),
+                    shown(&format!("{trimmed}/notes.txt"))
+                ),
+            ));
+        }
+        Ok(rel)
+    }
+
+    /// Opens `rel` without blocking and refuses anything but a regular file, checked on the
+    /// open file itself: a FIFO or device swapped in after any earlier look would otherwise
+    /// block the opening (a FIFO waits for its other end) or the reading for good.
+    fn open_regular(
+        &self,
+        op: Op,
+        raw: &str,
+        rel: &Path,
+        options: &OpenOptions,
+    ) -> Result<File, FileError> {
+        let mut options = options.clone();
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            // Regular files ignore the flag; a FIFO then opens (or fails) at once.
+            options.custom_flags(nonblocking_flag());
+        }
+        let file = self.dir.open_with(rel, &options).map_err(|e| {
+            if no_reader(&e) {
+                self.not_a_file(op, raw)
+            } else {
+                self.io_error(op, raw, e)
+            }
+        })?;
+        let meta = file.metadata().map_err(|e| self.io_error(op, raw, e))?;
+        if meta.is_dir() {
+            return Err(self.is_a_folder(op, raw));
+        }
+        if !meta.is_file() {
+            return Err(self.not_a_file(op, raw));
+        }
+        Ok(file)
     }
 
     /// A string argument, or a message saying how to give it.
@@ -692,6 +745,25 @@ impl FileBox {
         };
         FileError::new(kind, message)
     }
+}
+
+/// Whether opening failed because a FIFO opened for writing has no reader (ENXIO).
+fn no_reader(error: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        error.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = error;
+        false
+    }
+}
+
+/// `O_NONBLOCK`, as the open flags take it.
+#[cfg(unix)]
+fn nonblocking_flag() -> i32 {
+    i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0)
 }
 
 #[async_trait::async_trait]

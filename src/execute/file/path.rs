@@ -116,7 +116,8 @@ fn is_absolute(raw: &str) -> bool {
     )
 }
 
-/// A path as shown in an error message: quoted, control characters escaped, and cut short
+/// A path as shown in an error message: quoted, control and bidirectional-formatting
+/// characters escaped (a U+202E would show the rest of the message reversed), and cut short
 /// when long, so a 10,000-character name does not flood the model's context.
 pub(crate) fn shown(raw: &str) -> String {
     let mut out = String::from("\"");
@@ -129,12 +130,22 @@ pub(crate) fn shown(raw: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.extend(c.escape_default()),
+            c if c.is_control() || is_invisible_format(c) => out.extend(c.escape_default()),
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Characters that change how the text around them is shown, or separate lines, without
+/// being control characters: bidirectional marks, embeddings, overrides and isolates,
+/// zero-width characters and the Unicode line and paragraph separators.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'
+    )
 }
 
 #[cfg(test)]
