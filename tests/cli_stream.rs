@@ -145,3 +145,29 @@ fn parse_prints_a_call_before_the_stream_goes_on() {
     assert!(text.starts_with("{\"name\":\"a\""), "{text}");
     live.end();
 }
+
+/// How many `read` system calls the process `pid` has made so far (Linux).
+#[cfg(target_os = "linux")]
+fn reads_made(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).expect("read /proc/PID/io");
+    io.lines()
+        .find_map(|line| line.strip_prefix("syscr:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("syscr in /proc/PID/io")
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn parse_reads_in_blocks_whatever_the_chunk_size() {
+    // A chunk size of one byte once meant one `read` per byte of input.
+    let mut live = Live::start(&["parse", "--chunk-size", "1"]);
+    let prose = "Some prose that goes on and on. ".repeat(8 * 1024);
+    live.write(&prose);
+    live.write("@done()\n");
+    live.expect("\"name\":\"done\"");
+    // Everything is read and parsed; the process waits on its open input now.
+    let reads = reads_made(live.child.id());
+    assert!(reads < 1_000, "{reads} reads for {} bytes", prose.len() + 8);
+    let text = live.end();
+    assert_eq!(text.lines().count(), 1, "{text}");
+}

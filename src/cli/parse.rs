@@ -33,6 +33,9 @@ pub(crate) struct ParseArgs {
     file: Option<PathBuf>,
 }
 
+/// Bytes asked of the input per read; the parser is still fed `--chunk-size` at a time.
+const READ_SIZE: usize = 64 * 1024;
+
 /// Text records are cut at this many bytes, so memory stays bounded on endless prose and
 /// the cut points do not depend on the chunk size.
 const TEXT_RECORD_LIMIT: usize = 64 * 1024;
@@ -63,10 +66,14 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         invalid: Vec::new(),
         invalid_span: None,
         head: Head::default(),
+        wrote: false,
     };
     let mut parser = StreamParser::new(batch::parser_config(catalog.as_ref()));
     let size = usize::try_from(args.chunk_size).unwrap_or(usize::MAX);
-    let mut buf = vec![0u8; size];
+    // Reads are large whatever the chunk size: one system call per byte costs far more
+    // than parsing the byte. A read returns what a live stream holds so far, so nothing
+    // waits for a block to fill.
+    let mut buf = vec![0u8; size.max(READ_SIZE)];
     let mut events = Vec::new();
     loop {
         let n = match input.read(&mut buf) {
@@ -75,10 +82,16 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(Failure(format!("cannot read input: {e}"))),
         };
-        let chunk = buf.get(..n).unwrap_or_default();
-        printer.head.see(chunk);
-        parser.feed_into(chunk, &mut events);
-        printer.print(&mut events, chunk)?;
+        for chunk in buf.get(..n).unwrap_or_default().chunks(size) {
+            printer.head.see(chunk);
+            parser.feed_into(chunk, &mut events);
+            printer.print(&mut events, chunk)?;
+        }
+        // Records go out once the bytes read so far are parsed, for readers of a live
+        // stream: once per read, not once per record.
+        if std::mem::take(&mut printer.wrote) {
+            printer.out.flush().map_err(write_failure)?;
+        }
     }
     parser.finish_into(&mut events);
     printer.print(&mut events, &[])?;
@@ -102,12 +115,13 @@ struct Printer<'a, W: Write> {
     invalid: Vec<u8>,
     invalid_span: Option<Span>,
     head: Head,
+    /// Whether records were written since the last flush.
+    wrote: bool,
 }
 
 impl<W: Write> Printer<'_, W> {
     /// Prints the records `events` complete; `chunk` is the chunk whose feeding gave them.
     fn print(&mut self, events: &mut Vec<Event>, chunk: &[u8]) -> Result<(), Failure> {
-        let mut wrote = false;
         for event in events.drain(..) {
             match event {
                 Event::Text { text } if self.with_text => {
@@ -142,21 +156,17 @@ impl<W: Write> Printer<'_, W> {
                     .into_json();
                     self.head.stop();
                     self.line(&record)?;
-                    wrote = true;
+                    self.wrote = true;
                 }
                 Event::Malformed { span, error, text } => {
                     self.flush_text()?;
                     self.head.stop();
                     self.line(&batch::malformed_record(span, &error, &text))?;
-                    wrote = true;
+                    self.wrote = true;
                 }
                 // Text without --text, and future event kinds, print nothing.
                 _ => {}
             }
-        }
-        // Records go out as soon as they are complete, for readers of a live stream.
-        if wrote {
-            self.out.flush().map_err(write_failure)?;
         }
         Ok(())
     }
