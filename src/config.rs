@@ -39,7 +39,8 @@
 //! - `http`: `base_url` (`http` or `https`, no credentials in it); `headers`, sent with every
 //!   request; `functions`, interfaces each with a `path` (`/users/{org}`, placeholders
 //!   naming parameters) and a `method` (default `GET`); `max_response_bytes` (default
-//!   1 MiB); `max_redirects` (default 5, same origin only).
+//!   1 MiB); `max_redirects` (default 5, same origin and below
+//!   the base URL's path only).
 //! - `mcp`: `command`, the server to start; `env`, variables to set.
 //!
 //! An interface is any shape the loader reads ([`load_interfaces`]): the standard format

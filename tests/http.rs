@@ -64,6 +64,53 @@ fn escaped_echo(status: StatusCode, headers: &HeaderMap) -> Response {
     (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// Base64 with padding, in the standard or the URL-safe alphabet.
+fn base64(bytes: &[u8], url_safe: bool) -> String {
+    let alphabet: &[u8] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .chain(std::iter::repeat(&0))
+            .take(3)
+            .fold(0u32, |n, b| n << 8 | u32::from(*b));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(alphabet[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The credential echoed back in one of the spellings a backend might use.
+fn encoded_echo(how: &str, sent: &str) -> String {
+    let token = sent.strip_prefix("Bearer ").unwrap_or(sent);
+    match how {
+        "basic" => format!(
+            "Authorization: Basic {}",
+            base64(format!("bob:{token}").as_bytes(), false)
+        ),
+        "base64url" => format!("token={}", base64(format!("x{token}").as_bytes(), true)),
+        "percent" => format!(
+            "/callback?t={}",
+            token
+                .bytes()
+                .map(|b| format!("%{b:02X}"))
+                .collect::<String>()
+        ),
+        "ndjson" => format!("{{\"n\": 1}}\n{{\"sent\": \"{}\"}}\n", json_escaped(token)),
+        "trailing" => format!("{{\"ok\": true}} then \"{}\"", json_escaped(sent)),
+        _ => String::from("unknown"),
+    }
+}
+
 fn app() -> Router {
     Router::new()
         .route(
@@ -128,6 +175,31 @@ fn app() -> Router {
         .route(
             "/leak-escaped-error",
             get(|h: HeaderMap| async move { escaped_echo(StatusCode::FORBIDDEN, &h) }),
+        )
+        .route("/api/out", get(|| async { Redirect::temporary("/admin") }))
+        .route(
+            "/api/sibling",
+            get(|| async { Redirect::temporary("/apix") }),
+        )
+        .route(
+            "/api/in",
+            get(|| async { Redirect::temporary("/api/there") }),
+        )
+        .route(
+            "/api/there",
+            any(|m: Method, u: Uri, h: HeaderMap, b: Bytes| echo("there", m, u, h, b)),
+        )
+        .route(
+            "/leak-encoded/{how}",
+            get(
+                |axum::extract::Path(how): axum::extract::Path<String>, h: HeaderMap| async move {
+                    let sent = h
+                        .get(header::AUTHORIZATION)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                        .unwrap_or_default();
+                    encoded_echo(&how, &sent)
+                },
+            ),
         )
         .route("/empty", get(|| async { StatusCode::NO_CONTENT }))
         .route("/text", get(|| async { "plain words" }))
@@ -355,6 +427,72 @@ async fn redirects_are_bounded_and_stay_on_the_origin() {
     let home = call(&api, "home", json!({})).await.unwrap();
     assert_eq!(home["path"], "/echo/arrived");
     assert_eq!(home["auth_ok"], true);
+}
+
+#[tokio::test]
+async fn redirects_stay_under_the_base_path() {
+    let interfaces = load_interfaces_str(
+        r#"[{"name": "api.out", "description": "x", "parameters": {"type": "object", "properties": {}}},
+            {"name": "api.sibling", "description": "x", "parameters": {"type": "object", "properties": {}}},
+            {"name": "api.inside", "description": "x", "parameters": {"type": "object", "properties": {}}}]"#,
+    )
+    .unwrap();
+    let api = HttpBox::builder("api", format!("{}/api", serve().await))
+        .secret_header("Authorization", format!("Bearer {TOKEN}"))
+        .endpoint(interfaces[0].clone(), "GET", "/out")
+        .endpoint(interfaces[1].clone(), "GET", "/sibling")
+        .endpoint(interfaces[2].clone(), "GET", "/in")
+        .build()
+        .unwrap();
+    for function in ["out", "sibling"] {
+        let error = call(&api, function, json!({}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("redirected outside the API's base path"),
+            "{function}: {error}"
+        );
+    }
+    let inside = call(&api, "inside", json!({})).await.unwrap();
+    assert_eq!(inside["path"], "/api/there");
+    assert_eq!(inside["auth_ok"], true);
+}
+
+#[tokio::test]
+async fn a_secret_echoed_in_other_encodings_is_blanked() {
+    let kinds = ["basic", "base64url", "percent", "ndjson", "trailing"];
+    let mut builder = HttpBox::builder("api", serve().await)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"));
+    for kind in kinds {
+        let interface = load_interfaces_str(&format!(
+            r#"[{{"name": "api.{kind}", "description": "x", "parameters": {{"type": "object", "properties": {{}}}}}}]"#
+        ))
+        .unwrap()
+        .remove(0);
+        builder = builder.endpoint(interface, "GET", format!("/leak-encoded/{kind}"));
+    }
+    let api = builder.build().unwrap();
+    // The middle of each encoding: what would give the secret away.
+    let basic = base64(format!("bob:{TOKEN}").as_bytes(), false);
+    let url = base64(format!("x{TOKEN}").as_bytes(), true);
+    let tells = [
+        TOKEN.to_owned(),
+        basic[8..basic.len() - 4].to_owned(),
+        url[4..url.len() - 4].to_owned(),
+        json_escaped(&TOKEN[2..TOKEN.len() - 2]),
+        TOKEN[2..TOKEN.len() - 2]
+            .bytes()
+            .map(|b| format!("%{b:02X}"))
+            .collect(),
+    ];
+    for kind in kinds {
+        let seen = call(&api, kind, json!({})).await.unwrap().to_string();
+        assert!(seen.contains("[redacted]"), "{kind}: {seen}");
+        for tell in &tells {
+            assert!(!seen.contains(tell.as_str()), "{kind} leaks {tell}: {seen}");
+        }
+    }
 }
 
 #[tokio::test]

@@ -52,7 +52,8 @@ const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
 /// - The response body is the result (JSON when it parses, else text). A status that is not
 ///   a success is an error with the status and the beginning of the body. A body larger
 ///   than the limit (1 MiB by default) is refused. Redirects are followed only within the
-///   base URL's origin, at most 5 times. A request that takes longer than the limit (30 s
+///   base URL's origin and path (a base of `http://host/api` follows `/api/v2/x`, refuses
+///   `/admin`), at most 5 times, so the headers go nowhere the base URL does not name. A request that takes longer than the limit (30 s
 ///   by default) ends with [`ToolError::Timeout`].
 /// - Secret headers ([`HttpBoxBuilder::secret_header`]) are marked sensitive, left out of
 ///   debug output, and any echo of their value in a response or error is replaced by
@@ -474,11 +475,17 @@ fn build_client(
     max_redirects: usize,
 ) -> Result<reqwest::Client, reqwest::Error> {
     let origin = base.origin();
+    let base_path = base.path().trim_end_matches('/').to_owned();
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         if attempt.url().origin() != origin {
             // Headers (secrets among them) must not travel to another site.
             attempt.error(RedirectRefused(String::from(
                 "the server redirected to another site, which is not followed",
+            )))
+        } else if !under_path(&base_path, attempt.url().path()) {
+            // Nor to another application on the same site.
+            attempt.error(RedirectRefused(String::from(
+                "the server redirected outside the API's base path, which is not followed",
             )))
         } else if attempt.previous().len() > max_redirects {
             attempt.error(RedirectRefused(format!(
@@ -735,6 +742,15 @@ impl HttpBox {
         }
         self.redact(&innermost.to_string())
     }
+}
+
+/// Whether `path` is `base` (without its trailing `/`) or below it, segment-wise: `/api`
+/// holds `/api/x`, not `/apix`.
+fn under_path(base: &str, path: &str) -> bool {
+    base.is_empty()
+        || path
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Appends `path` to the base URL's path; `None` if the result leaves the base.
