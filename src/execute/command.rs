@@ -55,7 +55,7 @@ const BODY_KEY: &str = "body";
 ///   too), and the call ends with [`ToolError::Timeout`]. A program that exits while a
 ///   background process keeps its output open is done: the call returns what it wrote
 ///   (after a grace of 200 ms) and the group is killed.
-/// - The environment is not inherited: a program finds only [`BASE_ENV`] (`PATH`, `HOME`,
+/// - The environment is not inherited: a program finds only the base variables (`PATH`, `HOME`,
 ///   `LANG`, `TMPDIR`), the variables named with [`pass_env`](CommandBox::pass_env) and
 ///   those set with [`env`](CommandBox::env) and [`secret_env`](CommandBox::secret_env).
 ///   [`inherit_env`](CommandBox::inherit_env) passes every variable of this process instead.
@@ -190,7 +190,7 @@ impl CommandBox {
     }
 
     /// Passes every variable of this process on to the programs (default `false`: only
-    /// [`BASE_ENV`] and [`pass_env`](CommandBox::pass_env)). Secrets in the host's
+    /// the base variables and [`pass_env`](CommandBox::pass_env)). Secrets in the host's
     /// environment then reach the programs, and through their output the model.
     pub fn inherit_env(mut self, inherit: bool) -> CommandBox {
         self.inherit_env = inherit;
