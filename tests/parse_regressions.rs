@@ -314,20 +314,23 @@ fn spans_count_characters_as_well_as_bytes() {
 
 #[test]
 fn character_offsets_go_on_across_inputs_in_chunks() {
-    // Counting resumes where it stopped: a megabyte of multi-byte prose in small chunks,
-    // then a call; and after `finish`, the next input counts from zero again.
-    let prose = "né ".repeat(350_000);
+    // Counting resumes where it stopped: a megabyte of multi-byte prose (counted eight
+    // bytes at a time in batches, so whole and in chunks of every alignment), then a
+    // call; and after `finish`, the next input counts from zero again.
+    let prose = "né 日本 😀 ".repeat(70_001);
     let input = format!("{prose}@a(\"é\")");
     let mut parser = StreamParser::default();
-    let mut events = Vec::new();
-    for chunk in input.as_bytes().chunks(7) {
-        parser.feed_into(chunk, &mut events);
+    for size in [7, 4096, 65_536, usize::MAX] {
+        let mut events = Vec::new();
+        for chunk in input.as_bytes().chunks(size.min(input.len())) {
+            parser.feed_into(chunk, &mut events);
+        }
+        parser.finish_into(&mut events);
+        let call = calls(&events)[0].clone();
+        assert_eq!(call.span.start, prose.len() as u64);
+        assert_eq!(call.span.char_start, prose.chars().count() as u64, "{size}");
+        assert_eq!(call.span.char_end - call.span.char_start, 7);
     }
-    parser.finish_into(&mut events);
-    let call = calls(&events)[0].clone();
-    assert_eq!(call.span.start, prose.len() as u64);
-    assert_eq!(call.span.char_start, prose.chars().count() as u64);
-    assert_eq!(call.span.char_end - call.span.char_start, 7);
     let events = parser.feed_str("é @b()");
     let events = [events, parser.finish()].concat();
     assert_eq!(calls(&events)[0].span, Span::new(3, 7).with_chars(2, 6));
