@@ -3,8 +3,8 @@
 
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
-use atfunc::execute::Registry;
-use std::io::{Read, Write};
+use atfunc::execute::{ExecutionReport, Outcome, Registry};
+use std::io::{Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -28,7 +28,7 @@ pub(crate) struct ExecArgs {
     /// Stop a call after this many seconds (default: no limit).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
-    /// Print one JSON report at the end instead of the result blocks as they come.
+    /// Print one JSON report instead of the result blocks (written as the calls finish).
     #[arg(long)]
     json: bool,
     /// The model output to read (default: standard input).
@@ -51,21 +51,27 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     let mut out = stdout.lock();
     runtime.block_on(async {
         let mut chunks = read_in_background(input);
-        let mut stream = registry.stream();
+        // Each outcome is written out as it comes, so none is kept: memory stays flat
+        // however many calls the input holds.
+        let mut stream = registry.stream().keep_records(false);
         let mut printed = 0usize;
+        let mut report = match args.json {
+            true => Some(JsonReport::start(&mut out)?),
+            false => None,
+        };
         while let Some(chunk) = chunks.recv().await {
             let chunk = chunk.map_err(|e| Failure(format!("cannot read input: {e}")))?;
             let outcomes = stream.feed(&chunk).await;
-            if !args.json {
-                print_blocks(&mut out, &outcomes, &mut printed)?;
-                out.flush().map_err(write_failure)?;
+            match report.as_mut() {
+                Some(report) => report.add(&mut out, &outcomes)?,
+                None => print_blocks(&mut out, &outcomes, &mut printed)?,
             }
+            out.flush().map_err(write_failure)?;
         }
         let end = stream.finish().await;
-        if args.json {
-            serde_json::to_writer_pretty(&mut out, &end.report.to_json())
-                .map_err(|e| Failure(format!("cannot write output: {e}")))?;
-            out.write_all(b"\n").map_err(write_failure)?;
+        if let Some(mut report) = report {
+            report.add(&mut out, &end.outcomes)?;
+            report.finish(&mut out, end.report.call_count)?;
         } else {
             print_blocks(&mut out, &end.outcomes, &mut printed)?;
             if end.report.call_count == 0 {
@@ -106,6 +112,125 @@ fn read_in_background(
         }
     });
     receiver
+}
+
+/// `--json`: the report `{"output": ..., "call_count": N, "calls": [...]}` written as the
+/// calls finish, byte for byte as `serde_json::to_writer_pretty` would write
+/// [`ExecutionReport::to_json`]. The output's blocks go straight to the output; the calls,
+/// which come after it, wait in a temporary file rather than in memory.
+struct JsonReport {
+    calls: Spool,
+    count: usize,
+}
+
+impl JsonReport {
+    fn start(out: &mut impl Write) -> Result<JsonReport, Failure> {
+        out.write_all(b"{\n  \"output\": \"")
+            .map_err(write_failure)?;
+        Ok(JsonReport {
+            calls: Spool::create()?,
+            count: 0,
+        })
+    }
+
+    fn add(&mut self, out: &mut impl Write, outcomes: &[Outcome]) -> Result<(), Failure> {
+        for outcome in outcomes {
+            if self.count > 0 {
+                out.write_all(b"\\n").map_err(write_failure)?;
+                self.calls.file.write_all(b",\n").map_err(spool_failure)?;
+            }
+            let block = serde_json::to_string(&outcome.block).map_err(json_failure)?;
+            // The block as JSON string content: without its quotes.
+            let inner = block
+                .get(1..block.len().saturating_sub(1))
+                .unwrap_or_default();
+            out.write_all(inner.as_bytes()).map_err(write_failure)?;
+            let pretty = serde_json::to_string_pretty(&call_json(outcome)).map_err(json_failure)?;
+            // Pretty JSON escapes line breaks inside strings, so every line is a line of
+            // the structure: indented to sit in "calls".
+            for (i, line) in pretty.lines().enumerate() {
+                if i > 0 {
+                    self.calls.file.write_all(b"\n").map_err(spool_failure)?;
+                }
+                self.calls.file.write_all(b"    ").map_err(spool_failure)?;
+                self.calls
+                    .file
+                    .write_all(line.as_bytes())
+                    .map_err(spool_failure)?;
+            }
+            self.count += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, out: &mut impl Write, call_count: usize) -> Result<(), Failure> {
+        write!(out, "\",\n  \"call_count\": {call_count},\n  \"calls\": [")
+            .map_err(write_failure)?;
+        if self.count > 0 {
+            out.write_all(b"\n").map_err(write_failure)?;
+            self.calls
+                .file
+                .rewind()
+                .and_then(|()| std::io::copy(&mut self.calls.file, out))
+                .map_err(spool_failure)?;
+            out.write_all(b"\n  ").map_err(write_failure)?;
+        }
+        out.write_all(b"]\n}\n").map_err(write_failure)
+    }
+}
+
+/// One call as the report's `calls` holds it.
+fn call_json(outcome: &Outcome) -> serde_json::Value {
+    let report = ExecutionReport {
+        output: String::new(),
+        call_count: 1,
+        calls: vec![outcome.clone()],
+        settings: Default::default(),
+    };
+    match report.to_json() {
+        serde_json::Value::Object(mut map) => match map.remove("calls") {
+            Some(serde_json::Value::Array(mut calls)) if !calls.is_empty() => calls.remove(0),
+            _ => serde_json::Value::Null,
+        },
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// A temporary file, removed when dropped.
+struct Spool {
+    file: std::fs::File,
+    path: PathBuf,
+}
+
+impl Spool {
+    fn create() -> Result<Spool, Failure> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!("atfunc-exec-{}-{nanos}.json", std::process::id());
+        let path = std::env::temp_dir().join(name);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Failure(format!("cannot create a temporary file for --json: {e}")))?;
+        Ok(Spool { file, path })
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn spool_failure(e: std::io::Error) -> Failure {
+    Failure(format!("cannot write the temporary file for --json: {e}"))
+}
+
+fn json_failure(e: serde_json::Error) -> Failure {
+    Failure(format!("cannot write output: {e}"))
 }
 
 /// Prints result blocks as the report's output has them: a blank line between two.

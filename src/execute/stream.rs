@@ -41,8 +41,12 @@ pub struct ResponseStream<'r> {
     snapshot: Arc<Snapshot>,
     ctx: CallContext,
     conversation: Arc<Conversation>,
+    /// Every outcome so far, and their blocks joined; both stay empty when `keep` is off.
     calls: Vec<Outcome>,
     output: String,
+    /// How many outcomes there were, kept or not.
+    call_count: usize,
+    keep: bool,
 }
 
 /// The end of a [`ResponseStream`].
@@ -58,7 +62,7 @@ pub struct StreamEnd {
 impl std::fmt::Debug for ResponseStream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseStream")
-            .field("calls", &self.calls.len())
+            .field("calls", &self.call_count)
             .finish()
     }
 }
@@ -79,7 +83,50 @@ impl<'r> ResponseStream<'r> {
             conversation: Arc::new(conversation),
             calls: Vec::new(),
             output: String::new(),
+            call_count: 0,
+            keep: true,
         }
+    }
+
+    /// Whether each outcome is kept for the final report (default `true`).
+    ///
+    /// A caller that handles each outcome as it comes (prints it, writes it out) can turn
+    /// this off: memory then stays flat however many calls the answer holds, and the
+    /// report at the end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count
+    /// and the settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`]
+    /// is empty too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = atfunc::execute::Registry::new();
+    /// let mut stream = registry.stream().keep_records(false);
+    /// for _ in 0..3 {
+    ///     let outcomes = stream.feed_str("@nowhere.call()\n").await;
+    ///     assert_eq!(outcomes.len(), 1);
+    /// }
+    /// let end = stream.finish().await;
+    /// assert_eq!(end.report.call_count, 3);
+    /// assert!(end.report.calls.is_empty());
+    /// # }
+    /// ```
+    pub fn keep_records(mut self, keep: bool) -> Self {
+        self.keep = keep;
+        self
+    }
+
+    /// Counts an outcome and, when records are kept, keeps it and its block.
+    fn record(&mut self, outcome: &Outcome) {
+        self.call_count += 1;
+        if !self.keep {
+            return;
+        }
+        // Blocks are joined as `format_results` joins them: a blank line between two.
+        if !self.output.is_empty() {
+            self.output.push('\n');
+        }
+        self.output.push_str(&outcome.block);
+        self.calls.push(outcome.clone());
     }
 
     /// Continues a conversation: the stream starts with `settings` (those a model set in
@@ -123,7 +170,7 @@ impl<'r> ResponseStream<'r> {
         StreamEnd {
             outcomes,
             report: ExecutionReport {
-                call_count: self.calls.len(),
+                call_count: self.call_count,
                 output: self.output,
                 calls: self.calls,
                 settings: self.conversation.settings(),
@@ -152,13 +199,8 @@ impl<'r> ResponseStream<'r> {
             .collect()
             .await;
         for outcome in &outcomes {
-            // Blocks are joined as `format_results` joins them: a blank line between two.
-            if !self.output.is_empty() {
-                self.output.push('\n');
-            }
-            self.output.push_str(&outcome.block);
+            self.record(outcome);
         }
-        self.calls.extend(outcomes.iter().cloned());
         outcomes
     }
 
@@ -241,7 +283,7 @@ impl<S> std::fmt::Debug for Outcomes<'_, S> {
             .field("reading", &self.input.is_some())
             .field("queued", &self.queued.len())
             .field("running", &self.running.len())
-            .field("done", &self.stream.calls.len())
+            .field("done", &self.stream.call_count)
             .finish()
     }
 }
@@ -252,7 +294,7 @@ impl<S> Outcomes<'_, S> {
     pub fn report(&self) -> ExecutionReport {
         ExecutionReport {
             output: self.stream.output.clone(),
-            call_count: self.stream.calls.len(),
+            call_count: self.stream.call_count,
             calls: self.stream.calls.clone(),
             settings: self.stream.settings(),
         }
@@ -315,13 +357,7 @@ where
         this.start();
         match this.running.poll_next_unpin(cx) {
             Poll::Ready(Some(outcome)) => {
-                let stream = &mut this.stream;
-                // Blocks are joined as `format_results` joins them: a blank line between two.
-                if !stream.output.is_empty() {
-                    stream.output.push('\n');
-                }
-                stream.output.push_str(&outcome.block);
-                stream.calls.push(outcome.clone());
+                this.stream.record(&outcome);
                 // The next queued call starts now, not at the next poll.
                 this.start();
                 Poll::Ready(Some(Ok(outcome)))
