@@ -555,7 +555,9 @@ fn resolve_all(
 }
 
 /// A command toolbox's environment: values (with whether each is a secret), and what it
-/// takes from this process's.
+/// takes from this process's. Only a build with the `command` feature starts programs, so
+/// without it the fields are gathered (and checked) but never read.
+#[cfg_attr(not(feature = "command"), allow(dead_code))]
 struct CommandEnv<'a> {
     values: Vec<(String, String, bool)>,
     inherit: bool,

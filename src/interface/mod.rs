@@ -10,6 +10,7 @@ mod validate;
 
 pub(crate) use load::json_kind;
 pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
+#[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;
 pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
