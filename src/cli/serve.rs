@@ -124,7 +124,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         }
         eprintln!(
             "atfunc serve: listening on http://{addr} (upstream {})",
-            args.upstream
+            atfunc::serve::shown_url(&args.upstream)
         );
         let served = atfunc::serve::serve(listener, gateway, stop_signal()).await;
         if let Some(registry) = registry {

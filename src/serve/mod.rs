@@ -103,7 +103,9 @@
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
 //!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
 //!   it was (a numeric `code`, `param` and other fields included). A repair round whose
-//!   request fails ends the turn with what was already answered.
+//!   request fails ends the turn with what was already answered. A 502 for an upstream
+//!   that cannot be reached says why, never the upstream's URL (its path or credentials);
+//!   `atfunc serve` logs the URL without credentials or query ([`shown_url`]).
 //! - An error inside the upstream's stream (a chunk whose `error` is not `null`, an event
 //!   of type `error`, or the `error:` field llama.cpp's server writes) ends the client's
 //!   stream with an error event. So does an upstream stream that ends with neither
@@ -126,6 +128,7 @@ mod upstream;
 
 pub use constrain::UpstreamKind;
 pub use error::ApiError;
+pub use upstream::shown_url;
 
 use crate::execute::Registry;
 use axum::body::Body;

@@ -85,9 +85,11 @@ impl Upstream {
         match tokio::time::timeout(self.timeout, request.send()).await {
             Err(_) => Err(ApiError::timeout(self.timeout)),
             Ok(Err(error)) if error.is_timeout() => Err(ApiError::timeout(self.timeout)),
+            // reqwest names the URL in its message: clients are not to learn the
+            // upstream's address, path or credentials.
             Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
                 "Cannot reach the upstream server: {}",
-                error_chain(&error)
+                error_chain(&error.without_url())
             ))),
             Ok(Ok(response)) => Ok(response),
         }
@@ -102,7 +104,7 @@ impl Upstream {
             Err(_) => Err(ApiError::timeout(self.timeout)),
             Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
                 "The upstream server broke off its answer: {}",
-                error_chain(&error)
+                error_chain(&error.without_url())
             ))),
             Ok(Ok(chunk)) => Ok(chunk),
         }
@@ -157,6 +159,32 @@ impl Upstream {
     }
 }
 
+/// An upstream URL fit for a log: its user name and password, query and fragment replaced
+/// or dropped. Text that is not a URL is not shown at all.
+///
+/// ```
+/// assert_eq!(
+///     atfunc::serve::shown_url("https://me:hunter2@llm.example:8443/v1?key=abc"),
+///     "https://[redacted]@llm.example:8443/v1"
+/// );
+/// assert_eq!(atfunc::serve::shown_url("http://127.0.0.1:11434"), "http://127.0.0.1:11434/");
+/// ```
+pub fn shown_url(url: &str) -> String {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return String::from("(not a URL)");
+    };
+    let had_credentials = !parsed.username().is_empty() || parsed.password().is_some();
+    let _ = parsed.set_password(None);
+    let _ = parsed.set_username("");
+    parsed.set_query(None);
+    parsed.set_fragment(None);
+    let shown = parsed.to_string();
+    match shown.split_once("://") {
+        Some((scheme, rest)) if had_credentials => format!("{scheme}://[redacted]@{rest}"),
+        _ => shown,
+    }
+}
+
 /// An error and its sources, joined: reqwest's own message alone rarely says what failed.
 fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -196,5 +224,36 @@ mod tests {
             assert_eq!(upstream.models_url, "http://127.0.0.1:11434/v1/models");
         }
         assert!(Upstream::new("ftp://x", Duration::from_secs(1), 1).is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_upstream_is_not_named_to_clients() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let base = format!("http://admin:hunter2@127.0.0.1:{port}/private/prefix");
+        let upstream = Upstream::new(&base, Duration::from_secs(5), 1024).unwrap();
+        let error = upstream
+            .chat(Bytes::from_static(b"{}"), None)
+            .await
+            .unwrap_err();
+        let message = error.message().to_owned();
+        assert!(
+            message.starts_with("Cannot reach the upstream server"),
+            "{message}"
+        );
+        for secret in ["hunter2", "admin", "/private/prefix", "chat/completions"] {
+            assert!(!message.contains(secret), "{message}");
+        }
+    }
+
+    #[test]
+    fn shown_urls_hold_no_credentials() {
+        let shown = shown_url("http://user:pw-secret@host:1/v1?token=t0k#x");
+        assert_eq!(shown, "http://[redacted]@host:1/v1");
+        assert_eq!(shown_url("not a url"), "(not a URL)");
     }
 }
