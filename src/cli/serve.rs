@@ -50,6 +50,9 @@ pub(crate) struct ServeArgs {
     /// Largest upstream answer read, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_response_bytes: usize,
+    /// Most requests handled at once; one more gets 503 at once.
+    #[arg(long, value_name = "N", default_value_t = atfunc::serve::DEFAULT_MAX_CONCURRENT)]
+    max_concurrent: usize,
     /// Send requests with tools upstream with the GBNF grammar of their tools, so the model
     /// can only write calls that bind (a request's "atfunc_constrain" overrides this).
     #[arg(long)]
@@ -108,6 +111,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             max_steps: args.max_steps.max(1),
             constrain: args.constrain,
             upstream_kind: args.upstream_kind,
+            max_concurrent: args.max_concurrent,
         };
         let has_key = options.api_key.is_some();
         let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;

@@ -111,6 +111,10 @@
 //!   stream with an error event. So does an upstream stream that ends with neither
 //!   `[DONE]` nor a finish reason: a cut-off answer is not passed off as a whole one.
 //! - A client that goes away ends the upstream request.
+//! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
+//!   streamed answer holding its place until its last byte; one more gets 503 with
+//!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
+//!   hold more request and answer bodies than that. `GET /health` is not counted.
 //! - With [`Options::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
 //!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
@@ -174,7 +178,13 @@ pub struct Options {
     pub constrain: bool,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
+    /// Most requests handled at once (at least 1); one more is answered 503 at once.
+    /// Default 64.
+    pub max_concurrent: usize,
 }
+
+/// How many requests a gateway handles at once unless told otherwise.
+pub const DEFAULT_MAX_CONCURRENT: usize = 64;
 
 impl Default for Options {
     fn default() -> Options {
@@ -191,6 +201,7 @@ impl Default for Options {
             max_steps: 8,
             constrain: false,
             upstream_kind: UpstreamKind::LlamaCpp,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
         }
     }
 }
@@ -211,6 +222,7 @@ impl std::fmt::Debug for Options {
             .field("max_steps", &self.max_steps)
             .field("constrain", &self.constrain)
             .field("upstream_kind", &self.upstream_kind)
+            .field("max_concurrent", &self.max_concurrent)
             .finish()
     }
 }
@@ -241,6 +253,8 @@ pub struct Gateway {
     expected_auth: Option<Vec<u8>>,
     /// What the upstream gets as `Authorization`, when a key is set for it.
     upstream_auth: Option<HeaderValue>,
+    /// One permit per request under way (`max_concurrent` in all).
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl Gateway {
@@ -255,6 +269,11 @@ impl Gateway {
         .map_err(SetupError)?;
         if options.api_key.as_deref().is_some_and(str::is_empty) {
             return Err(SetupError("the API key is empty".into()));
+        }
+        if options.max_concurrent == 0 {
+            return Err(SetupError(
+                "the most requests at once must be at least 1".into(),
+            ));
         }
         if options.execute_all && options.registry.is_none() {
             return Err(SetupError(
@@ -272,11 +291,13 @@ impl Gateway {
             .api_key
             .as_ref()
             .map(|key| format!("Bearer {key}").into_bytes());
+        let slots = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent));
         Ok(Gateway {
             options,
             upstream,
             expected_auth,
             upstream_auth,
+            slots,
         })
     }
 
@@ -294,6 +315,10 @@ impl Gateway {
             .route("/chat/completions", post(chat_completions))
             .route("/v1/models", get(models))
             .route("/models", get(models))
+            .route_layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&state),
+                one_of_max_concurrent,
+            ))
             .route("/health", get(|| async { "ok" }))
             .with_state(state)
     }
@@ -329,6 +354,38 @@ impl Gateway {
     }
 }
 
+/// Lets a request in when fewer than `max_concurrent` are under way, else answers 503 at
+/// once. The place is held until the answer's body is done (or dropped), not only until
+/// its head is sent: a streamed answer is most of a request's life.
+async fn one_of_max_concurrent(
+    State(gateway): State<Arc<Gateway>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let Ok(permit) = Arc::clone(&gateway.slots).try_acquire_owned() else {
+        let mut busy = ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "The gateway is handling as many requests as it may ({}); try again shortly",
+                gateway.options.max_concurrent
+            ),
+            "server_error",
+            Some("busy"),
+        )
+        .into_response();
+        busy.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
+    };
+    let (parts, body) = next.run(request).await.into_parts();
+    let body = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
+        // Owned by the stream: the place is given back when the body is dropped.
+        let _held = &permit;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
 async fn chat_completions(
     State(gateway): State<Arc<Gateway>>,
     headers: HeaderMap,
@@ -361,4 +418,100 @@ pub async fn serve(
     axum::serve(listener, gateway.router())
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An upstream that takes connections and never answers: a request to it holds its
+    /// place at the gateway until the upstream time limit.
+    async fn silent_upstream() -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            // Bounded: the test makes two requests at most.
+            for _ in 0..4 {
+                match listener.accept().await {
+                    Ok((socket, _)) => held.push(socket),
+                    Err(_) => return,
+                }
+            }
+        });
+        (format!("http://{address}"), task)
+    }
+
+    #[tokio::test]
+    async fn a_request_beyond_max_concurrent_gets_503_at_once() {
+        let (upstream, upstream_task) = silent_upstream().await;
+        let gateway = Gateway::new(Options {
+            upstream,
+            upstream_timeout: Duration::from_secs(20),
+            max_concurrent: 1,
+            ..Options::default()
+        })
+        .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, gateway.router()).await;
+        });
+        let client = reqwest::Client::new();
+        let url = format!("http://{address}/v1/chat/completions");
+        let body = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+        let first = tokio::spawn({
+            let request = client
+                .post(&url)
+                .header("content-type", "application/json")
+                .body(body);
+            async move { request.send().await }
+        });
+        // Until the first request holds the only place (bounded wait).
+        let mut answered = None;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let second = tokio::time::timeout(
+                Duration::from_secs(2),
+                client
+                    .post(&url)
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send(),
+            )
+            .await
+            .expect("a request beyond the limit waited instead of being refused")
+            .unwrap();
+            if second.status() == axum::http::StatusCode::SERVICE_UNAVAILABLE {
+                answered = Some(second);
+                break;
+            }
+        }
+        let busy = answered.expect("no request was refused while one was under way");
+        assert_eq!(busy.headers()["retry-after"], "1");
+        let text = busy.text().await.unwrap();
+        assert!(text.contains("\"code\":\"busy\""), "{text}");
+        let health = client
+            .get(format!("http://{address}/health"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(health.status(), axum::http::StatusCode::OK);
+        first.abort();
+        server.abort();
+        upstream_task.abort();
+    }
+
+    #[test]
+    fn max_concurrent_must_be_at_least_one() {
+        let error = Gateway::new(Options {
+            max_concurrent: 0,
+            ..Options::default()
+        })
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the most requests at once must be at least 1"
+        );
+    }
 }
