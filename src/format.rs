@@ -338,3 +338,74 @@ pub fn truncate_value(value: &Json, limit: usize) -> Json {
         other => fit_json(other, limit),
     }
 }
+
+/// What a repair round asks for besides corrected calls: the call the answer had to make
+/// and did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingCall<'a> {
+    /// Nothing was missing.
+    None,
+    /// The answer had to call at least one function.
+    Any,
+    /// The answer had to call this function (its name as the prompt shows it).
+    Named(&'a str),
+}
+
+/// The message that asks a model to fix its calls (a repair round): the refused calls as
+/// result blocks with their errors, then what to write. `others_made` says that other
+/// calls of the same answer were taken, so the model does not repeat them. The gateway
+/// and the evaluator send the same words, so a repair measured is the repair served.
+///
+/// ```
+/// use atfunc::format::{repair_note, MissingCall};
+/// use atfunc::CallRecord;
+///
+/// let refused = [CallRecord { call_text: "math.sqrt()".into(),
+///                             result: Err("Missing required parameter for function 'math.sqrt': x".into()) }];
+/// let note = repair_note(&refused, false, MissingCall::None);
+/// assert!(note.starts_with("Function call: math.sqrt()\nReturned: Error: Missing required"));
+/// assert!(note.ends_with("Write them again, corrected, as @name(arguments): only these calls, no other text."));
+/// assert_eq!(
+///     repair_note(&[], false, MissingCall::Any),
+///     "This answer must call at least one of the functions listed in the system message. \
+///      Write the call now, as @name(arguments), and nothing else."
+/// );
+/// ```
+pub fn repair_note(refused: &[CallRecord], others_made: bool, missing: MissingCall) -> String {
+    let mut note = String::new();
+    if !refused.is_empty() {
+        note.push_str(&format_results(refused));
+        note.push_str(
+            "\nThese calls were not made. Write them again, corrected, as \
+             @name(arguments): only these calls, no other text.",
+        );
+        if others_made {
+            // The calls that bound are already on their way; a second copy would run twice.
+            note.push_str(" Your other calls were made: do not repeat them.");
+        }
+    }
+    let ask = match missing {
+        MissingCall::None => return note,
+        MissingCall::Any => String::from(
+            "This answer must call at least one of the functions listed in the system \
+             message. Write the call now, as @name(arguments), and nothing else.",
+        ),
+        MissingCall::Named(name) => format!(
+            "This answer must call @{name}. Write the call now, as @{name}(arguments), \
+             and nothing else."
+        ),
+    };
+    if !note.is_empty() {
+        note.push_str("\n\n");
+    }
+    note.push_str(&ask);
+    note
+}
+
+/// The error a repair round shows for a call that could not be read at all (a parse
+/// error), with the shape of a good call.
+pub fn unreadable_call_error(error: &impl std::fmt::Display) -> String {
+    format!(
+        "This call could not be read: {error}. Write calls as @name(\"text\", 42, name=\"value\")"
+    )
+}

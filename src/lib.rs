@@ -81,6 +81,8 @@ pub mod translator;
 
 #[cfg(feature = "execute")]
 pub mod config;
+#[cfg(feature = "eval")]
+pub mod eval;
 #[cfg(feature = "execute")]
 pub mod execute;
 #[cfg(feature = "serve")]

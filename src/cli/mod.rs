@@ -4,6 +4,7 @@
 //! failures); 1 when `check` found problems; 2 when an input or tools file cannot be read
 //! or is invalid.
 
+mod eval;
 mod exec;
 mod grammar;
 mod jsonl;
@@ -84,6 +85,9 @@ enum Command {
     /// calling: requests with `tools` go to the upstream as atfunc text, answers come back
     /// with `tool_calls`.
     Serve(serve::ServeArgs),
+    /// Measure how well a model behind an OpenAI-compatible endpoint calls functions, on
+    /// BFCL questions: accuracy per mode (text, repair, grammar, native).
+    Eval(eval::EvalArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -133,6 +137,7 @@ pub fn main() -> ExitCode {
         Command::Parse(args) => parse::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Eval(args) => eval::run(args),
     };
     match result {
         Ok(code) => code,

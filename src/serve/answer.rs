@@ -8,7 +8,7 @@
 use super::constrain::UpstreamKind;
 use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
-use crate::format::{call_text, format_results, CallRecord};
+use crate::format::{call_text, repair_note, unreadable_call_error, CallRecord, MissingCall};
 use crate::interop::CallIds;
 use crate::parse::{Bodies, Call, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
@@ -275,41 +275,19 @@ impl Turn {
     }
 
     fn repair_note(&self, refused: &[Refused], called: bool, missing: bool) -> String {
-        let mut note = String::new();
-        if !refused.is_empty() {
-            let records: Vec<CallRecord> = refused
-                .iter()
-                .map(|r| CallRecord {
-                    call_text: r.shown.clone(),
-                    result: Err(r.error.clone()),
-                })
-                .collect();
-            note.push_str(&format_results(&records));
-            note.push_str(
-                "\nThese calls were not made. Write them again, corrected, as \
-                 @name(arguments): only these calls, no other text.",
-            );
-            if called {
-                // The calls that bound are already on their way; a second copy would run twice.
-                note.push_str(" Your other calls were made: do not repeat them.");
-            }
-        }
-        if missing {
-            if !note.is_empty() {
-                note.push_str("\n\n");
-            }
-            match &self.choice {
-                Choice::Named(name) => note.push_str(&format!(
-                    "This answer must call @{name}. Write the call now, as @{name}(arguments), \
-                     and nothing else."
-                )),
-                _ => note.push_str(
-                    "This answer must call at least one of the functions listed in the system \
-                     message. Write the call now, as @name(arguments), and nothing else.",
-                ),
-            }
-        }
-        note
+        let records: Vec<CallRecord> = refused
+            .iter()
+            .map(|r| CallRecord {
+                call_text: r.shown.clone(),
+                result: Err(r.error.clone()),
+            })
+            .collect();
+        let missing = match (&self.choice, missing) {
+            (_, false) => MissingCall::None,
+            (Choice::Named(name), true) => MissingCall::Named(name),
+            (_, true) => MissingCall::Any,
+        };
+        repair_note(&records, called, missing)
     }
 
     fn event(&mut self, event: Event, out: &mut Vec<Out>) {
@@ -326,10 +304,7 @@ impl Turn {
                     self.refuse(
                         Refused {
                             shown: written.to_owned(),
-                            error: format!(
-                                "This call could not be read: {error}. Write calls as \
-                                 @name(\"text\", 42, name=\"value\")"
-                            ),
+                            error: unreadable_call_error(&error),
                             raw: text,
                         },
                         out,

@@ -1,0 +1,163 @@
+//! BFCL cases: a questions file and its possible-answer file, both JSON Lines.
+
+use crate::interface::{load_interfaces, Interface};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// One question with its tools and its possible answer.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The case's id (`simple_python_12`).
+    pub id: String,
+    /// The BFCL category: the id without its number (`simple_python`).
+    pub category: String,
+    /// The conversation the model answers (every turn of the question, in order).
+    pub messages: Vec<Json>,
+    /// The functions as the questions file writes them (the scorer reads their types).
+    pub functions: Vec<Json>,
+    /// The same functions as interfaces.
+    pub interfaces: Vec<Interface>,
+    /// The possible answer: a list of `{name: {param: [acceptable values]}}`.
+    pub ground_truth: Vec<Json>,
+}
+
+/// A case that could not be loaded, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Skipped {
+    /// The case's id, or `line N` when the line has none.
+    pub id: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// The cases of a pair of files, in the questions file's order, and those skipped.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// The cases that loaded.
+    pub cases: Vec<Case>,
+    /// The cases that did not, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads BFCL questions (`{"id", "question": [[messages]], "function": [...]}` per line)
+/// and possible answers (`{"id", "ground_truth": [...]}` per line), matched by id. A line
+/// that does not load is reported in [`Loaded::skipped`] and the others go on.
+///
+/// ```
+/// let questions = r#"{"id": "simple_0", "question": [[{"role": "user", "content": "sqrt of 2?"}]],
+///   "function": [{"name": "math.sqrt", "parameters": {"type": "dict",
+///                 "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+/// not json"#;
+/// let answers = r#"{"id": "simple_0", "ground_truth": [{"math.sqrt": {"x": [2.0]}}]}"#;
+/// let loaded = atfunc::eval::load_cases(questions, answers);
+/// assert_eq!(loaded.cases[0].category, "simple");
+/// assert_eq!(loaded.skipped[0].id, "line 2");
+/// ```
+pub fn load_cases(questions: &str, answers: &str) -> Loaded {
+    let mut loaded = Loaded::default();
+    let mut truth: HashMap<String, Vec<Json>> = HashMap::new();
+    for (n, line) in numbered(answers) {
+        match serde_json::from_str::<Json>(line) {
+            Ok(answer) => {
+                let id = answer.get("id").and_then(Json::as_str);
+                let list = answer.get("ground_truth").and_then(Json::as_array);
+                match (id, list) {
+                    (Some(id), Some(list)) => {
+                        truth.insert(id.to_owned(), list.clone());
+                    }
+                    _ => loaded.skipped.push(Skipped {
+                        id: id.map_or_else(|| format!("answers line {n}"), str::to_owned),
+                        reason: String::from(
+                            "the answer line needs an \"id\" and a \"ground_truth\" list",
+                        ),
+                    }),
+                }
+            }
+            Err(error) => loaded.skipped.push(Skipped {
+                id: format!("answers line {n}"),
+                reason: format!("not valid JSON: {error}"),
+            }),
+        }
+    }
+    for (n, line) in numbered(questions) {
+        let question = match serde_json::from_str::<Json>(line) {
+            Ok(question) => question,
+            Err(error) => {
+                loaded.skipped.push(Skipped {
+                    id: format!("line {n}"),
+                    reason: format!("not valid JSON: {error}"),
+                });
+                continue;
+            }
+        };
+        let id = question
+            .get("id")
+            .and_then(Json::as_str)
+            .map_or_else(|| format!("line {n}"), str::to_owned);
+        match case(&question, &id, &mut truth) {
+            Ok(case) => loaded.cases.push(case),
+            Err(reason) => loaded.skipped.push(Skipped { id, reason }),
+        }
+    }
+    loaded
+}
+
+/// Non-blank lines with their 1-based numbers.
+fn numbered(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line.trim()))
+        .filter(|(_, line)| !line.is_empty())
+}
+
+fn case(question: &Json, id: &str, truth: &mut HashMap<String, Vec<Json>>) -> Result<Case, String> {
+    if question.get("id").and_then(Json::as_str).is_none() {
+        return Err(String::from("the question has no \"id\""));
+    }
+    let turns = question
+        .get("question")
+        .and_then(Json::as_array)
+        .ok_or("\"question\" must be a list of turns, each a list of messages")?;
+    let mut messages = Vec::new();
+    for turn in turns {
+        let turn = turn
+            .as_array()
+            .ok_or("each turn of \"question\" must be a list of messages")?;
+        messages.extend(turn.iter().cloned());
+    }
+    if messages.is_empty() {
+        return Err(String::from("the question has no messages"));
+    }
+    let functions = match question.get("function") {
+        Some(Json::Array(list)) => list.clone(),
+        Some(one @ Json::Object(_)) => vec![one.clone()],
+        _ => {
+            return Err(String::from(
+                "\"function\" must be a list of function definitions",
+            ))
+        }
+    };
+    let interfaces = load_interfaces(&Json::Array(functions.clone())).map_err(|e| e.to_string())?;
+    if interfaces.is_empty() {
+        return Err(String::from("no function loaded"));
+    }
+    let ground_truth = truth
+        .remove(id)
+        .ok_or("no possible answer with this id in the answers file")?;
+    Ok(Case {
+        id: id.to_owned(),
+        category: category(id),
+        messages,
+        functions,
+        interfaces,
+        ground_truth,
+    })
+}
+
+/// `simple_python_12` → `simple_python`.
+fn category(id: &str) -> String {
+    match id.rsplit_once('_') {
+        Some((head, number)) if number.bytes().all(|b| b.is_ascii_digit()) => head.to_owned(),
+        _ => id.to_owned(),
+    }
+}

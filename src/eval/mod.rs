@@ -1,0 +1,88 @@
+//! The evaluator: how well a model behind an OpenAI-compatible endpoint calls functions,
+//! measured on BFCL cases (feature `eval`).
+//!
+//! ```
+//! use atfunc::eval::{load_cases, score, Mode, ScoredCall, Strategy};
+//! use serde_json::json;
+//!
+//! let loaded = load_cases(
+//!     r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Square root of 2?"}]],
+//!         "function": [{"name": "math.sqrt", "parameters": {"type": "dict",
+//!                       "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
+//!     r#"{"id": "simple_0", "ground_truth": [{"math.sqrt": {"x": [2.0]}}]}"#,
+//! );
+//! let case = &loaded.cases[0];
+//! // The prompt `text` mode sends as the system message:
+//! let prompt = atfunc::eval::prompt(&case.interfaces, &Mode::new(Strategy::Text));
+//! assert!(prompt.contains("@math.sqrt( <*x{number}> )"));
+//! // An answer `@math.sqrt(2)`, bound, scores as BFCL scores it:
+//! let call = ScoredCall { name: "math.sqrt".into(), args: json!({"x": 2}).as_object().unwrap().clone() };
+//! assert!(score(&case.category, &case.functions, &case.ground_truth, &[call]).is_ok());
+//! ```
+//!
+//! # Contract
+//!
+//! The evaluator is a client of the phases, like the gateway. For each case (a BFCL
+//! question with its functions and its possible answer, see [`load_cases`]) and each
+//! [`Mode`]:
+//!
+//! 1. `text`: the atfunc prompt of the case's functions ([`prompt`], the same text
+//!    [`render_prompt`](crate::render_prompt) gives, with the mode's variants) goes in
+//!    front of the case's messages as the system message; the answer is parsed and each
+//!    call bound against the functions.
+//! 2. `repair`: as `text`; calls that do not bind, or an answer without a call, are sent
+//!    back with the gateway's own repair message ([`repair_note`](crate::format::repair_note)),
+//!    at most [`EvalOptions::repair_rounds`] times. Calls that bound are kept across rounds.
+//! 3. `grammar`: as `text`, and the request carries the GBNF grammar of the case's
+//!    functions in its `grammar` field (llama.cpp's and llama-cpp-python's name for it),
+//!    with at least one call required.
+//! 4. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
+//!    each `tool_calls` entry is read back under its atfunc name and bound like a call
+//!    the model wrote.
+//!
+//! Every request is greedy (`temperature` 0), non-streamed, limited to
+//! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. An [`Outcome`] is **valid**
+//! when the answer has at least one call and every call binds, **correct** when it is
+//! valid and its bound calls pass BFCL's AST rules ([`score`]). An endpoint error or a
+//! timeout makes the case a failed one with its message; it never stops the run.
+//! [`Report`] sums outcomes per mode and per category: cases, accuracy, valid, latency
+//! p50/p95 and tokens, as a table, JSON, or an SVG chart ([`chart_svg`]).
+
+mod case;
+mod chart;
+mod mode;
+mod report;
+mod run;
+mod score;
+
+pub use case::{load_cases, Case, Loaded, Skipped};
+pub use chart::chart_svg;
+pub use mode::{prompt, Mode, Strategy};
+pub use report::{ModeReport, Report, Summary};
+pub use run::{EvalOptions, Evaluator, Outcome};
+pub use score::{normalise, score, Mismatch, ScoredCall};
+
+use futures::stream::{self, Stream, StreamExt};
+use std::sync::Arc;
+
+/// Every case in every mode, at most `concurrency` requests at a time: the outcomes
+/// arrive as they are ready (a caller that stops reading keeps what it has). Cases run
+/// mode after mode, so an interrupted run has whole modes first.
+pub fn run_all(
+    evaluator: Arc<Evaluator>,
+    cases: Arc<Vec<Case>>,
+    modes: Vec<Mode>,
+    concurrency: usize,
+) -> impl Stream<Item = Outcome> {
+    let jobs: Vec<(Mode, usize)> = modes
+        .iter()
+        .flat_map(|mode| (0..cases.len()).map(move |i| (*mode, i)))
+        .collect();
+    stream::iter(jobs)
+        .map(move |(mode, i)| {
+            let evaluator = Arc::clone(&evaluator);
+            let cases = Arc::clone(&cases);
+            async move { evaluator.run(&cases[i], &mode).await }
+        })
+        .buffer_unordered(concurrency.max(1))
+}

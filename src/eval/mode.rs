@@ -1,0 +1,185 @@
+//! The ways a case is put to the model, and the prompt each one sends.
+
+use crate::interface::{Interface, ParamType};
+use crate::render::{render_interface_as, render_prompt, PromptOptions};
+use std::fmt;
+use std::str::FromStr;
+
+/// How the model is asked to call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// The atfunc prompt as the system message; the answer parsed and bound, no repair.
+    Text,
+    /// As `Text`, and calls that do not bind (or an answer without a call) are sent back
+    /// with the gateway's repair message.
+    Repair,
+    /// As `Text`, with the GBNF grammar of the case's tools in the request's `grammar`
+    /// field (at least one call required).
+    Grammar,
+    /// The endpoint's own function calling: the tools in `tools`, its `tool_calls` scored.
+    Native,
+}
+
+/// A strategy and the prompt variants it runs with: `text`, `repair+desc`,
+/// `grammar+desc+example`. Variants change the atfunc prompt, so `native` takes none.
+///
+/// ```
+/// use atfunc::eval::{Mode, Strategy};
+/// let mode: Mode = "text+desc".parse().unwrap();
+/// assert_eq!(mode.strategy, Strategy::Text);
+/// assert!(mode.descriptions && !mode.example);
+/// assert_eq!(mode.to_string(), "text+desc");
+/// assert!("native+desc".parse::<Mode>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mode {
+    /// How the model is asked.
+    pub strategy: Strategy,
+    /// Variant `desc`: each parameter's description in the prompt, on a line under its
+    /// function (the default prompt leaves them out).
+    pub descriptions: bool,
+    /// Variant `example`: the preamble's example call is a call of the case's own first
+    /// function instead of the fixed one.
+    pub example: bool,
+}
+
+impl Mode {
+    /// A mode without variants.
+    pub fn new(strategy: Strategy) -> Mode {
+        Mode {
+            strategy,
+            descriptions: false,
+            example: false,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.strategy {
+            Strategy::Text => "text",
+            Strategy::Repair => "repair",
+            Strategy::Grammar => "grammar",
+            Strategy::Native => "native",
+        })?;
+        if self.descriptions {
+            f.write_str("+desc")?;
+        }
+        if self.example {
+            f.write_str("+example")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Mode, String> {
+        let mut parts = text.trim().split('+');
+        let strategy = match parts.next().unwrap_or_default() {
+            "text" => Strategy::Text,
+            "repair" => Strategy::Repair,
+            "grammar" => Strategy::Grammar,
+            "native" => Strategy::Native,
+            other => {
+                return Err(format!(
+                    "unknown mode '{other}': use text, repair, grammar or native, \
+                     optionally with +desc and +example"
+                ))
+            }
+        };
+        let mut mode = Mode::new(strategy);
+        for variant in parts {
+            match variant {
+                "desc" => mode.descriptions = true,
+                "example" => mode.example = true,
+                other => {
+                    return Err(format!(
+                        "unknown variant '{other}' in mode '{text}': use +desc or +example"
+                    ))
+                }
+            }
+        }
+        if strategy == Strategy::Native && (mode.descriptions || mode.example) {
+            return Err(format!(
+                "mode '{text}': native sends the tools as JSON Schema, the prompt variants \
+                 do not apply"
+            ));
+        }
+        Ok(mode)
+    }
+}
+
+/// The system prompt of a text-based mode: the atfunc prompt for `interfaces`, with the
+/// mode's variants applied.
+pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
+    let mut prompt = render_prompt(interfaces, &PromptOptions::default());
+    if mode.descriptions {
+        for interface in interfaces {
+            let lines: Vec<String> = interface
+                .params
+                .iter()
+                .filter(|p| !p.description.trim().is_empty())
+                .map(|p| format!("- {}: {}", p.name, one_line(&p.description)))
+                .collect();
+            if lines.is_empty() {
+                continue;
+            }
+            let block = render_interface_as(interface, None, false);
+            let with = format!("{block}Parameters:\n{}\n", lines.join("\n"));
+            prompt = prompt.replacen(&block, &with, 1);
+        }
+    }
+    if mode.example {
+        if let Some(example) = interfaces.first().map(example_call) {
+            // The preamble's example is its first line that starts a call.
+            let fixed = prompt
+                .lines()
+                .find(|line| line.starts_with('@'))
+                .map(str::to_owned);
+            if let Some(fixed) = fixed {
+                prompt = prompt.replacen(&fixed, &example, 1);
+            }
+        }
+    }
+    prompt
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A call of `interface` with a made-up value for each required parameter (the first
+/// positional, the rest by name), or for its first parameter when none is required.
+fn example_call(interface: &Interface) -> String {
+    let mut params: Vec<_> = interface.params.iter().filter(|p| p.required).collect();
+    if params.is_empty() {
+        params.extend(interface.params.first());
+    }
+    let args: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, param)| {
+            let value = param
+                .default
+                .clone()
+                .filter(|d| !d.is_null())
+                .or_else(|| param.choices.as_ref().and_then(|c| c.first().cloned()))
+                .unwrap_or_else(|| match &param.ty {
+                    ParamType::Integer => serde_json::json!(param.min.unwrap_or(2.0) as i64),
+                    ParamType::Number => serde_json::json!(param.min.unwrap_or(1.5)),
+                    ParamType::Boolean => serde_json::json!(true),
+                    ParamType::Array { .. } => serde_json::json!([]),
+                    ParamType::Object { .. } => serde_json::json!({}),
+                    ParamType::String | ParamType::Any => serde_json::json!("text"),
+                });
+            if i == 0 {
+                value.to_string()
+            } else {
+                format!("{}={value}", param.name)
+            }
+        })
+        .collect();
+    format!("@{}({})", interface.qualified_name(), args.join(", "))
+}

@@ -1,0 +1,409 @@
+//! Putting one case to the endpoint in one mode, and reading the answer.
+
+use super::case::Case;
+use super::mode::{prompt, Mode, Strategy};
+use super::score::{score, ScoredCall};
+use crate::bind::{bind, BoundCall, Catalog};
+use crate::format::{call_text, repair_note, unreadable_call_error, CallRecord, MissingCall};
+use crate::interop::{parse_tool_call, to_openai_tools, ControlFields, Options as InteropOptions};
+use crate::parse::{parse_events, Event};
+use serde_json::{json, Map, Value as Json};
+use std::time::{Duration, Instant};
+
+/// Where and how the evaluator asks.
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    /// The endpoint's base URL; `/v1` is added unless it ends with it.
+    pub endpoint: String,
+    /// The `model` field of each request (some servers need it, llama.cpp ignores it).
+    pub model: String,
+    /// The `max_tokens` of each request.
+    pub max_tokens: u32,
+    /// The longest wait for one answer; a case that waits longer fails with a timeout.
+    pub timeout: Duration,
+    /// How often `repair` asks again.
+    pub repair_rounds: usize,
+}
+
+impl Default for EvalOptions {
+    fn default() -> EvalOptions {
+        EvalOptions {
+            endpoint: String::from("http://127.0.0.1:8080"),
+            model: String::from("default"),
+            max_tokens: 256,
+            timeout: Duration::from_secs(120),
+            repair_rounds: 2,
+        }
+    }
+}
+
+/// How one case came out in one mode.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    /// The mode, as written on the command line (`text+desc`).
+    pub mode: String,
+    /// The case's id.
+    pub id: String,
+    /// The case's BFCL category.
+    pub category: String,
+    /// Whether the calls match the possible answer (BFCL's AST rules).
+    pub correct: bool,
+    /// Whether the answer has at least one call and every call binds.
+    pub valid: bool,
+    /// Time from the first request to the last answer, repair rounds included.
+    pub latency_ms: u64,
+    /// Prompt tokens over every request, as the endpoint counted them.
+    pub prompt_tokens: u64,
+    /// Completion tokens over every request.
+    pub completion_tokens: u64,
+    /// The calls that bound, as `{"name", "args"}`.
+    pub calls: Vec<Json>,
+    /// The model's last answer text (for `native`, its content).
+    pub answer: String,
+    /// Whether a request failed (an endpoint error or a timeout).
+    pub endpoint_failed: bool,
+    /// Why the case failed, when it did: the endpoint's error, a call that did not bind,
+    /// or the scorer's mismatch.
+    pub error: Option<String>,
+}
+
+/// An OpenAI-compatible endpoint, asked one case at a time.
+#[derive(Debug, Clone)]
+pub struct Evaluator {
+    http: reqwest::Client,
+    url: String,
+    options: EvalOptions,
+}
+
+/// One answer of the endpoint.
+struct Answer {
+    text: String,
+    tool_calls: Vec<Json>,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+/// The calls read out of one answer text.
+#[derive(Default)]
+struct Read {
+    bound: Vec<BoundCall>,
+    refused: Vec<CallRecord>,
+}
+
+impl Evaluator {
+    /// An evaluator for `options.endpoint`.
+    pub fn new(options: EvalOptions) -> Result<Evaluator, String> {
+        let http = reqwest::Client::builder()
+            .timeout(options.timeout)
+            .build()
+            .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+        let base = options.endpoint.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(format!(
+                "the endpoint must be an http(s) URL, found '{}'",
+                options.endpoint
+            ));
+        }
+        let url = if base.ends_with("/v1") {
+            format!("{base}/chat/completions")
+        } else {
+            format!("{base}/v1/chat/completions")
+        };
+        Ok(Evaluator { http, url, options })
+    }
+
+    /// Puts `case` to the endpoint in `mode` and scores the answer. Never fails: an
+    /// endpoint error or timeout is a failed case with its message.
+    pub async fn run(&self, case: &Case, mode: &Mode) -> Outcome {
+        let started = Instant::now();
+        let mut outcome = Outcome {
+            mode: mode.to_string(),
+            id: case.id.clone(),
+            category: case.category.clone(),
+            correct: false,
+            valid: false,
+            latency_ms: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            calls: Vec::new(),
+            answer: String::new(),
+            endpoint_failed: false,
+            error: None,
+        };
+        let result = match mode.strategy {
+            Strategy::Native => self.native(case, &mut outcome).await,
+            _ => self.text(case, mode, &mut outcome).await,
+        };
+        outcome.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match result {
+            Err(error) => {
+                outcome.endpoint_failed = true;
+                outcome.error = Some(error);
+            }
+            Ok(read) => {
+                outcome.valid = !read.bound.is_empty() && read.refused.is_empty();
+                outcome.calls = read
+                    .bound
+                    .iter()
+                    .map(|c| json!({"name": c.name, "args": c.args}))
+                    .collect();
+                if let Some(refused) = read.refused.first() {
+                    let why = refused.result.as_ref().err().cloned().unwrap_or_default();
+                    outcome.error = Some(format!("{}: {why}", refused.call_text));
+                } else if read.bound.is_empty() {
+                    outcome.error = Some(String::from("the answer has no call"));
+                } else {
+                    let calls: Vec<ScoredCall> = read
+                        .bound
+                        .into_iter()
+                        .map(|c| ScoredCall {
+                            name: c.name,
+                            args: c.args,
+                        })
+                        .collect();
+                    match score(&case.category, &case.functions, &case.ground_truth, &calls) {
+                        Ok(()) => outcome.correct = true,
+                        Err(mismatch) => outcome.error = Some(mismatch.to_string()),
+                    }
+                }
+            }
+        }
+        outcome
+    }
+
+    /// `text`, `repair` and `grammar`: the atfunc prompt, the answer parsed and bound.
+    async fn text(&self, case: &Case, mode: &Mode, outcome: &mut Outcome) -> Result<Read, String> {
+        let catalog = Catalog::new(case.interfaces.clone(), false);
+        let mut messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
+        let mut request = self.request();
+        if mode.strategy == Strategy::Grammar {
+            request.insert("grammar".into(), Json::String(grammar(case)?));
+        }
+        let rounds = match mode.strategy {
+            Strategy::Repair => self.options.repair_rounds,
+            _ => 0,
+        };
+        let mut kept: Vec<BoundCall> = Vec::new();
+        // Calls refused and not (yet) written again correctly.
+        let mut unresolved: Vec<CallRecord> = Vec::new();
+        for round in 0..=rounds {
+            request.insert("messages".into(), Json::Array(messages.clone()));
+            let answer = self.ask(&request, outcome).await?;
+            let read = read_text(&answer.text, &catalog);
+            outcome.answer = answer.text.clone();
+            if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
+                unresolved = read.refused;
+            }
+            kept.extend(read.bound);
+            let missing = if kept.is_empty() {
+                MissingCall::Any
+            } else {
+                MissingCall::None
+            };
+            if round == rounds || (unresolved.is_empty() && missing == MissingCall::None) {
+                break;
+            }
+            // As the gateway does: the answer, then what to fix.
+            if !answer.text.trim().is_empty() {
+                messages.push(json!({"role": "assistant", "content": answer.text}));
+            }
+            let note = repair_note(&unresolved, !kept.is_empty(), missing);
+            messages.push(json!({"role": "user", "content": note}));
+        }
+        Ok(Read {
+            bound: kept,
+            refused: unresolved,
+        })
+    }
+
+    /// `native`: the tools as an OpenAI `tools` array; each `tool_calls` entry is read
+    /// back, written as call text and bound like any other call.
+    async fn native(&self, case: &Case, outcome: &mut Outcome) -> Result<Read, String> {
+        let options = InteropOptions {
+            control_fields: ControlFields::none(),
+        };
+        let rendered = to_openai_tools(&case.interfaces, &options);
+        let mut request = self.request();
+        request.insert("messages".into(), Json::Array(case.messages.clone()));
+        request.insert("tools".into(), rendered.tools.clone());
+        request.insert("tool_choice".into(), Json::from("auto"));
+        let answer = self.ask(&request, outcome).await?;
+        outcome.answer = answer.text.clone();
+        let catalog = Catalog::new(case.interfaces.clone(), false);
+        let mut read = Read::default();
+        for entry in &answer.tool_calls {
+            let shown = entry
+                .pointer("/function/name")
+                .and_then(Json::as_str)
+                .unwrap_or("?")
+                .to_owned();
+            let text = match parse_tool_call(entry, &rendered.names, &options)
+                .map_err(|e| e.to_string())
+                .and_then(|call| call.call_text().map_err(|e| e.to_string()))
+            {
+                Ok(text) => text,
+                Err(error) => {
+                    read.refused.push(CallRecord {
+                        call_text: shown,
+                        result: Err(error),
+                    });
+                    continue;
+                }
+            };
+            let one = read_text(&text, &catalog);
+            read.bound.extend(one.bound);
+            read.refused.extend(one.refused);
+        }
+        Ok(read)
+    }
+
+    /// The fields every request carries.
+    fn request(&self) -> Map<String, Json> {
+        let mut request = Map::new();
+        request.insert("model".into(), Json::from(self.options.model.clone()));
+        request.insert("max_tokens".into(), Json::from(self.options.max_tokens));
+        // Greedy decoding: the same question gets the same answer in every run.
+        request.insert("temperature".into(), Json::from(0));
+        request.insert("stream".into(), Json::Bool(false));
+        request
+    }
+
+    /// One request; the usage is added to `outcome`.
+    async fn ask(
+        &self,
+        request: &Map<String, Json>,
+        outcome: &mut Outcome,
+    ) -> Result<Answer, String> {
+        let response = self
+            .http
+            .post(&self.url)
+            .json(request)
+            .send()
+            .await
+            .map_err(|e| describe(&e, self.options.timeout))?;
+        let status = response.status();
+        let body = response
+            .text()
+            .await
+            .map_err(|e| describe(&e, self.options.timeout))?;
+        if !status.is_success() {
+            let message = serde_json::from_str::<Json>(&body)
+                .ok()
+                .and_then(|j| {
+                    j.pointer("/error/message")
+                        .and_then(Json::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| excerpt(&body));
+            return Err(format!("endpoint answered {status}: {message}"));
+        }
+        let answer: Json = serde_json::from_str(&body).map_err(|e| {
+            format!(
+                "endpoint answered with invalid JSON ({e}): {}",
+                excerpt(&body)
+            )
+        })?;
+        let message = answer.pointer("/choices/0/message").ok_or_else(|| {
+            format!(
+                "endpoint answer has no choices[0].message: {}",
+                excerpt(&body)
+            )
+        })?;
+        let usage = |field: &str| {
+            answer
+                .pointer(&format!("/usage/{field}"))
+                .and_then(Json::as_u64)
+                .unwrap_or(0)
+        };
+        let answer = Answer {
+            text: message
+                .get("content")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            tool_calls: message
+                .get("tool_calls")
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            prompt_tokens: usage("prompt_tokens"),
+            completion_tokens: usage("completion_tokens"),
+        };
+        outcome.prompt_tokens += answer.prompt_tokens;
+        outcome.completion_tokens += answer.completion_tokens;
+        Ok(answer)
+    }
+}
+
+/// The grammar of a case's tools, at least one call required.
+fn grammar(_case: &Case) -> Result<String, String> {
+    Err(String::from("grammar mode is not available yet"))
+}
+
+/// The case's messages with `prompt` as the system message: in front of the one that
+/// opens the conversation, or in a new one before it.
+fn with_system(messages: &[Json], prompt: &str) -> Vec<Json> {
+    let mut out = messages.to_vec();
+    match out.first_mut() {
+        Some(first) if first.get("role").and_then(Json::as_str) == Some("system") => {
+            let own = first
+                .get("content")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            first["content"] = Json::String(format!("{prompt}\n{own}"));
+        }
+        _ => out.insert(0, json!({"role": "system", "content": prompt})),
+    }
+    out
+}
+
+/// The calls of an answer: those that bind, and those that do not (with the error the
+/// model would be shown). Prose that merely contains `@` is not a call.
+fn read_text(text: &str, catalog: &Catalog) -> Read {
+    let mut read = Read::default();
+    for event in parse_events(text) {
+        match event {
+            Event::Call(call) => match bind(&call, catalog) {
+                Ok(bound) => read.bound.push(bound),
+                Err(error) => read.refused.push(CallRecord {
+                    call_text: call_text(&call),
+                    result: Err(error.to_string()),
+                }),
+            },
+            Event::Malformed { error, text, .. } => {
+                let written = text.strip_prefix('@').unwrap_or(&text);
+                let name = written.split('(').next().unwrap_or(written).trim();
+                // `@name(` of a known function is a call gone wrong; anything else is prose.
+                if catalog.find(name).is_ok() {
+                    read.refused.push(CallRecord {
+                        call_text: written.to_owned(),
+                        result: Err(unreadable_call_error(&error)),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    read
+}
+
+fn describe(error: &reqwest::Error, timeout: Duration) -> String {
+    if error.is_timeout() {
+        format!("endpoint timed out after {} s", timeout.as_secs())
+    } else if error.is_connect() {
+        format!("cannot reach the endpoint: {error}")
+    } else {
+        format!("endpoint request failed: {error}")
+    }
+}
+
+/// The start of a body, for an error message.
+fn excerpt(body: &str) -> String {
+    let cut: String = body.chars().take(200).collect();
+    if cut.len() < body.len() {
+        format!("{cut}...")
+    } else {
+        cut
+    }
+}
