@@ -414,3 +414,234 @@ fn the_ground_truth_scores_full_marks() {
     }
     assert_eq!(scored, 400 + 200 + 200 + 200 - NOT_BINDABLE.len());
 }
+
+// ------------------------------------------------------------ against a scripted endpoint
+
+/// Five cases and a line that does not load. What the scripted endpoint answers depends
+/// on the question (see [`scripted`]).
+const QUESTIONS: &str = r#"{"id": "simple_0", "question": [[{"role": "user", "content": "q-good"}]], "function": [{"name": "calc.sqrt", "description": "Square root", "parameters": {"type": "dict", "properties": {"x": {"type": "float", "description": "the number"}}, "required": ["x"]}}]}
+{"id": "simple_1", "question": [[{"role": "user", "content": "q-fix"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_2", "question": [[{"role": "user", "content": "q-wrong"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_3", "question": [[{"role": "user", "content": "q-error"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_4", "question": [[{"role": "user", "content": "q-slow"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_5", "question": "not a list", "function": []}
+"#;
+
+const ANSWERS: &str = r#"{"id": "simple_0", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_1", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_2", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_3", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_4", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_5", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+"#;
+
+/// The scripted model: `q-good` answers right, `q-fix` wrongly until shown a repair note,
+/// `q-wrong` with a valid but wrong call, `q-error` with a 500, `q-slow` after the
+/// client's timeout. With `tools` it answers through `tool_calls`.
+async fn scripted(axum::Json(request): axum::Json<Json>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let question = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let repairing = messages.iter().any(|m| {
+        m["role"] == "user"
+            && m["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("Function call:"))
+    });
+    let native = request.get("tools").is_some();
+    let grammar = request.get("grammar").and_then(Json::as_str).is_some();
+    let text = match question.as_str() {
+        "q-error" => {
+            let error = json!({"error": {"message": "model overloaded", "type": "server_error"}});
+            return (
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                axum::Json(error),
+            )
+                .into_response();
+        }
+        "q-slow" => {
+            tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+            "@calc.sqrt(2)"
+        }
+        "q-fix" if !repairing && !grammar => "Sure: @calc.sqrt(y=2)",
+        "q-wrong" => "@calc.sqrt(3)",
+        _ => "Here: @calc.sqrt(x=2)",
+    };
+    let message = if native {
+        let x = if question == "q-wrong" { 3 } else { 2 };
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "calc_sqrt", "arguments": json!({"x": x}).to_string()}}]})
+    } else {
+        json!({"role": "assistant", "content": text})
+    };
+    axum::Json(
+        json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
+    )
+    .into_response()
+}
+
+/// Starts the scripted endpoint on a free loopback port; returns its base URL.
+fn scripted_endpoint() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app =
+                axum::Router::new().route("/v1/chat/completions", axum::routing::post(scripted));
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    format!("http://{}", rx.recv().unwrap())
+}
+
+#[test]
+fn eval_scores_every_mode_against_a_scripted_endpoint() {
+    let endpoint = scripted_endpoint();
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("questions.json");
+    let answers = dir.path().join("answers.json");
+    let report = dir.path().join("report.json");
+    let chart = dir.path().join("chart.svg");
+    std::fs::write(&questions, QUESTIONS).unwrap();
+    std::fs::write(&answers, ANSWERS).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let output = support::atfunc(
+        &[
+            "eval",
+            "--endpoint",
+            &endpoint,
+            "--questions",
+            &path(&questions),
+            "--answers",
+            &path(&answers),
+            "--mode",
+            "text,repair,native,text+desc+example",
+            "--timeout",
+            "1",
+            "--concurrency",
+            "3",
+            "--json",
+            &path(&report),
+            "--chart",
+            &path(&chart),
+        ],
+        b"",
+    );
+    let stderr = support::stderr(&output);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("case simple_5 skipped: \"question\" must be a list of turns"),
+        "{stderr}"
+    );
+    let table = support::stdout(&output);
+    assert!(table.starts_with("mode "), "{table}");
+    assert!(table.contains("1 case(s) skipped"), "{table}");
+
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let mode = |name: &str| report["modes"][name].clone();
+    // text: q-good right; q-fix refused; q-wrong valid but wrong; two failed requests.
+    assert_eq!(mode("text")["cases"], 5);
+    assert_eq!(mode("text")["accuracy"], 0.2);
+    assert_eq!(mode("text")["valid"], 0.4);
+    assert_eq!(mode("text")["failed_requests"], 2);
+    assert_eq!(
+        mode("text")["tokens"]["prompt"],
+        60.0,
+        "two of five failed: 3 x 100 / 5"
+    );
+    // repair: q-fix fixed in the second round.
+    assert_eq!(mode("repair")["accuracy"], 0.4);
+    assert_eq!(mode("repair")["valid"], 0.6);
+    assert_eq!(mode("native")["accuracy"], 0.4);
+    assert_eq!(mode("native")["valid"], 0.6);
+    assert_eq!(mode("text+desc+example")["accuracy"], 0.2);
+    assert_eq!(mode("text")["categories"]["simple"]["cases"], 5);
+    assert!(
+        mode("text")["latency_ms"]["p95"].as_u64().unwrap() >= 1000,
+        "the timed-out case waited"
+    );
+    let outcomes = report["outcomes"].as_array().unwrap();
+    let outcome = |mode: &str, id: &str| {
+        outcomes
+            .iter()
+            .find(|o| o["mode"] == mode && o["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        outcome("text", "simple_3")["error"],
+        "endpoint answered 500 Internal Server Error: model overloaded"
+    );
+    assert_eq!(
+        outcome("text", "simple_4")["error"],
+        "endpoint timed out after 1 s"
+    );
+    assert_eq!(
+        outcome("text", "simple_1")["error"],
+        "calc.sqrt(y=2): Unknown parameter 'y' for function 'calc.sqrt': valid parameters are x"
+    );
+    assert_eq!(
+        outcome("text", "simple_2")["error"],
+        "calc.sqrt: parameter 'x' is 3, expected one of [2.0]"
+    );
+    assert_eq!(report["skipped"][0]["id"], "simple_5");
+    assert_eq!(report["interrupted"], false);
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("text+desc+example") && svg.contains("accuracy"),
+        "{svg}"
+    );
+}
+
+#[test]
+fn eval_refuses_unknown_modes_and_missing_files() {
+    let output = support::atfunc(
+        &[
+            "eval",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--questions",
+            "tests/data/bfcl/BFCL_v4_multiple.json",
+            "--answers",
+            "tests/data/bfcl/possible_answer/BFCL_v4_multiple.json",
+            "--mode",
+            "text,guess",
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        support::stderr(&output).contains("unknown mode 'guess'"),
+        "{}",
+        support::stderr(&output)
+    );
+    let output = support::atfunc(
+        &[
+            "eval",
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--questions",
+            "nope.json",
+            "--answers",
+            "nope.json",
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        support::stderr(&output).contains("cannot read nope.json"),
+        "{}",
+        support::stderr(&output)
+    );
+}
