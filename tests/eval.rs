@@ -355,7 +355,7 @@ fn ground_truth_calls(case: &Case) -> Result<Vec<ScoredCall>, String> {
                 body: None,
             };
             text.push_str(&call.call_text().unwrap());
-            text.push_str("\n");
+            text.push('\n');
         }
     }
     let mut calls = Vec::new();

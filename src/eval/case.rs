@@ -44,10 +44,12 @@ pub struct Loaded {
 /// that does not load is reported in [`Loaded::skipped`] and the others go on.
 ///
 /// ```
-/// let questions = r#"{"id": "simple_0", "question": [[{"role": "user", "content": "sqrt of 2?"}]],
-///   "function": [{"name": "math.sqrt", "parameters": {"type": "dict",
-///                 "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
-/// not json"#;
+/// let questions = concat!(
+///     r#"{"id": "simple_0", "question": [[{"role": "user", "content": "sqrt of 2?"}]], "#,
+///     r#""function": [{"name": "math.sqrt", "parameters": {"type": "dict", "#,
+///     r#""properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
+///     "\nnot json\n",
+/// );
 /// let answers = r#"{"id": "simple_0", "ground_truth": [{"math.sqrt": {"x": [2.0]}}]}"#;
 /// let loaded = atfunc::eval::load_cases(questions, answers);
 /// assert_eq!(loaded.cases[0].category, "simple");

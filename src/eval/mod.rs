@@ -6,9 +6,11 @@
 //! use serde_json::json;
 //!
 //! let loaded = load_cases(
-//!     r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Square root of 2?"}]],
-//!         "function": [{"name": "math.sqrt", "parameters": {"type": "dict",
-//!                       "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
+//!     concat!(
+//!         r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Square root of 2?"}]], "#,
+//!         r#""function": [{"name": "math.sqrt", "parameters": {"type": "dict", "#,
+//!         r#""properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
+//!     ),
 //!     r#"{"id": "simple_0", "ground_truth": [{"math.sqrt": {"x": [2.0]}}]}"#,
 //! );
 //! let case = &loaded.cases[0];
@@ -35,7 +37,8 @@
 //!    at most [`EvalOptions::repair_rounds`] times. Calls that bound are kept across rounds.
 //! 3. `grammar`: as `text`, and the request carries the GBNF grammar of the case's
 //!    functions in its `grammar` field (llama.cpp's and llama-cpp-python's name for it),
-//!    with at least one call required.
+//!    with at least one call required, and exactly one outside BFCL's `parallel`
+//!    categories (as `parallel_tool_calls: false` asks the gateway).
 //! 4. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
 //!    each `tool_calls` entry is read back under its atfunc name and bound like a call
 //!    the model wrote.

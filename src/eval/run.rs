@@ -335,9 +335,16 @@ impl Evaluator {
     }
 }
 
-/// The grammar of a case's tools, at least one call required.
-fn grammar(_case: &Case) -> Result<String, String> {
-    Err(String::from("grammar mode is not available yet"))
+/// The grammar of a case's tools: at least one call; exactly one outside the `parallel`
+/// categories, as a client that wants one call says with `parallel_tool_calls: false`
+/// (without it a small model repeats its call until the token limit).
+fn grammar(case: &Case) -> Result<String, String> {
+    let options = crate::grammar::GrammarOptions {
+        choice: crate::grammar::Choice::Required,
+        single: !case.category.contains("parallel"),
+        ..Default::default()
+    };
+    crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that

@@ -69,8 +69,8 @@ pub enum Mismatch {
         param: String,
         /// The declared type.
         expected: String,
-        /// The value.
-        got: Json,
+        /// The value, as JSON text.
+        got: String,
     },
     /// A value that is not among the acceptable ones.
     #[error("{function}: parameter '{param}' is {got}, expected one of {expected}")]
@@ -79,10 +79,10 @@ pub enum Mismatch {
         function: String,
         /// The parameter.
         param: String,
-        /// The value.
-        got: Json,
-        /// The acceptable values.
-        expected: Json,
+        /// The value, as JSON text.
+        got: String,
+        /// The acceptable values, as JSON text.
+        expected: String,
     },
     /// No call fits this expected call (parallel categories).
     #[error("no call matches the expected call of {expected} ({reason})")]
@@ -232,13 +232,13 @@ fn check_call(functions: &[Json], expected: &Json, call: &ScoredCall) -> Result<
                 function: function(),
                 param: param.clone(),
                 expected,
-                got: value.clone(),
+                got: value.to_string(),
             },
             Failure::Value => Mismatch::Value {
                 function: function(),
                 param: param.clone(),
-                got: value.clone(),
-                expected: Json::Array(acceptable.clone()),
+                got: value.to_string(),
+                expected: Json::Array(acceptable.clone()).to_string(),
             },
         })?;
     }
