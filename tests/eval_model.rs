@@ -146,6 +146,10 @@ fn eval_runs_every_mode_on_smollm2() {
             "80",
             "--repair-rounds",
             "1",
+            // A loaded two-core machine can take minutes for one answer; a slow answer is
+            // not what this test is about.
+            "--timeout",
+            "900",
             "--mode",
             "text,repair,grammar,native",
             "--json",
