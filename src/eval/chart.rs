@@ -46,6 +46,7 @@ fn draw<DB: DrawingBackend>(
                 String::new()
             }
         })
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .y_desc("% of cases")
         .draw()?;
     let accuracy = RGBColor(52, 101, 164);
