@@ -90,11 +90,11 @@ pub mod serve;
 #[cfg(feature = "typed")]
 pub mod typed;
 
-pub use bind::{bind, BindError, Body, BoundCall, Catalog};
+pub use bind::{bind, ArgParser, BindError, Body, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
 pub use grammar::{gbnf, Choice, GrammarError, GrammarOptions};
 pub use interface::{
-    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
+    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Format, Interface, Kind,
     LoadError, Location, Param, ParamType, ValidationError, ValidationErrors,
 };
 pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};

@@ -1,6 +1,6 @@
 //! Conversion of written values to the declared types, and the checks that follow it.
 
-use super::BindError;
+use super::{ArgParser, BindError};
 use crate::interface::{identifier, Param, ParamType};
 use crate::parse::{is_number, Value};
 use serde_json::{Map, Number, Value as Json};
@@ -55,7 +55,38 @@ pub(super) fn coerce_param(
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
-    let json = coerce(value, &param.ty, path, ctx)?;
+    coerce_param_with(value, param, path, ctx, None)
+}
+
+/// [`coerce_param`], with the parameter's own parser run on the converted value (after its
+/// `format` is checked, before its choices and bounds, which then apply to what the parser
+/// returns).
+pub(super) fn coerce_param_with(
+    value: &Value,
+    param: &Param,
+    path: &Path<'_>,
+    ctx: &Ctx<'_>,
+    parser: Option<&ArgParser>,
+) -> Result<Json, BindError> {
+    let mut json = coerce(value, &param.ty, path, ctx)?;
+    if let (Some(format), Json::String(text)) = (param.known_format(), &json) {
+        if let Err(reason) = super::format::check(format, text) {
+            return Err(BindError::InvalidFormat {
+                function: ctx.function.to_owned(),
+                param: path.to_string(),
+                format,
+                got: shorten(json.to_string()),
+                reason,
+            });
+        }
+    }
+    if let Some(parser) = parser {
+        json = parser(json).map_err(|message| BindError::Refused {
+            function: ctx.function.to_owned(),
+            param: path.to_string(),
+            message,
+        })?;
+    }
     match (param.element_choices(), &json) {
         (Some(choices), Json::Array(elements)) => {
             for (i, element) in elements.iter().enumerate() {

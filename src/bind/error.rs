@@ -1,5 +1,6 @@
 //! Why a call does not bind, worded for the model that wrote it.
 
+use crate::interface::Format;
 use std::fmt;
 
 /// Why a call does not bind. Each message says what failed and how to write the call
@@ -172,6 +173,41 @@ pub enum BindError {
         max: Option<f64>,
         /// The value, after conversion to the declared type.
         got: String,
+    },
+
+    /// A string that is not of its parameter's declared JSON Schema `format`, and why.
+    ///
+    /// `Invalid value for parameter 'day' of function 'calendar.book': "2026-02-30" is not a
+    /// date: February 2026 has 28 days`
+    #[error("Invalid value for parameter '{param}' of function '{function}': {got} is not {}: {reason}", super::format::noun(*.format))]
+    InvalidFormat {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter (a path for nested values).
+        param: String,
+        /// The declared format.
+        format: Format,
+        /// The value as JSON, cut after 80 bytes.
+        got: String,
+        /// What is wrong with it and how to write it.
+        reason: String,
+    },
+
+    /// A value the parameter's own parser refused (see [`Catalog::set_parser`]), with the
+    /// parser's message.
+    ///
+    /// `Invalid value for parameter 'path' of function 'files.read': ../etc is outside the
+    /// project folder`
+    ///
+    /// [`Catalog::set_parser`]: super::Catalog::set_parser
+    #[error("Invalid value for parameter '{param}' of function '{function}': {message}")]
+    Refused {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter as declared.
+        param: String,
+        /// The parser's message.
+        message: String,
     },
 
     /// An api-wrapper with required body fields called without a `with_body` block.

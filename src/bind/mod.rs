@@ -53,7 +53,11 @@
 //! | array | an array literal, or a string holding a JSON array; items converted recursively when their type is declared |
 //! | any | the value as JSON |
 //!
-//! After conversion, enum choices are checked (numbers compare by value, strings exactly,
+//! After conversion, a string whose parameter declares a checked JSON Schema `format`
+//! ([`Format`](crate::Format): `date`, `date-time`, `time`, `email`, `uri`, `uuid`, `ipv4`,
+//! `ipv6`) must be one ([`BindError::InvalidFormat`], saying what is wrong: `February 2026
+//! has 28 days`); then the parameter's own parser runs, if it has one
+//! ([`Catalog::set_parser`]); then enum choices are checked (numbers compare by value, strings exactly,
 //! with the case-insensitive match suggested in the error), then `min`/`max` on numbers.
 //! On an array, choices that are not lists themselves apply to each element
 //! (`metrics=["view"]` for `{"type": "array", "enum": ["view", "click"]}`; see
@@ -102,15 +106,18 @@
 
 mod coerce;
 mod error;
+mod format;
 
 pub use error::BindError;
 
 use crate::interface::{Interface, Param, ParamType};
 use crate::parse::{Call, Span, Value};
-use coerce::{coerce_param, find_param, shorten_str, shown_value, Ctx, Path};
+use coerce::{coerce_param_with, find_param, shorten_str, shown_value, Ctx, Path};
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
 use unicase::UniCase;
 
 /// How many known names an unknown-function error lists when none is close.
@@ -131,6 +138,22 @@ pub struct Catalog {
     root: Option<String>,
     /// Qualified name (case-folded unless `case_sensitive`) → index in `interfaces`.
     index: HashMap<String, usize>,
+    parsers: Parsers,
+}
+
+/// A parameter's own parser: takes the value converted to the declared type and returns the
+/// value the tool gets (a date string as a normalised date, a path checked against a root),
+/// or a message for the model saying what is wrong. See [`Catalog::set_parser`].
+pub type ArgParser = Arc<dyn Fn(Json) -> Result<Json, String> + Send + Sync>;
+
+/// (interface index, parameter name as declared) → its parser.
+#[derive(Clone, Default)]
+struct Parsers(HashMap<(usize, String), ArgParser>);
+
+impl fmt::Debug for Parsers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 impl Catalog {
@@ -141,6 +164,7 @@ impl Catalog {
             case_sensitive,
             root: None,
             index: HashMap::with_capacity(interfaces.len()),
+            parsers: Parsers::default(),
         };
         for interface in interfaces {
             catalog.push(interface);
@@ -167,6 +191,65 @@ impl Catalog {
         }
         self.interfaces.push(interface);
         index
+    }
+
+    /// Gives a top-level parameter its own parser, run when a call binds: after the value is
+    /// converted to the declared type and its `format` checked, before its choices and
+    /// bounds (which then apply to what the parser returns). The parser's `Err` message is
+    /// the model's, as a [`BindError::Refused`] naming the parameter, so word it as what to
+    /// write instead. A second parser for the same parameter replaces the first.
+    ///
+    /// `function` and `param` are found as a call finds them; an unknown one is the
+    /// [`BindError`] a call naming it would get.
+    ///
+    /// ```
+    /// use atfunc::{bind, parse_events, Catalog, Event, Interface, Param, ParamType};
+    /// use serde_json::{json, Value};
+    ///
+    /// let read = Interface::function(Some("files"), "read")
+    ///     .param(Param::new("path", ParamType::String).required());
+    /// let mut catalog = Catalog::new(vec![read], false);
+    /// catalog.set_parser("files.read", "path", |value: Value| {
+    ///     let path = value.as_str().unwrap_or_default();
+    ///     if path.split('/').any(|part| part == "..") {
+    ///         return Err(format!("{path} leaves the project folder: give a path inside it"));
+    ///     }
+    ///     Ok(json!(path.trim_start_matches("./")))
+    /// }).unwrap();
+    ///
+    /// let call = |text: &str| match parse_events(text).into_iter().find(|e| matches!(e, Event::Call(_))) {
+    ///     Some(Event::Call(call)) => call,
+    ///     other => panic!("{other:?}"),
+    /// };
+    /// let bound = bind(&call(r#"@files.read("./notes.txt")"#), &catalog).unwrap();
+    /// assert_eq!(bound.args["path"], "notes.txt");
+    /// assert_eq!(
+    ///     bind(&call(r#"@files.read("../etc/passwd")"#), &catalog).unwrap_err().to_string(),
+    ///     "Invalid value for parameter 'path' of function 'files.read': \
+    ///      ../etc/passwd leaves the project folder: give a path inside it",
+    /// );
+    /// ```
+    pub fn set_parser(
+        &mut self,
+        function: &str,
+        param: &str,
+        parser: impl Fn(Json) -> Result<Json, String> + Send + Sync + 'static,
+    ) -> Result<(), BindError> {
+        let (index, interface) = self.find(function)?;
+        let params = &interface.params;
+        let Some(found) =
+            find_param(params, param, self.case_sensitive).and_then(|i| params.get(i))
+        else {
+            return Err(BindError::UnknownParameter {
+                function: interface.qualified_name(),
+                param: shorten_str(param),
+                closest: closest_param(params, param),
+                valid: params.iter().map(|p| p.name.clone()).collect(),
+            });
+        };
+        let key = (index, found.name.clone());
+        self.parsers.0.insert(key, Arc::new(parser));
+        Ok(())
     }
 
     /// The root domain, if one is set.
@@ -361,7 +444,12 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
         match slot {
             None | Some(Value::Null) => {}
             Some(value) => {
-                let json = coerce_param(value, param, &Path::Param(&param.name), &ctx)?;
+                let parser = match catalog.parsers.0.is_empty() {
+                    true => None,
+                    false => catalog.parsers.0.get(&(index, param.name.clone())),
+                };
+                let path = Path::Param(&param.name);
+                let json = coerce_param_with(value, param, &path, &ctx, parser)?;
                 // The tool gets its argument under the name its definition spells.
                 args.insert(param.original_name().to_owned(), json);
             }

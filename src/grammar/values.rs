@@ -7,7 +7,7 @@
 //! read a lot of JSON.
 
 use super::tree::{Builder, Node};
-use crate::interface::{Param, ParamType};
+use crate::interface::{Format, Param, ParamType};
 use serde_json::Value as Json;
 
 /// Nesting the parser accepts by default ([`crate::ParserConfig::max_depth`]): arrays and
@@ -77,7 +77,12 @@ impl Values {
         }
         let bounded = param.min.is_some() || param.max.is_some();
         match &param.ty {
-            ParamType::String => Some(self.string(b)),
+            ParamType::String => Some(
+                param
+                    .known_format()
+                    .and_then(|format| self.formatted(b, format))
+                    .unwrap_or_else(|| self.string(b)),
+            ),
             ParamType::Boolean => Some(b.rule("boolean", |_| {
                 Node::alt([Node::text("true"), Node::text("false")])
             })),
@@ -159,6 +164,187 @@ impl Values {
             separated(members, ", "),
             Node::text("}"),
         ]))
+    }
+
+    /// A string of a checked `format`, for the formats whose values form a regular language
+    /// small enough to write out: exactly the values binding accepts, so every sample binds
+    /// and every value that binds is offered. `None` for `email`, `uri` and `ipv6`, which
+    /// stay any string: binding checks them, and a model sampled from the grammar may
+    /// still write one the binder refuses.
+    fn formatted(&self, b: &mut Builder, format: Format) -> Option<Node> {
+        let quoted = |node: Node| Node::seq([Node::text("\""), node, Node::text("\"")]);
+        match format {
+            Format::Date => Some(quoted(Self::date(b))),
+            Format::Time => {
+                let time = Self::time(b);
+                Some(quoted(Node::seq([time, Node::optional(Self::offset(b))])))
+            }
+            Format::DateTime => {
+                let date = Self::date(b);
+                let time = Self::time(b);
+                let offset = Self::offset(b);
+                Some(quoted(Node::seq([
+                    date,
+                    Node::chars(&[('T', 'T'), ('t', 't')]),
+                    time,
+                    offset,
+                ])))
+            }
+            Format::Uuid => Some(b.rule("format-uuid", |_| {
+                let hex = |n| {
+                    Node::repeat(
+                        Node::chars(&[('0', '9'), ('a', 'f'), ('A', 'F')]),
+                        n,
+                        Some(n),
+                    )
+                };
+                quoted(Node::seq([
+                    hex(8),
+                    Node::text("-"),
+                    hex(4),
+                    Node::text("-"),
+                    hex(4),
+                    Node::text("-"),
+                    hex(4),
+                    Node::text("-"),
+                    hex(12),
+                ]))
+            })),
+            Format::Ipv4 => Some(b.rule("format-ipv4", |b| {
+                // octet ::= "25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9]? [0-9]
+                let octet = b.rule("format-ipv4-octet", |_| {
+                    Node::alt([
+                        Node::seq([Node::text("25"), Node::chars(&[('0', '5')])]),
+                        Node::seq([Node::text("2"), Node::chars(&[('0', '4')]), digit()]),
+                        Node::seq([Node::text("1"), digit(), digit()]),
+                        Node::seq([Node::optional(Node::chars(&[('1', '9')])), digit()]),
+                    ])
+                });
+                let dotted = Node::seq([Node::text("."), octet.clone()]);
+                quoted(Node::seq([octet, Node::repeat(dotted, 3, Some(3))]))
+            })),
+            _ => None,
+        }
+    }
+
+    /// A calendar date, month lengths and leap years included:
+    /// date ::= [0-9]{4} "-" (long-month "-" (day28 | "29" | "30" | "31") | short-month "-"
+    /// (day28 | "29" | "30") | "02-" day28) | leap-year "-02-29"
+    fn date(b: &mut Builder) -> Node {
+        b.rule("format-date", |_| {
+            let two = |first: &[(char, char)], second: &[(char, char)]| {
+                Node::seq([Node::chars(first), Node::chars(second)])
+            };
+            // 01-28, then what longer months add.
+            let day28 = Node::alt([
+                two(&[('0', '0')], &[('1', '9')]),
+                two(&[('1', '1')], &[('0', '9')]),
+                two(&[('2', '2')], &[('0', '8')]),
+            ]);
+            let long_month = Node::alt([
+                two(
+                    &[('0', '0')],
+                    &[('1', '1'), ('3', '3'), ('5', '5'), ('7', '8')],
+                ),
+                two(&[('1', '1')], &[('0', '0'), ('2', '2')]),
+            ]);
+            let short_month = Node::alt([
+                two(&[('0', '0')], &[('4', '4'), ('6', '6'), ('9', '9')]),
+                Node::text("11"),
+            ]);
+            // Two digits divisible by 4: 00 04 08, 12 16, 20 24 28, ...
+            let by_four = Node::alt([
+                two(&[('0', '0')], &[('0', '0'), ('4', '4'), ('8', '8')]),
+                two(
+                    &[('2', '2'), ('4', '4'), ('6', '6'), ('8', '8')],
+                    &[('0', '0'), ('4', '4'), ('8', '8')],
+                ),
+                two(
+                    &[('1', '1'), ('3', '3'), ('5', '5'), ('7', '7'), ('9', '9')],
+                    &[('2', '2'), ('6', '6')],
+                ),
+            ]);
+            let by_four_not_zero = Node::alt([
+                two(&[('0', '0')], &[('4', '4'), ('8', '8')]),
+                two(
+                    &[('2', '2'), ('4', '4'), ('6', '6'), ('8', '8')],
+                    &[('0', '0'), ('4', '4'), ('8', '8')],
+                ),
+                two(
+                    &[('1', '1'), ('3', '3'), ('5', '5'), ('7', '7'), ('9', '9')],
+                    &[('2', '2'), ('6', '6')],
+                ),
+            ]);
+            // Leap: divisible by 4 and not by 100, or by 400.
+            let leap_year = Node::alt([
+                Node::seq([digits(2, 2), by_four_not_zero]),
+                Node::seq([by_four, Node::text("00")]),
+            ]);
+            Node::alt([
+                Node::seq([
+                    digits(4, 4),
+                    Node::text("-"),
+                    Node::alt([
+                        Node::seq([
+                            long_month,
+                            Node::text("-"),
+                            Node::alt([
+                                day28.clone(),
+                                Node::text("29"),
+                                Node::text("30"),
+                                Node::text("31"),
+                            ]),
+                        ]),
+                        Node::seq([
+                            short_month,
+                            Node::text("-"),
+                            Node::alt([day28.clone(), Node::text("29"), Node::text("30")]),
+                        ]),
+                        Node::seq([Node::text("02-"), day28]),
+                    ]),
+                ]),
+                Node::seq([leap_year, Node::text("-02-29")]),
+            ])
+        })
+    }
+
+    /// time ::= hour ":" minute ":" second ("." [0-9]+)?, the leap second 60 included.
+    fn time(b: &mut Builder) -> Node {
+        b.rule("format-time", |_| {
+            let hour = Node::alt([
+                Node::seq([Node::chars(&[('0', '1')]), digit()]),
+                Node::seq([Node::text("2"), Node::chars(&[('0', '3')])]),
+            ]);
+            let sixty = Node::seq([Node::chars(&[('0', '5')]), digit()]);
+            Node::seq([
+                hour,
+                Node::text(":"),
+                sixty.clone(),
+                Node::text(":"),
+                Node::alt([sixty, Node::text("60")]),
+                Node::optional(Node::seq([Node::text("."), Node::repeat(digit(), 1, None)])),
+            ])
+        })
+    }
+
+    /// offset ::= [Zz] | [+-] hour ":" minute
+    fn offset(b: &mut Builder) -> Node {
+        b.rule("format-offset", |_| {
+            let hour = Node::alt([
+                Node::seq([Node::chars(&[('0', '1')]), digit()]),
+                Node::seq([Node::text("2"), Node::chars(&[('0', '3')])]),
+            ]);
+            Node::alt([
+                Node::chars(&[('Z', 'Z'), ('z', 'z')]),
+                Node::seq([
+                    Node::chars(&[('+', '+'), ('-', '-')]),
+                    hour,
+                    Node::text(":"),
+                    Node::chars(&[('0', '5')]),
+                    digit(),
+                ]),
+            ])
+        })
     }
 
     /// string ::= "\"" char* "\"": JSON's escapes, which the parser resolves the same way.

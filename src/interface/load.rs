@@ -409,7 +409,8 @@ fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
         .then_some(ty)
 }
 
-/// Reads `enum`/`choices`, `minimum`/`min`, `maximum`/`max` and `default` onto `param`.
+/// Reads `enum`/`choices`, `minimum`/`min`, `maximum`/`max`, `default` and `format` onto
+/// `param`.
 fn fill_constraints(param: &mut Param, map: &Map<String, Json>, sink: &mut Sink, at: &str) {
     if let Some(choices) = map.get("enum").or_else(|| map.get("choices")) {
         match choices {
@@ -445,6 +446,14 @@ fn fill_constraints(param: &mut Param, map: &Map<String, Json>, sink: &mut Sink,
     }
     if let Some(default) = map.get("default") {
         param.default = Some(default.clone());
+    }
+    match map.get("format") {
+        None | Some(Json::Null) => {}
+        Some(Json::String(format)) => param.format = Some(format.clone()),
+        Some(other) => sink.report(format!(
+            "'{at}.format' must be a string such as \"date\" or \"email\", found {}",
+            json_kind(other)
+        )),
     }
 }
 

@@ -4,10 +4,12 @@
 //! in any of the three shapes people already have (the atfunc standard format, an OpenAI
 //! `tools` array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
 
+mod format;
 mod load;
 mod names;
 mod validate;
 
+pub use format::Format;
 pub(crate) use load::json_kind;
 pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
 #[cfg(feature = "serve")]
@@ -151,6 +153,10 @@ pub struct Param {
     /// The value used when a call leaves it out, if the definition gives one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
+    /// JSON Schema's `format` (`date`, `email`, `uuid`, ...), as declared. The formats in
+    /// [`Format`] are checked when a call binds; others are kept and not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
     /// Where an api-wrapper sends it.
     pub location: Location,
 }
@@ -169,6 +175,7 @@ impl Param {
             min: None,
             max: None,
             default: None,
+            format: None,
             location: Location::Param,
         }
     }
@@ -214,6 +221,24 @@ impl Param {
     pub fn max(mut self, max: f64) -> Param {
         self.max = Some(max);
         self
+    }
+
+    /// Declares the value's JSON Schema `format`; see [`Param::format`].
+    ///
+    /// ```
+    /// use atfunc::{Format, Param, ParamType};
+    ///
+    /// let day = Param::new("day", ParamType::String).format("date");
+    /// assert_eq!(day.known_format(), Some(Format::Date));
+    /// ```
+    pub fn format(mut self, format: impl Into<String>) -> Param {
+        self.format = Some(format.into());
+        self
+    }
+
+    /// The declared format, when it is one atfunc checks.
+    pub fn known_format(&self) -> Option<Format> {
+        self.format.as_deref().and_then(Format::from_name)
     }
 
     /// The value used when the parameter is left out.

@@ -145,6 +145,9 @@ pub fn param_schema(param: &Param) -> Json {
     if let Some(default) = &param.default {
         map.insert("default".into(), default.clone());
     }
+    if let Some(format) = &param.format {
+        map.insert("format".into(), json!(format));
+    }
     match &param.ty {
         ParamType::Object { properties } => {
             let properties: Vec<&Param> = properties.iter().collect();

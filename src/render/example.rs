@@ -168,7 +168,11 @@ fn placeholder(param: &Param, depth: usize) -> Json {
         return choice.clone();
     }
     match &param.ty {
-        ParamType::String | ParamType::Any => Json::String(word(&param.name).to_owned()),
+        // A declared format is checked at bind time, so the example must be one.
+        ParamType::String | ParamType::Any => match param.known_format() {
+            Some(format) => Json::String(format.example().to_owned()),
+            None => Json::String(word(&param.name).to_owned()),
+        },
         ParamType::Integer => {
             let low = param.min.map(f64::ceil);
             let high = param.max.map(f64::floor);

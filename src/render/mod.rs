@@ -168,7 +168,8 @@ pub fn param_token(param: &Param) -> String {
     out
 }
 
-/// What goes between the braces: the type unless it is a string, then choices or bounds.
+/// What goes between the braces: the type unless it is a string, a string's checked format
+/// (`{date}`), then choices or bounds.
 /// An array whose elements are restricted says so after `of`: `array of "a"|"b"`,
 /// `array of integer 1..5`.
 fn type_suffix(param: &Param) -> String {
@@ -179,6 +180,9 @@ fn type_suffix(param: &Param) -> String {
     let is_string = param.ty == ParamType::String;
     if !is_string {
         parts.push(param.ty.name().to_owned());
+    }
+    if let Some(format) = param.known_format().filter(|_| is_string) {
+        parts.push(format.name().to_owned());
     }
     if let Some(choices) = &param.choices {
         let list = choices
@@ -210,7 +214,8 @@ fn restricted_element(param: &Param) -> Option<Param> {
     let mut element = param.element()?;
     let restricted = element.choices.as_ref().is_some_and(|c| !c.is_empty())
         || element.min.is_some()
-        || element.max.is_some();
+        || element.max.is_some()
+        || element.known_format().is_some();
     if !restricted {
         return None;
     }
