@@ -771,3 +771,72 @@ fn listing_a_config_needs_no_secret_and_running_it_does() {
         stderr(&exec)
     );
 }
+
+#[test]
+fn exec_writes_call_events_as_json_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("events.jsonl");
+    let mut args = DEMO.to_vec();
+    args.extend([
+        "--events",
+        file.to_str().unwrap(),
+        "examples/demo/completion.txt",
+    ]);
+    let out = atfunc(&args, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // Each call: its start, then its end, with the same id; calls run in order.
+    assert_eq!(events.len() % 2, 0, "{text}");
+    for pair in events.chunks(2) {
+        let (start, end) = (&pair[0], &pair[1]);
+        assert_eq!(start["event"], "start", "{text}");
+        assert_eq!(start["call_id"], end["call_id"], "{text}");
+        assert_eq!(start["name"], end["name"], "{text}");
+        assert!(start.get("duration_ms").is_none(), "{text}");
+        assert!(end["duration_ms"].is_u64(), "{text}");
+        match end["event"].as_str() {
+            Some("success") => assert!(end.get("error").is_none(), "{text}"),
+            Some("error") => assert!(end["error"].is_string(), "{text}"),
+            other => panic!("{other:?} in {text}"),
+        }
+    }
+    let names: Vec<&str> = events
+        .iter()
+        .step_by(2)
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(names.first(), Some(&"file.listfiles"), "{text}");
+    // The name as written, and the function it resolved to.
+    let last = &events[events.len() - 2];
+    assert_eq!(last["name"], "Weather.Get_Current_Weather", "{text}");
+    assert_eq!(last["function"], "weather.get_current_weather", "{text}");
+    // The call without its city is refused before it runs, and still observed.
+    let refused = events
+        .iter()
+        .find(|e| {
+            e["event"] == "error"
+                && e["error"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Missing required"))
+        })
+        .unwrap_or_else(|| panic!("no refusal in {text}"));
+    assert!(refused.get("function").is_none(), "{text}");
+
+    // `-` is standard error, and the blocks on standard output do not change.
+    let mut args = DEMO.to_vec();
+    args.extend(["--events", "-", "examples/demo/completion.txt"]);
+    let with = atfunc(&args, b"");
+    assert_eq!(
+        stderr(&with).lines().count(),
+        events.len(),
+        "{}",
+        stderr(&with)
+    );
+    let mut args = DEMO.to_vec();
+    args.push("examples/demo/completion.txt");
+    assert_eq!(stdout(&with), stdout(&atfunc(&args, b"")));
+}

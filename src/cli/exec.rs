@@ -31,6 +31,10 @@ pub(crate) struct ExecArgs {
     /// Print one JSON report instead of the result blocks (written as the calls finish).
     #[arg(long)]
     json: bool,
+    /// Write each call's events (start, success, error) to FILE as JSON Lines; `-` is
+    /// standard error.
+    #[arg(long, value_name = "FILE")]
+    events: Option<PathBuf>,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
@@ -46,6 +50,9 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     let runtime = runtime()?;
     let registry = args.tools.registry(&runtime, false)?;
     limit(&registry, &args)?;
+    if let Some(path) = &args.events {
+        watch(&registry, path)?;
+    }
     let input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -252,6 +259,31 @@ fn print_blocks(
 
 fn write_failure(e: std::io::Error) -> Failure {
     Failure(format!("cannot write output: {e}"))
+}
+
+/// Writes every call event to `path` (`-`: standard error) as one JSON object a line, each
+/// flushed as it happens so a reader can follow along.
+fn watch(registry: &Registry, path: &std::path::Path) -> Result<(), Failure> {
+    let sink: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(
+            std::fs::File::create(path)
+                .map_err(|e| Failure(format!("cannot write events to {}: {e}", path.display())))?,
+        )
+    };
+    let sink = std::sync::Mutex::new(sink);
+    registry.on_event(move |event| {
+        let Ok(line) = serde_json::to_string(event) else {
+            return;
+        };
+        let mut sink = sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // An events file that cannot be written must not stop the calls.
+        let _ = writeln!(sink, "{line}").and_then(|()| sink.flush());
+    });
+    Ok(())
 }
 
 /// Sets what the flags ask for on the registry: the truncate length, the time limit.

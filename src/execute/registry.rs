@@ -1,6 +1,7 @@
 //! The registry: the tool boxes a model may call, and running the calls it writes.
 
 use super::control::{self, ControlFunction, CONTROL_DOMAIN};
+use super::events::{CallEvent, CallEventHook, CallWatch};
 use super::stream::ResponseStream;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use super::wrappers::call_guarded;
@@ -307,6 +308,8 @@ struct State {
     concurrency: usize,
     timeout: Option<Duration>,
     parser: ParserConfig,
+    /// Sees every call's events ([`Registry::on_event`]).
+    events: Option<CallEventHook>,
 }
 
 /// The tool manager: registered tool boxes, the control functions, statistics, and the
@@ -378,6 +381,7 @@ impl Registry {
                 concurrency: 1,
                 timeout: None,
                 parser: ParserConfig::default(),
+                events: None,
             }),
             stats: Mutex::new(Stats::default()),
             truncate: AtomicUsize::new(DEFAULT_TRUNCATE_LENGTH),
@@ -721,6 +725,41 @@ impl Registry {
         }
     }
 
+    /// Calls `hook` with every call's events: `start` when a call begins, then `success` or
+    /// `error` (with its duration and, for an error, the text the model is given). Calls
+    /// refused before they run (an unknown function, arguments that do not bind, an
+    /// unreadable call) get their `start` and `error` too. Replaces an earlier hook. The
+    /// hook runs on the task running the call: keep it quick (send to a channel to do more).
+    ///
+    /// ```
+    /// use atfunc::execute::{CallEventKind, Registry};
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&seen);
+    /// registry.on_event(move |event| sink.lock().unwrap().push(event.clone()));
+    /// registry.execute_response("@nothing.here()").await;
+    /// let seen = seen.lock().unwrap();
+    /// let kinds: Vec<CallEventKind> = seen.iter().map(|e| e.event).collect();
+    /// assert_eq!(kinds, [CallEventKind::Start, CallEventKind::Error]);
+    /// assert_eq!(seen[1].name, "nothing.here");
+    /// # });
+    /// ```
+    pub fn on_event(&self, hook: impl Fn(&CallEvent) + Send + Sync + 'static) {
+        self.write().events = Some(Arc::new(hook));
+    }
+
+    /// Stops calling the event hook.
+    pub fn clear_event_hook(&self) {
+        self.write().events = None;
+    }
+
+    pub(super) fn event_hook(&self) -> Option<CallEventHook> {
+        self.read().events.clone()
+    }
+
     pub(super) fn next_call_id(&self) -> String {
         format!("call_{}", self.next_id.fetch_add(1, Ordering::Relaxed))
     }
@@ -766,20 +805,26 @@ impl Registry {
             span: Span::default(),
         };
         let snapshot = self.snapshot(ctx);
-        let bound = match bind(&call, &snapshot.catalog) {
-            Ok(bound) => bound,
-            Err(error) => {
-                self.count_refusal();
-                return Err(error.into());
-            }
-        };
         let call_id = if ctx.call_id.is_empty() {
             self.next_call_id()
         } else {
             ctx.call_id.clone()
         };
+        let bound = match bind(&call, &snapshot.catalog) {
+            Ok(bound) => bound,
+            Err(error) => {
+                self.count_refusal();
+                let watch = CallWatch::start(self.event_hook(), &call_id, path, None);
+                let error: ToolError = error.into();
+                watch.end::<(), _>(&Err(&error));
+                return Err(error);
+            }
+        };
+        let watch = CallWatch::start(self.event_hook(), &call_id, path, Some(&bound.name));
         let ctx = ctx.for_call(call_id, ctx.body.clone());
-        let value = self.dispatch(&snapshot, &bound, &ctx, None).await?;
+        let result = self.dispatch(&snapshot, &bound, &ctx, None).await;
+        watch.end(&result);
+        let value = result?;
         let limit = options
             .truncate_length
             .unwrap_or_else(|| self.truncate_length())

@@ -1,6 +1,7 @@
 //! A model's answer executed while it streams in: fed chunk by chunk ([`ResponseStream`]),
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
+use super::events::CallWatch;
 use super::registry::{Conversation, ExecutionReport, Outcome, Registry, Settings, Snapshot};
 use super::toolbox::{CallContext, ToolError};
 use crate::bind::{bind, BoundCall};
@@ -419,9 +420,16 @@ async fn run_job(
             // calls after it, not its own confirmation.
             let limit = conversation.truncate_length();
             let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
+            let watch = CallWatch::start(
+                registry.event_hook(),
+                &call_id,
+                &call.name,
+                Some(&bound.name),
+            );
             let result = registry
                 .dispatch(snapshot, &bound, &call_ctx, Some(conversation))
                 .await;
+            watch.end(&result);
             let shown = call_text(&call);
             registry.outcome(
                 snapshot,
@@ -443,6 +451,8 @@ async fn run_job(
             span,
         } => {
             registry.count_refusal();
+            let watch = CallWatch::start(registry.event_hook(), &call_id, &name, None);
+            watch.end::<(), _>(&Err(&error));
             let limit = conversation.truncate_length();
             registry.outcome(
                 snapshot,

@@ -1,0 +1,113 @@
+//! Observation of every call: a `start` event when a call begins, then `success` or
+//! `error` when it ends, for calls that run and for calls refused before they run (an
+//! unknown function, arguments that do not bind, an unreadable call).
+
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What happened to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallEventKind {
+    /// The call is about to run, or about to be refused.
+    Start,
+    /// The tool returned a value.
+    Success,
+    /// The call was refused or the tool failed; `error` says why.
+    Error,
+}
+
+/// One event of a call, as [`Registry::on_event`](super::Registry::on_event) hooks and
+/// `atfunc exec --events` (one JSON object a line) see it.
+///
+/// ```
+/// use atfunc::execute::{CallEvent, CallEventKind};
+///
+/// let event = CallEvent {
+///     event: CallEventKind::Error,
+///     call_id: "call_1".into(),
+///     name: "wether.get".into(),
+///     function: None,
+///     duration_ms: Some(0),
+///     error: Some("Unknown function 'wether.get'".into()),
+/// };
+/// assert_eq!(
+///     serde_json::to_string(&event).unwrap(),
+///     r#"{"event":"error","call_id":"call_1","name":"wether.get","duration_ms":0,"error":"Unknown function 'wether.get'"}"#,
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallEvent {
+    /// `start`, `success` or `error`.
+    pub event: CallEventKind,
+    /// The call's id, the same in its `start` and its end.
+    pub call_id: String,
+    /// The name as the model wrote it (`Weather.Get_Temp`).
+    pub name: String,
+    /// The function it resolved to, as defined (`weather.get_temp`); absent for a call
+    /// refused before it was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// Milliseconds from `start`, on `success` and `error`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Why the call failed, on `error`: the text the model is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A hook that sees every call event; see [`Registry::on_event`](super::Registry::on_event).
+pub type CallEventHook = Arc<dyn Fn(&CallEvent) + Send + Sync>;
+
+/// Emits the events of one call to a hook, if there is one.
+pub(super) struct CallWatch {
+    hook: Option<CallEventHook>,
+    call_id: String,
+    name: String,
+    function: Option<String>,
+    started: Instant,
+}
+
+impl CallWatch {
+    /// Emits `start`.
+    pub(super) fn start(
+        hook: Option<CallEventHook>,
+        call_id: &str,
+        name: &str,
+        function: Option<&str>,
+    ) -> CallWatch {
+        let watch = CallWatch {
+            hook,
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            function: function.map(str::to_owned),
+            started: Instant::now(),
+        };
+        watch.emit(CallEventKind::Start, None, None);
+        watch
+    }
+
+    /// Emits `success`, or `error` with `error`'s text.
+    pub(super) fn end<T, E: std::fmt::Display>(&self, result: &Result<T, E>) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match result {
+            Ok(_) => self.emit(CallEventKind::Success, Some(ms), None),
+            Err(error) => self.emit(CallEventKind::Error, Some(ms), Some(error.to_string())),
+        }
+    }
+
+    fn emit(&self, event: CallEventKind, duration_ms: Option<u64>, error: Option<String>) {
+        let Some(hook) = &self.hook else {
+            return;
+        };
+        hook(&CallEvent {
+            event,
+            call_id: self.call_id.clone(),
+            name: self.name.clone(),
+            function: self.function.clone(),
+            duration_ms,
+            error,
+        });
+    }
+}
