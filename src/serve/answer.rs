@@ -8,7 +8,9 @@
 use super::constrain::UpstreamKind;
 use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
-use crate::format::{call_text, repair_note, unreadable_call_error, CallRecord, MissingCall};
+use crate::format::{
+    call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
+};
 use crate::interop::CallIds;
 use crate::parse::{Bodies, Call, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
@@ -39,6 +41,15 @@ pub(crate) enum RoundEnd {
     /// The turn is over.
     Done,
 }
+
+/// The most refused calls a repair round quotes.
+const MAX_QUOTED_CALLS: usize = 20;
+
+/// About the most bytes of refused calls and their errors a repair round quotes.
+const MAX_QUOTED_BYTES: usize = 16 << 10;
+
+/// The most characters of one refused call, and of its error, a repair round quotes.
+const MAX_QUOTED_CALL_CHARS: usize = 2000;
 
 /// A call that is not passed to the client.
 #[derive(Debug, Clone)]
@@ -274,12 +285,28 @@ impl Turn {
         }
     }
 
+    /// The repair round's message. It quotes at most [`MAX_QUOTED_CALLS`] refused calls
+    /// and about [`MAX_QUOTED_BYTES`] of them, each cut to [`MAX_QUOTED_CALL_CHARS`]: an
+    /// answer of 500k bad calls would otherwise go back upstream many times its size.
+    /// Calls left out are counted in the message and not made.
     fn repair_note(&self, refused: &[Refused], called: bool, missing: bool) -> String {
+        let mut budget = MAX_QUOTED_BYTES;
         let records: Vec<CallRecord> = refused
             .iter()
+            .take(MAX_QUOTED_CALLS)
             .map(|r| CallRecord {
-                call_text: r.shown.clone(),
-                result: Err(r.error.clone()),
+                call_text: truncate_text(&r.shown, MAX_QUOTED_CALL_CHARS).into_owned(),
+                result: Err(truncate_text(&r.error, MAX_QUOTED_CALL_CHARS).into_owned()),
+            })
+            .enumerate()
+            .map_while(|(i, record)| {
+                let cost = record.call_text.len() + record.result.as_ref().err()?.len();
+                // The first is always quoted: it is cut to size already.
+                if i > 0 && cost > budget {
+                    return None;
+                }
+                budget = budget.saturating_sub(cost);
+                Some(record)
             })
             .collect();
         let missing = match (&self.choice, missing) {
@@ -287,7 +314,15 @@ impl Turn {
             (Choice::Named(name), true) => MissingCall::Named(name),
             (_, true) => MissingCall::Any,
         };
-        repair_note(&records, called, missing)
+        let mut note = repair_note(&records, called, missing);
+        let left_out = refused.len() - records.len();
+        if left_out > 0 {
+            let calls = if left_out == 1 { "call" } else { "calls" };
+            note.push_str(&format!(
+                "\n\n{left_out} more refused {calls} are not shown here and were not made."
+            ));
+        }
+        note
     }
 
     fn event(&mut self, event: Event, out: &mut Vec<Out>) {
@@ -550,6 +585,37 @@ mod tests {
         assert_eq!(
             shape(&out),
             json!({"text": "", "calls": [["get-weather", "{\"city\":\"Paris\",\"days\":2}"]]})
+        );
+    }
+
+    #[test]
+    fn a_repair_round_quotes_a_bounded_number_of_calls() {
+        let mut turn = turn(Choice::Auto, 1);
+        let answer = "@get_weather(days=2)\n".repeat(5000);
+        let (_, end) = run(&mut turn, &answer, answer.len());
+        assert_eq!(end, RoundEnd::Repair);
+        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        assert_eq!(
+            note.matches("Function call: ").count(),
+            MAX_QUOTED_CALLS,
+            "{note}"
+        );
+        assert!(
+            note.ends_with("4980 more refused calls are not shown here and were not made."),
+            "{note}"
+        );
+        assert!(note.len() < MAX_QUOTED_BYTES + 1000, "{}", note.len());
+
+        // One huge call is cut, not quoted whole.
+        let mut turn = super::tests::turn(Choice::Auto, 1);
+        let huge = format!("@get_weather(days=2, note=\"{}\")", "x".repeat(100_000));
+        let (_, end) = run(&mut turn, &huge, huge.len());
+        assert_eq!(end, RoundEnd::Repair);
+        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        assert!(
+            note.len() < 2 * MAX_QUOTED_CALL_CHARS + 1000,
+            "{}",
+            note.len()
         );
     }
 

@@ -42,7 +42,9 @@
 //! `tool_choice` asks for) is not passed on. When the answer ends, the gateway asks the
 //! model again, at most `repair_rounds` times: the conversation plus the model's answer
 //! plus a user message with each failed call's error block and a request to write only the
-//! corrected calls. The calls of a repair answer are passed on like any others; its text is
+//! corrected calls (at most 20 calls and about 16 KiB of them are quoted, each call and
+//! error cut at 2000 characters; the message counts the calls left out, which are not
+//! made). The calls of a repair answer are passed on like any others; its text is
 //! not (the first answer's text was the reply). `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
