@@ -135,3 +135,34 @@ async fn direct_calls_are_seen_and_the_hook_can_be_removed() {
         .expect("runs");
     assert_eq!(seen.lock().expect("lock").len(), 4);
 }
+
+#[tokio::test]
+async fn a_registry_runs_a_parameters_own_parser() {
+    let (registry, _) = watched();
+    let err = registry.set_parser("t.ecko", "text", Ok).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Unknown function 't.ecko': did you mean 't.echo'?"
+    );
+    registry
+        .set_parser("t.echo", "text", |value| match value.as_str() {
+            Some("") => Err("write some text".to_owned()),
+            other => Ok(json!(other.unwrap_or_default().trim())),
+        })
+        .expect("a parameter");
+    assert_eq!(
+        registry
+            .call("t.echo", json!({"text": " hi "}))
+            .await
+            .expect("runs"),
+        "hi"
+    );
+    let report = registry.execute_response(r#"@t.echo(text="")"#).await;
+    assert!(
+        report
+            .output
+            .contains("Invalid value for parameter 'text' of function 't.echo': write some text"),
+        "{}",
+        report.output
+    );
+}

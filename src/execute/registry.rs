@@ -5,7 +5,7 @@ use super::events::{CallEvent, CallEventHook, CallWatch};
 use super::stream::ResponseStream;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use super::wrappers::call_guarded;
-use crate::bind::{bind, BoundCall, Catalog};
+use crate::bind::{bind, ArgParser, BindError, BoundCall, Catalog};
 use crate::format::{
     self, apply_filters, result_text, truncate_text, truncate_value, CallRecord, OutputFilter,
     DEFAULT_TRUNCATE_LENGTH,
@@ -310,6 +310,8 @@ struct State {
     parser: ParserConfig,
     /// Sees every call's events ([`Registry::on_event`]).
     events: Option<CallEventHook>,
+    /// Parameters' own parsers ([`Registry::set_parser`]): function, parameter, parser.
+    parsers: Vec<(String, String, ArgParser)>,
 }
 
 /// The tool manager: registered tool boxes, the control functions, statistics, and the
@@ -382,6 +384,7 @@ impl Registry {
                 timeout: None,
                 parser: ParserConfig::default(),
                 events: None,
+                parsers: Vec::new(),
             }),
             stats: Mutex::new(Stats::default()),
             truncate: AtomicUsize::new(DEFAULT_TRUNCATE_LENGTH),
@@ -579,6 +582,49 @@ impl Registry {
         self.write().concurrency = n.max(1);
     }
 
+    /// Gives a parameter of a registered function its own parser, run when a call binds:
+    /// see [`Catalog::set_parser`] for what it gets, returns and when it runs. An unknown
+    /// function or parameter is the [`BindError`] a call naming it would get. The parser
+    /// stays with the name: it applies while a function of that name is registered.
+    ///
+    /// ```
+    /// use atfunc::execute::{FnBox, Registry};
+    /// use atfunc::{json, Interface, Param, ParamType};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("shop").function(
+    ///     Interface::function(Some("shop"), "order")
+    ///         .param(Param::new("size", ParamType::String).choices(["S", "M", "L"])),
+    ///     |args, _| Ok(json!(args.get::<String>("size")?)),
+    /// )).unwrap();
+    /// registry.set_parser("shop.order", "size", |value| {
+    ///     Ok(json!(value.as_str().unwrap_or_default().to_uppercase()))
+    /// }).unwrap();
+    /// assert_eq!(registry.call("shop.order", json!({"size": "m"})).await.unwrap(), json!("M"));
+    /// # });
+    /// ```
+    pub fn set_parser(
+        &self,
+        function: &str,
+        param: &str,
+        parser: impl Fn(Json) -> Result<Json, String> + Send + Sync + 'static,
+    ) -> Result<(), BindError> {
+        let parser: ArgParser = Arc::new(parser);
+        // Checked against what is registered now, as a call would be.
+        let mut catalog = self.snapshot(&CallContext::new()).catalog;
+        let check = Arc::clone(&parser);
+        catalog.set_parser(function, param, move |value| check(value))?;
+        let mut state = self.write();
+        state
+            .parsers
+            .retain(|(f, p, _)| (f.as_str(), p.as_str()) != (function, param));
+        state
+            .parsers
+            .push((function.to_owned(), param.to_owned(), parser));
+        Ok(())
+    }
+
     /// Stops any call that takes longer than `limit` (`None`, the default: no limit).
     pub fn set_call_timeout(&self, limit: Option<Duration>) {
         self.write().timeout = limit;
@@ -712,6 +758,11 @@ impl Registry {
         let mut catalog = Catalog::new(interfaces, case_sensitive);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
+        }
+        for (function, param, parser) in &state.parsers {
+            let parser = Arc::clone(parser);
+            // A parser whose function is not registered now waits for it to come back.
+            let _ = catalog.set_parser(function, param, move |value| parser(value));
         }
         Snapshot {
             catalog,
