@@ -13,7 +13,7 @@ use atfunc::{
     bind, load_interfaces, BoundCall, Call, Catalog, Event, Interface, ParamType, StreamParser,
     Value,
 };
-use call_text::{bare_safe, quoted};
+use call_text::{bare_safe, first_answer, may_leave_out, quoted};
 use serde_json::Value as Json;
 
 const FILES: [&str; 4] = [
@@ -108,44 +108,20 @@ fn expected(interfaces: &[Interface], name: &str, args: &Json) -> Expected {
         let acceptable = acceptable.as_array().unwrap();
         let declared = interface.params.iter().find(|p| &p.name == param);
         let required = declared.is_some_and(|p| p.required);
-        let omittable = acceptable.iter().any(|v| v == "");
         // Leave out what may be left out when writing it is not called for (or not
         // possible: two answers name arguments the function does not declare).
-        if omittable
-            && (!required && (acceptable.first() == Some(&Json::from("")) || declared.is_none()))
-        {
+        if may_leave_out(acceptable, required, declared.is_some()) {
             continue;
         }
         let value = acceptable
             .iter()
             .find(|v| *v != "")
             .unwrap_or_else(|| panic!("{name}.{param}: no value to write"));
-        let ty = declared.map(|p| &p.ty);
-        out.push((param.clone(), resolve(value, ty)));
+        out.push((param.clone(), first_answer(value)));
     }
     Expected {
         name: name.to_owned(),
         args: out,
-    }
-}
-
-/// A ground-truth value with each dict field's acceptable values reduced to the first.
-fn resolve(value: &Json, ty: Option<&ParamType>) -> Json {
-    match (value, ty) {
-        (Json::Object(fields), _) => Json::Object(
-            fields
-                .iter()
-                .filter_map(|(k, v)| {
-                    let first = match v.as_array() {
-                        Some(options) => options.iter().find(|o| *o != "")?,
-                        None => v,
-                    };
-                    Some((k.clone(), resolve(first, None)))
-                })
-                .collect(),
-        ),
-        (Json::Array(items), _) => Json::Array(items.iter().map(|v| resolve(v, None)).collect()),
-        (other, _) => other.clone(),
     }
 }
 

@@ -3,11 +3,13 @@
 //! timeout, a case that does not load).
 #![cfg(feature = "eval")]
 
+mod call_text;
 mod support;
 
 use atfunc::eval::{load_cases, score, Case, Mismatch, ScoredCall};
 use atfunc::interop::ToolCall;
 use atfunc::{bind, parse_events, Catalog, Event};
+use call_text::{first_answer, may_leave_out};
 use serde_json::{json, Map, Value as Json};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
@@ -301,30 +303,10 @@ const NOT_BINDABLE: [&str; 2] = ["parallel_multiple_21", "parallel_multiple_94"]
 /// function does not declare (two answers name one).
 fn first_value(acceptable: &Json, required: bool, declared: bool) -> Option<Json> {
     let options = acceptable.as_array()?;
-    let omittable = options.iter().any(|v| v == "");
-    if omittable && !required && (options.first() == Some(&json!("")) || !declared) {
+    if may_leave_out(options, required, declared) {
         return None;
     }
-    options.iter().find(|v| *v != "").map(resolve)
-}
-
-fn resolve(value: &Json) -> Json {
-    match value {
-        Json::Object(fields) => Json::Object(
-            fields
-                .iter()
-                .filter_map(|(k, v)| {
-                    let first = match v.as_array() {
-                        Some(options) => options.iter().find(|o| *o != "")?,
-                        None => v,
-                    };
-                    Some((k.clone(), resolve(first)))
-                })
-                .collect(),
-        ),
-        Json::Array(items) => Json::Array(items.iter().map(resolve).collect()),
-        other => other.clone(),
-    }
+    options.iter().find(|v| *v != "").map(first_answer)
 }
 
 /// The case's ground truth written as atfunc call text, parsed and bound; `Err` with the

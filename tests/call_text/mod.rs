@@ -34,3 +34,35 @@ pub fn bare_safe(text: &str) -> bool {
         && !["true", "false", "null", "none", "nan", "inf", "infinity"]
             .contains(&text.to_lowercase().as_str())
 }
+
+/// Whether a BFCL answer list lets a call leave its parameter out when writing it is not
+/// called for: `""` is among the answers, the parameter is optional, and either the answer
+/// lists `""` first or the function does not declare the parameter (two answers name
+/// arguments their function lacks).
+pub fn may_leave_out(options: &[serde_json::Value], required: bool, declared: bool) -> bool {
+    options.iter().any(|v| v == "")
+        && !required
+        && (options.first() == Some(&serde_json::Value::from("")) || !declared)
+}
+
+/// A BFCL ground-truth value with each dict field's acceptable values reduced to the
+/// first that is not `""` (a field whose only answer is `""` is left out).
+pub fn first_answer(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    match value {
+        Json::Object(fields) => Json::Object(
+            fields
+                .iter()
+                .filter_map(|(k, v)| {
+                    let first = match v.as_array() {
+                        Some(options) => options.iter().find(|o| *o != "")?,
+                        None => v,
+                    };
+                    Some((k.clone(), first_answer(first)))
+                })
+                .collect(),
+        ),
+        Json::Array(items) => Json::Array(items.iter().map(first_answer).collect()),
+        other => other.clone(),
+    }
+}
