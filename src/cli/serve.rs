@@ -35,6 +35,22 @@ pub(crate) struct ServeArgs {
     /// Seconds to wait for the upstream's answer to start, and for each next piece of it.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
     upstream_timeout: f64,
+    /// Seconds one request may take from its head to its answer's last byte, repair
+    /// rounds and executed steps included; past it the answer is cut off with an error.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    request_timeout: f64,
+    /// Seconds a request's head may take to arrive, from its first byte; past it the
+    /// connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    header_timeout: f64,
+    /// Seconds a request's body may take to arrive once its head is in; past it the
+    /// client gets 408.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    body_timeout: f64,
+    /// Seconds a connection may wait for its next request (or its first); past it the
+    /// connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    idle_timeout: f64,
     /// The environment variable holding the key clients must send as
     /// `Authorization: Bearer <key>`.
     #[arg(long, value_name = "NAME")]
@@ -76,12 +92,24 @@ fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure>
     }
 }
 
-pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
-    if !(args.upstream_timeout.is_finite() && args.upstream_timeout > 0.0) {
-        return Err(Failure(String::from(
-            "--upstream-timeout must be a positive number of seconds",
-        )));
+/// `seconds` as a duration, when it is a positive number a duration can hold.
+fn seconds(seconds: f64, flag: &str) -> Result<Duration, Failure> {
+    if seconds.is_finite() && seconds > 0.0 {
+        if let Ok(duration) = Duration::try_from_secs_f64(seconds) {
+            return Ok(duration);
+        }
     }
+    Err(Failure(format!(
+        "--{flag} must be a positive number of seconds"
+    )))
+}
+
+pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+    let upstream_timeout = seconds(args.upstream_timeout, "upstream-timeout")?;
+    let request_timeout = seconds(args.request_timeout, "request-timeout")?;
+    let header_timeout = seconds(args.header_timeout, "header-timeout")?;
+    let body_timeout = seconds(args.body_timeout, "body-timeout")?;
+    let idle_timeout = seconds(args.idle_timeout, "idle-timeout")?;
     let api_key = env_key(&args.api_key_env, "--api-key-env")?;
     let upstream_key = env_key(&args.upstream_key_env, "--upstream-key-env")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -100,7 +128,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         };
         let options = Options {
             upstream: args.upstream.clone(),
-            upstream_timeout: Duration::from_secs_f64(args.upstream_timeout),
+            upstream_timeout,
             repair_rounds: args.repair_rounds,
             max_request_bytes: args.max_request_bytes,
             max_response_bytes: args.max_response_bytes,
@@ -112,6 +140,10 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             constrain: args.constrain,
             upstream_kind: args.upstream_kind,
             max_concurrent: args.max_concurrent,
+            header_timeout,
+            body_timeout,
+            idle_timeout,
+            request_timeout,
         };
         let has_key = options.api_key.is_some();
         let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;

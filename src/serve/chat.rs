@@ -31,8 +31,10 @@ pub(crate) async fn handle(
 ) -> Result<Response, ApiError> {
     gateway.authorize(&headers)?;
     let limit = gateway.options.max_request_bytes;
-    let raw = axum::body::to_bytes(body, limit)
+    let waited = gateway.options.body_timeout;
+    let raw = tokio::time::timeout(waited, axum::body::to_bytes(body, limit))
         .await
+        .map_err(|_| ApiError::body_timeout(waited))?
         .map_err(|_| ApiError::too_large(limit))?;
     let request: Json = serde_json::from_slice(&raw)
         .map_err(|e| ApiError::bad_request(format!("The request body is not valid JSON: {e}")))?;

@@ -89,6 +89,32 @@ impl ApiError {
         )
     }
 
+    /// 504: the request as a whole passed the gateway's time limit for one request.
+    pub fn request_timeout(after: Duration) -> ApiError {
+        ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            format!(
+                "The request did not finish within {}, the longest the gateway gives one request",
+                seconds(after)
+            ),
+            "upstream_error",
+            Some("request_timeout"),
+        )
+    }
+
+    /// 408: the client did not send its request body within `after`.
+    pub fn body_timeout(after: Duration) -> ApiError {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "The request body did not arrive within {}: send it whole, without pauses",
+                seconds(after)
+            ),
+            "invalid_request_error",
+            Some("request_timeout"),
+        )
+    }
+
     /// 502: the upstream could not be reached, or answered something unusable.
     pub fn bad_gateway(message: impl Into<String>) -> ApiError {
         ApiError::new(

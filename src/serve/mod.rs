@@ -113,6 +113,16 @@
 //!   stream with an error event. So does an upstream stream that ends with neither
 //!   `[DONE]` nor a finish reason: a cut-off answer is not passed off as a whole one.
 //! - A client that goes away ends the upstream request.
+//! - [`Options::request_timeout`] bounds a request as a whole, from its head to its
+//!   answer's last byte (all upstream answers, repair rounds and executed steps): past it
+//!   the client gets 504, or, once a stream has started, an error event that ends it, and
+//!   the upstream request is dropped. An upstream that sends one byte a second is cut
+//!   there, not followed for its whole length.
+//! - A connection [`serve`] accepts is closed when it stalls: no request for
+//!   [`Options::idle_timeout`] (before the first one too), or a request head not whole
+//!   [`Options::header_timeout`] after its first byte. A body not whole
+//!   [`Options::body_timeout`] after the head gets 408. These run before the key check:
+//!   clients that open connections and send nothing cannot use up the file descriptors.
 //! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
@@ -125,9 +135,11 @@
 mod answer;
 mod chat;
 mod constrain;
+mod deadline;
 mod error;
 mod execute;
 mod history;
+mod listen;
 mod sse;
 mod tools;
 mod upstream;
@@ -183,6 +195,19 @@ pub struct Options {
     /// Most requests handled at once (at least 1); one more is answered 503 at once.
     /// Default 64.
     pub max_concurrent: usize,
+    /// Longest time a request's head may take to arrive, from its first byte. Default
+    /// 10 s. Applies to connections [`serve`] accepts.
+    pub header_timeout: Duration,
+    /// Longest time a request's body may take to arrive, once its head is in; past it
+    /// the client gets 408. Default 30 s (8 MiB at 280 kB/s).
+    pub body_timeout: Duration,
+    /// Longest time a connection may wait for its next request (or its first one).
+    /// Default 10 s. Applies to connections [`serve`] accepts.
+    pub idle_timeout: Duration,
+    /// Longest time one request may take from its head to its answer's last byte: the
+    /// upstream's answers, repair rounds and executed steps together. Past it the client
+    /// gets 504, or an error event that ends the stream. Default 10 minutes.
+    pub request_timeout: Duration,
 }
 
 /// How many requests a gateway handles at once unless told otherwise.
@@ -204,6 +229,10 @@ impl Default for Options {
             constrain: false,
             upstream_kind: UpstreamKind::LlamaCpp,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -225,6 +254,10 @@ impl std::fmt::Debug for Options {
             .field("constrain", &self.constrain)
             .field("upstream_kind", &self.upstream_kind)
             .field("max_concurrent", &self.max_concurrent)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("request_timeout", &self.request_timeout)
             .finish()
     }
 }
@@ -277,6 +310,18 @@ impl Gateway {
                 "the most requests at once must be at least 1".into(),
             ));
         }
+        for (limit, what) in [
+            (options.header_timeout, "header"),
+            (options.body_timeout, "body"),
+            (options.idle_timeout, "idle"),
+            (options.request_timeout, "request"),
+        ] {
+            if limit.is_zero() {
+                return Err(SetupError(format!(
+                    "the {what} time limit must be more than zero"
+                )));
+            }
+        }
         if options.execute_all && options.registry.is_none() {
             return Err(SetupError(
                 "running every request's calls needs a config with tool boxes".into(),
@@ -320,6 +365,10 @@ impl Gateway {
             .route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&state),
                 one_of_max_concurrent,
+            ))
+            .route_layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&state),
+                within_request_timeout,
             ))
             .route("/health", get(|| async { "ok" }))
             .with_state(state)
@@ -388,6 +437,27 @@ async fn one_of_max_concurrent(
     Response::from_parts(parts, Body::from_stream(body))
 }
 
+/// Ends a request that passes [`Options::request_timeout`]: 504 while its answer has not
+/// started, else the answer is cut off there, an event stream with an error event.
+async fn within_request_timeout(
+    State(gateway): State<Arc<Gateway>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let limit = gateway.options.request_timeout;
+    let deadline = tokio::time::Instant::now() + limit;
+    let Ok(response) = tokio::time::timeout_at(deadline, next.run(request)).await else {
+        return ApiError::request_timeout(limit).into_response();
+    };
+    let is_stream = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let last = is_stream.then(|| chat::error_event(&ApiError::request_timeout(limit)));
+    response.map(|body| Body::new(deadline::Cut::new(body, deadline, last)))
+}
+
 async fn chat_completions(
     State(gateway): State<Arc<Gateway>>,
     headers: HeaderMap,
@@ -411,15 +481,19 @@ async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Resp
 }
 
 /// Serves `gateway` on `listener` until `shutdown` completes; requests under way are
-/// finished first.
+/// finished first. Connections are closed when they stall: a request head not whole
+/// [`Options::header_timeout`] after its first byte, or nothing of a request for
+/// [`Options::idle_timeout`] (see also [`Options::body_timeout`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     gateway: Gateway,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, gateway.router())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = listen::Limits {
+        header: gateway.options.header_timeout,
+        idle: gateway.options.idle_timeout,
+    };
+    listen::serve(listener, gateway.router(), limits, shutdown).await
 }
 
 #[cfg(test)]

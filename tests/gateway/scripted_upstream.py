@@ -2,7 +2,8 @@
 
 It records every request it is sent and answers each chat completion with the next reply
 a test scripted: a completion (as JSON, or as server-sent events cut into pieces of varying
-sizes when the request asks for a stream), an error, a stall, a slow stream, or raw bytes.
+sizes when the request asks for a stream), an error, a stall, a slow stream, raw bytes, or
+raw bytes trickled out.
 Standard library only; it listens on a free loopback port.
 """
 
@@ -51,6 +52,17 @@ class Slow:
     def __init__(self, pieces, delay):
         self.pieces = pieces
         self.delay = delay
+
+
+class Trickle:
+    """These exact bytes, `size` bytes at a time, `delay` seconds apart: an upstream whose
+    every piece comes in time but whose whole answer takes long."""
+
+    def __init__(self, body, delay, size=1, content_type="application/json"):
+        self.body = body
+        self.delay = delay
+        self.size = size
+        self.content_type = content_type
 
 
 class Gated:
@@ -186,6 +198,16 @@ class Upstream:
                 handler.wfile.write(event(chunk(model, {"content": piece})))
                 handler.wfile.flush()
             handler.wfile.write(event(chunk(model, {}, "stop")) + b"data: [DONE]\n\n")
+        elif isinstance(reply, Trickle):
+            handler.send_response(200)
+            handler.send_header("Content-Type", reply.content_type)
+            handler.send_header("Content-Length", str(len(reply.body)))
+            handler.end_headers()
+            for at in range(0, len(reply.body), reply.size):
+                if at:
+                    time.sleep(reply.delay)
+                handler.wfile.write(reply.body[at:at + reply.size])
+                handler.wfile.flush()
         elif isinstance(reply, Gated):
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")

@@ -7,7 +7,7 @@ import httpx
 import openai
 import pytest
 from common import TOOLS, USER, accumulate, summary
-from scripted_upstream import Completion, Failure, Raw, Slow, Stall
+from scripted_upstream import Completion, Failure, Raw, Slow, Stall, Trickle
 
 
 @pytest.mark.parametrize("tools", [TOOLS, None])
@@ -190,3 +190,30 @@ def test_a_stream_with_a_finish_reason_but_no_done_is_whole(client, upstream):
         model="tiny-model", messages=USER, tools=TOOLS, stream=True)
     answer, _ = accumulate(stream)
     assert answer == {"content": "All done.", "calls": [], "finish_reason": "stop"}
+
+
+@pytest.mark.parametrize("tools", [TOOLS, None])
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_slow_upstream_is_cut_off_at_the_request_deadline(start_gateway, upstream, tools, stream):
+    # Each piece comes well within the upstream timeout, but the whole answer would take
+    # 10 s: the request's own deadline (2 s) ends it, and the upstream request with it.
+    gateway = start_gateway("--request-timeout", "2", "--upstream-timeout", "5")
+    if stream:
+        upstream.script(Slow(["word "] * 40, delay=0.25))
+    else:
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+                           "choices": [{"index": 0, "finish_reason": "stop",
+                                        "message": {"role": "assistant", "content": "Hi"}}]})
+        upstream.script(Trickle(body.encode(), delay=0.1, size=2))
+    extra = {"tools": tools} if tools else {}
+    started = time.monotonic()
+    with pytest.raises(openai.APIError) as caught:
+        answer = gateway.client().chat.completions.create(
+            model="tiny-model", messages=USER, stream=stream, timeout=15, **extra)
+        if stream:
+            accumulate(answer)
+    assert "did not finish within 2s" in str(caught.value)
+    if not stream:
+        assert caught.value.status_code == 504
+    assert time.monotonic() - started < 5
+    assert upstream.cancelled.wait(5)

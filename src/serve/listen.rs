@@ -1,0 +1,314 @@
+//! The accept loop: each connection served with HTTP/1 and watched, so that a client that
+//! opens a connection and sends nothing, or a request head by halves, cannot hold a file
+//! descriptor for longer than the time limits allow.
+//!
+//! A connection is always in one of three phases, kept in its [`Clock`]:
+//!
+//! - **idle**, from its start and again after each answer's last byte: nothing of a next
+//!   request has come yet. After [`Limits::idle`] it is closed.
+//! - **head**: the first bytes of a request have come, its head is not whole. After
+//!   [`Limits::header`] from the first byte it is closed.
+//! - **busy**: the request is being handled, from its head until its answer's last byte.
+//!   The connection itself has no limit then: the handler bounds the body read
+//!   ([`Options::body_timeout`](super::Options::body_timeout)) and the whole request
+//!   ([`Options::request_timeout`](super::Options::request_timeout)).
+//!
+//! The limits are checked where the connection reads: a read that would wait is also a
+//! wait for the phase's deadline, which fails the read (and so ends the connection) when it
+//! comes first.
+
+use axum::Router;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::time::{Instant, Sleep};
+
+/// How long a connection may wait in each phase.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// From the first byte of a request to the end of its head.
+    pub(crate) header: Duration,
+    /// Between answers, and before the first request.
+    pub(crate) idle: Duration,
+}
+
+/// How long to wait before accepting again after an error that is not one connection's
+/// (out of file descriptors): the connections being closed free some meanwhile.
+const ACCEPT_RETRY: Duration = Duration::from_millis(50);
+
+/// Serves `router` on `listener` until `shutdown` completes, then stops accepting, lets
+/// each connection finish the request under way, and returns once all are closed.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let (stop, stopping) = watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => accepted,
+        };
+        let socket = match accepted {
+            Ok((socket, _)) => socket,
+            Err(error) if is_connection_error(&error) => continue,
+            Err(_) => {
+                tokio::select! {
+                    () = &mut shutdown => break,
+                    () = tokio::time::sleep(ACCEPT_RETRY) => continue,
+                }
+            }
+        };
+        // Streamed answers go out in small pieces: each should leave at once.
+        let _ = socket.set_nodelay(true);
+        tokio::spawn(connection(socket, router.clone(), limits, stopping.clone()));
+    }
+    drop(listener);
+    drop(stopping);
+    let _ = stop.send(true);
+    // Each connection holds a receiver until it is closed.
+    stop.closed().await;
+    Ok(())
+}
+
+/// Errors of one connection that went away before it was accepted: accept the next.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+async fn connection(
+    socket: TcpStream,
+    router: Router,
+    limits: Limits,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let clock = Arc::new(Clock::new());
+    let io = TokioIo::new(Watched {
+        socket,
+        clock: Arc::clone(&clock),
+        limits,
+        sleep: Box::pin(tokio::time::sleep(limits.idle)),
+    });
+    let service = TowerToHyperService::new(router);
+    let service = hyper::service::service_fn(move |request| {
+        clock.busy();
+        let done = Done(Arc::clone(&clock));
+        let answer = hyper::service::Service::call(&service, request);
+        async move {
+            let response = answer.await?;
+            Ok::<_, std::convert::Infallible>(response.map(|body| Tracked { body, _done: done }))
+        }
+    });
+    let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        // An error is this connection's alone (a client gone, a limit passed): nothing to
+        // report.
+        _ = connection.as_mut() => return,
+        _ = stopping.wait_for(|stop| *stop) => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = connection.await;
+}
+
+/// The phase a connection is in (see the module doc).
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Waiting for a request since this instant.
+    Idle(Instant),
+    /// The first byte of a request came at this instant; its head is not whole yet.
+    Head(Instant),
+    /// A request is being handled.
+    Busy,
+}
+
+/// A connection's phase, shared by its reads and its service.
+#[derive(Debug)]
+struct Clock(Mutex<Shared>);
+
+#[derive(Debug)]
+struct Shared {
+    phase: Phase,
+    /// The last read that waited without a deadline (while busy): woken when the
+    /// connection goes idle, so that the idle deadline is set at once.
+    reader: Option<Waker>,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock(Mutex::new(Shared {
+            phase: Phase::Idle(Instant::now()),
+            reader: None,
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        // A poisoned lock still holds a phase: a panic elsewhere does not stop the clock.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bytes came: an idle connection now reads a request head.
+    fn received(&self) {
+        let mut shared = self.lock();
+        if let Phase::Idle(_) = shared.phase {
+            shared.phase = Phase::Head(Instant::now());
+        }
+    }
+
+    fn busy(&self) {
+        self.lock().phase = Phase::Busy;
+    }
+
+    fn idle(&self) {
+        let reader = {
+            let mut shared = self.lock();
+            shared.phase = Phase::Idle(Instant::now());
+            shared.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+    }
+
+    /// When a read that waits must give up, and why; a read without a deadline is kept
+    /// to be woken when one starts.
+    fn deadline(&self, limits: &Limits, reader: &Waker) -> Option<(Instant, &'static str)> {
+        let mut shared = self.lock();
+        match shared.phase {
+            Phase::Idle(since) => Some((since + limits.idle, "the connection was idle too long")),
+            Phase::Head(since) => Some((
+                since + limits.header,
+                "the request head did not arrive in time",
+            )),
+            Phase::Busy => {
+                shared.reader = Some(reader.clone());
+                None
+            }
+        }
+    }
+}
+
+/// Sets its connection idle when dropped: the answer's last byte was taken, or the
+/// request was given up.
+struct Done(Arc<Clock>);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.idle();
+    }
+}
+
+/// An answer's body that sets its connection idle once it is over.
+struct Tracked {
+    body: axum::body::Body,
+    _done: Done,
+}
+
+impl HttpBody for Tracked {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A connection's socket whose reads also wait for the deadline of its phase.
+struct Watched {
+    socket: TcpStream,
+    clock: Arc<Clock>,
+    limits: Limits,
+    /// Set to the deadline of the phase each time a read waits.
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        match Pin::new(&mut this.socket).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) => {
+                if buf.filled().len() > before {
+                    this.clock.received();
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Pending => {
+                let Some((deadline, why)) = this.clock.deadline(&this.limits, cx.waker()) else {
+                    return Poll::Pending;
+                };
+                if this.sleep.deadline() != deadline {
+                    this.sleep.as_mut().reset(deadline);
+                }
+                match this.sleep.as_mut().poll(cx) {
+                    Poll::Ready(()) => {
+                        Poll::Ready(Err(io::Error::new(io::ErrorKind::TimedOut, why)))
+                    }
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.socket).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.socket).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.socket).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.socket).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.socket.is_write_vectored()
+    }
+}

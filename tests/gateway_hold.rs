@@ -1,0 +1,229 @@
+//! The gateway holds against stalled clients: `atfunc serve` with 256 file descriptors,
+//! 300 connections that send nothing, half a request head, or a head and one byte of the
+//! body are each closed after the time limit, and a normal request then gets its answer.
+//! Every loop is bounded in count and time.
+#![cfg(all(feature = "cli", unix))]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Stalled connections of each kind; with three kinds, more than the gateway's 256 file
+/// descriptors.
+const STALLED_PER_KIND: usize = 100;
+
+/// How long the test waits for all stalled connections to be closed.
+const CLOSE_WITHIN: Duration = Duration::from_secs(30);
+
+/// `atfunc serve` in front of `upstream`, with at most 256 open files, as a shell's
+/// `ulimit -n 256` leaves it; killed when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Served {
+    fn start(upstream: &str, args: &[&str]) -> Served {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -n 256 && exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_atfunc"))
+            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start atfunc serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        // The first line says where it listens; a gateway that fails says why instead.
+        let line = lines.next().and_then(Result::ok).unwrap_or_default();
+        let address = line
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
+            .to_owned();
+        // Keep reading so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Served { child, address }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An upstream that answers every chat completion with "Hello." at once.
+async fn upstream() -> String {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            axum::Json(serde_json::json!({
+                "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
+                             "finish_reason": "stop"}]
+            }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{address}")
+}
+
+const HEAD: &str = "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
+
+/// Opens a connection and sends `first`, then nothing more.
+fn stall(address: &str, first: &[u8]) -> (TcpStream, Instant) {
+    let mut socket = TcpStream::connect(address).expect("connect");
+    if !first.is_empty() {
+        socket.write_all(first).expect("send");
+    }
+    (socket, Instant::now())
+}
+
+/// Waits (until `deadline`) for the gateway to close `socket`; how long after `since`.
+fn closed_after(socket: &mut TcpStream, since: Instant, deadline: Instant) -> Option<Duration> {
+    let mut buffer = [0u8; 4096];
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        socket
+            .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+            .ok()?;
+        match socket.read(&mut buffer) {
+            Ok(0) => return Some(since.elapsed()),
+            // An answer (408, 503) before the close.
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Some(since.elapsed())
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+async fn chat(address: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("http://{address}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .expect("the gateway answers")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_connections_are_closed_and_the_gateway_serves_again() {
+    let upstream = upstream().await;
+    let limit = Duration::from_secs(1);
+    let served = Served::start(
+        &upstream,
+        &[
+            "--header-timeout",
+            "1",
+            "--body-timeout",
+            "1",
+            "--idle-timeout",
+            "1",
+        ],
+    );
+    let address = served.address.clone();
+    let kinds: [&[u8]; 3] = [b"", b"POST /v1/chat/completions HTTP/1.1\r\nHost:", b""];
+    let mut stalled = tokio::task::spawn_blocking(move || {
+        let head_and_one_byte = format!("{HEAD}{{");
+        let mut stalled = Vec::with_capacity(3 * STALLED_PER_KIND);
+        for i in 0..3 * STALLED_PER_KIND {
+            let first = match i % 3 {
+                2 => head_and_one_byte.as_bytes(),
+                kind => kinds[kind],
+            };
+            stalled.push(stall(&address, first));
+        }
+        stalled
+    })
+    .await
+    .unwrap();
+    let address = served.address.clone();
+    let closed = tokio::task::spawn_blocking(move || {
+        let deadline = Instant::now() + CLOSE_WITHIN;
+        stalled
+            .iter_mut()
+            .map(|(socket, since)| closed_after(socket, *since, deadline))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let open = closed.iter().filter(|c| c.is_none()).count();
+    assert_eq!(open, 0, "{open} stalled connections were never closed");
+    // None is closed before its limit: the limits are what closes them.
+    let earliest = closed.iter().flatten().min().copied().unwrap();
+    assert!(earliest >= limit.mul_f64(0.9), "closed after {earliest:?}");
+
+    let answer = chat(&address).await;
+    assert_eq!(answer.status(), 200);
+    let text = answer.text().await.unwrap();
+    assert!(text.contains("Hello."), "{text}");
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_is_closed_when_idle_and_a_slow_body_gets_408() {
+    let upstream = upstream().await;
+    let served = Served::start(
+        &upstream,
+        &["--idle-timeout", "0.5", "--body-timeout", "0.5"],
+    );
+    let address = served.address.clone();
+    tokio::task::spawn_blocking(move || {
+        let body = r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#;
+        let request = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (mut socket, _) = stall(&address, request.as_bytes());
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let mut buffer = [0u8; 4096];
+        // Until the answer's end, then the close, which comes after the idle limit.
+        let mut answered = None;
+        for _ in 0..1000 {
+            match socket.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buffer[..n]);
+                    if answered.is_none() && String::from_utf8_lossy(&answer).contains("Hello.") {
+                        answered = Some(Instant::now());
+                    }
+                }
+                Err(e) => panic!("the idle connection was not closed: {e}"),
+            }
+        }
+        let answered = answered.expect("answered");
+        let idle = answered.elapsed();
+        assert!(
+            idle >= Duration::from_millis(400) && idle < Duration::from_secs(5),
+            "closed {idle:?} after the answer"
+        );
+
+        // A head, then a body that never comes whole: 408, then the close.
+        let (mut socket, _) = stall(&address, format!("{HEAD}{{").as_bytes());
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = String::new();
+        let _ = socket.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+        assert!(answer.contains("did not arrive within 0.5s"), "{answer}");
+    })
+    .await
+    .unwrap();
+}
