@@ -59,12 +59,16 @@ impl Drop for Served {
     }
 }
 
-/// An upstream that answers every chat completion with "Hello." at once.
+/// An upstream that answers every chat completion with "Hello.", at once or, when the
+/// request says "slow", after a second.
 async fn upstream() -> String {
     use axum::routing::post;
     let app = axum::Router::new().route(
         "/v1/chat/completions",
-        post(|| async {
+        post(|body: String| async move {
+            if body.contains("slow") {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
             axum::Json(serde_json::json!({
                 "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
@@ -110,10 +114,16 @@ fn closed_after(socket: &mut TcpStream, since: Instant, deadline: Instant) -> Op
 }
 
 async fn chat(address: &str) -> reqwest::Response {
+    ask(address, "hi").await
+}
+
+async fn ask(address: &str, question: &str) -> reqwest::Response {
     reqwest::Client::new()
         .post(format!("http://{address}/v1/chat/completions"))
         .header("content-type", "application/json")
-        .body(r#"{"model": "m", "messages": [{"role": "user", "content": "hi"}]}"#)
+        .body(format!(
+            r#"{{"model": "m", "messages": [{{"role": "user", "content": "{question}"}}]}}"#
+        ))
         .timeout(Duration::from_secs(10))
         .send()
         .await
@@ -226,4 +236,35 @@ async fn a_kept_alive_connection_is_closed_when_idle_and_a_slow_body_gets_408() 
     })
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn on_sigterm_the_request_under_way_is_answered_and_idle_connections_do_not_wait() {
+    let upstream = upstream().await;
+    let mut served = Served::start(&upstream, &["--idle-timeout", "60"]);
+    let address = served.address.clone();
+    let idle = TcpStream::connect(&address).unwrap();
+    let under_way = tokio::spawn(async move { ask(&address, "slow").await });
+    // Until the request has reached the upstream (which then takes a second).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped = Instant::now();
+    let pid = served.child.id().to_string();
+    let kill = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(kill.success());
+    let answer = under_way.await.unwrap();
+    assert_eq!(answer.status(), 200);
+    assert!(answer.text().await.unwrap().contains("Hello."));
+    let mut exited = None;
+    for _ in 0..100 {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = exited.expect("the gateway did not exit within 5 s of SIGTERM");
+    assert!(status.success(), "{status}");
+    // Not held for the idle connection's 60 s.
+    assert!(stopped.elapsed() < Duration::from_secs(5));
+    drop(idle);
 }
