@@ -151,6 +151,81 @@ async fn everything_calls_from_text() {
     registry.close().await.expect("closes");
 }
 
+/// server-everything's `get-annotated-message` gives content for each audience: an error for
+/// both, a success for the user, debug details for the model, an image for the user.
+#[tokio::test]
+async fn annotated_content_goes_to_its_audience() {
+    if !servers_ready("annotated_content_goes_to_its_audience") {
+        return;
+    }
+    let registry = Registry::new();
+    registry.register(everything().await).expect("registers");
+    let report = registry
+        .execute_response(concat!(
+            "@everything.get_annotated_message(messageType=\"error\")\n",
+            "@everything.get_annotated_message(messageType=\"success\")\n",
+            "@everything.get_annotated_message(messageType=\"debug\")\n",
+            "@everything.get_annotated_message(messageType=\"debug\", includeImage=true)\n",
+            "@everything.echo(message=\"no audience\")\n",
+        ))
+        .await;
+    let values: Vec<Json> = report
+        .calls
+        .iter()
+        .map(|call| call.result.clone().expect("succeeds"))
+        .collect();
+    let elements: Vec<&[Json]> = report.calls.iter().map(|c| c.elements.as_slice()).collect();
+
+    // For the user and the model: in both.
+    assert_eq!(values[0], json!("Error: Operation failed"));
+    assert_eq!(
+        elements[0],
+        [json!({"type": "text", "text": "Error: Operation failed"})]
+    );
+    // For the user alone: an element, and the model reads only that the user saw it.
+    assert_eq!(values[1], json!("[shown to the user: text]"));
+    assert_eq!(
+        elements[1],
+        [json!({"type": "text", "text": "Operation completed successfully"})]
+    );
+    // For the model alone: no element.
+    assert_eq!(
+        values[2],
+        json!("Debug: Cache hit ratio 0.95, latency 150ms")
+    );
+    assert!(elements[2].is_empty());
+    // The user's image goes whole to the client; the model reads what it is.
+    let described =
+        regex::Regex::new(r"^Debug: .*\n\[image: image/png, \d+ bytes\]$").expect("regex");
+    assert!(
+        described.is_match(values[3].as_str().expect("text")),
+        "{}",
+        values[3]
+    );
+    let [image] = elements[3] else {
+        panic!("one element: {:?}", elements[3]);
+    };
+    assert_eq!(image["type"], "image");
+    assert_eq!(image["mime_type"], "image/png");
+    let data = image["data"].as_str().expect("base64 data");
+    assert!(data.len() > 100, "{data}");
+    assert!(!report.output.contains(data));
+    // No audience: both.
+    assert_eq!(values[4], json!("Echo: no audience"));
+    assert_eq!(
+        elements[4],
+        [json!({"type": "text", "text": "Echo: no audience"})]
+    );
+
+    // The blocks show the model's values only, and the JSON of a call carries its elements.
+    assert!(!report.output.contains("Operation completed successfully"));
+    let calls = report.to_json()["calls"].clone();
+    assert_eq!(calls[1]["elements"], json!(elements[1]));
+    assert!(calls[2].get("elements").is_none(), "{}", calls[2]);
+    insta::assert_snapshot!("everything_annotated", report.output);
+    registry.close().await.expect("closes");
+}
+
 #[tokio::test]
 async fn everything_other_content_and_env() {
     if !servers_ready("everything_other_content_and_env") {

@@ -17,9 +17,14 @@
 //!
 //! # Results
 //!
-//! Text items of a result are joined by newlines; other items are described in one line
-//! each (`[image: image/png, 1234 bytes]`). A result with no content but structured content
-//! returns that JSON. A result marked `isError` is an error carrying the server's text.
+//! Each content item goes to whom its `annotations.audience` names: `["assistant"]` only, to
+//! the model; `["user"]` only, to the client as an element (see [`CallContext::add_element`]);
+//! both or no audience, to both. What the model gets is the text items joined by newlines,
+//! and a line describing each binary item (`[image: image/png, 1234 bytes]`), for the user
+//! or not: a model reads no image, the client gets it whole. When every item is text for
+//! the user alone, the model reads what kind was shown (`[shown to the user: text]`), so it
+//! knows the call did its work. A result with no content but structured content returns that JSON. A
+//! result marked `isError` is an error carrying the server's text, every item described.
 //!
 //! # The process
 //!
@@ -27,6 +32,7 @@
 //! never reaches atfunc's stdout or stderr. [`ToolBox::close`] closes the server's stdin and
 //! waits for it to exit, then terminates it if it does not; dropping the box kills it.
 
+use super::elements::ToolOutput;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::{identifier, load_interfaces, Interface, Original};
 use async_trait::async_trait;
@@ -267,7 +273,7 @@ impl ToolBox for McpBox {
         &self,
         function: &str,
         args: Map<String, Json>,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let Some(tool) = self.find(function) else {
             return Err(ToolError::unknown(function));
@@ -299,7 +305,7 @@ impl ToolBox for McpBox {
         if items.is_empty() {
             return Ok(result.structured_content.unwrap_or(Json::Null));
         }
-        Ok(Json::String(describe_content(items)))
+        Ok(ctx.add_output(split_content(items)))
     }
 
     async fn close(&self) -> Result<(), ToolError> {
@@ -476,6 +482,120 @@ fn property_loads(name: &str, definition: &Json) -> bool {
     load_interfaces(&probe).is_ok()
 }
 
+/// Who a content item is for, from its `annotations.audience`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    /// `["assistant"]`: the model alone.
+    Model,
+    /// `["user"]`: the client alone.
+    User,
+    /// Both named, or no audience given.
+    Both,
+}
+
+fn audience(item: &Json) -> Audience {
+    let Some(Json::Array(names)) = item.pointer("/annotations/audience") else {
+        return Audience::Both;
+    };
+    let named = |role: &str| names.iter().any(|name| name.as_str() == Some(role));
+    match (named("user"), named("assistant")) {
+        (true, false) => Audience::User,
+        (false, true) => Audience::Model,
+        _ => Audience::Both,
+    }
+}
+
+/// A successful result's content: the model's value (text verbatim, other items described,
+/// one per line) and the client's elements, each item sent where its audience says.
+fn split_content(items: &[Json]) -> ToolOutput {
+    let mut for_model = Vec::new();
+    let mut elements = Vec::new();
+    for item in items {
+        let audience = audience(item);
+        // A model cannot read binary content, only its one-line description, which tells
+        // it what the user was shown; so that line goes to the model whatever the audience.
+        if audience != Audience::User || is_binary(item) {
+            for_model.push(item);
+        }
+        if audience != Audience::Model {
+            elements.push(element(item));
+        }
+    }
+    let value = if for_model.is_empty() {
+        // An empty result reads as a call that did nothing; say what the user was shown.
+        let kinds: Vec<&str> = items
+            .iter()
+            .map(|item| item.get("type").and_then(Json::as_str).unwrap_or("content"))
+            .collect();
+        format!("[shown to the user: {}]", kinds.join(", "))
+    } else {
+        for_model
+            .into_iter()
+            .map(describe_item)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    ToolOutput {
+        value: Json::String(value),
+        elements,
+    }
+}
+
+/// Whether the item is bytes rather than text: an image, audio, a resource's blob.
+fn is_binary(item: &Json) -> bool {
+    match item.get("type").and_then(Json::as_str) {
+        Some("image" | "audio") => true,
+        Some("resource") => item.pointer("/resource/text").is_none(),
+        _ => false,
+    }
+}
+
+/// An MCP content item as an element: the item whole, in the element shape (snake case
+/// names, base64 as `data`), annotations left out.
+fn element(item: &Json) -> Json {
+    let field = |key: &str| item.get(key).cloned().unwrap_or(Json::Null);
+    let kind = item.get("type").and_then(Json::as_str).unwrap_or_default();
+    let mut element = Map::new();
+    element.insert("type".into(), json!(kind));
+    let mut put = |name: &str, value: Json| {
+        if !value.is_null() {
+            element.insert(name.into(), value);
+        }
+    };
+    match kind {
+        "text" => put("text", field("text")),
+        "image" | "audio" => {
+            put("mime_type", field("mimeType"));
+            put("data", field("data"));
+        }
+        "resource" => {
+            let resource = item.get("resource").unwrap_or(&Json::Null);
+            let part = |key: &str| resource.get(key).cloned().unwrap_or(Json::Null);
+            put("uri", part("uri"));
+            put("mime_type", part("mimeType"));
+            put("text", part("text"));
+            put("data", part("blob"));
+        }
+        "resource_link" => {
+            put("uri", field("uri"));
+            put("name", field("name"));
+            put("mime_type", field("mimeType"));
+            put("description", field("description"));
+        }
+        // A kind this version does not know: as the server sent it.
+        _ => {
+            if let Json::Object(map) = item {
+                for (key, value) in map {
+                    if key != "annotations" && key != "type" {
+                        put(key, value.clone());
+                    }
+                }
+            }
+        }
+    }
+    Json::Object(element)
+}
+
 /// Text items verbatim, other items described, one per line.
 fn describe_content(items: &[Json]) -> String {
     items
@@ -579,6 +699,56 @@ mod tests {
             describe_content(&items),
             "hello\n[image: image/png, 3 bytes]\n[resource: test://1]\nbody\n[resource link: two <test://2>]\n[hologram content]"
         );
+    }
+
+    #[test]
+    fn content_goes_where_its_audience_says() {
+        let user = json!({"audience": ["user"], "priority": 0.7});
+        let items = [
+            json!({"type": "text", "text": "for both"}),
+            json!({"type": "text", "text": "for the model", "annotations": {"audience": ["assistant"]}}),
+            json!({"type": "text", "text": "for the user", "annotations": user}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png",
+                   "annotations": {"audience": ["assistant", "user"]}}),
+            json!({"type": "resource", "resource": {"uri": "test://1", "blob": "AAAA"}, "annotations": user}),
+        ];
+        let output = split_content(&items);
+        assert_eq!(
+            output.value,
+            json!("for both\nfor the model\n[image: image/png, 3 bytes]\n[resource: test://1, 3 bytes]")
+        );
+        assert_eq!(
+            output.elements,
+            [
+                json!({"type": "text", "text": "for both"}),
+                json!({"type": "text", "text": "for the user"}),
+                json!({"type": "image", "mime_type": "image/png", "data": "AAAA"}),
+                json!({"type": "resource", "uri": "test://1", "data": "AAAA"}),
+            ]
+        );
+    }
+
+    #[test]
+    fn content_for_the_user_alone_leaves_the_model_a_note() {
+        let user = json!({"audience": ["user"]});
+        let items = [
+            json!({"type": "text", "text": "Done", "annotations": user}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png", "annotations": user}),
+        ];
+        assert_eq!(
+            split_content(&items[..1]).value,
+            json!("[shown to the user: text]")
+        );
+        // The image's description is the model's, whoever the image is for.
+        let output = split_content(&items);
+        assert_eq!(output.value, json!("[image: image/png, 3 bytes]"));
+        assert_eq!(output.elements.len(), 2);
+        // An image for the model alone is described and goes nowhere else.
+        let mine = json!({"type": "image", "data": "AAAA", "mimeType": "image/png",
+                          "annotations": {"audience": ["assistant"]}});
+        let output = split_content(&[mine]);
+        assert_eq!(output.value, json!("[image: image/png, 3 bytes]"));
+        assert!(output.elements.is_empty());
     }
 
     #[test]

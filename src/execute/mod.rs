@@ -14,6 +14,7 @@ mod boxes;
 #[cfg(feature = "command")]
 mod command;
 mod control;
+mod elements;
 mod events;
 #[cfg(feature = "file")]
 mod file;
@@ -34,6 +35,7 @@ pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
 pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
+pub use elements::ToolOutput;
 pub use events::{CallEvent, CallEventHook, CallEventKind};
 #[cfg(feature = "file")]
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind, DEFAULT_MAX_READ_BYTES};

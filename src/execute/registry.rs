@@ -128,6 +128,9 @@ pub struct Outcome {
     pub span: Span,
     /// The truncate length in force when the call ran.
     pub truncate_length: usize,
+    /// What the call showed the client beside its result, which the block leaves out (see
+    /// [`CallContext::add_element`]); empty for most calls.
+    pub elements: Vec<Json>,
 }
 
 impl Outcome {
@@ -139,7 +142,8 @@ impl Outcome {
     /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",
     /// "error"}`, a result too long for the truncate length in the fitted form of
     /// [`fit_json`](crate::format::fit_json), an error cut as in the block (never below
-    /// [`ERROR_TEXT_FLOOR`] characters).
+    /// [`ERROR_TEXT_FLOOR`] characters), then `"elements"` whole, only when the call has
+    /// any.
     pub fn to_json(&self) -> Json {
         let mut map = Map::new();
         map.insert("name".into(), Json::String(self.name.clone()));
@@ -164,6 +168,10 @@ impl Outcome {
                 ),
             ),
         };
+        // Left out when empty, so the JSON of a call without elements is what it always was.
+        if !self.elements.is_empty() {
+            map.insert("elements".into(), Json::Array(self.elements.clone()));
+        }
         Json::Object(map)
     }
 }
@@ -1023,6 +1031,7 @@ impl Registry {
             block,
             span,
             truncate_length: limit,
+            elements: Vec::new(),
         }
     }
 }

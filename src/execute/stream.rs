@@ -431,7 +431,7 @@ async fn run_job(
                 .await;
             watch.end(&result);
             let shown = call_text(&call);
-            registry.outcome(
+            let mut outcome = registry.outcome(
                 snapshot,
                 call_id,
                 bound.name,
@@ -441,7 +441,9 @@ async fn run_job(
                 result,
                 bound.span,
                 limit,
-            )
+            );
+            outcome.elements = call_ctx.take_elements();
+            outcome
         }
         Job::Refused {
             name,

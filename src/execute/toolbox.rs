@@ -186,13 +186,15 @@ impl CallContext {
         self.extensions.get::<T>()
     }
 
-    /// The same context for one call: `call_id` and `body` set.
+    /// The same context for one call: `call_id` and `body` set, collecting the call's own
+    /// elements (see [`CallContext::add_element`]).
     pub fn for_call(&self, call_id: impl Into<String>, body: Option<Body>) -> CallContext {
         CallContext {
             call_id: call_id.into(),
             body,
             extensions: self.extensions.clone(),
         }
+        .collecting_elements()
     }
 }
 
