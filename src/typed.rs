@@ -12,7 +12,8 @@
 //! every other tool does:
 //!
 //! - `Ok(value)` → the value as JSON, as a [`FnBox`](crate::execute::FnBox) closure's
-//!   would be.
+//!   would be. A [`ToolOutput`] is the model's value and elements for the client beside it
+//!   (a card, an image; see [`CallContext::add_element`]): the model reads the value alone.
 //! - `Err(error)` → [`ToolError::Failed`] with the error's `Display`: the result block reads
 //!   `Returned: Error: ...`, [`Outcome::is_error`](crate::execute::Outcome::is_error) is
 //!   true and the registry's statistics count it.
@@ -52,7 +53,7 @@
 //! assert_eq!(result.unwrap(), json!(2.5));
 //! ```
 
-use crate::execute::{CallContext, ToolBox, ToolError};
+use crate::execute::{CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{load_interfaces, Interface, LoadError, Param, ParamType};
 use futures::future::BoxFuture;
 use schemars::generate::SchemaSettings;
@@ -94,8 +95,8 @@ use std::sync::Arc;
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments, deserialised from the model's call; their schema is the interface.
     type Args: DeserializeOwned + JsonSchema + Send;
-    /// What a successful call returns; sent as its JSON.
-    type Output: Serialize;
+    /// What a successful call returns: a value sent as its JSON, or a [`ToolOutput`].
+    type Output: IntoToolOutput;
     /// Why a call failed; becomes [`ToolError::Failed`] with its `Display`.
     type Error: fmt::Display;
 
@@ -390,7 +391,7 @@ impl TypedBox {
             let tool = Arc::clone(&tool);
             let parsed = deserialize::<T::Args>(args, &function, &params);
             let function = function.clone();
-            Box::pin(async move { envelope(tool.call(parsed?, ctx).await, &function) })
+            Box::pin(async move { envelope(tool.call(parsed?, ctx).await, &function, ctx) })
         });
         self.push(interface, run)
     }
@@ -399,16 +400,16 @@ impl TypedBox {
     pub fn function<A, T, E, F>(self, name: &str, function: F) -> Result<TypedBox, TypedError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
-        T: Serialize + 'static,
+        T: IntoToolOutput + 'static,
         E: fmt::Display + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
         let interface = interface_of::<A>(Some(&self.name), name, None)?;
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
-        let run: Run = Box::new(move |args, _ctx| {
+        let run: Run = Box::new(move |args, ctx| {
             let result = deserialize::<A>(args, &qualified, &params)
-                .and_then(|args| envelope(function(args), &qualified));
+                .and_then(|args| envelope(function(args), &qualified, ctx));
             Box::pin(futures::future::ready(result))
         });
         self.push(interface, run)
@@ -422,7 +423,7 @@ impl TypedBox {
     ) -> Result<TypedBox, TypedError>
     where
         A: DeserializeOwned + JsonSchema + 'static,
-        T: Serialize + 'static,
+        T: IntoToolOutput + 'static,
         E: fmt::Display + 'static,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
@@ -432,11 +433,11 @@ impl TypedBox {
         let params = interface.params.clone();
         let run: Run =
             Box::new(
-                move |args, _ctx| match deserialize::<A>(args, &qualified, &params) {
+                move |args, ctx| match deserialize::<A>(args, &qualified, &params) {
                     Ok(args) => {
                         let future = function(args);
                         let qualified = qualified.clone();
-                        Box::pin(async move { envelope(future.await, &qualified) })
+                        Box::pin(async move { envelope(future.await, &qualified, ctx) })
                     }
                     Err(error) => Box::pin(futures::future::ready(Err(error))),
                 },
@@ -485,17 +486,65 @@ impl ToolBox for TypedBox {
     }
 }
 
-/// The tool's outcome as the model sees it; see the module docs.
-fn envelope<T: Serialize, E: fmt::Display>(
+/// What a typed tool may return: any `Serialize` value, sent as its JSON, or a
+/// [`ToolOutput`], whose value the model reads and whose elements go to the client.
+///
+/// ```
+/// use atfunc::execute::{FnBox, Registry, ToolOutput};
+/// use atfunc::typed::TypedBox;
+/// use atfunc::json;
+///
+/// /// Show a city's weather to the user.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Show {
+///     city: String,
+/// }
+///
+/// let tools = TypedBox::new("weather")
+///     .function("show", |args: Show| {
+///         let card = json!({"type": "card", "title": args.city, "body": "21 °C, sunny"});
+///         Ok::<_, String>(ToolOutput::new(json!("The card is on the user's screen.")).with_element(card))
+///     })
+///     .unwrap();
+/// let registry = Registry::new();
+/// registry.register(tools).unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let report = registry.execute_response(r#"@weather.show("Oslo")"#).await;
+/// assert_eq!(report.calls[0].result, Ok(json!("The card is on the user's screen.")));
+/// assert_eq!(report.calls[0].elements[0]["title"], "Oslo");
+/// # });
+/// ```
+pub trait IntoToolOutput {
+    /// The value and elements, or why the value is not JSON.
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error>;
+}
+
+impl<T: Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error> {
+        serde_json::to_value(&self).map(ToolOutput::new)
+    }
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error> {
+        Ok(self)
+    }
+}
+
+/// The tool's outcome as the model sees it, its elements added to the call; see the module
+/// docs.
+fn envelope<T: IntoToolOutput, E: fmt::Display>(
     outcome: Result<T, E>,
     function: &str,
+    ctx: &CallContext,
 ) -> Result<Json, ToolError> {
     match outcome {
-        Ok(value) => serde_json::to_value(&value).map_err(|error| {
-            ToolError::msg(format!(
+        Ok(value) => match value.into_tool_output() {
+            Ok(output) => Ok(ctx.add_output(output)),
+            Err(error) => Err(ToolError::msg(format!(
                 "Function '{function}' returned a result that is not JSON ({error}); the call may have had its effect"
-            ))
-        }),
+            ))),
+        },
         // The same failure path as every other tool: an error result, counted as one.
         Err(error) => Err(ToolError::Failed(error.to_string())),
     }

@@ -6,6 +6,7 @@ mod support;
 use support::{atfunc, stderr, stdout};
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 const TOOLS: &str = "tests/data/reference_tools.json";
@@ -839,4 +840,61 @@ fn exec_writes_call_events_as_json_lines() {
     let mut args = DEMO.to_vec();
     args.push("examples/demo/completion.txt");
     assert_eq!(stdout(&with), stdout(&atfunc(&args, b"")));
+}
+
+/// `exec --json` gives each call its `elements` (what the tool showed the user, never in the
+/// blocks) and leaves the list out of a call without any. The elements come from the
+/// reference MCP server's annotated content (`npm ci --prefix tests/mcp`).
+#[test]
+fn exec_json_carries_the_elements_of_each_call() {
+    if Command::new("node").arg("--version").output().is_err() {
+        println!("SKIPPED exec_json_carries_the_elements_of_each_call: `node` is not installed");
+        return;
+    }
+    let package = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp/node_modules/@modelcontextprotocol/server-everything");
+    let manifest = std::fs::read_to_string(package.join("package.json"))
+        .expect("server-everything is installed: run `npm ci --prefix tests/mcp` first");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let bin = match &manifest["bin"] {
+        serde_json::Value::Object(bins) => bins.values().next().unwrap().as_str().unwrap(),
+        other => other.as_str().unwrap(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tools.json");
+    let server = package.join(bin).display().to_string();
+    let text = serde_json::json!({"toolboxes": [{"name": "everything", "kind": "mcp",
+        "command": ["node", server, "stdio"]}]});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let answer = concat!(
+        "@everything.get_annotated_message(messageType=\"success\", includeImage=true)\n",
+        "@everything.get_annotated_message(messageType=\"debug\")\n",
+    );
+    let config = config.to_str().unwrap();
+    let blocks = atfunc(&["exec", "--config", config], answer.as_bytes());
+    assert_eq!(blocks.status.code(), Some(0), "{}", stderr(&blocks));
+    let json = atfunc(&["exec", "--config", config, "--json"], answer.as_bytes());
+    assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report["output"].as_str().unwrap(), stdout(&blocks));
+
+    let calls = report["calls"].as_array().unwrap();
+    let elements = calls[0]["elements"].as_array().expect("an elements list");
+    assert_eq!(
+        elements[0],
+        serde_json::json!({"type": "text", "text": "Operation completed successfully"})
+    );
+    assert_eq!(elements[1]["type"], "image");
+    assert_eq!(elements[1]["mime_type"], "image/png");
+    let image = elements[1]["data"].as_str().unwrap();
+    // The model reads what was shown, never the image or the text meant for the user.
+    let output = stdout(&blocks);
+    assert!(
+        !output.contains(image) && !output.contains("Operation completed"),
+        "{output}"
+    );
+    assert!(output.contains("[image: image/png, "), "{output}");
+    // A call with nothing for the user has no list at all.
+    assert!(calls[1].get("elements").is_none(), "{}", calls[1]);
+    assert!(calls[1]["result"].as_str().unwrap().starts_with("Debug: "));
 }

@@ -4,7 +4,7 @@
 
 use atfunc::execute::{
     CallContext, CallOptions, EmptyBox, FnBox, MultiBox, RegisterError, Registry, RegistryPrompt,
-    ToolBox, ToolError,
+    ToolBox, ToolBoxExt, ToolError, ToolOutput,
 };
 use atfunc::format::DEFAULT_TRUNCATE_LENGTH;
 use atfunc::{Interface, Param, ParamType};
@@ -853,4 +853,92 @@ async fn api_wrapper_body_reaches_the_tool_through_the_context() {
         "{}",
         report.output
     );
+}
+
+/// A box of tools that show the user something: one element per call, named by its
+/// argument, and a value for the model.
+fn showing() -> FnBox {
+    let text = || {
+        Param::new("text", ParamType::String)
+            .required()
+            .describe("t")
+    };
+    FnBox::new("t")
+        .function(plain("card").param(text()), |args, ctx| {
+            let text: String = args.get("text")?;
+            ctx.add_element(json!({"type": "card", "title": text}));
+            Ok(json!("card shown"))
+        })
+        .async_function(plain("later").param(text()), |args, ctx| async move {
+            let text: String = args.get("text")?;
+            // Calls of one answer run at once; each keeps its own elements.
+            tokio::time::sleep(Duration::from_millis(if text == "a" { 30 } else { 1 })).await;
+            ctx.add_element(ToolOutput::text_element(format!("{text} 1")));
+            ctx.add_element(ToolOutput::text_element(format!("{text} 2")));
+            Ok(json!(text))
+        })
+        .function(plain("broken"), |_args, ctx| {
+            ctx.add_element(json!({"type": "card", "title": "partial"}));
+            Err(ToolError::msg("it broke halfway"))
+        })
+}
+
+#[tokio::test]
+async fn fn_box_elements_go_to_the_outcome_and_never_into_the_blocks() {
+    let registry = Registry::new();
+    // Wrappers pass the call's context on, and with it the elements.
+    registry
+        .register(showing().with_timeout(Duration::from_secs(5)))
+        .unwrap();
+    registry.register(weather()).unwrap();
+    registry.set_concurrency(3);
+    let report = registry
+        .execute_response(
+            r#"@t.card("Oslo") @t.later("a") @t.later("b") @weather.get_temp("Rome") @t.broken() @t.card()"#,
+        )
+        .await;
+    let elements: Vec<&[Value]> = report.calls.iter().map(|c| c.elements.as_slice()).collect();
+    assert_eq!(elements[0], [json!({"type": "card", "title": "Oslo"})]);
+    assert_eq!(
+        elements[1],
+        [
+            json!({"type": "text", "text": "a 1"}),
+            json!({"type": "text", "text": "a 2"})
+        ]
+    );
+    assert_eq!(elements[2][0], json!({"type": "text", "text": "b 1"}));
+    assert!(elements[3].is_empty());
+    // What a failing call showed before it failed is still the client's.
+    assert_eq!(elements[4], [json!({"type": "card", "title": "partial"})]);
+    assert!(report.calls[4].is_error());
+    // A call that does not bind never ran: nothing shown.
+    assert!(elements[5].is_empty() && report.calls[5].is_error());
+
+    assert!(!report.output.contains("title"), "{}", report.output);
+    assert!(report.output.contains("Returned: card shown"));
+    let json = report.to_json();
+    assert_eq!(
+        json["calls"][0]["elements"],
+        json!([{"type": "card", "title": "Oslo"}])
+    );
+    assert!(json["calls"][3].get("elements").is_none());
+}
+
+#[tokio::test]
+async fn elements_reach_a_stream_and_a_box_called_directly() {
+    let registry = Registry::new();
+    registry.register(showing()).unwrap();
+    let mut stream = registry.stream();
+    let first = stream.feed_str("One @t.card(\"x\") and ").await;
+    assert_eq!(first[0].elements, [json!({"type": "card", "title": "x"})]);
+    let end = stream.finish().await;
+    assert_eq!(end.report.calls[0].elements, first[0].elements);
+
+    // Called without a registry, a box's elements reach a context that collects them.
+    let ctx = CallContext::new().collecting_elements();
+    let mut args = Map::new();
+    args.insert("text".into(), json!("y"));
+    let value = showing().call("card", args, &ctx).await;
+    assert_eq!(value, Ok(json!("card shown")));
+    assert_eq!(ctx.take_elements(), [json!({"type": "card", "title": "y"})]);
 }

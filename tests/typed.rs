@@ -3,7 +3,7 @@
 #![cfg(feature = "typed")]
 
 use atfunc::execute::Registry;
-use atfunc::execute::{CallContext, ToolBox, ToolError};
+use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
 use atfunc::{validate_toolbox, ParamType};
@@ -405,5 +405,79 @@ async fn typed_tools_take_their_id_from_their_type_and_see_the_context() {
     assert_eq!(
         bad.unwrap_err().to_string(),
         "Invalid arguments for function 'words.dictionary_lookup': argument 'word' must be a string, found 1"
+    );
+}
+
+/// Where to show a chart.
+#[derive(Deserialize, JsonSchema)]
+struct Chart {
+    /// The chart's title.
+    title: String,
+}
+
+/// A typed tool that shows the user a chart through its context.
+struct ChartTool;
+
+impl TypedTool for ChartTool {
+    type Args = Chart;
+    type Output = String;
+    type Error = String;
+
+    async fn call(&self, args: Chart, ctx: &CallContext) -> Result<String, String> {
+        ctx.add_element(ToolOutput::image_element("image/svg+xml", "PHN2Zy8+"));
+        Ok(format!(
+            "The chart '{}' is on the user's screen.",
+            args.title
+        ))
+    }
+}
+
+#[tokio::test]
+async fn typed_tools_return_elements_beside_their_value() {
+    let tools = TypedBox::new("ui")
+        .tool(ChartTool)
+        .unwrap()
+        .function("card", |args: Chart| {
+            let card = json!({"type": "card", "title": args.title});
+            Ok::<_, String>(ToolOutput::new(json!({"shown": true})).with_element(card))
+        })
+        .unwrap()
+        .async_function("note", |args: Chart| async move {
+            Ok::<_, String>(
+                ToolOutput::new(json!(args.title)).with_element(json!({"type": "note"})),
+            )
+        })
+        .unwrap()
+        .function("plain", |args: Chart| Ok::<_, String>(args.title))
+        .unwrap();
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response(r#"@ui.chart("Sales") @ui.card("Oslo") @ui.note("n") @ui.plain("p")"#)
+        .await;
+    let results: Vec<_> = report.calls.iter().map(|c| c.result.clone()).collect();
+    assert_eq!(
+        results,
+        [
+            Ok(json!("The chart 'Sales' is on the user's screen.")),
+            Ok(json!({"shown": true})),
+            Ok(json!("n")),
+            Ok(json!("p")),
+        ]
+    );
+    let elements: Vec<&[Json]> = report.calls.iter().map(|c| c.elements.as_slice()).collect();
+    assert_eq!(
+        elements[0],
+        [json!({"type": "image", "mime_type": "image/svg+xml", "data": "PHN2Zy8+"})]
+    );
+    assert_eq!(elements[1], [json!({"type": "card", "title": "Oslo"})]);
+    assert_eq!(elements[2], [json!({"type": "note"})]);
+    assert!(elements[3].is_empty());
+    assert_eq!(
+        report.output,
+        "Function call: ui.chart(\"Sales\")\nReturned: The chart 'Sales' is on the user's screen.\n\n\
+         Function call: ui.card(\"Oslo\")\nReturned: {\"shown\":true}\n\n\
+         Function call: ui.note(\"n\")\nReturned: n\n\n\
+         Function call: ui.plain(\"p\")\nReturned: p\n"
     );
 }

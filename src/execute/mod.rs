@@ -4,7 +4,9 @@
 //! [`MultiBox`] merges boxes, and wrappers ([`Hooked`], [`Conditional`], [`Scoped`],
 //! [`Timeout`], [`Recording`]) change what happens around a call without adding tools;
 //! [`Replay`] answers from a recording. The [`Registry`] holds the boxes, runs the calls a
-//! model wrote (whole, or while the answer streams in) and formats their results.
+//! model wrote (whole, or while the answer streams in) and formats their results. A call
+//! may show the client elements (a card, an image) beside the value the model reads:
+//! [`CallContext::add_element`], [`ToolOutput`], [`Outcome::elements`].
 //!
 //! A tool that panics, hangs past its time limit or fails gives an error result the model
 //! can read; the registry stays usable and the other calls still run.

@@ -91,8 +91,10 @@
 //! sends the result blocks back as a user message, until an answer has no calls or
 //! [`Options::max_steps`] answers were made. The client gets the text of every answer
 //! (calls taken out, answers separated by a blank line) as `content`, and an `atfunc`
-//! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error"},
-//! ...], "stopped": "max_steps"}` (`stopped` only when the limit ended the loop). A
+//! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error",
+//! "elements"}, ...], "stopped": "max_steps"}` (`elements`, what a tool showed the user and
+//! the model never sees, only when it has any; `stopped` only when the limit ended the
+//! loop). A
 //! streaming request gets the text as deltas and `atfunc` in the last chunk. Such a request
 //! may not carry `tools` of its own.
 //!

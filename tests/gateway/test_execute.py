@@ -132,6 +132,39 @@ def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
     assert "hi there" in upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
 
 
+@pytest.mark.skipif(shutil.which("node") is None or not os.path.isdir(MCP_MODULES),
+                    reason="the reference MCP servers are not installed (npm ci --prefix tests/mcp)")
+@pytest.mark.parametrize("stream", [False, True])
+def test_elements_for_the_user_come_in_the_atfunc_field_only(start_gateway, upstream, tmp_path, stream):
+    package = os.path.join(MCP_MODULES, "server-everything")
+    with open(os.path.join(package, "package.json")) as manifest:
+        bin_entry = json.load(manifest)["bin"]
+    if isinstance(bin_entry, dict):
+        bin_entry = next(iter(bin_entry.values()))
+    config = {"toolboxes": [{"name": "everything", "kind": "mcp",
+                             "command": ["node", os.path.join(package, bin_entry), "stdio"]}]}
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config))
+    gateway = start_gateway("--config", str(path))
+    upstream.script(
+        Completion('Done? @everything.get_annotated_message(messageType="success", includeImage=true)'),
+        Completion('@everything.get_annotated_message(messageType="debug")'),
+        Completion("All good."),
+    )
+    content, atfunc, _ = execute(gateway.client(), stream)
+    assert content == "Done?\n\nAll good."
+    shown, debug = atfunc["calls"]
+    text, image = shown["elements"]
+    assert text == {"type": "text", "text": "Operation completed successfully"}
+    assert image["type"] == "image" and image["mime_type"] == "image/png" and len(image["data"]) > 100
+    # A call with nothing for the user has no list.
+    assert "elements" not in debug and debug["result"].startswith("Debug: ")
+    # The model reads the image's description, never the image or the user's text.
+    results = upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+    assert "[image: image/png, " in results
+    assert image["data"] not in results and "Operation completed" not in results
+
+
 def test_a_setting_the_model_changes_stays_in_its_own_request(start_gateway, upstream, tmp_path):
     # One registry serves every request; a model's @tools.set_truncate_length belongs to
     # its own request's conversation, never to the next client's.
