@@ -313,6 +313,7 @@ async fn replay_reads_records_and_reports_bad_lines() {
         function: "double".into(),
         args: args(1),
         outcome: RecordedOutcome::Result(Value::Null),
+        elements: Vec::new(),
     };
     let line = serde_json::to_string(&record).unwrap();
     assert_eq!(serde_json::from_str::<RecordedCall>(&line).unwrap(), record);
@@ -399,4 +400,33 @@ async fn a_disabled_tool_is_refused_under_any_spelling_its_box_answers() {
         );
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_recording_keeps_the_elements_and_a_replay_shows_them_again() {
+    let showing = FnBox::new("t").function(tool("show"), |_args, ctx| {
+        ctx.add_element(json!({"type": "card", "title": "live"}));
+        Ok(json!("shown"))
+    });
+    let sink = Shared::default();
+    let live = Registry::new();
+    live.register(atfunc::execute::Recording::new(showing, sink.clone()))
+        .unwrap();
+    let recorded = live.execute_response("@t.show()").await;
+    assert_eq!(
+        recorded.calls[0].elements,
+        [json!({"type": "card", "title": "live"})]
+    );
+    let text = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    assert_eq!(
+        text.trim_end(),
+        r#"{"call_id":"call_1","toolbox":"t","function":"show","args":{},"result":"shown","elements":[{"type":"card","title":"live"}]}"#
+    );
+
+    let offline = Registry::new();
+    let replay = Replay::from_jsonl("t", vec![tool("show")], text.as_bytes()).unwrap();
+    offline.register(replay).unwrap();
+    let replayed = offline.execute_response("@t.show()").await;
+    assert_eq!(replayed.calls[0].elements, recorded.calls[0].elements);
+    assert_eq!(replayed.output, recorded.output);
 }

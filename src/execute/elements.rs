@@ -139,6 +139,31 @@ impl CallContext {
         self
     }
 
+    /// Copies of the elements added after the first `skip`: what a wrapper's inner call
+    /// added, when the wrapper counted them before (see [`Recording`](super::Recording)).
+    pub(crate) fn elements_after(&self, skip: usize) -> Vec<Json> {
+        match self.get::<Collected>() {
+            Some(Collected(elements)) => elements
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .skip(skip)
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// How many elements were added so far.
+    pub(crate) fn element_count(&self) -> usize {
+        self.get::<Collected>().map_or(0, |Collected(elements)| {
+            elements
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len()
+        })
+    }
+
     /// The elements added so far, removed from the context.
     pub fn take_elements(&self) -> Vec<Json> {
         match self.get::<Collected>() {

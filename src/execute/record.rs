@@ -15,6 +15,7 @@ use std::sync::{Mutex, PoisonError};
 /// ```text
 /// {"call_id":"call_1","toolbox":"weather","function":"get_temp","args":{"location":"Paris"},"result":{"temp":21}}
 /// {"call_id":"call_2","toolbox":"weather","function":"get_temp","args":{},"error":"..."}
+/// {"call_id":"call_3","toolbox":"weather","function":"show","args":{},"result":"shown","elements":[{"type":"card"}]}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordedCall {
@@ -29,6 +30,10 @@ pub struct RecordedCall {
     /// What it returned, or the error message.
     #[serde(flatten)]
     pub outcome: RecordedOutcome,
+    /// The elements it showed the client (see [`CallContext::add_element`]); left out of a
+    /// line when there are none, so recordings without them read as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<Json>,
 }
 
 /// How a recorded call ended.
@@ -94,6 +99,8 @@ impl<B: ToolBox> ToolBox for Recording<B> {
         ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let kept = args.clone();
+        // Elements an outer wrapper added already are not this call's.
+        let before = ctx.element_count();
         let result = call_guarded(&self.inner, function, args, ctx).await;
         self.write(&RecordedCall {
             call_id: ctx.call_id.clone(),
@@ -104,6 +111,7 @@ impl<B: ToolBox> ToolBox for Recording<B> {
                 Ok(value) => RecordedOutcome::Result(value.clone()),
                 Err(error) => RecordedOutcome::Error(error.to_string()),
             },
+            elements: ctx.elements_after(before),
         });
         result
     }
@@ -132,8 +140,8 @@ pub enum ReplayError {
 
 /// Answers calls from a recording without running anything: a call is matched to a
 /// recorded call of the same function with equal arguments, which are used up in order
-/// (the last one answers again once all are used). A call the recording does not hold
-/// ends with [`ToolError::NotRecorded`].
+/// (the last one answers again once all are used), and shows the client the elements that
+/// call showed. A call the recording does not hold ends with [`ToolError::NotRecorded`].
 #[derive(Debug)]
 pub struct Replay {
     name: String,
@@ -199,7 +207,7 @@ impl ToolBox for Replay {
         &self,
         function: &str,
         args: Map<String, Json>,
-        _ctx: &CallContext,
+        ctx: &CallContext,
     ) -> Result<Json, ToolError> {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         let matches = |r: &RecordedCall| r.function == function && r.args == args;
@@ -212,6 +220,9 @@ impl ToolBox for Replay {
             });
         };
         *used = true;
+        for element in &record.elements {
+            ctx.add_element(element.clone());
+        }
         match &record.outcome {
             RecordedOutcome::Result(value) => Ok(value.clone()),
             RecordedOutcome::Error(message) => Err(ToolError::Failed(message.clone())),
