@@ -72,7 +72,8 @@ async fn every_call_is_seen_run_or_refused() {
     assert_eq!(events[0].1, events[1].1);
     assert_eq!(events[3].4.as_deref(), Some("the disk is full"));
     assert_eq!(events[3].3.as_deref(), Some("t.fail"));
-    // Refused before running: no function, the bind error's text.
+    // Refused before running: the bind error's text, and no function when the name
+    // resolved to none.
     assert_eq!(events[5].3, None);
     assert!(
         events[5]
@@ -88,6 +89,9 @@ async fn every_call_is_seen_run_or_refused() {
             .is_some_and(|t| t.contains("Unknown parameter 'txt'")),
         "{events:?}"
     );
+    // Refused, but the name resolved: the function is named.
+    assert_eq!(events[6].3.as_deref(), Some("t.echo"));
+    assert_eq!(events[7].3.as_deref(), Some("t.echo"));
 
     // Fed in 1-byte and 3-byte chunks, the same events.
     for size in [1, 3] {
@@ -128,6 +132,7 @@ async fn direct_calls_are_seen_and_the_hook_can_be_removed() {
         .4
         .as_deref()
         .is_some_and(|t| t.contains("Missing required parameter")));
+    assert_eq!(events[3].3.as_deref(), Some("t.echo"));
     registry.clear_event_hook();
     registry
         .call("t.echo", json!({"text": "a"}))

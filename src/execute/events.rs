@@ -1,6 +1,8 @@
 //! Observation of every call: a `start` event when a call begins, then `success` or
 //! `error` when it ends, for calls that run and for calls refused before they run (an
-//! unknown function, arguments that do not bind, an unreadable call).
+//! unknown function, arguments that do not bind, an unreadable call). A call held for the
+//! user's confirmation ends its first part with `held`; confirmed later, it has a `start`
+//! and a `success` or `error` of its own, under the same `call_id`.
 
 use serde::Serialize;
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use std::time::Instant;
 /// What happened to a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum CallEventKind {
     /// The call is about to run, or about to be refused.
     Start,
@@ -16,6 +19,9 @@ pub enum CallEventKind {
     Success,
     /// The call was refused or the tool failed; `error` says why.
     Error,
+    /// The call was not run: it waits for the user's confirmation under
+    /// `confirmation_id` (see [`Registry::confirm`](super::Registry::confirm)).
+    Held,
 }
 
 /// One event of a call, as [`Registry::on_event`](super::Registry::on_event) hooks and
@@ -31,6 +37,7 @@ pub enum CallEventKind {
 ///     function: None,
 ///     duration_ms: Some(0),
 ///     error: Some("Unknown function 'wether.get'".into()),
+///     confirmation_id: None,
 /// };
 /// assert_eq!(
 ///     serde_json::to_string(&event).unwrap(),
@@ -39,7 +46,7 @@ pub enum CallEventKind {
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallEvent {
-    /// `start`, `success` or `error`.
+    /// `start`, `success`, `error` or `held`.
     pub event: CallEventKind,
     /// The call's id, the same in its `start` and its end.
     pub call_id: String,
@@ -49,12 +56,15 @@ pub struct CallEvent {
     /// refused before it was found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
-    /// Milliseconds from `start`, on `success` and `error`.
+    /// Milliseconds from `start`, on `success`, `error` and `held`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Why the call failed, on `error`: the text the model is given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The id the call waits under, on `held`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmation_id: Option<String>,
 }
 
 /// A hook that sees every call event; see [`Registry::on_event`](super::Registry::on_event).
@@ -84,20 +94,55 @@ impl CallWatch {
             function: function.map(str::to_owned),
             started: Instant::now(),
         };
-        watch.emit(CallEventKind::Start, None, None);
+        watch.emit(CallEventKind::Start, None, None, None);
         watch
+    }
+
+    /// Watches the rest of a call that started earlier (a held call confirmed or dropped)
+    /// without a second `start`.
+    pub(super) fn resume(
+        hook: Option<CallEventHook>,
+        call_id: &str,
+        name: &str,
+        function: &str,
+    ) -> CallWatch {
+        CallWatch {
+            hook,
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            function: Some(function.to_owned()),
+            started: Instant::now(),
+        }
     }
 
     /// Emits `success`, or `error` with `error`'s text.
     pub(super) fn end<T, E: std::fmt::Display>(&self, result: &Result<T, E>) {
         let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
-            Ok(_) => self.emit(CallEventKind::Success, Some(ms), None),
-            Err(error) => self.emit(CallEventKind::Error, Some(ms), Some(error.to_string())),
+            Ok(_) => self.emit(CallEventKind::Success, Some(ms), None, None),
+            Err(error) => self.emit(
+                CallEventKind::Error,
+                Some(ms),
+                Some(error.to_string()),
+                None,
+            ),
         }
     }
 
-    fn emit(&self, event: CallEventKind, duration_ms: Option<u64>, error: Option<String>) {
+    /// Emits `held`: the call waits under `confirmation_id`.
+    pub(super) fn held(&self, confirmation_id: &str) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let id = Some(confirmation_id.to_owned());
+        self.emit(CallEventKind::Held, Some(ms), None, id);
+    }
+
+    fn emit(
+        &self,
+        event: CallEventKind,
+        duration_ms: Option<u64>,
+        error: Option<String>,
+        confirmation_id: Option<String>,
+    ) {
         let Some(hook) = &self.hook else {
             return;
         };
@@ -108,6 +153,18 @@ impl CallWatch {
             function: self.function.clone(),
             duration_ms,
             error,
+            confirmation_id,
         });
+    }
+}
+
+/// One hook that calls `first`, then `second`.
+pub(super) fn both(first: Option<CallEventHook>, second: Option<CallEventHook>) -> Option<CallEventHook> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some(Arc::new(move |event: &CallEvent| {
+            first(event);
+            second(event);
+        })),
+        (first, second) => first.or(second),
     }
 }

@@ -4,7 +4,8 @@
 //! [`MultiBox`] merges boxes, and wrappers ([`Hooked`], [`Conditional`], [`Scoped`],
 //! [`Timeout`], [`Recording`]) change what happens around a call without adding tools;
 //! [`Replay`] answers from a recording. The [`Registry`] holds the boxes, runs the calls a
-//! model wrote (whole, or while the answer streams in) and formats their results. A call
+//! model wrote (whole, or while the answer streams in) and formats their results; calls of
+//! functions that need the user's confirmation wait for it ([`Registry::confirm`]). A call
 //! may show the client elements (a card, an image) beside the value the model reads:
 //! [`CallContext::add_element`], [`ToolOutput`], [`Outcome::elements`].
 //!
@@ -15,6 +16,7 @@ mod args;
 mod boxes;
 #[cfg(feature = "command")]
 mod command;
+mod confirm;
 mod control;
 mod elements;
 mod events;
@@ -36,6 +38,10 @@ pub use args::Args;
 pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
 pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
+pub use confirm::{
+    held_result, ConfirmError, Confirmer, Decision, HeldCall, HoldLimits, DEFAULT_HOLD_EXPIRY,
+    DEFAULT_MAX_HELD,
+};
 pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use elements::ToolOutput;
 pub use events::{CallEvent, CallEventHook, CallEventKind};

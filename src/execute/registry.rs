@@ -1,5 +1,8 @@
 //! The registry: the tool boxes a model may call, and running the calls it writes.
 
+use super::confirm::{
+    self, ConfirmError, Confirmer, Decision, Held, HeldCall, HeldCalls, HoldLimits,
+};
 use super::control::{self, ControlFunction, CONTROL_DOMAIN};
 use super::events::{CallEvent, CallEventHook, CallWatch};
 use super::stream::ResponseStream;
@@ -56,6 +59,12 @@ pub enum RegisterError {
     /// No box of that name is registered.
     #[error("no toolbox named '{name}' is registered")]
     UnknownToolbox {
+        /// The name asked for.
+        name: String,
+    },
+    /// Neither a registered box nor a function of one.
+    #[error("no toolbox or function named '{name}' is registered")]
+    NotFound {
         /// The name asked for.
         name: String,
     },
@@ -131,6 +140,9 @@ pub struct Outcome {
     /// What the call showed the client beside its result, which the block leaves out (see
     /// [`CallContext::add_element`]); empty for most calls.
     pub elements: Vec<Json>,
+    /// The id the call waits under when it was held for the user's confirmation instead
+    /// of running (its result is then [`held_result`](super::held_result)).
+    pub confirmation_id: Option<String>,
 }
 
 impl Outcome {
@@ -283,6 +295,15 @@ impl ExecutionReport {
     }
 }
 
+/// What needs the user's confirmation ([`Registry::require_confirmation`]).
+#[derive(Debug, Clone)]
+enum ConfirmRule {
+    /// Every function of the box of that name.
+    Toolbox(String),
+    /// The function of that qualified name, as defined.
+    Function(String),
+}
+
 /// What a registry can call: a function of a box, or one of its own control functions.
 #[derive(Clone)]
 enum Target {
@@ -299,6 +320,9 @@ pub(super) struct Snapshot {
     case_sensitive: bool,
     /// Parallel to `catalog.interfaces()`.
     targets: Vec<Target>,
+    /// Parallel to `targets`: whether a call needs the user's confirmation.
+    confirm: Vec<bool>,
+    confirmer: Option<Arc<dyn Confirmer>>,
     filters: Vec<OutputFilter>,
     /// How many calls of one answer run at once.
     pub(super) concurrency: usize,
@@ -320,6 +344,9 @@ struct State {
     events: Option<CallEventHook>,
     /// Parameters' own parsers ([`Registry::set_parser`]): function, parameter, parser.
     parsers: Vec<(String, String, ArgParser)>,
+    /// What needs the user's confirmation.
+    confirm: Vec<ConfirmRule>,
+    confirmer: Option<Arc<dyn Confirmer>>,
 }
 
 /// The tool manager: registered tool boxes, the control functions, statistics, and the
@@ -352,6 +379,8 @@ pub struct Registry {
     stats: Mutex<Stats>,
     truncate: AtomicUsize,
     next_id: AtomicU64,
+    /// Calls waiting for the user's confirmation.
+    held: Mutex<HeldCalls>,
 }
 
 impl Default for Registry {
@@ -393,10 +422,13 @@ impl Registry {
                 parser: ParserConfig::default(),
                 events: None,
                 parsers: Vec::new(),
+                confirm: Vec::new(),
+                confirmer: None,
             }),
             stats: Mutex::new(Stats::default()),
             truncate: AtomicUsize::new(DEFAULT_TRUNCATE_LENGTH),
             next_id: AtomicU64::new(1),
+            held: Mutex::new(HeldCalls::default()),
         }
     }
 
@@ -633,6 +665,168 @@ impl Registry {
         Ok(())
     }
 
+    /// Marks a box (by its name) or one function (by its path, as a call writes it) as
+    /// needing the user's confirmation: a model's call of it is bound and then, instead of
+    /// running, handed to the [`Confirmer`] ([`Registry::set_confirmer`]); with none, it is
+    /// held, and the model's result is only
+    /// `{"executed": false, "status": "confirmation_required", "confirmation_id": "<uuid>"}`.
+    /// Run it with [`Registry::confirm`] or drop it with [`Registry::reject`]; see
+    /// [`HoldLimits`] for how long and how many calls wait. A direct [`Registry::call`] is the
+    /// host's own and runs at once. The mark stays with the name: a box registered again
+    /// under it needs confirmation too.
+    ///
+    /// ```
+    /// use atfunc::execute::{ConfirmError, FnBox, Registry};
+    /// use atfunc::{json, Interface, Param, ParamType};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("files").function(
+    ///     Interface::function(Some("files"), "delete")
+    ///         .param(Param::new("path", ParamType::String).required()),
+    ///     |args, _| Ok(json!(format!("deleted {}", args.get::<String>("path")?))),
+    /// )).unwrap();
+    /// registry.require_confirmation("files.delete").unwrap();
+    ///
+    /// let report = registry.execute_response(r#"@files.delete("notes.txt")"#).await;
+    /// let id = report.calls[0].confirmation_id.clone().unwrap();
+    /// assert_eq!(report.calls[0].result, Ok(json!({
+    ///     "executed": false, "status": "confirmation_required", "confirmation_id": id,
+    /// })));
+    /// assert_eq!(registry.held_calls()[0].args["path"], "notes.txt");
+    ///
+    /// // The user said yes.
+    /// assert_eq!(registry.confirm(&id).await, Ok(json!("deleted notes.txt")));
+    /// assert!(matches!(registry.confirm(&id).await, Err(ConfirmError::Unknown { .. })));
+    /// # });
+    /// ```
+    pub fn require_confirmation(&self, path_or_box: &str) -> Result<(), RegisterError> {
+        let rule = {
+            let state = self.read();
+            state
+                .boxes
+                .iter()
+                .find(|b| Self::same_name(&state, b.name(), path_or_box))
+                .map(|b| ConfirmRule::Toolbox(b.name().to_owned()))
+        };
+        let rule = match rule {
+            Some(rule) => rule,
+            None => {
+                let snapshot = self.snapshot(&CallContext::new());
+                match snapshot.catalog.find(path_or_box) {
+                    Ok((index, interface))
+                        if matches!(snapshot.targets.get(index), Some(Target::Box(..))) =>
+                    {
+                        ConfirmRule::Function(interface.original_qualified_name())
+                    }
+                    _ => {
+                        return Err(RegisterError::NotFound {
+                            name: path_or_box.to_owned(),
+                        })
+                    }
+                }
+            }
+        };
+        self.write().confirm.push(rule);
+        Ok(())
+    }
+
+    fn needs_confirmation(state: &State, toolbox: &str, interface: &Interface) -> bool {
+        state.confirm.iter().any(|rule| match rule {
+            ConfirmRule::Toolbox(name) => Self::same_name(state, name, toolbox),
+            ConfirmRule::Function(name) => *name == interface.original_qualified_name(),
+        })
+    }
+
+    /// Decides what happens to calls that need confirmation as they come (ask the user,
+    /// apply a policy; `Decision::Run` runs them all), instead of holding them. Replaces
+    /// an earlier confirmer.
+    pub fn set_confirmer(&self, confirmer: impl Confirmer + 'static) {
+        self.write().confirmer = Some(Arc::new(confirmer));
+    }
+
+    /// Holds calls that need confirmation again (the default).
+    pub fn clear_confirmer(&self) {
+        self.write().confirmer = None;
+    }
+
+    /// How long held calls wait and how many may wait at once.
+    pub fn set_hold_limits(&self, limits: HoldLimits) {
+        self.held_store().limits = limits;
+    }
+
+    /// The limits on held calls.
+    pub fn hold_limits(&self) -> HoldLimits {
+        self.held_store().limits
+    }
+
+    /// The calls waiting for confirmation, oldest first: what to show the user.
+    pub fn held_calls(&self) -> Vec<HeldCall> {
+        let (expired, waiting) = {
+            let mut store = self.held_store();
+            (store.expire(), store.list())
+        };
+        self.expired_events(expired);
+        waiting
+    }
+
+    /// Runs the call held under `id` (the user said yes) and returns its result, cut as
+    /// [`Registry::call`] cuts it. Its events (`start`, then `success` or `error`) carry
+    /// the call's first `call_id`. An id no call waits under is
+    /// [`ConfirmError::Unknown`], a call that waited too long [`ConfirmError::Expired`];
+    /// a call that runs and fails is [`ConfirmError::Failed`].
+    pub async fn confirm(&self, id: &str) -> Result<Json, ConfirmError> {
+        let held = self.take_held(id)?;
+        let call = &held.call;
+        let watch = CallWatch::start(
+            self.event_hook(),
+            &call.call_id,
+            &call.name,
+            Some(&call.function),
+        );
+        let result = run_in_box(
+            &held.tool_box,
+            &held.box_function,
+            &call.function,
+            call.args.clone(),
+            &held.ctx,
+            held.timeout,
+        )
+        .await;
+        watch.end(&result);
+        self.count_call(held.tool_box.name(), call.function.clone(), result.is_err());
+        let limit = self.truncate_length().max(1);
+        Ok(truncate_value(&result?, limit))
+    }
+
+    /// Drops the call held under `id` without running it (the user said no) and returns
+    /// it. Its `error` event says it was declined. Errors as [`Registry::confirm`].
+    pub fn reject(&self, id: &str) -> Result<HeldCall, ConfirmError> {
+        let held = self.take_held(id)?;
+        let call = held.call;
+        let watch = CallWatch::resume(self.event_hook(), &call.call_id, &call.name, &call.function);
+        watch.end::<(), _>(&Err(ToolError::Declined {
+            name: call.function.clone(),
+        }));
+        Ok(call)
+    }
+
+    /// Takes the call held under `id` out, without running it or an event: for a caller
+    /// that hands it on (the gateway gives it to its client as a `tool_calls` entry).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn withdraw(&self, id: &str) -> Result<HeldCall, ConfirmError> {
+        self.take_held(id).map(|held| held.call)
+    }
+
+    fn take_held(&self, id: &str) -> Result<Held, ConfirmError> {
+        let (expired, taken) = {
+            let mut store = self.held_store();
+            (store.expire(), store.take(id))
+        };
+        self.expired_events(expired);
+        taken
+    }
+
     /// Stops any call that takes longer than `limit` (`None`, the default: no limit).
     pub fn set_call_timeout(&self, limit: Option<Duration>) {
         self.write().timeout = limit;
@@ -747,8 +941,10 @@ impl Registry {
         let state = self.read();
         let mut interfaces = Vec::new();
         let mut targets = Vec::new();
+        let mut confirm = Vec::new();
         for tool_box in &state.boxes {
             for interface in tool_box.interfaces(ctx) {
+                confirm.push(Self::needs_confirmation(&state, tool_box.name(), &interface));
                 targets.push(Target::Box(Arc::clone(tool_box), interface.name.clone()));
                 interfaces.push(interface);
             }
@@ -756,6 +952,7 @@ impl Registry {
         for function in &state.control {
             interfaces.push(function.interface());
             targets.push(Target::Control(*function));
+            confirm.push(false);
         }
         let mut toolbox_names: Vec<String> =
             state.boxes.iter().map(|b| b.name().to_owned()).collect();
@@ -777,6 +974,8 @@ impl Registry {
             toolbox_names,
             case_sensitive,
             targets,
+            confirm,
+            confirmer: state.confirmer.clone(),
             filters: state.filters.clone(),
             concurrency: state.concurrency,
             timeout: state.timeout,
@@ -873,7 +1072,13 @@ impl Registry {
             Ok(bound) => bound,
             Err(error) => {
                 self.count_refusal();
-                let watch = CallWatch::start(self.event_hook(), &call_id, path, None);
+                let function = snapshot
+                    .catalog
+                    .find(path)
+                    .ok()
+                    .map(|(_, interface)| interface.original_qualified_name());
+                let watch =
+                    CallWatch::start(self.event_hook(), &call_id, path, function.as_deref());
                 let error: ToolError = error.into();
                 watch.end::<(), _>(&Err(&error));
                 return Err(error);
@@ -949,20 +1154,9 @@ impl Registry {
         };
         let (toolbox, result) = match target {
             Target::Box(tool_box, function) => {
-                let running = call_guarded(tool_box.as_ref(), function, bound.args.clone(), ctx);
-                let result = match snapshot.timeout {
-                    Some(limit) => {
-                        tokio::time::timeout(limit, running)
-                            .await
-                            .unwrap_or_else(|_| {
-                                Err(ToolError::Timeout {
-                                    name: bound.name.clone(),
-                                    limit,
-                                })
-                            })
-                    }
-                    None => running.await,
-                };
+                let args = bound.args.clone();
+                let result =
+                    run_in_box(tool_box, function, &bound.name, args, ctx, snapshot.timeout).await;
                 (tool_box.name(), result)
             }
             Target::Control(function) => (
@@ -972,6 +1166,103 @@ impl Registry {
         };
         self.count_call(toolbox, bound.name.clone(), result.is_err());
         result
+    }
+
+    /// Runs a bound call that may need the user's confirmation: asks the confirmer, then
+    /// runs it, declines it or holds it. Gives the result and, for a held call, the id it
+    /// waits under; `watch` gets the call's end (`held` for a held call).
+    pub(super) async fn run_confirmed(
+        &self,
+        snapshot: &Snapshot,
+        bound: &BoundCall,
+        written: &str,
+        ctx: &CallContext,
+        conversation: Option<&Conversation>,
+        watch: &CallWatch,
+    ) -> (Result<Json, ToolError>, Option<String>) {
+        let needs = snapshot.confirm.get(bound.index).copied().unwrap_or(false);
+        let Some(Target::Box(tool_box, function)) =
+            snapshot.targets.get(bound.index).filter(|_| needs)
+        else {
+            let result = self.dispatch(snapshot, bound, ctx, conversation).await;
+            watch.end(&result);
+            return (result, None);
+        };
+        let call = HeldCall {
+            confirmation_id: confirm::new_id(),
+            call_id: ctx.call_id.clone(),
+            name: written.to_owned(),
+            function: bound.name.clone(),
+            args: bound.args.clone(),
+            body: bound.body.clone(),
+        };
+        let decision = match &snapshot.confirmer {
+            Some(confirmer) => confirmer.decide(&call).await,
+            None => Decision::Hold,
+        };
+        let result = match decision {
+            Decision::Run => {
+                let result = self.dispatch(snapshot, bound, ctx, conversation).await;
+                watch.end(&result);
+                return (result, None);
+            }
+            Decision::Decline => Err(ToolError::Declined {
+                name: bound.name.clone(),
+            }),
+            Decision::Hold => {
+                let held = Held::new(
+                    call,
+                    Arc::clone(tool_box),
+                    function.clone(),
+                    ctx.clone(),
+                    snapshot.timeout,
+                );
+                let stored = {
+                    let mut store = self.held_store();
+                    let expired = store.expire();
+                    let stored = store.insert(held);
+                    drop(store);
+                    self.expired_events(expired);
+                    stored
+                };
+                match stored {
+                    Ok(id) => {
+                        self.count_call(tool_box.name(), bound.name.clone(), false);
+                        watch.held(&id);
+                        return (Ok(confirm::held_result(&id)), Some(id));
+                    }
+                    Err(held) => Err(ToolError::HoldLimit {
+                        name: held.call.function,
+                        limit: self.hold_limits().max_held,
+                    }),
+                }
+            }
+        };
+        self.count_call(tool_box.name(), bound.name.clone(), true);
+        watch.end(&result);
+        (result, None)
+    }
+
+    fn held_store(&self) -> std::sync::MutexGuard<'_, HeldCalls> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Each expired call's end, as an `error` event.
+    fn expired_events(&self, expired: Vec<Held>) {
+        let hook = self.event_hook();
+        if hook.is_none() {
+            return;
+        }
+        let after = self.hold_limits().expire_after;
+        for held in expired {
+            let call = held.call;
+            let watch = CallWatch::resume(hook.clone(), &call.call_id, &call.name, &call.function);
+            watch.end::<(), _>(&Err(ConfirmError::Expired {
+                id: call.confirmation_id,
+                function: call.function.clone(),
+                after,
+            }));
+        }
     }
 
     /// Turns a call's result into its outcome: output filters, truncation, the block.
@@ -1032,7 +1323,32 @@ impl Registry {
             span,
             truncate_length: limit,
             elements: Vec::new(),
+            confirmation_id: None,
         }
+    }
+}
+
+/// Runs `function` of `tool_box` within `timeout`; a panic, a timeout or an error becomes
+/// an error result.
+async fn run_in_box(
+    tool_box: &Arc<dyn ToolBox>,
+    function: &str,
+    name: &str,
+    args: Map<String, Json>,
+    ctx: &CallContext,
+    timeout: Option<Duration>,
+) -> Result<Json, ToolError> {
+    let running = call_guarded(tool_box.as_ref(), function, args, ctx);
+    match timeout {
+        Some(limit) => tokio::time::timeout(limit, running)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ToolError::Timeout {
+                    name: name.to_owned(),
+                    limit,
+                })
+            }),
+        None => running.await,
     }
 }
 

@@ -1,7 +1,7 @@
 //! A model's answer executed while it streams in: fed chunk by chunk ([`ResponseStream`]),
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
-use super::events::CallWatch;
+use super::events::{self, CallEvent, CallEventHook, CallWatch};
 use super::registry::{Conversation, ExecutionReport, Outcome, Registry, Settings, Snapshot};
 use super::toolbox::{CallContext, ToolError};
 use crate::bind::{bind, BoundCall};
@@ -23,6 +23,8 @@ enum Job {
     },
     Refused {
         name: String,
+        /// The function the name resolved to, as defined, when it did.
+        function: Option<String>,
         call: Option<Call>,
         shown: String,
         error: ToolError,
@@ -48,6 +50,8 @@ pub struct ResponseStream<'r> {
     /// How many outcomes there were, kept or not.
     call_count: usize,
     keep: bool,
+    /// The registry's event hook and this stream's own.
+    events: Option<CallEventHook>,
 }
 
 /// The end of a [`ResponseStream`].
@@ -86,7 +90,16 @@ impl<'r> ResponseStream<'r> {
             output: String::new(),
             call_count: 0,
             keep: true,
+            events: registry.event_hook(),
         }
+    }
+
+    /// Calls `hook` with the events of this answer's calls (as
+    /// [`Registry::on_event`] describes them), besides the registry's hook: for a
+    /// caller that follows one conversation among many sharing a registry.
+    pub fn on_event(mut self, hook: impl Fn(&CallEvent) + Send + Sync + 'static) -> Self {
+        self.events = events::both(self.events.take(), Some(Arc::new(hook)));
+        self
     }
 
     /// Whether each outcome is kept for the final report (default `true`).
@@ -191,9 +204,11 @@ impl<'r> ResponseStream<'r> {
         let snapshot = &self.snapshot;
         let ctx = &self.ctx;
         let conversation = &self.conversation;
+        let hook = &self.events;
         let runs = jobs.into_iter().map(|job| {
             let call_id = registry.next_call_id();
-            run_job(registry, snapshot, conversation, ctx, call_id, job)
+            let hook = hook.clone();
+            run_job(registry, snapshot, conversation, ctx, call_id, job, hook)
         });
         let outcomes: Vec<Outcome> = futures::stream::iter(runs)
             .buffered(snapshot.concurrency)
@@ -318,8 +333,9 @@ impl<S> Outcomes<'_, S> {
             let conversation = Arc::clone(&self.stream.conversation);
             let ctx = self.stream.ctx.clone();
             let call_id = registry.next_call_id();
+            let hook = self.stream.events.clone();
             self.running.push_back(Box::pin(async move {
-                run_job(registry, &snapshot, &conversation, &ctx, call_id, job).await
+                run_job(registry, &snapshot, &conversation, &ctx, call_id, job, hook).await
             }));
         }
     }
@@ -378,6 +394,11 @@ fn job(snapshot: &Snapshot, event: Event) -> Option<Job> {
             Ok(bound) => Job::Bound { call, bound },
             Err(error) => Job::Refused {
                 name: call.name.clone(),
+                function: snapshot
+                    .catalog()
+                    .find(&call.name)
+                    .ok()
+                    .map(|(_, interface)| interface.original_qualified_name()),
                 shown: call_text(&call),
                 error: ToolError::Bind(error),
                 span: call.span,
@@ -399,6 +420,7 @@ fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
         .to_owned();
     Job::Refused {
         name,
+        function: None,
         call: None,
         shown: written.to_owned(),
         error: ToolError::Unreadable(error.clone()),
@@ -413,6 +435,7 @@ async fn run_job(
     ctx: &CallContext,
     call_id: String,
     job: Job,
+    hook: Option<CallEventHook>,
 ) -> Outcome {
     match job {
         Job::Bound { call, bound } => {
@@ -420,16 +443,17 @@ async fn run_job(
             // calls after it, not its own confirmation.
             let limit = conversation.truncate_length();
             let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
-            let watch = CallWatch::start(
-                registry.event_hook(),
-                &call_id,
-                &call.name,
-                Some(&bound.name),
-            );
-            let result = registry
-                .dispatch(snapshot, &bound, &call_ctx, Some(conversation))
+            let watch = CallWatch::start(hook, &call_id, &call.name, Some(&bound.name));
+            let (result, held) = registry
+                .run_confirmed(
+                    snapshot,
+                    &bound,
+                    &call.name,
+                    &call_ctx,
+                    Some(conversation),
+                    &watch,
+                )
                 .await;
-            watch.end(&result);
             let shown = call_text(&call);
             let mut outcome = registry.outcome(
                 snapshot,
@@ -443,17 +467,19 @@ async fn run_job(
                 limit,
             );
             outcome.elements = call_ctx.take_elements();
+            outcome.confirmation_id = held;
             outcome
         }
         Job::Refused {
             name,
+            function,
             call,
             shown,
             error,
             span,
         } => {
             registry.count_refusal();
-            let watch = CallWatch::start(registry.event_hook(), &call_id, &name, None);
+            let watch = CallWatch::start(hook, &call_id, &name, function.as_deref());
             watch.end::<(), _>(&Err(&error));
             let limit = conversation.truncate_length();
             registry.outcome(

@@ -256,6 +256,21 @@ pub enum ToolError {
         /// The arguments, as compact JSON.
         args: String,
     },
+    /// The function needs the user's confirmation and the user declined this call.
+    #[error("The user declined this call of '{name}'; it did not run. Do not call it again unless the user asks for it")]
+    Declined {
+        /// The function's name.
+        name: String,
+    },
+    /// The function needs the user's confirmation and as many calls as may wait for it
+    /// wait already; this one was neither run nor held.
+    #[error("Function '{name}' needs the user's confirmation, and {limit} calls wait for it already; this call was not run or kept. Wait for the user before calling it again")]
+    HoldLimit {
+        /// The function's name.
+        name: String,
+        /// How many calls may wait at once.
+        limit: usize,
+    },
     /// Text in the answer that looked like a call but could not be read as one.
     #[error(
         "This call could not be read: {0}. Write calls as @name(\"text\", 42, name=\"value\")"

@@ -1,0 +1,326 @@
+//! Calls held for the user's confirmation: what the model is told, confirming, rejecting,
+//! expiry, the bound on waiting calls, confirmers, and the events, whether the answer
+//! arrives whole or in chunks.
+
+use atfunc::execute::{
+    CallEvent, CallEventKind, ConfirmError, Confirmer, Decision, FnBox, HeldCall, HoldLimits,
+    Outcome, RegisterError, Registry, ToolError,
+};
+use atfunc::{async_trait, Interface, Param, ParamType};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A registry with `files.delete` (counts its runs), `files.list` and `notes.add`.
+fn registry() -> (Registry, Arc<AtomicUsize>) {
+    let registry = Registry::new();
+    let deleted = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&deleted);
+    let files = FnBox::new("files")
+        .function(
+            Interface::function(Some("files"), "delete")
+                .param(Param::new("path", ParamType::String).required()),
+            move |args, _| {
+                count.fetch_add(1, Ordering::SeqCst);
+                Ok(json!(format!("deleted {}", args.get::<String>("path")?)))
+            },
+        )
+        .function(Interface::function(Some("files"), "list"), |_, _| {
+            Ok(json!(["a.txt"]))
+        });
+    registry.register(files).expect("registers");
+    registry
+        .register(FnBox::new("notes").function(
+            Interface::function(Some("notes"), "add")
+                .param(Param::new("text", ParamType::String).required()),
+            |args, _| Ok(json!(args.get::<String>("text")?.len())),
+        ))
+        .expect("registers");
+    (registry, deleted)
+}
+
+fn held_id(outcome: &Outcome) -> String {
+    outcome.confirmation_id.clone().expect("held")
+}
+
+const ANSWER: &str = r#"Clean up: @files.list() then @Files.Delete("secret plans.txt") and @notes.add("done")."#;
+
+#[tokio::test]
+async fn a_held_call_does_not_run_and_the_model_sees_only_its_status_and_id() {
+    let (registry, deleted) = registry();
+    registry
+        .require_confirmation("files.delete")
+        .expect("a function");
+    let report = registry.execute_response(ANSWER).await;
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    let [list, delete, add] = &report.calls[..] else {
+        panic!("{report:?}")
+    };
+    assert_eq!(list.confirmation_id, None);
+    assert_eq!(add.result, Ok(json!(4)));
+    let id = held_id(delete);
+    assert_eq!(
+        delete.result,
+        Ok(json!({"executed": false, "status": "confirmation_required", "confirmation_id": id}))
+    );
+    assert!(!delete.is_error());
+    // Never the arguments: the block shows the call as written and the status alone.
+    let returned = delete.block.lines().nth(1).expect("a Returned line");
+    assert_eq!(
+        returned,
+        format!(
+            r#"Returned: {{"executed":false,"status":"confirmation_required","confirmation_id":"{id}"}}"#
+        )
+    );
+    assert!(!returned.contains("secret"));
+    // The host sees the call to show the user.
+    let held = registry.held_calls();
+    assert_eq!(held.len(), 1);
+    assert_eq!(held[0].confirmation_id, id);
+    assert_eq!(held[0].function, "files.delete");
+    assert_eq!(held[0].name, "Files.Delete");
+    assert_eq!(held[0].args["path"], "secret plans.txt");
+
+    assert_eq!(
+        registry.confirm(&id).await,
+        Ok(json!("deleted secret plans.txt"))
+    );
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert!(registry.held_calls().is_empty());
+    let again = registry.confirm(&id).await.unwrap_err();
+    assert_eq!(again, ConfirmError::Unknown { id: id.clone() });
+    assert_eq!(
+        again.to_string(),
+        format!("no call waits for confirmation under the id '{id}' (it was confirmed or rejected already, or never held)")
+    );
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn the_same_in_chunks_of_every_size() {
+    let (whole_registry, _) = registry();
+    whole_registry.require_confirmation("files").expect("a box");
+    let whole = whole_registry.execute_response(ANSWER).await;
+    let masked = |calls: &[Outcome]| -> Vec<(String, Result<Value, String>, bool)> {
+        calls
+            .iter()
+            .map(|o| {
+                let result = match &o.result {
+                    Ok(value) if o.confirmation_id.is_some() => {
+                        let mut value = value.clone();
+                        value["confirmation_id"] = json!("ID");
+                        Ok(value)
+                    }
+                    Ok(value) => Ok(value.clone()),
+                    Err(e) => Err(e.to_string()),
+                };
+                (o.name.clone(), result, o.confirmation_id.is_some())
+            })
+            .collect()
+    };
+    let expected = masked(&whole.calls);
+    // The whole box needs confirmation: both of its calls are held.
+    let held: Vec<bool> = expected.iter().map(|c| c.2).collect();
+    assert_eq!(held, [true, true, false]);
+    for size in [1, 3, 7] {
+        let (registry, _) = registry();
+        registry.require_confirmation("FILES").expect("a box");
+        let mut stream = registry.stream();
+        for chunk in ANSWER.as_bytes().chunks(size) {
+            stream.feed(chunk).await;
+        }
+        let report = stream.finish().await.report;
+        assert_eq!(masked(&report.calls), expected, "{size}-byte chunks");
+        assert_eq!(registry.held_calls().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn rejected_calls_are_dropped_and_unknown_names_refused() {
+    let (registry, deleted) = registry();
+    let missing = registry.require_confirmation("files.shred").unwrap_err();
+    assert_eq!(
+        missing,
+        RegisterError::NotFound {
+            name: "files.shred".into()
+        }
+    );
+    assert_eq!(
+        missing.to_string(),
+        "no toolbox or function named 'files.shred' is registered"
+    );
+    // The control functions never wait.
+    assert!(registry
+        .require_confirmation("tools.get_functions")
+        .is_err());
+    registry.require_confirmation("files.delete").expect("ok");
+    let report = registry
+        .execute_response(r#"@files.delete("a") @files.delete("b")"#)
+        .await;
+    let (a, b) = (held_id(&report.calls[0]), held_id(&report.calls[1]));
+    assert_ne!(a, b);
+    let dropped = registry.reject(&a).expect("held");
+    assert_eq!(dropped.args["path"], "a");
+    assert!(matches!(
+        registry.confirm(&a).await,
+        Err(ConfirmError::Unknown { .. })
+    ));
+    assert!(matches!(
+        registry.reject(&a),
+        Err(ConfirmError::Unknown { .. })
+    ));
+    assert_eq!(registry.confirm(&b).await, Ok(json!("deleted b")));
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn held_calls_expire_and_are_bounded() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    registry.set_hold_limits(HoldLimits {
+        expire_after: Duration::from_millis(100),
+        max_held: 2,
+    });
+    let report = registry
+        .execute_response(r#"@files.delete("a") @files.delete("b") @files.delete("c")"#)
+        .await;
+    // The third is neither run nor kept: the two waiting stay as they were.
+    let third = &report.calls[2];
+    assert_eq!(third.confirmation_id, None);
+    assert_eq!(
+        third.result,
+        Err(ToolError::HoldLimit {
+            name: "files.delete".into(),
+            limit: 2
+        })
+    );
+    assert_eq!(
+        third.block.lines().nth(1),
+        Some("Returned: Error: Function 'files.delete' needs the user's confirmation, and 2 calls wait for it already; this call was not run or kept. Wait for the user before calling it again")
+    );
+    assert_eq!(registry.held_calls().len(), 2);
+    let first = held_id(&report.calls[0]);
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let expired = registry.confirm(&first).await.unwrap_err();
+    assert!(matches!(expired, ConfirmError::Expired { .. }), "{expired:?}");
+    assert_eq!(
+        expired.to_string(),
+        format!("the call of 'files.delete' held under '{first}' expired after 100ms without being confirmed; it did not run")
+    );
+    assert!(registry.held_calls().is_empty());
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    // Room again.
+    let report = registry.execute_response(r#"@files.delete("d")"#).await;
+    assert!(report.calls[0].confirmation_id.is_some());
+}
+
+/// Declines paths that start with a dot, runs the others, and notes what it saw.
+struct Policy(Mutex<Vec<HeldCall>>);
+
+#[async_trait]
+impl Confirmer for Policy {
+    async fn decide(&self, call: &HeldCall) -> Decision {
+        self.0.lock().expect("lock").push(call.clone());
+        let path = call.args["path"].as_str().unwrap_or_default();
+        if path.starts_with('.') {
+            Decision::Decline
+        } else {
+            Decision::Run
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_confirmer_decides_as_calls_come() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let policy = Arc::new(Policy(Mutex::new(Vec::new())));
+    registry.set_confirmer(Arc::clone(&policy));
+    let report = registry
+        .execute_response(r#"@files.delete("a.txt") @files.delete(".env")"#)
+        .await;
+    assert_eq!(report.calls[0].result, Ok(json!("deleted a.txt")));
+    assert_eq!(
+        report.calls[1].result,
+        Err(ToolError::Declined {
+            name: "files.delete".into()
+        })
+    );
+    assert_eq!(
+        report.calls[1].block.lines().nth(1),
+        Some("Returned: Error: The user declined this call of 'files.delete'; it did not run. Do not call it again unless the user asks for it")
+    );
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert!(registry.held_calls().is_empty());
+    let seen = policy.0.lock().expect("lock");
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].call_id, report.calls[1].call_id);
+
+    // A fixed decision is a confirmer too; clearing it holds again.
+    registry.set_confirmer(Decision::Run);
+    let report = registry.execute_response(r#"@files.delete(".x")"#).await;
+    assert_eq!(report.calls[0].result, Ok(json!("deleted .x")));
+    registry.clear_confirmer();
+    let report = registry.execute_response(r#"@files.delete(".x")"#).await;
+    assert!(report.calls[0].confirmation_id.is_some());
+}
+
+fn kinds(events: &[CallEvent]) -> Vec<CallEventKind> {
+    events.iter().map(|e| e.event).collect()
+}
+
+#[tokio::test]
+async fn events_say_held_then_the_confirmed_run() {
+    let (registry, _) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    registry.on_event(move |event| sink.lock().expect("lock").push(event.clone()));
+    let report = registry
+        .execute_response(r#"@files.delete("a") @files.delete("b")"#)
+        .await;
+    let (a, b) = (held_id(&report.calls[0]), held_id(&report.calls[1]));
+    use CallEventKind::*;
+    {
+        let events = seen.lock().expect("lock");
+        assert_eq!(kinds(&events), [Start, Held, Start, Held]);
+        assert_eq!(events[1].confirmation_id.as_deref(), Some(a.as_str()));
+        assert_eq!(events[1].function.as_deref(), Some("files.delete"));
+        assert!(events[1].duration_ms.is_some());
+        let line = serde_json::to_value(&events[1]).expect("json");
+        assert_eq!(line["event"], "held");
+        assert_eq!(line["confirmation_id"], a.as_str());
+    }
+    registry.confirm(&a).await.expect("runs");
+    registry.reject(&b).expect("held");
+    let events = seen.lock().expect("lock");
+    assert_eq!(kinds(&events), [Start, Held, Start, Held, Start, Success, Error]);
+    // The run and the rejection carry the calls' first ids.
+    assert_eq!(events[4].call_id, events[0].call_id);
+    assert_eq!(events[5].call_id, events[0].call_id);
+    assert_eq!(events[6].call_id, events[2].call_id);
+    assert!(events[6]
+        .error
+        .as_deref()
+        .is_some_and(|e| e.starts_with("The user declined")));
+}
+
+#[tokio::test]
+async fn a_stream_has_events_of_its_own() {
+    let (registry, _) = registry();
+    let global = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&global);
+    registry.on_event(move |event| sink.lock().expect("lock").push(event.clone()));
+    let own = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&own);
+    let mut stream = registry
+        .stream()
+        .on_event(move |event: &CallEvent| sink.lock().expect("lock").push(event.clone()));
+    stream.feed_str("@files.list()").await;
+    stream.finish().await;
+    // Another answer is not this stream's.
+    registry.execute_response("@files.list()").await;
+    assert_eq!(own.lock().expect("lock").len(), 2);
+    assert_eq!(global.lock().expect("lock").len(), 4);
+}
