@@ -27,7 +27,9 @@
 //! - `toolboxes`: a list; each has a `name` (a domain: letters, digits, `_`, parts joined by
 //!   `.`; unique ignoring case; not `tools`, the control functions' domain), a `kind`, and
 //!   optionally `timeout_ms` (a call's time limit; for `command`, `http` and `mcp` the
-//!   default is 30 s, for `file` none).
+//!   default is 30 s, for `file` none) and `confirm` (`true`: every call of the box waits
+//!   for the user's confirmation, see [`Registry::require_confirmation`]). A function of a
+//!   `command` or `http` box may say `"confirm": true` too, for itself alone.
 //! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
 //! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
 //!   a program holding a `/` is relative to the config file's folder, other names are
@@ -171,6 +173,10 @@ struct ToolboxSpec {
     number: usize,
     name: String,
     timeout: Option<Duration>,
+    /// Every function of the box needs the user's confirmation.
+    confirm: bool,
+    /// Functions that need it, by the name a call writes (`box.fn`).
+    confirm_functions: Vec<String>,
     kind: KindSpec,
 }
 
@@ -372,6 +378,14 @@ impl Config {
         if let Some(root) = &self.root {
             if let Err(e) = registry.set_root(root) {
                 problems.push(format!("field 'root': {e}"));
+            }
+        }
+        for spec in &self.toolboxes {
+            let boxed = spec.confirm.then(|| spec.name.clone());
+            for path in boxed.iter().chain(&spec.confirm_functions) {
+                if let Err(e) = registry.require_confirmation(path) {
+                    problems.push(format!("{}: field 'confirm': {e}", spec.at()));
+                }
             }
         }
         if !problems.is_empty() {
@@ -697,7 +711,7 @@ async fn start_mcp(
 // Reading the JSON, every problem collected.
 
 const TOP_FIELDS: &[&str] = &["root", "toolboxes"];
-const COMMON_FIELDS: &[&str] = &["name", "kind", "timeout_ms"];
+const COMMON_FIELDS: &[&str] = &["name", "kind", "timeout_ms", "confirm"];
 const FILE_FIELDS: &[&str] = &["root", "max_read_bytes"];
 const COMMAND_FIELDS: &[&str] = &[
     "functions",
@@ -856,6 +870,8 @@ fn read_toolbox(
     }
     let kind = fields.string("kind", true);
     let timeout = fields.positive("timeout_ms").map(Duration::from_millis);
+    let confirm = fields.boolean("confirm").unwrap_or(false);
+    let mut confirm_functions = Vec::new();
     let name = name?;
     let kind = match kind.as_deref() {
         Some("file") => {
@@ -877,7 +893,11 @@ fn read_toolbox(
                 .map_or_else(|| dir.to_owned(), |c| dir.join(c));
             let max_output_bytes = fields.positive("max_output_bytes").map(to_usize);
             let mut functions = Vec::new();
-            for (interface, extra) in read_functions(&mut fields, &name, &["command"]) {
+            let read = read_functions(&mut fields, &name, &["command", "confirm"]);
+            for (interface, extra) in read {
+                if function_confirm(&mut fields, &interface, &extra) {
+                    confirm_functions.push(interface.qualified_name());
+                }
                 let command = match extra.get("command") {
                     Some(value) => string_list(value),
                     None => Err(String::from("missing required field 'command'")),
@@ -915,7 +935,11 @@ fn read_toolbox(
             let max_response_bytes = fields.positive("max_response_bytes").map(to_usize);
             let max_redirects = fields.count("max_redirects").map(to_usize);
             let mut functions = Vec::new();
-            for (interface, extra) in read_functions(&mut fields, &name, &["method", "path"]) {
+            let read = read_functions(&mut fields, &name, &["method", "path", "confirm"]);
+            for (interface, extra) in read {
+                if function_confirm(&mut fields, &interface, &extra) {
+                    confirm_functions.push(interface.qualified_name());
+                }
                 let method = match extra.get("method") {
                     None => Some(String::from("GET")),
                     Some(Json::String(method)) => Some(method.clone()),
@@ -999,6 +1023,8 @@ fn read_toolbox(
         number,
         name,
         timeout,
+        confirm,
+        confirm_functions,
         kind,
     };
     check_built_in(&spec, &mut fields);
@@ -1058,6 +1084,22 @@ fn check_http(
     _functions: &[(Interface, String, String)],
     _fields: &mut Fields<'_>,
 ) {
+}
+
+/// Whether a function entry says `"confirm": true`.
+fn function_confirm(fields: &mut Fields<'_>, interface: &Interface, extra: &Map<String, Json>) -> bool {
+    match extra.get("confirm") {
+        None => false,
+        Some(Json::Bool(confirm)) => *confirm,
+        Some(other) => {
+            fields.report(format!(
+                "function '{}': field 'confirm' must be true or false, found {}",
+                interface.name,
+                json_kind(other)
+            ));
+            false
+        }
+    }
 }
 
 /// A program holding a `/` is relative to the config's folder; a bare name is looked up

@@ -89,7 +89,7 @@ fn every_problem_is_listed_with_its_toolbox_and_field() {
             "toolbox 'api' (#3): field 'base_url' must be an http(s) URL, found \"ftp://x\"",
             "toolbox 'api' (#3): function 'get_user': field 'method' must be GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS, found \"FETCH\"",
             "toolbox 'api' (#3): function 'get_user': field 'path': the placeholder {id} names an optional parameter; path parameters must be required",
-            "toolbox 'Weather' (#4): field 'envs' is not known here (did you mean 'env'?); the fields are name, kind, timeout_ms, command, env",
+            "toolbox 'Weather' (#4): field 'envs' is not known here (did you mean 'env'?); the fields are name, kind, timeout_ms, confirm, command, env",
             "toolbox 'Weather' (#4): field 'command' must be a list of strings (the program, then its arguments), found a string",
             "toolbox 'x' (#6): field 'kind' must be file, command, http or mcp, found \"ftp\"",
             "toolbox #7: missing required field 'name'",
@@ -421,9 +421,9 @@ fn unknown_fields_are_problems_with_the_closest_known_name() {
         problems(text),
         [
             "field 'roots' is not known here (did you mean 'root'?); the fields are root, toolboxes",
-            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, functions, env, pass_env, inherit_env, cwd, max_output_bytes",
-            "toolbox 'w' (#1): function 'f': field 'descripton' is not known here (did you mean 'description'?); the fields are type, name, description, parameters, returns, strict, command",
-            "toolbox 'w' (#1): function 'g': field 'comand' is not known here (did you mean 'command'?); the fields are domain, name, type, description, params, path_params, query_params, request_body, returns, response_type, command",
+            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, functions, env, pass_env, inherit_env, cwd, max_output_bytes",
+            "toolbox 'w' (#1): function 'f': field 'descripton' is not known here (did you mean 'description'?); the fields are type, name, description, parameters, returns, strict, command, confirm",
+            "toolbox 'w' (#1): function 'g': field 'comand' is not known here (did you mean 'command'?); the fields are domain, name, type, description, params, path_params, query_params, request_body, returns, response_type, command, confirm",
             "toolbox 'w' (#1): function 'g': missing required field 'command'",
         ]
     );
@@ -444,5 +444,51 @@ async fn listing_needs_no_secret_and_running_does() {
     assert!(
         error.contains("reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"),
         "{error}"
+    );
+}
+
+#[tokio::test]
+async fn confirm_on_a_toolbox_or_a_function_holds_their_calls() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("a.txt"), "kept").unwrap();
+    let text = json!({"toolboxes": [
+        {"name": "file", "kind": "file", "root": ".", "confirm": true},
+        {"name": "shell", "kind": "command", "functions": [
+            {"name": "echo", "parameters": {"type": "object",
+                "properties": {"text": {"type": "string"}}}, "command": ["cat"]},
+            {"name": "wipe", "parameters": {"type": "object"}, "command": ["false"],
+             "confirm": true}]}]});
+    let config = Config::from_text(&text.to_string(), folder.path()).unwrap();
+    let registry = config.build().await.unwrap();
+    let report = registry
+        .execute_response(r#"@file.deletefile("a.txt") @shell.wipe() @shell.echo(text="hi")"#)
+        .await;
+    let held: Vec<bool> = report
+        .calls
+        .iter()
+        .map(|o| o.confirmation_id.is_some())
+        .collect();
+    assert_eq!(held, [true, true, false]);
+    assert_eq!(report.calls[2].result, Ok(json!({"text": "hi"})));
+    assert!(folder.path().join("a.txt").exists());
+    let id = report.calls[0].confirmation_id.clone().unwrap();
+    registry.confirm(&id).await.unwrap();
+    assert!(!folder.path().join("a.txt").exists());
+}
+
+#[test]
+fn confirm_must_be_true_or_false_and_typos_are_named() {
+    let text = r#"{"toolboxes": [
+        {"name": "f", "kind": "file", "root": ".", "confirm": "yes"},
+        {"name": "m", "kind": "mcp", "command": ["x"], "confrim": true},
+        {"name": "c", "kind": "command", "functions": [
+            {"name": "g", "parameters": {"type": "object"}, "command": ["x"], "confirm": 1}]}]}"#;
+    assert_eq!(
+        problems(text),
+        [
+            "toolbox 'f' (#1): field 'confirm' must be true or false, found a string",
+            "toolbox 'm' (#2): field 'confrim' is not known here (did you mean 'confirm'?); the fields are name, kind, timeout_ms, confirm, command, env",
+            "toolbox 'c' (#3): function 'g': field 'confirm' must be true or false, found a number",
+        ]
     );
 }
