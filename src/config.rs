@@ -1087,7 +1087,11 @@ fn check_http(
 }
 
 /// Whether a function entry says `"confirm": true`.
-fn function_confirm(fields: &mut Fields<'_>, interface: &Interface, extra: &Map<String, Json>) -> bool {
+fn function_confirm(
+    fields: &mut Fields<'_>,
+    interface: &Interface,
+    extra: &Map<String, Json>,
+) -> bool {
     match extra.get("confirm") {
         None => false,
         Some(Json::Bool(confirm)) => *confirm,

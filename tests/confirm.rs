@@ -31,11 +31,13 @@ fn registry() -> (Registry, Arc<AtomicUsize>) {
         });
     registry.register(files).expect("registers");
     registry
-        .register(FnBox::new("notes").function(
-            Interface::function(Some("notes"), "add")
-                .param(Param::new("text", ParamType::String).required()),
-            |args, _| Ok(json!(args.get::<String>("text")?.len())),
-        ))
+        .register(
+            FnBox::new("notes").function(
+                Interface::function(Some("notes"), "add")
+                    .param(Param::new("text", ParamType::String).required()),
+                |args, _| Ok(json!(args.get::<String>("text")?.len())),
+            ),
+        )
         .expect("registers");
     (registry, deleted)
 }
@@ -44,7 +46,8 @@ fn held_id(outcome: &Outcome) -> String {
     outcome.confirmation_id.clone().expect("held")
 }
 
-const ANSWER: &str = r#"Clean up: @files.list() then @Files.Delete("secret plans.txt") and @notes.add("done")."#;
+const ANSWER: &str =
+    r#"Clean up: @files.list() then @Files.Delete("secret plans.txt") and @notes.add("done")."#;
 
 #[tokio::test]
 async fn a_held_call_does_not_run_and_the_model_sees_only_its_status_and_id() {
@@ -203,7 +206,10 @@ async fn held_calls_expire_and_are_bounded() {
     let first = held_id(&report.calls[0]);
     tokio::time::sleep(Duration::from_millis(150)).await;
     let expired = registry.confirm(&first).await.unwrap_err();
-    assert!(matches!(expired, ConfirmError::Expired { .. }), "{expired:?}");
+    assert!(
+        matches!(expired, ConfirmError::Expired { .. }),
+        "{expired:?}"
+    );
     assert_eq!(
         expired.to_string(),
         format!("the call of 'files.delete' held under '{first}' expired after 100ms without being confirmed; it did not run")
@@ -253,9 +259,11 @@ async fn a_confirmer_decides_as_calls_come() {
     );
     assert_eq!(deleted.load(Ordering::SeqCst), 1);
     assert!(registry.held_calls().is_empty());
-    let seen = policy.0.lock().expect("lock");
-    assert_eq!(seen.len(), 2);
-    assert_eq!(seen[1].call_id, report.calls[1].call_id);
+    {
+        let seen = policy.0.lock().expect("lock");
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[1].call_id, report.calls[1].call_id);
+    }
 
     // A fixed decision is a confirmer too; clearing it holds again.
     registry.set_confirmer(Decision::Run);
@@ -295,7 +303,10 @@ async fn events_say_held_then_the_confirmed_run() {
     registry.confirm(&a).await.expect("runs");
     registry.reject(&b).expect("held");
     let events = seen.lock().expect("lock");
-    assert_eq!(kinds(&events), [Start, Held, Start, Held, Start, Success, Error]);
+    assert_eq!(
+        kinds(&events),
+        [Start, Held, Start, Held, Start, Success, Error]
+    );
     // The run and the rejection carry the calls' first ids.
     assert_eq!(events[4].call_id, events[0].call_id);
     assert_eq!(events[5].call_id, events[0].call_id);

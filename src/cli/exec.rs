@@ -1,6 +1,7 @@
 //! `atfunc exec`: parse a model's output, run each call as soon as it is complete, print
 //! the result blocks for the model's next turn.
 
+use super::confirm::{self, ConfirmMode};
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
@@ -35,6 +36,11 @@ pub(crate) struct ExecArgs {
     /// standard error.
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
+    /// Calls of functions that need confirmation (a config's "confirm": true): ask shows
+    /// each on the terminal and waits for y or n (without a terminal: no); yes runs them;
+    /// no runs none, and each result says it waits for confirmation.
+    #[arg(long, value_enum, default_value_t = ConfirmMode::Ask)]
+    confirm: ConfirmMode,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
@@ -53,6 +59,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.events {
         watch(&registry, path)?;
     }
+    let asking = confirm::set_up(&registry, args.confirm);
     let input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -62,6 +69,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         // however many calls the input holds.
         let mut stream = registry.stream().keep_records(false);
         let mut printed = 0usize;
+        let mut held = 0usize;
         let mut report = match args.json {
             true => Some(JsonReport::start(&mut out)?),
             false => None,
@@ -69,6 +77,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         while let Some(chunk) = chunks.recv().await {
             let chunk = chunk.map_err(|e| Failure(format!("cannot read input: {e}")))?;
             let outcomes = stream.feed(&chunk).await;
+            held += count_held(&outcomes);
             match report.as_mut() {
                 Some(report) => report.add(&mut out, &outcomes)?,
                 None => print_blocks(&mut out, &outcomes, &mut printed)?,
@@ -76,6 +85,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
             out.flush().map_err(write_failure)?;
         }
         let end = stream.finish().await;
+        held += count_held(&end.outcomes);
         if let Some(mut report) = report {
             report.add(&mut out, &end.outcomes)?;
             report.finish(&mut out, end.report.call_count)?;
@@ -86,12 +96,31 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
             }
         }
         out.flush().map_err(write_failure)?;
+        if held > 0 {
+            let why = match (args.confirm, asking) {
+                (ConfirmMode::Ask, false) => "there is no terminal to ask on",
+                _ => "--confirm no",
+            };
+            let calls = if held == 1 {
+                "call waits"
+            } else {
+                "calls wait"
+            };
+            eprintln!("atfunc: {held} {calls} for confirmation and did not run ({why})");
+        }
         // Boxes may hold processes or connections; give them the chance to shut down.
         if let Err(e) = registry.close().await {
             eprintln!("atfunc: closing the tool boxes: {e}");
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn count_held(outcomes: &[Outcome]) -> usize {
+    outcomes
+        .iter()
+        .filter(|o| o.confirmation_id.is_some())
+        .count()
 }
 
 /// Reads the input on a thread of its own and hands it over in chunks. Waiting for the

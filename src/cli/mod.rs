@@ -4,6 +4,7 @@
 //! failures); 1 when `check` found problems; 2 when an input or tools file cannot be read
 //! or is invalid.
 
+mod confirm;
 mod eval;
 mod exec;
 mod grammar;

@@ -232,7 +232,6 @@ pub(super) struct HeldCalls {
     pub(super) limits: HoldLimits,
 }
 
-
 impl HeldCalls {
     /// Moves expired calls out of `waiting`; they are returned for their events.
     pub(super) fn expire(&mut self) -> Vec<Held> {
@@ -257,10 +256,10 @@ impl HeldCalls {
     }
 
     /// Keeps `held` and gives its id, unless `max_held` calls wait already: then it is
-    /// handed back.
-    pub(super) fn insert(&mut self, held: Held) -> Result<String, Held> {
+    /// dropped, and its function's name given back.
+    pub(super) fn insert(&mut self, held: Held) -> Result<String, String> {
         if self.waiting.len() >= self.limits.max_held {
-            return Err(held);
+            return Err(held.call.function);
         }
         let id = held.call.confirmation_id.clone();
         self.waiting.insert(id.clone(), held);

@@ -159,7 +159,10 @@ impl CallWatch {
 }
 
 /// One hook that calls `first`, then `second`.
-pub(super) fn both(first: Option<CallEventHook>, second: Option<CallEventHook>) -> Option<CallEventHook> {
+pub(super) fn both(
+    first: Option<CallEventHook>,
+    second: Option<CallEventHook>,
+) -> Option<CallEventHook> {
     match (first, second) {
         (Some(first), Some(second)) => Some(Arc::new(move |event: &CallEvent| {
             first(event);

@@ -811,13 +811,6 @@ impl Registry {
         Ok(call)
     }
 
-    /// Takes the call held under `id` out, without running it or an event: for a caller
-    /// that hands it on (the gateway gives it to its client as a `tool_calls` entry).
-    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
-    pub(crate) fn withdraw(&self, id: &str) -> Result<HeldCall, ConfirmError> {
-        self.take_held(id).map(|held| held.call)
-    }
-
     fn take_held(&self, id: &str) -> Result<Held, ConfirmError> {
         let (expired, taken) = {
             let mut store = self.held_store();
@@ -944,7 +937,11 @@ impl Registry {
         let mut confirm = Vec::new();
         for tool_box in &state.boxes {
             for interface in tool_box.interfaces(ctx) {
-                confirm.push(Self::needs_confirmation(&state, tool_box.name(), &interface));
+                confirm.push(Self::needs_confirmation(
+                    &state,
+                    tool_box.name(),
+                    &interface,
+                ));
                 targets.push(Target::Box(Arc::clone(tool_box), interface.name.clone()));
                 interfaces.push(interface);
             }
@@ -1231,8 +1228,8 @@ impl Registry {
                         watch.held(&id);
                         return (Ok(confirm::held_result(&id)), Some(id));
                     }
-                    Err(held) => Err(ToolError::HoldLimit {
-                        name: held.call.function,
+                    Err(function) => Err(ToolError::HoldLimit {
+                        name: function,
                         limit: self.hold_limits().max_held,
                     }),
                 }

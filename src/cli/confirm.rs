@@ -1,0 +1,158 @@
+//! `atfunc exec --confirm ask|yes|no`: what happens to calls of functions that need the
+//! user's confirmation (a config's `"confirm": true`).
+
+use atfunc::async_trait;
+use atfunc::execute::{Confirmer, Decision, HeldCall, Registry};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The choice of `--confirm`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ConfirmMode {
+    /// Show each call on the terminal and wait for y or n; without a terminal, as `no`.
+    #[default]
+    Ask,
+    /// Run every such call.
+    Yes,
+    /// Run none: each stays held, and its result says so.
+    No,
+}
+
+/// Sets the registry up for `mode`. Whether calls are asked about on a terminal.
+pub(crate) fn set_up(registry: &Registry, mode: ConfirmMode) -> bool {
+    match mode {
+        ConfirmMode::Yes => {
+            registry.set_confirmer(Decision::Run);
+            false
+        }
+        ConfirmMode::No => false,
+        ConfirmMode::Ask => match Terminal::open() {
+            Some(terminal) => {
+                registry.set_confirmer(terminal);
+                true
+            }
+            // No terminal to ask on: the calls stay held, as with `no`.
+            None => false,
+        },
+    }
+}
+
+/// The process's controlling terminal, read and written directly so that redirected
+/// input and output (the model's answer, the results) are not mixed with the questions.
+struct Terminal {
+    tty: Arc<Mutex<File>>,
+}
+
+impl Terminal {
+    fn open() -> Option<Terminal> {
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .ok()?;
+        Some(Terminal {
+            tty: Arc::new(Mutex::new(tty)),
+        })
+    }
+}
+
+#[async_trait]
+impl Confirmer for Terminal {
+    async fn decide(&self, call: &HeldCall) -> Decision {
+        let question = format!(
+            "atfunc: the model calls {}\nRun it? [y/N] ",
+            shown_call(call)
+        );
+        let tty = Arc::clone(&self.tty);
+        // Waiting for a person must not hold up the runtime's other work.
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+            tty.write_all(question.as_bytes()).ok()?;
+            tty.flush().ok()?;
+            let mut line = String::new();
+            BufReader::new(&mut *tty).read_line(&mut line).ok()?;
+            Some(line)
+        })
+        .await
+        .ok()
+        .flatten();
+        match answer.as_deref().map(|a| a.trim().to_lowercase()) {
+            Some(answer) if answer == "y" || answer == "yes" => Decision::Run,
+            _ => Decision::Decline,
+        }
+    }
+}
+
+/// The longest call shown in a question, in characters.
+const SHOWN_LIMIT: usize = 2000;
+
+/// `files.delete(path="notes.txt")`, with every character that could hide or reorder what
+/// the terminal shows written as an escape, and cut at [`SHOWN_LIMIT`] characters.
+fn shown_call(call: &HeldCall) -> String {
+    let args: Vec<String> = call
+        .args
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    let mut text = format!("{}({})", call.function, args.join(", "));
+    if let Some(body) = &call.body {
+        text.push_str(&format!(" with_body [[ {} ]]", body_text(body)));
+    }
+    let escaped = escape(&text);
+    let total = escaped.chars().count();
+    if total <= SHOWN_LIMIT {
+        return escaped;
+    }
+    let kept: String = escaped.chars().take(SHOWN_LIMIT).collect();
+    format!("{kept} [... {} more characters]", total - SHOWN_LIMIT)
+}
+
+fn body_text(body: &atfunc::bind::Body) -> String {
+    match &body.json {
+        Some(json) => json.to_string(),
+        None => body.raw.clone(),
+    }
+}
+
+/// Control characters, and the invisible and direction-changing ones (right-to-left
+/// overrides, isolates, zero-width characters, line and paragraph separators), as
+/// `\u{...}`; everything else as it is.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || hidden(c) {
+            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn hidden(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{feff}'
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_characters_are_shown_as_escapes() {
+        assert_eq!(
+            escape("a\u{202e}txt.exe\u{7f}\u{85}\u{200b}b\u{2066}"),
+            "a\\u{202e}txt.exe\\u{007f}\\u{0085}\\u{200b}b\\u{2066}"
+        );
+        assert_eq!(escape("Straße 😀"), "Straße 😀");
+    }
+}
