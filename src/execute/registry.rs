@@ -811,6 +811,13 @@ impl Registry {
         Ok(call)
     }
 
+    /// Takes the call held under `id` out, without running it or an event: for a caller
+    /// that hands it on (the gateway gives it to its client as a `tool_calls` entry).
+    #[cfg_attr(not(feature = "serve"), allow(dead_code))]
+    pub(crate) fn withdraw(&self, id: &str) -> Result<HeldCall, ConfirmError> {
+        self.take_held(id).map(|held| held.call)
+    }
+
     fn take_held(&self, id: &str) -> Result<Held, ConfirmError> {
         let (expired, taken) = {
             let mut store = self.held_store();

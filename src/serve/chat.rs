@@ -619,6 +619,23 @@ impl ChunkWriter {
         self.chunk(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]))
     }
 
+    /// A chunk with an empty delta and `fields` beside `choices` (`atfunc` with the
+    /// events of an executed turn): OpenAI's clients keep fields they do not know, and a
+    /// client that adds up deltas finds nothing to add.
+    pub(crate) fn fields(&mut self, fields: Map<String, Json>) -> Bytes {
+        let mut delta = Map::new();
+        if !self.started {
+            self.started = true;
+            delta.insert("role".into(), json!("assistant"));
+        }
+        let mut chunk = self
+            .frame(json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]));
+        if let Json::Object(map) = &mut chunk {
+            map.extend(fields);
+        }
+        sse::event(&chunk)
+    }
+
     /// The chunks for `pieces`: text as `content`, each call as one `tool_calls` entry.
     pub(crate) fn pieces(&mut self, pieces: Vec<Out>) -> Vec<Bytes> {
         let mut chunks = Vec::with_capacity(pieces.len());
@@ -715,7 +732,12 @@ impl ChunkWriter {
 
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`, with `index` in a
 /// stream.
-fn tool_call_json(index: Option<usize>, id: String, name: String, arguments: String) -> Json {
+pub(crate) fn tool_call_json(
+    index: Option<usize>,
+    id: String,
+    name: String,
+    arguments: String,
+) -> Json {
     let mut call =
         json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}});
     if let (Some(index), Json::Object(map)) = (index, &mut call) {

@@ -1,18 +1,23 @@
 //! Executed turns: the gateway runs the model's calls in its registry and asks the model
-//! again with the results, until an answer has no calls.
+//! again with the results, until an answer has no calls, or has a call that needs the
+//! user's confirmation: that call is not run but handed to the client as a `tool_calls`
+//! entry, and the turn ends there.
 
 use super::answer::{Out, Prose, Reader};
 use super::chat::{
-    channel_body, error_event, json_response, request_body, sse_response, ChunkWriter, Meta,
-    Rounds, StreamEnd, Usage,
+    channel_body, error_event, json_response, request_body, sse_response, tool_call_json,
+    ChunkWriter, Meta, Rounds, StreamEnd, Usage,
 };
-use super::history::{add_prompt, content_text};
+use super::history::{add_prompt, content_text, rewrite};
+use super::tools::ToolSet;
 use super::{ApiError, Gateway};
-use crate::execute::{CallContext, ExecutionReport, Outcome, Registry, RegistryPrompt, Settings};
+use crate::bind::Catalog;
+use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use serde_json::{json, Map, Value as Json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::mpsc;
 
 /// What an executed turn did, for the `atfunc` field of the answer.
 #[derive(Debug, Default)]
@@ -20,15 +25,43 @@ struct Record {
     steps: usize,
     calls: Vec<Json>,
     stopped: bool,
+    /// Every call event, for an answer sent whole (a stream sends them as they happen).
+    events: Option<Vec<Json>>,
 }
 
 impl Record {
     fn to_json(&self) -> Json {
         let mut record = json!({"steps": self.steps, "calls": self.calls});
-        if let (true, Json::Object(map)) = (self.stopped, &mut record) {
-            map.insert("stopped".into(), json!("max_steps"));
+        if let Json::Object(map) = &mut record {
+            if self.stopped {
+                map.insert("stopped".into(), json!("max_steps"));
+            }
+            if let Some(events) = &self.events {
+                map.insert("events".into(), Json::Array(events.clone()));
+            }
         }
         record
+    }
+
+    /// Keeps the calls that ran and hands back the held ones, taken out of the registry:
+    /// the client decides about them.
+    fn add(&mut self, registry: &Registry, report: &ExecutionReport) -> Vec<Out> {
+        let mut held = Vec::new();
+        for outcome in &report.calls {
+            let Some(id) = &outcome.confirmation_id else {
+                self.calls.push(outcome.to_json());
+                continue;
+            };
+            // The gateway holds nothing for later: the client has the call now.
+            let _ = registry.withdraw(id);
+            let args = outcome.args.clone().unwrap_or_default();
+            held.push(Out::Call {
+                id: format!("call_{id}"),
+                name: outcome.name.clone(),
+                arguments: Json::Object(args).to_string(),
+            });
+        }
+        held
     }
 }
 
@@ -41,7 +74,17 @@ pub(crate) async fn handle(
     let Some(Json::Array(messages)) = request.get("messages") else {
         return Err(ApiError::bad_request("'messages' must be a list"));
     };
-    let mut messages = messages.clone();
+    // A history that answers held calls (an assistant's `tool_calls`, `tool` messages)
+    // reads as call text and result blocks, as in a request with tools.
+    let interfaces = registry.interfaces(&CallContext::new());
+    let mut catalog = Catalog::new(interfaces, false);
+    if let Some(root) = registry.root() {
+        catalog = catalog.with_root(root);
+    }
+    let mut messages = rewrite(
+        &Json::Array(messages.clone()),
+        &ToolSet::from_catalog(catalog),
+    )?;
     add_prompt(
         &mut messages,
         &registry.prompt(&CallContext::new(), &RegistryPrompt::default()),
@@ -56,9 +99,22 @@ pub(crate) async fn handle(
 
 /// Runs the calls of one answer in the request's own conversation: what the model set in
 /// an earlier step (its truncate length) holds in this one, and never in another request,
-/// though every request shares the registry.
-async fn run_answer(registry: &Registry, text: &str, settings: &mut Settings) -> ExecutionReport {
-    let mut stream = registry.stream().with_settings(settings);
+/// though every request shares the registry. Each call event goes to `events` as JSON.
+async fn run_answer(
+    registry: &Registry,
+    text: &str,
+    settings: &mut Settings,
+    events: impl Fn(Json) + Send + Sync + 'static,
+) -> ExecutionReport {
+    let mut stream =
+        registry
+            .stream()
+            .with_settings(settings)
+            .on_event(move |event: &CallEvent| {
+                if let Ok(event) = serde_json::to_value(event) {
+                    events(event);
+                }
+            });
     stream.feed_str(text).await;
     let report = stream.finish().await.report;
     settings.clone_from(&report.settings);
@@ -85,6 +141,8 @@ async fn whole(
     let mut record = Record::default();
     let mut meta = None;
     let mut usage = Usage::default();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut held;
     let finish = loop {
         let body = request_body(&request, false);
         let answer = gateway.upstream.chat_json(body, auth.as_ref()).await?;
@@ -106,10 +164,17 @@ async fn whole(
             .to_owned();
         prose.feed(&text, &mut out);
         let text = prose.end_answer(&mut out);
-        let report = run_answer(&registry, &text, &mut settings).await;
-        record
-            .calls
-            .extend(report.calls.iter().map(Outcome::to_json));
+        let sink = Arc::clone(&events);
+        let report = run_answer(&registry, &text, &mut settings, move |event| {
+            sink.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(event);
+        })
+        .await;
+        held = record.add(&registry, &report);
+        if !held.is_empty() {
+            break String::from("tool_calls");
+        }
         if report.call_count == 0 {
             break finish;
         }
@@ -127,12 +192,33 @@ async fn whole(
             Out::Call { .. } => None,
         })
         .collect();
+    let mut message = json!({"role": "assistant", "content": text});
+    let calls: Vec<Json> = held
+        .into_iter()
+        .filter_map(|piece| match piece {
+            Out::Call {
+                id,
+                name,
+                arguments,
+            } => Some(tool_call_json(None, id, name, arguments)),
+            Out::Text(_) => None,
+        })
+        .collect();
+    if let (false, Json::Object(map)) = (calls.is_empty(), &mut message) {
+        if text.is_empty() {
+            map.insert("content".into(), Json::Null);
+        }
+        map.insert("tool_calls".into(), Json::Array(calls));
+    }
+    record.events = Some(std::mem::take(
+        &mut *events.lock().unwrap_or_else(PoisonError::into_inner),
+    ));
     let mut reply = json!({
         "id": meta.id,
         "object": "chat.completion",
         "created": meta.created,
         "model": meta.model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+        "choices": [{"index": 0, "message": message,
                      "logprobs": null, "finish_reason": finish}],
         "atfunc": record.to_json(),
     });
@@ -190,15 +276,44 @@ async fn streamed(
             if !rounds.send(writer.pieces(out)).await {
                 return;
             }
-            // A client that leaves while the tools run stops them.
-            let report = tokio::select! {
-                biased;
-                () = tx.closed() => return,
-                report = run_answer(&registry, &text, &mut settings) => report,
+            // Each call's events go to the client as they happen (unbounded: a sender
+            // that could wait would hold up the call; they are few per call).
+            let (events_tx, mut events) = mpsc::unbounded_channel();
+            let report = {
+                let running = run_answer(&registry, &text, &mut settings, move |event| {
+                    let _ = events_tx.send(event);
+                });
+                tokio::pin!(running);
+                loop {
+                    // A client that leaves while the tools run stops them.
+                    tokio::select! {
+                        biased;
+                        () = tx.closed() => return,
+                        Some(event) = events.recv() => {
+                            let chunk = events_chunk(&mut writer, event, &mut events);
+                            if !rounds.send(vec![chunk]).await {
+                                return;
+                            }
+                        }
+                        report = &mut running => break report,
+                    }
+                }
             };
-            record
-                .calls
-                .extend(report.calls.iter().map(Outcome::to_json));
+            // Events sent while the last call ended.
+            if let Ok(event) = events.try_recv() {
+                let chunk = events_chunk(&mut writer, event, &mut events);
+                if !rounds.send(vec![chunk]).await {
+                    return;
+                }
+            }
+            let held = record.add(&registry, &report);
+            if !held.is_empty() {
+                if !rounds.send(writer.pieces(held)).await {
+                    return;
+                }
+                finish = Some(String::from("tool_calls"));
+                break;
+            }
             if report.call_count == 0 {
                 break;
             }
@@ -230,4 +345,20 @@ async fn streamed(
         rounds.send(end).await;
     });
     Ok(sse_response(body))
+}
+
+/// One chunk with `first` and every other event already waiting, as
+/// `"atfunc": {"events": [...]}`.
+fn events_chunk(
+    writer: &mut ChunkWriter,
+    first: Json,
+    more: &mut mpsc::UnboundedReceiver<Json>,
+) -> axum::body::Bytes {
+    let mut events = vec![first];
+    while let Ok(event) = more.try_recv() {
+        events.push(event);
+    }
+    let mut fields = Map::new();
+    fields.insert("atfunc".into(), json!({ "events": events }));
+    writer.fields(fields)
 }

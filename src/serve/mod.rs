@@ -94,9 +94,19 @@
 //! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error",
 //! "elements"}, ...], "stopped": "max_steps"}` (`elements`, what a tool showed the user and
 //! the model never sees, only when it has any; `stopped` only when the limit ended the
-//! loop). A
-//! streaming request gets the text as deltas and `atfunc` in the last chunk. Such a request
-//! may not carry `tools` of its own.
+//! loop). A streaming request gets the text as deltas and `atfunc` in the last chunk. Such
+//! a request may not carry `tools` of its own.
+//!
+//! Every call's events ([`CallEvent`](crate::execute::CallEvent)) reach the client: in a
+//! whole answer as `atfunc.events`; in a stream as they happen, in chunks with an empty
+//! delta and `"atfunc": {"events": [...]}` beside `choices`.
+//!
+//! A call of a function that needs the user's confirmation is not run: the turn ends
+//! with it as a `tool_calls` entry (the function's name as defined, the bound arguments,
+//! `call_` and the confirmation id of its `held` event as the id); the answer's other
+//! calls ran as usual, and the gateway keeps nothing of the held one. The client's answer to it, in a later
+//! request's history (the assistant's `tool_calls`, then a `tool` message), is rewritten
+//! into call text and a result block as in a request with tools.
 //!
 //! # Limits and errors
 //!

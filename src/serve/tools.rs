@@ -81,6 +81,12 @@ impl ToolSet {
         })
     }
 
+    /// The functions of a registry (the gateway's own, for executed requests), for reading
+    /// a history that holds calls of them.
+    pub(crate) fn from_catalog(catalog: Catalog) -> ToolSet {
+        ToolSet { catalog }
+    }
+
     /// The tool the client calls `client`, by its name exactly as the client wrote it.
     fn by_client_name(&self, client: &str) -> Option<&Interface> {
         self.catalog

@@ -62,6 +62,11 @@ def test_calls_run_in_a_command_tool_until_the_model_answers(start_gateway, upst
     content, atfunc, finish = execute(gateway.client(), stream)
     assert content == "Let me add.\n\nAnd once more:\n\nThe sum is 15."
     assert finish == "stop"
+    # Whole, the call events come in the same field; streamed, in chunks of their own.
+    events = atfunc.pop("events", None)
+    assert (events is None) == stream
+    if events is not None:
+        assert [e["event"] for e in events] == ["start", "success", "start", "success"]
     assert atfunc == {"steps": 3, "calls": [
         {"name": "calc.add", "args": {"a": 2, "b": 3}, "result": {"sum": 5}},
         {"name": "calc.add", "args": {"a": 5, "b": 10}, "result": {"sum": 15}},
