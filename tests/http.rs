@@ -2,7 +2,7 @@
 #![cfg(feature = "http")]
 
 use atfunc::execute::{CallContext, HttpBox, Registry, ToolBox, ToolError};
-use atfunc::load_interfaces_str;
+use atfunc::{load_interfaces_str, Interface};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -203,7 +203,23 @@ fn app() -> Router {
         )
         .route("/empty", get(|| async { StatusCode::NO_CONTENT }))
         .route("/text", get(|| async { "plain words" }))
+        .route(
+            "/chart.png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], PNG_BYTES.to_vec()) }),
+        )
+        .route("/blob", get(|| async { vec![0u8, 159, 146, 150, 255] }))
+        .route(
+            "/leaky.png",
+            get(|h: HeaderMap| async move {
+                let mut bytes = PNG_BYTES.to_vec();
+                bytes.extend_from_slice(h.get(header::AUTHORIZATION).unwrap().as_bytes());
+                ([(header::CONTENT_TYPE, "IMAGE/PNG; q=1")], bytes)
+            }),
+        )
 }
+
+/// The start of a PNG file: not UTF-8.
+const PNG_BYTES: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
 
 /// Starts the server; its base URL.
 async fn serve() -> String {
@@ -670,4 +686,54 @@ async fn names_that_are_not_identifiers_reach_the_server_as_defined() {
     let result = outcome.result.as_ref().unwrap();
     assert_eq!(result["path"], "/users/acme");
     assert_eq!(result["query"], "max-results=5&%24filter=a");
+}
+
+/// A binary answer goes whole to the client as an element, and the model reads one line.
+#[tokio::test]
+async fn a_binary_answer_is_an_element_and_a_line_for_the_model() {
+    let base = serve().await;
+    let plain = |name: &str| Interface::function(Some("files"), name).describe("A file");
+    let files = HttpBox::builder("files", &base)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"))
+        .endpoint(plain("chart"), "GET", "/chart.png")
+        .endpoint(plain("blob"), "GET", "/blob")
+        .endpoint(plain("leaky"), "GET", "/leaky.png")
+        .endpoint(plain("text"), "GET", "/text")
+        .build()
+        .unwrap();
+    let registry = Registry::new();
+    registry.register(files).unwrap();
+    let report = registry
+        .execute_response("@files.chart() @files.blob() @files.leaky() @files.text()")
+        .await;
+    let results: Vec<Value> = report
+        .calls
+        .iter()
+        .map(|c| c.result.clone().unwrap())
+        .collect();
+    assert_eq!(results[0], json!("[image: image/png, 16 bytes]"));
+    assert_eq!(
+        report.calls[0].elements,
+        [json!({"type": "image", "mime_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUg=="})]
+    );
+    // Bytes that are not UTF-8, of no declared type: a resource, named by where it came from.
+    assert_eq!(
+        results[1],
+        json!("[resource: application/octet-stream, 5 bytes]")
+    );
+    assert_eq!(
+        report.calls[1].elements,
+        [json!({"type": "resource", "uri": format!("{base}/blob"),
+                "mime_type": "application/octet-stream", "data": "AJ+Slv8="})]
+    );
+    // An answer that echoes a secret goes to no one.
+    assert_eq!(
+        results[2],
+        json!("[image: image/png, 42 bytes, withheld: it holds a secret]")
+    );
+    assert!(report.calls[2].elements.is_empty());
+    // Text stays the model's, and nothing else.
+    assert_eq!(results[3], json!("plain words"));
+    assert!(report.calls[3].elements.is_empty());
+    assert!(!report.output.contains("iVBOR"), "{}", report.output);
 }

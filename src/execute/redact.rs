@@ -123,6 +123,14 @@ impl Redactor {
         out
     }
 
+    /// Whether raw bytes (a binary body, which is not redacted) hold a secret as written or
+    /// in base64.
+    pub(crate) fn holds_secret(&self, bytes: &[u8]) -> bool {
+        self.needles
+            .iter()
+            .any(|needle| memchr::memmem::find(bytes, needle).is_some())
+    }
+
     /// Redacts every string (keys included) of a JSON value; whether anything changed.
     pub(crate) fn redact_json(&self, value: &mut Json) -> bool {
         if self.needles.is_empty() {
