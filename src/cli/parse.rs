@@ -2,7 +2,7 @@
 
 use super::tools::ToolArgs;
 use super::Failure;
-use atfunc::batch::{self, RAW_LIMIT};
+use atfunc::batch::{self, CallHead};
 use atfunc::{Catalog, Event, Span, StreamParser};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
@@ -65,7 +65,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         text: String::new(),
         invalid: Vec::new(),
         invalid_span: None,
-        head: Head::default(),
+        head: CallHead::default(),
         wrote: false,
     };
     let mut parser = StreamParser::new(batch::parser_config(catalog.as_ref()));
@@ -114,7 +114,7 @@ struct Printer<'a, W: Write> {
     /// Invalid bytes not printed yet, merged like text, and where they stand.
     invalid: Vec<u8>,
     invalid_span: Option<Span>,
-    head: Head,
+    head: CallHead,
     /// Whether records were written since the last flush.
     wrote: bool,
 }
@@ -213,58 +213,5 @@ impl<W: Write> Printer<'_, W> {
         serde_json::to_writer(&mut self.out, record)
             .map_err(|e| Failure(format!("cannot write output: {e}")))?;
         self.out.write_all(b"\n").map_err(write_failure)
-    }
-}
-
-/// The first bytes of the call under way, for the `raw` field of an error record, without
-/// keeping the whole call (it may be megabytes long).
-#[derive(Default)]
-struct Head {
-    /// Absolute offset of the first byte of the chunk last seen.
-    chunk_start: u64,
-    /// Length of the chunk last seen.
-    chunk_len: usize,
-    /// The head of the current call, once started.
-    capture: Option<Vec<u8>>,
-}
-
-impl Head {
-    fn see(&mut self, chunk: &[u8]) {
-        if let Some(capture) = &mut self.capture {
-            let room = RAW_LIMIT.saturating_sub(capture.len());
-            capture.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
-        }
-        self.chunk_start += self.chunk_len as u64;
-        self.chunk_len = chunk.len();
-    }
-
-    /// A call started at `start`; `chunk` is the chunk last seen, whose feeding read its `(`.
-    fn start(&mut self, start: u64, name: &str, chunk: &[u8]) {
-        // From `@` to `(` a call is exactly `@name(` (a name is identifier characters and
-        // dots, so it is reported as written), however far back its `@` lies; what follows
-        // the `(` is in this chunk.
-        let mut head = format!("@{name}(").into_bytes();
-        let after = start.saturating_add(head.len() as u64);
-        let rest = after
-            .checked_sub(self.chunk_start)
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| chunk.get(i..))
-            .unwrap_or_default();
-        let room = RAW_LIMIT.saturating_sub(head.len());
-        head.extend_from_slice(rest.get(..room.min(rest.len())).unwrap_or_default());
-        head.truncate(RAW_LIMIT);
-        self.capture = Some(head);
-    }
-
-    fn stop(&mut self) {
-        self.capture = None;
-    }
-
-    fn raw(&self, span_len: u64) -> String {
-        let bytes = self.capture.as_deref().unwrap_or_default();
-        let len = usize::try_from(span_len)
-            .unwrap_or(usize::MAX)
-            .min(bytes.len());
-        String::from_utf8_lossy(bytes.get(..len).unwrap_or_default()).into_owned()
     }
 }

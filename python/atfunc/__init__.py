@@ -1,0 +1,50 @@
+"""Function calling for language models that have none.
+
+atfunc renders tools as prompt text (``render``), constrains an engine to calls that bind
+(``grammar``), pulls calls out of completions (``parse``, ``StreamParser``), does the same
+in bulk over Arrow arrays (``parse_jsonl``, ``parse_arrow``) and formats the results of
+calls for the model's next turn (``format_results``). The work is done by the Rust crate
+of the same name; the records are exactly those its command line prints.
+
+>>> import atfunc
+>>> tools = [{"name": "weather.get", "parameters": {"type": "object",
+...           "properties": {"city": {"type": "string"}}, "required": ["city"]}}]
+>>> [call["args"] for call in atfunc.parse('Sure: @weather.get("Oslo")', tools)]
+[{'city': 'Oslo'}]
+"""
+
+from ._atfunc import (
+    GrammarError,
+    PanicException,
+    StreamParser,
+    Tools,
+    ToolsError,
+    __version__,
+    call_text,
+    fit_json,
+    format_results,
+    grammar,
+    parse,
+    parse_arrow,
+    parse_jsonl,
+    render,
+    truncate,
+)
+
+__all__ = [
+    "GrammarError",
+    "PanicException",
+    "StreamParser",
+    "Tools",
+    "ToolsError",
+    "__version__",
+    "call_text",
+    "fit_json",
+    "format_results",
+    "grammar",
+    "parse",
+    "parse_arrow",
+    "parse_jsonl",
+    "render",
+    "truncate",
+]

@@ -1,0 +1,167 @@
+"""Type stubs of the native module; the documentation of each item is here."""
+
+import os
+from typing import Any, Iterable, List, Literal, Mapping, Optional, Sequence, Union, overload
+
+import pyarrow as pa
+
+__version__: str
+
+JSON = Any
+"""A value `json.dumps` accepts."""
+
+ToolsLike = Union["Tools", str, os.PathLike, Sequence[Mapping[str, Any]], Mapping[str, Any]]
+"""Tools as a `Tools` object, a JSON string, a list of dicts (or a dict with a `tools` or
+`functions` list) or the path of a tools file. Each tool may be in any of the three shapes
+of a tools file: atfunc's own, OpenAI's `{"type": "function", "function": {...}}` or a bare
+JSON Schema function."""
+
+Record = dict
+"""One record, exactly the object a line of `atfunc parse` prints:
+
+- a bound call: `{"name", "args", "body", "span", "chars"}` (with tools);
+- a call as written: `{"name", "positional", "named", "body", "span", "chars"}` (without);
+- an error: `{"error", "span", "chars", "raw"}`: a span that looked like a call but did not
+  parse, or a call that does not bind (`raw`: its first 200 bytes).
+
+`span` is `[start, end]` in bytes of the UTF-8 text, `chars` the same in characters."""
+
+ArrowTexts = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
+
+class ToolsError(ValueError):
+    """The tools are not valid. The message lists every problem found; `problems` lists
+    them one string each, each naming the function, its toolbox and what to fix."""
+
+    problems: List[str]
+
+class GrammarError(ValueError):
+    """No grammar can be made: `choice` names no function, or no call can be required."""
+
+class PanicException(BaseException):
+    """A bug in atfunc (a Rust panic). Raised instead of crashing the interpreter."""
+
+class Tools:
+    """A tool set loaded and validated once; pass it wherever `tools` is taken so a batch
+    does not load the tools again.
+
+    `root` names the toolbox whose functions are called without their prefix
+    (`@get(...)` for `weather.get`). Raises `ToolsError` listing every problem, `OSError`
+    for a file that cannot be read, `TypeError` for a value that is not JSON."""
+
+    def __init__(self, tools: ToolsLike, *, root: Optional[str] = None) -> None: ...
+    @property
+    def names(self) -> List[str]:
+        """The qualified names of the functions, in the order they were defined."""
+    @property
+    def root(self) -> Optional[str]:
+        """The root toolbox, if any."""
+    def __len__(self) -> int: ...
+
+def render(tools: ToolsLike, *, separator: bool = False, preamble: bool = True) -> str:
+    """The prompt text, as `atfunc render` prints it: the preamble that teaches the call
+    syntax with an example call, then every function. `preamble=False` leaves the preamble
+    out (`--no-preamble`); `separator` draws a line under each function."""
+
+def grammar(
+    tools: ToolsLike,
+    *,
+    choice: Union[Literal["auto", "required", "none"], str] = "auto",
+    single: bool = False,
+    lead_in: int = 100,
+    any_depth: int = 3,
+) -> str:
+    """The GBNF grammar whose language is the answers whose calls bind to `tools`, as
+    `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
+    (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
+    one function allowed. `single`: at most one call. `lead_in`: most characters before the
+    first call when a call is required. `any_depth`: how deep `any` values nest. Raises
+    `GrammarError`."""
+
+def parse(text: Union[str, bytes, bytearray], tools: Optional[ToolsLike] = None) -> List[Record]:
+    """The record of every call-shaped span of `text`, in order, exactly as the lines
+    `atfunc parse` (with `--tools`, when `tools` is given) prints for it. Bytes may hold
+    invalid UTF-8: it is text, never a call."""
+
+class StreamParser:
+    """Parses a completion that arrives in pieces. `feed` and `finish` each return the
+    records that became complete; all of them together equal `parse` of the whole text,
+    however it was split (even inside a character, for bytes)."""
+
+    def __init__(self, tools: Optional[ToolsLike] = None) -> None: ...
+    def feed(self, chunk: Union[str, bytes, bytearray]) -> List[Record]:
+        """The next piece; returns the records it completed."""
+    def finish(self) -> List[Record]:
+        """The end of the completion: returns the last records (a call left open is an
+        error record). The parser is then ready for the next completion, offsets from 0."""
+    @property
+    def tools(self) -> Optional[Tools]: ...
+
+@overload
+def parse_jsonl(
+    lines: pa.ChunkedArray, tools: Optional[ToolsLike] = None, *, first_line: int = 1
+) -> pa.ChunkedArray: ...
+@overload
+def parse_jsonl(
+    lines: Union[pa.Array, Sequence[Optional[str]]],
+    tools: Optional[ToolsLike] = None,
+    *,
+    first_line: int = 1,
+) -> pa.StringArray: ...
+def parse_jsonl(lines: ArrowTexts, tools: Optional[ToolsLike] = None, *, first_line: int = 1) -> Any:
+    """For each input line of `atfunc parse --jsonl` (a record `{"id", "completion",
+    "tools"}`), exactly the output line it prints (without the newline): `{"id", "calls",
+    "errors"}`, or `{"id", "line", "error"}` for a line that is not a record. `tools` are
+    the `--tools`; a record's own `tools` win over them.
+
+    One element out per element in, in order. A blank line (empty or only whitespace), for
+    which the CLI prints nothing, gives None, and so does None. `first_line` is the line
+    number of the first element, for the `line` of error lines (each element counts as
+    one line, blank or None). An element is one line: one holding a newline is read as
+    one record, where the CLI would read two lines.
+
+    `lines`: a pyarrow string, large_string, string_view or binary array (read in place,
+    not copied), a ChunkedArray (the answer is one, with the same chunks) or a list of str.
+    The answer is a `large_string` array when the input is, or past 2 GiB of output.
+    Runs with the GIL released, on rayon's pool (`RAYON_NUM_THREADS` sets its size)."""
+
+@overload
+def parse_arrow(texts: pa.ChunkedArray, tools: Optional[ToolsLike] = None) -> pa.ChunkedArray: ...
+@overload
+def parse_arrow(
+    texts: Union[pa.Array, Sequence[Optional[str]]], tools: Optional[ToolsLike] = None
+) -> pa.StructArray: ...
+def parse_arrow(texts: ArrowTexts, tools: Optional[ToolsLike] = None) -> Any:
+    """The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
+    with that completion, one struct per text (None for None):
+
+    ```
+    struct<
+      calls: list<struct<name: string, args: string, positional: string, named: string,
+                         body: string, span: struct<start: int64, end: int64>,
+                         chars: struct<start: int64, end: int64>>>,
+      errors: list<struct<error: string, span: ..., chars: ..., raw: string>>>
+    ```
+
+    `args` (bound calls, with tools), `positional` and `named` (without) are JSON text;
+    the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
+    Input as for `parse_jsonl`; binary input with invalid UTF-8 is read with it replaced."""
+
+def format_results(records: Iterable[Mapping[str, Any]]) -> str:
+    """The results of calls as the model reads them on its next turn, one `Function call:
+    ... / Returned: ...` block per record. A record is `{"call": text, "result": value}` or
+    `{"call": text, "error": message}`; `"name"` and `"args"` (a bound call record of
+    `parse`) may stand for `"call"`. A string result is shown as it is, any other value as
+    compact JSON."""
+
+def truncate(text: str, limit: int = 5000) -> str:
+    """`text` cut to its first `limit` characters, ending with a note of how many more
+    there were; unchanged within the limit."""
+
+def fit_json(value: JSON, limit: int = 5000) -> JSON:
+    """`value` itself when its compact JSON has at most `limit` characters; otherwise
+    `{"truncated": True, "partial": ..., "hint": ...}` whose compact JSON has."""
+
+def call_text(name: str, args: Optional[Mapping[str, JSON]] = None) -> str:
+    """A call as the results show it: `weather.get(city="Oslo")`."""
+
+def _panic_for_test(message: str) -> None: ...

@@ -1,0 +1,38 @@
+//! JSON values as Python objects: objects become dicts (keys in order), arrays lists.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
+use serde_json::Value as Json;
+
+/// `value` as the Python object `json.loads` gives for its text.
+pub(crate) fn json_to_py(py: Python<'_>, value: &Json) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        Json::Null => py.None(),
+        Json::Bool(b) => b.into_py_any(py)?,
+        Json::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_py_any(py)?
+            } else if let Some(u) = n.as_u64() {
+                u.into_py_any(py)?
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_py_any(py)?
+            }
+        }
+        Json::String(s) => s.into_py_any(py)?,
+        Json::Array(items) => {
+            let items = items
+                .iter()
+                .map(|item| json_to_py(py, item))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any().unbind()
+        }
+        Json::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, json_to_py(py, item)?)?;
+            }
+            dict.into_any().unbind()
+        }
+    })
+}

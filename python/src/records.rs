@@ -1,0 +1,190 @@
+//! `parse` and `StreamParser`: the records `atfunc parse` prints, as Python dicts.
+//!
+//! A [`Records`] stream is the CLI's printer without the printing: chunks in, the call and
+//! error records they complete out, with the same `raw` field on every chunking (a
+//! [`CallHead`] keeps the first bytes of the call under way). `parse` is one stream fed the
+//! whole text, so it equals a `StreamParser` fed the same text in any pieces.
+
+use crate::convert::json_to_py;
+use crate::tools::{self, Tools};
+use atfunc::batch::{self, CallHead};
+use atfunc::{Catalog, Event, StreamParser as Parser};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString};
+use serde_json::Value as Json;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Past this many bytes a chunk is parsed with the GIL released: below it, releasing and
+/// taking the GIL back costs more than other threads gain.
+const DETACH_BYTES: usize = 64 * 1024;
+
+/// The call and error records of a stream, as `atfunc parse` prints them.
+pub(crate) struct Records {
+    parser: Parser,
+    catalog: Option<Arc<Catalog>>,
+    head: CallHead,
+    /// Reused between chunks; empty between calls.
+    events: Vec<Event>,
+}
+
+impl Records {
+    pub(crate) fn new(catalog: Option<Arc<Catalog>>) -> Records {
+        Records {
+            parser: Parser::new(batch::parser_config(catalog.as_deref())),
+            catalog,
+            head: CallHead::default(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Feeds `chunk`; appends the records it completes to `out`.
+    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
+        self.head.see(chunk);
+        self.parser.feed_into(chunk, &mut self.events);
+        self.drain(chunk, out);
+    }
+
+    /// Ends the stream; appends the last records to `out`. The stream can start again.
+    pub(crate) fn finish(&mut self, out: &mut Vec<Json>) {
+        self.parser.finish_into(&mut self.events);
+        self.drain(&[], out);
+        self.head = CallHead::default();
+    }
+
+    fn drain(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
+        for event in self.events.drain(..) {
+            match event {
+                Event::CallStarted { name, start } => self.head.start(start, &name, chunk),
+                Event::Call(call) => {
+                    let head = &self.head;
+                    let record = batch::call_record(&call, self.catalog.as_deref(), || {
+                        Cow::Owned(head.raw(call.span.len()))
+                    });
+                    out.push(record.into_json());
+                    self.head.stop();
+                }
+                Event::Malformed { span, error, text } => {
+                    out.push(batch::malformed_record(span, &error, &text));
+                    self.head.stop();
+                }
+                // Text and invalid bytes are not records here, as without `--text`.
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The bytes of a `str` (as UTF-8) or of a bytes-like object.
+fn chunk_bytes<'a>(chunk: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(text) = chunk.cast::<PyString>() {
+        return Ok(Cow::Owned(text.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(bytes) = chunk.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(bytes.as_bytes()));
+    }
+    // bytearray, memoryview and the like.
+    chunk.extract::<Vec<u8>>().map(Cow::Owned).map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "expected str or bytes, got {}",
+            chunk
+                .get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })
+}
+
+fn to_list<'py>(py: Python<'py>, records: &[Json]) -> PyResult<Bound<'py, PyList>> {
+    let items = records
+        .iter()
+        .map(|record| json_to_py(py, record))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Runs `work` with the GIL released when `len` is large enough to be worth it.
+fn maybe_detached<T: Send>(py: Python<'_>, len: usize, work: impl FnOnce() -> T + Send) -> T {
+    if len >= DETACH_BYTES {
+        py.detach(work)
+    } else {
+        work()
+    }
+}
+
+/// The records of every call-shaped span in `text` (str or bytes), in text order, each the
+/// dict a line of `atfunc parse` prints.
+#[pyfunction]
+#[pyo3(signature = (text, tools = None))]
+pub(crate) fn parse<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    tools: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let tools = tools::optional(py, tools)?;
+    let catalog = tools.map(|t| t.get().catalog.clone());
+    let bytes = chunk_bytes(text)?;
+    let records = maybe_detached(py, bytes.len(), || {
+        let mut stream = Records::new(catalog);
+        let mut out = Vec::new();
+        stream.feed(&bytes, &mut out);
+        stream.finish(&mut out);
+        out
+    });
+    to_list(py, &records)
+}
+
+/// A parser for a completion that arrives in pieces: `feed` each piece, then `finish`.
+/// Each returns the records that became complete, so the records of all the calls
+/// together equal `parse` of the whole text, however it was split.
+#[pyclass(module = "atfunc", name = "StreamParser")]
+pub(crate) struct StreamParser {
+    records: Records,
+    tools: Option<Py<Tools>>,
+}
+
+#[pymethods]
+impl StreamParser {
+    #[new]
+    #[pyo3(signature = (tools = None))]
+    fn new(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<StreamParser> {
+        let tools = tools::optional(py, tools)?;
+        let catalog = tools.as_ref().map(|t| t.get().catalog.clone());
+        Ok(StreamParser {
+            records: Records::new(catalog),
+            tools,
+        })
+    }
+
+    /// The next piece of the completion (str or bytes; a character may be split between
+    /// two pieces of bytes). Returns the records it completed.
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let bytes = chunk_bytes(chunk)?;
+        let records = &mut self.records;
+        let out = maybe_detached(py, bytes.len(), || {
+            let mut out = Vec::new();
+            records.feed(&bytes, &mut out);
+            out
+        });
+        to_list(py, &out)
+    }
+
+    /// The end of the completion: returns the last records (a call left open is an error
+    /// record). The parser is then ready for another completion.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut out = Vec::new();
+        self.records.finish(&mut out);
+        to_list(py, &out)
+    }
+
+    /// The tools calls bind against, or None.
+    #[getter]
+    fn tools(&self, py: Python<'_>) -> Option<Py<Tools>> {
+        self.tools.as_ref().map(|t| t.clone_ref(py))
+    }
+}

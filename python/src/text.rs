@@ -1,0 +1,166 @@
+//! Text for the model: the prompt (`render`), the GBNF grammar (`grammar`) and the
+//! results of calls (`format_results`, `truncate`, `fit_json`, `call_text`).
+
+use crate::convert::json_to_py;
+use crate::tools;
+use atfunc::format::{call_text_from_args, fit_json as fit, truncate_text, CallRecord};
+use atfunc::{gbnf, Choice, GrammarOptions, PromptOptions};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use serde_json::{Map, Value as Json};
+
+pyo3::create_exception!(
+    atfunc,
+    GrammarError,
+    PyValueError,
+    "No grammar can be made for these tools and options (an unknown function, or no call that can bind)."
+);
+
+/// The prompt text that teaches a model the call syntax and lists the tools, as
+/// `atfunc render` prints it (`preamble=False`: `--no-preamble`).
+#[pyfunction]
+#[pyo3(signature = (tools, *, separator = false, preamble = true))]
+pub(crate) fn render(
+    py: Python<'_>,
+    tools: &Bound<'_, PyAny>,
+    separator: bool,
+    preamble: bool,
+) -> PyResult<String> {
+    let tools = tools::required(py, tools)?;
+    let tools = tools.get();
+    let root = tools.catalog.root();
+    if !preamble {
+        return Ok(tools
+            .interfaces
+            .iter()
+            .map(|i| atfunc::render::render_interface_as(i, root, separator))
+            .collect::<Vec<_>>()
+            .join(if separator { "" } else { "\n" }));
+    }
+    let options = PromptOptions { root, separator };
+    Ok(atfunc::render_prompt(&tools.interfaces, &options))
+}
+
+/// The GBNF grammar of answers whose calls bind to `tools`.
+#[pyfunction]
+#[pyo3(signature = (tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3))]
+pub(crate) fn grammar(
+    py: Python<'_>,
+    tools: &Bound<'_, PyAny>,
+    choice: &str,
+    single: bool,
+    lead_in: u32,
+    any_depth: usize,
+) -> PyResult<String> {
+    let tools = tools::required(py, tools)?;
+    let tools = tools.get();
+    let choice = match choice {
+        "auto" => Choice::Auto,
+        "required" => Choice::Required,
+        "none" => Choice::None,
+        function => Choice::Function(function.to_owned()),
+    };
+    let options = GrammarOptions {
+        choice,
+        single,
+        root: tools.catalog.root().map(str::to_owned),
+        lead_in,
+        any_depth,
+    };
+    let interfaces = &tools.interfaces;
+    py.detach(|| gbnf(interfaces, &options))
+        .map_err(|e| GrammarError::new_err(e.to_string()))
+}
+
+/// A Python value as JSON, through Python's own `json` module (so a value that
+/// `json.dumps` refuses is refused here too, with its message).
+fn to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
+    let text: String = py
+        .import("json")?
+        .call_method1("dumps", (value,))?
+        .extract()?;
+    serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("not JSON: {e}")))
+}
+
+/// One record of `format_results`: `{"call": text, "result": value}` or
+/// `{"call": text, "error": message}`; `{"name", "args"}` (a bound call record of `parse`)
+/// may stand for `"call"`.
+fn call_record(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<CallRecord> {
+    let record = record.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err("each record is a dict: {\"call\": ..., \"result\": ...} or {\"call\": ..., \"error\": ...}")
+    })?;
+    let call_text = match record.get_item("call")? {
+        Some(text) => text.extract::<String>()?,
+        None => {
+            let name = record.get_item("name")?.ok_or_else(|| {
+                PyValueError::new_err(
+                    "a record needs \"call\" (the call as text) or \"name\" and \"args\"",
+                )
+            })?;
+            let name: String = name.extract()?;
+            let args = match record.get_item("args")? {
+                Some(args) => match to_json(py, &args)? {
+                    Json::Object(map) => map,
+                    _ => return Err(PyTypeError::new_err("\"args\" must be a dict")),
+                },
+                None => Map::new(),
+            };
+            call_text_from_args(&name, &args)
+        }
+    };
+    let result = match (record.get_item("result")?, record.get_item("error")?) {
+        (_, Some(error)) if !error.is_none() => Err(error.extract::<String>()?),
+        (Some(value), _) => Ok(to_json(py, &value)?),
+        (None, _) => Ok(Json::Null),
+    };
+    Ok(CallRecord { call_text, result })
+}
+
+/// The results of calls as the model reads them on its next turn.
+#[pyfunction]
+pub(crate) fn format_results(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<String> {
+    let records = records
+        .try_iter()?
+        .map(|record| call_record(py, &record?))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(atfunc::format_results(&records))
+}
+
+/// `text` cut to its first `limit` characters, saying how many it cut.
+#[pyfunction]
+#[pyo3(signature = (text, limit = atfunc::format::DEFAULT_TRUNCATE_LENGTH))]
+pub(crate) fn truncate(text: &Bound<'_, PyString>, limit: usize) -> PyResult<String> {
+    Ok(truncate_text(&text.to_cow()?, limit).into_owned())
+}
+
+/// `value` itself when its compact JSON has at most `limit` characters, else a
+/// `{"truncated": true, "partial": ..., "hint": ...}` that has.
+#[pyfunction]
+#[pyo3(signature = (value, limit = atfunc::format::DEFAULT_TRUNCATE_LENGTH))]
+pub(crate) fn fit_json(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    limit: usize,
+) -> PyResult<Py<PyAny>> {
+    let value = to_json(py, value)?;
+    json_to_py(py, &fit(&value, limit))
+}
+
+/// A call as text, as results show it: `weather.get(city="Oslo")`.
+#[pyfunction]
+#[pyo3(signature = (name, args = None))]
+pub(crate) fn call_text(
+    py: Python<'_>,
+    name: &str,
+    args: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let args = match args {
+        None => Map::new(),
+        Some(args) => match to_json(py, args)? {
+            Json::Object(map) => map,
+            _ => return Err(PyTypeError::new_err("args must be a dict")),
+        },
+    };
+    Ok(call_text_from_args(name, &args))
+}

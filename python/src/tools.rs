@@ -1,0 +1,182 @@
+//! Tools as Python hands them over: a JSON string, a list of dicts (or any JSON-like
+//! value) or a path, loaded and validated once into a [`Tools`] object.
+//!
+//! Loading is the CLI's `--tools FILE`: the three shapes a tools file takes, every problem
+//! of every definition listed at once, then the cross-checks of `atfunc check`. What fails
+//! raises `ToolsError`, a `ValueError` whose `problems` attribute lists the problems one
+//! string each.
+
+use atfunc::batch::Batch;
+use atfunc::{load_interfaces, validate_all, Catalog, Interface, LoadError};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+use serde_json::Value as Json;
+use std::sync::Arc;
+
+pyo3::create_exception!(
+    atfunc,
+    ToolsError,
+    PyValueError,
+    "The tools are not valid; `problems` lists every problem found, one string each."
+);
+
+/// A tool set loaded and validated once, shared by every call that binds against it.
+#[pyclass(module = "atfunc", frozen, name = "Tools")]
+pub struct Tools {
+    pub(crate) interfaces: Arc<Vec<Interface>>,
+    pub(crate) catalog: Arc<Catalog>,
+    /// For `parse_jsonl`: kept with the tools so that its cache of the records' own tool
+    /// sets lives from one batch to the next.
+    pub(crate) batch: Arc<Batch>,
+}
+
+#[pymethods]
+impl Tools {
+    #[new]
+    #[pyo3(signature = (tools, *, root = None))]
+    fn new(py: Python<'_>, tools: &Bound<'_, PyAny>, root: Option<String>) -> PyResult<Tools> {
+        let (json, source) = tools_json(py, tools)?;
+        let interfaces = load(&json).map_err(|problems| tools_error(py, source, problems))?;
+        let mut catalog = Catalog::new(interfaces.clone(), false);
+        if let Some(root) = root {
+            catalog = catalog.with_root(root);
+        }
+        Ok(Tools {
+            interfaces: Arc::new(interfaces),
+            batch: Arc::new(Batch::new(Some(catalog.clone()))),
+            catalog: Arc::new(catalog),
+        })
+    }
+
+    /// The qualified names of the functions, in the order they were defined.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.interfaces
+            .iter()
+            .map(Interface::qualified_name)
+            .collect()
+    }
+
+    /// The toolbox whose functions are called without their prefix, if any.
+    #[getter]
+    fn root(&self) -> Option<String> {
+        self.catalog.root().map(str::to_owned)
+    }
+
+    fn __len__(&self) -> usize {
+        self.interfaces.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let names = self.names();
+        let shown = names.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+        let more = names.len().saturating_sub(5);
+        let more = if more > 0 {
+            format!(", ... {more} more")
+        } else {
+            String::new()
+        };
+        match self.catalog.root() {
+            Some(root) => format!("<atfunc.Tools [{shown}{more}] root={root:?}>"),
+            None => format!("<atfunc.Tools [{shown}{more}]>"),
+        }
+    }
+}
+
+/// `tools` as given to a function: `None`, a [`Tools`], or anything [`Tools::new`] takes.
+pub(crate) fn optional(
+    py: Python<'_>,
+    tools: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<Py<Tools>>> {
+    match tools {
+        None => Ok(None),
+        Some(tools) if tools.is_none() => Ok(None),
+        Some(tools) => required(py, tools).map(Some),
+    }
+}
+
+/// `tools` as given to a function that needs some: a [`Tools`], or anything
+/// [`Tools::new`] takes.
+pub(crate) fn required(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<Py<Tools>> {
+    if let Ok(loaded) = tools.cast::<Tools>() {
+        return Ok(loaded.clone().unbind());
+    }
+    Py::new(py, Tools::new(py, tools, None)?)
+}
+
+/// Where the tools came from, for messages: a file names itself in front of each problem.
+enum Source {
+    Value,
+    File(String),
+}
+
+/// The JSON text of `tools`: a `str` is JSON, an `os.PathLike` names a file, anything else
+/// is turned into JSON by Python's `json` module (lists and dicts of plain values).
+fn tools_json(
+    py: Python<'_>,
+    tools: &Bound<'_, PyAny>,
+) -> PyResult<(Result<Json, String>, Source)> {
+    if let Ok(text) = tools.cast::<PyString>() {
+        return Ok((parse_json(&text.to_cow()?), Source::Value));
+    }
+    if tools.hasattr("__fspath__")? {
+        let path = py.import("os")?.call_method1("fspath", (tools,))?;
+        let path: std::path::PathBuf = path.extract()?;
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot read tools file {shown}: {e}"))
+        })?;
+        return Ok((parse_json(&text), Source::File(shown)));
+    }
+    if tools.cast::<pyo3::types::PyBytes>().is_ok() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "tools as bytes are not read: give a str of JSON, a list of dicts or a path (pathlib.Path)",
+        ));
+    }
+    let text: String = py
+        .import("json")?
+        .call_method1("dumps", (tools,))
+        .map_err(|e| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "tools must be a JSON str, a list of dicts or a path (os.PathLike), \
+                 and this value cannot be written as JSON: {e}"
+            ))
+        })?
+        .extract()?;
+    Ok((parse_json(&text), Source::Value))
+}
+
+fn parse_json(text: &str) -> Result<Json, String> {
+    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// The interfaces of valid tools, or every problem found.
+fn load(json: &Result<Json, String>) -> Result<Vec<Interface>, Vec<String>> {
+    let json = json.as_ref().map_err(|e| vec![e.clone()])?;
+    let problems = match load_interfaces(json) {
+        Ok(interfaces) => match validate_all(&interfaces) {
+            Ok(()) => return Ok(interfaces),
+            Err(errors) => errors.0,
+        },
+        Err(LoadError::Invalid(problems)) => problems,
+        Err(other) => return Err(vec![other.to_string()]),
+    };
+    Err(problems.iter().map(ToString::to_string).collect())
+}
+
+fn tools_error(py: Python<'_>, source: Source, problems: Vec<String>) -> PyErr {
+    let place = match &source {
+        Source::Value => String::from("invalid tools"),
+        Source::File(path) => format!("{path}: invalid tools file"),
+    };
+    let list: String = problems.iter().map(|p| format!("\n  {p}")).collect();
+    let error = ToolsError::new_err(format!("{place} ({} problem(s)):{list}", problems.len()));
+    // The list is for programs; the message above is the same for people.
+    let attached =
+        PyList::new(py, &problems).and_then(|list| error.value(py).setattr("problems", list));
+    match attached {
+        Ok(()) => error,
+        Err(other) => other,
+    }
+}

@@ -1,0 +1,101 @@
+"""parse gives the records `atfunc parse` prints; StreamParser gives the same on any split."""
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import atfunc
+from conftest import COMPLETIONS, DEMO_TOOLS, TOOLS
+
+WHOLE = "\n".join(COMPLETIONS)
+# A refused call whose first 200 bytes end inside a character: `raw` is cut there.
+CUT = '@weather.get("x' + "ø" * 300 + '", days=0)'
+
+
+def cli_records(cli, text: bytes, *args):
+    return [json.loads(line) for line in cli(["parse", *args], text).splitlines()]
+
+
+@pytest.mark.parametrize("text", COMPLETIONS + [WHOLE, CUT])
+@pytest.mark.parametrize("with_tools", [False, True])
+def test_equals_the_cli(cli, text, with_tools):
+    args = ["--tools", DEMO_TOOLS] if with_tools else []
+    tools = DEMO_TOOLS if with_tools else None
+    assert atfunc.parse(text, tools) == cli_records(cli, text.encode(), *args)
+
+
+def test_bytes_with_invalid_utf8_equal_the_cli(cli):
+    text = b"\xff\xfe @a.b('\xc3') @c.d(\xe2\x82) end"
+    assert atfunc.parse(text) == cli_records(cli, text)
+
+
+def test_records_carry_bound_arguments():
+    calls = atfunc.parse('@weather.get("Oslo", days="2")', TOOLS)
+    assert calls == [
+        {"name": "weather.get", "args": {"city": "Oslo", "days": 2}, "body": None,
+         "span": [0, 30], "chars": [0, 30]}
+    ]
+
+
+def stream(pieces, tools=None):
+    parser = atfunc.StreamParser(tools)
+    records = []
+    for piece in pieces:
+        records += parser.feed(piece)
+    return records + parser.finish()
+
+
+def split(data, cuts):
+    cuts = sorted(set(cuts))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+
+
+@pytest.mark.parametrize("tools", [None, TOOLS])
+def test_any_split_gives_the_records_of_the_whole(tools):
+    rng = random.Random(11)
+    for text in [WHOLE, CUT, *COMPLETIONS]:
+        whole = atfunc.parse(text, tools)
+        data = text.encode()
+        assert stream([data], tools) == whole
+        assert stream([bytes([b]) for b in data], tools) == whole
+        for _ in range(20):
+            cuts = [rng.randrange(len(data) + 1) for _ in range(rng.randrange(1, 8))]
+            assert stream(split(data, cuts), tools) == whole, cuts
+            assert stream(split(text, cuts), tools) == whole, cuts
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(['@a.b(', '"', "x", "ø", ")", " ", "@", "[[", "]]", " with_body ",
+                         "1,", "=", "'", "\\", "\n", "@weather.get(", "🙂"]),
+        max_size=40,
+    ).map("".join),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=6),
+)
+def test_random_texts_split_anywhere(text, cuts):
+    data = text.encode()
+    whole = atfunc.parse(text, TOOLS)
+    cuts = [c for c in cuts if c <= len(data)]
+    assert stream(split(data, cuts), TOOLS) == whole
+
+
+def test_finish_starts_a_new_completion():
+    parser = atfunc.StreamParser()
+    assert parser.feed("@a.b(1) @c.d(") == [
+        {"name": "a.b", "positional": [1], "named": {}, "body": None,
+         "span": [0, 7], "chars": [0, 7]}
+    ]
+    assert [r["raw"] for r in parser.finish()] == ["@c.d("]
+    # Offsets count from the new start; a call may still get a body until the end.
+    again = parser.feed("@e.f()") + parser.finish()
+    assert [r["span"] for r in again] == [[0, 6]]
+
+
+def test_wrong_chunk_types_are_refused():
+    with pytest.raises(TypeError, match="str or bytes"):
+        atfunc.StreamParser().feed(12)
+    assert atfunc.parse(bytearray(b"@a.b()"))[0]["name"] == "a.b"
