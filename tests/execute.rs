@@ -941,4 +941,19 @@ async fn elements_reach_a_stream_and_a_box_called_directly() {
     let value = showing().call("card", args, &ctx).await;
     assert_eq!(value, Ok(json!("card shown")));
     assert_eq!(ctx.take_elements(), [json!({"type": "card", "title": "y"})]);
+
+    // A direct call hands its elements to the options' context when that collects them.
+    let options = CallOptions {
+        ctx: CallContext::new().collecting_elements(),
+        ..CallOptions::default()
+    };
+    let value = registry
+        .call_with("t.card", json!({"text": "z"}), &options)
+        .await;
+    assert_eq!(value, Ok(json!("card shown")));
+    assert_eq!(
+        options.ctx.take_elements(),
+        [json!({"type": "card", "title": "z"})]
+    );
+    assert_eq!(registry.call("t.card", json!({"text": "z"})).await, value);
 }

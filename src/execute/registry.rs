@@ -1038,7 +1038,25 @@ impl Registry {
         self.call_with(path, args, &CallOptions::default()).await
     }
 
-    /// [`Registry::call`] with options: a truncate length, a context.
+    /// [`Registry::call`] with options: a truncate length, a context. The elements the call
+    /// shows the client (see [`CallContext::add_element`]) are added to `options.ctx` when
+    /// it collects them ([`CallContext::collecting_elements`]).
+    ///
+    /// ```
+    /// use atfunc::execute::{CallContext, CallOptions, FnBox, Registry};
+    /// use atfunc::{json, Interface};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("ui").function(Interface::function(Some("ui"), "card"), |_, ctx| {
+    ///     ctx.add_element(json!({"type": "card", "title": "Hello"}));
+    ///     Ok(json!("shown"))
+    /// })).unwrap();
+    /// let options = CallOptions { ctx: CallContext::new().collecting_elements(), ..CallOptions::default() };
+    /// assert_eq!(registry.call_with("ui.card", json!({}), &options).await, Ok(json!("shown")));
+    /// assert_eq!(options.ctx.take_elements(), [json!({"type": "card", "title": "Hello"})]);
+    /// # });
+    /// ```
     pub async fn call_with(
         &self,
         path: &str,
@@ -1089,9 +1107,12 @@ impl Registry {
             }
         };
         let watch = CallWatch::start(self.event_hook(), &call_id, path, Some(&bound.name));
-        let ctx = ctx.for_call(call_id, ctx.body.clone());
-        let result = self.dispatch(&snapshot, &bound, &ctx, None).await;
+        let call_ctx = ctx.for_call(call_id, ctx.body.clone());
+        let result = self.dispatch(&snapshot, &bound, &call_ctx, None).await;
         watch.end(&result);
+        for element in call_ctx.take_elements() {
+            ctx.add_element(element);
+        }
         let value = result?;
         let limit = options
             .truncate_length
