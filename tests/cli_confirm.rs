@@ -102,13 +102,21 @@ fn ask_without_a_terminal_is_no() {
 }
 
 /// Runs `atfunc exec` on a pseudo-terminal (Python's pty module), answers each question
-/// with the next of `answers`, and prints what the terminal showed.
+/// with the next of `answers`, and prints what the terminal showed. With `typed` instead
+/// of `file`, the model's answer is typed on the terminal rather than read from its file.
 const ON_A_TERMINAL: &str = r#"
-import os, pty, sys
-binary, answers = sys.argv[1], sys.argv[2:]
+import os, pty, signal, sys
+binary, source, answers = sys.argv[1], sys.argv[2], sys.argv[3:]
 pid, fd = pty.fork()
 if pid == 0:
-    os.execv(binary, [binary, "exec", "--config", "atfunc.json", "answer.txt"])
+    files = ["answer.txt"] if source == "file" else []
+    os.execv(binary, [binary, "exec", "--config", "atfunc.json", *files])
+# A run that waits for ever (a question nobody answers) is ended, and the test fails.
+signal.signal(signal.SIGALRM, lambda *_: os.kill(pid, signal.SIGKILL))
+signal.alarm(30)
+if source == "typed":
+    # The answer, then end of input (^D at the start of a line).
+    os.write(fd, open("answer.txt", "rb").read() + b"\x04")
 seen = b""
 def read():
     global seen
@@ -131,14 +139,19 @@ sys.stdout.write(seen.decode())
 
 #[test]
 fn ask_shows_each_call_on_the_terminal_and_waits_for_y_or_n() {
-    let python = Command::new("python3").arg("--version").output();
-    if !python.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: python3 is needed for a pseudo-terminal");
+    if !has_python() {
         return;
     }
     let dir = folder();
     let out = Command::new("python3")
-        .args(["-c", ON_A_TERMINAL, env!("CARGO_BIN_EXE_atfunc"), "y", "n"])
+        .args([
+            "-c",
+            ON_A_TERMINAL,
+            env!("CARGO_BIN_EXE_atfunc"),
+            "file",
+            "y",
+            "n",
+        ])
         .current_dir(dir.path())
         .output()
         .expect("run python3");
@@ -164,4 +177,34 @@ fn ask_shows_each_call_on_the_terminal_and_waits_for_y_or_n() {
         ]
     );
     assert!(!shown.contains("wait for confirmation"), "{shown}");
+}
+
+fn has_python() -> bool {
+    let python = Command::new("python3").arg("--version").output();
+    let found = python.is_ok_and(|o| o.status.success());
+    if !found {
+        println!("SKIPPED: python3 is needed for a pseudo-terminal");
+    }
+    found
+}
+
+#[test]
+fn ask_does_not_ask_on_the_terminal_the_answer_is_typed_on() {
+    if !has_python() {
+        return;
+    }
+    let dir = folder();
+    let out = Command::new("python3")
+        .args(["-c", ON_A_TERMINAL, env!("CARGO_BIN_EXE_atfunc"), "typed"])
+        .current_dir(dir.path())
+        .output()
+        .expect("run python3");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout).replace("\r\n", "\n");
+    assert!(!shown.contains("Run it?"), "{shown}");
+    assert_eq!(returned(&shown), [HELD, "{}", HELD], "{shown}");
+    assert!(
+        shown.contains("atfunc: 2 calls wait for confirmation and did not run (the model's answer is read from the terminal, so it cannot ask there too)"),
+        "{shown}"
+    );
 }

@@ -19,21 +19,31 @@ pub(crate) enum ConfirmMode {
     No,
 }
 
-/// Sets the registry up for `mode`. Whether calls are asked about on a terminal.
-pub(crate) fn set_up(registry: &Registry, mode: ConfirmMode) -> bool {
+/// Sets the registry up for `mode`, and gives why calls that need confirmation are left
+/// waiting, for the note at the end (they wait only with `no` or when `ask` cannot ask).
+/// `answer_on_terminal`: the model's answer is read from the terminal, which then cannot
+/// be asked as well (the reader would take the user's y or n as the model's text).
+pub(crate) fn set_up(
+    registry: &Registry,
+    mode: ConfirmMode,
+    answer_on_terminal: bool,
+) -> &'static str {
     match mode {
         ConfirmMode::Yes => {
             registry.set_confirmer(Decision::Run);
-            false
+            "--confirm yes"
         }
-        ConfirmMode::No => false,
+        ConfirmMode::No => "--confirm no",
+        ConfirmMode::Ask if answer_on_terminal => {
+            "the model's answer is read from the terminal, so it cannot ask there too"
+        }
         ConfirmMode::Ask => match Terminal::open() {
             Some(terminal) => {
                 registry.set_confirmer(terminal);
-                true
+                "asked"
             }
             // No terminal to ask on: the calls stay held, as with `no`.
-            None => false,
+            None => "there is no terminal to ask on",
         },
     }
 }

@@ -5,7 +5,7 @@ use super::confirm::{self, ConfirmMode};
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
-use std::io::{Read, Seek, Write};
+use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,7 +37,8 @@ pub(crate) struct ExecArgs {
     #[arg(long, value_name = "FILE")]
     events: Option<PathBuf>,
     /// Calls of functions that need confirmation (a config's "confirm": true): ask shows
-    /// each on the terminal and waits for y or n (without a terminal: no); yes runs them;
+    /// each on the terminal and waits for y or n (without a terminal, or with the model's
+    /// answer read from it: no); yes runs them;
     /// no runs none, and each result says it waits for confirmation.
     #[arg(long, value_enum, default_value_t = ConfirmMode::Ask)]
     confirm: ConfirmMode,
@@ -59,7 +60,8 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.events {
         watch(&registry, path)?;
     }
-    let asking = confirm::set_up(&registry, args.confirm);
+    let answer_on_terminal = args.file.is_none() && std::io::stdin().is_terminal();
+    let waiting = confirm::set_up(&registry, args.confirm, answer_on_terminal);
     let input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -97,16 +99,12 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         out.flush().map_err(write_failure)?;
         if held > 0 {
-            let why = match (args.confirm, asking) {
-                (ConfirmMode::Ask, false) => "there is no terminal to ask on",
-                _ => "--confirm no",
-            };
             let calls = if held == 1 {
                 "call waits"
             } else {
                 "calls wait"
             };
-            eprintln!("atfunc: {held} {calls} for confirmation and did not run ({why})");
+            eprintln!("atfunc: {held} {calls} for confirmation and did not run ({waiting})");
         }
         // Boxes may hold processes or connections; give them the chance to shut down.
         if let Err(e) = registry.close().await {
