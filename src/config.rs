@@ -28,8 +28,10 @@
 //!   `.`; unique ignoring case; not `tools`, the control functions' domain), a `kind`, and
 //!   optionally `timeout_ms` (a call's time limit; for `command`, `http` and `mcp` the
 //!   default is 30 s, for `file` none) and `confirm` (`true`: every call of the box waits
-//!   for the user's confirmation, see [`Registry::require_confirmation`]). A function of a
-//!   `command` or `http` box may say `"confirm": true` too, for itself alone.
+//!   for the user's confirmation, see [`Registry::require_confirmation`]; a list of
+//!   function names, as a call writes them after the box's name: those functions, which
+//!   for an `mcp` box are checked against the server's tools when it has started). A
+//!   function of a `command` or `http` box may say `"confirm": true` too, for itself alone.
 //! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
 //! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
 //!   a program holding a `/` is relative to the config file's folder, other names are
@@ -177,6 +179,10 @@ struct ToolboxSpec {
     confirm: bool,
     /// Functions that need it, by the name a call writes (`box.fn`).
     confirm_functions: Vec<String>,
+    /// Functions the toolbox's own `confirm` lists, as a call writes them after the
+    /// prefix: checked against the functions once the box is built (an MCP server's are
+    /// known only then).
+    confirm_listed: Vec<String>,
     kind: KindSpec,
 }
 
@@ -385,6 +391,22 @@ impl Config {
             for path in boxed.iter().chain(&spec.confirm_functions) {
                 if let Err(e) = registry.require_confirmation(path) {
                     problems.push(format!("{}: field 'confirm': {e}", spec.at()));
+                }
+            }
+            for function in &spec.confirm_listed {
+                let path = format!("{}.{function}", spec.name);
+                if registry.require_confirmation(&path).is_err() {
+                    let known = registry.functions(Some(&spec.name)).unwrap_or_default();
+                    let prefix = format!("{}.", spec.name);
+                    let names: Vec<&str> = known
+                        .iter()
+                        .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+                        .collect();
+                    problems.push(format!(
+                        "{}: field 'confirm': '{function}' is not one of its functions; they are {}",
+                        spec.at(),
+                        names.join(", ")
+                    ));
                 }
             }
         }
@@ -870,7 +892,7 @@ fn read_toolbox(
     }
     let kind = fields.string("kind", true);
     let timeout = fields.positive("timeout_ms").map(Duration::from_millis);
-    let confirm = fields.boolean("confirm").unwrap_or(false);
+    let (confirm, confirm_listed) = toolbox_confirm(&mut fields);
     let mut confirm_functions = Vec::new();
     let name = name?;
     let kind = match kind.as_deref() {
@@ -1025,6 +1047,7 @@ fn read_toolbox(
         timeout,
         confirm,
         confirm_functions,
+        confirm_listed,
         kind,
     };
     check_built_in(&spec, &mut fields);
@@ -1084,6 +1107,37 @@ fn check_http(
     _functions: &[(Interface, String, String)],
     _fields: &mut Fields<'_>,
 ) {
+}
+
+/// A toolbox's `confirm`: `true` for every function, or a list of some functions' names.
+fn toolbox_confirm(fields: &mut Fields<'_>) -> (bool, Vec<String>) {
+    match fields.map.get("confirm") {
+        None => (false, Vec::new()),
+        Some(Json::Bool(confirm)) => (*confirm, Vec::new()),
+        Some(Json::Array(items)) => {
+            let mut names = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Json::String(name) if !name.is_empty() => names.push(name.clone()),
+                    other => {
+                        fields.report(format!(
+                            "field 'confirm' must list function names, found {}",
+                            json_kind(other)
+                        ));
+                        return (false, Vec::new());
+                    }
+                }
+            }
+            (false, names)
+        }
+        Some(other) => {
+            fields.report(format!(
+                "field 'confirm' must be true, false or a list of the toolbox's function names, found {}",
+                json_kind(other)
+            ));
+            (false, Vec::new())
+        }
+    }
 }
 
 /// Whether a function entry says `"confirm": true`.

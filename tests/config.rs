@@ -477,7 +477,7 @@ async fn confirm_on_a_toolbox_or_a_function_holds_their_calls() {
 }
 
 #[test]
-fn confirm_must_be_true_or_false_and_typos_are_named() {
+fn confirm_must_be_true_false_or_names_and_typos_are_named() {
     let text = r#"{"toolboxes": [
         {"name": "f", "kind": "file", "root": ".", "confirm": "yes"},
         {"name": "m", "kind": "mcp", "command": ["x"], "confrim": true},
@@ -486,9 +486,39 @@ fn confirm_must_be_true_or_false_and_typos_are_named() {
     assert_eq!(
         problems(text),
         [
-            "toolbox 'f' (#1): field 'confirm' must be true or false, found a string",
+            "toolbox 'f' (#1): field 'confirm' must be true, false or a list of the toolbox's function names, found a string",
             "toolbox 'm' (#2): field 'confrim' is not known here (did you mean 'confirm'?); the fields are name, kind, timeout_ms, confirm, command, env",
             "toolbox 'c' (#3): function 'g': field 'confirm' must be true or false, found a number",
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_toolbox_may_list_the_functions_that_need_confirmation() {
+    let function =
+        |name: &str| json!({"name": name, "parameters": {"type": "object"}, "command": ["cat"]});
+    let config = |listed: serde_json::Value| {
+        let text = json!({"toolboxes": [{"name": "shell", "kind": "command",
+            "confirm": listed, "functions": [function("wipe"), function("list")]}]});
+        Config::from_text(&text.to_string(), ".").unwrap()
+    };
+    let registry = config(json!(["Wipe"])).build().await.unwrap();
+    let report = registry
+        .execute_response("@shell.wipe() @shell.list()")
+        .await;
+    assert!(report.calls[0].confirmation_id.is_some());
+    assert_eq!(report.calls[1].result, Ok(json!({})));
+    // Names are checked against the functions once the box is built (an MCP server's
+    // tools are known only then).
+    let error = config(json!(["wipe", "shred"])).build().await.unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "config: toolbox 'shell' (#1): field 'confirm': 'shred' is not one of its functions; they are wipe, list"
+    );
+    let wrong = json!({"toolboxes": [{"name": "shell", "kind": "command",
+        "confirm": ["wipe", 3], "functions": [function("wipe")]}]});
+    assert_eq!(
+        problems(&wrong.to_string()),
+        ["toolbox 'shell' (#1): field 'confirm' must list function names, found a number"]
     );
 }
