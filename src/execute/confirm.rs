@@ -21,6 +21,13 @@
 //! [`HoldLimits::max_held`] wait at once (1000 by default). A call that would be one more
 //! is neither run nor held: the model gets [`ToolError::HoldLimit`], and the calls that
 //! wait already stay as they are, so nothing the user may be looking at disappears.
+//!
+//! Expiry is noticed when the registry next looks at its held calls (a call is held,
+//! confirmed or rejected, or [`Registry::held_calls`](super::Registry::held_calls) is
+//! asked): each call that expired gets its `error` event then. The registry's
+//! [statistics](super::Registry::stats) count a held call when it is held (a call of its
+//! box, not an error), a declined one as an error, and a confirmed one once more when it
+//! runs.
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::bind::Body;
