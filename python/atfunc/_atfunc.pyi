@@ -98,7 +98,11 @@ class StreamParser:
 
 @overload
 def parse_jsonl(
-    lines: pa.ChunkedArray, tools: Optional[ToolsLike] = None, *, first_line: int = 1
+    lines: pa.ChunkedArray,
+    tools: Optional[ToolsLike] = None,
+    *,
+    first_line: int = 1,
+    threads: Optional[int] = None,
 ) -> pa.ChunkedArray: ...
 @overload
 def parse_jsonl(
@@ -106,8 +110,15 @@ def parse_jsonl(
     tools: Optional[ToolsLike] = None,
     *,
     first_line: int = 1,
+    threads: Optional[int] = None,
 ) -> pa.StringArray: ...
-def parse_jsonl(lines: ArrowTexts, tools: Optional[ToolsLike] = None, *, first_line: int = 1) -> Any:
+def parse_jsonl(
+    lines: ArrowTexts,
+    tools: Optional[ToolsLike] = None,
+    *,
+    first_line: int = 1,
+    threads: Optional[int] = None,
+) -> Any:
     """For each input line of `atfunc parse --jsonl` (a record `{"id", "completion",
     "tools"}`), exactly the output line it prints (without the newline): `{"id", "calls",
     "errors"}`, or `{"id", "line", "error"}` for a line that is not a record. `tools` are
@@ -122,15 +133,26 @@ def parse_jsonl(lines: ArrowTexts, tools: Optional[ToolsLike] = None, *, first_l
     `lines`: a pyarrow string, large_string, string_view or binary array (read in place,
     not copied), a ChunkedArray (the answer is one, with the same chunks) or a list of str.
     The answer is a `large_string` array when the input is, or past 2 GiB of output.
-    Runs with the GIL released, on rayon's pool (`RAYON_NUM_THREADS` sets its size)."""
+
+    Runs with the GIL released. `threads`: None spreads the work over every core (rayon's
+    pool; `RAYON_NUM_THREADS` sets its size), 1 keeps it in the calling thread (for an
+    engine such as Ray or Spark that already runs one task per core), N uses a pool of N
+    threads kept for later calls."""
 
 @overload
-def parse_arrow(texts: pa.ChunkedArray, tools: Optional[ToolsLike] = None) -> pa.ChunkedArray: ...
+def parse_arrow(
+    texts: pa.ChunkedArray, tools: Optional[ToolsLike] = None, *, threads: Optional[int] = None
+) -> pa.ChunkedArray: ...
 @overload
 def parse_arrow(
-    texts: Union[pa.Array, Sequence[Optional[str]]], tools: Optional[ToolsLike] = None
+    texts: Union[pa.Array, Sequence[Optional[str]]],
+    tools: Optional[ToolsLike] = None,
+    *,
+    threads: Optional[int] = None,
 ) -> pa.StructArray: ...
-def parse_arrow(texts: ArrowTexts, tools: Optional[ToolsLike] = None) -> Any:
+def parse_arrow(
+    texts: ArrowTexts, tools: Optional[ToolsLike] = None, *, threads: Optional[int] = None
+) -> Any:
     """The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
     with that completion, one struct per text (None for None):
 
@@ -144,7 +166,8 @@ def parse_arrow(texts: ArrowTexts, tools: Optional[ToolsLike] = None) -> Any:
 
     `args` (bound calls, with tools), `positional` and `named` (without) are JSON text;
     the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
-    Input as for `parse_jsonl`; binary input with invalid UTF-8 is read with it replaced."""
+    Input and `threads` as for `parse_jsonl`; binary input with invalid UTF-8 is read with
+    it replaced."""
 
 def format_results(records: Iterable[Mapping[str, Any]]) -> str:
     """The results of calls as the model reads them on its next turn, one `Function call:

@@ -6,7 +6,8 @@
 //!    `__arrow_c_stream__`, or a list of `str` (and `None`). Arrow input is read in place
 //!    through the Arrow C data interface: no element is copied into Python objects.
 //! 2. The GIL is released; the elements are worked on by rayon's pool (every core, or
-//!    `RAYON_NUM_THREADS`), each on its own, so the output does not depend on the split.
+//!    `RAYON_NUM_THREADS`; `threads=` picks another, see [`Workers`]), each on its own, so
+//!    the output does not depend on how the work or the input was split.
 //! 3. The answer has one element per input element, in order, `None` for `None`: an Array
 //!    for an Array or a list, a ChunkedArray of the same chunk lengths for a ChunkedArray.
 //!
@@ -32,7 +33,7 @@ use pyo3_arrow::input::AnyArray;
 use pyo3_arrow::{PyArray, PyChunkedArray};
 use rayon::prelude::*;
 use serde_json::Value as Json;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// The input, as chunks of Arrow arrays.
 struct Input {
@@ -133,6 +134,68 @@ fn push_bytes<'a, A: Array + Bytes>(out: &mut Vec<Option<&'a [u8]>>, array: &'a 
     out.extend((0..array.len()).map(|i| array.is_valid(i).then(|| array.bytes(i))));
 }
 
+/// Where the elements are worked on: `threads=None` is rayon's global pool (every core,
+/// or `RAYON_NUM_THREADS`), 1 the calling thread alone, N a pool of N threads kept for the
+/// next call. An engine that runs one task per core (Ray, Spark) wants 1, so that its
+/// workers do not each spread over every core.
+enum Workers {
+    Global,
+    Caller,
+    Pool(Arc<rayon::ThreadPool>),
+}
+
+impl Workers {
+    fn new(threads: Option<usize>) -> PyResult<Workers> {
+        static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+        match threads {
+            None => Ok(Workers::Global),
+            Some(0) => Err(PyValueError::new_err(
+                "threads must be at least 1 (None: every core)",
+            )),
+            Some(1) => Ok(Workers::Caller),
+            Some(n) => {
+                // A pool holds no state a panic could break; a poisoned lock is still good.
+                let mut pools = POOLS.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some((_, pool)) = pools.iter().find(|(size, _)| *size == n) {
+                    return Ok(Workers::Pool(pool.clone()));
+                }
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("atfunc-{i}"))
+                    .build()
+                    .map_err(|e| PyValueError::new_err(format!("cannot start {n} threads: {e}")))?;
+                let pool = Arc::new(pool);
+                pools.push((n, pool.clone()));
+                Ok(Workers::Pool(pool))
+            }
+        }
+    }
+
+    /// `work(i, element)` for every element, in order.
+    fn map<T: Send>(
+        &self,
+        elements: &[Option<&[u8]>],
+        work: impl Fn(usize, Option<&[u8]>) -> T + Sync + Send,
+    ) -> Vec<T> {
+        let parallel = || {
+            elements
+                .par_iter()
+                .enumerate()
+                .map(|(i, element)| work(i, *element))
+                .collect()
+        };
+        match self {
+            Workers::Global => parallel(),
+            Workers::Pool(pool) => pool.install(parallel),
+            Workers::Caller => elements
+                .iter()
+                .enumerate()
+                .map(|(i, element)| work(i, *element))
+                .collect(),
+        }
+    }
+}
+
 /// Cuts `values` back into the input's chunk lengths.
 fn split<T>(values: Vec<T>, lengths: &[usize]) -> Vec<Vec<T>> {
     let mut values = values.into_iter();
@@ -175,26 +238,24 @@ fn batch(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Batch
 
 /// The output line `atfunc parse --jsonl` prints for each line of `lines`.
 #[pyfunction]
-#[pyo3(signature = (lines, tools = None, *, first_line = 1))]
+#[pyo3(signature = (lines, tools = None, *, first_line = 1, threads = None))]
 pub(crate) fn parse_jsonl(
     py: Python<'_>,
     lines: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     first_line: u64,
+    threads: Option<usize>,
 ) -> PyResult<Py<PyAny>> {
+    let workers = Workers::new(threads)?;
     let batch = batch(py, tools)?;
     let input = Input::read(lines)?;
     let large = input.large();
     let lengths = input.lengths();
     let result: PyResult<(Vec<ArrayRef>, bool)> = py.detach(|| {
         let elements = input.elements()?;
-        let lines: Vec<Option<String>> = elements
-            .par_iter()
-            .enumerate()
-            .map(|(i, line)| {
-                line.and_then(|line| batch.process_line(first_line.saturating_add(i as u64), line))
-            })
-            .collect();
+        let lines = workers.map(&elements, |i, line| {
+            line.and_then(|line| batch.process_line(first_line.saturating_add(i as u64), line))
+        });
         let total: usize = lines.iter().flatten().map(String::len).sum();
         // Past 2 GiB of text in one array, 32-bit offsets cannot address it.
         let large = large || total > i32::MAX as usize;
@@ -226,26 +287,25 @@ pub(crate) fn parse_jsonl(
 
 /// The calls and errors of each text of `texts`, as structs.
 #[pyfunction]
-#[pyo3(signature = (texts, tools = None))]
+#[pyo3(signature = (texts, tools = None, *, threads = None))]
 pub(crate) fn parse_arrow(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
+    threads: Option<usize>,
 ) -> PyResult<Py<PyAny>> {
+    let workers = Workers::new(threads)?;
     let catalog = catalog(py, tools)?;
     let input = Input::read(texts)?;
     let lengths = input.lengths();
     let chunks: PyResult<Vec<ArrayRef>> = py.detach(|| {
         let elements = input.elements()?;
-        let found: Vec<Option<Records>> = elements
-            .par_iter()
-            .map(|text| {
-                text.map(|text| {
-                    let text = String::from_utf8_lossy(text);
-                    completion_records(&text, catalog.as_deref())
-                })
+        let found: Vec<Option<Found>> = workers.map(&elements, |_, text| {
+            text.map(|text| {
+                let text = String::from_utf8_lossy(text);
+                Found::of(completion_records(&text, catalog.as_deref()))
             })
-            .collect();
+        });
         Ok(split(found, &lengths)
             .into_iter()
             .map(|chunk| -> ArrayRef { Arc::new(results_array(&chunk)) })
@@ -310,6 +370,92 @@ fn result_fields() -> Fields {
     ])
 }
 
+/// One text's calls and errors, their JSON already written as text: made in parallel, so
+/// that building the arrays after is only copying.
+#[derive(Default)]
+struct Found {
+    calls: Vec<CallRow>,
+    errors: Vec<ErrorRow>,
+}
+
+struct CallRow {
+    name: String,
+    args: Option<String>,
+    positional: Option<String>,
+    named: Option<String>,
+    body: Option<String>,
+    span: [i64; 2],
+    chars: [i64; 2],
+}
+
+struct ErrorRow {
+    error: String,
+    span: [i64; 2],
+    chars: [i64; 2],
+    raw: String,
+}
+
+impl Found {
+    fn of(records: Records) -> Found {
+        Found {
+            calls: records.calls.into_iter().map(CallRow::of).collect(),
+            errors: records.errors.into_iter().map(ErrorRow::of).collect(),
+        }
+    }
+}
+
+/// Takes field `key` out of a record.
+fn take(record: &mut Json, key: &str) -> Option<Json> {
+    record.as_object_mut().and_then(|map| map.shift_remove(key))
+}
+
+/// A string field; a record's strings are never anything else.
+fn take_string(record: &mut Json, key: &str) -> Option<String> {
+    match take(record, key) {
+        Some(Json::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// A `[start, end]` field.
+fn take_range(record: &mut Json, key: &str) -> [i64; 2] {
+    let pair = take(record, key);
+    let at = |i: usize| {
+        pair.as_ref()
+            .and_then(|p| p.get(i))
+            .and_then(Json::as_i64)
+            .unwrap_or_default()
+    };
+    [at(0), at(1)]
+}
+
+impl CallRow {
+    fn of(mut record: Json) -> CallRow {
+        let mut json = |key| take(&mut record, key).map(|value| value.to_string());
+        let (args, positional, named) = (json("args"), json("positional"), json("named"));
+        CallRow {
+            name: take_string(&mut record, "name").unwrap_or_default(),
+            args,
+            positional,
+            named,
+            body: take_string(&mut record, "body"),
+            span: take_range(&mut record, "span"),
+            chars: take_range(&mut record, "chars"),
+        }
+    }
+}
+
+impl ErrorRow {
+    fn of(mut record: Json) -> ErrorRow {
+        ErrorRow {
+            error: take_string(&mut record, "error").unwrap_or_default(),
+            span: take_range(&mut record, "span"),
+            chars: take_range(&mut record, "chars"),
+            raw: take_string(&mut record, "raw").unwrap_or_default(),
+        }
+    }
+}
+
 /// Start and end columns of a span field.
 #[derive(Default)]
 struct Ranges {
@@ -318,14 +464,9 @@ struct Ranges {
 }
 
 impl Ranges {
-    fn push(&mut self, pair: Option<&Json>) {
-        let at = |i: usize| {
-            pair.and_then(|p| p.get(i))
-                .and_then(Json::as_i64)
-                .unwrap_or_default()
-        };
-        self.start.append_value(at(0));
-        self.end.append_value(at(1));
+    fn push(&mut self, [start, end]: [i64; 2]) {
+        self.start.append_value(start);
+        self.end.append_value(end);
     }
 
     fn finish(mut self) -> ArrayRef {
@@ -335,15 +476,6 @@ impl Ranges {
             None,
         ))
     }
-}
-
-/// A JSON value of a record as text; `None` when the record has no such field.
-fn json_text(record: &Json, key: &str) -> Option<String> {
-    record.get(key).map(Json::to_string)
-}
-
-fn str_field<'a>(record: &'a Json, key: &str) -> Option<&'a str> {
-    record.get(key).and_then(Json::as_str)
 }
 
 #[derive(Default)]
@@ -358,16 +490,14 @@ struct Calls {
 }
 
 impl Calls {
-    fn push(&mut self, record: &Json) {
-        self.name
-            .append_value(str_field(record, "name").unwrap_or_default());
-        self.args.append_option(json_text(record, "args"));
-        self.positional
-            .append_option(json_text(record, "positional"));
-        self.named.append_option(json_text(record, "named"));
-        self.body.append_option(str_field(record, "body"));
-        self.span.push(record.get("span"));
-        self.chars.push(record.get("chars"));
+    fn push(&mut self, row: &CallRow) {
+        self.name.append_value(&row.name);
+        self.args.append_option(row.args.as_deref());
+        self.positional.append_option(row.positional.as_deref());
+        self.named.append_option(row.named.as_deref());
+        self.body.append_option(row.body.as_deref());
+        self.span.push(row.span);
+        self.chars.push(row.chars);
     }
 
     fn finish(mut self) -> StructArray {
@@ -396,13 +526,11 @@ struct Errors {
 }
 
 impl Errors {
-    fn push(&mut self, record: &Json) {
-        self.error
-            .append_value(str_field(record, "error").unwrap_or_default());
-        self.span.push(record.get("span"));
-        self.chars.push(record.get("chars"));
-        self.raw
-            .append_value(str_field(record, "raw").unwrap_or_default());
+    fn push(&mut self, row: &ErrorRow) {
+        self.error.append_value(&row.error);
+        self.span.push(row.span);
+        self.chars.push(row.chars);
+        self.raw.append_value(&row.raw);
     }
 
     fn finish(mut self) -> StructArray {
@@ -420,7 +548,7 @@ impl Errors {
 }
 
 /// The `struct<calls, errors>` array of one chunk's results (null for a null text).
-fn results_array(results: &[Option<Records>]) -> StructArray {
+fn results_array(results: &[Option<Found>]) -> StructArray {
     let mut calls = Calls::default();
     let mut errors = Errors::default();
     let mut call_lengths = Vec::with_capacity(results.len());

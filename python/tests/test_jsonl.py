@@ -73,3 +73,13 @@ def test_wrong_inputs_say_what_is_expected():
         atfunc.parse_jsonl(pa.array([1, 2]))
     with pytest.raises(TypeError):
         atfunc.parse_jsonl([1, 2])
+
+
+@pytest.mark.parametrize("work", [atfunc.parse_jsonl, atfunc.parse_arrow])
+def test_any_number_of_threads_gives_the_same_answer(work):
+    lines = pa.array(jsonl_records() * 20)
+    every_core = work(lines).to_pylist()
+    for threads in [1, 2, 3, 2]:
+        assert work(lines, threads=threads).to_pylist() == every_core
+    with pytest.raises(ValueError, match="at least 1"):
+        work(lines, threads=0)
