@@ -1,22 +1,41 @@
 """Type stubs of the native module; the documentation of each item is here."""
 
 import os
-from typing import Any, Iterable, List, Literal, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Iterable, List, Literal, Mapping, Optional, Sequence, Union, final, overload
 
 import pyarrow as pa
 
+__all__ = [
+    "GrammarError",
+    "PanicException",
+    "StreamParser",
+    "Tools",
+    "ToolsError",
+    "__version__",
+    "_panic_for_test",
+    "call_text",
+    "fit_json",
+    "format_results",
+    "grammar",
+    "parse",
+    "parse_arrow",
+    "parse_jsonl",
+    "render",
+    "truncate",
+]
+
 __version__: str
 
-JSON = Any
+_JSON = Any
 """A value `json.dumps` accepts."""
 
-ToolsLike = Union["Tools", str, os.PathLike, Sequence[Mapping[str, Any]], Mapping[str, Any]]
-"""Tools as a `Tools` object, a JSON string, a list of dicts (or a dict with a `tools` or
+_ToolsLike = Union["Tools", str, os.PathLike, Sequence[Mapping[str, Any]], Mapping[str, Any]]
+"""Tools as a `Tools` object, a _JSON string, a list of dicts (or a dict with a `tools` or
 `functions` list) or the path of a tools file. Each tool may be in any of the three shapes
 of a tools file: atfunc's own, OpenAI's `{"type": "function", "function": {...}}` or a bare
-JSON Schema function."""
+_JSON Schema function."""
 
-Record = dict
+_Record = dict
 """One record, exactly the object a line of `atfunc parse` prints:
 
 - a bound call: `{"name", "args", "body", "span", "chars"}` (with tools);
@@ -26,7 +45,7 @@ Record = dict
 
 `span` is `[start, end]` in bytes of the UTF-8 text, `chars` the same in characters."""
 
-ArrowTexts = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
+_ArrowTexts = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
 
 class ToolsError(ValueError):
     """The tools are not valid. The message lists every problem found; `problems` lists
@@ -40,15 +59,16 @@ class GrammarError(ValueError):
 class PanicException(BaseException):
     """A bug in atfunc (a Rust panic). Raised instead of crashing the interpreter."""
 
+@final
 class Tools:
     """A tool set loaded and validated once; pass it wherever `tools` is taken so a batch
     does not load the tools again.
 
     `root` names the toolbox whose functions are called without their prefix
     (`@get(...)` for `weather.get`). Raises `ToolsError` listing every problem, `OSError`
-    for a file that cannot be read, `TypeError` for a value that is not JSON."""
+    for a file that cannot be read, `TypeError` for a value that is not _JSON."""
 
-    def __init__(self, tools: ToolsLike, *, root: Optional[str] = None) -> None: ...
+    def __new__(cls, tools: _ToolsLike, *, root: Optional[str] = None) -> "Tools": ...
     @property
     def names(self) -> List[str]:
         """The qualified names of the functions, in the order they were defined."""
@@ -57,13 +77,13 @@ class Tools:
         """The root toolbox, if any."""
     def __len__(self) -> int: ...
 
-def render(tools: ToolsLike, *, separator: bool = False, preamble: bool = True) -> str:
+def render(tools: _ToolsLike, *, separator: bool = False, preamble: bool = True) -> str:
     """The prompt text, as `atfunc render` prints it: the preamble that teaches the call
     syntax with an example call, then every function. `preamble=False` leaves the preamble
     out (`--no-preamble`); `separator` draws a line under each function."""
 
 def grammar(
-    tools: ToolsLike,
+    tools: _ToolsLike,
     *,
     choice: Union[Literal["auto", "required", "none"], str] = "auto",
     single: bool = False,
@@ -77,20 +97,21 @@ def grammar(
     first call when a call is required. `any_depth`: how deep `any` values nest. Raises
     `GrammarError`."""
 
-def parse(text: Union[str, bytes, bytearray], tools: Optional[ToolsLike] = None) -> List[Record]:
+def parse(text: Union[str, bytes, bytearray], tools: Optional[_ToolsLike] = None) -> List[_Record]:
     """The record of every call-shaped span of `text`, in order, exactly as the lines
     `atfunc parse` (with `--tools`, when `tools` is given) prints for it. Bytes may hold
     invalid UTF-8: it is text, never a call."""
 
+@final
 class StreamParser:
     """Parses a completion that arrives in pieces. `feed` and `finish` each return the
     records that became complete; all of them together equal `parse` of the whole text,
     however it was split (even inside a character, for bytes)."""
 
-    def __init__(self, tools: Optional[ToolsLike] = None) -> None: ...
-    def feed(self, chunk: Union[str, bytes, bytearray]) -> List[Record]:
+    def __new__(cls, tools: Optional[_ToolsLike] = None) -> "StreamParser": ...
+    def feed(self, chunk: Union[str, bytes, bytearray]) -> List[_Record]:
         """The next piece; returns the records it completed."""
-    def finish(self) -> List[Record]:
+    def finish(self) -> List[_Record]:
         """The end of the completion: returns the last records (a call left open is an
         error record). The parser is then ready for the next completion, offsets from 0."""
     @property
@@ -99,26 +120,11 @@ class StreamParser:
 @overload
 def parse_jsonl(
     lines: pa.ChunkedArray,
-    tools: Optional[ToolsLike] = None,
+    tools: Optional[_ToolsLike] = None,
     *,
     first_line: int = 1,
     threads: Optional[int] = None,
-) -> pa.ChunkedArray: ...
-@overload
-def parse_jsonl(
-    lines: Union[pa.Array, Sequence[Optional[str]]],
-    tools: Optional[ToolsLike] = None,
-    *,
-    first_line: int = 1,
-    threads: Optional[int] = None,
-) -> pa.StringArray: ...
-def parse_jsonl(
-    lines: ArrowTexts,
-    tools: Optional[ToolsLike] = None,
-    *,
-    first_line: int = 1,
-    threads: Optional[int] = None,
-) -> Any:
+) -> pa.ChunkedArray:
     """For each input line of `atfunc parse --jsonl` (a record `{"id", "completion",
     "tools"}`), exactly the output line it prints (without the newline): `{"id", "calls",
     "errors"}`, or `{"id", "line", "error"}` for a line that is not a record. `tools` are
@@ -140,19 +146,18 @@ def parse_jsonl(
     threads kept for later calls."""
 
 @overload
-def parse_arrow(
-    texts: pa.ChunkedArray, tools: Optional[ToolsLike] = None, *, threads: Optional[int] = None
-) -> pa.ChunkedArray: ...
+def parse_jsonl(  # type: ignore[overload-cannot-match, unused-ignore]
+    lines: Union[pa.Array, Sequence[Optional[str]]],
+    tools: Optional[_ToolsLike] = None,
+    *,
+    first_line: int = 1,
+    threads: Optional[int] = None,
+) -> pa.StringArray: ...
+
 @overload
 def parse_arrow(
-    texts: Union[pa.Array, Sequence[Optional[str]]],
-    tools: Optional[ToolsLike] = None,
-    *,
-    threads: Optional[int] = None,
-) -> pa.StructArray: ...
-def parse_arrow(
-    texts: ArrowTexts, tools: Optional[ToolsLike] = None, *, threads: Optional[int] = None
-) -> Any:
+    texts: pa.ChunkedArray, tools: Optional[_ToolsLike] = None, *, threads: Optional[int] = None
+) -> pa.ChunkedArray:
     """The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
     with that completion, one struct per text (None for None):
 
@@ -164,27 +169,35 @@ def parse_arrow(
       errors: list<struct<error: string, span: ..., chars: ..., raw: string>>>
     ```
 
-    `args` (bound calls, with tools), `positional` and `named` (without) are JSON text;
+    `args` (bound calls, with tools), `positional` and `named` (without) are _JSON text;
     the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
     Input and `threads` as for `parse_jsonl`; binary input with invalid UTF-8 is read with
     it replaced."""
+
+@overload
+def parse_arrow(  # type: ignore[overload-cannot-match, unused-ignore]
+    texts: Union[pa.Array, Sequence[Optional[str]]],
+    tools: Optional[_ToolsLike] = None,
+    *,
+    threads: Optional[int] = None,
+) -> pa.StructArray: ...
 
 def format_results(records: Iterable[Mapping[str, Any]]) -> str:
     """The results of calls as the model reads them on its next turn, one `Function call:
     ... / Returned: ...` block per record. A record is `{"call": text, "result": value}` or
     `{"call": text, "error": message}`; `"name"` and `"args"` (a bound call record of
     `parse`) may stand for `"call"`. A string result is shown as it is, any other value as
-    compact JSON."""
+    compact _JSON."""
 
 def truncate(text: str, limit: int = 5000) -> str:
     """`text` cut to its first `limit` characters, ending with a note of how many more
     there were; unchanged within the limit."""
 
-def fit_json(value: JSON, limit: int = 5000) -> JSON:
-    """`value` itself when its compact JSON has at most `limit` characters; otherwise
-    `{"truncated": True, "partial": ..., "hint": ...}` whose compact JSON has."""
+def fit_json(value: _JSON, limit: int = 5000) -> _JSON:
+    """`value` itself when its compact _JSON has at most `limit` characters; otherwise
+    `{"truncated": True, "partial": ..., "hint": ...}` whose compact _JSON has."""
 
-def call_text(name: str, args: Optional[Mapping[str, JSON]] = None) -> str:
+def call_text(name: str, args: Optional[Mapping[str, _JSON]] = None) -> str:
     """A call as the results show it: `weather.get(city="Oslo")`."""
 
 def _panic_for_test(message: str) -> None: ...

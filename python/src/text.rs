@@ -127,9 +127,13 @@ pub(crate) fn format_results(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyRe
     Ok(atfunc::format_results(&records))
 }
 
+// The defaults above are written out so that Python's signature shows them; they are the
+// library's.
+const _: () = assert!(atfunc::format::DEFAULT_TRUNCATE_LENGTH == 5000);
+
 /// `text` cut to its first `limit` characters, saying how many it cut.
 #[pyfunction]
-#[pyo3(signature = (text, limit = atfunc::format::DEFAULT_TRUNCATE_LENGTH))]
+#[pyo3(signature = (text, limit = 5000))]
 pub(crate) fn truncate(text: &Bound<'_, PyString>, limit: usize) -> PyResult<String> {
     Ok(truncate_text(&text.to_cow()?, limit).into_owned())
 }
@@ -137,7 +141,7 @@ pub(crate) fn truncate(text: &Bound<'_, PyString>, limit: usize) -> PyResult<Str
 /// `value` itself when its compact JSON has at most `limit` characters, else a
 /// `{"truncated": true, "partial": ..., "hint": ...}` that has.
 #[pyfunction]
-#[pyo3(signature = (value, limit = atfunc::format::DEFAULT_TRUNCATE_LENGTH))]
+#[pyo3(signature = (value, limit = 5000))]
 pub(crate) fn fit_json(
     py: Python<'_>,
     value: &Bound<'_, PyAny>,
