@@ -76,6 +76,9 @@ class Tools:
     def root(self) -> Optional[str]:
         """The root toolbox, if any."""
     def __len__(self) -> int: ...
+    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, Optional[str]]]:
+        """Pickling carries the definitions themselves (not a path), so a Ray or Spark
+        worker that gets a `Tools` loads the same tools."""
 
 def render(tools: _ToolsLike, *, separator: bool = False, preamble: bool = True) -> str:
     """The prompt text, as `atfunc render` prints it: the preamble that teaches the call

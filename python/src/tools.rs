@@ -10,7 +10,7 @@ use atfunc::batch::Batch;
 use atfunc::{load_interfaces, validate_all, Catalog, Interface, LoadError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value as Json;
 use std::sync::Arc;
 
@@ -29,6 +29,9 @@ pub struct Tools {
     /// For `parse_jsonl`: kept with the tools so that its cache of the records' own tool
     /// sets lives from one batch to the next.
     pub(crate) batch: Arc<Batch>,
+    /// The definitions as JSON text, for pickling: a worker of Ray or Spark that gets a
+    /// `Tools` loads the same definitions, wherever they were read from.
+    json: String,
 }
 
 #[pymethods]
@@ -38,6 +41,7 @@ impl Tools {
     fn new(py: Python<'_>, tools: &Bound<'_, PyAny>, root: Option<String>) -> PyResult<Tools> {
         let (json, source) = tools_json(py, tools)?;
         let interfaces = load(&json).map_err(|problems| tools_error(py, source, problems))?;
+        let json = json.map(|json| json.to_string()).unwrap_or_default();
         let mut catalog = Catalog::new(interfaces.clone(), false);
         if let Some(root) = root {
             catalog = catalog.with_root(root);
@@ -46,7 +50,19 @@ impl Tools {
             interfaces: Arc::new(interfaces),
             batch: Arc::new(Batch::new(Some(catalog.clone()))),
             catalog: Arc::new(catalog),
+            json,
         })
+    }
+
+    /// Pickling: the arguments that make the same tools again.
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        let args = PyTuple::new(py, [&self.json])?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("root", self.catalog.root())?;
+        Ok((args, kwargs))
     }
 
     /// The qualified names of the functions, in the order they were defined.

@@ -52,6 +52,18 @@ def test_bad_json_and_files_say_where(tmp_path):
         atfunc.Tools([object()])
 
 
+def test_tools_pickle_as_their_definitions(tmp_path):
+    import pickle
+
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(TOOLS))
+    tools = atfunc.Tools(path, root="weather")
+    path.unlink()
+    again = pickle.loads(pickle.dumps(tools))
+    assert again.names == tools.names and again.root == "weather"
+    assert atfunc.render(again) == atfunc.render(tools)
+
+
 def test_root_toolbox_drops_the_prefix():
     tools = atfunc.Tools(TOOLS, root="weather")
     assert tools.root == "weather"
