@@ -380,3 +380,39 @@ fn debug_output_shows_variable_names_not_values() {
     assert!(debug.contains("API_KEY"));
     assert!(!debug.contains("hunter2-secret"), "{debug}");
 }
+
+/// Output that is not UTF-8 goes to the client as an element, recognised by its first bytes,
+/// and the model reads one line; output that holds a secret goes to no one.
+#[tokio::test]
+async fn binary_output_is_an_element_and_a_line_for_the_model() {
+    let registry = Registry::new();
+    let png = CommandBox::new("weather").function(
+        interface("chart", json!({})),
+        ["sh", "-c", r"printf '\211PNG\r\n\032\n\000\000\000\rIHDR'"],
+    );
+    registry.register(png).unwrap();
+    let report = registry.execute_response("@weather.chart()").await;
+    let call = &report.calls[0];
+    assert_eq!(call.result, Ok(json!("[image: image/png, 16 bytes]")));
+    assert_eq!(
+        call.elements,
+        [json!({"type": "image", "mime_type": "image/png", "data": "iVBORw0KGgoAAAANSUhEUg=="})]
+    );
+    assert!(!report.output.contains("iVBOR"), "{}", report.output);
+
+    let leaky = shell(r#"printf '\377\376%s' "$TOK""#).secret_env("TOK", SECRET);
+    let ctx = CallContext::new().collecting_elements();
+    let result = leaky.call("run", Map::new(), &ctx).await;
+    assert_eq!(
+        result,
+        Ok(json!(
+            "[resource: application/octet-stream, 18 bytes, withheld: it holds a secret]"
+        ))
+    );
+    assert!(ctx.take_elements().is_empty());
+
+    // UTF-8 text stays the model's, as before.
+    let text = shell("printf 'Straße'").call("run", Map::new(), &ctx).await;
+    assert_eq!(text, Ok(json!("Straße")));
+    assert!(ctx.take_elements().is_empty());
+}

@@ -3,7 +3,11 @@
 //! The program is started directly, never through a shell, with the call's bound arguments
 //! as one JSON object on its standard input. What it writes to standard output is the
 //! result; a non-zero exit is an error carrying the end of what it wrote to standard error.
+//! Output that is not UTF-8 (a chart as PNG, a PDF) goes to the client whole as an element
+//! (see [`CallContext::add_element`]) and to the model as one line,
+//! `[image: image/png, 5120 bytes]`, the type recognised by the output's first bytes.
 
+use super::binary::Binary;
 use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
@@ -388,6 +392,9 @@ impl CommandBox {
                 format!("Function '{qualified}' failed ({how}): {tail}")
             };
             return Err(ToolError::Failed(redact(message)));
+        }
+        if let Some(binary) = Binary::of(None, &out.bytes) {
+            return Ok(binary.hand_out(&out.bytes, None, &self.redactor, ctx));
         }
         let mut value = output_value(&out.bytes);
         self.redactor.redact_json(&mut value);

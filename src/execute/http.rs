@@ -5,6 +5,7 @@
 //! string; the `with_body [[ ... ]]` block as the body. Headers whose values are secrets
 //! never appear in results, errors or debug output.
 
+use super::binary::{self, Binary};
 use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::json_kind;
@@ -651,7 +652,7 @@ impl HttpBox {
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
-            .map(media_type);
+            .map(binary::media_type);
         if let Some(length) = response.content_length() {
             if length > self.max_response_bytes as u64 {
                 return Err(self.too_large(qualified, &shown, status));
@@ -694,8 +695,8 @@ impl HttpBox {
             }
             return Err(fail(message));
         }
-        if let Some(kind) = binary_kind(media_type.as_deref(), &bytes) {
-            return Ok(self.binary(kind, media_type, &bytes, &url_shown, ctx));
+        if let Some(binary) = Binary::of(media_type.as_deref(), &bytes) {
+            return Ok(binary.hand_out(&bytes, Some(&url_shown), &self.redactor, ctx));
         }
         if text.trim().is_empty() {
             let reason = status.canonical_reason().unwrap_or("");
@@ -706,32 +707,6 @@ impl HttpBox {
             ));
         }
         Ok(parsed.unwrap_or(Json::String(text)))
-    }
-
-    /// A binary body: the element for the client, the line for the model. A body that holds
-    /// a secret header's value is withheld from both, as any echo of a secret is.
-    fn binary(
-        &self,
-        kind: &str,
-        media_type: Option<String>,
-        bytes: &[u8],
-        uri: &str,
-        ctx: &CallContext,
-    ) -> Json {
-        let mime = media_type.unwrap_or_else(|| "application/octet-stream".to_owned());
-        let line = format!("[{kind}: {mime}, {} bytes", bytes.len());
-        if self.redactor.holds_secret(bytes) {
-            return Json::String(format!("{line}, withheld: it holds a secret]"));
-        }
-        let mut element = Map::new();
-        element.insert("type".into(), Json::from(kind));
-        if kind == "resource" {
-            element.insert("uri".into(), Json::from(uri));
-        }
-        element.insert("mime_type".into(), Json::from(mime));
-        element.insert("data".into(), Json::from(base64(bytes)));
-        ctx.add_element(Json::Object(element));
-        Json::String(format!("{line}]"))
     }
 
     fn too_large(&self, qualified: &str, shown: &str, status: reqwest::StatusCode) -> ToolError {
@@ -830,52 +805,6 @@ fn push_query(query: &mut Vec<(String, String)>, name: &str, value: &Json) {
     }
 }
 
-/// The media type of a `Content-Type` value, lower case, without parameters.
-fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
-
-/// The element kind of a body that is binary: `image`, `audio`, or `resource` for video and
-/// any other bytes that are not UTF-8; `None` for text.
-fn binary_kind(media_type: Option<&str>, bytes: &[u8]) -> Option<&'static str> {
-    if bytes.is_empty() {
-        return None;
-    }
-    let top = media_type
-        .and_then(|m| m.split('/').next())
-        .unwrap_or_default();
-    match top {
-        "image" => Some("image"),
-        "audio" => Some("audio"),
-        "video" => Some("resource"),
-        _ => std::str::from_utf8(bytes).is_err().then_some("resource"),
-    }
-}
-
-/// Standard base64 with padding, as elements carry bytes.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
-        // A chunk of k bytes fills k + 1 characters; `=` pads the group to four.
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> shift & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// `1 MiB`, `64 KiB`, `1000 bytes`.
 fn human_bytes(n: usize) -> String {
     if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
@@ -932,37 +861,6 @@ impl ToolBox for HttpBox {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_is_rfc_4648() {
-        let vectors = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ];
-        for (plain, encoded) in vectors {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
-        }
-        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
-    }
-
-    #[test]
-    fn binary_bodies_are_told_from_text() {
-        let png = Some("image/png");
-        assert_eq!(binary_kind(png, b"\x89PNG"), Some("image"));
-        // The declared type wins over bytes that happen to be UTF-8.
-        assert_eq!(binary_kind(Some("audio/ogg"), b"OggS"), Some("audio"));
-        assert_eq!(binary_kind(Some("video/mp4"), b"ftyp"), Some("resource"));
-        assert_eq!(binary_kind(None, b"\xff\xfe"), Some("resource"));
-        assert_eq!(binary_kind(Some("application/json"), b"{}"), None);
-        assert_eq!(binary_kind(Some("text/plain"), "Straße".as_bytes()), None);
-        assert_eq!(binary_kind(png, b""), None);
-        assert_eq!(media_type("Image/PNG; q=1"), "image/png");
-    }
 
     #[test]
     fn templates_split_into_text_and_parameters() {

@@ -13,6 +13,8 @@
 //! can read; the registry stays usable and the other calls still run.
 
 mod args;
+#[cfg(any(feature = "command", feature = "http"))]
+mod binary;
 mod boxes;
 #[cfg(feature = "command")]
 mod command;
