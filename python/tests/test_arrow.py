@@ -40,9 +40,6 @@ def as_records(result):
 @pytest.mark.parametrize("tools", [None, TOOLS])
 def test_equals_the_cli(cli, tools):
     records = [json.dumps({"id": i, "completion": c}) for i, c in enumerate(COMPLETIONS)]
-    args = []
-    if tools is not None:
-        args = ["--tools", "/dev/stdin"]
     out = cli(
         ["parse", "--jsonl", *(["--tools", DEMO_TOOLS] if tools else [])],
         ("\n".join(records) + "\n").encode(),
@@ -81,3 +78,20 @@ def test_view_and_binary_inputs_agree():
     assert atfunc.parse_arrow(pa.array(COMPLETIONS, pa.string_view())).to_pylist() == plain
     binary = pa.array([c.encode() for c in COMPLETIONS], pa.large_binary())
     assert atfunc.parse_arrow(binary).to_pylist() == plain
+
+
+def test_random_texts_equal_parse_jsonl():
+    """parse_jsonl is checked against the CLI; parse_arrow must find the same."""
+    import random
+
+    rng = random.Random(5)
+    pieces = ['@a.b(', '"', "x", "ø", ")", " ", "@", "[[", "]]", " with_body ", "1,", "=",
+              "'", "\n", "@weather.get(", "@math.power(", "🙂", "city=", "2", "{", "}"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(40))) for _ in range(500)]
+    texts += COMPLETIONS
+    for tools in [None, TOOLS]:
+        lines = atfunc.parse_jsonl([json.dumps({"id": 0, "completion": t}) for t in texts], tools)
+        results = atfunc.parse_arrow(texts, tools).to_pylist()
+        for line, result in zip(lines.to_pylist(), results):
+            want = json.loads(line)
+            assert as_records(result) == {"calls": want["calls"], "errors": want["errors"]}

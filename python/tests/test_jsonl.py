@@ -83,3 +83,30 @@ def test_any_number_of_threads_gives_the_same_answer(work):
         assert work(lines, threads=threads).to_pylist() == every_core
     with pytest.raises(ValueError, match="at least 1"):
         work(lines, threads=0)
+
+
+def test_random_records_equal_the_cli(cli):
+    """Records put together at random from pieces of calls, prose and broken JSON."""
+    import random
+
+    from conftest import COMPLETIONS, TOOLS
+
+    rng = random.Random(7)
+    pieces = ['@a.b(', '"', "x", "ø", ")", " ", "@", "[[", "]]", " with_body ", "1,", "=",
+              "'", "\\\\", "\n", "@weather.get(", "@math.power(", "🙂", "city=", "2", "{", "}"]
+    lines = []
+    for i in range(600):
+        kind = rng.random()
+        if kind < 0.05:
+            lines.append(rng.choice(["", " ", "{", "[]", '"x"', '{"id": 1, "completion": null}']))
+            continue
+        completion = "".join(rng.choice(pieces) for _ in range(rng.randrange(30)))
+        if rng.random() < 0.3:
+            completion += rng.choice(COMPLETIONS)
+        record = {"id": rng.choice([i, str(i), None, [i]]), "completion": completion}
+        if rng.random() < 0.3:
+            record["tools"] = rng.choice([TOOLS, TOOLS[:1], [], {"tools": TOOLS}])
+        lines.append(json.dumps(record, ensure_ascii=rng.random() < 0.5))
+    expected = cli_lines(cli, lines, "--tools", DEMO_TOOLS)
+    out = atfunc.parse_jsonl(lines, DEMO_TOOLS).to_pylist()
+    assert [line for line in out if line is not None] == expected
