@@ -80,10 +80,20 @@ class Tools:
         """Pickling carries the definitions themselves (not a path), so a Ray or Spark
         worker that gets a `Tools` loads the same tools."""
 
-def render(tools: _ToolsLike, *, separator: bool = False, preamble: bool = True) -> str:
-    """The prompt text, as `atfunc render` prints it: the preamble that teaches the call
-    syntax with an example call, then every function. `preamble=False` leaves the preamble
-    out (`--no-preamble`); `separator` draws a line under each function."""
+def render(
+    tools: _ToolsLike,
+    *,
+    format: Literal["atfunc", "openai", "mcp"] = "atfunc",
+    separator: bool = False,
+    preamble: bool = True,
+) -> str:
+    """The tools as text for a model, exactly as `atfunc render` prints it.
+
+    `format="atfunc"`: the prompt, the preamble that teaches the call syntax with an
+    example call, then every function; `preamble=False` leaves the preamble out
+    (`--no-preamble`), `separator` draws a line under each function. `"openai"`: an OpenAI
+    `tools` array, `"mcp"`: an MCP `tools/list` result, as JSON text (`json.loads` it); a
+    tool whose name clashes with an earlier one's is left out with a `UserWarning`."""
 
 def grammar(
     tools: _ToolsLike,

@@ -4,8 +4,9 @@
 use crate::convert::json_to_py;
 use crate::tools;
 use atfunc::format::{call_text_from_args, fit_json as fit, truncate_text, CallRecord};
+use atfunc::interop::{Format, Options};
 use atfunc::{gbnf, Choice, GrammarOptions, PromptOptions};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{Map, Value as Json};
@@ -17,19 +18,41 @@ pyo3::create_exception!(
     "No grammar can be made for these tools and options (an unknown function, or no call that can bind)."
 );
 
-/// The prompt text that teaches a model the call syntax and lists the tools, as
-/// `atfunc render` prints it (`preamble=False`: `--no-preamble`).
+/// The tools as text for a model, as `atfunc render` prints it: the prompt (`format`
+/// "atfunc"; `preamble=False` is `--no-preamble`), or an OpenAI `tools` array or an MCP
+/// `tools/list` result as JSON text ("openai", "mcp").
 #[pyfunction]
-#[pyo3(signature = (tools, *, separator = false, preamble = true))]
+#[pyo3(signature = (tools, *, format = "atfunc", separator = false, preamble = true))]
 pub(crate) fn render(
     py: Python<'_>,
     tools: &Bound<'_, PyAny>,
+    format: &str,
     separator: bool,
     preamble: bool,
 ) -> PyResult<String> {
     let tools = tools::required(py, tools)?;
     let tools = tools.get();
     let root = tools.catalog.root();
+    if format != "atfunc" {
+        let format = format.parse::<Format>().map_err(|_| {
+            PyValueError::new_err(format!(
+                "unknown format '{format}': use atfunc, openai or mcp"
+            ))
+        })?;
+        let rendered = atfunc::interop::render(&tools.interfaces, format, &Options::default());
+        // The CLI says this on stderr; a tool left out is worth a warning, not an error.
+        for clash in &rendered.clashes {
+            PyErr::warn(
+                py,
+                &py.get_type::<PyUserWarning>(),
+                &std::ffi::CString::new(clash.to_string()).unwrap_or_default(),
+                1,
+            )?;
+        }
+        let text = serde_json::to_string_pretty(&rendered.tools)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        return Ok(text + "\n");
+    }
     if !preamble {
         return Ok(tools
             .interfaces

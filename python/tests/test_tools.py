@@ -81,6 +81,23 @@ def test_render_equals_the_cli(cli, separator, preamble):
     assert atfunc.render(DEMO_TOOLS, separator=separator, preamble=preamble) == cli(args)
 
 
+@pytest.mark.parametrize("fmt", ["openai", "mcp"])
+def test_api_formats_equal_the_cli(cli, fmt):
+    expected = cli(["render", "--tools", DEMO_TOOLS, "--format", fmt])
+    assert atfunc.render(DEMO_TOOLS, format=fmt) == expected
+    assert json.loads(expected)
+
+
+def test_unknown_formats_and_clashes_are_reported():
+    with pytest.raises(ValueError, match="use atfunc, openai or mcp"):
+        atfunc.render(TOOLS, format="yaml")
+    clashing = [{"name": "a.b_c", "parameters": {"type": "object"}},
+                {"name": "a_b.c", "parameters": {"type": "object"}}]
+    with pytest.warns(UserWarning):
+        tools = json.loads(atfunc.render(clashing, format="openai"))
+    assert len(tools) == 1
+
+
 @pytest.mark.parametrize(
     "options,args",
     [
