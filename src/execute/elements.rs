@@ -15,7 +15,7 @@
 //! |---|---|
 //! | `text` | `text` |
 //! | `image`, `audio` | `mime_type`, `data` (base64) |
-//! | `resource` | `uri`, `mime_type` (when known), `text` or `data` (base64) |
+//! | `resource` | `uri` and `mime_type` (when known), `text` or `data` (base64) |
 //! | `resource_link` | `uri`, `name`, `mime_type` (when known) |
 //!
 //! # How a tool adds one
