@@ -51,11 +51,17 @@ const MAX_QUOTED_BYTES: usize = 16 << 10;
 /// The most characters of one refused call, and of its error, a repair round quotes.
 const MAX_QUOTED_CALL_CHARS: usize = 2000;
 
-/// A call that is not passed to the client.
+/// The most calls one turn passes to the client. Each call becomes a `tool_calls` entry
+/// tens of times the size of its text (an answer of 600k short calls was 191 MB to the
+/// client and 1.4 GB held for a whole answer); calls past this are refused as any other.
+pub(crate) const MAX_CALLS: usize = 1000;
+
+/// The most bytes of an answer parsed at once.
+const FEED_BYTES: usize = 64 << 10;
+
+/// A call that is not passed to the client, as a repair round quotes it.
 #[derive(Debug, Clone)]
 struct Refused {
-    /// The call as the model wrote it, `@` included.
-    raw: String,
     /// The call as the result block shows it, without the `@`.
     shown: String,
     /// Why, worded for the model.
@@ -146,12 +152,18 @@ pub(crate) struct Turn {
     /// Everything the model wrote this round; the parser's offsets index it.
     round_text: String,
     shaper: Shaper,
-    /// Calls of this round that were not passed on.
+    /// The first [`MAX_QUOTED_CALLS`] calls of this round that were not passed on: the
+    /// only ones a repair round quotes.
     refused: Vec<Refused>,
+    /// How many calls of this round were not passed on, quoted or not.
+    refused_count: usize,
+    /// Every call of this round that was not passed on, as the model wrote it, trimmed,
+    /// one a line: one string, not one per call, for answers of many bad calls.
+    refused_text: String,
     /// Whether this round passed a call on.
     round_called: bool,
-    /// Calls that could not be repaired, shown as text when the turn ends.
-    unresolved: Vec<String>,
+    /// Calls that could not be repaired, one a line, shown as text when the turn ends.
+    unresolved: String,
     calls: usize,
     named_called: bool,
     ids: CallIds,
@@ -194,8 +206,10 @@ impl Turn {
             round_text: String::new(),
             shaper: Shaper::default(),
             refused: Vec::new(),
+            refused_count: 0,
+            refused_text: String::new(),
             round_called: false,
-            unresolved: Vec::new(),
+            unresolved: String::new(),
             calls: 0,
             named_called: false,
             ids: CallIds::random(),
@@ -229,10 +243,20 @@ impl Turn {
 
     /// Feeds the next piece of the model's answer.
     pub(crate) fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
-        self.round_text.push_str(delta);
-        let events = self.parser.feed_str(delta);
-        for event in events {
-            self.event(event, out);
+        // A whole answer comes as one piece: fed at once, its events (600k calls in a
+        // 5 MB answer) would all be alive together.
+        let mut rest = delta;
+        while !rest.is_empty() {
+            let mut end = rest.len().min(FEED_BYTES);
+            while !rest.is_char_boundary(end) {
+                end += 1;
+            }
+            let (piece, after) = rest.split_at(end);
+            rest = after;
+            self.round_text.push_str(piece);
+            for event in self.parser.feed_str(piece) {
+                self.event(event, out);
+            }
         }
     }
 
@@ -243,23 +267,25 @@ impl Turn {
             self.event(event, out);
         }
         let refused = std::mem::take(&mut self.refused);
+        let refused_count = std::mem::take(&mut self.refused_count);
+        let refused_text = std::mem::take(&mut self.refused_text);
         let called = std::mem::take(&mut self.round_called);
-        if !refused.is_empty() || called {
-            self.unresolved = refused.iter().map(|r| r.raw.clone()).collect();
+        if refused_count > 0 || called {
+            self.unresolved = refused_text;
         }
         let missing = match &self.choice {
             Choice::Required => self.calls == 0,
             Choice::Named(_) => !self.named_called,
             Choice::Auto | Choice::None => false,
         };
-        if (refused.is_empty() && !missing) || self.repairs_left == 0 {
+        if (refused_count == 0 && !missing) || self.repairs_left == 0 {
             self.give_up(out);
             return RoundEnd::Done;
         }
         self.repairs_left -= 1;
         self.repairing = true;
         let answer = std::mem::take(&mut self.round_text);
-        let note = self.repair_note(&refused, called, missing);
+        let note = self.repair_note(&refused, refused_count, called, missing);
         let messages = self
             .request
             .entry("messages")
@@ -279,9 +305,11 @@ impl Turn {
     /// Ends the turn without asking again (no rounds left, or the upstream failed during
     /// a repair): calls that were not repaired are shown as the text they were.
     pub(crate) fn give_up(&mut self, out: &mut Vec<Out>) {
-        for raw in std::mem::take(&mut self.unresolved) {
+        let unresolved = std::mem::take(&mut self.unresolved);
+        if !unresolved.is_empty() {
+            // One line each, as if each were shown after a line break of its own.
             self.shaper.separate("\n");
-            self.shaper.text(&raw, out);
+            self.shaper.text(&unresolved, out);
         }
     }
 
@@ -289,7 +317,13 @@ impl Turn {
     /// and about [`MAX_QUOTED_BYTES`] of them, each cut to [`MAX_QUOTED_CALL_CHARS`]: an
     /// answer of 500k bad calls would otherwise go back upstream many times its size.
     /// Calls left out are counted in the message and not made.
-    fn repair_note(&self, refused: &[Refused], called: bool, missing: bool) -> String {
+    fn repair_note(
+        &self,
+        refused: &[Refused],
+        refused_count: usize,
+        called: bool,
+        missing: bool,
+    ) -> String {
         let mut budget = MAX_QUOTED_BYTES;
         let records: Vec<CallRecord> = refused
             .iter()
@@ -315,7 +349,7 @@ impl Turn {
             (_, true) => MissingCall::Any,
         };
         let mut note = repair_note(&records, called, missing);
-        let left_out = refused.len() - records.len();
+        let left_out = refused_count.saturating_sub(records.len());
         if left_out > 0 {
             let calls = if left_out == 1 { "call" } else { "calls" };
             note.push_str(&format!(
@@ -336,14 +370,11 @@ impl Turn {
                 let name = written.split('(').next().unwrap_or(written).trim();
                 // `@name(` of a tool the model has: a call gone wrong. Anything else is prose.
                 if self.tools.catalog.find(name).is_ok() {
-                    self.refuse(
-                        Refused {
-                            shown: written.to_owned(),
-                            error: unreadable_call_error(&error),
-                            raw: text,
-                        },
-                        out,
-                    );
+                    let shown = written.to_owned();
+                    self.refuse(&text, out, || Refused {
+                        shown,
+                        error: unreadable_call_error(&error),
+                    });
                 } else {
                     self.text(&text, out);
                 }
@@ -357,37 +388,50 @@ impl Turn {
         }
     }
 
-    fn call(&mut self, call: Call, out: &mut Vec<Out>) {
-        let raw = usize::try_from(call.span.start)
+    /// The call as the model wrote it, `@` included.
+    fn raw_text(&self, call: &Call) -> String {
+        usize::try_from(call.span.start)
             .ok()
             .zip(usize::try_from(call.span.end).ok())
             .and_then(|(start, end)| self.round_text.get(start..end))
-            .map_or_else(|| format!("@{}", call_text(&call)), str::to_owned);
+            .map_or_else(|| format!("@{}", call_text(call)), str::to_owned)
+    }
+
+    fn call(&mut self, call: Call, out: &mut Vec<Out>) {
         let bound = match bind(&call, &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
-                let refused = Refused {
-                    raw,
+                let raw = self.raw_text(&call);
+                return self.refuse(&raw, out, || Refused {
                     shown: call_text(&call),
                     error: error.to_string(),
-                };
-                return self.refuse(refused, out);
+                });
             }
         };
         if let Choice::Named(name) = &self.choice {
             if self.tools.written_name(&bound).as_ref() != Some(name) {
-                let refused = Refused {
-                    raw,
+                let error = format!("This answer must call @{name}, and no other function");
+                let raw = self.raw_text(&call);
+                return self.refuse(&raw, out, || Refused {
                     shown: call_text(&call),
-                    error: format!("This answer must call @{name}, and no other function"),
-                };
-                return self.refuse(refused, out);
+                    error,
+                });
             }
             self.named_called = true;
         }
         if self.single_call && self.calls > 0 {
             // Only one call per answer was asked for: the first one stands.
             return;
+        }
+        if self.calls >= MAX_CALLS {
+            let raw = self.raw_text(&call);
+            return self.refuse(&raw, out, || Refused {
+                shown: call_text(&call),
+                error: format!(
+                    "This request already made {MAX_CALLS} calls, the most one request may make; \
+                     make this call after their results"
+                ),
+            });
         }
         self.calls += 1;
         self.round_called = true;
@@ -400,12 +444,24 @@ impl Turn {
         });
     }
 
-    fn refuse(&mut self, refused: Refused, out: &mut Vec<Out>) {
+    /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
+    /// it (made only for the calls it quotes).
+    fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
         if self.repairs_left == 0 && !self.repairing {
             // No round is left to repair it in: it stays where it was, as text.
-            self.text(&refused.raw, out);
-        } else {
-            self.refused.push(refused);
+            self.text(raw, out);
+            return;
+        }
+        self.refused_count += 1;
+        if self.refused.len() < MAX_QUOTED_CALLS {
+            self.refused.push(quoted());
+        }
+        let raw = raw.trim();
+        if !raw.is_empty() {
+            if !self.refused_text.is_empty() {
+                self.refused_text.push('\n');
+            }
+            self.refused_text.push_str(raw);
         }
     }
 }
@@ -617,6 +673,45 @@ mod tests {
             "{}",
             note.len()
         );
+    }
+
+    #[test]
+    fn a_turn_passes_on_at_most_max_calls() {
+        let answer = "@get_weather(Oslo)\n".repeat(MAX_CALLS + 5);
+        let (out, end) = run(&mut turn(Choice::Auto, 0), &answer, 4096);
+        assert_eq!(end, RoundEnd::Done);
+        let calls = out.iter().filter(|o| matches!(o, Out::Call { .. })).count();
+        assert_eq!(calls, MAX_CALLS);
+        // The rest stay where they were, as the text the model wrote.
+        let text = shape(&out)["text"].as_str().unwrap().to_owned();
+        assert_eq!(text.matches("@get_weather(Oslo)").count(), 5, "{text}");
+
+        // With a round left, they are refused and the repair round says why.
+        let mut repaired = turn(Choice::Auto, 1);
+        let (_, end) = run(&mut repaired, &answer, 4096);
+        assert_eq!(end, RoundEnd::Repair);
+        let note = repaired.request()["messages"][2]["content"]
+            .as_str()
+            .unwrap();
+        assert!(
+            note.contains(&format!("already made {MAX_CALLS} calls")),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn a_round_of_many_bad_calls_keeps_only_what_it_quotes() {
+        let mut turn = turn(Choice::Auto, 1);
+        let mut out = Vec::new();
+        let bad = "@get_weather(days=2)\n".repeat(5000);
+        turn.feed(&bad, &mut out);
+        assert_eq!(turn.refused.len(), MAX_QUOTED_CALLS);
+        assert_eq!(turn.refused_count, 5000);
+        assert_eq!(turn.end_round(&mut out), RoundEnd::Repair);
+        // The repair fails the same way: every call comes back as text, one a line.
+        let (out, end) = run(&mut turn, &bad, 4096);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(shape(&out)["text"], bad.trim_end());
     }
 
     #[test]
