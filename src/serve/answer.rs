@@ -6,6 +6,7 @@
 //! add up to the answer of the same request made without `stream`.
 
 use super::constrain::UpstreamKind;
+use super::request::Request;
 use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
 use crate::format::{
@@ -142,7 +143,7 @@ fn push_text(out: &mut Vec<Out>, text: String) {
 pub(crate) struct Turn {
     tools: Arc<ToolSet>,
     /// The request for the upstream, `messages` included.
-    request: Map<String, Json>,
+    request: Request,
     choice: Choice,
     single_call: bool,
     repairs_left: usize,
@@ -185,7 +186,7 @@ impl Turn {
     /// A turn that sends `request` (its `messages` already rewritten and prompted).
     pub(crate) fn new(
         tools: Arc<ToolSet>,
-        request: Map<String, Json>,
+        request: Request,
         choice: Choice,
         single_call: bool,
         repair_rounds: usize,
@@ -223,7 +224,7 @@ impl Turn {
     }
 
     /// The request for the next upstream answer.
-    pub(crate) fn request(&self) -> &Map<String, Json> {
+    pub(crate) fn request(&self) -> &Request {
         &self.request
     }
 
@@ -286,18 +287,12 @@ impl Turn {
         self.repairing = true;
         let answer = std::mem::take(&mut self.round_text);
         let note = self.repair_note(&refused, refused_count, called, missing);
-        let messages = self
-            .request
-            .entry("messages")
-            .or_insert_with(|| Json::Array(Vec::new()));
-        if let Json::Array(messages) = messages {
-            if !answer.trim().is_empty() {
-                messages.push(message("assistant", answer));
-            }
-            messages.push(message("user", note));
+        if !answer.trim().is_empty() {
+            self.request.push_message(&message("assistant", answer));
         }
+        self.request.push_message(&message("user", note));
         if let Some((kind, grammar)) = &self.repair_grammar {
-            kind.put(&mut self.request, grammar.clone());
+            kind.put_in(&mut self.request, grammar.clone());
         }
         RoundEnd::Repair
     }
@@ -563,11 +558,14 @@ mod tests {
     }
 
     fn turn(choice: Choice, rounds: usize) -> Turn {
-        let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
-        let Json::Object(request) = request else {
-            unreachable!()
-        };
+        let mut request = Request::parse(br#"{"model": "m"}"#).unwrap();
+        request.push_message(&json!({"role": "user", "content": "hi"}));
         Turn::new(tools(), request, choice, false, rounds)
+    }
+
+    /// The turn's message `i`, as it goes upstream.
+    fn message_of(turn: &Turn, i: usize) -> Json {
+        serde_json::from_str(turn.request().messages()[i].get()).unwrap()
     }
 
     #[test]
@@ -632,9 +630,11 @@ mod tests {
         let (out, end) = run(&mut turn, "Checking. @get_weather(days=2)", 3);
         assert_eq!(end, RoundEnd::Repair);
         assert_eq!(shape(&out), json!({"text": "Checking.", "calls": []}));
-        let messages = &turn.request()["messages"];
-        assert_eq!(messages[1]["content"], "Checking. @get_weather(days=2)");
-        let note = messages[2]["content"].as_str().unwrap();
+        assert_eq!(
+            message_of(&turn, 1)["content"],
+            "Checking. @get_weather(days=2)"
+        );
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
         assert!(note.starts_with("Function call: get_weather(days=2)\nReturned: Error: Missing required parameter for function 'get_weather': city\n"), "{note}");
         let (out, end) = run(&mut turn, "Sorry! @get_weather(city=\"Paris\", days=2)", 4);
         assert_eq!(end, RoundEnd::Done);
@@ -650,7 +650,7 @@ mod tests {
         let answer = "@get_weather(days=2)\n".repeat(5000);
         let (_, end) = run(&mut turn, &answer, answer.len());
         assert_eq!(end, RoundEnd::Repair);
-        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
         assert_eq!(
             note.matches("Function call: ").count(),
             MAX_QUOTED_CALLS,
@@ -667,7 +667,7 @@ mod tests {
         let huge = format!("@get_weather(days=2, note=\"{}\")", "x".repeat(100_000));
         let (_, end) = run(&mut turn, &huge, huge.len());
         assert_eq!(end, RoundEnd::Repair);
-        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
         assert!(
             note.len() < 2 * MAX_QUOTED_CALL_CHARS + 1000,
             "{}",
@@ -690,9 +690,10 @@ mod tests {
         let mut repaired = turn(Choice::Auto, 1);
         let (_, end) = run(&mut repaired, &answer, 4096);
         assert_eq!(end, RoundEnd::Repair);
-        let note = repaired.request()["messages"][2]["content"]
+        let note = message_of(&repaired, 2)["content"]
             .as_str()
-            .unwrap();
+            .unwrap()
+            .to_owned();
         assert!(
             note.contains(&format!("already made {MAX_CALLS} calls")),
             "{note}"
@@ -741,7 +742,7 @@ mod tests {
         let mut turn = turn(Choice::Named("get_weather".into()), 2);
         let (_, end) = run(&mut turn, "It is sunny.", 5);
         assert_eq!(end, RoundEnd::Repair);
-        let note = turn.request()["messages"][2]["content"].as_str().unwrap();
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
         assert!(
             note.starts_with("This answer must call @get_weather."),
             "{note}"

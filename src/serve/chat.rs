@@ -2,14 +2,16 @@
 //! answers in OpenAI's format.
 
 use super::answer::{Out, Reader, RoundEnd, Turn};
-use super::history::{add_prompt, content_text, rewrite};
+use super::history::{add_prompt_raw, content_text, rewrite_raw};
+use super::request::{Request, RequestError};
 use super::sse::{self, Sse, SseDecoder};
-use super::tools::{Choice, ToolSet};
+use super::tools::{read_tools, Choice, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, execute, ApiError, Gateway};
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -36,21 +38,26 @@ pub(crate) async fn handle(
         .await
         .map_err(|_| ApiError::body_timeout(waited))?
         .map_err(|_| ApiError::too_large(limit))?;
-    let request: Json = serde_json::from_slice(&raw)
-        .map_err(|e| ApiError::bad_request(format!("The request body is not valid JSON: {e}")))?;
-    let Json::Object(mut request) = request else {
-        return Err(ApiError::bad_request(
-            "The request body must be a JSON object",
-        ));
-    };
+    let mut request = Request::parse(&raw).map_err(|error| match error {
+        RequestError::Json(e) => {
+            ApiError::bad_request(format!("The request body is not valid JSON: {e}"))
+        }
+        RequestError::NotAnObject => {
+            ApiError::bad_request("The request body must be a JSON object")
+        }
+    })?;
     let auth = gateway.upstream_auth(&headers);
-    let tools = match request.get("tools") {
-        None | Some(Json::Null) => None,
-        Some(Json::Array(list)) if list.is_empty() => None,
-        Some(tools) => Some(tools.clone()),
+    // Only what the interface loader reads of the tools is kept.
+    let tools = match request.raw("tools").map(|text| read_tools(text.get())) {
+        None => None,
+        Some(tools) => match tools? {
+            Json::Null => None,
+            Json::Array(list) if list.is_empty() => None,
+            tools => Some(tools),
+        },
     };
     let execute = match request.get("atfunc_execute") {
-        Some(Json::Bool(flag)) => *flag,
+        Some(Json::Bool(flag)) => flag,
         None | Some(Json::Null) => gateway.options.execute_all && tools.is_none(),
         Some(_) => {
             return Err(ApiError::bad_request(
@@ -59,7 +66,7 @@ pub(crate) async fn handle(
         }
     };
     let constrain = match request.get("atfunc_constrain") {
-        Some(Json::Bool(flag)) => *flag,
+        Some(Json::Bool(flag)) => flag,
         None | Some(Json::Null) => gateway.options.constrain,
         Some(_) => {
             return Err(ApiError::bad_request(
@@ -81,32 +88,46 @@ pub(crate) async fn handle(
         for field in TOOL_FIELDS {
             request.remove(field);
         }
+        drop(raw);
+        let request = request.into_map().map_err(|_| {
+            ApiError::internal(
+                "The request could not be read again after its fields were taken out",
+            )
+        })?;
         return execute::handle(gateway, auth, request, registry).await;
     }
     let Some(tools) = tools else {
-        if request.contains_key("atfunc_execute") || request.contains_key("atfunc_constrain") {
+        if request.contains("atfunc_execute") || request.contains("atfunc_constrain") {
             request.remove("atfunc_execute");
             request.remove("atfunc_constrain");
-            let body = Bytes::from(Json::Object(request).to_string());
+            drop(raw);
+            let body = Bytes::from(request.body(None));
             return pass_through(gateway, body, auth).await;
         }
+        drop(request);
         return pass_through(gateway, raw, auth).await;
     };
+    // From here on the request is held as its fields' text; the body is not needed.
+    drop(raw);
     let tools = Arc::new(ToolSet::from_tools(&tools)?);
-    let choice = tools.choice(request.get("tool_choice"))?;
-    let single_call = request.get("parallel_tool_calls") == Some(&Json::Bool(false));
-    let messages = rewrite(request.get("messages").unwrap_or(&Json::Null), &tools)?;
+    let choice = tools.choice(request.get("tool_choice").as_ref())?;
+    let single_call = request.get("parallel_tool_calls") == Some(Json::Bool(false));
+    let not_a_list = || ApiError::bad_request("'messages' must be a list");
+    let messages = request.take_messages().ok_or_else(not_a_list)?;
+    let messages: Vec<Box<RawValue>> =
+        serde_json::from_str(messages.get()).map_err(|_| not_a_list())?;
+    let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
         request.remove(field);
     }
     if choice == Choice::None {
-        request.insert("messages".into(), Json::Array(messages));
-        let body = Bytes::from(Json::Object(request).to_string());
+        request.set_messages(messages);
+        let body = Bytes::from(request.body(None));
         return pass_through(gateway, body, auth).await;
     }
     if request
         .get("n")
-        .and_then(Json::as_u64)
+        .and_then(|n| n.as_u64())
         .is_some_and(|n| n > 1)
     {
         return Err(ApiError::bad_request(
@@ -114,16 +135,16 @@ pub(crate) async fn handle(
         ));
     }
     let mut messages = messages;
-    add_prompt(&mut messages, &tools.prompt(&choice, single_call));
-    request.insert("messages".into(), Json::Array(messages));
+    add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
+    request.set_messages(messages);
     let grammars = constrain
         .then(|| constrain::grammars(&tools, &choice, single_call))
         .flatten();
     let kind = gateway.options.upstream_kind;
     if let Some(grammars) = &grammars {
-        kind.put(&mut request, grammars.first.clone());
+        kind.put_in(&mut request, grammars.first.clone());
     }
-    let stream = request.get("stream") == Some(&Json::Bool(true));
+    let stream = request.get("stream") == Some(Json::Bool(true));
     let mut turn = Turn::new(
         tools,
         request,
@@ -243,7 +264,7 @@ async fn whole_turn(
     let mut finish = None;
     let mut reasoning = None;
     loop {
-        let body = request_body(turn.request(), false);
+        let body = Bytes::from(turn.request().body(Some(false)));
         let answer = match gateway.upstream.chat_json(body, auth.as_ref()).await {
             Ok(answer) => answer,
             Err(error) if meta.is_none() => return Err(error),
@@ -253,7 +274,9 @@ async fn whole_turn(
             }
         };
         if meta.is_none() {
-            meta = Some(Meta::from_answer(&answer, turn.request()));
+            let mut first = Meta::for_model(turn.request().get("model"));
+            first.update(&answer);
+            meta = Some(first);
         }
         usage.add(answer.get("usage"));
         let choice = answer.pointer("/choices/0");
@@ -271,7 +294,7 @@ async fn whole_turn(
             break;
         }
     }
-    let meta = meta.unwrap_or_else(|| Meta::new(turn.request()));
+    let meta = meta.unwrap_or_else(|| Meta::for_model(turn.request().get("model")));
     let mut text = String::new();
     let mut calls = Vec::new();
     for piece in out {
@@ -319,12 +342,12 @@ async fn stream_turn(
     auth: Option<HeaderValue>,
     turn: Turn,
 ) -> Result<Response, ApiError> {
-    let body = request_body(turn.request(), true);
+    let body = Bytes::from(turn.request().body(Some(true)));
     let response = gateway.upstream.chat(body, auth.as_ref()).await?;
     let response = gateway.upstream.check(response).await?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
-        let mut writer = ChunkWriter::new(Meta::new(turn.request()));
+        let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
         let mut rounds = Rounds {
             gateway: &gateway,
             auth: auth.as_ref(),
@@ -389,7 +412,7 @@ impl Rounds<'_> {
             if end == RoundEnd::Done {
                 break;
             }
-            let body = request_body(turn.request(), true);
+            let body = Bytes::from(turn.request().body(Some(true)));
             let next = match self.gateway.upstream.chat(body, self.auth).await {
                 Ok(next) => self.gateway.upstream.check(next).await,
                 Err(error) => Err(error),
@@ -407,7 +430,12 @@ impl Rounds<'_> {
             }
         }
         let finish_reason = turn.finish_reason(finish.as_deref());
-        let end = writer.end(turn.request(), &finish_reason, Map::new(), usage);
+        let include_usage = turn
+            .request()
+            .get("stream_options")
+            .and_then(|options| options.get("include_usage").cloned())
+            == Some(Json::Bool(true));
+        let end = writer.end_with(include_usage, &finish_reason, Map::new(), usage);
         self.send(end).await;
     }
 
@@ -666,13 +694,24 @@ impl ChunkWriter {
         &mut self,
         request: &Map<String, Json>,
         reason: &str,
-        mut extra: Map<String, Json>,
+        extra: Map<String, Json>,
         usage: Usage,
     ) -> Vec<Bytes> {
         let asked = request
             .get("stream_options")
             .and_then(|options| options.get("include_usage"))
             == Some(&Json::Bool(true));
+        self.end_with(asked, reason, extra, usage)
+    }
+
+    /// [`ChunkWriter::end`] for a request that `asked` for the usage chunk, or not.
+    pub(crate) fn end_with(
+        &mut self,
+        asked: bool,
+        reason: &str,
+        mut extra: Map<String, Json>,
+        usage: Usage,
+    ) -> Vec<Bytes> {
         let usage = usage.into_json();
         let mut end = Vec::with_capacity(3);
         match usage {
@@ -756,6 +795,11 @@ pub(crate) struct Meta {
 
 impl Meta {
     pub(crate) fn new(request: &Map<String, Json>) -> Meta {
+        Meta::for_model(request.get("model").cloned())
+    }
+
+    /// Metadata for an answer of `model` (the request's, if it named one).
+    pub(crate) fn for_model(model: Option<Json>) -> Meta {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
@@ -763,7 +807,7 @@ impl Meta {
         Meta {
             id: format!("chatcmpl-{}", suffix.trim_start_matches("call_")),
             created: now.as_secs(),
-            model: request.get("model").cloned().unwrap_or(Json::Null),
+            model: model.unwrap_or(Json::Null),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `--constrain`: the grammar of a request's tools, in the field its upstream reads.
 
+use super::request::Request;
 use super::tools::{Choice, ToolSet};
 use crate::grammar::{gbnf, Choice as GrammarChoice, GrammarOptions};
 use serde_json::{Map, Value as Json};
@@ -23,7 +24,15 @@ pub enum UpstreamKind {
     Sglang,
 }
 
+/// Every request field a grammar may go in, of any kind of server.
+const GRAMMAR_FIELDS: [&str; 4] = ["grammar", "guided_grammar", "ebnf", "structured_outputs"];
+
 impl UpstreamKind {
+    /// [`UpstreamKind::put`] for a request kept as its fields' text.
+    pub(crate) fn put_in(self, request: &mut Request, grammar: String) {
+        request.with_fields(&GRAMMAR_FIELDS, |fields| self.put(fields, grammar));
+    }
+
     /// Puts `grammar` in `request` where this kind of server reads it.
     pub(crate) fn put(self, request: &mut Map<String, Json>, grammar: String) {
         match self {

@@ -6,6 +6,7 @@ use super::tools::ToolSet;
 use super::ApiError;
 use crate::format::{format_results, CallRecord};
 use crate::interop::ToolCall;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
@@ -49,28 +50,49 @@ pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
     messages.insert(0, Json::Object(message));
 }
 
-/// Rewrites `messages` for the upstream:
+/// Rewrites `messages` (each as JSON text) for the upstream:
 /// - an assistant message's `tool_calls` become atfunc call text after its content, one
 ///   call a line (`@get_weather(city="Paris")`), and the field is removed;
 /// - a run of `tool` messages becomes one `user` message of result blocks
 ///   (`Function call: get_weather(city="Paris")` / `Returned: ...`), each call found by its
 ///   `tool_call_id`;
-/// - every other message is passed as it is.
-pub(crate) fn rewrite(messages: &Json, tools: &ToolSet) -> Result<Vec<Json>, ApiError> {
-    let Json::Array(messages) = messages else {
-        return Err(ApiError::bad_request("'messages' must be a list"));
-    };
-    let mut out: Vec<Json> = Vec::with_capacity(messages.len());
+/// - every other message is passed as it is, as the text it came in: only the messages
+///   rewritten are parsed.
+pub(crate) fn rewrite_raw(
+    messages: Vec<Box<RawValue>>,
+    tools: &ToolSet,
+) -> Result<Vec<Box<RawValue>>, ApiError> {
+    let mut out: Vec<Box<RawValue>> = Vec::with_capacity(messages.len());
     // Call id → the call's text without the `@`, for the result blocks.
     let mut calls: HashMap<String, String> = HashMap::new();
     let mut results: Vec<CallRecord> = Vec::new();
-    for (i, message) in messages.iter().enumerate() {
-        let Json::Object(fields) = message else {
-            return Err(ApiError::bad_request(format!(
-                "messages[{i}] must be an object"
-            )));
-        };
+    for (i, message) in messages.into_iter().enumerate() {
+        let not_an_object = || ApiError::bad_request(format!("messages[{i}] must be an object"));
+        if !message.get().starts_with('{') {
+            return Err(not_an_object());
+        }
+        // A message with a key twice is not read this way: it is parsed as a whole below.
+        if let Ok(peek) = serde_json::from_str::<Peek>(message.get()) {
+            let role = peek.role.as_deref().unwrap_or("");
+            let has_calls = peek
+                .tool_calls
+                .is_some_and(|calls| calls.get().starts_with('['));
+            if role != "tool" && !(role == "assistant" && has_calls) {
+                flush_results(&mut results, &mut out);
+                out.push(message);
+                continue;
+            }
+        }
+        let fields: Map<String, Json> =
+            serde_json::from_str(message.get()).map_err(|_| not_an_object())?;
         let role = fields.get("role").and_then(Json::as_str).unwrap_or("");
+        let has_calls = matches!(fields.get("tool_calls"), Some(Json::Array(_)));
+        if role != "tool" && !(role == "assistant" && has_calls) {
+            flush_results(&mut results, &mut out);
+            out.push(message);
+            continue;
+        }
+        let role = role.to_owned();
         if role == "tool" {
             let id = fields
                 .get("tool_call_id")
@@ -87,32 +109,87 @@ pub(crate) fn rewrite(messages: &Json, tools: &ToolSet) -> Result<Vec<Json>, Api
             continue;
         }
         flush_results(&mut results, &mut out);
-        match fields.get("tool_calls") {
-            Some(Json::Array(entries)) if role == "assistant" => {
-                let mut fields = fields.clone();
-                fields.remove("tool_calls");
-                let mut text = content_text(fields.get("content"));
-                for entry in entries {
-                    let call = call_text(entry, tools);
-                    if let Some(id) = entry.get("id").and_then(Json::as_str) {
-                        calls.insert(id.to_owned(), call.trim_start_matches('@').to_owned());
-                    }
-                    if !text.is_empty() && !text.ends_with('\n') {
-                        text.push('\n');
-                    }
-                    text.push_str(&call);
-                }
-                fields.insert("content".into(), Json::String(text));
-                out.push(Json::Object(fields));
+        let mut fields = fields;
+        let Some(Json::Array(entries)) = fields.remove("tool_calls") else {
+            continue;
+        };
+        let mut text = content_text(fields.get("content"));
+        for entry in &entries {
+            let call = call_text(entry, tools);
+            if let Some(id) = entry.get("id").and_then(Json::as_str) {
+                calls.insert(id.to_owned(), call.trim_start_matches('@').to_owned());
             }
-            _ => out.push(message.clone()),
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&call);
         }
+        fields.insert("content".into(), Json::String(text));
+        out.push(raw(&Json::Object(fields)));
     }
     flush_results(&mut results, &mut out);
     Ok(out)
 }
 
-fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Json>) {
+/// [`rewrite_raw`] for messages parsed already.
+pub(crate) fn rewrite(messages: &Json, tools: &ToolSet) -> Result<Vec<Json>, ApiError> {
+    let Json::Array(messages) = messages else {
+        return Err(ApiError::bad_request("'messages' must be a list"));
+    };
+    let rewritten = rewrite_raw(messages.iter().map(raw).collect(), tools)?;
+    Ok(rewritten
+        .iter()
+        .map(|message| serde_json::from_str(message.get()).unwrap_or(Json::Null))
+        .collect())
+}
+
+/// What decides whether a message is rewritten; the rest of it is skipped unread.
+#[derive(serde::Deserialize)]
+struct Peek<'a> {
+    /// Absent, or not a string, is no role.
+    #[serde(default, borrow, deserialize_with = "string_or_none")]
+    role: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<&'a RawValue>,
+}
+
+fn string_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
+    let value: &'de RawValue = serde::Deserialize::deserialize(deserializer)?;
+    Ok(serde_json::from_str(value.get()).ok())
+}
+
+/// A JSON value as text.
+fn raw(value: &Json) -> Box<RawValue> {
+    // A `Value` always serializes: its keys are strings.
+    serde_json::value::to_raw_value(value)
+        .unwrap_or_else(|_| RawValue::from_string(String::from("null")).unwrap_or_default())
+}
+
+/// [`add_prompt`] for messages kept as text: only the first message is parsed, and only
+/// when it is a system message.
+pub(crate) fn add_prompt_raw(messages: &mut Vec<Box<RawValue>>, prompt: &str) {
+    let system = messages.first().and_then(|first| {
+        let peek: Peek = serde_json::from_str(first.get()).ok()?;
+        (peek.role.as_deref() == Some("system"))
+            .then(|| serde_json::from_str::<Json>(first.get()).ok())
+            .flatten()
+    });
+    let had_system = system.is_some();
+    let mut head: Vec<Json> = system.into_iter().collect();
+    add_prompt(&mut head, prompt);
+    let Some(first) = head.first() else {
+        return;
+    };
+    if had_system {
+        messages[0] = raw(first);
+    } else {
+        messages.insert(0, raw(first));
+    }
+}
+
+fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Box<RawValue>>) {
     if results.is_empty() {
         return;
     }
@@ -121,7 +198,7 @@ fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Json>) {
     let mut message = Map::new();
     message.insert("role".into(), Json::String("user".into()));
     message.insert("content".into(), Json::String(text));
-    out.push(Json::Object(message));
+    out.push(raw(&Json::Object(message)));
 }
 
 /// A `tool_calls` entry as call text, `@name(key=value, ...)`, under the names the model
@@ -171,6 +248,57 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// `rewrite` on a list given as JSON, its messages parsed back.
+    fn rewrite_json(messages: &Json, tools: &ToolSet) -> Vec<Json> {
+        let list: Vec<Box<RawValue>> = serde_json::from_str(&messages.to_string()).unwrap();
+        rewrite_raw(list, tools)
+            .unwrap()
+            .iter()
+            .map(|m| serde_json::from_str(m.get()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn messages_that_are_not_rewritten_pass_as_they_came() {
+        let tools = ToolSet::from_tools(&json!([])).unwrap();
+        let text = r#"[{"role": "user", "content": "caf\u00e9", "x": [1,  2]}, {"role": 7}, {"role": "assistant", "tool_calls": null}]"#;
+        let list: Vec<Box<RawValue>> = serde_json::from_str(text).unwrap();
+        let out = rewrite_raw(list, &tools).unwrap();
+        let shown: Vec<&str> = out.iter().map(|m| m.get()).collect();
+        assert_eq!(
+            shown,
+            [
+                r#"{"role": "user", "content": "caf\u00e9", "x": [1,  2]}"#,
+                r#"{"role": 7}"#,
+                r#"{"role": "assistant", "tool_calls": null}"#
+            ]
+        );
+        let list: Vec<Box<RawValue>> = serde_json::from_str("[1]").unwrap();
+        assert_eq!(
+            rewrite_raw(list, &tools).unwrap_err().message(),
+            "messages[0] must be an object"
+        );
+    }
+
+    #[test]
+    fn the_prompt_goes_in_front_of_messages_kept_as_text() {
+        let mut messages: Vec<Box<RawValue>> = serde_json::from_str(
+            r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]"#,
+        )
+        .unwrap();
+        add_prompt_raw(&mut messages, "PROMPT");
+        assert_eq!(
+            messages[0].get(),
+            r#"{"role":"system","content":"PROMPT\nBe brief."}"#
+        );
+        assert_eq!(messages.len(), 2);
+        let mut messages: Vec<Box<RawValue>> =
+            serde_json::from_str(r#"[{"role": "user", "content": "hi"}]"#).unwrap();
+        add_prompt_raw(&mut messages, "PROMPT");
+        assert_eq!(messages[0].get(), r#"{"role":"system","content":"PROMPT"}"#);
+        assert_eq!(messages.len(), 2);
+    }
+
     #[test]
     fn calls_become_text_and_results_become_blocks() {
         let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
@@ -185,7 +313,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": "21C"},
             {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "{\"temp\": 4}"}]},
         ]);
-        let mut out = rewrite(&messages, &tools).unwrap();
+        let mut out = rewrite_json(&messages, &tools);
         add_prompt(&mut out, "PROMPT");
         assert_eq!(
             json!(out),
@@ -211,7 +339,7 @@ mod tests {
                  "arguments": "{\"max-results\": 5, \"$top\": 2, \"filter\": {\"created-after\": \"2024\"}}"}}]},
             {"role": "tool", "tool_call_id": "a", "content": "[]"},
         ]);
-        let out = rewrite(&messages, &tools).unwrap();
+        let out = rewrite_json(&messages, &tools);
         // Fields inside an object are JSON keys: they keep the client's spelling.
         let call = "search_docs(max_results=5, _top=2, filter={\"created-after\":\"2024\"})";
         assert_eq!(

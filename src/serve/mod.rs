@@ -111,7 +111,12 @@
 //! # Limits and errors
 //!
 //! - Request bodies above [`Options::max_request_bytes`] get 413; upstream answers above
-//!   [`Options::max_response_bytes`] are cut off with an error.
+//!   [`Options::max_response_bytes`] are cut off with an error. A request is held as the
+//!   text it came in, field by field and message by message; only the messages rewritten
+//!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
+//!   padded tools peaks the gateway at about 45 MB, not 450).
+//! - One request passes on at most 1000 calls: each is a `tool_calls` entry many times
+//!   the size of its text. Calls past it are refused as calls that do not bind are.
 //! - [`Options::upstream_timeout`] bounds the wait for the upstream's response head and for
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
@@ -152,6 +157,7 @@ mod error;
 mod execute;
 mod history;
 mod listen;
+mod request;
 mod sse;
 mod tools;
 mod upstream;

@@ -13,6 +13,145 @@ use crate::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 
+/// The keys of a tool definition and its schemas that the interface loader reads
+/// ([`load_interfaces`]); any other is skipped while the tools are read, so a definition
+/// padded with data the loader never looks at (4 MB of numbers under `examples`) costs
+/// nothing to hold. A test checks that loading gives the same interfaces either way.
+const READ_KEYS: [&str; 32] = [
+    "type",
+    "function",
+    "functions",
+    "tools",
+    "name",
+    "description",
+    "parameters",
+    "params",
+    "returns",
+    "response_type",
+    "request_body",
+    "query_params",
+    "path_params",
+    "location",
+    "domain",
+    "items",
+    "properties",
+    "required",
+    "isRequired",
+    "enum",
+    "choices",
+    "default",
+    "format",
+    "minimum",
+    "maximum",
+    "min",
+    "max",
+    "$ref",
+    "$defs",
+    "definitions",
+    "anyOf",
+    "oneOf",
+];
+
+/// Keys whose value is data, kept whole (an enum of objects keeps their fields).
+const DATA_KEYS: [&str; 3] = ["enum", "choices", "default"];
+
+/// Keys whose value maps names (of parameters, of shared schemas) to schemas: every name
+/// is kept.
+const NAME_KEYS: [&str; 3] = ["properties", "$defs", "definitions"];
+
+/// Reads a request's `tools` text, keeping only what the loader reads.
+pub(crate) fn read_tools(text: &str) -> Result<Json, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    serde::de::DeserializeSeed::deserialize(Pruned::Schema, &mut deserializer)
+        .map_err(|e| ApiError::bad_request(format!("invalid tools: {e}")))
+}
+
+/// How a value is read: as a schema (unknown keys skipped), or as an object of names to
+/// schemas.
+#[derive(Debug, Clone, Copy)]
+enum Pruned {
+    Schema,
+    Names,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Pruned {
+    type Value = Json;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Pruned {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Json, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            let value = match self {
+                Pruned::Names => access.next_value_seed(Pruned::Schema)?,
+                Pruned::Schema if DATA_KEYS.contains(&key.as_str()) => access.next_value()?,
+                Pruned::Schema if NAME_KEYS.contains(&key.as_str()) => {
+                    access.next_value_seed(Pruned::Names)?
+                }
+                Pruned::Schema if READ_KEYS.contains(&key.as_str()) => {
+                    access.next_value_seed(Pruned::Schema)?
+                }
+                Pruned::Schema => {
+                    access.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+            };
+            map.insert(key, value);
+        }
+        Ok(Json::Object(map))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut access: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = access.next_element_seed(Pruned::Schema)? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(Json::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(Json::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Json, E> {
+        Ok(Json::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+}
+
 /// What the request's `tool_choice` asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Choice {
@@ -289,6 +428,63 @@ mod tests {
                 r#"@search("q", x_trace=t, user_id={"name": "ann"})"#
             ),
             Err("Missing required parameter for function 'search': user_id.org-id".into())
+        );
+    }
+
+    /// Tool lists of every shape the tests hold: BFCL's, and schemas with `$defs`, `$ref`,
+    /// `anyOf`, enums of objects, defaults and formats.
+    fn tool_lists() -> Vec<Json> {
+        let mut lists = Vec::new();
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bfcl");
+        for name in [
+            "BFCL_v4_multiple.json",
+            "BFCL_v4_parallel.json",
+            "BFCL_v4_parallel_multiple.json",
+            "BFCL_v4_simple_python.json",
+        ] {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            for line in text.lines() {
+                let case: Json = serde_json::from_str(line).unwrap();
+                lists.push(case["function"].clone());
+            }
+        }
+        lists.push(json!([search_tool(), {"type": "function", "function": {
+            "name": "plan", "description": "Plans.", "strict": true, "x-extra": [1, 2, 3],
+            "parameters": {"type": "object", "additionalProperties": false,
+                "$defs": {"Day": {"type": "string", "enum": ["mon", "tue"], "title": "Day"}},
+                "properties": {
+                    "day": {"$ref": "#/$defs/Day", "examples": ["mon"]},
+                    "when": {"type": "string", "format": "date-time", "default": "2024-01-01T00:00:00Z"},
+                    "mode": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": 9}, {"type": "null"}]},
+                    "pick": {"enum": [{"a": 1, "examples": 2}, "b"]},
+                    "tags": {"type": "array", "items": {"type": "string", "description": "a tag"}},
+                    "examples": {"type": "integer", "description": "a parameter named like a keyword"}},
+                "required": ["day"]}}}]));
+        lists
+    }
+
+    #[test]
+    fn tools_read_without_unknown_keys_load_the_same_interfaces() {
+        for list in tool_lists() {
+            let full = load_interfaces(&list);
+            let read = read_tools(&list.to_string()).unwrap();
+            assert_eq!(
+                load_interfaces(&read).map_err(|e| e.to_string()),
+                full.map_err(|e| e.to_string()),
+                "{list}"
+            );
+        }
+        // What the loader never reads is not kept.
+        let read = read_tools(
+            r#"[{"type": "function", "x": [1, 2], "function": {"name": "f",
+            "parameters": {"type": "object", "properties": {"n": {"type": "integer",
+            "examples": [7, 7, 7]}}}}}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            read,
+            json!([{"type": "function", "function": {"name": "f", "parameters": {
+                "type": "object", "properties": {"n": {"type": "integer"}}}}}])
         );
     }
 
