@@ -335,3 +335,34 @@ async fn a_stream_has_events_of_its_own() {
     assert_eq!(own.lock().expect("lock").len(), 2);
     assert_eq!(global.lock().expect("lock").len(), 4);
 }
+
+/// A call confirmed later shows the client what it would have shown had it run at once.
+#[tokio::test]
+async fn a_confirmed_call_gives_its_elements_beside_its_value() {
+    let registry = Registry::new();
+    registry
+        .register(FnBox::new("ui").function(
+            Interface::function(Some("ui"), "publish"),
+            |_, ctx| {
+                ctx.add_element(json!({"type": "card", "title": "Published"}));
+                Ok(json!("published"))
+            },
+        ))
+        .expect("registers");
+    registry.require_confirmation("ui").expect("a box");
+    let report = registry
+        .execute_response("@ui.publish() @ui.publish()")
+        .await;
+    // Held, nothing ran: nothing shown.
+    assert!(report.calls.iter().all(|call| call.elements.is_empty()));
+    let first = held_id(&report.calls[0]);
+    let output = registry.confirm_output(&first).await.expect("runs");
+    assert_eq!(output.value, json!("published"));
+    assert_eq!(
+        output.elements,
+        [json!({"type": "card", "title": "Published"})]
+    );
+    // `confirm` gives the value alone.
+    let second = held_id(&report.calls[1]);
+    assert_eq!(registry.confirm(&second).await, Ok(json!("published")));
+}

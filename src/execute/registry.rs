@@ -4,6 +4,7 @@ use super::confirm::{
     self, ConfirmError, Confirmer, Decision, Held, HeldCall, HeldCalls, HoldLimits,
 };
 use super::control::{self, ControlFunction, CONTROL_DOMAIN};
+use super::elements::ToolOutput;
 use super::events::{CallEvent, CallEventHook, CallWatch};
 use super::stream::ResponseStream;
 use super::toolbox::{CallContext, ToolBox, ToolError};
@@ -776,6 +777,12 @@ impl Registry {
     /// [`ConfirmError::Unknown`], a call that waited too long [`ConfirmError::Expired`];
     /// a call that runs and fails is [`ConfirmError::Failed`].
     pub async fn confirm(&self, id: &str) -> Result<Json, ConfirmError> {
+        self.confirm_output(id).await.map(|output| output.value)
+    }
+
+    /// [`Registry::confirm`], with the elements the call shows the client beside its value
+    /// (see [`CallContext::add_element`]).
+    pub async fn confirm_output(&self, id: &str) -> Result<ToolOutput, ConfirmError> {
         let held = self.take_held(id)?;
         let call = &held.call;
         let watch = CallWatch::start(
@@ -784,19 +791,24 @@ impl Registry {
             &call.name,
             Some(&call.function),
         );
+        // The call's own elements: none of the answer it was held in.
+        let ctx = held.ctx.clone().collecting_elements();
         let result = run_in_box(
             &held.tool_box,
             &held.box_function,
             &call.function,
             call.args.clone(),
-            &held.ctx,
+            &ctx,
             held.timeout,
         )
         .await;
         watch.end(&result);
         self.count_call(held.tool_box.name(), call.function.clone(), result.is_err());
         let limit = self.truncate_length().max(1);
-        Ok(truncate_value(&result?, limit))
+        Ok(ToolOutput {
+            value: truncate_value(&result?, limit),
+            elements: ctx.take_elements(),
+        })
     }
 
     /// Drops the call held under `id` without running it (the user said no) and returns
