@@ -150,7 +150,7 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
 
-    let catalog = Catalog::new(atfunc::load_interfaces_str(TOOLS).expect("tools"), false);
+    let catalog = Catalog::new(atfunc::load_interfaces_str(TOOLS).expect("tools"));
     let batch = Batch::new(Some(catalog));
 
     let start = Instant::now();

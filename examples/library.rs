@@ -30,7 +30,8 @@ pub async fn run() -> Result<String, Box<dyn std::error::Error>> {
     // A tool as a closure: its interface written out, its arguments read by name.
     registry.register(
         FnBox::new("weather").async_function(
-            Interface::function(Some("weather"), "get_temp")
+            Interface::new("get_temp")
+                .in_domain("weather")
                 .describe("Current temperature of a city, in °C")
                 .param(Param::new("city", ParamType::String).required()),
             |args, _ctx| async move {

@@ -429,7 +429,7 @@ fn load_tools(raw: &str) -> Result<Arc<Catalog>, String> {
         serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
     let problems = match load_interfaces(&json) {
         Ok(interfaces) => match validate_all(&interfaces) {
-            Ok(()) => return Ok(Arc::new(Catalog::new(interfaces, false))),
+            Ok(()) => return Ok(Arc::new(Catalog::new(interfaces))),
             Err(errors) => errors.0,
         },
         Err(LoadError::Invalid(problems)) => problems,

@@ -39,11 +39,11 @@
 //!                    "properties": {"location": {"type": "string"}, "days": {"type": "integer"}},
 //!                    "required": ["location"]}}}]"#).unwrap();
 //! assert_eq!(
-//!     render_interface(&tools[0], false),
+//!     render_interface(&tools[0]),
 //!     "@weather.get_temp( <*location>, <days{integer}> )\nDescription: Current temperature\n"
 //! );
 //!
-//! let catalog = Catalog::new(tools, false);
+//! let catalog = Catalog::new(tools);
 //! for event in parse_events("Sure: @Weather.Get_Temp('Oslo', days=\"2\") then we'll see.") {
 //!     if let Event::Call(call) = event {
 //!         let bound = bind(&call, &catalog).unwrap();
@@ -99,7 +99,7 @@ pub use interface::{
 };
 pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};
 pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
-pub use render::{render_interface, render_prompt, PromptOptions};
+pub use render::{render_interface, render_interface_with, render_prompt, PromptOptions};
 pub use translator::{Atfunc, Translator};
 
 #[cfg(feature = "file")]

@@ -7,7 +7,7 @@
 use crate::format::{self, CallRecord};
 use crate::interface::Interface;
 use crate::parse::{self, Event};
-use crate::render;
+use crate::render::{self, PromptOptions};
 
 /// A text protocol between a model and its tools.
 pub trait Translator: Send + Sync {
@@ -20,8 +20,9 @@ pub trait Translator: Send + Sync {
         true
     }
 
-    /// Renders one interface as the text the model reads.
-    fn render(&self, interface: &Interface, separator: bool) -> String;
+    /// Renders one interface as the text the model reads, under the name and with the
+    /// separator `options` ask for.
+    fn render(&self, interface: &Interface, options: &PromptOptions) -> String;
 
     /// Pulls the calls (and the text around them) out of a whole model answer.
     fn parse(&self, text: &str) -> Vec<Event>;
@@ -43,8 +44,8 @@ impl Translator for Atfunc {
         false
     }
 
-    fn render(&self, interface: &Interface, separator: bool) -> String {
-        render::render_interface(interface, separator)
+    fn render(&self, interface: &Interface, options: &PromptOptions) -> String {
+        render::render_interface_with(interface, options)
     }
 
     fn parse(&self, text: &str) -> Vec<Event> {

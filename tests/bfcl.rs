@@ -91,7 +91,7 @@ fn cases(file: &str) -> Vec<Case> {
                 .collect();
             Case {
                 id,
-                catalog: Catalog::new(interfaces, false),
+                catalog: Catalog::new(interfaces),
                 calls,
             }
         })

@@ -60,7 +60,8 @@ fn array(items: Option<Param>) -> ParamType {
 }
 
 fn get_temp() -> Interface {
-    Interface::function(Some("weather"), "get_temp")
+    Interface::new("get_temp")
+        .in_domain("weather")
         .param(param("location", ParamType::String).required())
         .param(choices(
             param("unit", ParamType::String),
@@ -69,7 +70,8 @@ fn get_temp() -> Interface {
 }
 
 fn forecast() -> Interface {
-    Interface::function(Some("weather"), "forecast")
+    Interface::new("forecast")
+        .in_domain("weather")
         .param(param("location", ParamType::String).required())
         .param(bounds(
             param("days", ParamType::Integer),
@@ -80,7 +82,7 @@ fn forecast() -> Interface {
 }
 
 fn create_user() -> Interface {
-    let mut interface = Interface::function(Some("api"), "create_user");
+    let mut interface = Interface::new("create_user").in_domain("api");
     interface.kind = Kind::ApiWrapper;
     let mut org = param("org", ParamType::String).required();
     org.location = Location::Path;
@@ -104,17 +106,15 @@ fn create_user() -> Interface {
 }
 
 fn catalog() -> Catalog {
-    Catalog::new(
-        vec![
-            get_temp(),
-            forecast(),
-            Interface::function(None, "now"),
-            Interface::function(Some("math.stats"), "mean")
-                .param(param("values", array(Some(param("", ParamType::Number)))).required()),
-            create_user(),
-        ],
-        false,
-    )
+    Catalog::new(vec![
+        get_temp(),
+        forecast(),
+        Interface::new("now"),
+        Interface::new("mean")
+            .in_domain("math.stats")
+            .param(param("values", array(Some(param("", ParamType::Number)))).required()),
+        create_user(),
+    ])
 }
 
 fn ok(call: &Call) -> BoundCall {
@@ -141,10 +141,9 @@ fn err_in(call: &Call, catalog: &Catalog) -> String {
 
 /// A catalog of one function `t.f` with one optional parameter `p` of type `ty`.
 fn one(ty: ParamType) -> Catalog {
-    Catalog::new(
-        vec![Interface::function(Some("t"), "f").param(param("p", ty))],
-        false,
-    )
+    Catalog::new(vec![Interface::new("f")
+        .in_domain("t")
+        .param(param("p", ty))])
 }
 
 fn coerced(ty: ParamType, value: Value) -> Result<Json, String> {
@@ -179,10 +178,9 @@ fn names_ignore_case_under_a_case_insensitive_catalog() {
 
 #[test]
 fn non_ascii_names_fold_case() {
-    let catalog = Catalog::new(
-        vec![Interface::function(Some("Straße"), "Größe").param(param("año", ParamType::Integer))],
-        false,
-    );
+    let catalog = Catalog::new(vec![Interface::new("Größe")
+        .in_domain("Straße")
+        .param(param("año", ParamType::Integer))]);
     let bound = bind(
         &call("STRASSE.GRÖSSE", vec![], vec![("AÑO", num("2024"))]),
         &catalog,
@@ -194,7 +192,7 @@ fn non_ascii_names_fold_case() {
 
 #[test]
 fn names_are_exact_under_a_case_sensitive_catalog() {
-    let catalog = Catalog::new(vec![get_temp()], true);
+    let catalog = Catalog::new(vec![get_temp()]).with_case_sensitive(true);
     assert!(bind(
         &call("weather.get_temp", vec![s("Paris")], vec![]),
         &catalog
@@ -248,13 +246,10 @@ fn the_root_domain_is_callable_with_or_without_its_prefix() {
 
 #[test]
 fn a_root_function_wins_over_the_root_domain() {
-    let catalog = Catalog::new(
-        vec![
-            Interface::function(Some("clock"), "now"),
-            Interface::function(None, "now"),
-        ],
-        false,
-    )
+    let catalog = Catalog::new(vec![
+        Interface::new("now").in_domain("clock"),
+        Interface::new("now"),
+    ])
     .with_root("clock");
     assert_eq!(catalog.find("now").unwrap().0, 1);
     assert_eq!(catalog.find("clock.now").unwrap().0, 0);
@@ -294,10 +289,10 @@ fn find_returns_the_interface() {
 
 #[test]
 fn the_first_of_two_clashing_names_wins() {
-    let mut catalog = Catalog::new(vec![Interface::function(Some("a"), "f")], false);
-    assert_eq!(catalog.push(Interface::function(Some("A"), "F")), 1);
+    let mut catalog = Catalog::new(vec![Interface::new("f").in_domain("a")]);
+    assert_eq!(catalog.push(Interface::new("F").in_domain("A")), 1);
     assert_eq!(catalog.find("a.f").unwrap().0, 0);
-    assert_eq!(catalog.push(Interface::function(Some("b"), "g")), 2);
+    assert_eq!(catalog.push(Interface::new("g").in_domain("b")), 2);
     assert_eq!(catalog.find("B.G").unwrap().0, 2);
 }
 
@@ -330,8 +325,8 @@ fn unknown_function_lists_some_names_when_none_is_close() {
          'weather.forecast', 'now', 'math.stats.mean', 'api.create_user'"
     );
     let mut catalog = catalog();
-    catalog.push(Interface::function(Some("x"), "y"));
-    catalog.push(Interface::function(Some("x"), "z"));
+    catalog.push(Interface::new("y").in_domain("x"));
+    catalog.push(Interface::new("z").in_domain("x"));
     assert_eq!(
         err_in(&call("translate", vec![], vec![]), &catalog),
         "Unknown function 'translate': available functions are 'weather.get_temp', \
@@ -406,7 +401,7 @@ fn positional_and_named_mix() {
 fn absent_optional_parameters_stay_absent() {
     let mut interface = forecast();
     interface.params[1].default = Some(json!(7));
-    let catalog = Catalog::new(vec![interface], false);
+    let catalog = Catalog::new(vec![interface]);
     let bound = bind(
         &call("weather.forecast", vec![s("Paris")], vec![]),
         &catalog,
@@ -447,14 +442,12 @@ fn missing_required_parameter_uses_the_reference_wording() {
 
 #[test]
 fn every_missing_parameter_is_listed_in_declared_order() {
-    let catalog = Catalog::new(
-        vec![Interface::function(Some("x"), "y")
-            .param(param("a", ParamType::String).required())
-            .param(param("opt", ParamType::String))
-            .param(param("b", ParamType::Integer).required())
-            .param(param("c", ParamType::Number).required())],
-        false,
-    );
+    let catalog = Catalog::new(vec![Interface::new("y")
+        .in_domain("x")
+        .param(param("a", ParamType::String).required())
+        .param(param("opt", ParamType::String))
+        .param(param("b", ParamType::Integer).required())
+        .param(param("c", ParamType::Number).required())]);
     assert_eq!(
         err_in(&call("x.y", vec![], vec![("b", num("1"))]), &catalog),
         "Missing required parameter for function 'x.y': a, c"
@@ -743,12 +736,10 @@ fn a_sole_object_for_an_api_wrapper_holds_its_parameters_not_its_body() {
 #[test]
 fn a_first_parameter_of_type_object_or_any_takes_the_object() {
     let options = param("options", object(vec![param("limit", ParamType::Integer)]));
-    let catalog = Catalog::new(
-        vec![Interface::function(Some("t"), "f")
-            .param(options)
-            .param(param("verbose", ParamType::Boolean))],
-        false,
-    );
+    let catalog = Catalog::new(vec![Interface::new("f")
+        .in_domain("t")
+        .param(options)
+        .param(param("verbose", ParamType::Boolean))]);
     let given = call(
         "t.f",
         vec![obj(vec![
@@ -1059,10 +1050,10 @@ fn nested_values_are_converted_as_declared() {
 #[test]
 fn nested_property_names_are_exact_under_a_case_sensitive_catalog() {
     let ty = object(vec![param("Name", ParamType::String).required()]);
-    let catalog = Catalog::new(
-        vec![Interface::function(Some("t"), "f").param(param("p", ty))],
-        true,
-    );
+    let catalog = Catalog::new(vec![Interface::new("f")
+        .in_domain("t")
+        .param(param("p", ty))])
+    .with_case_sensitive(true);
     let c = call(
         "t.f",
         vec![Value::Object(vec![("name".into(), s("a"))])],
@@ -1127,7 +1118,7 @@ fn number_choices_compare_by_value() {
     let catalog = one(ParamType::Number);
     let mut interface = catalog.interfaces()[0].clone();
     interface.params[0] = choices(param("p", ParamType::Number), json!([1, 2.5, 10]));
-    let catalog = Catalog::new(vec![interface], false);
+    let catalog = Catalog::new(vec![interface]);
     for value in [num("1.0"), s("2.50"), num("1e1")] {
         assert!(
             bind(&call("t.f", vec![value.clone()], vec![]), &catalog).is_ok(),
@@ -1143,11 +1134,11 @@ fn number_choices_compare_by_value() {
 #[test]
 fn large_integer_choices_compare_exactly() {
     // Ids this large are 256 apart as floats; a near miss is not a choice.
-    let interface = Interface::function(Some("t"), "f").param(choices(
+    let interface = Interface::new("f").in_domain("t").param(choices(
         param("p", ParamType::Integer),
         json!([1_234_567_890_123_456_789_u64, 1_234_567_890_123_456_790_u64]),
     ));
-    let catalog = Catalog::new(vec![interface], false);
+    let catalog = Catalog::new(vec![interface]);
     assert!(bind(
         &call("t.f", vec![num("1234567890123456790")], vec![]),
         &catalog
@@ -1166,9 +1157,10 @@ fn large_integer_choices_compare_exactly() {
 #[test]
 fn long_choice_lists_are_cut() {
     let values: Vec<Json> = (0..25).map(|i| json!(format!("c{i}"))).collect();
-    let interface = Interface::function(Some("t"), "f")
+    let interface = Interface::new("f")
+        .in_domain("t")
         .param(choices(param("p", ParamType::String), json!(values)));
-    let catalog = Catalog::new(vec![interface], false);
+    let catalog = Catalog::new(vec![interface]);
     let listed: Vec<String> = (0..20).map(|i| format!("\"c{i}\"")).collect();
     assert_eq!(
         err_in(&call("t.f", vec![s("zz")], vec![]), &catalog),
@@ -1205,7 +1197,7 @@ fn metrics_tool(metrics: Json) -> Catalog {
                        "required": ["metrics"]}
     }]))
     .unwrap();
-    Catalog::new(tools, false)
+    Catalog::new(tools)
 }
 
 #[test]
@@ -1308,17 +1300,17 @@ fn min_and_max_are_checked_on_numbers() {
         err(&call("weather.forecast", vec![s("Paris"), s("0")], vec![])),
         "Invalid value for parameter 'days' of function 'weather.forecast': expected a number from 1 to 14, got 0"
     );
-    let low = Interface::function(Some("t"), "f").param(bounds(
+    let low = Interface::new("f").in_domain("t").param(bounds(
         param("p", ParamType::Number),
         Some(0.5),
         None,
     ));
-    let high = Interface::function(Some("t"), "g").param(bounds(
+    let high = Interface::new("g").in_domain("t").param(bounds(
         param("p", ParamType::Number),
         None,
         Some(-1.0),
     ));
-    let catalog = Catalog::new(vec![low, high], false);
+    let catalog = Catalog::new(vec![low, high]);
     assert_eq!(
         err_in(&call("t.f", vec![num("0.25")], vec![]), &catalog),
         "Invalid value for parameter 'p' of function 't.f': expected a number of at least 0.5, got 0.25"
@@ -1436,7 +1428,7 @@ fn an_api_wrapper_with_only_optional_body_fields_needs_no_body() {
     for field in &mut interface.request_body {
         field.required = false;
     }
-    let catalog = Catalog::new(vec![interface], false);
+    let catalog = Catalog::new(vec![interface]);
     let bound = bind(&call("api.create_user", vec![s("acme")], vec![]), &catalog).unwrap();
     assert_eq!(bound.body, None);
 }

@@ -312,7 +312,7 @@ fn first_value(acceptable: &Json, required: bool, declared: bool) -> Option<Json
 /// The case's ground truth written as atfunc call text, parsed and bound; `Err` with the
 /// first bind error.
 fn ground_truth_calls(case: &Case) -> Result<Vec<ScoredCall>, String> {
-    let catalog = Catalog::new(case.interfaces.clone(), false);
+    let catalog = Catalog::new(case.interfaces.clone());
     let mut text = String::new();
     for expected in &case.ground_truth {
         for (name, params) in expected.as_object().unwrap() {

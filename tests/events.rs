@@ -10,11 +10,12 @@ fn watched() -> (Registry, Arc<Mutex<Vec<CallEvent>>>) {
     let registry = Registry::new();
     let tools = FnBox::new("t")
         .function(
-            Interface::function(Some("t"), "echo")
+            Interface::new("echo")
+                .in_domain("t")
                 .param(Param::new("text", ParamType::String).required()),
             |args, _| Ok(json!(args.get::<String>("text")?)),
         )
-        .function(Interface::function(Some("t"), "fail"), |_, _| {
+        .function(Interface::new("fail").in_domain("t"), |_, _| {
             Err(ToolError::msg("the disk is full"))
         });
     registry.register(tools).expect("registers");

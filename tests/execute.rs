@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn weather_interface() -> Interface {
-    Interface::function(Some("weather"), "get_temp")
+    Interface::new("get_temp")
+        .in_domain("weather")
         .describe("Get the current temperature of a city")
         .param(
             Param::new("location", ParamType::String)
@@ -34,7 +35,8 @@ fn weather() -> FnBox {
 
 fn math() -> FnBox {
     FnBox::new("math").function(
-        Interface::function(Some("math"), "calculate_power")
+        Interface::new("calculate_power")
+            .in_domain("math")
             .describe("Calculate base raised to the power of exponent")
             .param(
                 Param::new("base", ParamType::Number)
@@ -62,7 +64,7 @@ fn registry() -> Registry {
 }
 
 fn plain(name: &str) -> Interface {
-    Interface::function(Some("t"), name).describe("A test tool")
+    Interface::new(name).in_domain("t").describe("A test tool")
 }
 
 #[tokio::test]
@@ -624,7 +626,8 @@ async fn output_filters_run_in_order_before_truncation() {
     registry
         .register(
             FnBox::new("feed").function(
-                Interface::function(Some("feed"), "posts")
+                Interface::new("posts")
+                    .in_domain("feed")
                     .describe("Posts")
                     .param(Param::new("tag", ParamType::String).describe("Tag")),
                 |_, _| Ok(json!({"posts": ["mint", "hello", "mint", "world"]})),
@@ -710,7 +713,9 @@ impl ToolBox for Closing {
     }
 
     fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
-        vec![Interface::function(Some(self.name), "get").describe("Which box answered")]
+        vec![Interface::new("get")
+            .in_domain(self.name)
+            .describe("Which box answered")]
     }
 
     async fn call(
@@ -827,7 +832,9 @@ async fn closure_boxes_sync_async_and_declared() {
 
 #[tokio::test]
 async fn api_wrapper_body_reaches_the_tool_through_the_context() {
-    let mut create = Interface::function(Some("api"), "create_user").describe("Create a user");
+    let mut create = Interface::new("create_user")
+        .in_domain("api")
+        .describe("Create a user");
     create.kind = atfunc::Kind::ApiWrapper;
     let mut username = Param::new("username", ParamType::String)
         .required()

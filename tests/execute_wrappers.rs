@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 fn tool(name: &str) -> Interface {
-    Interface::function(Some("t"), name)
+    Interface::new(name)
+        .in_domain("t")
         .describe("A test tool")
         .param(Param::new("x", ParamType::Integer).describe("A number"))
 }
@@ -82,7 +83,7 @@ async fn hooks_see_start_success_and_error_with_ids_and_durations() {
     let calls = Arc::new(AtomicUsize::new(0));
     let log = Arc::new(Log::default());
     let panicking = FnBox::new("p").function(
-        Interface::function(Some("p"), "boom").describe("Panics"),
+        Interface::new("boom").in_domain("p").describe("Panics"),
         |_, _| panic!("kaboom"),
     );
     let registry = Registry::new();
@@ -346,7 +347,7 @@ async fn recording_survives_a_panicking_tool_and_a_failing_sink() {
         }
     }
     let panicking = FnBox::new("p").function(
-        Interface::function(Some("p"), "boom").describe("Panics"),
+        Interface::new("boom").in_domain("p").describe("Panics"),
         |_, _| panic!("kaboom"),
     );
     let recording = atfunc::execute::Recording::new(panicking, Broken);

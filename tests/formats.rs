@@ -26,7 +26,7 @@ const TOOLS: &str = r#"[{"type": "function", "function": {
     }, "required": ["day"]}}}]"#;
 
 fn catalog() -> Catalog {
-    Catalog::new(load_interfaces_str(TOOLS).expect("tools load"), false)
+    Catalog::new(load_interfaces_str(TOOLS).expect("tools load"))
 }
 
 /// Parses `text` fed in chunks of `size` bytes (whole when 0) and binds its one call.
@@ -194,7 +194,7 @@ fn the_format_is_checked_after_coercion() {
 #[test]
 fn the_prompt_shows_checked_formats() {
     let tools = load_interfaces_str(TOOLS).expect("tools load");
-    let text = render_interface(&tools[0], false);
+    let text = render_interface(&tools[0]);
     assert!(text.contains("<*day{date}>"), "{text}");
     assert!(text.contains("<at{date-time}>"), "{text}");
     assert!(text.contains("<guests{array of email}>"), "{text}");
@@ -283,7 +283,7 @@ fn the_grammar_offers_exactly_the_values_that_bind() {
             "e": {"type": "string", "format": "email"}}}}]"#,
     )
     .expect("tools load");
-    let catalog = Catalog::new(tools.clone(), false);
+    let catalog = Catalog::new(tools.clone());
     let g = grammar(&tools, &GrammarOptions::default()).expect("grammar");
     for seed in 0..300 {
         let text = g.sample(seed);

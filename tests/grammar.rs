@@ -64,7 +64,7 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
 }
 
 fn catalog(interfaces: &[Interface], root: Option<&str>) -> Catalog {
-    let catalog = Catalog::new(interfaces.to_vec(), false);
+    let catalog = Catalog::new(interfaces.to_vec());
     match root {
         Some(root) => catalog.with_root(root),
         None => catalog,
@@ -161,7 +161,8 @@ fn interface() -> impl Strategy<Value = Interface> {
         proptest::option::of(params(param_shape(), 3)),
     )
         .prop_map(|(domain, name, params, body)| {
-            let mut interface = Interface::function(domain.as_deref(), name);
+            let mut interface = Interface::new(name);
+            interface.domain = domain;
             interface.params = params;
             if let Some(body) = body {
                 interface.kind = Kind::ApiWrapper;
@@ -415,7 +416,8 @@ fn weather() -> Vec<Interface> {
     days.max = Some(16.0);
     let mut unit = Param::new("unit", ParamType::String);
     unit.choices = Some(vec![Json::from("celsius"), Json::from("fahrenheit")]);
-    vec![Interface::function(Some("weather"), "get_temp")
+    vec![Interface::new("get_temp")
+        .in_domain("weather")
         .param(Param::new("location", ParamType::String).required())
         .param(days)
         .param(unit)]
@@ -505,8 +507,8 @@ fn unsatisfiable_parameters() {
     // A required integer whose only choices are strings: no call binds.
     let mut level = Param::new("level", ParamType::Integer).required();
     level.choices = Some(vec![Json::from("high")]);
-    let broken = Interface::function(None, "set").param(level);
-    let fine = Interface::function(None, "ping");
+    let broken = Interface::new("set").param(level);
+    let fine = Interface::new("ping");
     let options = GrammarOptions {
         choice: Choice::Required,
         ..GrammarOptions::default()

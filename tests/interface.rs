@@ -137,7 +137,7 @@ fn a_type_read_from_enum_values_admits_every_value() {
     let types: Vec<&str> = tools[0].params.iter().map(|p| p.ty.name()).collect();
     assert_eq!(types, ["number", "integer", "boolean"]);
     // Every declared choice binds.
-    let catalog = atfunc::Catalog::new(tools, false);
+    let catalog = atfunc::Catalog::new(tools);
     let call = atfunc::parse_events("@f(mixed=2.5)")
         .into_iter()
         .find_map(|e| match e {
@@ -182,12 +182,12 @@ fn invalid_json_reports_line_and_column() {
 
 #[test]
 fn domain_must_match_the_toolbox() {
-    let wrong = Interface::function(Some("wrong"), "get_temp");
+    let wrong = Interface::new("get_temp").in_domain("wrong");
     assert_eq!(
         validate_toolbox("weather", &[wrong]).unwrap_err().to_string(),
         "Validation failed for function 'get_temp' in toolbox 'weather': Interface domain 'wrong' does not match toolbox name 'weather'"
     );
-    let rootless = Interface::function(None, "get_temp");
+    let rootless = Interface::new("get_temp");
     assert_eq!(
         validate_toolbox("weather", std::slice::from_ref(&rootless)).unwrap_err().to_string(),
         "Validation failed for function 'get_temp' in toolbox 'weather': Interface has no domain; it must be the toolbox name 'weather'"
@@ -268,8 +268,8 @@ fn api_wrapper_param_sections_are_checked() {
 
 #[test]
 fn names_differing_only_in_case_are_refused() {
-    let a = Interface::function(Some("weather"), "get_temp");
-    let b = Interface::function(Some("weather"), "Get_Temp");
+    let a = Interface::new("get_temp").in_domain("weather");
+    let b = Interface::new("Get_Temp").in_domain("weather");
     assert_eq!(
         validate_toolbox("weather", &[a.clone(), b]).unwrap_err().to_string(),
         "Validation failed for function 'Get_Temp' in toolbox 'weather': Function name 'Get_Temp' differs only in case from 'get_temp'; names are matched ignoring case"
@@ -295,9 +295,9 @@ fn names_the_binder_folds_together_are_refused() {
     // `ﬃ` is `ffi` and a final `ς` is `σ`: names equal under that rule are ambiguous even
     // when their lowercase forms differ.
     for (first, second) in [("maß", "MASS"), ("oﬃce", "office"), ("λόγος", "ΛΌΓΟΣ")] {
-        let a = Interface::function(Some("w"), first);
-        let b = Interface::function(Some("w"), second);
-        let catalog = atfunc::Catalog::new(vec![a.clone(), b.clone()], false);
+        let a = Interface::new(first).in_domain("w");
+        let b = Interface::new(second).in_domain("w");
+        let catalog = atfunc::Catalog::new(vec![a.clone(), b.clone()]);
         // Both names resolve to the first function, so validation must refuse the pair.
         assert_eq!(catalog.find(&format!("w.{second}")).unwrap().0, 0);
         assert_eq!(
@@ -318,7 +318,8 @@ fn names_the_binder_folds_together_are_refused() {
 
 #[test]
 fn names_must_be_identifiers() {
-    let bad = Interface::function(Some("weather"), "get-temp")
+    let bad = Interface::new("get-temp")
+        .in_domain("weather")
         .param(Param::new("max temp", ParamType::Number));
     assert_eq!(
         validate_toolbox("weather", &[bad]).unwrap_err().to_string(),
@@ -430,10 +431,10 @@ fn required_keys_without_properties_become_required_untyped_fields() {
 #[test]
 fn validate_all_checks_each_domain() {
     let tools = vec![
-        Interface::function(Some("a"), "f"),
-        Interface::function(Some("a"), "F"),
-        Interface::function(Some("b"), "f"),
-        Interface::function(None, "f"),
+        Interface::new("f").in_domain("a"),
+        Interface::new("F").in_domain("a"),
+        Interface::new("f").in_domain("b"),
+        Interface::new("f"),
     ];
     let errors = validate_all(&tools).unwrap_err();
     assert_eq!(errors.0.len(), 1);
@@ -461,7 +462,7 @@ fn every_bfcl_function_loads_validates_and_renders() {
                 .unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
             validate_all(&tools).unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
             for tool in &tools {
-                let text = atfunc::render_interface(tool, false);
+                let text = atfunc::render_interface(tool);
                 assert!(text.starts_with(&format!("@{}(", tool.qualified_name())));
                 for param in &tool.params {
                     assert!(text.contains(&param.name), "{text}");
@@ -476,8 +477,8 @@ fn every_bfcl_function_loads_validates_and_renders() {
 #[test]
 fn toolboxes_differing_only_in_case_are_refused() {
     let tools = vec![
-        Interface::function(Some("weather"), "get_temp"),
-        Interface::function(Some("Weather"), "forecast"),
+        Interface::new("get_temp").in_domain("weather"),
+        Interface::new("forecast").in_domain("Weather"),
     ];
     assert_eq!(
         validate_all(&tools).unwrap_err().to_string(),

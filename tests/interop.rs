@@ -111,10 +111,10 @@ fn long_names_are_cut_with_a_hash_that_keeps_them_apart() {
 #[test]
 fn of_two_tools_with_one_model_name_the_first_wins() {
     let tools = vec![
-        Interface::function(Some("a"), "b_c").describe("first"),
-        Interface::function(Some("a_b"), "c").describe("second"),
-        Interface::function(Some("x"), "y"),
-        Interface::function(Some("a"), "b_c").describe("again"),
+        Interface::new("b_c").in_domain("a").describe("first"),
+        Interface::new("c").in_domain("a_b").describe("second"),
+        Interface::new("y").in_domain("x"),
+        Interface::new("b_c").in_domain("a").describe("again"),
     ];
     let rendered = to_openai_tools(&tools, &Options::default());
     let listed: Vec<&str> = rendered
@@ -175,7 +175,8 @@ fn the_name_map_goes_both_ways_and_serialises_as_an_object() {
 // ---- control fields ----
 
 fn transfer() -> Interface {
-    Interface::function(Some("bank"), "transfer")
+    Interface::new("transfer")
+        .in_domain("bank")
         .describe("Move money between accounts")
         .param(Param::new("amount", ParamType::Number).required())
         .param(Param::new("dry_run", ParamType::Boolean).required())
@@ -441,7 +442,7 @@ fn nested_objects_arrays_choices_bounds_and_defaults_survive_the_round_trip() {
 fn bound_calls_become_tool_calls() {
     let tools = reference_tools();
     let rendered = to_openai_tools(&tools, &Options::default());
-    let catalog = Catalog::new(tools, false);
+    let catalog = Catalog::new(tools);
     let mut ids = CallIds::sequential();
 
     let bound = bind_text(
@@ -507,7 +508,7 @@ fn results_become_tool_messages() {
 fn tool_calls_become_atfunc_text_that_binds_to_the_same_arguments() {
     let tools = reference_tools();
     let rendered = to_openai_tools(&tools, &Options::default());
-    let catalog = Catalog::new(tools, false);
+    let catalog = Catalog::new(tools);
     let options = Options::default();
 
     let cases = [

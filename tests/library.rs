@@ -87,7 +87,8 @@ mod errors {
         registry
             .register(
                 FnBox::new("math").function(
-                    Interface::function(Some("math"), "half")
+                    Interface::new("half")
+                        .in_domain("math")
                         .param(Param::new("x", ParamType::Number).required()),
                     |_, _| Err("odd".into()),
                 ),
@@ -128,7 +129,8 @@ mod arguments {
     #[tokio::test]
     async fn closures_read_arguments_as_rust_types_and_a_missing_optional_one_is_none() {
         let registry = Registry::new();
-        let scale = Interface::function(Some("math"), "scale")
+        let scale = Interface::new("scale")
+            .in_domain("math")
             .param(Param::new("x", ParamType::Number).required())
             .param(Param::new("factor", ParamType::Number))
             .param(Param::new("label", ParamType::String));
@@ -164,7 +166,7 @@ mod streaming {
 
     fn slow_and_fast(finished: Arc<Mutex<Option<Instant>>>) -> FnBox {
         FnBox::new("t")
-            .async_function(Interface::function(Some("t"), "slow"), move |_, _| {
+            .async_function(Interface::new("slow").in_domain("t"), move |_, _| {
                 let finished = Arc::clone(&finished);
                 async move {
                     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -173,7 +175,8 @@ mod streaming {
                 }
             })
             .function(
-                Interface::function(Some("t"), "echo")
+                Interface::new("echo")
+                    .in_domain("t")
                     .param(Param::new("text", ParamType::String).required()),
                 |args, _| Ok(json!(args.get::<String>("text")?)),
             )

@@ -77,7 +77,7 @@ fn rendered(tool_box: &dyn ToolBox) -> String {
     tool_box
         .interfaces(&CallContext::new())
         .iter()
-        .map(|interface| render_interface(interface, false))
+        .map(render_interface)
         .collect::<Vec<_>>()
         .join("\n")
 }

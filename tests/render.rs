@@ -1,7 +1,7 @@
 //! Snapshots of the rendered interface text: the reference's examples, the whole prompt,
 //! and a sample of BFCL functions.
 
-use atfunc::render::{render_interface_as, PromptOptions};
+use atfunc::render::{render_interface_with, PromptOptions};
 use atfunc::{load_interfaces, load_interfaces_str, render_interface, render_prompt, Interface};
 use atfunc::{Param, ParamType};
 use serde_json::json;
@@ -14,16 +14,16 @@ fn reference_tools() -> Vec<Interface> {
 fn reference_examples_render_exactly_as_the_reference() {
     let tools = reference_tools();
     assert_eq!(
-        render_interface(&tools[0], false),
+        render_interface(&tools[0]),
         "@weather.get_current_weather( <*location>, <unit> )\n\
          Description: Get current weather information for a location\n"
     );
     assert_eq!(
-        render_interface(&tools[1], false),
+        render_interface(&tools[1]),
         "@math.calculate_power( <*base{number}>, <*exponent{number}> )\n\
          Description: Calculate base raised to the power of exponent\n"
     );
-    insta::assert_snapshot!("reference_api_wrapper", render_interface(&tools[2], false));
+    insta::assert_snapshot!("reference_api_wrapper", render_interface(&tools[2]));
 }
 
 #[test]
@@ -31,19 +31,38 @@ fn separator_follows_each_function() {
     let tools = reference_tools();
     insta::assert_snapshot!(
         "reference_with_separator",
-        render_interface(&tools[0], true)
+        render_interface_with(
+            &tools[0],
+            &PromptOptions {
+                separator: true,
+                ..PromptOptions::default()
+            }
+        )
     );
 }
 
 #[test]
 fn root_functions_render_without_a_domain() {
     let tools = reference_tools();
-    assert!(render_interface_as(&tools[0], Some("weather"), false)
-        .starts_with("@get_current_weather( <*location>, <unit> )\n"));
-    assert!(render_interface_as(&tools[1], Some("weather"), false).starts_with("@math."));
-    let root = Interface::function(None, "ping").describe("Check the service");
+    assert!(render_interface_with(
+        &tools[0],
+        &PromptOptions {
+            root: Some("weather"),
+            separator: false
+        }
+    )
+    .starts_with("@get_current_weather( <*location>, <unit> )\n"));
+    assert!(render_interface_with(
+        &tools[1],
+        &PromptOptions {
+            root: Some("weather"),
+            separator: false
+        }
+    )
+    .starts_with("@math."));
+    let root = Interface::new("ping").describe("Check the service");
     assert_eq!(
-        render_interface(&root, false),
+        render_interface(&root),
         "@ping()\nDescription: Check the service\n"
     );
 }
@@ -61,7 +80,8 @@ fn choices_and_bounds_reach_the_model() {
     ratio.min = Some(0.5);
     let mut count = Param::new("count", ParamType::Integer);
     count.max = Some(10.0);
-    let tool = Interface::function(Some("weather"), "forecast")
+    let tool = Interface::new("forecast")
+        .in_domain("weather")
         .describe("Daily forecast")
         .param(Param::new("location", ParamType::String).required())
         .param(unit)
@@ -70,7 +90,7 @@ fn choices_and_bounds_reach_the_model() {
         .param(ratio)
         .param(count);
     assert_eq!(
-        render_interface(&tool, false),
+        render_interface(&tool),
         "@weather.forecast( <*location>, <unit{\"celsius\"|\"fahrenheit\"}>, <*days{integer 1..16}>, \
          <level{integer: 1|2|3}>, <ratio{number >=0.5}>, <count{integer <=10}> )\n\
          Description: Daily forecast\n"
@@ -79,9 +99,11 @@ fn choices_and_bounds_reach_the_model() {
 
 #[test]
 fn multi_line_descriptions_stay_on_one_line() {
-    let tool = Interface::function(Some("a"), "b").describe("First line.\n  Second line.");
+    let tool = Interface::new("b")
+        .in_domain("a")
+        .describe("First line.\n  Second line.");
     assert_eq!(
-        render_interface(&tool, false),
+        render_interface(&tool),
         "@a.b()\nDescription: First line. Second line.\n"
     );
 }
@@ -105,7 +127,7 @@ fn bfcl_sample() {
             let entry: serde_json::Value = serde_json::from_str(line).unwrap();
             out.push_str(&format!("# {}\n", entry["id"].as_str().unwrap()));
             for tool in load_interfaces(&entry["function"]).unwrap() {
-                out.push_str(&render_interface(&tool, false));
+                out.push_str(&render_interface(&tool));
             }
             out.push('\n');
         }
@@ -130,7 +152,7 @@ fn fields_of_structured_parameters_follow_the_description() {
     )
     .unwrap();
     assert_eq!(
-        render_interface(&tools[0], false),
+        render_interface(&tools[0]),
         "@shop.order( <*items{array}>, <tags{array}>, <rush{boolean}> )\n\
          Description: Place an order\n\
          items: [ { <*sku>, <*qty{integer >=1}>, gift: { <*to> } } ]\n"
@@ -152,7 +174,7 @@ fn choices_of_array_elements() {
         "required": ["metrics"]}}]))
     .unwrap();
     assert_eq!(
-        render_interface(&tools[0], false),
+        render_interface(&tools[0]),
         "@stats.report( <*metrics{array of \"view\"|\"click\"}>, <tags{array of \"a\"|\"b\"}>, \
          <levels{array of integer: 1|2|3}>, <days{array of integer 1..7}>, \
          <pairs{array: [\"a\",\"b\"]|[\"c\"]}>, <names{array}> )\n"
@@ -180,7 +202,7 @@ fn choices_of_array_elements() {
     // What goes out loads back with the choices on the elements.
     let back = load_interfaces(&openai).unwrap();
     let params = |tool: &Interface| {
-        let text = render_interface(tool, false);
+        let text = render_interface(tool);
         text.split_once('(').map(|(_, rest)| rest.to_owned())
     };
     assert_eq!(params(&back[0]), params(&tools[0]));
@@ -234,7 +256,7 @@ fn the_example_calls_a_listed_function() {
     );
     // An api-wrapper with a required body shows one.
     assert_eq!(
-        atfunc::render::example_call(&reference_tools()[2], None),
+        atfunc::render::example_call(&reference_tools()[2]),
         r#"@api.create_user("Ann", email="ann@example.com") with_body [[ {"username": "Ann", "email": "ann@example.com"} ]]"#
     );
     let none = render_prompt(&[], &PromptOptions::default());
@@ -262,12 +284,12 @@ fn example_values_fit_choices_bounds_and_shapes() {
         "required": ["customer_email", "quantity", "discount", "size", "metrics", "items",
                      "gift", "destinationCities"]}}]))
     .unwrap();
-    let example = atfunc::render::example_call(&tools[0], None);
+    let example = atfunc::render::example_call(&tools[0]);
     assert_eq!(
         example,
         r#"@shop.order("ann@example.com", quantity=3, discount=0.25, size="XL", metrics=["view"], items=[{"sku": "example", "qty": 1}], gift=true, destinationCities=["Oslo"])"#
     );
-    let catalog = atfunc::Catalog::new(tools, false);
+    let catalog = atfunc::Catalog::new(tools);
     atfunc::bind(&sole_call(&example).unwrap(), &catalog).unwrap();
 }
 
@@ -288,11 +310,11 @@ fn every_bfcl_example_binds() {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let entry: serde_json::Value = serde_json::from_str(line).unwrap();
             let tools = load_interfaces(&entry["function"]).unwrap();
-            let catalog = atfunc::Catalog::new(tools.clone(), false);
+            let catalog = atfunc::Catalog::new(tools.clone());
             let mut examples = Vec::new();
             for tool in &tools {
                 functions += 1;
-                let example = atfunc::render::example_call(tool, None);
+                let example = atfunc::render::example_call(tool);
                 match sole_call(&example).and_then(|call| {
                     atfunc::bind(&call, &catalog).map_err(|e| format!("{example}: {e}"))
                 }) {
@@ -337,7 +359,7 @@ fn bfcl_examples() {
                 example_line(&prompt).unwrap()
             ));
             for tool in &tools {
-                out.push_str(&atfunc::render::example_call(tool, None));
+                out.push_str(&atfunc::render::example_call(tool));
                 out.push('\n');
             }
             out.push('\n');
@@ -351,16 +373,16 @@ fn a_body_field_with_element_choices_is_a_list_in_the_skeleton() {
     let mut metrics = Param::new("metrics", ParamType::Array { items: None }).required();
     metrics.choices = Some(vec![json!("view"), json!("click")]);
     metrics.location = atfunc::interface::Location::Body;
-    let mut report = Interface::function(Some("api"), "report");
+    let mut report = Interface::new("report").in_domain("api");
     report.kind = atfunc::Kind::ApiWrapper;
     report.request_body = vec![metrics];
     assert_eq!(
-        render_interface(&report, false),
+        render_interface(&report),
         "@api.report() with_body [[\n{\n  \"metrics\": []\n}\n]]\n\
          Body: <*metrics{array of \"view\"|\"click\"}>\n"
     );
     assert_eq!(
-        atfunc::render::example_call(&report, None),
+        atfunc::render::example_call(&report),
         r#"@api.report() with_body [[ {"metrics": ["view"]} ]]"#
     );
 }

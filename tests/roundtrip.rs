@@ -65,7 +65,8 @@ fn interface() -> impl Strategy<Value = Interface> {
     )
         .prop_map(|(domain, name, params)| {
             let domain = domain.map(|parts| parts.join("."));
-            let mut interface = Interface::function(domain.as_deref(), name);
+            let mut interface = Interface::new(name);
+            interface.domain = domain;
             interface.params = params;
             interface
         })
@@ -393,7 +394,7 @@ proptest! {
     ) {
         let mut dice = Dice { bytes: &dice, at: 0 };
         let text = write_call(&interface, &args, &mut dice, case_sensitive);
-        let catalog = Catalog::new(vec![interface.clone()], case_sensitive);
+        let catalog = Catalog::new(vec![interface.clone()]).with_case_sensitive(case_sensitive);
 
         let calls = calls_of(atfunc::parse_events(&text));
         prop_assert_eq!(calls.len(), 1, "text: {}", text);

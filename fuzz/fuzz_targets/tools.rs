@@ -80,7 +80,7 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
         let _ = render(&interfaces, format, &Options::default());
     }
     for case_sensitive in [false, true] {
-        let catalog = Catalog::new(interfaces.clone(), case_sensitive);
+        let catalog = Catalog::new(interfaces.clone()).with_case_sensitive(case_sensitive);
         for event in parse_events(completion) {
             if let Event::Call(call) = event {
                 let _ = bind(&call, &catalog);
@@ -88,7 +88,7 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
         }
     }
     // A JSON Lines record whose completion is the fuzzed text, bound to these tools.
-    let batch = Batch::new(Some(Catalog::new(interfaces, false)));
+    let batch = Batch::new(Some(Catalog::new(interfaces)));
     let record = serde_json::json!({"id": 1, "completion": completion}).to_string();
     let _ = batch.process_line(1, record.as_bytes());
 }

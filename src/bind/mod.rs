@@ -81,10 +81,10 @@
 //! ```
 //! use atfunc::{bind, Call, Catalog, Interface, Param, ParamType, Span, Value};
 //!
-//! let get_temp = Interface::function(Some("weather"), "get_temp")
+//! let get_temp = Interface::new("get_temp").in_domain("weather")
 //!     .param(Param::new("location", ParamType::String).required())
 //!     .param(Param::new("days", ParamType::Integer));
-//! let catalog = Catalog::new(vec![get_temp], false);
+//! let catalog = Catalog::new(vec![get_temp]);
 //!
 //! let call = Call {
 //!     name: "Weather.Get_Temp".into(),
@@ -157,11 +157,12 @@ impl fmt::Debug for Parsers {
 }
 
 impl Catalog {
-    /// A catalog of `interfaces`; names match ignoring case unless `case_sensitive`.
-    pub fn new(interfaces: Vec<Interface>, case_sensitive: bool) -> Catalog {
+    /// A catalog of `interfaces`. Names match ignoring case, as the atfunc translator
+    /// matches them; [`with_case_sensitive`](Catalog::with_case_sensitive) makes them exact.
+    pub fn new(interfaces: Vec<Interface>) -> Catalog {
         let mut catalog = Catalog {
             interfaces: Vec::with_capacity(interfaces.len()),
-            case_sensitive,
+            case_sensitive: false,
             root: None,
             index: HashMap::with_capacity(interfaces.len()),
             parsers: Parsers::default(),
@@ -170,6 +171,31 @@ impl Catalog {
             catalog.push(interface);
         }
         catalog
+    }
+
+    /// Whether function and parameter names must match exactly (`true`) or may differ in
+    /// case (`false`, the default).
+    ///
+    /// ```
+    /// use atfunc::{Catalog, Interface};
+    /// let tools = vec![Interface::new("now").in_domain("clock")];
+    /// assert!(Catalog::new(tools.clone()).find("Clock.Now").is_ok());
+    /// let exact = Catalog::new(tools).with_case_sensitive(true);
+    /// assert!(exact.case_sensitive());
+    /// assert!(exact.find("Clock.Now").is_err());
+    /// assert!(exact.find("clock.now").is_ok());
+    /// ```
+    pub fn with_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
+        if self.case_sensitive != case_sensitive {
+            self.case_sensitive = case_sensitive;
+            // The index keys are folded or not by this rule: build them again. Interfaces
+            // keep their positions, so the parsers keyed by position stay attached.
+            self.index.clear();
+            for interface in std::mem::take(&mut self.interfaces) {
+                self.push(interface);
+            }
+        }
+        self
     }
 
     /// Makes the functions of `domain` callable without their prefix.
@@ -206,9 +232,9 @@ impl Catalog {
     /// use atfunc::{bind, parse_events, Catalog, Event, Interface, Param, ParamType};
     /// use serde_json::{json, Value};
     ///
-    /// let read = Interface::function(Some("files"), "read")
+    /// let read = Interface::new("read").in_domain("files")
     ///     .param(Param::new("path", ParamType::String).required());
-    /// let mut catalog = Catalog::new(vec![read], false);
+    /// let mut catalog = Catalog::new(vec![read]);
     /// catalog.set_parser("files.read", "path", |value: Value| {
     ///     let path = value.as_str().unwrap_or_default();
     ///     if path.split('/').any(|part| part == "..") {
@@ -287,7 +313,7 @@ impl Catalog {
     /// ```
     /// use atfunc::{Catalog, Interface};
     ///
-    /// let catalog = Catalog::new(vec![Interface::function(Some("weather"), "get_temp")], false)
+    /// let catalog = Catalog::new(vec![Interface::new("get_temp").in_domain("weather")])
     ///     .with_root("weather");
     /// assert_eq!(catalog.find("GET_TEMP").unwrap().0, 0);
     /// assert_eq!(

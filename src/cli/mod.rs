@@ -178,7 +178,7 @@ fn render(
     let text = if no_preamble {
         interfaces
             .iter()
-            .map(|i| atfunc::render::render_interface_as(i, root, separator))
+            .map(|i| atfunc::render::render_interface_with(i, &options))
             .collect::<Vec<_>>()
             .join(if separator { "" } else { "\n" })
     } else {

@@ -47,7 +47,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         // A tools file's functions are bound as declared; a config's as `exec` offers
         // them, the control functions included.
         let offered = args.tools.offered(args.tools.config.is_some())?;
-        let catalog = Catalog::new(offered.interfaces, false);
+        let catalog = Catalog::new(offered.interfaces);
         Some(match offered.root {
             Some(root) => catalog.with_root(root),
             None => catalog,

@@ -1,7 +1,7 @@
 //! The ways a case is put to the model, and the prompt each one sends.
 
 use crate::interface::{Interface, ParamType};
-use crate::render::{render_interface_as, render_prompt, PromptOptions};
+use crate::render::{render_interface, render_prompt, PromptOptions};
 use std::fmt;
 use std::str::FromStr;
 
@@ -126,7 +126,7 @@ pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
             if lines.is_empty() {
                 continue;
             }
-            let block = render_interface_as(interface, None, false);
+            let block = render_interface(interface);
             let with = format!("{block}Parameters:\n{}\n", lines.join("\n"));
             prompt = prompt.replacen(&block, &with, 1);
         }

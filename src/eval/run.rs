@@ -173,7 +173,7 @@ impl Evaluator {
 
     /// `text`, `repair` and `grammar`: the atfunc prompt, the answer parsed and bound.
     async fn text(&self, case: &Case, mode: &Mode, outcome: &mut Outcome) -> Result<Read, String> {
-        let catalog = Catalog::new(case.interfaces.clone(), false);
+        let catalog = Catalog::new(case.interfaces.clone());
         let mut messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
         let mut request = self.request();
         if mode.strategy == Strategy::Grammar {
@@ -229,7 +229,7 @@ impl Evaluator {
         request.insert("tool_choice".into(), Json::from("auto"));
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
-        let catalog = Catalog::new(case.interfaces.clone(), false);
+        let catalog = Catalog::new(case.interfaces.clone());
         let mut read = Read::default();
         for entry in &answer.tool_calls {
             let shown = entry

@@ -26,7 +26,7 @@ type Handler =
 /// #[tokio::main(flavor = "current_thread")]
 /// async fn main() {
 ///     let math = FnBox::new("math").function(
-///         Interface::function(Some("math"), "scale")
+///         Interface::new("scale").in_domain("math")
 ///             .describe("A number times a factor")
 ///             .param(Param::new("x", ParamType::Number).required())
 ///             .param(Param::new("factor", ParamType::Number)),

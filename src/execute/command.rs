@@ -74,7 +74,7 @@ const BODY_KEY: &str = "body";
 /// # async fn demo() {
 /// let weather = CommandBox::new("weather")
 ///     .function(
-///         Interface::function(Some("weather"), "get_temp")
+///         Interface::new("get_temp").in_domain("weather")
 ///             .describe("Current temperature of a city")
 ///             .param(Param::new("location", ParamType::String).required()),
 ///         ["python3", "weather.py"],

@@ -4,7 +4,7 @@ use super::registry::{Conversation, Snapshot};
 use super::toolbox::ToolError;
 use crate::format::group_digits;
 use crate::interface::{Interface, Param, ParamType};
-use crate::render::render_interface_as;
+use crate::render::{render_interface_with, PromptOptions};
 use serde_json::{Map, Value as Json};
 use unicase::UniCase;
 
@@ -60,7 +60,7 @@ impl ControlFunction {
 
     /// The function's interface.
     pub fn interface(self) -> Interface {
-        let base = Interface::function(Some(CONTROL_DOMAIN), self.name());
+        let base = Interface::new(self.name()).in_domain(CONTROL_DOMAIN);
         let mut interface = match self {
             ControlFunction::GetToolboxes => {
                 base.describe("List the names of all registered toolboxes")
@@ -142,10 +142,12 @@ pub(super) fn run(
                 .and_then(Json::as_bool)
                 .unwrap_or(false);
             let (_, interface) = snapshot.catalog().find(name)?;
-            Ok(Json::String(render_interface_as(
+            Ok(Json::String(render_interface_with(
                 interface,
-                snapshot.catalog().root(),
-                separator,
+                &PromptOptions {
+                    root: snapshot.catalog().root(),
+                    separator,
+                },
             )))
         }
         ControlFunction::SetTruncateLength => {

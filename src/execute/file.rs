@@ -201,7 +201,7 @@ impl FileBox {
 
     /// The interfaces of the six functions, in the box's domain.
     fn build_interfaces(&self) -> Vec<Interface> {
-        let domain = Some(self.name.as_str());
+        let domain = self.name.as_str();
         let filepath = |what: &str| {
             Param::new("filepath", ParamType::String)
                 .required()
@@ -222,13 +222,15 @@ impl FileBox {
         };
         vec![
             returns(
-                Interface::function(domain, "readfile")
+                Interface::new("readfile")
+                    .in_domain(domain)
                     .describe("Read a text file in the working folder and return its content.")
                     .param(filepath("to read")),
                 "string",
             ),
             returns(
-                Interface::function(domain, "writefile")
+                Interface::new("writefile")
+                    .in_domain(domain)
                     .describe(
                         "Write text to a file in the working folder, replacing what it held. \
                          Missing parent folders are created.",
@@ -242,13 +244,15 @@ impl FileBox {
                 "string",
             ),
             returns(
-                Interface::function(domain, "deletefile")
+                Interface::new("deletefile")
+                    .in_domain(domain)
                     .describe("Delete a file in the working folder.")
                     .param(filepath("to delete")),
                 "string",
             ),
             returns(
-                Interface::function(domain, "listfiles")
+                Interface::new("listfiles")
+                    .in_domain(domain)
                     .describe(
                         "List the files and folders in the working folder or one of its \
                          subfolders, sorted by name; folder names end with \"/\".",
@@ -260,13 +264,15 @@ impl FileBox {
                 "array",
             ),
             returns(
-                Interface::function(domain, "mkdir")
+                Interface::new("mkdir")
+                    .in_domain(domain)
                     .describe("Create a folder in the working folder, with any missing parents.")
                     .param(dirpath("to create")),
                 "string",
             ),
             returns(
-                Interface::function(domain, "rmdir")
+                Interface::new("rmdir")
+                    .in_domain(domain)
                     .describe("Remove an empty folder from the working folder.")
                     .param(dirpath("to remove")),
                 "string",

@@ -365,7 +365,7 @@ struct State {
 /// async fn main() {
 ///     let registry = Registry::new();
 ///     registry.register(FnBox::new("weather").function(
-///         Interface::function(Some("weather"), "get_temp")
+///         Interface::new("get_temp").in_domain("weather")
 ///             .describe("Current temperature of a city")
 ///             .param(Param::new("location", ParamType::String).required().describe("City")),
 ///         |_args, _ctx| Ok(json!({"temp": 21})),
@@ -635,7 +635,7 @@ impl Registry {
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let registry = Registry::new();
     /// registry.register(FnBox::new("shop").function(
-    ///     Interface::function(Some("shop"), "order")
+    ///     Interface::new("order").in_domain("shop")
     ///         .param(Param::new("size", ParamType::String).choices(["S", "M", "L"])),
     ///     |args, _| Ok(json!(args.get::<String>("size")?)),
     /// )).unwrap();
@@ -976,7 +976,7 @@ impl Registry {
             toolbox_names.push(CONTROL_DOMAIN.to_owned());
         }
         let case_sensitive = state.translator.case_sensitive();
-        let mut catalog = Catalog::new(interfaces, case_sensitive);
+        let mut catalog = Catalog::new(interfaces).with_case_sensitive(case_sensitive);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
         }

@@ -247,7 +247,7 @@ impl<'r> ResponseStream<'r> {
     ///     let registry = Registry::new();
     ///     registry
     ///         .register(FnBox::new("math").function(
-    ///             Interface::function(Some("math"), "double")
+    ///             Interface::new("double").in_domain("math")
     ///                 .param(Param::new("x", ParamType::Number).required()),
     ///             |args, _ctx| Ok(json!(args.get::<f64>("x")? * 2.0)),
     ///         ))

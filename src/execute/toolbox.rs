@@ -31,7 +31,7 @@ use std::time::Duration;
 ///     }
 ///
 ///     fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
-///         vec![Interface::function(Some("weather"), "get_temp")
+///         vec![Interface::new("get_temp").in_domain("weather")
 ///             .describe("Current temperature of a city")
 ///             .param(Param::new("location", ParamType::String).required())]
 ///     }

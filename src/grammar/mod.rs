@@ -7,7 +7,7 @@
 //! ```
 //! use atfunc::{gbnf, Choice, GrammarOptions, Interface, Param, ParamType};
 //!
-//! let weather = Interface::function(Some("weather"), "get_temp")
+//! let weather = Interface::new("get_temp").in_domain("weather")
 //!     .param(Param::new("location", ParamType::String).required())
 //!     .param(Param::new("days", ParamType::Integer));
 //! let options = GrammarOptions { choice: Choice::Required, ..GrammarOptions::default() };
@@ -138,7 +138,7 @@ pub enum GrammarError {
 ///
 /// ```
 /// use atfunc::{gbnf, GrammarOptions, Interface};
-/// let ping = Interface::function(None, "ping");
+/// let ping = Interface::new("ping");
 /// let text = gbnf(&[ping], &GrammarOptions::default()).unwrap();
 /// assert!(text.contains("\"@ping()\""));
 /// ```

@@ -358,10 +358,17 @@ pub struct Interface {
 }
 
 impl Interface {
-    /// A plain function with no parameters and no description.
-    pub fn function(domain: Option<&str>, name: impl Into<String>) -> Interface {
+    /// A root function (called as `@name(...)`) with no parameters and no description;
+    /// [`in_domain`](Interface::in_domain) puts it in a tool box.
+    ///
+    /// ```
+    /// use atfunc::Interface;
+    /// assert_eq!(Interface::new("now").qualified_name(), "now");
+    /// assert_eq!(Interface::new("now").in_domain("clock").qualified_name(), "clock.now");
+    /// ```
+    pub fn new(name: impl Into<String>) -> Interface {
         Interface {
-            domain: domain.map(str::to_owned),
+            domain: None,
             name: name.into(),
             original: None,
             kind: Kind::Function,
@@ -371,6 +378,12 @@ impl Interface {
             returns: None,
             response_type: None,
         }
+    }
+
+    /// Puts the function in the tool box `domain`: it is called as `@domain.name(...)`.
+    pub fn in_domain(mut self, domain: impl Into<String>) -> Interface {
+        self.domain = Some(domain.into());
+        self
     }
 
     /// The name a call uses: `domain.name`, or `name` for a root function.

@@ -111,7 +111,8 @@ mod tests {
 
     #[test]
     fn names_that_are_identifiers_are_kept() {
-        let mut f = Interface::function(Some("weather"), "get_temp")
+        let mut f = Interface::new("get_temp")
+            .in_domain("weather")
             .param(Param::new("straße", ParamType::String));
         assert!(name_interface(&mut f).is_empty());
         assert_eq!(f.original, None);
@@ -120,7 +121,8 @@ mod tests {
 
     #[test]
     fn every_part_is_mapped_and_kept() {
-        let mut f = Interface::function(Some("my-api.v2"), "get-user")
+        let mut f = Interface::new("get-user")
+            .in_domain("my-api.v2")
             .param(Param::new("user-id", ParamType::String))
             .param(Param::new("$filter", ParamType::String));
         assert!(name_interface(&mut f).is_empty());
@@ -136,7 +138,7 @@ mod tests {
 
     #[test]
     fn names_written_alike_are_refused_naming_both() {
-        let mut f = Interface::function(None, "search")
+        let mut f = Interface::new("search")
             .param(Param::new("max-results", ParamType::Integer))
             .param(Param::new("MAX_RESULTS", ParamType::Integer));
         assert_eq!(

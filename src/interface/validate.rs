@@ -59,7 +59,7 @@ impl fmt::Display for ValidationErrors {
 ///
 /// ```
 /// use atfunc::{Interface, validate_toolbox};
-/// let wrong = Interface::function(Some("wrong"), "get_temp");
+/// let wrong = Interface::new("get_temp").in_domain("wrong");
 /// let errors = validate_toolbox("weather", &[wrong]).unwrap_err();
 /// assert_eq!(
 ///     errors.to_string(),

@@ -195,10 +195,10 @@ pub fn tool_call(id: impl Into<String>, model_name: &str, args: &Map<String, Jso
 /// use atfunc::interop::{bound_to_tool_call, to_openai_tools, CallIds, Options};
 /// use atfunc::{bind, Catalog, Interface, Param, ParamType};
 ///
-/// let temp = Interface::function(Some("weather"), "get_temp")
+/// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .param(Param::new("city", ParamType::String).required());
 /// let rendered = to_openai_tools(&[temp.clone()], &Options::default());
-/// let catalog = Catalog::new(vec![temp], false);
+/// let catalog = Catalog::new(vec![temp]);
 ///
 /// let text = r#"@weather.get_temp("Paris")"#;
 /// let call = atfunc::parse_events(text).into_iter().find_map(|event| match event {
@@ -333,7 +333,7 @@ impl ToolCall {
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
-/// let temp = Interface::function(Some("weather"), "get_temp")
+/// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .param(Param::new("city", ParamType::String).required());
 /// let rendered = to_openai_tools(&[temp], &Options::default());
 /// let entry = json!({"id": "call_9", "type": "function", "function": {

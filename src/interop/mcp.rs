@@ -17,7 +17,7 @@ use serde_json::{Map, Value as Json};
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
-/// let temp = Interface::function(Some("weather"), "get_temp")
+/// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .describe("Current temperature")
 ///     .param(Param::new("city", ParamType::String).required());
 /// assert_eq!(to_mcp_tools(&[temp], &Options::default()).tools, json!({"tools": [{

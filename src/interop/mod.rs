@@ -18,7 +18,7 @@
 //! use atfunc::{Interface, Param, ParamType};
 //! use serde_json::json;
 //!
-//! let list = Interface::function(Some("catalogue"), "list_products")
+//! let list = Interface::new("list_products").in_domain("catalogue")
 //!     .describe("List the products of a category")
 //!     .param(Param::new("category", ParamType::String).required())
 //!     .param(Param::new("dry_run", ParamType::Boolean));

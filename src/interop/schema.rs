@@ -34,7 +34,7 @@ pub(crate) fn body_field(interface: &Interface) -> String {
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
-/// let f = Interface::function(None, "f")
+/// let f = Interface::new("f")
 ///     .param(Param::new("n", ParamType::Integer).required().describe("How many"));
 /// assert_eq!(input_schema(&f, &ControlFields::default()), json!({
 ///     "type": "object",

@@ -320,11 +320,11 @@ impl Bodies {
     /// use atfunc::parse::Bodies;
     /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
     ///
-    /// let mut create_user = Interface::function(Some("api"), "create_user");
+    /// let mut create_user = Interface::new("create_user").in_domain("api");
     /// create_user.kind = Kind::ApiWrapper;
     /// create_user.request_body = vec![Param::new("email", ParamType::String).required()];
-    /// let get_weather = Interface::function(None, "get_weather");
-    /// let catalog = Catalog::new(vec![create_user, get_weather], false).with_root("api");
+    /// let get_weather = Interface::new("get_weather");
+    /// let catalog = Catalog::new(vec![create_user, get_weather]).with_root("api");
     ///
     /// let bodies = Bodies::of(catalog.interfaces(), catalog.root());
     /// assert!(bodies.allows("api.create_user") && bodies.allows("CREATE_USER"));

@@ -17,7 +17,7 @@
 //!    an object of its required fields; a string that suits the name (`"Oslo"` for a
 //!    location, `"ann@example.com"` for an email) or else `"example"`.
 
-use super::call_name;
+use super::{call_name, PromptOptions};
 use crate::interface::{is_identifier, Interface, Param, ParamType};
 use serde_json::{Map, Value as Json};
 
@@ -62,26 +62,41 @@ const WORDS: &[(&[&str], &str)] = &[
 /// The string of a parameter no word of [`WORDS`] suits.
 const DEFAULT_WORD: &str = "example";
 
-/// A call of `interface` that binds, written as a model should write it, under the name
-/// the prompt lists it by (without the domain for the functions of `root`).
+/// A call of `interface` that binds, written as a model should write it, domain included;
+/// [`example_call_with`] writes it under the name the prompt lists it by.
 ///
 /// ```
 /// use atfunc::render::example_call;
 /// use atfunc::{Interface, Param, ParamType};
-/// use serde_json::json;
 ///
-/// let mut unit = Param::new("unit", ParamType::String);
-/// unit.choices = Some(vec![json!("celsius"), json!("fahrenheit")]);
-/// let weather = Interface::function(Some("weather"), "get_current_weather")
+/// let weather = Interface::new("get_current_weather")
+///     .in_domain("weather")
 ///     .param(Param::new("location", ParamType::String).required())
-///     .param(unit);
+///     .param(Param::new("unit", ParamType::String).choices(["celsius", "fahrenheit"]));
 /// assert_eq!(
-///     example_call(&weather, None),
+///     example_call(&weather),
 ///     r#"@weather.get_current_weather("Oslo", unit="celsius")"#
 /// );
 /// ```
-pub fn example_call(interface: &Interface, root: Option<&str>) -> String {
-    let mut out = format!("@{}(", call_name(interface, root));
+pub fn example_call(interface: &Interface) -> String {
+    example_call_with(interface, &PromptOptions::default())
+}
+
+/// A call of `interface` that binds, under the name the prompt lists it by: without the
+/// domain for the functions of [`PromptOptions::root`] (the separator plays no part).
+///
+/// ```
+/// use atfunc::render::{example_call_with, PromptOptions};
+/// use atfunc::{Interface, Param, ParamType};
+///
+/// let sqrt = Interface::new("sqrt")
+///     .in_domain("math")
+///     .param(Param::new("x", ParamType::Number).required());
+/// let options = PromptOptions { root: Some("math"), ..PromptOptions::default() };
+/// assert_eq!(example_call_with(&sqrt, &options), "@sqrt(1)");
+/// ```
+pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> String {
+    let mut out = format!("@{}(", call_name(interface, options.root));
     let args: Vec<String> = arguments(interface)
         .into_iter()
         .map(|(param, by_name)| {

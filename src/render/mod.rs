@@ -20,11 +20,11 @@
 //!
 //! The whole prompt ([`render_prompt`]) opens with a short [`preamble`] that teaches the
 //! call syntax by one example: a call of one of the listed functions whose placeholder
-//! values bind ([`example_call`]), so a model that copies it calls something real.
+//! values bind ([`example_call_with`]), so a model that copies it calls something real.
 
 mod example;
 
-pub use example::example_call;
+pub use example::{example_call, example_call_with};
 
 use crate::interface::{Interface, Param, ParamType};
 use serde_json::Value as Json;
@@ -33,28 +33,46 @@ use std::fmt::Write;
 /// The line drawn under a function when a separator is asked for.
 pub const SEPARATOR: &str = "----------------------------------------";
 
-/// Renders one interface in the atfunc line form, domain included (see the module docs).
+/// Renders one interface in the atfunc line form, domain included, without a separator
+/// (see the module docs); [`render_interface_with`] takes [`PromptOptions`].
 ///
 /// ```
 /// use atfunc::{Interface, Param, ParamType, render_interface};
-/// let weather = Interface::function(Some("weather"), "get_current_weather")
+/// let weather = Interface::new("get_current_weather")
+///     .in_domain("weather")
 ///     .describe("Get current weather information for a location")
 ///     .param(Param::new("location", ParamType::String).required())
 ///     .param(Param::new("unit", ParamType::String));
 /// assert_eq!(
-///     render_interface(&weather, false),
+///     render_interface(&weather),
 ///     "@weather.get_current_weather( <*location>, <unit> )\n\
 ///      Description: Get current weather information for a location\n"
 /// );
 /// ```
-pub fn render_interface(interface: &Interface, separator: bool) -> String {
-    render_named(interface, &interface.qualified_name(), separator)
+pub fn render_interface(interface: &Interface) -> String {
+    render_interface_with(interface, &PromptOptions::default())
 }
 
-/// Renders one interface under the name a call should use: without the domain for the
-/// functions of the root toolbox (`root`), with it otherwise.
-pub fn render_interface_as(interface: &Interface, root: Option<&str>, separator: bool) -> String {
-    render_named(interface, &call_name(interface, root), separator)
+/// Renders one interface as [`render_prompt`] lists it: under the name a call should use
+/// (without the domain for the functions of [`PromptOptions::root`]), with a separator line
+/// under it when [`PromptOptions::separator`] asks for one.
+///
+/// ```
+/// use atfunc::render::{render_interface_with, PromptOptions, SEPARATOR};
+/// use atfunc::Interface;
+/// let now = Interface::new("now").in_domain("clock").describe("The time");
+/// let options = PromptOptions { root: Some("clock"), separator: true };
+/// assert_eq!(
+///     render_interface_with(&now, &options),
+///     format!("@now()\nDescription: The time\n{SEPARATOR}\n")
+/// );
+/// ```
+pub fn render_interface_with(interface: &Interface, options: &PromptOptions) -> String {
+    render_named(
+        interface,
+        &call_name(interface, options.root),
+        options.separator,
+    )
 }
 
 /// The name a call uses under `root`: without the domain for the root toolbox's functions.
@@ -276,8 +294,10 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Options for [`render_prompt`].
-#[derive(Debug, Clone, Default)]
+/// How interfaces appear in the prompt: options for [`render_prompt`], [`preamble`],
+/// [`render_interface_with`] and [`example_call_with`]. The default: every name with its
+/// domain, no separator lines.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct PromptOptions<'a> {
     /// The root toolbox, whose functions are called without a prefix.
     pub root: Option<&'a str>,
@@ -286,13 +306,13 @@ pub struct PromptOptions<'a> {
 }
 
 /// The preamble that teaches a model the call syntax, with an example call of one of
-/// `interfaces` ([`example_call`]; none when there are no interfaces). Short on purpose:
+/// `interfaces` ([`example_call_with`]; none when there are no interfaces). Short on purpose:
 /// every line costs context, and small models follow a few plain rules and one example best.
 ///
 /// ```
 /// use atfunc::render::{preamble, PromptOptions};
 /// use atfunc::{Interface, Param, ParamType};
-/// let tools = [Interface::function(Some("math"), "sqrt")
+/// let tools = [Interface::new("sqrt").in_domain("math")
 ///     .param(Param::new("x", ParamType::Number).required())];
 /// let text = preamble(&tools, &PromptOptions::default());
 /// assert!(text.contains("in parentheses, for example:\n@math.sqrt(1)\nRules:"));
@@ -305,7 +325,7 @@ pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
     match example::pick(interfaces) {
         Some(interface) => {
             out.push_str(", for example:\n");
-            out.push_str(&example_call(interface, options.root));
+            out.push_str(&example_call_with(interface, options));
             out.push('\n');
         }
         None => out.push_str(".\n"),
@@ -332,7 +352,7 @@ the results come back as \"Function call: ...\" / \"Returned: ...\".
 /// ```
 /// use atfunc::{Interface, Param, ParamType};
 /// use atfunc::render::{render_prompt, PromptOptions};
-/// let tools = [Interface::function(Some("math"), "sqrt")
+/// let tools = [Interface::new("sqrt").in_domain("math")
 ///     .describe("Square root")
 ///     .param(Param::new("x", ParamType::Number).required())];
 /// let prompt = render_prompt(&tools, &PromptOptions::default());
@@ -345,11 +365,7 @@ pub fn render_prompt(interfaces: &[Interface], options: &PromptOptions) -> Strin
         if i > 0 && !options.separator {
             out.push('\n');
         }
-        let _ = write!(
-            out,
-            "{}",
-            render_interface_as(interface, options.root, options.separator)
-        );
+        let _ = write!(out, "{}", render_interface_with(interface, options));
     }
     out
 }

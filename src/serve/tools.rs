@@ -216,7 +216,7 @@ impl ToolSet {
         let interfaces = load_interfaces(tools).map_err(|e| invalid(&e))?;
         validate_all(&interfaces).map_err(|e| invalid(&e))?;
         Ok(ToolSet {
-            catalog: Catalog::new(interfaces, false),
+            catalog: Catalog::new(interfaces),
         })
     }
 
