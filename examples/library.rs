@@ -45,7 +45,7 @@ pub async fn run() -> Result<String, Box<dyn std::error::Error>> {
             },
         ),
     )?;
-    registry.register(TypedBox::new("units").function("to_fahrenheit", to_fahrenheit)?)?;
+    registry.register(TypedBox::new("units").function("to_fahrenheit", to_fahrenheit))?;
 
     // What the model reads in its system prompt.
     let prompt = registry.prompt(&CallContext::new(), &RegistryPrompt::default());

@@ -82,8 +82,9 @@ fn convert(args: Convert) -> Result<f64, String> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tools = TypedBox::new("assistant")
-        .tool(SendEmailTool)?
-        .function("convert_temperature", convert)?;
+        .tool(SendEmailTool)
+        .function("convert_temperature", convert)
+        .build()?;
     let openai = to_openai_tools(&tools.interfaces(&CallContext::new()), &Options::default());
     println!(
         "The tools for an OpenAI-style API:\n\n{}\n",

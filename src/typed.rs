@@ -43,6 +43,7 @@
 //!
 //! let tools = TypedBox::new("math")
 //!     .function("add", |args: Add| Ok::<_, String>(args.a + args.b))
+//!     .build()
 //!     .unwrap();
 //! let add = &tools.interfaces(&CallContext::new())[0];
 //! assert_eq!(add.description, "Add two numbers.");
@@ -195,21 +196,32 @@ pub enum TypedError {
 }
 
 /// The interface of a function whose arguments are `A`: `A`'s JSON Schema, as
-/// [`load_interfaces`] reads it. `description` replaces `A`'s doc comment when given.
+/// [`load_interfaces`] reads it, under `name` as a call writes it (`mail.send_email`; a name
+/// without a dot is a root function). The description is `A`'s doc comment; give another
+/// with [`Interface::describe`].
 ///
 /// The schema is generated with every subschema inlined; `Option<T>` (a nullable type or an
 /// `anyOf` with `null`) is `T`, and an enum whose variants carry doc comments (a `oneOf` of
 /// constants) is a string with choices. A recursive type keeps a reference there, which
 /// becomes a parameter of type `any`.
-pub fn interface_of<A: JsonSchema>(
-    domain: Option<&str>,
-    name: &str,
-    description: Option<&str>,
-) -> Result<Interface, TypedError> {
-    let qualified = match domain {
-        Some(domain) => format!("{domain}.{name}"),
-        None => name.to_owned(),
-    };
+///
+/// ```
+/// use atfunc::typed::interface_of;
+///
+/// /// Send an email.
+/// #[derive(schemars::JsonSchema)]
+/// struct Send {
+///     /// Who gets it.
+///     to: String,
+/// }
+///
+/// let send = interface_of::<Send>("mail.send").unwrap();
+/// assert_eq!((send.domain.as_deref(), send.name.as_str()), (Some("mail"), "send"));
+/// assert_eq!(send.description, "Send an email.");
+/// assert_eq!(interface_of::<Send>("send").unwrap().domain, None);
+/// ```
+pub fn interface_of<A: JsonSchema>(name: &str) -> Result<Interface, TypedError> {
+    let qualified = name.to_owned();
     let settings = SchemaSettings::draft2020_12().with(|s| {
         s.inline_subschemas = true;
         s.meta_schema = None;
@@ -247,7 +259,7 @@ pub fn interface_of<A: JsonSchema>(
     }
     let definition = json!([{
         "name": qualified,
-        "description": description.unwrap_or(&doc),
+        "description": doc,
         "parameters": schema,
     }]);
     let mut interfaces = load_interfaces(&definition).map_err(|source| TypedError::Interface {
@@ -351,9 +363,46 @@ struct Entry {
 /// (a plain function or closure) or [`async_function`](TypedBox::async_function). A plain
 /// function runs on the caller's task: give work that blocks for long to `async_function`
 /// and `tokio::task::spawn_blocking`.
+///
+/// # Errors at registration
+///
+/// The builder methods chain as [`FnBox`](crate::execute::FnBox)'s do: a tool that cannot
+/// be added (its arguments make no interface, its name is taken) is kept as a problem, not
+/// returned at that step, and [`Registry::register`](crate::execute::Registry::register)
+/// refuses the box, listing every problem ([`RegisterError::Build`]). [`build`](TypedBox::build)
+/// reports them without a registry, for a box used on its own.
+///
+/// ```
+/// use atfunc::execute::{RegisterError, Registry};
+/// use atfunc::typed::{TypedBox, TypedError};
+///
+/// /// Halve a number.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Halve {
+///     x: f64,
+/// }
+///
+/// // A `String` is no arguments struct: the second tool cannot be added.
+/// let tools = || {
+///     TypedBox::new("math")
+///         .function("halve", |args: Halve| Ok::<_, String>(args.x / 2.0))
+///         .function("shout", |text: String| Ok::<_, String>(text.to_uppercase()))
+/// };
+/// assert!(matches!(tools().build(), Err(TypedError::NotAnObject { name, .. }) if name == "math.shout"));
+///
+/// let error = Registry::new().register(tools()).unwrap_err();
+/// assert!(matches!(error, RegisterError::Build { .. }));
+/// assert!(error.to_string().starts_with(
+///     "tool box 'math' was not built: the arguments of 'math.shout' must be a struct"
+/// ));
+/// ```
+///
+/// [`RegisterError::Build`]: crate::execute::RegisterError::Build
 pub struct TypedBox {
     name: String,
     entries: Vec<Entry>,
+    /// Tools that could not be added, in the order they were asked for.
+    problems: Vec<TypedError>,
 }
 
 impl fmt::Debug for TypedBox {
@@ -366,6 +415,7 @@ impl fmt::Debug for TypedBox {
         f.debug_struct("TypedBox")
             .field("name", &self.name)
             .field("functions", &functions)
+            .field("problems", &self.problems)
             .finish()
     }
 }
@@ -376,14 +426,45 @@ impl TypedBox {
         TypedBox {
             name: name.into(),
             entries: Vec::new(),
+            problems: Vec::new(),
         }
     }
 
-    /// Adds a [`TypedTool`] under its [`id`](TypedTool::id).
-    pub fn tool<T: TypedTool>(self, tool: T) -> Result<TypedBox, TypedError> {
-        let name = tool.id();
-        let description = tool.description();
-        let interface = interface_of::<T::Args>(Some(&self.name), &name, description.as_deref())?;
+    /// The box, or the first tool that could not be added. [`Registry::register`]
+    /// makes the same check (listing every problem), so a box headed for a registry
+    /// needs no `build`.
+    ///
+    /// [`Registry::register`]: crate::execute::Registry::register
+    pub fn build(mut self) -> Result<TypedBox, TypedError> {
+        if self.problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(self.problems.swap_remove(0))
+        }
+    }
+
+    /// The function `name` of this box, as a call writes it.
+    fn qualified(&self, name: &str) -> String {
+        if self.name.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.name)
+        }
+    }
+
+    /// Adds a [`TypedTool`] under its [`id`](TypedTool::id), described by
+    /// [`TypedTool::description`] or else the doc comment of its arguments type.
+    pub fn tool<T: TypedTool>(mut self, tool: T) -> TypedBox {
+        let interface = match interface_of::<T::Args>(&self.qualified(&tool.id())) {
+            Ok(interface) => match tool.description() {
+                Some(description) => interface.describe(description),
+                None => interface,
+            },
+            Err(problem) => {
+                self.problems.push(problem);
+                return self;
+            }
+        };
         let tool = Arc::new(tool);
         let function = interface.qualified_name();
         let params = interface.params.clone();
@@ -397,14 +478,20 @@ impl TypedBox {
     }
 
     /// Adds a plain function `name`, described by the doc comment of its arguments type.
-    pub fn function<A, T, E, F>(self, name: &str, function: F) -> Result<TypedBox, TypedError>
+    pub fn function<A, T, E, F>(mut self, name: &str, function: F) -> TypedBox
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
         E: fmt::Display + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
-        let interface = interface_of::<A>(Some(&self.name), name, None)?;
+        let interface = match interface_of::<A>(&self.qualified(name)) {
+            Ok(interface) => interface,
+            Err(problem) => {
+                self.problems.push(problem);
+                return self;
+            }
+        };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
         let run: Run = Box::new(move |args, ctx| {
@@ -416,11 +503,7 @@ impl TypedBox {
     }
 
     /// Adds an async function `name`, described by the doc comment of its arguments type.
-    pub fn async_function<A, T, E, F, Fut>(
-        self,
-        name: &str,
-        function: F,
-    ) -> Result<TypedBox, TypedError>
+    pub fn async_function<A, T, E, F, Fut>(mut self, name: &str, function: F) -> TypedBox
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
@@ -428,7 +511,13 @@ impl TypedBox {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let interface = interface_of::<A>(Some(&self.name), name, None)?;
+        let interface = match interface_of::<A>(&self.qualified(name)) {
+            Ok(interface) => interface,
+            Err(problem) => {
+                self.problems.push(problem);
+                return self;
+            }
+        };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
         let run: Run =
@@ -445,19 +534,20 @@ impl TypedBox {
         self.push(interface, run)
     }
 
-    fn push(mut self, interface: Interface, run: Run) -> Result<TypedBox, TypedError> {
+    fn push(mut self, interface: Interface, run: Run) -> TypedBox {
         let taken = self
             .entries
             .iter()
             .any(|e| e.interface.name.to_lowercase() == interface.name.to_lowercase());
         if taken {
-            return Err(TypedError::Duplicate {
-                box_name: self.name,
+            self.problems.push(TypedError::Duplicate {
+                box_name: self.name.clone(),
                 name: interface.name,
             });
+        } else {
+            self.entries.push(Entry { interface, run });
         }
-        self.entries.push(Entry { interface, run });
-        Ok(self)
+        self
     }
 }
 
@@ -469,6 +559,10 @@ impl ToolBox for TypedBox {
 
     fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
         self.entries.iter().map(|e| e.interface.clone()).collect()
+    }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.problems.iter().map(ToString::to_string).collect()
     }
 
     async fn call(
@@ -504,8 +598,7 @@ impl ToolBox for TypedBox {
 ///     .function("show", |args: Show| {
 ///         let card = json!({"type": "card", "title": args.city, "body": "21 °C, sunny"});
 ///         Ok::<_, String>(ToolOutput::new(json!("The card is on the user's screen.")).with_element(card))
-///     })
-///     .unwrap();
+///     });
 /// let registry = Registry::new();
 /// registry.register(tools).unwrap();
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {

@@ -2,8 +2,8 @@
 //! as every other tool's, and the errors for arguments that do not fit.
 #![cfg(feature = "typed")]
 
-use atfunc::execute::Registry;
 use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
+use atfunc::execute::{RegisterError, Registry, ToolBoxExt};
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
 use atfunc::{validate_toolbox, ParamType};
@@ -99,7 +99,7 @@ struct Mailbox {
 
 #[test]
 fn an_interface_from_a_struct_with_doc_comments() {
-    let interface = interface_of::<SendEmail>(Some("mail"), "send_email", None).unwrap();
+    let interface = interface_of::<SendEmail>("mail.send_email").unwrap();
     insta::assert_json_snapshot!("send_email_interface", interface);
     assert_eq!(
         interface.description,
@@ -110,20 +110,22 @@ fn an_interface_from_a_struct_with_doc_comments() {
     let rendered = to_openai_tools(&[interface], &Options::default());
     insta::assert_json_snapshot!("send_email_openai", rendered.tools);
 
-    let other = interface_of::<SendEmail>(None, "send", Some("Send mail")).unwrap();
+    let other = interface_of::<SendEmail>("send")
+        .unwrap()
+        .describe("Send mail");
     assert_eq!(other.qualified_name(), "send");
     assert_eq!(other.description, "Send mail");
 }
 
 #[test]
 fn arguments_that_are_not_a_struct_are_refused() {
-    let error = interface_of::<String>(Some("t"), "f", None).unwrap_err();
+    let error = interface_of::<String>("t.f").unwrap_err();
     assert!(matches!(error, TypedError::NotAnObject { .. }));
     assert_eq!(
         error.to_string(),
         r#"the arguments of 't.f' must be a struct with named fields; their JSON Schema is {"type":"string"}"#
     );
-    let error = interface_of::<SendEmail>(Some("t"), "", None).unwrap_err();
+    let error = interface_of::<SendEmail>("t.").unwrap_err();
     assert!(matches!(error, TypedError::Interface { .. }), "{error}");
 }
 
@@ -137,15 +139,13 @@ struct Halve {
 #[tokio::test]
 async fn a_typed_failure_is_an_error_outcome_like_any_tool_s() {
     let registry = Registry::new();
-    let tools = TypedBox::new("math")
-        .function("halve", |args: Halve| {
-            if args.n % 2 == 0 {
-                Ok(args.n / 2)
-            } else {
-                Err(format!("{} is odd", args.n))
-            }
-        })
-        .unwrap();
+    let tools = TypedBox::new("math").function("halve", |args: Halve| {
+        if args.n % 2 == 0 {
+            Ok(args.n / 2)
+        } else {
+            Err(format!("{} is odd", args.n))
+        }
+    });
     registry.register(tools).unwrap();
     let report = registry
         .execute_response("@math.halve(4) @math.halve(3)")
@@ -196,13 +196,12 @@ fn math_box() -> TypedBox {
                 })
             }
         })
-        .unwrap()
         .async_function("echo", |args: Echo| async move {
             tokio::task::yield_now().await;
             Ok::<_, std::convert::Infallible>(args.text)
         })
-        .unwrap()
         .function("now", |_: ()| Ok::<_, String>("12:00"))
+        .build()
         .unwrap()
 }
 
@@ -247,6 +246,7 @@ fn two_functions_of_one_name_are_refused() {
         .function("Divide", |args: Divide| {
             Ok::<_, String>(args.dividend * args.divisor)
         })
+        .build()
         .unwrap_err();
     assert_eq!(
         error.to_string(),
@@ -278,6 +278,7 @@ struct Register {
 async fn bad_arguments_name_the_argument_and_the_type_it_needs() {
     let tools = TypedBox::new("users")
         .function("register", |args: Register| Ok::<_, String>(args.name))
+        .build()
         .unwrap();
     let ctx = CallContext::new();
     let cases = [
@@ -372,8 +373,8 @@ async fn typed_tools_take_their_id_from_their_type_and_see_the_context() {
     assert_eq!(tool.id(), "dictionary_lookup");
     let tools = TypedBox::new("words")
         .tool(tool)
-        .unwrap()
         .tool(HTTPFetchTool)
+        .build()
         .unwrap();
     let ctx = CallContext::new().with(User("ada"));
     let interfaces = tools.interfaces(&ctx);
@@ -436,20 +437,16 @@ impl TypedTool for ChartTool {
 async fn typed_tools_return_elements_beside_their_value() {
     let tools = TypedBox::new("ui")
         .tool(ChartTool)
-        .unwrap()
         .function("card", |args: Chart| {
             let card = json!({"type": "card", "title": args.title});
             Ok::<_, String>(ToolOutput::new(json!({"shown": true})).with_element(card))
         })
-        .unwrap()
         .async_function("note", |args: Chart| async move {
             Ok::<_, String>(
                 ToolOutput::new(json!(args.title)).with_element(json!({"type": "note"})),
             )
         })
-        .unwrap()
-        .function("plain", |args: Chart| Ok::<_, String>(args.title))
-        .unwrap();
+        .function("plain", |args: Chart| Ok::<_, String>(args.title));
     let registry = Registry::new();
     registry.register(tools).unwrap();
     let report = registry
@@ -480,4 +477,47 @@ async fn typed_tools_return_elements_beside_their_value() {
          Function call: ui.note(\"n\")\nReturned: n\n\n\
          Function call: ui.plain(\"p\")\nReturned: p\n"
     );
+}
+
+/// Two tools that cannot be added: arguments that are no struct, and a name taken (ignoring
+/// case, as calls match names).
+fn box_with_two_problems() -> TypedBox {
+    TypedBox::new("math")
+        .function("halve", |args: Halve| Ok::<_, String>(args.n / 2))
+        .function("shout", |text: String| Ok::<_, String>(text.to_uppercase()))
+        .async_function(
+            "Halve",
+            |args: Halve| async move { Ok::<_, String>(args.n) },
+        )
+}
+
+#[test]
+fn typed_builders_chain_and_registration_lists_every_problem() {
+    let error = Registry::new()
+        .register(box_with_two_problems())
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool box 'math' was not built: \
+         the arguments of 'math.shout' must be a struct with named fields; their JSON Schema is {\"type\":\"string\"}; \
+         tool box 'math' already has a function 'Halve'"
+    );
+    // A wrapper reports its inner box's problems: the box is refused all the same.
+    let wrapped = box_with_two_problems().with_timeout(std::time::Duration::from_secs(1));
+    assert!(matches!(
+        Registry::new().register(wrapped),
+        Err(RegisterError::Build { errors, .. }) if errors.len() == 2
+    ));
+    // `build` reports the first, for a box used without a registry.
+    assert!(matches!(
+        box_with_two_problems().build(),
+        Err(TypedError::NotAnObject { name, .. }) if name == "math.shout"
+    ));
+    // The tools that could be added are there meanwhile.
+    let names: Vec<String> = box_with_two_problems()
+        .interfaces(&CallContext::new())
+        .into_iter()
+        .map(|i| i.name)
+        .collect();
+    assert_eq!(names, ["halve"]);
 }

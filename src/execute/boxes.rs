@@ -345,4 +345,11 @@ impl ToolBox for MultiBox {
         }
         first_error.map_or(Ok(()), Err)
     }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.children
+            .iter()
+            .flat_map(|child| child.build_errors())
+            .collect()
+    }
 }

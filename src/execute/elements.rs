@@ -33,7 +33,7 @@
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let registry = Registry::new();
 //! registry.register(FnBox::new("chart").function(
-//!     Interface::function(Some("chart"), "sales"),
+//!     Interface::new("sales").in_domain("chart"),
 //!     |_args, ctx| {
 //!         ctx.add_element(json!({"type": "image", "mime_type": "image/svg+xml", "data": "PHN2Zy8+"}));
 //!         Ok(json!("Sales rose 4% in March; the chart is on the user's screen."))

@@ -119,6 +119,10 @@ impl<B: ToolBox> ToolBox for Recording<B> {
     async fn close(&self) -> Result<(), ToolError> {
         self.inner.close().await
     }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.inner.build_errors()
+    }
 }
 
 /// Why a recording could not be read.

@@ -42,6 +42,15 @@ pub enum RegisterError {
     /// The box's interfaces are invalid; every problem is listed.
     #[error(transparent)]
     Validation(#[from] ValidationErrors),
+    /// The box reported errors made while it was put together
+    /// ([`ToolBox::build_errors`]): a typed tool whose arguments make no interface.
+    #[error("tool box '{name}' was not built: {}", errors.join("; "))]
+    Build {
+        /// The box's name.
+        name: String,
+        /// Every error, in the order it was made.
+        errors: Vec<String>,
+    },
     /// A box of that name (or, for a case-insensitive translator, of that name in another
     /// case) is registered already.
     #[error("a toolbox named '{name}' is registered already")]
@@ -458,6 +467,10 @@ impl Registry {
     /// Registers a shared tool box; see [`Registry::register`].
     pub fn register_shared(&self, tool_box: Arc<dyn ToolBox>) -> Result<(), RegisterError> {
         let name = tool_box.name().to_owned();
+        let errors = tool_box.build_errors();
+        if !errors.is_empty() {
+            return Err(RegisterError::Build { name, errors });
+        }
         validate_toolbox(&name, &tool_box.interfaces(&CallContext::new()))?;
         let mut state = self.write();
         if !state.control.is_empty() && Self::same_name(&state, &name, CONTROL_DOMAIN) {

@@ -17,10 +17,21 @@ use std::time::Duration;
 /// The trait is object safe: a registry holds `Arc<dyn ToolBox>`, and wrappers such as
 /// [`Hooked`](super::Hooked) or [`Timeout`](super::Timeout) are tool boxes around tool boxes.
 ///
+/// # Why `#[async_trait]`
+///
+/// An `async fn` written natively in a trait makes the trait unusable as `dyn ToolBox`
+/// (its future's type differs per implementation and cannot be named through a vtable),
+/// and a registry must hold boxes of many kinds side by side. So the trait's async methods
+/// return boxed futures, written for you by the `#[async_trait]` attribute: put it on every
+/// `impl ToolBox`, as below. atfunc re-exports it as [`atfunc::async_trait`](crate::async_trait),
+/// so it needs no dependency of your own. A `TypedTool` (feature `typed`), which
+/// is never used as `dyn`, keeps a native `async fn` and needs no attribute.
+///
 /// ```
-/// use atfunc::execute::{CallContext, ToolBox, ToolError};
+/// use atfunc::execute::{CallContext, Registry, ToolBox, ToolError};
 /// use atfunc::serde_json::{json, Map, Value};
 /// use atfunc::{async_trait, Interface, Param, ParamType};
+/// use std::sync::Arc;
 ///
 /// struct Weather;
 ///
@@ -48,6 +59,14 @@ use std::time::Duration;
 ///         }
 ///     }
 /// }
+///
+/// // Boxes of different kinds, side by side behind `dyn ToolBox`.
+/// let boxes: Vec<Arc<dyn ToolBox>> = vec![Arc::new(Weather), Arc::new(atfunc::FnBox::new("math"))];
+/// let registry = Registry::new();
+/// for tool_box in boxes {
+///     registry.register_shared(tool_box).unwrap();
+/// }
+/// assert_eq!(registry.toolboxes(), ["weather", "math", "tools"]);
 /// ```
 #[async_trait]
 pub trait ToolBox: Send + Sync {
@@ -71,6 +90,14 @@ pub trait ToolBox: Send + Sync {
     /// Releases what the box holds open. Called when the conversation ends.
     async fn close(&self) -> Result<(), ToolError> {
         Ok(())
+    }
+
+    /// What went wrong while the box was put together, one message each: a builder that
+    /// chains (a `TypedBox` of feature `typed`) keeps its errors until here, and
+    /// [`Registry::register`](super::Registry::register) refuses a box that reports any.
+    /// None by default; a wrapper reports its inner box's.
+    fn build_errors(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -96,6 +123,10 @@ impl<T: ToolBox + ?Sized> ToolBox for Arc<T> {
     async fn close(&self) -> Result<(), ToolError> {
         (**self).close().await
     }
+
+    fn build_errors(&self) -> Vec<String> {
+        (**self).build_errors()
+    }
 }
 
 #[async_trait]
@@ -119,6 +150,10 @@ impl<T: ToolBox + ?Sized> ToolBox for Box<T> {
 
     async fn close(&self) -> Result<(), ToolError> {
         (**self).close().await
+    }
+
+    fn build_errors(&self) -> Vec<String> {
+        (**self).build_errors()
     }
 }
 

@@ -181,6 +181,10 @@ impl<B: ToolBox> ToolBox for Hooked<B> {
     async fn close(&self) -> Result<(), ToolError> {
         self.inner.close().await
     }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.inner.build_errors()
+    }
 }
 
 /// The tool a call of `function` reaches: boxes may answer a name in another case
@@ -258,6 +262,10 @@ impl<B: ToolBox> ToolBox for Conditional<B> {
 
     async fn close(&self) -> Result<(), ToolError> {
         self.inner.close().await
+    }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.inner.build_errors()
     }
 }
 
@@ -392,6 +400,10 @@ impl<B: ToolBox> ToolBox for Scoped<B> {
     async fn close(&self) -> Result<(), ToolError> {
         self.inner.close().await
     }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.inner.build_errors()
+    }
 }
 
 /// Stops a call to the inner box that takes longer than a limit; the call ends with
@@ -435,5 +447,9 @@ impl<B: ToolBox> ToolBox for Timeout<B> {
 
     async fn close(&self) -> Result<(), ToolError> {
         self.inner.close().await
+    }
+
+    fn build_errors(&self) -> Vec<String> {
+        self.inner.build_errors()
     }
 }
