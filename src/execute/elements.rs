@@ -66,7 +66,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub struct ToolOutput {
     /// What the model reads in the call's result block.
     pub value: Json,
-    /// What the client gets beside it, in order (see the [module docs](self) for their shape).
+    /// What the client gets beside it, in order: each a JSON object with a string `type`.
     pub elements: Vec<Json>,
 }
 
