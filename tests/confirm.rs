@@ -19,21 +19,23 @@ fn registry() -> (Registry, Arc<AtomicUsize>) {
     let count = Arc::clone(&deleted);
     let files = FnBox::new("files")
         .function(
-            Interface::function(Some("files"), "delete")
+            Interface::new("delete")
+                .in_domain("files")
                 .param(Param::new("path", ParamType::String).required()),
             move |args, _| {
                 count.fetch_add(1, Ordering::SeqCst);
                 Ok(json!(format!("deleted {}", args.get::<String>("path")?)))
             },
         )
-        .function(Interface::function(Some("files"), "list"), |_, _| {
+        .function(Interface::new("list").in_domain("files"), |_, _| {
             Ok(json!(["a.txt"]))
         });
     registry.register(files).expect("registers");
     registry
         .register(
             FnBox::new("notes").function(
-                Interface::function(Some("notes"), "add")
+                Interface::new("add")
+                    .in_domain("notes")
                     .param(Param::new("text", ParamType::String).required()),
                 |args, _| Ok(json!(args.get::<String>("text")?.len())),
             ),

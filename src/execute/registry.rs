@@ -696,7 +696,7 @@ impl Registry {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let registry = Registry::new();
     /// registry.register(FnBox::new("files").function(
-    ///     Interface::function(Some("files"), "delete")
+    ///     Interface::new("delete").in_domain("files")
     ///         .param(Param::new("path", ParamType::String).required()),
     ///     |args, _| Ok(json!(format!("deleted {}", args.get::<String>("path")?))),
     /// )).unwrap();
