@@ -692,7 +692,7 @@ async fn names_that_are_not_identifiers_reach_the_server_as_defined() {
 #[tokio::test]
 async fn a_binary_answer_is_an_element_and_a_line_for_the_model() {
     let base = serve().await;
-    let plain = |name: &str| Interface::function(Some("files"), name).describe("A file");
+    let plain = |name: &str| Interface::new(name).in_domain("files").describe("A file");
     let files = HttpBox::builder("files", &base)
         .secret_header("Authorization", format!("Bearer {TOKEN}"))
         .endpoint(plain("chart"), "GET", "/chart.png")

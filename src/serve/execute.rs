@@ -77,7 +77,7 @@ pub(crate) async fn handle(
     // A history that answers held calls (an assistant's `tool_calls`, `tool` messages)
     // reads as call text and result blocks, as in a request with tools.
     let interfaces = registry.interfaces(&CallContext::new());
-    let mut catalog = Catalog::new(interfaces, false);
+    let mut catalog = Catalog::new(interfaces);
     if let Some(root) = registry.root() {
         catalog = catalog.with_root(root);
     }
