@@ -57,7 +57,7 @@ pub(crate) fn render(
         return Ok(tools
             .interfaces
             .iter()
-            .map(|i| atfunc::render::render_interface_as(i, root, separator))
+            .map(|i| atfunc::render::render_interface_with(i, &PromptOptions { root, separator }))
             .collect::<Vec<_>>()
             .join(if separator { "" } else { "\n" }));
     }

@@ -42,7 +42,7 @@ impl Tools {
         let (json, source) = tools_json(py, tools)?;
         let interfaces = load(&json).map_err(|problems| tools_error(py, source, problems))?;
         let json = json.map(|json| json.to_string()).unwrap_or_default();
-        let mut catalog = Catalog::new(interfaces.clone(), false);
+        let mut catalog = Catalog::new(interfaces.clone());
         if let Some(root) = root {
             catalog = catalog.with_root(root);
         }

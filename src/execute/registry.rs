@@ -1073,7 +1073,7 @@ impl Registry {
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let registry = Registry::new();
-    /// registry.register(FnBox::new("ui").function(Interface::function(Some("ui"), "card"), |_, ctx| {
+    /// registry.register(FnBox::new("ui").function(Interface::new("card").in_domain("ui"), |_, ctx| {
     ///     ctx.add_element(json!({"type": "card", "title": "Hello"}));
     ///     Ok(json!("shown"))
     /// })).unwrap();
