@@ -343,13 +343,12 @@ async fn a_stream_has_events_of_its_own() {
 async fn a_confirmed_call_gives_its_elements_beside_its_value() {
     let registry = Registry::new();
     registry
-        .register(FnBox::new("ui").function(
-            Interface::function(Some("ui"), "publish"),
-            |_, ctx| {
+        .register(
+            FnBox::new("ui").function(Interface::new("publish").in_domain("ui"), |_, ctx| {
                 ctx.add_element(json!({"type": "card", "title": "Published"}));
                 Ok(json!("published"))
-            },
-        ))
+            }),
+        )
         .expect("registers");
     registry.require_confirmation("ui").expect("a box");
     let report = registry
