@@ -134,7 +134,17 @@ fn tools_json(
     tools: &Bound<'_, PyAny>,
 ) -> PyResult<(Result<Json, String>, Source)> {
     if let Ok(text) = tools.cast::<PyString>() {
-        return Ok((parse_json(&text.to_cow()?), Source::Value));
+        let text = text.to_cow()?;
+        let json = parse_json(&text).map_err(|error| {
+            // A str is JSON; a path is a Path. Say so when the str names a file.
+            let path = std::path::Path::new(text.trim());
+            if !text.trim_start().starts_with(['[', '{']) && path.is_file() {
+                format!("{error} (a str is read as JSON; to read the file {text:?}, pass pathlib.Path({text:?}))")
+            } else {
+                error
+            }
+        });
+        return Ok((json, Source::Value));
     }
     if tools.hasattr("__fspath__")? {
         let path = py.import("os")?.call_method1("fspath", (tools,))?;

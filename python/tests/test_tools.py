@@ -46,6 +46,8 @@ def test_bad_json_and_files_say_where(tmp_path):
     path.write_text('[{"name": "a b"}]')
     with pytest.raises(atfunc.ToolsError, match=f"^{path}: invalid tools file"):
         atfunc.render(path)
+    with pytest.raises(atfunc.ToolsError, match=r"to read the file .*, pass pathlib.Path"):
+        atfunc.Tools(str(DEMO_TOOLS))
     with pytest.raises(OSError, match="cannot read tools file"):
         atfunc.Tools(tmp_path / "missing.json")
     with pytest.raises(TypeError, match="cannot be written as JSON"):
