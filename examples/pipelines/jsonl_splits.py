@@ -1,0 +1,188 @@
+"""A JSON Lines file cut into numbered splits, and atfunc's step on one Arrow batch of it.
+
+Both pipelines (`ray_parse.py`, `spark_parse.py`) are built from three pieces here:
+
+1. `plan_splits(path, ...)` runs once, on the driver. It reads the file once for line ends
+   only (no JSON is parsed) and cuts it into byte ranges that end just after a newline,
+   noting the number of each range's first line.
+2. `read_split(split)` runs on a worker: it reads its byte range and returns an Arrow table
+   of `line` (the line's number in the file) and `text` (the line, its newline kept), the
+   text column built over the bytes as read, without a copy per line.
+3. `parse_batch(table, tools)` runs on a worker: `atfunc.parse_jsonl` over the `text`
+   column, then the `line` numbers of the file put into the records that report one.
+
+Why numbered splits rather than an engine's own text reader: `atfunc parse --jsonl` answers
+a line that is not a processable record with `{"id", "line", "error"}`, `line` counting from
+the first line of the file, blank lines included. A record must come out the same whichever
+worker parsed it, so every worker has to know where its lines sit in the file; engines'
+text readers hand out lines without that. A split is also the unit of parallelism: each is
+one task, read and parsed where it runs, its memory bounded by its size.
+
+Paths go through `pyarrow.fs`, so a path may be local or a URI (`s3://bucket/records.jsonl`)
+that every node can read. Lines must be UTF-8 (Arrow strings are); a split that is not says
+which line is at fault.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs
+
+# A split holds at least this much (unless the file is smaller)...
+MIN_SPLIT_BYTES = 256 << 10
+# ...and at most about this much: a worker holds one split's bytes and output at a time.
+MAX_SPLIT_BYTES = 64 << 20
+# The driver scans for line ends in reads of this size.
+SCAN_BYTES = 8 << 20
+# `parse_jsonl` gets this many lines at a time: big enough that the call overhead vanishes,
+# small enough that the output of one call stays a few MB.
+PARSE_BATCH_LINES = 8192
+
+# What the failure record of a line holds before its number, as `atfunc parse --jsonl`
+# writes it: `{"id":...,"line":N,"error":"..."}`.
+LINE_KEY = ',"line":'
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """Bytes `[start, end)` of the file at `path`; its first line is line `first_line`."""
+
+    path: str
+    start: int
+    end: int
+    first_line: int
+
+
+def _filesystem(path: str) -> tuple[pyarrow.fs.FileSystem, str]:
+    try:
+        return pyarrow.fs.FileSystem.from_uri(path)
+    except (pa.ArrowInvalid, ValueError):
+        # A plain relative path is no URI.
+        return pyarrow.fs.LocalFileSystem(), str(path)
+
+
+def split_bytes_for(size: int, workers: int) -> int:
+    """The split size for a file of `size` bytes on `workers` workers: four splits a worker,
+    so a slow one does not hold the others up, within the bounds above."""
+    wanted = -(-size // max(1, 4 * workers))
+    return max(MIN_SPLIT_BYTES, min(MAX_SPLIT_BYTES, wanted))
+
+
+def plan_splits(path: str, split_bytes: int) -> list[Split]:
+    """Cuts the file at `path` into splits of about `split_bytes` bytes, each ending just
+    after a newline (or at the end of the file)."""
+    if split_bytes < 1:
+        raise ValueError(f"split_bytes must be at least 1, got {split_bytes}")
+    filesystem, name = _filesystem(path)
+    splits = []
+    start, first_line = 0, 1
+    # Newlines seen since `start`; `pos` is the file offset of the chunk being scanned.
+    ended, pos = 0, 0
+    with filesystem.open_input_stream(name) as stream:
+        while chunk := stream.read(SCAN_BYTES):
+            at = 0
+            while True:
+                # The split may end at the first newline at or past this index of the chunk.
+                want = max(start + split_bytes - 1 - pos, at)
+                newline = chunk.find(b"\n", want) if want < len(chunk) else -1
+                if newline < 0:
+                    ended += chunk.count(b"\n", at)
+                    break
+                ended += chunk.count(b"\n", at, newline + 1)
+                end = pos + newline + 1
+                splits.append(Split(path, start, end, first_line))
+                start, first_line, ended, at = end, first_line + ended, 0, newline + 1
+            pos += len(chunk)
+    if pos > start:
+        splits.append(Split(path, start, pos, first_line))
+    return splits
+
+
+def read_split(split: Split) -> pa.Table:
+    """The lines of `split` as a table of `line` (int64, the number in the file) and `text`
+    (string, each line with its newline, as `atfunc parse --jsonl` reads it)."""
+    filesystem, name = _filesystem(split.path)
+    with filesystem.open_input_file(name) as file:
+        data = file.read_at(split.end - split.start, split.start)
+    if len(data) != split.end - split.start:
+        raise ValueError(
+            f"{split.path}: expected {split.end - split.start} bytes at {split.start}, "
+            f"read {len(data)}: did the file change after the splits were planned?"
+        )
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n")) + 1
+    if len(data) and (not len(ends) or ends[-1] != len(data)):
+        # The last line of a file may have no newline; it is a line all the same.
+        ends = np.append(ends, len(data))
+    # Offsets of 32 bits: a split is far below 2 GiB (MAX_SPLIT_BYTES).
+    offsets = np.concatenate([[0], ends]).astype(np.int32)
+    text = pa.Array.from_buffers(
+        pa.string(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    try:
+        text.validate(full=True)
+    except pa.ArrowInvalid:
+        raise ValueError(_not_utf8(split, data, offsets)) from None
+    line = pa.array(np.arange(split.first_line, split.first_line + len(ends), dtype=np.int64))
+    return pa.table({"line": line, "text": text})
+
+
+def _not_utf8(split: Split, data: bytes, offsets: np.ndarray) -> str:
+    for i in range(len(offsets) - 1):
+        try:
+            data[offsets[i] : offsets[i + 1]].decode("utf-8")
+        except UnicodeDecodeError as error:
+            return (
+                f"{split.path}: line {split.first_line + i} is not UTF-8 ({error.reason} at "
+                f"byte {error.start}): these pipelines take UTF-8 text only"
+            )
+    return f"{split.path}: bytes {split.start}..{split.end} are not valid UTF-8"
+
+
+def parse_batch(table: pa.Table, tools: Optional[str] = None) -> pa.Table:
+    """The output lines for a table of `line` and `text`, as a one-column table `value`:
+    one line per record, exactly as `atfunc parse --jsonl` prints it for the same file
+    (blank lines give none)."""
+    import atfunc
+
+    text = table.column("text").combine_chunks()
+    numbers = table.column("line").combine_chunks()
+    out = atfunc.parse_jsonl(text, tools)
+    out = renumber(out, numbers)
+    return pa.table({"value": out.drop_null()})
+
+
+def renumber(out: pa.StringArray, numbers: pa.Int64Array) -> pa.StringArray:
+    """`out` with each failure record's `line` set to the number in `numbers` beside it.
+
+    `parse_jsonl` numbers the lines of one call from 1; the file's numbers are the split's.
+    Only failure records hold `"line"`, and they are the records that end in `"}` (a parsed
+    record ends with its `errors` list: `]}`). The key is found from the right: the `id` may
+    hold anything, but the `error` after the key is a string, where a quote is escaped.
+    """
+    failed = pc.fill_null(pc.ends_with(out, '"}'), False)
+    if not pc.any(failed).as_py():
+        return out
+    rows = np.flatnonzero(failed.to_numpy(zero_copy_only=False))
+    fixed = []
+    for row in rows:
+        record = out[int(row)].as_py()
+        key = record.rfind(LINE_KEY) + len(LINE_KEY)
+        after = record.index(",", key)
+        fixed.append(f"{record[:key]}{numbers[int(row)].as_py()}{record[after:]}")
+    return pc.replace_with_mask(out, failed, pa.array(fixed, pa.string()))
+
+
+def output_bytes(values: pa.Array) -> pa.Buffer:
+    """The lines of `values` (no nulls), each followed by a newline, as one buffer."""
+    if len(values) == 0:
+        return pa.py_buffer(b"")
+    # Each value with a newline after it, in one new array whose data is the whole text.
+    joined = pc.binary_join_element_wise(values, "", "\n")
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int32)
+    first, last = offsets[joined.offset], offsets[joined.offset + len(joined)]
+    return joined.buffers()[2][first:last]

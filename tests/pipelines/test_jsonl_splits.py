@@ -1,0 +1,94 @@
+"""The splits both pipelines read: every byte in exactly one split, every line numbered as
+the file numbers it, whatever the split size; and the line numbers put into failure records."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "pipelines"))
+
+import jsonl_splits  # noqa: E402
+
+# Blank lines, a line of spaces, CRLF, characters of two to four bytes, no final newline.
+TEXT = (
+    '{"id": 1, "completion": "a"}\n'
+    "\n"
+    "   \n"
+    '{"id": "é", "completion": "Zürich 東京 😀"}\r\n'
+    "not json\n"
+    "\n"
+    '{"id": 3, "completion": "@a.b(1)"}'
+)
+
+
+def lines_of(path: Path, split_bytes: int) -> list[tuple[int, str]]:
+    splits = jsonl_splits.plan_splits(str(path), split_bytes)
+    if not splits:
+        assert path.stat().st_size == 0
+        return []
+    assert splits[0].start == 0 and splits[-1].end == path.stat().st_size
+    for before, after in zip(splits, splits[1:]):
+        assert before.end == after.start
+    found = []
+    for split in splits:
+        table = jsonl_splits.read_split(split)
+        found.extend(zip(table.column("line").to_pylist(), table.column("text").to_pylist()))
+    return found
+
+
+@pytest.mark.parametrize("text", [TEXT, TEXT + "\n", "\n\n\n", "one line", ""])
+def test_every_split_size_gives_the_lines_of_the_file_numbered_from_one(tmp_path, text):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    expected = list(enumerate(text.encode("utf-8").splitlines(keepends=True), start=1))
+    expected = [(number, line.decode("utf-8")) for number, line in expected]
+    for split_bytes in range(1, len(text.encode("utf-8")) + 2):
+        assert lines_of(path, split_bytes) == expected, f"split_bytes={split_bytes}"
+
+
+def test_splits_are_about_the_size_asked_and_end_at_a_line_end(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"".join(b"%05d\n" % i for i in range(10_000)))
+    splits = jsonl_splits.plan_splits(str(path), 1000)
+    assert len(splits) == 60
+    assert all(split.end - split.start == 1002 for split in splits[:-1])
+    assert [split.first_line for split in splits[:3]] == [1, 168, 335]
+
+
+def test_a_line_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b'{"id": 1}\n{"id": "\xff"}\n')
+    [split] = jsonl_splits.plan_splits(str(path), 1 << 20)
+    with pytest.raises(ValueError, match=r"line 2 is not UTF-8"):
+        jsonl_splits.read_split(split)
+
+
+def test_failure_records_get_the_line_numbers_of_the_file():
+    out = pa.array(
+        [
+            '{"id":1,"calls":[],"errors":[]}',
+            None,
+            '{"id":null,"line":3,"error":"not valid JSON: expected ident at column 2"}',
+            # An id that holds the key itself, and an error that quotes it.
+            '{"id":{"line":4,"x":",\\"line\\":9,"},"line":4,"error":"a \\",\\"line\\":7 b"}',
+            '{"id":"\\"}","calls":[{"name":"a.b","positional":[],"named":{}}],"errors":[]}',
+        ]
+    )
+    numbers = pa.array([101, 102, 103, 104, 105], pa.int64())
+    assert jsonl_splits.renumber(out, numbers).to_pylist() == [
+        '{"id":1,"calls":[],"errors":[]}',
+        None,
+        '{"id":null,"line":103,"error":"not valid JSON: expected ident at column 2"}',
+        '{"id":{"line":4,"x":",\\"line\\":9,"},"line":104,"error":"a \\",\\"line\\":7 b"}',
+        '{"id":"\\"}","calls":[{"name":"a.b","positional":[],"named":{}}],"errors":[]}',
+    ]
+
+
+def test_output_bytes_are_the_lines_each_with_a_newline():
+    values = pa.array(["x", '{"id":"é"}', "z"])[1:]
+    assert jsonl_splits.output_bytes(values).to_pybytes() == '{"id":"é"}\nz\n'.encode("utf-8")
+    assert jsonl_splits.output_bytes(pa.array([], pa.string())).to_pybytes() == b""

@@ -1,0 +1,102 @@
+"""The Ray and Spark pipelines against `atfunc parse --jsonl`, on one generated file.
+
+Each pipeline runs as a user runs it, as a script in its own process: Ray started by the
+script with two CPUs on the loopback address, Spark on `local[2]`. Its output files, taken
+together, must hold exactly the lines the CLI prints for the same file (order aside).
+
+The CLI is `target/debug/atfunc` (`cargo build --all-features`), or `ATFUNC_BIN`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PIPELINES = ROOT / "examples" / "pipelines"
+sys.path.insert(0, str(PIPELINES))
+
+import make_records  # noqa: E402
+
+# At least 10,000 processable records, plus about one line in a hundred that is not one.
+RECORDS = 12_000
+# One pipeline run, start-up included; a loaded two-core machine takes about a minute.
+TIMEOUT = 240
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("records")
+    path, tools = folder / "records.jsonl", folder / "tools.json"
+    make_records.write_records(path, RECORDS)
+    tools.write_text(json.dumps(make_records.TOOLS_FILE), encoding="utf-8")
+    return path, tools
+
+
+def cli_lines(*args: str) -> list[str]:
+    binary = Path(os.environ.get("ATFUNC_BIN", ROOT / "target" / "debug" / "atfunc"))
+    if not binary.exists():
+        pytest.fail(f"no atfunc binary at {binary}: build it with `cargo build --all-features`"
+                    " or set ATFUNC_BIN")
+    out = subprocess.run([binary, "parse", "--jsonl", *args], capture_output=True, check=True,
+                         timeout=TIMEOUT)
+    return out.stdout.decode("utf-8").splitlines()
+
+
+def run_pipeline(script: str, *args: str) -> None:
+    try:
+        done = subprocess.run([sys.executable, str(PIPELINES / script), *args],
+                              capture_output=True, timeout=TIMEOUT, cwd=ROOT)
+    except subprocess.TimeoutExpired as timeout:
+        pytest.fail(f"{script} ran past {TIMEOUT} s:\n{(timeout.stderr or b'')[-4000:].decode()}")
+    if done.returncode != 0:
+        pytest.fail(f"{script} exited with {done.returncode}:\n{done.stderr[-6000:].decode()}")
+
+
+def output_lines(folder: Path, pattern: str) -> list[str]:
+    files = sorted(folder.glob(pattern))
+    assert files, f"no output files {pattern} in {folder}"
+    lines = []
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        assert text == "" or text.endswith("\n"), f"{file} does not end with a newline"
+        lines.extend(text.splitlines())
+    return lines
+
+
+def assert_same_records(got: list[str], expected: list[str]) -> None:
+    assert len(expected) >= 10_000
+    # The file holds every kind of record the comparison is meant to cover.
+    assert any('"line":' in line and line.endswith('"}') for line in expected)
+    assert any('"args":' in line for line in expected)
+    assert any('"errors":[{' in line for line in expected)
+    assert any(line.endswith('"calls":[],"errors":[]}') for line in expected)
+    missing, extra = Counter(expected) - Counter(got), Counter(got) - Counter(expected)
+    assert not missing and not extra, (
+        f"{sum(missing.values())} lines missing, {sum(extra.values())} extra; "
+        f"first missing: {next(iter(missing), None)!r}; first extra: {next(iter(extra), None)!r}"
+    )
+
+
+def test_ray_pipeline_prints_what_the_cli_prints(records, tmp_path):
+    path, _ = records
+    out = tmp_path / "out"
+    run_pipeline("ray_parse.py", str(path), str(out), "--num-cpus", "2")
+    expected = cli_lines(str(path))
+    # Without --tools, records without their own tools get their calls back unbound.
+    assert any('"positional":' in line for line in expected)
+    assert_same_records(output_lines(out, "*.jsonl"), expected)
+
+
+def test_spark_pipeline_prints_what_the_cli_prints(records, tmp_path):
+    path, tools = records
+    out = tmp_path / "out"
+    run_pipeline("spark_parse.py", str(path), str(out), "--tools", str(tools),
+                 "--master", "local[2]")
+    assert_same_records(output_lines(out, "part-*"), cli_lines("--tools", str(tools), str(path)))
