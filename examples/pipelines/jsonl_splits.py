@@ -9,7 +9,8 @@ Both pipelines (`ray_parse.py`, `spark_parse.py`) are built from three pieces he
    of `line` (the line's number in the file) and `text` (the line, its newline kept), the
    text column built over the bytes as read, without a copy per line.
 3. `parse_batch(table, tools)` runs on a worker: `atfunc.parse_jsonl` over the `text`
-   column, then the `line` numbers of the file put into the records that report one.
+   column, `PARSE_BATCH_LINES` at a time, then the `line` numbers of the file put into the
+   records that report one.
 
 Why numbered splits rather than an engine's own text reader: `atfunc parse --jsonl` answers
 a line that is not a processable record with `{"id", "line", "error"}`, `line` counting from
@@ -39,13 +40,18 @@ MIN_SPLIT_BYTES = 256 << 10
 MAX_SPLIT_BYTES = 64 << 20
 # The driver scans for line ends in reads of this size.
 SCAN_BYTES = 8 << 20
-# `parse_jsonl` gets this many lines at a time: big enough that the call overhead vanishes,
-# small enough that the output of one call stays a few MB.
+# `parse_jsonl` gets this many lines at a time: enough that the cost of a call vanishes, few
+# enough that what one call holds stays a few MB.
 PARSE_BATCH_LINES = 8192
 
 # What the failure record of a line holds before its number, as `atfunc parse --jsonl`
 # writes it: `{"id":...,"line":N,"error":"..."}`.
 LINE_KEY = ',"line":'
+
+# The environment of the engines' workers. `parse_jsonl` spreads a call over every core by
+# default; under an engine that already runs one task per core, that would put every core's
+# threads on every core, so each task keeps to its own.
+WORKER_ENV = {"RAYON_NUM_THREADS": "1"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,11 +155,12 @@ def parse_batch(table: pa.Table, tools: Optional[str] = None) -> pa.Table:
     (blank lines give none)."""
     import atfunc
 
-    text = table.column("text").combine_chunks()
-    numbers = table.column("line").combine_chunks()
-    out = atfunc.parse_jsonl(text, tools)
-    out = renumber(out, numbers)
-    return pa.table({"value": out.drop_null()})
+    pieces = []
+    for start in range(0, table.num_rows, PARSE_BATCH_LINES):
+        piece = table.slice(start, PARSE_BATCH_LINES)
+        out = atfunc.parse_jsonl(piece.column("text").combine_chunks(), tools)
+        pieces.append(renumber(out, piece.column("line").combine_chunks()).drop_null())
+    return pa.table({"value": pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())})
 
 
 def renumber(out: pa.StringArray, numbers: pa.Int64Array) -> pa.StringArray:

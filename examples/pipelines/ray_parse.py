@@ -11,8 +11,8 @@ The plan:
 
 1. A Ray Data source reads the file in splits (`jsonl_splits.py`): the driver cuts the file
    at line ends, each read task reads one split into an Arrow table of `line` and `text`.
-2. `map_batches` runs `atfunc.parse_jsonl` on Arrow batches of it (fused with the read into
-   one task per split), each record's output line in a one-column table.
+2. `map_batches` runs `atfunc.parse_jsonl` on each split's table (in the same task as the
+   read), giving a one-column table of output lines.
 3. A file datasink writes each block's lines as they are, one file per write task.
 
 Lines are carried as text from reading to writing, never as rows of typed columns: records'
@@ -108,7 +108,10 @@ def run(input_path: str, output_dir: str, tools: Optional[str] = None,
         parse_step,
         fn_kwargs={"tools": tools},
         batch_format="pyarrow",
-        batch_size=jsonl_splits.PARSE_BATCH_LINES,
+        # A whole split a batch (it is bounded already): with a batch size Ray runs the
+        # parse apart from the read and passes every split through its object store; without,
+        # reading, parsing and writing a split are one task.
+        batch_size=None,
         zero_copy_batch=True,
     )
     parsed.write_datasink(LinesDatasink(output_dir))
@@ -129,7 +132,10 @@ def main(argv: Optional[Iterable[str]] = None) -> None:
     split_bytes = int(args.split_mb * 1e6) if args.split_mb else None
 
     # The helper module and, if given, the atfunc wheel go to every node with the job.
-    runtime_env = {"py_modules": [jsonl_splits] + ([str(args.wheel)] if args.wheel else [])}
+    runtime_env = {
+        "py_modules": [jsonl_splits] + ([str(args.wheel)] if args.wheel else []),
+        "env_vars": jsonl_splits.WORKER_ENV,
+    }
     if args.address:
         ray.init(address=args.address, runtime_env=runtime_env, log_to_driver=False)
     else:

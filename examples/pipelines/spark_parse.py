@@ -58,9 +58,7 @@ def parse_splits(
     for batch in batches:
         for row in batch.to_pylist():
             lines = jsonl_splits.read_split(jsonl_splits.Split(**row))
-            for start in range(0, lines.num_rows, jsonl_splits.PARSE_BATCH_LINES):
-                piece = lines.slice(start, jsonl_splits.PARSE_BATCH_LINES)
-                yield from jsonl_splits.parse_batch(piece, tools).to_batches()
+            yield from jsonl_splits.parse_batch(lines, tools).to_batches()
 
 
 def run(spark: SparkSession, input_path: str, output_dir: str, tools: Optional[str] = None,
@@ -87,10 +85,13 @@ def session(master: Optional[str]) -> SparkSession:
     `local[2]`."""
     builder = SparkSession.builder.appName("atfunc parse --jsonl")
     builder = builder.config("spark.ui.enabled", "false")
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
     # spark-submit starts the JVM first and hands this process its gateway; the master is
     # then its to say.
     if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
         master = "local[2]"
+    for name, value in jsonl_splits.WORKER_ENV.items():
+        builder = builder.config(f"spark.executorEnv.{name}", value)
     if master:
         builder = builder.master(master)
     if master and master.startswith("local"):
