@@ -6,11 +6,10 @@ Both pipelines (`ray_parse.py`, `spark_parse.py`) are built from three pieces he
    only (no JSON is parsed) and cuts it into byte ranges that end just after a newline,
    noting the number of each range's first line.
 2. `read_split(split)` runs on a worker: it reads its byte range and returns an Arrow table
-   of `line` (the line's number in the file) and `text` (the line, its newline kept), the
-   text column built over the bytes as read, without a copy per line.
+   of `line` (the line's number in the file) and `text` (the line as bytes, its newline
+   kept), the text column built over the bytes as read, without a copy per line.
 3. `parse_batch(table, tools)` runs on a worker: `atfunc.parse_jsonl` over the `text`
-   column, `PARSE_BATCH_LINES` at a time, then the `line` numbers of the file put into the
-   records that report one.
+   column, `PARSE_BATCH_LINES` at a time, each call told the number of its first line.
 
 Why numbered splits rather than an engine's own text reader: `atfunc parse --jsonl` answers
 a line that is not a processable record with `{"id", "line", "error"}`, `line` counting from
@@ -19,9 +18,9 @@ worker parsed it, so every worker has to know where its lines sit in the file; e
 text readers hand out lines without that. A split is also the unit of parallelism: each is
 one task, read and parsed where it runs, its memory bounded by its size.
 
-Paths go through `pyarrow.fs`, so a path may be local or a URI (`s3://bucket/records.jsonl`)
-that every node can read. Lines must be UTF-8 (Arrow strings are); a split that is not says
-which line is at fault.
+Lines travel as bytes, not strings, so a line that is not UTF-8 reaches atfunc as it is and
+gets the CLI's answer to it. Paths go through `pyarrow.fs`, so a path may be local or a URI
+(`s3://bucket/records.jsonl`) that every node can read.
 """
 
 from __future__ import annotations
@@ -42,11 +41,7 @@ MAX_SPLIT_BYTES = 64 << 20
 SCAN_BYTES = 8 << 20
 # `parse_jsonl` gets this many lines at a time: enough that the cost of a call vanishes, few
 # enough that what one call holds stays a few MB.
-PARSE_BATCH_LINES = 8192
-
-# What the failure record of a line holds before its number, as `atfunc parse --jsonl`
-# writes it: `{"id":...,"line":N,"error":"..."}`.
-LINE_KEY = ',"line":'
+PARSE_BATCH_LINES = 4096
 
 # The environment of the engines' workers. `parse_jsonl` spreads a call over every core by
 # default; under an engine that already runs one task per core, that would put every core's
@@ -111,7 +106,7 @@ def plan_splits(path: str, split_bytes: int) -> list[Split]:
 
 def read_split(split: Split) -> pa.Table:
     """The lines of `split` as a table of `line` (int64, the number in the file) and `text`
-    (string, each line with its newline, as `atfunc parse --jsonl` reads it)."""
+    (binary, each line with its newline, as `atfunc parse --jsonl` reads it)."""
     filesystem, name = _filesystem(split.path)
     with filesystem.open_input_file(name) as file:
         data = file.read_at(split.end - split.start, split.start)
@@ -127,61 +122,28 @@ def read_split(split: Split) -> pa.Table:
     # Offsets of 32 bits: a split is far below 2 GiB (MAX_SPLIT_BYTES).
     offsets = np.concatenate([[0], ends]).astype(np.int32)
     text = pa.Array.from_buffers(
-        pa.string(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        pa.binary(), len(ends), [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
-    try:
-        text.validate(full=True)
-    except pa.ArrowInvalid:
-        raise ValueError(_not_utf8(split, data, offsets)) from None
     line = pa.array(np.arange(split.first_line, split.first_line + len(ends), dtype=np.int64))
     return pa.table({"line": line, "text": text})
 
 
-def _not_utf8(split: Split, data: bytes, offsets: np.ndarray) -> str:
-    for i in range(len(offsets) - 1):
-        try:
-            data[offsets[i] : offsets[i + 1]].decode("utf-8")
-        except UnicodeDecodeError as error:
-            return (
-                f"{split.path}: line {split.first_line + i} is not UTF-8 ({error.reason} at "
-                f"byte {error.start}): these pipelines take UTF-8 text only"
-            )
-    return f"{split.path}: bytes {split.start}..{split.end} are not valid UTF-8"
-
-
 def parse_batch(table: pa.Table, tools: Optional[str] = None) -> pa.Table:
-    """The output lines for a table of `line` and `text`, as a one-column table `value`:
-    one line per record, exactly as `atfunc parse --jsonl` prints it for the same file
-    (blank lines give none)."""
+    """The output lines for a table of `line` and `text` (as `read_split` gives it), as a
+    one-column table `value`: one line per record, exactly as `atfunc parse --jsonl` prints
+    it for the same file (blank lines give none)."""
     import atfunc
 
     pieces = []
     for start in range(0, table.num_rows, PARSE_BATCH_LINES):
         piece = table.slice(start, PARSE_BATCH_LINES)
-        out = atfunc.parse_jsonl(piece.column("text").combine_chunks(), tools)
-        pieces.append(renumber(out, piece.column("line").combine_chunks()).drop_null())
+        # The lines of a split are consecutive: the first one's number gives the others'.
+        first_line = piece.column("line")[0].as_py()
+        out = atfunc.parse_jsonl(piece.column("text").combine_chunks(), tools,
+                                 first_line=first_line)
+        # A blank line gives None: the CLI prints nothing for it.
+        pieces.append(out.drop_null())
     return pa.table({"value": pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())})
-
-
-def renumber(out: pa.StringArray, numbers: pa.Int64Array) -> pa.StringArray:
-    """`out` with each failure record's `line` set to the number in `numbers` beside it.
-
-    `parse_jsonl` numbers the lines of one call from 1; the file's numbers are the split's.
-    Only failure records hold `"line"`, and they are the records that end in `"}` (a parsed
-    record ends with its `errors` list: `]}`). The key is found from the right: the `id` may
-    hold anything, but the `error` after the key is a string, where a quote is escaped.
-    """
-    failed = pc.fill_null(pc.ends_with(out, '"}'), False)
-    if not pc.any(failed).as_py():
-        return out
-    rows = np.flatnonzero(failed.to_numpy(zero_copy_only=False))
-    fixed = []
-    for row in rows:
-        record = out[int(row)].as_py()
-        key = record.rfind(LINE_KEY) + len(LINE_KEY)
-        after = record.index(",", key)
-        fixed.append(f"{record[:key]}{numbers[int(row)].as_py()}{record[after:]}")
-    return pc.replace_with_mask(out, failed, pa.array(fixed, pa.string()))
 
 
 def output_bytes(values: pa.Array) -> pa.Buffer:

@@ -1,5 +1,5 @@
 """The splits both pipelines read: every byte in exactly one split, every line numbered as
-the file numbers it, whatever the split size; and the line numbers put into failure records."""
+the file numbers it, whatever the split size."""
 
 from __future__ import annotations
 
@@ -45,7 +45,6 @@ def test_every_split_size_gives_the_lines_of_the_file_numbered_from_one(tmp_path
     path = tmp_path / "records.jsonl"
     path.write_bytes(text.encode("utf-8"))
     expected = list(enumerate(text.encode("utf-8").splitlines(keepends=True), start=1))
-    expected = [(number, line.decode("utf-8")) for number, line in expected]
     for split_bytes in range(1, len(text.encode("utf-8")) + 2):
         assert lines_of(path, split_bytes) == expected, f"split_bytes={split_bytes}"
 
@@ -59,33 +58,13 @@ def test_splits_are_about_the_size_asked_and_end_at_a_line_end(tmp_path):
     assert [split.first_line for split in splits[:3]] == [1, 168, 335]
 
 
-def test_a_line_that_is_not_utf8_is_named(tmp_path):
+def test_a_line_that_is_not_utf8_is_read_as_it_is(tmp_path):
     path = tmp_path / "records.jsonl"
     path.write_bytes(b'{"id": 1}\n{"id": "\xff"}\n')
     [split] = jsonl_splits.plan_splits(str(path), 1 << 20)
-    with pytest.raises(ValueError, match=r"line 2 is not UTF-8"):
-        jsonl_splits.read_split(split)
-
-
-def test_failure_records_get_the_line_numbers_of_the_file():
-    out = pa.array(
-        [
-            '{"id":1,"calls":[],"errors":[]}',
-            None,
-            '{"id":null,"line":3,"error":"not valid JSON: expected ident at column 2"}',
-            # An id that holds the key itself, and an error that quotes it.
-            '{"id":{"line":4,"x":",\\"line\\":9,"},"line":4,"error":"a \\",\\"line\\":7 b"}',
-            '{"id":"\\"}","calls":[{"name":"a.b","positional":[],"named":{}}],"errors":[]}',
-        ]
-    )
-    numbers = pa.array([101, 102, 103, 104, 105], pa.int64())
-    assert jsonl_splits.renumber(out, numbers).to_pylist() == [
-        '{"id":1,"calls":[],"errors":[]}',
-        None,
-        '{"id":null,"line":103,"error":"not valid JSON: expected ident at column 2"}',
-        '{"id":{"line":4,"x":",\\"line\\":9,"},"line":104,"error":"a \\",\\"line\\":7 b"}',
-        '{"id":"\\"}","calls":[{"name":"a.b","positional":[],"named":{}}],"errors":[]}',
-    ]
+    table = jsonl_splits.read_split(split)
+    assert table.column("text").to_pylist() == [b'{"id": 1}\n', b'{"id": "\xff"}\n']
+    assert table.column("line").to_pylist() == [1, 2]
 
 
 def test_output_bytes_are_the_lines_each_with_a_newline():

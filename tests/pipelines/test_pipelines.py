@@ -35,6 +35,11 @@ def records(tmp_path_factory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("records")
     path, tools = folder / "records.jsonl", folder / "tools.json"
     make_records.write_records(path, RECORDS)
+    with open(path, "ab") as file:
+        # Lines no text writer makes: not UTF-8, a CRLF end, and a last line without one.
+        file.write(b'{"id": "\xff", "completion": "@a.b(1)"}\n')
+        file.write(b'{"id": "crlf", "completion": "@a.b(2)"}\r\n')
+        file.write(b'{"id": "last", "completion": "@a.b(3)"}')
     tools.write_text(json.dumps(make_records.TOOLS_FILE), encoding="utf-8")
     return path, tools
 
@@ -97,6 +102,7 @@ def test_ray_pipeline_prints_what_the_cli_prints(records, tmp_path):
 def test_spark_pipeline_prints_what_the_cli_prints(records, tmp_path):
     path, tools = records
     out = tmp_path / "out"
+    # Splits of about 5,000 lines: several parse_jsonl calls a split.
     run_pipeline("spark_parse.py", str(path), str(out), "--tools", str(tools),
-                 "--master", "local[2]")
+                 "--master", "local[2]", "--split-mb", "2.5")
     assert_same_records(output_lines(out, "part-*"), cli_lines("--tools", str(tools), str(path)))
