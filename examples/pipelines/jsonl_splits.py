@@ -128,12 +128,15 @@ def read_split(split: Split) -> pa.Table:
     return pa.table({"line": line, "text": text})
 
 
-def parse_batch(table: pa.Table, tools: Optional[str] = None) -> pa.Table:
+def parse_batch(table: pa.Table, tools=None) -> pa.Table:
     """The output lines for a table of `line` and `text` (as `read_split` gives it), as a
     one-column table `value`: one line per record, exactly as `atfunc parse --jsonl` prints
-    it for the same file (blank lines give none)."""
+    it for the same file (blank lines give none). `tools`: the `--tools`, as the text of a
+    tools file or an `atfunc.Tools`, or None."""
     import atfunc
 
+    # Loaded once for the whole table, not once a call.
+    tools = atfunc.Tools(tools) if isinstance(tools, str) else tools
     pieces = []
     for start in range(0, table.num_rows, PARSE_BATCH_LINES):
         piece = table.slice(start, PARSE_BATCH_LINES)
