@@ -396,7 +396,9 @@ impl Config {
             for function in &spec.confirm_listed {
                 let path = format!("{}.{function}", spec.name);
                 if registry.require_confirmation(&path).is_err() {
-                    let known = registry.functions(Some(&spec.name)).unwrap_or_default();
+                    let known = registry
+                        .toolbox_functions(&spec.name, &crate::execute::CallContext::new())
+                        .unwrap_or_default();
                     let prefix = format!("{}.", spec.name);
                     let names: Vec<&str> = known
                         .iter()

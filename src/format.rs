@@ -341,9 +341,10 @@ pub fn truncate_value(value: &Json, limit: usize) -> Json {
 
 /// What a repair round asks for besides corrected calls: the call the answer had to make
 /// and did not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum MissingCall<'a> {
     /// Nothing was missing.
+    #[default]
     None,
     /// The answer had to call at least one function.
     Any,
@@ -351,27 +352,41 @@ pub enum MissingCall<'a> {
     Named(&'a str),
 }
 
+/// What a repair round says besides the refused calls; see [`repair_note`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RepairOptions<'a> {
+    /// Other calls of the same answer were taken: the note says not to repeat them.
+    pub others_made: bool,
+    /// The call the answer had to make and did not.
+    pub missing: MissingCall<'a>,
+}
+
 /// The message that asks a model to fix its calls (a repair round): the refused calls as
-/// result blocks with their errors, then what to write. `others_made` says that other
-/// calls of the same answer were taken, so the model does not repeat them. The gateway
+/// result blocks with their errors, then what to write ([`RepairOptions`]). The gateway
 /// and the evaluator send the same words, so a repair measured is the repair served.
 ///
 /// ```
-/// use atfunc::format::{repair_note, MissingCall};
+/// use atfunc::format::{repair_note, MissingCall, RepairOptions};
 /// use atfunc::CallRecord;
 ///
 /// let refused = [CallRecord { call_text: "math.sqrt()".into(),
 ///                             result: Err("Missing required parameter for function 'math.sqrt': x".into()) }];
-/// let note = repair_note(&refused, false, MissingCall::None);
+/// let note = repair_note(&refused, &RepairOptions::default());
 /// assert!(note.starts_with("Function call: math.sqrt()\nReturned: Error: Missing required"));
 /// assert!(note.ends_with("Write them again, corrected, as @name(arguments): only these calls, no other text."));
+/// let others = RepairOptions { others_made: true, ..RepairOptions::default() };
+/// assert!(repair_note(&refused, &others).ends_with("Your other calls were made: do not repeat them."));
 /// assert_eq!(
-///     repair_note(&[], false, MissingCall::Any),
+///     repair_note(&[], &RepairOptions { missing: MissingCall::Any, ..RepairOptions::default() }),
 ///     "This answer must call at least one of the functions listed in the system message. \
 ///      Write the call now, as @name(arguments), and nothing else."
 /// );
 /// ```
-pub fn repair_note(refused: &[CallRecord], others_made: bool, missing: MissingCall) -> String {
+pub fn repair_note(refused: &[CallRecord], options: &RepairOptions) -> String {
+    let RepairOptions {
+        others_made,
+        missing,
+    } = *options;
     let mut note = String::new();
     if !refused.is_empty() {
         note.push_str(&format_results(refused));

@@ -437,7 +437,7 @@ async fn listing_needs_no_secret_and_running_does() {
     let config = Config::from_text(text, ".").unwrap();
     let listed = config.build_for_listing().await.unwrap();
     assert_eq!(
-        listed.functions(Some("api")),
+        listed.toolbox_functions("api", &atfunc::CallContext::new()),
         Some(vec!["api.ping".to_owned()])
     );
     let error = config.build().await.unwrap_err().to_string();

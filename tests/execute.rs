@@ -201,7 +201,9 @@ async fn control_functions_unregister_and_register_again() {
         .output
         .contains("Unknown function 'tools.get_toolboxes'"));
     assert_eq!(
-        registry.functions(Some("tools")).unwrap(),
+        registry
+            .toolbox_functions("tools", &CallContext::new())
+            .unwrap(),
         [
             "tools.get_functions",
             "tools.get_function_interface",
@@ -216,7 +218,9 @@ async fn control_functions_unregister_and_register_again() {
         Ok(json!(["weather", "math", "tools"]))
     );
     assert_eq!(
-        registry.functions(Some("tools")).unwrap()[0],
+        registry
+            .toolbox_functions("tools", &CallContext::new())
+            .unwrap()[0],
         "tools.get_toolboxes"
     );
 
@@ -227,7 +231,10 @@ async fn control_functions_unregister_and_register_again() {
 
     registry.unregister_control_functions();
     assert_eq!(registry.toolboxes(), ["weather", "math"]);
-    assert_eq!(registry.functions(Some("tools")), None);
+    assert_eq!(
+        registry.toolbox_functions("tools", &CallContext::new()),
+        None
+    );
     // With every control function gone, the name is free for a box of one's own.
     registry.register(EmptyBox::new("tools")).unwrap();
     assert_eq!(
@@ -238,7 +245,13 @@ async fn control_functions_unregister_and_register_again() {
     );
     registry.unregister("tools").unwrap();
     registry.register_control_functions().unwrap();
-    assert_eq!(registry.functions(Some("tools")).unwrap().len(), 4);
+    assert_eq!(
+        registry
+            .toolbox_functions("tools", &CallContext::new())
+            .unwrap()
+            .len(),
+        4
+    );
 }
 
 #[tokio::test]
@@ -307,7 +320,7 @@ async fn root_box_find_and_listing() {
     );
 
     assert_eq!(
-        registry.functions(None).unwrap(),
+        registry.functions(&CallContext::new()),
         [
             "weather.get_temp",
             "math.calculate_power",
@@ -318,10 +331,15 @@ async fn root_box_find_and_listing() {
         ]
     );
     assert_eq!(
-        registry.functions(Some("MATH")).unwrap(),
+        registry
+            .toolbox_functions("MATH", &CallContext::new())
+            .unwrap(),
         ["math.calculate_power"]
     );
-    assert_eq!(registry.functions(Some("nope")), None);
+    assert_eq!(
+        registry.toolbox_functions("nope", &CallContext::new()),
+        None
+    );
 
     let prompt = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
     assert!(

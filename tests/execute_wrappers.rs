@@ -132,7 +132,7 @@ async fn conditions_hide_tools_from_the_prompt_and_from_calls() {
     assert!(registry
         .prompt(&admin, &RegistryPrompt::default())
         .contains("@t.fail("));
-    assert_eq!(registry.functions_with(Some("t"), &user).unwrap().len(), 2);
+    assert_eq!(registry.toolbox_functions("t", &user).unwrap().len(), 2);
 
     let refused = registry.execute_response_with("@t.fail()", &user).await;
     assert!(refused.calls[0]

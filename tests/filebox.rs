@@ -315,9 +315,19 @@ async fn list_marks_links_to_folders_inside_the_root() {
     std::os::unix::fs::symlink("real", fx.root().join("alias")).unwrap();
     std::os::unix::fs::symlink("/", fx.root().join("to_root")).unwrap();
     assert_eq!(
-        fx.files.list_files(None).unwrap(),
+        fx.files.list_files(".").unwrap(),
         ["alias/", "real/", "to_root"]
     );
+}
+
+#[test]
+fn list_files_takes_the_folder_as_text_empty_or_dot_for_the_root() {
+    let fx = Fixture::new();
+    fs::create_dir(fx.root().join("docs")).unwrap();
+    fs::write(fx.root().join("docs/a.txt"), "a").unwrap();
+    assert_eq!(fx.files.list_files("").unwrap(), ["docs/"]);
+    assert_eq!(fx.files.list_files(".").unwrap(), ["docs/"]);
+    assert_eq!(fx.files.list_files("docs").unwrap(), ["a.txt"]);
 }
 
 #[tokio::test]
@@ -518,7 +528,7 @@ async fn usable_as_a_shared_trait_object() {
     for task in tasks {
         task.await.unwrap().unwrap();
     }
-    assert_eq!(fx.files.list_files(None).unwrap().len(), 8);
+    assert_eq!(fx.files.list_files(".").unwrap().len(), 8);
     shared.close().await.unwrap();
 }
 
@@ -706,7 +716,7 @@ async fn symlink_loops_are_refused() {
         err.message().contains("symbolic links"),
         "a loop is named as such: {err}"
     );
-    let mut names = fx.files.list_files(None).unwrap();
+    let mut names = fx.files.list_files(".").unwrap();
     names.sort();
     assert_eq!(names, ["loop_a", "loop_b", "self"], "nothing was created");
 }

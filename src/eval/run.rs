@@ -4,7 +4,9 @@ use super::case::Case;
 use super::mode::{prompt, Mode, Strategy};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog};
-use crate::format::{call_text, repair_note, unreadable_call_error, CallRecord, MissingCall};
+use crate::format::{
+    call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
+};
 use crate::interop::{parse_tool_call, to_openai_tools, ControlFields, Options as InteropOptions};
 use crate::parse::{parse_events, Event};
 use serde_json::{json, Map, Value as Json};
@@ -207,7 +209,13 @@ impl Evaluator {
             if !answer.text.trim().is_empty() {
                 messages.push(json!({"role": "assistant", "content": answer.text}));
             }
-            let note = repair_note(&unresolved, !kept.is_empty(), missing);
+            let note = repair_note(
+                &unresolved,
+                &RepairOptions {
+                    others_made: !kept.is_empty(),
+                    missing,
+                },
+            );
             messages.push(json!({"role": "user", "content": note}));
         }
         Ok(Read {

@@ -58,7 +58,7 @@ pub const DEFAULT_NAME: &str = "file";
 /// let files = FileBox::open(root.path())?;
 /// files.write_file("notes/todo.txt", "buy milk")?;
 /// assert_eq!(files.read_file("notes/todo.txt")?, "buy milk");
-/// assert_eq!(files.list_files(None)?, ["notes/"]);
+/// assert_eq!(files.list_files(".")?, ["notes/"]);
 /// assert!(files.read_file("../secret.txt").is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -303,8 +303,8 @@ impl FileBox {
                 .map(Json::String),
             "listfiles" => {
                 let subdir = match args.get("subdir") {
-                    None | Some(Json::Null) => None,
-                    Some(_) => Some(self.arg(&name, args, "subdir")?),
+                    None | Some(Json::Null) => "",
+                    Some(_) => self.arg(&name, args, "subdir")?,
                 };
                 self.list_files(subdir)
                     .map(|names| Json::Array(names.into_iter().map(Json::String).collect()))
@@ -431,18 +431,19 @@ impl FileBox {
         Ok(format!("Deleted {}.", shown(filepath)))
     }
 
-    /// Lists a folder (the root when `subdir` is `None`, empty or `.`): names sorted, folders
-    /// ending with `/`.
-    pub fn list_files(&self, subdir: Option<&str>) -> Result<Vec<String>, FileError> {
+    /// Lists a folder, `subdir` relative to the working folder (the working folder itself
+    /// when empty or `.`): names sorted, folders ending with `/`.
+    pub fn list_files(&self, subdir: &str) -> Result<Vec<String>, FileError> {
         let op = Op::List;
-        let rel = match subdir {
-            None | Some("") => Relative::new(),
-            Some(raw) => normalise(raw, "subdir", op.verb())?,
+        let rel = if subdir.is_empty() {
+            Relative::new()
+        } else {
+            normalise(subdir, "subdir", op.verb())?
         };
         let entries = if rel.as_os_str().is_empty() {
             self.dir.entries()
         } else {
-            let raw = subdir.unwrap_or(".");
+            let raw = subdir;
             match self.dir.metadata(&rel) {
                 Ok(meta) if meta.is_dir() => {}
                 Ok(_) => {
@@ -459,10 +460,12 @@ impl FileBox {
             }
             self.dir.read_dir(&rel)
         };
-        let entries = entries.map_err(|e| self.io_error(op, subdir.unwrap_or("."), e))?;
+        let entries = entries
+            .map_err(|e| self.io_error(op, if subdir.is_empty() { "." } else { subdir }, e))?;
         let mut names = Vec::new();
         for entry in entries {
-            let entry = entry.map_err(|e| self.io_error(op, subdir.unwrap_or("."), e))?;
+            let entry = entry
+                .map_err(|e| self.io_error(op, if subdir.is_empty() { "." } else { subdir }, e))?;
             let mut name = entry.file_name().to_string_lossy().into_owned();
             // A link to a folder inside the root is listed as a folder, since it can be used
             // as one; a link leading out fails the sandboxed lookup and is listed plainly.

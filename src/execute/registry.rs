@@ -546,15 +546,28 @@ impl Registry {
         names
     }
 
-    /// The qualified names of all functions offered in an empty context, or of those of
-    /// one box. `None` for a box that is not registered.
-    pub fn functions(&self, toolbox: Option<&str>) -> Option<Vec<String>> {
-        self.functions_with(toolbox, &CallContext::new())
+    /// The qualified names of every function offered in `ctx`, control functions included,
+    /// in registration order.
+    ///
+    /// ```
+    /// use atfunc::execute::{CallContext, FnBox, Registry};
+    /// use atfunc::Interface;
+    ///
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("clock").declare(Interface::new("now"))).unwrap();
+    /// let ctx = CallContext::new();
+    /// assert!(registry.functions(&ctx).contains(&"clock.now".to_owned()));
+    /// assert_eq!(registry.toolbox_functions("Clock", &ctx), Some(vec!["clock.now".to_owned()]));
+    /// assert_eq!(registry.toolbox_functions("calendar", &ctx), None);
+    /// ```
+    pub fn functions(&self, ctx: &CallContext) -> Vec<String> {
+        self.snapshot(ctx).function_names(None).unwrap_or_default()
     }
 
-    /// [`Registry::functions`] as offered in `ctx`.
-    pub fn functions_with(&self, toolbox: Option<&str>, ctx: &CallContext) -> Option<Vec<String>> {
-        self.snapshot(ctx).function_names(toolbox)
+    /// The qualified names of the functions of the box `toolbox` offered in `ctx`; `None`
+    /// for a box that is not registered.
+    pub fn toolbox_functions(&self, toolbox: &str, ctx: &CallContext) -> Option<Vec<String>> {
+        self.snapshot(ctx).function_names(Some(toolbox))
     }
 
     /// Every interface offered in `ctx`, control functions included, in registration order.

@@ -11,6 +11,7 @@ use super::tools::{Choice, ToolSet};
 use crate::bind::bind;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
+    RepairOptions,
 };
 use crate::interop::CallIds;
 use crate::parse::{Bodies, Call, Event, ParserConfig, StreamParser};
@@ -343,7 +344,13 @@ impl Turn {
             (Choice::Named(name), true) => MissingCall::Named(name),
             (_, true) => MissingCall::Any,
         };
-        let mut note = repair_note(&records, called, missing);
+        let mut note = repair_note(
+            &records,
+            &RepairOptions {
+                others_made: called,
+                missing,
+            },
+        );
         let left_out = refused_count.saturating_sub(records.len());
         if left_out > 0 {
             let calls = if left_out == 1 { "call" } else { "calls" };
