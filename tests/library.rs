@@ -283,3 +283,39 @@ async fn the_readme_library_example_runs_and_is_the_readme_s() {
         "the README's library section is examples/library.rs, word for word"
     );
 }
+
+/// The README states the minimum Rust version `Cargo.toml` declares, and nothing silences
+/// the lint that checks the code against it (clippy's `incompatible_msrv`, which CI runs).
+#[test]
+fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest =
+        std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml is readable");
+    let declared = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("Cargo.toml declares rust-version");
+    assert_eq!(declared, env!("CARGO_PKG_RUST_VERSION"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md is readable");
+    assert!(
+        readme.contains(&format!("**Minimum Rust version: {declared}**")),
+        "the README states rust-version {declared}"
+    );
+    let mut sources = vec![root.join("src")];
+    while let Some(dir) = sources.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source folder is readable") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                sources.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file is readable");
+                assert!(
+                    !text.contains("incompatible_msrv"),
+                    "{} silences the MSRV lint",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -242,6 +242,38 @@ impl Param {
     }
 
     /// The value used when the parameter is left out.
+    ///
+    /// Choices, bounds and a default at work: the prompt shows the choices and bounds, and
+    /// a call binds within them or is refused saying what to write.
+    ///
+    /// ```
+    /// use atfunc::{bind, parse_events, render_interface, Catalog, Event, Interface, Param, ParamType};
+    ///
+    /// let forecast = Interface::new("forecast")
+    ///     .in_domain("weather")
+    ///     .param(Param::new("city", ParamType::String).required())
+    ///     .param(Param::new("days", ParamType::Integer).min(1.0).max(16.0).default_value(3))
+    ///     .param(Param::new("unit", ParamType::String).choices(["celsius", "fahrenheit"]));
+    /// assert_eq!(
+    ///     render_interface(&forecast),
+    ///     "@weather.forecast( <*city>, <days{integer 1..16}>, <unit{\"celsius\"|\"fahrenheit\"}> )\n"
+    /// );
+    ///
+    /// let catalog = Catalog::new(vec![forecast]);
+    /// let bind_text = |text: &str| match parse_events(text).into_iter().find_map(|e| match e {
+    ///     Event::Call(call) => Some(call),
+    ///     _ => None,
+    /// }) {
+    ///     Some(call) => bind(&call, &catalog).map_err(|e| e.to_string()),
+    ///     None => Err("no call".to_owned()),
+    /// };
+    /// // Left out, `days` stays out of the arguments: the default is the tool's to apply.
+    /// let bound = bind_text(r#"@weather.forecast("Oslo", unit="celsius")"#).unwrap();
+    /// assert_eq!(bound.args.get("days"), None);
+    /// assert_eq!(catalog.interfaces()[0].params[1].default, Some(3.into()));
+    /// assert!(bind_text(r#"@weather.forecast("Oslo", days=30)"#).unwrap_err().contains("16"));
+    /// assert!(bind_text(r#"@weather.forecast("Oslo", unit="kelvin")"#).unwrap_err().contains("celsius"));
+    /// ```
     pub fn default_value(mut self, value: impl Into<serde_json::Value>) -> Param {
         self.default = Some(value.into());
         self
