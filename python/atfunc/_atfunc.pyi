@@ -110,18 +110,30 @@ def grammar(
     first call when a call is required. `any_depth`: how deep `any` values nest. Raises
     `GrammarError`."""
 
-def parse(text: Union[str, bytes, bytearray], tools: Optional[_ToolsLike] = None) -> List[_Record]:
+def parse(
+    text: Union[str, bytes, bytearray],
+    tools: Optional[_ToolsLike] = None,
+    *,
+    with_text: bool = False,
+) -> List[_Record]:
     """The record of every call-shaped span of `text`, in order, exactly as the lines
     `atfunc parse` (with `--tools`, when `tools` is given) prints for it. Bytes may hold
-    invalid UTF-8: it is text, never a call."""
+    invalid UTF-8: it is text, never a call.
+
+    `with_text=True` is `--text`: the text around the calls comes too, as `{"text": ...}`
+    records (adjacent text in one record, cut every 64 KiB) and `{"invalid_utf8": hex,
+    "span", "chars"}` records for bytes that are not UTF-8."""
 
 @final
 class StreamParser:
     """Parses a completion that arrives in pieces. `feed` and `finish` each return the
     records that became complete; all of them together equal `parse` of the whole text,
-    however it was split (even inside a character, for bytes)."""
+    however it was split (even inside a character, for bytes). `with_text` as for
+    `parse`."""
 
-    def __new__(cls, tools: Optional[_ToolsLike] = None) -> "StreamParser": ...
+    def __new__(
+        cls, tools: Optional[_ToolsLike] = None, *, with_text: bool = False
+    ) -> "StreamParser": ...
     def feed(self, chunk: Union[str, bytes, bytearray]) -> List[_Record]:
         """The next piece; returns the records it completed."""
     def finish(self) -> List[_Record]:

@@ -16,6 +16,7 @@
 
 mod arrow;
 mod convert;
+mod prose;
 mod records;
 mod text;
 mod tools;

@@ -1,11 +1,13 @@
 //! `parse` and `StreamParser`: the records `atfunc parse` prints, as Python dicts.
 //!
-//! A [`Records`] stream is the CLI's printer without the printing: chunks in, the call and
+//! A [`Records`] stream is the CLI's printer without the printing (with the text around
+//! calls too, as `--text` prints it, when asked: [`Prose`]): chunks in, the call and
 //! error records they complete out, with the same `raw` field on every chunking (a
 //! [`CallHead`] keeps the first bytes of the call under way). `parse` is one stream fed the
 //! whole text, so it equals a `StreamParser` fed the same text in any pieces.
 
 use crate::convert::json_to_py;
+use crate::prose::Prose;
 use crate::tools::{self, Tools};
 use atfunc::batch::{self, CallHead};
 use atfunc::{Catalog, Event, StreamParser as Parser};
@@ -26,15 +28,18 @@ pub(crate) struct Records {
     head: CallHead,
     /// Reused between chunks; empty between calls.
     events: Vec<Event>,
+    /// The text around calls, when it is wanted (`with_text`, the CLI's `--text`).
+    prose: Option<Prose>,
 }
 
 impl Records {
-    pub(crate) fn new(catalog: Option<Arc<Catalog>>) -> Records {
+    pub(crate) fn new(catalog: Option<Arc<Catalog>>, with_text: bool) -> Records {
         Records {
             parser: Parser::new(batch::parser_config(catalog.as_deref())),
             catalog,
             head: CallHead::default(),
             events: Vec::new(),
+            prose: with_text.then(Prose::default),
         }
     }
 
@@ -49,6 +54,9 @@ impl Records {
     pub(crate) fn finish(&mut self, out: &mut Vec<Json>) {
         self.parser.finish_into(&mut self.events);
         self.drain(&[], out);
+        if let Some(prose) = &mut self.prose {
+            prose.flush(out);
+        }
         self.head = CallHead::default();
     }
 
@@ -56,7 +64,20 @@ impl Records {
         for event in self.events.drain(..) {
             match event {
                 Event::CallStarted { name, start } => self.head.start(start, &name, chunk),
+                Event::Text { text } => {
+                    if let Some(prose) = &mut self.prose {
+                        prose.text(&text, out);
+                    }
+                }
+                Event::InvalidUtf8 { bytes, span } => {
+                    if let Some(prose) = &mut self.prose {
+                        prose.invalid(&bytes, span, out);
+                    }
+                }
                 Event::Call(call) => {
+                    if let Some(prose) = &mut self.prose {
+                        prose.flush(out);
+                    }
                     let head = &self.head;
                     let record = batch::call_record(&call, self.catalog.as_deref(), || {
                         Cow::Owned(head.raw(call.span.len()))
@@ -65,11 +86,12 @@ impl Records {
                     self.head.stop();
                 }
                 Event::Malformed { span, error, text } => {
+                    if let Some(prose) = &mut self.prose {
+                        prose.flush(out);
+                    }
                     out.push(batch::malformed_record(span, &error, &text));
                     self.head.stop();
                 }
-                // Text and invalid bytes are not records here, as without `--text`.
-                _ => {}
             }
         }
     }
@@ -114,19 +136,21 @@ fn maybe_detached<T: Send>(py: Python<'_>, len: usize, work: impl FnOnce() -> T 
 }
 
 /// The records of every call-shaped span in `text` (str or bytes), in text order, each the
-/// dict a line of `atfunc parse` prints.
+/// dict a line of `atfunc parse` prints (`with_text`: `atfunc parse --text`, the text
+/// around the calls too).
 #[pyfunction]
-#[pyo3(signature = (text, tools = None))]
+#[pyo3(signature = (text, tools = None, *, with_text = false))]
 pub(crate) fn parse<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     tools: Option<&Bound<'py, PyAny>>,
+    with_text: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let tools = tools::optional(py, tools)?;
     let catalog = tools.map(|t| t.get().catalog.clone());
     let bytes = chunk_bytes(text)?;
     let records = maybe_detached(py, bytes.len(), || {
-        let mut stream = Records::new(catalog);
+        let mut stream = Records::new(catalog, with_text);
         let mut out = Vec::new();
         stream.feed(&bytes, &mut out);
         stream.finish(&mut out);
@@ -147,12 +171,16 @@ pub(crate) struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (tools = None))]
-    fn new(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<StreamParser> {
+    #[pyo3(signature = (tools = None, *, with_text = false))]
+    fn new(
+        py: Python<'_>,
+        tools: Option<&Bound<'_, PyAny>>,
+        with_text: bool,
+    ) -> PyResult<StreamParser> {
         let tools = tools::optional(py, tools)?;
         let catalog = tools.as_ref().map(|t| t.get().catalog.clone());
         Ok(StreamParser {
-            records: Records::new(catalog),
+            records: Records::new(catalog, with_text),
             tools,
         })
     }

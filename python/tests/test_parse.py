@@ -30,6 +30,26 @@ def test_equals_the_cli(cli, text, with_tools):
 def test_bytes_with_invalid_utf8_equal_the_cli(cli):
     text = b"\xff\xfe @a.b('\xc3') @c.d(\xe2\x82) end"
     assert atfunc.parse(text) == cli_records(cli, text)
+    assert atfunc.parse(text, with_text=True) == cli_records(cli, text, "--text")
+
+
+# Long prose is cut into text records of 64 KiB, never inside a character; invalid bytes
+# between the text are records of their own.
+LONG = (("prose ø " * 12000).encode() + b"\xff\xfe" * 5 + b"@a.b(1)\xc3"
+        + ("more 🙂" * 20000).encode())
+
+
+TEXTS = [t.encode() for t in COMPLETIONS + [WHOLE, CUT]] + [LONG]
+
+
+@pytest.mark.parametrize("index", range(len(TEXTS)))
+def test_text_records_equal_the_cli(cli, index):
+    data = TEXTS[index]
+    expected = cli_records(cli, data, "--text")
+    assert atfunc.parse(data, with_text=True) == expected
+    rng = random.Random(3)
+    cuts = [rng.randrange(len(data) + 1) for _ in range(6)]
+    assert stream(split(data, cuts), with_text=True) == expected
 
 
 def test_records_carry_bound_arguments():
@@ -40,8 +60,8 @@ def test_records_carry_bound_arguments():
     ]
 
 
-def stream(pieces, tools=None):
-    parser = atfunc.StreamParser(tools)
+def stream(pieces, tools=None, with_text=False):
+    parser = atfunc.StreamParser(tools, with_text=with_text)
     records = []
     for piece in pieces:
         records += parser.feed(piece)
