@@ -70,8 +70,9 @@ pub(crate) async fn serve(
                 }
             }
         };
-        // Streamed answers go out in small pieces: each should leave at once.
-        let _ = socket.set_nodelay(true);
+        // TCP_NODELAY stays off, as under axum::serve: with it on, each streamed piece left
+        // in a packet of its own, and 64 streaming clients on a loaded machine got their
+        // first byte some 40 ms later (BENCHMARKS.md, Gateway).
         tokio::spawn(connection(socket, router.clone(), limits, stopping.clone()));
     }
     drop(listener);
