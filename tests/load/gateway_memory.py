@@ -45,6 +45,13 @@ def big_request(stream=False):
     return body.encode()
 
 
+class Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when many clients start at once, and a
+    # dropped SYN is retried a second later: that second would show in the figures.
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class Upstream:
     """Answers each chat completion with `self.answer` (text), whole or as a stream."""
 
@@ -85,8 +92,7 @@ class Upstream:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = Server(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
 
