@@ -59,8 +59,24 @@ impl Drop for Served {
     }
 }
 
+/// 48 MB of stream events at once: more than the sockets between a client that reads
+/// nothing and the gateway hold.
+fn flood() -> axum::response::Response {
+    let event = axum::body::Bytes::from(format!(
+        "data: {}\n\n",
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "x".repeat(65000)}}]})
+    ));
+    let pieces = futures::stream::iter(
+        std::iter::repeat_n(event, 48 << 20 >> 16).map(Ok::<_, std::convert::Infallible>),
+    );
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from_stream(pieces))
+        .unwrap()
+}
+
 /// An upstream that answers every chat completion with "Hello.", at once or, when the
-/// request says "slow", after a second.
+/// request says "slow", after a second; one that says "flood" gets [`flood`].
 async fn upstream() -> String {
     use axum::routing::post;
     let app = axum::Router::new().route(
@@ -69,11 +85,14 @@ async fn upstream() -> String {
             if body.contains("slow") {
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
-            axum::Json(serde_json::json!({
+            if body.contains("flood") {
+                return flood();
+            }
+            axum::response::IntoResponse::into_response(axum::Json(serde_json::json!({
                 "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
                              "finish_reason": "stop"}]
-            }))
+            })))
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -267,4 +286,45 @@ async fn on_sigterm_the_request_under_way_is_answered_and_idle_connections_do_no
     // Not held for the idle connection's 60 s.
     assert!(stopped.elapsed() < Duration::from_secs(5));
     drop(idle);
+}
+
+#[tokio::test]
+async fn a_client_that_reads_nothing_of_its_stream_does_not_hold_its_place() {
+    let upstream = upstream().await;
+    let served = Served::start(
+        &upstream,
+        &[
+            "--max-concurrent",
+            "1",
+            "--idle-timeout",
+            "1",
+            "--max-response-bytes",
+            "67108864",
+        ],
+    );
+    let body =
+        r#"{"model": "m", "stream": true, "messages": [{"role": "user", "content": "flood"}]}"#;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    // Asks for the stream, then reads none of it.
+    let (stalled, _) = stall(&served.address, request.as_bytes());
+    let mut refused = 0;
+    let mut answered = None;
+    for _ in 0..75 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let answer = chat(&served.address).await;
+        if answer.status() == 200 {
+            answered = Some(answer.text().await.unwrap());
+            break;
+        }
+        assert_eq!(answer.status(), 503);
+        refused += 1;
+    }
+    let answered = answered.expect("the client that reads nothing held the only place for 15 s");
+    assert!(answered.contains("Hello."), "{answered}");
+    // The place was held at first: the limit is what freed it.
+    assert!(refused >= 2, "refused {refused} times");
+    drop(stalled);
 }

@@ -47,8 +47,8 @@ pub(crate) struct ServeArgs {
     /// client gets 408.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     body_timeout: f64,
-    /// Seconds a connection may wait for its next request (or its first); past it the
-    /// connection is closed.
+    /// Seconds a connection may wait for its next request (or its first), or its client
+    /// take nothing of its answer; past it the connection is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     idle_timeout: f64,
     /// The environment variable holding the key clients must send as

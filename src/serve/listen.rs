@@ -15,7 +15,9 @@
 //!
 //! The limits are checked where the connection reads: a read that would wait is also a
 //! wait for the phase's deadline, which fails the read (and so ends the connection) when it
-//! comes first.
+//! comes first. Writes have a limit of their own in every phase: a client that takes
+//! nothing of what was sent to it for [`Limits::idle`] is cut off, so one that asks for a
+//! stream and never reads it cannot hold its place for good.
 
 use axum::Router;
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
@@ -37,7 +39,8 @@ use tokio::time::{Instant, Sleep};
 pub(crate) struct Limits {
     /// From the first byte of a request to the end of its head.
     pub(crate) header: Duration,
-    /// Between answers, and before the first request.
+    /// Between answers, and before the first request; also the longest a write may wait
+    /// for the client to take what was sent.
     pub(crate) idle: Duration,
 }
 
@@ -105,6 +108,8 @@ async fn connection(
         clock: Arc::clone(&clock),
         limits,
         sleep: Box::pin(tokio::time::sleep(limits.idle)),
+        write_waits_since: None,
+        write_sleep: Box::pin(tokio::time::sleep(limits.idle)),
     });
     let service = TowerToHyperService::new(router);
     let service = hyper::service::service_fn(move |request| {
@@ -248,6 +253,38 @@ struct Watched {
     limits: Limits,
     /// Set to the deadline of the phase each time a read waits.
     sleep: Pin<Box<Sleep>>,
+    /// Since when writes have waited for the client to take what was sent, if they do.
+    write_waits_since: Option<Instant>,
+    /// Set to [`Limits::idle`] after `write_waits_since` each time a write waits.
+    write_sleep: Pin<Box<Sleep>>,
+}
+
+impl Watched {
+    /// A write's outcome, failed once writes have waited longer than [`Limits::idle`]: a
+    /// client that takes nothing of its answer would otherwise hold its connection and its
+    /// place among the requests under way for as long as it stays connected.
+    fn written<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        outcome: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if outcome.is_ready() {
+            self.write_waits_since = None;
+            return outcome;
+        }
+        let since = *self.write_waits_since.get_or_insert_with(Instant::now);
+        let deadline = since + self.limits.idle;
+        if self.write_sleep.deadline() != deadline {
+            self.write_sleep.as_mut().reset(deadline);
+        }
+        match self.write_sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client took nothing of its answer for too long",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
 }
 
 impl AsyncRead for Watched {
@@ -290,7 +327,8 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.socket).poll_write(cx, buf)
+        let outcome = Pin::new(&mut self.socket).poll_write(cx, buf);
+        self.written(cx, outcome)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -306,7 +344,8 @@ impl AsyncWrite for Watched {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.socket).poll_write_vectored(cx, bufs)
+        let outcome = Pin::new(&mut self.socket).poll_write_vectored(cx, bufs);
+        self.written(cx, outcome)
     }
 
     fn is_write_vectored(&self) -> bool {

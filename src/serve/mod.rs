@@ -137,7 +137,9 @@
 //!   there, not followed for its whole length.
 //! - A connection [`serve`] accepts is closed when it stalls: no request for
 //!   [`Options::idle_timeout`] (before the first one too), or a request head not whole
-//!   [`Options::header_timeout`] after its first byte. A body not whole
+//!   [`Options::header_timeout`] after its first byte, or a client that takes nothing of
+//!   its answer for [`Options::idle_timeout`] (one that asks for a stream and never reads
+//!   it would hold its place among [`Options::max_concurrent`] for good). A body not whole
 //!   [`Options::body_timeout`] after the head gets 408. These run before the key check:
 //!   clients that open connections and send nothing cannot use up the file descriptors.
 //! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
@@ -219,7 +221,8 @@ pub struct Options {
     /// Longest time a request's body may take to arrive, once its head is in; past it
     /// the client gets 408. Default 30 s (8 MiB at 280 kB/s).
     pub body_timeout: Duration,
-    /// Longest time a connection may wait for its next request (or its first one).
+    /// Longest time a connection may wait for its next request (or its first one), and
+    /// the longest a client may take nothing of its answer while some is waiting for it.
     /// Default 10 s. Applies to connections [`serve`] accepts.
     pub idle_timeout: Duration,
     /// Longest time one request may take from its head to its answer's last byte: the
