@@ -17,9 +17,10 @@ the release CLI (`cargo build --release --features cli`, or `--cli PATH`). It me
      the same completions, and how many of the CLI's calls it finds exactly.
 2. On `--pipeline-records` mixed records (default 1,000,000; the test file's kind: a third
    with tools of their own, one line in a hundred not a record), `ray_parse.py` with 1 and
-   2 CPUs and `spark_parse.py` on `local[1]` and `local[2]`, each as its own process (best
-   of `--repeat`): the pipeline's own time (reading, parsing, writing; start-up apart) and
-   the whole run's, records/s, and 2 workers over 1. The CLI on the same file, for scale.
+   2 CPUs and `spark_parse.py` on `local[1]` and `local[2]`, each as its own process, 1 and
+   2 workers taking turns `--repeat` times: the pipeline's best time (reading, parsing,
+   writing; start-up apart) and the whole run's, records/s, and 2 workers over 1. The CLI
+   on the same file, for scale.
 
 The load average is printed beside each figure: this is meant for a shared machine, where
 another build may take a core halfway through a run.
@@ -185,28 +186,30 @@ def pipelines(cli: Path, folder: Path, records: int, repeat: int) -> None:
     for engine, script, option in [("Ray", "ray_parse.py", lambda n: ["--num-cpus", str(n)]),
                                    ("Spark", "spark_parse.py",
                                     lambda n: ["--master", f"local[{n}]"])]:
-        one = None
-        for workers in (1, 2):
-            out = folder / f"{engine}-{workers}"
-            before = load()
-            own = whole = float("inf")
-            for _ in range(repeat):
+        # 1 and 2 workers take turns, so a change of load between them weighs on both alike.
+        own, whole, loads = {1: [], 2: []}, {1: [], 2: []}, {1: [], 2: []}
+        for _ in range(repeat):
+            for workers in (1, 2):
+                out = folder / f"{engine}-{workers}"
                 shutil.rmtree(out, ignore_errors=True)
                 started = time.perf_counter()
                 done = subprocess.run(
                     [sys.executable, str(PIPELINES / script), str(path), str(out),
                      *option(workers)],
                     capture_output=True, check=False)
-                whole = min(whole, time.perf_counter() - started)
+                whole[workers].append(time.perf_counter() - started)
                 if done.returncode != 0:
                     sys.exit(f"{script} failed:\n{done.stderr.decode()[-4000:]}")
-                own = min(own, float(re.findall(rb"in ([0-9.]+) s", done.stderr)[-1]))
-            rate = records / own
-            scale = f"{rate / one:.2f}×" if one else ""
-            one = one or rate
-            print(f"| {engine} | {workers} | {own:.1f} | {rate:,.0f} | {whole:.1f} | {scale} | "
-                  f"before: {before}, after: {load()} |", flush=True)
-            shutil.rmtree(out, ignore_errors=True)
+                own[workers].append(float(re.findall(rb"in ([0-9.]+) s", done.stderr)[-1]))
+                loads[workers].append(os.getloadavg()[0])
+                shutil.rmtree(out, ignore_errors=True)
+        for workers in (1, 2):
+            best = min(own[workers])
+            scale = f"{min(own[1]) / best:.2f}×" if workers == 2 else ""
+            runs = ", ".join(f"{s:.1f}" for s in own[workers])
+            print(f"| {engine} | {workers} | {best:.1f} | {records / best:,.0f} | "
+                  f"{min(whole[workers]):.1f} | {scale} | runs: {runs} s; load after each: "
+                  f"{', '.join(f'{x:.1f}' for x in loads[workers])} |", flush=True)
 
 
 def main() -> None:

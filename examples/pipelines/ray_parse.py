@@ -60,6 +60,10 @@ class JsonlSplitsDatasource(Datasource):
         self._splits = jsonl_splits.plan_splits(path, split_bytes)
         self._path = path
 
+    @property
+    def splits(self) -> int:
+        return len(self._splits)
+
     def estimate_inmemory_data_size(self) -> Optional[int]:
         return sum(split.end - split.start for split in self._splits)
 
@@ -103,7 +107,10 @@ def run(input_path: str, output_dir: str, tools: Optional[str] = None,
     if split_bytes is None:
         size = Path(input_path).stat().st_size if Path(input_path).exists() else 0
         split_bytes = jsonl_splits.split_bytes_for(size, int(ray.cluster_resources().get("CPU", 1)))
-    records = ray.data.read_datasource(JsonlSplitsDatasource(input_path, split_bytes))
+    source = JsonlSplitsDatasource(input_path, split_bytes)
+    # As many blocks as splits: asked for more, Ray cuts each split's table into pieces after
+    # the read, and the parse then runs as a stage of its own behind Ray's object store.
+    records = ray.data.read_datasource(source, override_num_blocks=max(1, source.splits))
     parsed = records.map_batches(
         parse_step,
         fn_kwargs={"tools": tools},
