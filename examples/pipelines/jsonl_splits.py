@@ -142,6 +142,11 @@ def parse_batch(table: pa.Table, tools=None) -> pa.Table:
         piece = table.slice(start, PARSE_BATCH_LINES)
         # The lines of a split are consecutive: the first one's number gives the others'.
         first_line = piece.column("line")[0].as_py()
+        if piece.column("line")[-1].as_py() - first_line != piece.num_rows - 1:
+            raise ValueError(
+                f"the lines of a batch must follow each other (a split's, in order); lines "
+                f"{first_line} to {piece.column('line')[-1].as_py()} are {piece.num_rows}"
+            )
         out = atfunc.parse_jsonl(piece.column("text").combine_chunks(), tools,
                                  first_line=first_line)
         # A blank line gives None: the CLI prints nothing for it.

@@ -71,3 +71,24 @@ def test_output_bytes_are_the_lines_each_with_a_newline():
     values = pa.array(["x", '{"id":"é"}', "z"])[1:]
     assert jsonl_splits.output_bytes(values).to_pybytes() == '{"id":"é"}\nz\n'.encode("utf-8")
     assert jsonl_splits.output_bytes(pa.array([], pa.string())).to_pybytes() == b""
+
+
+def test_parse_batch_numbers_lines_from_the_table_and_drops_blank_ones():
+    table = pa.table({
+        "line": pa.array([41, 42, 43], pa.int64()),
+        "text": pa.array([b'{"id": 1, "completion": "@a.b(1)"}\n', b"\n", b"nope\n"]),
+    })
+    # A batch smaller than the table: the second call starts at line 43.
+    jsonl_splits.PARSE_BATCH_LINES, saved = 2, jsonl_splits.PARSE_BATCH_LINES
+    try:
+        out = jsonl_splits.parse_batch(table).column("value").to_pylist()
+    finally:
+        jsonl_splits.PARSE_BATCH_LINES = saved
+    assert len(out) == 2 and out[0].startswith('{"id":1,"calls":[{"name":"a.b"')
+    assert out[1] == '{"id":null,"line":43,"error":"not valid JSON: expected ident at column 2"}'
+
+
+def test_parse_batch_refuses_lines_that_do_not_follow_each_other():
+    table = pa.table({"line": pa.array([1, 3], pa.int64()), "text": pa.array([b"{}", b"{}"])})
+    with pytest.raises(ValueError, match="must follow each other"):
+        jsonl_splits.parse_batch(table)
