@@ -50,6 +50,9 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod stream;
+pub use stream::{RecordStream, TEXT_RECORD_LIMIT};
+
 /// How many bytes of a span an error record quotes in its `raw` field.
 pub const RAW_LIMIT: usize = 200;
 

@@ -16,7 +16,6 @@
 
 mod arrow;
 mod convert;
-mod prose;
 mod records;
 mod text;
 mod tools;

@@ -1,101 +1,21 @@
 //! `parse` and `StreamParser`: the records `atfunc parse` prints, as Python dicts.
 //!
-//! A [`Records`] stream is the CLI's printer without the printing (with the text around
-//! calls too, as `--text` prints it, when asked: [`Prose`]): chunks in, the call and
-//! error records they complete out, with the same `raw` field on every chunking (a
-//! [`CallHead`] keeps the first bytes of the call under way). `parse` is one stream fed the
+//! Both are the core's [`RecordStream`], the one `atfunc parse` prints from (with the text
+//! around calls too, as `--text` prints it, when asked): chunks in, the call and error
+//! records they complete out, the same on every chunking. `parse` is one stream fed the
 //! whole text, so it equals a `StreamParser` fed the same text in any pieces.
 
 use crate::convert::json_to_py;
-use crate::prose::Prose;
 use crate::tools::{self, Tools};
-use atfunc::batch::{self, CallHead};
-use atfunc::{Catalog, Event, StreamParser as Parser};
+use atfunc::batch::RecordStream;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value as Json;
 use std::borrow::Cow;
-use std::sync::Arc;
 
 /// Past this many bytes a chunk is parsed with the GIL released: below it, releasing and
 /// taking the GIL back costs more than other threads gain.
 const DETACH_BYTES: usize = 64 * 1024;
-
-/// The call and error records of a stream, as `atfunc parse` prints them.
-pub(crate) struct Records {
-    parser: Parser,
-    catalog: Option<Arc<Catalog>>,
-    head: CallHead,
-    /// Reused between chunks; empty between calls.
-    events: Vec<Event>,
-    /// The text around calls, when it is wanted (`with_text`, the CLI's `--text`).
-    prose: Option<Prose>,
-}
-
-impl Records {
-    pub(crate) fn new(catalog: Option<Arc<Catalog>>, with_text: bool) -> Records {
-        Records {
-            parser: Parser::new(batch::parser_config(catalog.as_deref())),
-            catalog,
-            head: CallHead::default(),
-            events: Vec::new(),
-            prose: with_text.then(Prose::default),
-        }
-    }
-
-    /// Feeds `chunk`; appends the records it completes to `out`.
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
-        self.head.see(chunk);
-        self.parser.feed_into(chunk, &mut self.events);
-        self.drain(chunk, out);
-    }
-
-    /// Ends the stream; appends the last records to `out`. The stream can start again.
-    pub(crate) fn finish(&mut self, out: &mut Vec<Json>) {
-        self.parser.finish_into(&mut self.events);
-        self.drain(&[], out);
-        if let Some(prose) = &mut self.prose {
-            prose.flush(out);
-        }
-        self.head = CallHead::default();
-    }
-
-    fn drain(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
-        for event in self.events.drain(..) {
-            match event {
-                Event::CallStarted { name, start } => self.head.start(start, &name, chunk),
-                Event::Text { text } => {
-                    if let Some(prose) = &mut self.prose {
-                        prose.text(&text, out);
-                    }
-                }
-                Event::InvalidUtf8 { bytes, span } => {
-                    if let Some(prose) = &mut self.prose {
-                        prose.invalid(&bytes, span, out);
-                    }
-                }
-                Event::Call(call) => {
-                    if let Some(prose) = &mut self.prose {
-                        prose.flush(out);
-                    }
-                    let head = &self.head;
-                    let record = batch::call_record(&call, self.catalog.as_deref(), || {
-                        Cow::Owned(head.raw(call.span.len()))
-                    });
-                    out.push(record.into_json());
-                    self.head.stop();
-                }
-                Event::Malformed { span, error, text } => {
-                    if let Some(prose) = &mut self.prose {
-                        prose.flush(out);
-                    }
-                    out.push(batch::malformed_record(span, &error, &text));
-                    self.head.stop();
-                }
-            }
-        }
-    }
-}
 
 /// The bytes of a `str` (as UTF-8) or of a bytes-like object.
 fn chunk_bytes<'a>(chunk: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
@@ -150,7 +70,7 @@ pub(crate) fn parse<'py>(
     let catalog = tools.map(|t| t.get().catalog.clone());
     let bytes = chunk_bytes(text)?;
     let records = maybe_detached(py, bytes.len(), || {
-        let mut stream = Records::new(catalog, with_text);
+        let mut stream = RecordStream::new(catalog).with_text(with_text);
         let mut out = Vec::new();
         stream.feed(&bytes, &mut out);
         stream.finish(&mut out);
@@ -164,7 +84,7 @@ pub(crate) fn parse<'py>(
 /// together equal `parse` of the whole text, however it was split.
 #[pyclass(module = "atfunc", name = "StreamParser")]
 pub(crate) struct StreamParser {
-    records: Records,
+    records: RecordStream,
     tools: Option<Py<Tools>>,
 }
 
@@ -180,7 +100,7 @@ impl StreamParser {
         let tools = tools::optional(py, tools)?;
         let catalog = tools.as_ref().map(|t| t.get().catalog.clone());
         Ok(StreamParser {
-            records: Records::new(catalog, with_text),
+            records: RecordStream::new(catalog).with_text(with_text),
             tools,
         })
     }
