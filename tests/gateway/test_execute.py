@@ -113,9 +113,13 @@ def test_execute_needs_a_config_and_no_client_tools(client, start_gateway, upstr
     assert upstream.requests == []
 
 
-@pytest.mark.skipif(shutil.which("node") is None or not os.path.isdir(MCP_MODULES),
-                    reason="the reference MCP servers are not installed (npm ci --prefix tests/mcp)")
-def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
+needs_mcp_servers = pytest.mark.skipif(
+    shutil.which("node") is None or not os.path.isdir(MCP_MODULES),
+    reason="the reference MCP servers are not installed (npm ci --prefix tests/mcp)")
+
+
+def everything_config(tmp_path):
+    """A config file whose one toolbox, `everything`, is the reference MCP server."""
     package = os.path.join(MCP_MODULES, "server-everything")
     with open(os.path.join(package, "package.json")) as manifest:
         bin_entry = json.load(manifest)["bin"]
@@ -125,7 +129,12 @@ def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
                              "command": ["node", os.path.join(package, bin_entry), "stdio"]}]}
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps(config))
-    gateway = start_gateway("--config", str(path))
+    return str(path)
+
+
+@needs_mcp_servers
+def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
+    gateway = start_gateway("--config", everything_config(tmp_path))
     upstream.script(Completion('Echoing. @everything.echo(message="hi there")'), Completion("It said hi there."))
     content, atfunc, _ = execute(gateway.client(), True)
     assert content == "Echoing.\n\nIt said hi there."
@@ -137,20 +146,10 @@ def test_calls_run_in_a_real_mcp_server(start_gateway, upstream, tmp_path):
     assert "hi there" in upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
 
 
-@pytest.mark.skipif(shutil.which("node") is None or not os.path.isdir(MCP_MODULES),
-                    reason="the reference MCP servers are not installed (npm ci --prefix tests/mcp)")
+@needs_mcp_servers
 @pytest.mark.parametrize("stream", [False, True])
 def test_elements_for_the_user_come_in_the_atfunc_field_only(start_gateway, upstream, tmp_path, stream):
-    package = os.path.join(MCP_MODULES, "server-everything")
-    with open(os.path.join(package, "package.json")) as manifest:
-        bin_entry = json.load(manifest)["bin"]
-    if isinstance(bin_entry, dict):
-        bin_entry = next(iter(bin_entry.values()))
-    config = {"toolboxes": [{"name": "everything", "kind": "mcp",
-                             "command": ["node", os.path.join(package, bin_entry), "stdio"]}]}
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps(config))
-    gateway = start_gateway("--config", str(path))
+    gateway = start_gateway("--config", everything_config(tmp_path))
     upstream.script(
         Completion('Done? @everything.get_annotated_message(messageType="success", includeImage=true)'),
         Completion('@everything.get_annotated_message(messageType="debug")'),
