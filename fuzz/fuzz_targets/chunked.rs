@@ -1,9 +1,12 @@
 //! Arbitrary bytes under an arbitrary chunking: never a panic, the same events as the whole
-//! input (text merged), and the events rebuild the input byte for byte.
+//! input (text merged), and the events rebuild the input byte for byte. The records
+//! `atfunc parse --text` prints (`batch::RecordStream`) are the same on every chunking too.
 #![no_main]
 
+use atfunc::batch::RecordStream;
 use atfunc::{Event, ParserConfig, StreamParser};
 use libfuzzer_sys::fuzz_target;
+use serde_json::Value as Json;
 
 fn merge(events: Vec<Event>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::new();
@@ -33,6 +36,25 @@ fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
     }
     parser.finish_into(&mut out);
     merge(out)
+}
+
+/// The records of `input` fed in chunks of `sizes` (cycled; empty: whole).
+fn records(input: &[u8], sizes: &[u8]) -> Vec<Json> {
+    let mut stream = RecordStream::new(None).with_text(true);
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let size = sizes
+            .get(k % sizes.len().max(1))
+            .map_or(rest.len(), |&s| s as usize + 1);
+        k += 1;
+        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+        stream.feed(chunk, &mut out);
+        rest = tail;
+    }
+    stream.finish(&mut out);
+    out
 }
 
 fn rebuild(input: &[u8], events: &[Event]) -> Vec<u8> {
@@ -71,4 +93,6 @@ fuzz_target!(|data: (Vec<u8>, Vec<u8>, bool)| {
     assert_eq!(rebuild(&input, &whole), input);
     assert_eq!(run(&config, &input, &sizes), whole);
     assert_eq!(run(&config, &input, &[0]), whole);
+    let whole = records(&input, &[]);
+    assert_eq!(records(&input, &sizes), whole);
 });

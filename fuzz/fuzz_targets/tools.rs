@@ -1,5 +1,5 @@
 //! Hostile tools files and completions: loading, validating, rendering (atfunc, OpenAI and
-//! MCP formats), binding, the batch record path and reading a config file never panic,
+//! MCP formats, GBNF grammars), binding, the batch record path and reading a config file never panic,
 //! whatever the input.
 //!
 //! The tools come as raw text and as JSON built from the fuzzer's bytes with the field
@@ -9,6 +9,7 @@
 
 use arbitrary::Arbitrary;
 use atfunc::batch::Batch;
+use atfunc::grammar::{gbnf, Choice, GrammarOptions};
 use atfunc::interop::{render, Format, Options};
 use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, validate_all, Catalog};
 use atfunc::{Event, Interface};
@@ -16,17 +17,64 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
 
 const KEYS: [&str; 35] = [
-    "name", "domain", "type", "description", "params", "parameters", "properties",
-    "required", "isRequired", "enum", "choices", "minimum", "maximum", "min", "max", "items",
-    "default", "function", "returns", "path_params", "query_params", "request_body", "tools",
-    "response_type", "toolboxes", "kind", "root", "base_url", "headers", "command", "env",
-    "path", "method", "timeout_ms", "functions",
+    "name",
+    "domain",
+    "type",
+    "description",
+    "params",
+    "parameters",
+    "properties",
+    "required",
+    "isRequired",
+    "enum",
+    "choices",
+    "minimum",
+    "maximum",
+    "min",
+    "max",
+    "items",
+    "default",
+    "function",
+    "returns",
+    "path_params",
+    "query_params",
+    "request_body",
+    "tools",
+    "response_type",
+    "toolboxes",
+    "kind",
+    "root",
+    "base_url",
+    "headers",
+    "command",
+    "env",
+    "path",
+    "method",
+    "timeout_ms",
+    "functions",
 ];
 
 const WORDS: [&str; 20] = [
-    "function", "api-wrapper", "object", "dict", "string", "integer", "int", "number", "float",
-    "boolean", "array", "tuple", "any", "weather.get_temp", "file", "command", "http", "mcp",
-    "http://127.0.0.1:9/x/{id}", "/users/{org}",
+    "function",
+    "api-wrapper",
+    "object",
+    "dict",
+    "string",
+    "integer",
+    "int",
+    "number",
+    "float",
+    "boolean",
+    "array",
+    "tuple",
+    "any",
+    "weather.get_temp",
+    "file",
+    "command",
+    "http",
+    "mcp",
+    "http://127.0.0.1:9/x/{id}",
+    "/users/{org}",
 ];
 
 #[derive(Arbitrary, Debug)]
@@ -85,6 +133,17 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
             if let Event::Call(call) = event {
                 let _ = bind(&call, &catalog);
             }
+        }
+    }
+    // Grammars in every choice; a refusal is an error value, never a panic.
+    for choice in [Choice::Auto, Choice::Required, Choice::None] {
+        for single in [false, true] {
+            let options = GrammarOptions {
+                choice: choice.clone(),
+                single,
+                ..GrammarOptions::default()
+            };
+            let _ = gbnf(&interfaces, &options);
         }
     }
     // A JSON Lines record whose completion is the fuzzed text, bound to these tools.
