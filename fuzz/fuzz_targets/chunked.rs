@@ -20,38 +20,41 @@ fn merge(events: Vec<Event>) -> Vec<Event> {
     out
 }
 
-fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
-    let mut parser = StreamParser::new(config.clone());
-    let mut out = Vec::new();
+/// `input` cut into chunks of `sizes` (each byte `s` a chunk of `s + 1` bytes, cycled;
+/// no sizes: one chunk, the whole input).
+fn chunks<'a>(input: &'a [u8], sizes: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
     let mut rest = input;
     let mut k = 0;
-    while !rest.is_empty() {
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
         let size = sizes
             .get(k % sizes.len().max(1))
             .map_or(rest.len(), |&s| s as usize + 1);
         k += 1;
         let (chunk, tail) = rest.split_at(size.min(rest.len()));
-        parser.feed_into(chunk, &mut out);
         rest = tail;
+        Some(chunk)
+    })
+}
+
+fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
+    let mut parser = StreamParser::new(config.clone());
+    let mut out = Vec::new();
+    for chunk in chunks(input, sizes) {
+        parser.feed_into(chunk, &mut out);
     }
     parser.finish_into(&mut out);
     merge(out)
 }
 
-/// The records of `input` fed in chunks of `sizes` (cycled; empty: whole).
+/// The records of `input` fed in chunks of `sizes`, as `atfunc parse --text` gives them.
 fn records(input: &[u8], sizes: &[u8]) -> Vec<Json> {
     let mut stream = RecordStream::new(None).with_text(true);
     let mut out = Vec::new();
-    let mut rest = input;
-    let mut k = 0;
-    while !rest.is_empty() {
-        let size = sizes
-            .get(k % sizes.len().max(1))
-            .map_or(rest.len(), |&s| s as usize + 1);
-        k += 1;
-        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+    for chunk in chunks(input, sizes) {
         stream.feed(chunk, &mut out);
-        rest = tail;
     }
     stream.finish(&mut out);
     out
