@@ -1,7 +1,7 @@
 //! Binary results of the HTTP and command boxes: bytes a model cannot read go to the client
 //! whole, as an element, and to the model as one line saying what they are.
 
-use super::redact::Redactor;
+use super::redact::{base64, Redactor, STANDARD};
 use super::toolbox::CallContext;
 use serde_json::{Map, Value as Json};
 
@@ -81,7 +81,7 @@ impl Binary {
             element.insert("uri".into(), Json::from(uri));
         }
         element.insert("mime_type".into(), Json::from(self.mime.as_str()));
-        element.insert("data".into(), Json::from(base64(bytes)));
+        element.insert("data".into(), Json::from(base64(bytes, STANDARD)));
         ctx.add_element(Json::Object(element));
         Json::String(format!("{line}]"))
     }
@@ -103,25 +103,6 @@ pub(crate) fn media_type(value: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Standard base64 with padding (RFC 4648), as elements carry bytes.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
-        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
-        // A chunk of k bytes fills k + 1 characters; `=` pads the group to four.
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> shift & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,9 +120,9 @@ mod tests {
             ("foobar", "Zm9vYmFy"),
         ];
         for (plain, encoded) in vectors {
-            assert_eq!(base64(plain.as_bytes()), encoded, "{plain}");
+            assert_eq!(base64(plain.as_bytes(), STANDARD), encoded, "{plain}");
         }
-        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
+        assert_eq!(base64(&[0xfb, 0xff], STANDARD), "+/8=");
     }
 
     fn kind_and_mime(media_type: Option<&str>, bytes: &[u8]) -> Option<(&'static str, String)> {

@@ -302,16 +302,25 @@ fn hex(digit: u8) -> Option<u8> {
     }
 }
 
-const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// The standard base64 alphabet (RFC 4648 section 4).
+pub(crate) const STANDARD: &[u8; 64] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/// Base64 of whole three-byte groups (callers pass a multiple of three bytes).
-fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
-    let mut out = String::with_capacity(bytes.len() / 3 * 4);
-    for group in bytes.chunks_exact(3) {
-        let n = u32::from(group[0]) << 16 | u32::from(group[1]) << 8 | u32::from(group[2]);
-        for shift in [18, 12, 6, 0] {
-            out.push(char::from(alphabet[(n >> shift & 63) as usize]));
+/// Base64 in `alphabet`, a short last group padded with `=` (RFC 4648). Redaction passes
+/// whole three-byte groups only; elements carry any bytes.
+pub(crate) fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = byte(0) << 16 | byte(1) << 8 | byte(2);
+        // A chunk of k bytes fills k + 1 characters; `=` pads the group to four.
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(alphabet[(n >> shift & 63) as usize]));
+            } else {
+                out.push('=');
+            }
         }
     }
     out
