@@ -100,12 +100,7 @@ const SHOWN_LIMIT: usize = 2000;
 /// `files.delete(path="notes.txt")`, with every character that could hide or reorder what
 /// the terminal shows written as an escape, and cut at [`SHOWN_LIMIT`] characters.
 fn shown_call(call: &HeldCall) -> String {
-    let args: Vec<String> = call
-        .args
-        .iter()
-        .map(|(name, value)| format!("{name}={value}"))
-        .collect();
-    let mut text = format!("{}({})", call.function, args.join(", "));
+    let mut text = atfunc::format::call_text_from_args(&call.function, &call.args);
     if let Some(body) = &call.body {
         text.push_str(&format!(" with_body [[ {} ]]", body_text(body)));
     }
