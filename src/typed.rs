@@ -452,18 +452,27 @@ impl TypedBox {
         }
     }
 
+    /// The interface of function `name` of this box, or `None` with the problem kept for
+    /// registration to report.
+    fn interface_or_problem<A: JsonSchema>(&mut self, name: &str) -> Option<Interface> {
+        match interface_of::<A>(&self.qualified(name)) {
+            Ok(interface) => Some(interface),
+            Err(problem) => {
+                self.problems.push(problem);
+                None
+            }
+        }
+    }
+
     /// Adds a [`TypedTool`] under its [`id`](TypedTool::id), described by
     /// [`TypedTool::description`] or else the doc comment of its arguments type.
     pub fn tool<T: TypedTool>(mut self, tool: T) -> TypedBox {
-        let interface = match interface_of::<T::Args>(&self.qualified(&tool.id())) {
-            Ok(interface) => match tool.description() {
-                Some(description) => interface.describe(description),
-                None => interface,
-            },
-            Err(problem) => {
-                self.problems.push(problem);
-                return self;
-            }
+        let Some(interface) = self.interface_or_problem::<T::Args>(&tool.id()) else {
+            return self;
+        };
+        let interface = match tool.description() {
+            Some(description) => interface.describe(description),
+            None => interface,
         };
         let tool = Arc::new(tool);
         let function = interface.qualified_name();
@@ -485,12 +494,8 @@ impl TypedBox {
         E: fmt::Display + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
-        let interface = match interface_of::<A>(&self.qualified(name)) {
-            Ok(interface) => interface,
-            Err(problem) => {
-                self.problems.push(problem);
-                return self;
-            }
+        let Some(interface) = self.interface_or_problem::<A>(name) else {
+            return self;
         };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
@@ -511,12 +516,8 @@ impl TypedBox {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let interface = match interface_of::<A>(&self.qualified(name)) {
-            Ok(interface) => interface,
-            Err(problem) => {
-                self.problems.push(problem);
-                return self;
-            }
+        let Some(interface) = self.interface_or_problem::<A>(name) else {
+            return self;
         };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
