@@ -2,6 +2,7 @@
 //! tools: the prompt in the system message, the assistant's `tool_calls` as call text, and
 //! `tool` messages as result blocks in a user message.
 
+use super::request::raw;
 use super::tools::ToolSet;
 use super::ApiError;
 use crate::format::{format_results, CallRecord};
@@ -158,13 +159,6 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(
 ) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
     let value: &'de RawValue = serde::Deserialize::deserialize(deserializer)?;
     Ok(serde_json::from_str(value.get()).ok())
-}
-
-/// A JSON value as text.
-fn raw(value: &Json) -> Box<RawValue> {
-    // A `Value` always serializes: its keys are strings.
-    serde_json::value::to_raw_value(value)
-        .unwrap_or_else(|_| RawValue::from_string(String::from("null")).unwrap_or_default())
 }
 
 /// [`add_prompt`] for messages kept as text: only the first message is parsed, and only

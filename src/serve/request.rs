@@ -26,7 +26,7 @@ pub(crate) struct Request {
 }
 
 /// A JSON value as text (always valid: it came from a parser or a serializer).
-fn raw(value: &Json) -> Box<RawValue> {
+pub(crate) fn raw(value: &Json) -> Box<RawValue> {
     // Serializing a `Value` cannot fail: its keys are strings.
     serde_json::value::to_raw_value(value).unwrap_or_else(|_| null())
 }
