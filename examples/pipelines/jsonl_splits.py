@@ -26,6 +26,7 @@ gets the CLI's answer to it. Paths go through `pyarrow.fs`, so a path may be loc
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Optional
 
 import numpy as np
@@ -128,6 +129,16 @@ def read_split(split: Split) -> pa.Table:
     return pa.table({"line": line, "text": text})
 
 
+@functools.lru_cache(maxsize=4)
+def loaded_tools(text: str):
+    """The `atfunc.Tools` of a tools file's text, loaded once per worker process, not once
+    per split: every split a worker parses shares it, with its cache of the tool sets that
+    records bring of their own."""
+    import atfunc
+
+    return atfunc.Tools(text)
+
+
 def parse_batch(table: pa.Table, tools=None) -> pa.Table:
     """The output lines for a table of `line` and `text` (as `read_split` gives it), as a
     one-column table `value`: one line per record, exactly as `atfunc parse --jsonl` prints
@@ -135,8 +146,7 @@ def parse_batch(table: pa.Table, tools=None) -> pa.Table:
     tools file or an `atfunc.Tools`, or None."""
     import atfunc
 
-    # Loaded once for the whole table, not once a call.
-    tools = atfunc.Tools(tools) if isinstance(tools, str) else tools
+    tools = loaded_tools(tools) if isinstance(tools, str) else tools
     pieces = []
     for start in range(0, table.num_rows, PARSE_BATCH_LINES):
         piece = table.slice(start, PARSE_BATCH_LINES)
