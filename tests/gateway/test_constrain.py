@@ -5,6 +5,7 @@ real llama-cpp-python server with SmolLM2-135M, a constrained answer's calls bin
 import copy
 import json
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -158,35 +159,62 @@ def llama_server():
     folder = os.path.dirname(smollm2.__file__)
     model = next(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".gguf"))
     port = free_port()
+    log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")
     process = subprocess.Popen(
         ["python3", "-m", "llama_cpp.server", "--model", model, "--chat_format",
          "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=log, stderr=subprocess.STDOUT,
     )
-    url = f"http://127.0.0.1:{port}"
+    server = LlamaServer(f"http://127.0.0.1:{port}", process, log.name)
     deadline = time.time() + 120
     while True:
         try:
-            urllib.request.urlopen(url + "/v1/models", timeout=2).read()
+            urllib.request.urlopen(server.url + "/v1/models", timeout=2).read()
             break
         except OSError:
-            if process.poll() is not None or time.time() > deadline:
+            server.check_alive("while starting")
+            if time.time() > deadline:
                 process.kill()
-                pytest.fail("the llama-cpp-python server did not start")
+                pytest.fail("the llama-cpp-python server did not answer in 120 s")
             time.sleep(0.5)
-    yield url
+    yield server
     process.terminate()
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    log.close()
+
+
+class LlamaServer:
+    """The real server: its address, and a check that it still runs."""
+
+    def __init__(self, url, process, log_path):
+        self.url, self.process, self.log_path = url, process, log_path
+
+    def check_alive(self, doing):
+        """Fails the test, saying how the server ended and with the last lines of its
+        log, if it has exited."""
+        code = self.process.poll()
+        if code is None:
+            return
+        if code < 0:
+            how = f"killed by signal {-code} ({signal.Signals(-code).name})"
+            if -code == signal.SIGILL:
+                how += ": an instruction this CPU cannot run; build llama.cpp without -march=native, as tests/run.sh does"
+        else:
+            how = f"exited with status {code}"
+        with open(self.log_path, errors="replace") as f:
+            tail = f.read().splitlines()[-20:]
+        pytest.fail(f"the llama-cpp-python server died {doing}: {how}; the last lines of its log:\n"
+                    + "\n".join(tail))
 
 
 def test_a_constrained_answer_of_a_real_model_binds(llama_server):
     from conftest import Gateway
 
-    gateway = Gateway(llama_server, ["--constrain", "--repair-rounds", "0"])
+    gateway = Gateway(llama_server.url, ["--constrain", "--repair-rounds", "0"])
     try:
         client = gateway.client()
         questions = ["What is the weather in Paris?", "What time is it in Tokyo?",
@@ -205,5 +233,8 @@ def test_a_constrained_answer_of_a_real_model_binds(llama_server):
                 for name, args in result["calls"]:
                     assert name in ("get-weather", "get_time")
                     assert ("city" in args) if name == "get-weather" else ("zone" in args)
+    except Exception:
+        llama_server.check_alive("during the test")
+        raise
     finally:
         gateway.stop()
