@@ -305,13 +305,39 @@ fn exec_runs_the_demo_and_prints_the_blocks() {
     args.push("examples/demo/completion.txt");
     let out = atfunc(&args, b"");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Declared functions without an implementation answer so (the README's first command
+    // runs the same answer with implementations: readme_first_command_runs_every_demo_call).
     insta::assert_snapshot!("exec_demo", stdout(&out));
-    // The README shows this output; keep the two in step.
+}
+
+/// The README's first command runs the demo: its `exec` part, taken from the README itself,
+/// runs every call the demo answer makes (the case-insensitive weather call included), and
+/// the README shows exactly what it prints.
+#[test]
+fn readme_first_command_runs_every_demo_call() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let first = readme
+        .lines()
+        .find(|l| l.starts_with("cargo run") && l.contains(" exec "))
+        .expect("the README opens with a command running the demo");
+    let exec = first
+        .rsplit("cargo run -q --features cli -- ")
+        .next()
+        .unwrap();
+    let args: Vec<&str> = exec.split_whitespace().collect();
+    assert_eq!(args[0], "exec", "{first}");
+    let out = atfunc(&args, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(!printed.contains("has no implementation"), "{printed}");
     assert!(
-        readme.contains(stdout(&out).trim_end()),
-        "README's exec output is stale"
+        printed.contains("Function call: Weather.Get_Current_Weather(\"Oslo\", unit=\"celsius\")\nReturned: {\"location\":\"Oslo\""),
+        "{printed}"
+    );
+    assert!(
+        readme.contains(printed.trim_end()),
+        "README's exec output is stale:\n{printed}"
     );
 }
 
