@@ -257,19 +257,20 @@ fn load_schema_function(
 /// use atfunc::{load_interfaces_with, LoadError, LoadLimit, LoadLimits};
 /// use serde_json::json;
 ///
-/// // Ten properties that each refer to the object holding them.
-/// let props: serde_json::Map<_, _> = (0..10)
-///     .map(|i| (format!("p{i}"), json!({"$ref": "#/$defs/A"})))
-///     .collect();
-/// let mut defs = serde_json::Map::new();
-/// defs.insert("A".into(), json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/B"}, "b": {"$ref": "#/$defs/B"}}}));
-/// defs.insert("B".into(), json!({"type": "object", "properties": props.clone()}));
-/// let tools = json!([{"name": "bomb", "parameters": {"$defs": defs,
+/// // `A` has ten fields of type `B`, and `B` ten fields of type `C`: 111 schema nodes.
+/// let level = |next: &str| {
+///     let fields: serde_json::Map<_, _> = (0..10)
+///         .map(|i| (format!("f{i}"), json!({"$ref": format!("#/$defs/{next}")})))
+///         .collect();
+///     json!({"type": "object", "properties": fields})
+/// };
+/// let tools = json!([{"name": "shop.order", "parameters": {
+///     "$defs": {"A": level("B"), "B": level("C"), "C": {"type": "string"}},
 ///     "properties": {"root": {"$ref": "#/$defs/A"}}}}]);
-/// let limits = LoadLimits { max_ref_nodes: 5, ..LoadLimits::default() };
+/// let limits = LoadLimits { max_ref_nodes: 100, ..LoadLimits::default() };
 /// match load_interfaces_with(&tools, &limits) {
 ///     Err(LoadError::Limit { function, limit, value }) => {
-///         assert_eq!((function.as_str(), limit, value), ("bomb", LoadLimit::RefNodes, 5));
+///         assert_eq!((function.as_str(), limit, value), ("shop.order", LoadLimit::RefNodes, 100));
 ///     }
 ///     other => panic!("{other:?}"),
 /// }
@@ -420,27 +421,33 @@ impl<'s> Expander<'s, '_> {
         if depth > self.budget.limits.max_depth {
             return Err(LoadLimit::Depth);
         }
-        if self.in_ref() {
+        // An unknown reference reads as "any": the model is shown no structure for it.
+        let target = match map.get("$ref") {
+            Some(Json::String(target)) => target
+                .strip_prefix("#/$defs/")
+                .or_else(|| target.strip_prefix("#/definitions/"))
+                .and_then(|name| self.defs.get_key_value(name))
+                .map(|(name, found)| (*name, *found)),
+            _ => None,
+        };
+        // A reference is replaced by the definition it names, which is counted itself.
+        if self.in_ref() && target.is_none() {
             let keys: usize = map.keys().map(String::len).sum();
             self.budget.take(1, keys + 2)?;
         }
         let mut out = Map::new();
-        if let Some(Json::String(target)) = map.get("$ref") {
-            let name = target
-                .strip_prefix("#/$defs/")
-                .or_else(|| target.strip_prefix("#/definitions/"));
-            // An unknown reference reads as "any": the model is shown no structure for it.
-            if let Some((name, found)) = name.and_then(|n| self.defs.get_key_value(n)) {
-                let (name, found) = (*name, *found);
-                if self.path.contains(&name) {
-                    out.extend(open_value(found));
-                } else {
-                    self.path.push(name);
-                    let expanded = self.resolve(found, depth + 1);
-                    self.path.pop();
-                    if let Json::Object(found) = expanded? {
-                        out.extend(found);
-                    }
+        if let Some((name, found)) = target {
+            if self.path.contains(&name) {
+                let open = open_value(found);
+                self.budget
+                    .take(1, json_size(&Json::Object(open.clone())))?;
+                out.extend(open);
+            } else {
+                self.path.push(name);
+                let expanded = self.resolve(found, depth + 1);
+                self.path.pop();
+                if let Json::Object(found) = expanded? {
+                    out.extend(found);
                 }
             }
         }
