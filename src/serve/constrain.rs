@@ -99,7 +99,7 @@ pub(crate) fn grammars(
         GrammarError::TooLarge { what: "bytes", .. } if bounded_by_request => {
             Some(ApiError::grammar_too_large(&format!(
                 "it is larger than the {room} bytes left of the gateway's limit on requests \
-             ({max_request_bytes} bytes, --max-request-bytes)"
+                 ({max_request_bytes} bytes, --max-request-bytes)"
             )))
         }
         GrammarError::TooLarge { .. } => Some(ApiError::grammar_too_large(&error.to_string())),
