@@ -40,8 +40,8 @@
 
 use crate::interface::json_kind;
 use crate::parse::Bodies;
-use crate::{bind, load_interfaces, validate_all, Call, Catalog, Event};
-use crate::{LoadError, ParseError, ParserConfig, Span, StreamParser};
+use crate::{bind, load_interfaces_with, validate_all, Call, Catalog, Event};
+use crate::{LoadError, LoadLimits, ParseError, ParserConfig, Span, StreamParser};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
@@ -294,6 +294,8 @@ fn cut(text: &str, limit: usize) -> &str {
 pub struct Batch {
     tools: Option<Arc<Catalog>>,
     cache: Mutex<ToolCache>,
+    /// The limits records' own `tools` are loaded within.
+    limits: LoadLimits,
 }
 
 /// One input line as read; `tools` stays raw text so a repeated list is hashed, not parsed.
@@ -328,7 +330,15 @@ impl Batch {
         Batch {
             tools: tools.map(Arc::new),
             cache: Mutex::new(ToolCache::default()),
+            limits: LoadLimits::default(),
         }
+    }
+
+    /// Loads records' own `tools` within `limits` (default: [`LoadLimits::default`]); a
+    /// record whose tools go past one becomes an error line naming the limit.
+    pub fn with_load_limits(mut self, limits: LoadLimits) -> Batch {
+        self.limits = limits;
+        self
     }
 
     /// The output line (no newline) for input line number `number` (1-based, for error
@@ -396,7 +406,7 @@ impl Batch {
         }
         // Loaded outside the lock: other threads go on meanwhile. Two threads may load the
         // same new set at once; both results are equal and one of them is kept.
-        let loaded = load_tools(raw);
+        let loaded = load_tools(raw, &self.limits);
         self.lock().insert(key, raw, loaded.clone());
         loaded
     }
@@ -427,10 +437,10 @@ fn failed(id: &Json, line: u64, error: String) -> serde_json::Result<String> {
     serde_json::to_string(&Failed { id, line, error })
 }
 
-fn load_tools(raw: &str) -> Result<Arc<Catalog>, String> {
+fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
     let json: Json =
         serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
-    let problems = match load_interfaces(&json) {
+    let problems = match load_interfaces_with(&json, limits) {
         Ok(interfaces) => match validate_all(&interfaces) {
             Ok(()) => return Ok(Arc::new(Catalog::new(interfaces))),
             Err(errors) => errors.0,

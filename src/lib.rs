@@ -94,8 +94,9 @@ pub use bind::{bind, ArgParser, BindError, Body, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
 pub use grammar::{gbnf, Choice, GrammarError, GrammarOptions};
 pub use interface::{
-    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Format, Interface, Kind,
-    LoadError, Location, Param, ParamType, ValidationError, ValidationErrors,
+    load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
+    validate_all, validate_toolbox, Format, Interface, Kind, LoadError, LoadLimit, LoadLimits,
+    Location, Param, ParamType, ValidationError, ValidationErrors,
 };
 pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};
 pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};

@@ -932,3 +932,89 @@ fn exec_json_carries_the_elements_of_each_call() {
     assert!(calls[1].get("elements").is_none(), "{}", calls[1]);
     assert!(calls[1]["result"].as_str().unwrap().starts_with("Debug: "));
 }
+
+/// Ten levels of definitions, each referring ten times to the next (10^10 schemas written
+/// out), as a tools file's one function named `name`.
+fn fanning_out_tools(name: &str) -> serde_json::Value {
+    let mut defs = serde_json::Map::new();
+    for level in 0..10 {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| {
+                let next = format!("#/$defs/L{}", level + 1);
+                (format!("p{i}"), serde_json::json!({"$ref": next}))
+            })
+            .collect();
+        defs.insert(
+            format!("L{level}"),
+            serde_json::json!({"type": "object", "properties": props}),
+        );
+    }
+    defs.insert("L10".into(), serde_json::json!({"type": "string"}));
+    serde_json::json!([{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/L0"}}}}}])
+}
+
+#[test]
+fn tools_whose_references_multiply_are_refused_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.json");
+    std::fs::write(&path, fanning_out_tools("box.bomb").to_string()).unwrap();
+    let file = path.to_str().unwrap();
+    for command in ["grammar", "render", "check"] {
+        let out = atfunc(&[command, "--tools", file], b"");
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
+        let message = stderr(&out);
+        assert!(
+            message.contains("function 'box.bomb': its `$ref`s write out more than 10000 schema nodes (limit max_ref_nodes)"),
+            "{command}: {message}"
+        );
+    }
+    // The limit is a flag.
+    let out = atfunc(&["render", "--tools", file, "--max-ref-nodes", "10"], b"");
+    assert!(
+        stderr(&out).contains("more than 10 schema nodes"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Records that carry such tools get an error line each; the others are parsed.
+    let mut records = String::new();
+    for i in 0..4 {
+        let record = serde_json::json!({"id": i, "completion": "@f()",
+            "tools": fanning_out_tools(&format!("bomb_{i}"))});
+        records.push_str(&format!("{record}\n"));
+    }
+    records.push_str("{\"id\": 9, \"completion\": \"@f(x=1)\"}\n");
+    let out = atfunc(&["parse", "--jsonl"], records.as_bytes());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{text}");
+    for (i, line) in lines.iter().take(4).enumerate() {
+        assert!(
+            line.contains(&format!("function 'bomb_{i}'")) && line.contains("max_ref_nodes"),
+            "{line}"
+        );
+    }
+    assert!(lines[4].contains("\"calls\""), "{}", lines[4]);
+}
+
+#[test]
+fn a_grammar_of_many_optional_fields_is_printed_small() {
+    // 2,000 optional fields (60 KB of tools) were 52 MB of grammar.
+    let props: serde_json::Map<String, serde_json::Value> = (0..2000)
+        .map(|i| {
+            (
+                format!("field_{i:04}"),
+                serde_json::json!({"type": "string"}),
+            )
+        })
+        .collect();
+    let tools = serde_json::json!([{"name": "flat", "parameters": {"type": "object", "properties": props}}]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flat.json");
+    std::fs::write(&path, tools.to_string()).unwrap();
+    let out = atfunc(&["grammar", "--tools", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let size = out.stdout.len();
+    assert!(size < 400_000, "{size} bytes");
+}

@@ -328,3 +328,208 @@ async fn a_client_that_reads_nothing_of_its_stream_does_not_hold_its_place() {
     assert!(refused >= 2, "refused {refused} times");
     drop(stalled);
 }
+
+/// An upstream that answers "Hello." and keeps the size of the largest request it got.
+async fn measuring_upstream() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::routing::post;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let largest = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = largest.clone();
+    let app = axum::Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|body: axum::body::Bytes| async move {
+                seen.fetch_max(body.len(), Ordering::SeqCst);
+                axum::Json(serde_json::json!({
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
+                                 "finish_reason": "stop"}]
+                }))
+            }),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(256 << 20));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{address}"), largest)
+}
+
+/// A request with `tools` (and whatever else `extra` holds), its status and its text.
+async fn with_tools(
+    address: &str,
+    tools: serde_json::Value,
+    extra: serde_json::Value,
+) -> (u16, String) {
+    let mut body = serde_json::json!({"model": "m", "tools": tools,
+        "messages": [{"role": "user", "content": "hi"}]});
+    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        body.extend(extra.clone());
+    }
+    let answer = reqwest::Client::new()
+        .post(format!("http://{address}/v1/chat/completions"))
+        .json(&body)
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .expect("the gateway answers");
+    let status = answer.status().as_u16();
+    (status, answer.text().await.unwrap_or_default())
+}
+
+fn tool(name: &str, parameters: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"type": "function", "function": {"name": name, "parameters": parameters}})
+}
+
+/// The shape: ten properties that each refer to the object holding them.
+fn self_referring() -> serde_json::Value {
+    let props: serde_json::Map<String, serde_json::Value> = (0..10)
+        .map(|i| (format!("p{i}"), serde_json::json!({"$ref": "#/$defs/D"})))
+        .collect();
+    serde_json::json!([tool(
+        "bomb",
+        serde_json::json!({"type": "object",
+        "$defs": {"D": {"type": "object", "properties": props}},
+        "properties": {"root": {"$ref": "#/$defs/D"}}})
+    )])
+}
+
+/// Ten levels of definitions, each referring ten times to the next: 10^10 written out.
+fn fanning_out() -> serde_json::Value {
+    let mut defs = serde_json::Map::new();
+    for level in 0..10 {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| {
+                let next = format!("#/$defs/L{}", level + 1);
+                (format!("p{i}"), serde_json::json!({"$ref": next}))
+            })
+            .collect();
+        defs.insert(
+            format!("L{level}"),
+            serde_json::json!({"type": "object", "properties": props}),
+        );
+    }
+    defs.insert("L10".into(), serde_json::json!({"type": "string"}));
+    serde_json::json!([tool(
+        "fan",
+        serde_json::json!({"type": "object", "$defs": defs,
+        "properties": {"root": {"$ref": "#/$defs/L0"}}})
+    )])
+}
+
+/// 1,000 references to one 27 KB definition: a 31 KB request.
+fn copying() -> serde_json::Value {
+    let big: Vec<String> = (0..3000).map(|i| format!("c{i:05}")).collect();
+    let mut defs = serde_json::Map::new();
+    for (name, next) in [("A", "B"), ("B", "C"), ("C", "Big")] {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| {
+                let target = format!("#/$defs/{next}");
+                (format!("p{i}"), serde_json::json!({"$ref": target}))
+            })
+            .collect();
+        defs.insert(
+            name.into(),
+            serde_json::json!({"type": "object", "properties": props}),
+        );
+    }
+    defs.insert(
+        "Big".into(),
+        serde_json::json!({"type": "string", "enum": big}),
+    );
+    serde_json::json!([tool(
+        "copies",
+        serde_json::json!({"type": "object", "$defs": defs,
+        "properties": {"root": {"$ref": "#/$defs/A"}}})
+    )])
+}
+
+/// One object of 2,000 optional fields: 60 KB of tools.
+fn flat() -> serde_json::Value {
+    let props: serde_json::Map<String, serde_json::Value> = (0..2000)
+        .map(|i| {
+            (
+                format!("field_{i:04}"),
+                serde_json::json!({"type": "string"}),
+            )
+        })
+        .collect();
+    serde_json::json!([tool(
+        "flat",
+        serde_json::json!({"type": "object", "properties": props})
+    )])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemas_that_expand_are_refused_and_the_gateway_serves_again() {
+    let (upstream, largest) = measuring_upstream().await;
+    let served = Served::start(&upstream, &[]);
+    let address = served.address.clone();
+
+    // Turning grammars on is the server's decision.
+    let (status, text) = with_tools(
+        &address,
+        self_referring(),
+        serde_json::json!({"atfunc_constrain": true}),
+    )
+    .await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("--constrain-per-request"), "{text}");
+    // Recursion reads as an open object where it recurs: the shape is small.
+    let (status, text) = with_tools(&address, self_referring(), serde_json::json!({})).await;
+    assert_eq!(status, 200, "{text}");
+
+    // References that multiply, or copy a large definition, are refused naming the limit.
+    let (status, text) = with_tools(&address, fanning_out(), serde_json::json!({})).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("function 'fan'"), "{text}");
+    assert!(text.contains("max_ref_nodes"), "{text}");
+    let (status, text) = with_tools(&address, copying(), serde_json::json!({})).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("max_ref_bytes"), "{text}");
+
+    let answer = chat(&address).await;
+    assert_eq!(answer.status(), 200);
+    assert!(largest.load(std::sync::atomic::Ordering::SeqCst) < 1 << 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grammar_sent_upstream_stays_within_the_request_limit() {
+    let (upstream, largest) = measuring_upstream().await;
+    let served = Served::start(
+        &upstream,
+        &["--constrain-per-request", "--max-request-bytes", "400000"],
+    );
+    let address = served.address.clone();
+    let constrain = serde_json::json!({"atfunc_constrain": true});
+
+    // 2,000 optional fields: 51.5 MB of grammar once; now a grammar that grows with the
+    // fields and fits.
+    let (status, text) = with_tools(&address, flat(), constrain.clone()).await;
+    assert_eq!(status, 200, "{text}");
+    let sent = largest.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((100_000..=400_000).contains(&sent), "{sent} bytes upstream");
+
+    // 6,000 fields do not fit in what is left of 400,000 bytes: 413, nothing sent.
+    let before = largest.load(std::sync::atomic::Ordering::SeqCst);
+    let props: serde_json::Map<String, serde_json::Value> = (0..6000)
+        .map(|i| (format!("f{i}"), serde_json::json!({"type": "integer"})))
+        .collect();
+    let wide = serde_json::json!([tool(
+        "wide",
+        serde_json::json!({"type": "object", "properties": props})
+    )]);
+    let (status, text) = with_tools(&address, wide.clone(), constrain.clone()).await;
+    assert_eq!(status, 413, "{text}");
+    assert!(text.contains("--max-request-bytes"), "{text}");
+    assert_eq!(largest.load(std::sync::atomic::Ordering::SeqCst), before);
+    // Without a grammar the same tools go through.
+    let (status, text) = with_tools(&address, wide, serde_json::json!({})).await;
+    assert_eq!(status, 200, "{text}");
+
+    // A recursive schema with the grammar: small, answered.
+    let (status, text) = with_tools(&address, self_referring(), constrain).await;
+    assert_eq!(status, 200, "{text}");
+    assert!(largest.load(std::sync::atomic::Ordering::SeqCst) <= 400_000);
+    let answer = chat(&address).await;
+    assert_eq!(answer.status(), 200);
+}

@@ -450,6 +450,146 @@ fn choices_and_bounds_are_enforced() {
     }
 }
 
+// ---------------------------------------------------------------- size
+
+fn optional_strings(count: usize) -> Vec<Param> {
+    (0..count)
+        .map(|i| Param::new(format!("field_{i:04}"), ParamType::String))
+        .collect()
+}
+
+#[test]
+fn many_optional_fields_make_a_grammar_that_grows_with_their_number() {
+    // 2,000 optional parameters were 51.5 MB of GBNF: each field that may come first was
+    // followed by all the ones after it, written out again.
+    let flat = Interface::new("flat").in_domain("t");
+    let flat = optional_strings(2000)
+        .into_iter()
+        .fold(flat, |f, p| f.param(p));
+    let text = atfunc::gbnf(&[flat.clone()], &GrammarOptions::default()).unwrap();
+    assert!(text.len() < 400_000, "{} bytes", text.len());
+    // The same fields inside an object parameter.
+    let nested = Interface::new("nested").param(
+        Param::new(
+            "o",
+            ParamType::Object {
+                properties: optional_strings(2000),
+            },
+        )
+        .required(),
+    );
+    let text = atfunc::gbnf(&[nested], &GrammarOptions::default()).unwrap();
+    assert!(text.len() < 400_000, "{} bytes", text.len());
+
+    // Still exactly the calls that bind: any of the fields, in declared order.
+    let fields = optional_strings(300);
+    let small = fields
+        .iter()
+        .cloned()
+        .fold(Interface::new("flat").in_domain("t"), |f, p| f.param(p));
+    let tools = [small];
+    let g = grammar(&tools, &GrammarOptions::default()).unwrap();
+    for ok in [
+        "@t.flat()",
+        "@t.flat(field_0000=\"a\")",
+        "@t.flat(field_0299=\"a\")",
+        "@t.flat(field_0007=\"a\", field_0150=\"b\", field_0299=\"c\")",
+    ] {
+        assert!(g.accepts(ok), "{ok}");
+    }
+    for bad in [
+        "@t.flat(field_0150=\"b\", field_0007=\"a\")",
+        "@t.flat(field_0007=\"a\", field_0007=\"a\")",
+        "@t.flat(, field_0007=\"a\")",
+    ] {
+        assert!(!g.accepts(bad), "{bad}");
+    }
+    let options = GrammarOptions::default();
+    check_samples(&g, &catalog(&tools, None), &options, 50);
+}
+
+#[test]
+fn nested_values_do_not_double_at_every_level() {
+    // An object whose second optional field is the same kind of object, 18 levels deep,
+    // and arrays of arrays 18 deep: each level wrote its inner value out twice.
+    let mut object = Param::new("leaf", ParamType::String);
+    for level in 0..18 {
+        object = Param::new(
+            format!("o{level}"),
+            ParamType::Object {
+                properties: vec![Param::new("a", ParamType::String), object],
+            },
+        );
+    }
+    let mut array = Param::new("", ParamType::Integer);
+    for _ in 0..18 {
+        array = Param::new(
+            "",
+            ParamType::Array {
+                items: Some(Box::new(array)),
+            },
+        );
+    }
+    array.name = String::from("grid");
+    let tools = [Interface::new("deep").param(object).param(array)];
+    let text = atfunc::gbnf(&tools, &GrammarOptions::default()).unwrap();
+    assert!(text.len() < 50_000, "{} bytes", text.len());
+    let g = grammar(&tools, &GrammarOptions::default()).unwrap();
+    assert!(g.accepts("@deep(o17={\"o16\": {\"a\": \"x\", \"o15\": {}}}, grid=[[[[[[[[[[[[[[[[[[1, 2]]]]]]]]]]]]]]]]]])"));
+    check_samples(&g, &catalog(&tools, None), &GrammarOptions::default(), 30);
+}
+
+#[test]
+fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
+    let tools = weather();
+    let rules = GrammarOptions {
+        max_rules: 3,
+        ..GrammarOptions::default()
+    };
+    let error = grammar(&tools, &rules).unwrap_err();
+    assert_eq!(
+        error,
+        GrammarError::TooLarge {
+            limit: "max_rules",
+            what: "rules",
+            value: 3
+        }
+    );
+    assert!(
+        error.to_string().contains("GrammarOptions::max_rules"),
+        "{error}"
+    );
+    let bytes = GrammarOptions {
+        max_bytes: 200,
+        ..GrammarOptions::default()
+    };
+    let error = grammar(&tools, &bytes).unwrap_err().to_string();
+    assert!(
+        error.contains("larger than 200 bytes (GrammarOptions::max_bytes)"),
+        "{error}"
+    );
+    // 20,000 optional fields, each with its own choices, within a 1 MiB budget: refused
+    // while building.
+    let mut fields = optional_strings(20_000);
+    for field in &mut fields {
+        field.choices = Some(vec![Json::from("a long choice"), Json::from("another one")]);
+    }
+    let big = fields
+        .into_iter()
+        .fold(Interface::new("big"), |f, p| f.param(p));
+    let small_budget = GrammarOptions {
+        max_bytes: 1 << 20,
+        ..GrammarOptions::default()
+    };
+    assert!(matches!(
+        grammar(&[big], &small_budget),
+        Err(GrammarError::TooLarge {
+            limit: "max_bytes",
+            ..
+        })
+    ));
+}
+
 #[test]
 fn choice_modes() {
     let tools = weather();

@@ -1,8 +1,8 @@
 //! Loading interfaces in every shape, and every validation rule with its exact message.
 
 use atfunc::{
-    load_interfaces, load_interfaces_str, validate_all, validate_toolbox, Interface, Kind,
-    LoadError, Location, Param, ParamType,
+    load_interfaces, load_interfaces_str, load_interfaces_with, validate_all, validate_toolbox,
+    Interface, Kind, LoadError, LoadLimit, LoadLimits, Location, Param, ParamType,
 };
 use serde_json::json;
 
@@ -555,33 +555,63 @@ fn schemas_generated_from_types_are_written_out_in_place() {
 }
 
 #[test]
-fn a_schema_that_refers_to_itself_stops_as_any() {
+fn a_schema_that_refers_to_itself_reads_as_an_open_value_where_it_recurs() {
     let tools = load_interfaces(&json!([{"name": "tree.walk", "parameters": {
         "type": "object",
-        "$defs": {"Node": {"type": "object", "properties": {
+        "$defs": {"Node": {"type": "object", "description": "A node", "properties": {
             "name": {"type": "string"},
             "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
         "properties": {"root": {"$ref": "#/$defs/Node"}},
         "required": ["root"]}}]))
     .unwrap();
-    // Written out a bounded number of levels deep, then any: no endless recursion.
-    let mut depth = 0;
-    let mut param = &tools[0].params[0];
-    while let ParamType::Object { properties } = &param.ty {
-        match &properties[1].ty {
-            ParamType::Array { items: Some(item) } => param = item,
-            other => panic!("{other:?}"),
-        }
-        depth += 1;
+    // Written out once; where it refers back to itself it is an object with any fields.
+    let ParamType::Object { properties } = &tools[0].params[0].ty else {
+        panic!("{:?}", tools[0].params[0]);
+    };
+    let ParamType::Array { items: Some(child) } = &properties[1].ty else {
+        panic!("{:?}", properties[1]);
+    };
+    assert_eq!(child.ty, ParamType::Object { properties: vec![] });
+    assert_eq!(child.description, "A node");
+}
+
+fn count(param: &Param) -> usize {
+    1 + match &param.ty {
+        ParamType::Object { properties } => properties.iter().map(count).sum(),
+        ParamType::Array { items: Some(item) } => count(item),
+        _ => 0,
     }
-    assert_eq!(param.ty, ParamType::Any);
-    assert!((2..=20).contains(&depth), "{depth}");
+}
+
+/// The parameters of `tools`, JSON Schema functions whose `$defs` are `defs`, whose one
+/// property `root` refers to the definition `root`.
+fn with_defs(
+    name: &str,
+    defs: serde_json::Map<String, serde_json::Value>,
+    root: &str,
+) -> serde_json::Value {
+    json!([{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "$defs": defs,
+        "properties": {"root": {"$ref": format!("#/$defs/{root}")}}}}}])
 }
 
 #[test]
-fn references_that_fan_out_expand_a_bounded_number_of_times() {
+fn an_object_whose_fields_all_refer_to_itself_stays_small() {
+    // The shape that took the gateway to 2.9 GB: ten properties that each refer to the
+    // object holding them. It is recursion, so each reference back reads as an open object.
+    let props: serde_json::Map<String, serde_json::Value> = (0..10)
+        .map(|i| (format!("p{i}"), json!({"$ref": "#/$defs/D"})))
+        .collect();
+    let mut defs = serde_json::Map::new();
+    defs.insert("D".into(), json!({"type": "object", "properties": props}));
+    let tools = load_interfaces(&with_defs("bomb", defs, "D")).unwrap();
+    assert_eq!(count(&tools[0].params[0]), 11);
+}
+
+#[test]
+fn references_that_fan_out_are_refused_naming_the_limit() {
     // Ten levels, each definition pointing ten times at the next: written out in full it
-    // would be 10^10 schemas. The loader stops expanding after a fixed budget.
+    // would be 10^10 schemas. Loading stops at the budget and says which function.
     let mut defs = serde_json::Map::new();
     for level in 0..10 {
         let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
@@ -593,17 +623,97 @@ fn references_that_fan_out_expand_a_bounded_number_of_times() {
         );
     }
     defs.insert("L10".into(), json!({"type": "string"}));
-    let tools = load_interfaces(&json!([{"name": "bomb", "parameters": {
-        "type": "object", "$defs": defs,
-        "properties": {"root": {"$ref": "#/$defs/L0"}}}}]))
-    .unwrap();
-    fn count(param: &Param) -> usize {
-        1 + match &param.ty {
-            ParamType::Object { properties } => properties.iter().map(count).sum(),
-            ParamType::Array { items: Some(item) } => count(item),
-            _ => 0,
+    let tools = with_defs("box.bomb", defs, "L0");
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit {
+            function,
+            limit,
+            value,
+        }) => {
+            assert_eq!(function, "box.bomb");
+            assert_eq!(limit, LoadLimit::RefNodes);
+            assert_eq!(value, LoadLimits::default().max_ref_nodes);
         }
+        other => panic!("{other:?}"),
     }
-    let total = count(&tools[0].params[0]);
-    assert!(total <= 20_000, "{total} params");
+    let message = load_interfaces(&tools).unwrap_err().to_string();
+    assert!(message.contains("function 'box.bomb'"), "{message}");
+    assert!(message.contains("10000 schema nodes"), "{message}");
+    assert!(message.contains("max_ref_nodes"), "{message}");
+    // The limit is a setting: three levels (1 + 10 + 100 + 1000 nodes) fit in a larger one.
+    let mut small = serde_json::Map::new();
+    for level in 0..3 {
+        let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+        let props: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("p{i}"), next.clone())).collect();
+        small.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": props}),
+        );
+    }
+    small.insert("L3".into(), json!({"type": "string"}));
+    let small = with_defs("box.small", small, "L0");
+    let tight = LoadLimits {
+        max_ref_nodes: 1000,
+        ..LoadLimits::default()
+    };
+    assert!(matches!(
+        load_interfaces_with(&small, &tight),
+        Err(LoadError::Limit {
+            limit: LoadLimit::RefNodes,
+            value: 1000,
+            ..
+        })
+    ));
+    let tools = load_interfaces_with(&small, &LoadLimits::default()).unwrap();
+    assert_eq!(count(&tools[0].params[0]), 1111);
+}
+
+#[test]
+fn references_that_copy_a_large_definition_are_counted_by_size() {
+    // 1,000 references (three levels of ten) to one 27 KB definition: few expansions,
+    // 27 MB written out. The bytes they write out are what counts.
+    let big = json!({"type": "string", "enum": (0..3000).map(|i| format!("c{i:05}")).collect::<Vec<_>>()});
+    let mut defs = serde_json::Map::new();
+    for (name, next) in [("A", "B"), ("B", "C"), ("C", "Big")] {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| (format!("p{i}"), json!({"$ref": format!("#/$defs/{next}")})))
+            .collect();
+        defs.insert(name.into(), json!({"type": "object", "properties": props}));
+    }
+    defs.insert("Big".into(), big);
+    let tools = with_defs("copies", defs, "A");
+    assert!(tools.to_string().len() < 40_000);
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit {
+            function, limit, ..
+        }) => assert_eq!((function.as_str(), limit), ("copies", LoadLimit::RefBytes)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_chain_of_references_deeper_than_the_limit_is_refused() {
+    // 100 definitions, each an object whose one field is the next: not recursion, just deep.
+    let mut defs = serde_json::Map::new();
+    for level in 0..100 {
+        defs.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": {"next": {"$ref": format!("#/$defs/L{}", level + 1)}}}),
+        );
+    }
+    defs.insert("L100".into(), json!({"type": "string"}));
+    let tools = with_defs("deep", defs, "L0");
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit { limit, value, .. }) => {
+            assert_eq!((limit, value), (LoadLimit::Depth, 64));
+        }
+        other => panic!("{other:?}"),
+    }
+    let deeper = LoadLimits {
+        max_depth: 300,
+        ..LoadLimits::default()
+    };
+    let loaded = load_interfaces_with(&tools, &deeper).unwrap();
+    assert_eq!(count(&loaded[0].params[0]), 101);
 }

@@ -90,6 +90,7 @@ pub(crate) fn grammar(
         root: tools.catalog.root().map(str::to_owned),
         lead_in,
         any_depth,
+        ..GrammarOptions::default()
     };
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))

@@ -30,7 +30,11 @@ struct Lines {
 
 /// Runs `parse --jsonl`; records without their own `tools` bind to `catalog` (from
 /// `--tools` or `--config`), or stay unbound without one.
-pub(crate) fn run(catalog: Option<Catalog>, file: Option<&Path>) -> Result<ExitCode, Failure> {
+pub(crate) fn run(
+    catalog: Option<Catalog>,
+    limits: &atfunc::LoadLimits,
+    file: Option<&Path>,
+) -> Result<ExitCode, Failure> {
     let (input, total): (Box<dyn Read + Send>, Option<u64>) = match file {
         Some(path) => {
             let file = std::fs::File::open(path)
@@ -40,7 +44,7 @@ pub(crate) fn run(catalog: Option<Catalog>, file: Option<&Path>) -> Result<ExitC
         }
         None => (Box::new(std::io::stdin()), None),
     };
-    let batch = Batch::new(catalog);
+    let batch = Batch::new(catalog).with_load_limits(*limits);
     let progress = progress_bar(total);
     let started = Instant::now();
 

@@ -221,7 +221,7 @@ fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
     let path = args.source()?;
     let mut problems = match (&args.config, &args.tools) {
         (Some(config), _) => check_config(config)?,
-        (None, Some(tools)) => check_tools(tools)?,
+        (None, Some(tools)) => check_tools(tools, &args.limits.limits())?,
         (None, None) => Vec::new(),
     };
     if let Some(dir) = &args.files {
@@ -244,8 +244,11 @@ fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
 }
 
 /// A tools file's problems; none, and its functions printed, when it is valid.
-fn check_tools(path: &std::path::Path) -> Result<Vec<String>, Failure> {
-    let problems = match tools::load(path)? {
+fn check_tools(
+    path: &std::path::Path,
+    limits: &atfunc::LoadLimits,
+) -> Result<Vec<String>, Failure> {
+    let problems = match tools::load(path, limits)? {
         Ok(interfaces) => match atfunc::validate_all(&interfaces) {
             Ok(()) => {
                 let domains: std::collections::BTreeSet<_> =

@@ -50,7 +50,8 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
         })
     };
     if args.jsonl {
-        return super::jsonl::run(catalog, args.file.as_deref());
+        let limits = args.tools.limits.limits();
+        return super::jsonl::run(catalog, &limits, args.file.as_deref());
     }
     let mut input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();

@@ -73,6 +73,13 @@ pub(crate) struct ServeArgs {
     /// can only write calls that bind (a request's "atfunc_constrain" overrides this).
     #[arg(long)]
     constrain: bool,
+    /// Let a request turn the grammar on for itself with "atfunc_constrain": true (without
+    /// this, or --constrain, such a request gets 400: building a grammar is work the server
+    /// pays for).
+    #[arg(long)]
+    constrain_per_request: bool,
+    #[command(flatten)]
+    limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
     /// (`grammar`), vllm (`structured_outputs.grammar`), vllm-guided (`guided_grammar`,
     /// older vLLM), sglang (`ebnf`).
@@ -138,6 +145,8 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             execute_all: args.execute,
             max_steps: args.max_steps.max(1),
             constrain: args.constrain,
+            constrain_per_request: args.constrain_per_request,
+            load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             max_concurrent: args.max_concurrent,
             header_timeout,

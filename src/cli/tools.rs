@@ -4,15 +4,18 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
-use atfunc::{Interface, LoadError, ValidationError};
+use atfunc::{Interface, LoadError, LoadLimits, ValidationError};
 use std::path::{Path, PathBuf};
 
 /// Loads a tools file. `Ok(Err(problems))` when it is JSON but its definitions are invalid;
 /// `Err` when it cannot be read or is not JSON at all.
-pub(crate) fn load(path: &Path) -> Result<Result<Vec<Interface>, Vec<ValidationError>>, Failure> {
+pub(crate) fn load(
+    path: &Path,
+    limits: &LoadLimits,
+) -> Result<Result<Vec<Interface>, Vec<ValidationError>>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("cannot read tools file {}: {e}", path.display())))?;
-    match atfunc::load_interfaces_str(&text) {
+    match atfunc::load_interfaces_str_with(&text, limits) {
         Ok(interfaces) => Ok(Ok(interfaces)),
         Err(LoadError::Invalid(problems)) => Ok(Err(problems)),
         Err(LoadError::Json(e)) => Err(Failure(json_error(path, &e))),
@@ -22,8 +25,8 @@ pub(crate) fn load(path: &Path) -> Result<Result<Vec<Interface>, Vec<ValidationE
 
 /// Loads a tools file that must be valid (for `render`, `parse`, `exec`): every problem is
 /// listed in the failure.
-pub(crate) fn load_valid(path: &Path) -> Result<Vec<Interface>, Failure> {
-    let problems = match load(path)? {
+pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interface>, Failure> {
+    let problems = match load(path, limits)? {
         Ok(interfaces) => match atfunc::validate_all(&interfaces) {
             Ok(()) => return Ok(interfaces),
             Err(errors) => errors.0,
@@ -78,6 +81,46 @@ pub(crate) struct ToolArgs {
     /// config's `root`).
     #[arg(long, value_name = "TOOLBOX")]
     pub(crate) root_toolbox: Option<String>,
+    #[command(flatten)]
+    pub(crate) limits: LoadLimitArgs,
+}
+
+/// How far tool schemas may expand when they are loaded (`$ref`s written out in place):
+/// [`LoadLimits`], as flags. Shared by the commands that read tools and by `serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct LoadLimitArgs {
+    /// Most schema nodes the `$ref`s of the tools' schemas may write out, all tools
+    /// together; past it loading fails naming the function.
+    #[arg(long, value_name = "N", default_value_t = LoadLimits::default().max_ref_nodes)]
+    max_ref_nodes: usize,
+    /// Most bytes the `$ref`s of the tools' schemas may write out, all tools together.
+    #[arg(long, value_name = "BYTES", default_value_t = LoadLimits::default().max_ref_bytes)]
+    max_ref_bytes: usize,
+    /// Deepest nesting of a tool's parameter schema, `$ref`s followed.
+    #[arg(long, value_name = "N", default_value_t = LoadLimits::default().max_depth)]
+    max_schema_depth: usize,
+}
+
+impl Default for LoadLimitArgs {
+    fn default() -> Self {
+        let limits = LoadLimits::default();
+        LoadLimitArgs {
+            max_ref_nodes: limits.max_ref_nodes,
+            max_ref_bytes: limits.max_ref_bytes,
+            max_schema_depth: limits.max_depth,
+        }
+    }
+}
+
+impl LoadLimitArgs {
+    /// The limits the flags set.
+    pub(crate) fn limits(&self) -> LoadLimits {
+        LoadLimits {
+            max_ref_nodes: self.max_ref_nodes,
+            max_ref_bytes: self.max_ref_bytes,
+            max_depth: self.max_schema_depth,
+        }
+    }
 }
 
 /// What a set of tools offers, for the commands that only list or bind: the functions
@@ -116,7 +159,7 @@ impl ToolArgs {
         let source = self.source()?.to_owned();
         let registry = match (&self.config, &self.tools) {
             (Some(path), _) => config_registry(path, runtime, listing)?,
-            (None, Some(path)) => declared_registry(path)?,
+            (None, Some(path)) => declared_registry(path, &self.limits.limits())?,
             (None, None) => Registry::new(),
         };
         if let Some(dir) = &self.files {
@@ -188,8 +231,8 @@ fn config_registry(
 
 /// One box per domain of a tools file, in the order domains first appear, each function
 /// declared without an implementation; root functions go in the box named "".
-fn declared_registry(path: &Path) -> Result<Registry, Failure> {
-    let interfaces = load_valid(path)?;
+fn declared_registry(path: &Path, limits: &LoadLimits) -> Result<Registry, Failure> {
+    let interfaces = load_valid(path, limits)?;
     let registry = Registry::new();
     let mut boxes: Vec<(String, FnBox)> = Vec::new();
     for interface in interfaces {

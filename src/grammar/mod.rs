@@ -59,6 +59,12 @@
 //!    engine's work per character is bounded, and no value nests deeper than the parser's
 //!    default limit. Strings and prose are unbounded in length: the engine's token limit
 //!    ends them.
+//! 7. **Size.** The grammar grows with the size of the interfaces, not faster: an
+//!    expression that would be written in two places (an array's item, an optional field
+//!    that may come first or after another, the rest of a field list) is a rule of its own
+//!    when it is not small. Its rules and GBNF bytes are counted while it is built; past
+//!    [`GrammarOptions::max_rules`] or [`GrammarOptions::max_bytes`] building stops with
+//!    [`GrammarError::TooLarge`].
 //!
 //! Limits: text right after a call that begins with `with_body [[` is read by the parser
 //! as that call's body; the grammar does not forbid it in `Auto` prose.
@@ -69,7 +75,7 @@ mod values;
 pub use tree::Grammar;
 
 use crate::interface::Interface;
-use tree::{Builder, Node};
+use tree::{Builder, Exceeded, Node};
 use unicase::UniCase;
 use values::{separated, Slot, Values};
 
@@ -103,6 +109,13 @@ pub struct GrammarOptions {
     pub lead_in: u32,
     /// How deep `any` values nest (objects and arrays inside each other). Default 3.
     pub any_depth: usize,
+    /// Most rules the grammar may have; past it the grammar is refused
+    /// ([`GrammarError::TooLarge`]). Default 20,000.
+    pub max_rules: usize,
+    /// Most bytes of GBNF the grammar may have; past it the grammar is refused. Default
+    /// 4 MiB, half of the gateway's default request limit (the gateway lowers it to fit
+    /// its own `--max-request-bytes`).
+    pub max_bytes: usize,
 }
 
 impl Default for GrammarOptions {
@@ -113,6 +126,8 @@ impl Default for GrammarOptions {
             root: None,
             lead_in: 100,
             any_depth: 3,
+            max_rules: 20_000,
+            max_bytes: 4 << 20,
         }
     }
 }
@@ -132,6 +147,17 @@ pub enum GrammarError {
     /// `Required` or `Function` asks for a call, but no call of the functions can bind.
     #[error("No call can be required: {0}")]
     NoCallable(String),
+    /// The grammar grew past [`GrammarOptions::max_rules`] or [`GrammarOptions::max_bytes`]
+    /// while it was built; building stopped there.
+    #[error("The grammar of these functions is larger than {value} {what} (GrammarOptions::{limit}): offer fewer functions or fields, or raise the limit")]
+    TooLarge {
+        /// The option that set the limit: `max_rules` or `max_bytes`.
+        limit: &'static str,
+        /// What it counts: `rules` or `bytes`.
+        what: &'static str,
+        /// The limit's value.
+        value: usize,
+    },
 }
 
 /// The grammar of `interfaces` as GBNF text, rule `root` first (see the module docs).
@@ -173,7 +199,7 @@ pub fn grammar(
         Choice::Auto | Choice::Required => functions,
     };
 
-    let mut b = Builder::default();
+    let mut b = Builder::new(options.max_rules, options.max_bytes);
     let root = b.reserve("root");
     let values = Values {
         any_depth: options.any_depth,
@@ -182,6 +208,9 @@ pub fn grammar(
     for (index, (interface, shown)) in selected.iter().enumerate() {
         if let Some(call) = call(&mut b, &values, index, interface, shown) {
             calls.push(call);
+        }
+        if b.exceeded().is_some() {
+            break;
         }
     }
     let asks_call = matches!(options.choice, Choice::Required | Choice::Function(_));
@@ -255,7 +284,19 @@ pub fn grammar(
         }
     };
     b.define(root, body);
-    Ok(b.finish())
+    match b.exceeded() {
+        None => Ok(b.finish()),
+        Some(Exceeded::Rules) => Err(GrammarError::TooLarge {
+            limit: "max_rules",
+            what: "rules",
+            value: options.max_rules,
+        }),
+        Some(Exceeded::Bytes) => Err(GrammarError::TooLarge {
+            limit: "max_bytes",
+            what: "bytes",
+            value: options.max_bytes,
+        }),
+    }
 }
 
 /// The functions in order, each with the name a call uses, first of each name only.
@@ -315,7 +356,7 @@ fn call(
     }
     let mut parts = vec![
         Node::text(format!("@{shown}(")),
-        separated(args, ", "),
+        separated(b, args, ", "),
         Node::text(")"),
     ];
     if interface.has_body() {

@@ -103,14 +103,95 @@ pub struct Grammar {
     rules: Vec<(String, Node)>,
 }
 
+/// Which part of a grammar's size went past its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exceeded {
+    Rules,
+    Bytes,
+}
+
 /// Builds the rules of a grammar, each shared rule once, by name.
-#[derive(Debug, Default)]
+///
+/// Its size is counted as it grows: every rule, and the GBNF bytes of each rule once its
+/// body is known. Past either limit it stops building (a rule asked for then is an empty
+/// placeholder) and says so in [`exceeded`](Self::exceeded).
+#[derive(Debug)]
 pub(crate) struct Builder {
     rules: Vec<(String, Node)>,
     by_name: HashMap<String, usize>,
+    /// Most rules, and most GBNF bytes, the grammar may have.
+    max_rules: usize,
+    max_bytes: usize,
+    /// GBNF bytes of the rules whose bodies are known.
+    bytes: usize,
+    exceeded: Option<Exceeded>,
+    /// The number the next shared rule's name gets.
+    next_shared: usize,
 }
 
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new(usize::MAX, usize::MAX)
+    }
+}
+
+/// The most nodes an expression written in two places may have; a larger one becomes a
+/// rule of its own, referred to from both (see [`Builder::share`]).
+const SHARE_WEIGHT: usize = 12;
+
 impl Builder {
+    /// A builder whose grammar may have at most `max_rules` rules and `max_bytes` bytes of
+    /// GBNF.
+    pub(crate) fn new(max_rules: usize, max_bytes: usize) -> Builder {
+        Builder {
+            rules: Vec::new(),
+            by_name: HashMap::new(),
+            max_rules,
+            max_bytes,
+            bytes: 0,
+            exceeded: None,
+            next_shared: 0,
+        }
+    }
+
+    /// The limit the grammar went past, if it did; then it is incomplete.
+    pub(crate) fn exceeded(&self) -> Option<Exceeded> {
+        self.exceeded
+    }
+
+    /// Takes a slot for a rule named `name`; `None` past the rule limit.
+    fn slot(&mut self, name: &str) -> Option<usize> {
+        if self.exceeded.is_some() {
+            return None;
+        }
+        if self.rules.len() >= self.max_rules {
+            self.exceeded = Some(Exceeded::Rules);
+            return None;
+        }
+        let index = self.rules.len();
+        self.rules.push((name.to_owned(), Node::Seq(Vec::new())));
+        self.by_name.insert(name.to_owned(), index);
+        Some(index)
+    }
+
+    /// Puts `body` in the rule at `index`, counting its bytes.
+    fn fill(&mut self, index: usize, body: Node) {
+        if self.exceeded.is_some() {
+            return;
+        }
+        let name_len = self.rules.get(index).map_or(0, |(name, _)| name.len());
+        // `name ::= body\n`
+        let len = name_len + 5 + print(&self.rules, &body, false).len();
+        self.bytes = self.bytes.saturating_add(len);
+        if self.bytes > self.max_bytes {
+            self.exceeded = Some(Exceeded::Bytes);
+            return;
+        }
+        if let Some(slot) = self.rules.get_mut(index) {
+            slot.1 = body;
+        }
+    }
+
     /// A reference to the rule `name`, built by `body` the first time it is asked for.
     ///
     /// `body` may ask for other rules; the slot is taken first so rules print in the order
@@ -119,30 +200,41 @@ impl Builder {
         if let Some(&index) = self.by_name.get(name) {
             return Node::Rule(index);
         }
-        let index = self.rules.len();
-        self.rules.push((name.to_owned(), Node::Seq(Vec::new())));
-        self.by_name.insert(name.to_owned(), index);
+        let Some(index) = self.slot(name) else {
+            return Node::Seq(Vec::new());
+        };
         let node = body(self);
-        if let Some(slot) = self.rules.get_mut(index) {
-            slot.1 = node;
-        }
+        self.fill(index, node);
         Node::Rule(index)
+    }
+
+    /// `node`, to be written in more than one place: as it is when it is small, otherwise
+    /// as a reference to a new rule named `prefix-N` that holds it. Without this an
+    /// expression written twice at every level of nesting (an array's item, an optional
+    /// field that may come first or later) doubles at each level.
+    pub(crate) fn share(&mut self, prefix: &str, node: Node) -> Node {
+        if !heavier(&node, SHARE_WEIGHT) {
+            return node;
+        }
+        let name = loop {
+            let name = format!("{prefix}-{}", self.next_shared);
+            self.next_shared += 1;
+            if !self.by_name.contains_key(&name) {
+                break name;
+            }
+        };
+        self.rule(&name, |_| node)
     }
 
     /// Takes the slot of a rule whose body is [`define`](Self::define)d later (the root,
     /// which must come first but is known last).
     pub(crate) fn reserve(&mut self, name: &str) -> usize {
-        let index = self.rules.len();
-        self.rules.push((name.to_owned(), Node::Seq(Vec::new())));
-        self.by_name.insert(name.to_owned(), index);
-        index
+        self.slot(name).unwrap_or(0)
     }
 
     /// Sets the body of a reserved rule.
     pub(crate) fn define(&mut self, index: usize, body: Node) {
-        if let Some(slot) = self.rules.get_mut(index) {
-            slot.1 = body;
-        }
+        self.fill(index, body);
     }
 
     /// Whether a rule of that name was built already.
@@ -155,13 +247,30 @@ impl Builder {
     }
 }
 
+/// Whether `node` has more than `limit` nodes (counting stops there).
+fn heavier(node: &Node, limit: usize) -> bool {
+    fn count(node: &Node, left: &mut usize) -> bool {
+        if *left == 0 {
+            return true;
+        }
+        *left -= 1;
+        match node {
+            Node::Text(_) | Node::Chars { .. } | Node::Rule(_) => false,
+            Node::Seq(items) | Node::Alt(items) => items.iter().any(|item| count(item, left)),
+            Node::Repeat { node, .. } => count(node, left),
+        }
+    }
+    let mut left = limit;
+    count(node, &mut left)
+}
+
 impl Grammar {
     /// The grammar in GBNF, the notation of llama.cpp (also read by xgrammar and
     /// llguidance), one rule per line, `root` first.
     pub fn to_gbnf(&self) -> String {
         let mut out = String::new();
         for (name, node) in &self.rules {
-            let _ = writeln!(out, "{name} ::= {}", self.print(node, false));
+            let _ = writeln!(out, "{name} ::= {}", print(&self.rules, node, false));
         }
         out
     }
@@ -169,64 +278,6 @@ impl Grammar {
     /// How many rules the grammar has.
     pub fn rule_count(&self) -> usize {
         self.rules.len()
-    }
-
-    fn print(&self, node: &Node, nested: bool) -> String {
-        match node {
-            Node::Text(text) => literal(text),
-            Node::Chars { ranges, negated } => class(ranges, *negated),
-            Node::Rule(index) => self
-                .rules
-                .get(*index)
-                .map(|(name, _)| name.clone())
-                .unwrap_or_default(),
-            Node::Seq(items) if items.is_empty() => String::from("\"\""),
-            Node::Seq(items) => {
-                let text = items
-                    .iter()
-                    .map(|item| self.print(item, true))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                if nested && items.len() > 1 {
-                    format!("({text})")
-                } else {
-                    text
-                }
-            }
-            Node::Alt(items) => {
-                let text = items
-                    .iter()
-                    .map(|item| self.print(item, false))
-                    .collect::<Vec<_>>()
-                    .join(" | ");
-                if nested {
-                    format!("({text})")
-                } else {
-                    text
-                }
-            }
-            Node::Repeat { node, min, max } => {
-                let inner = self.print(node, true);
-                let inner = match node.as_ref() {
-                    // A quantifier binds to one item: a sequence needs its own parentheses
-                    // even where it would not be nested otherwise.
-                    Node::Seq(items) if items.len() > 1 && !inner.starts_with('(') => {
-                        format!("({inner})")
-                    }
-                    Node::Repeat { .. } => format!("({inner})"),
-                    _ => inner,
-                };
-                let suffix = match (min, max) {
-                    (0, Some(1)) => String::from("?"),
-                    (0, None) => String::from("*"),
-                    (1, None) => String::from("+"),
-                    (m, None) => format!("{{{m},}}"),
-                    (m, Some(n)) if m == n => format!("{{{m}}}"),
-                    (m, Some(n)) => format!("{{{m},{n}}}"),
-                };
-                format!("{inner}{suffix}")
-            }
-        }
     }
 
     /// Whether `text` is in the grammar's language (an exact recogniser, for tests and
@@ -335,6 +386,64 @@ impl Grammar {
                     self.sample_node(node, rng, out);
                 }
             }
+        }
+    }
+}
+
+/// `node` as GBNF, with the names of `rules` for references.
+fn print(rules: &[(String, Node)], node: &Node, nested: bool) -> String {
+    match node {
+        Node::Text(text) => literal(text),
+        Node::Chars { ranges, negated } => class(ranges, *negated),
+        Node::Rule(index) => rules
+            .get(*index)
+            .map(|(name, _)| name.clone())
+            .unwrap_or_default(),
+        Node::Seq(items) if items.is_empty() => String::from("\"\""),
+        Node::Seq(items) => {
+            let text = items
+                .iter()
+                .map(|item| print(rules, item, true))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if nested && items.len() > 1 {
+                format!("({text})")
+            } else {
+                text
+            }
+        }
+        Node::Alt(items) => {
+            let text = items
+                .iter()
+                .map(|item| print(rules, item, false))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            if nested {
+                format!("({text})")
+            } else {
+                text
+            }
+        }
+        Node::Repeat { node, min, max } => {
+            let inner = print(rules, node, true);
+            let inner = match node.as_ref() {
+                // A quantifier binds to one item: a sequence needs its own parentheses
+                // even where it would not be nested otherwise.
+                Node::Seq(items) if items.len() > 1 && !inner.starts_with('(') => {
+                    format!("({inner})")
+                }
+                Node::Repeat { .. } => format!("({inner})"),
+                _ => inner,
+            };
+            let suffix = match (min, max) {
+                (0, Some(1)) => String::from("?"),
+                (0, None) => String::from("*"),
+                (1, None) => String::from("+"),
+                (m, None) => format!("{{{m},}}"),
+                (m, Some(n)) if m == n => format!("{{{m}}}"),
+                (m, Some(n)) => format!("{{{m},{n}}}"),
+            };
+            format!("{inner}{suffix}")
         }
     }
 }

@@ -121,7 +121,7 @@ impl Values {
                     }
                 };
                 Some(match item {
-                    Some(item) => list("[", item, "]"),
+                    Some(item) => list(b, "[", item, "]"),
                     // No element binds: only the empty list does.
                     None => Node::text("[]"),
                 })
@@ -161,7 +161,7 @@ impl Values {
         }
         Some(Node::seq([
             Node::text("{"),
-            separated(members, ", "),
+            separated(b, members, ", "),
             Node::text("}"),
         ]))
     }
@@ -427,7 +427,7 @@ impl Values {
         }
         if levels > 0 {
             let inner = self.any(b, levels - 1, true);
-            kinds.push(list("[", inner, "]"));
+            kinds.push(list(b, "[", inner, "]"));
             kinds.push(self.any_object(b, levels));
         }
         kinds
@@ -438,12 +438,14 @@ impl Values {
     fn any_object(&self, b: &mut Builder, levels: usize) -> Node {
         let inner = self.any(b, levels.saturating_sub(1), true);
         let key = self.string(b);
-        list("{", Node::seq([key, Node::text(": "), inner]), "}")
+        list(b, "{", Node::seq([key, Node::text(": "), inner]), "}")
     }
 }
 
-/// `open (item (", " item)*)? close`.
-fn list(open: &str, item: Node, close: &str) -> Node {
+/// `open (item (", " item)*)? close`; `item` is written twice, so a large one becomes a
+/// rule.
+fn list(b: &mut Builder, open: &str, item: Node, close: &str) -> Node {
+    let item = b.share("item", item);
     Node::seq([
         Node::text(open),
         Node::optional(Node::seq([
@@ -459,30 +461,61 @@ fn list(open: &str, item: Node, close: &str) -> Node {
 /// The first item written is any optional item up to the first required one (or the first
 /// required one itself); every later item is written with `sep` before it. Without a
 /// required item the whole list may be empty.
-pub(crate) fn separated(items: Vec<(Node, bool)>, sep: &str) -> Node {
-    // tail[i]: items i.. each preceded by `sep`.
-    let mut tails: Vec<Node> = vec![Node::Seq(Vec::new()); items.len() + 1];
-    for i in (0..items.len()).rev() {
-        let (item, required) = &items[i];
+///
+/// `start ::= item-0 tail-1 | item-1 tail-2 | ... ` up to the first required item, where
+/// `tail-i ::= (sep item-i)? tail-i+1` (no `?` for a required item). The tails an
+/// alternative shares with the next tail, and the items written both first and later, are
+/// rules of their own when they are not small, so the size grows with the number of items,
+/// not with its square (2,000 optional fields were 51 MB of GBNF written out in full).
+pub(crate) fn separated(b: &mut Builder, items: Vec<(Node, bool)>, sep: &str) -> Node {
+    let count = items.len();
+    let first_required = items.iter().position(|(_, required)| *required);
+    // How many items may come first.
+    let starts = first_required.map_or(count, |at| at + 1);
+    let items: Vec<(Node, bool)> = items
+        .into_iter()
+        .enumerate()
+        .map(|(i, (item, required))| {
+            // Items 1..starts are written twice: first, and after an earlier one.
+            if i >= 1 && i < starts {
+                (b.share("item", item), required)
+            } else {
+                (item, required)
+            }
+        })
+        .collect();
+    // tails[i - 1]: items i.. each preceded by `sep`, for i in 1..=starts.
+    let mut tails: Vec<Node> = Vec::with_capacity(starts);
+    let mut tail = Node::Seq(Vec::new());
+    for i in (1..count).rev() {
+        let Some((item, required)) = items.get(i) else {
+            continue;
+        };
         let with_sep = Node::seq([Node::text(sep), item.clone()]);
         let this = if *required {
             with_sep
         } else {
             Node::optional(with_sep)
         };
-        let rest = tails[i + 1].clone();
-        tails[i] = flatten(this, rest);
+        tail = flatten(this, tail);
+        // tail-i is part of tail-(i-1) and follows item i-1 when it comes first.
+        if i >= 2 && i <= starts {
+            tail = b.share("rest", tail);
+        }
+        if i <= starts {
+            tails.push(tail.clone());
+        }
     }
-    let first_required = items.iter().position(|(_, required)| *required);
-    let last_start = first_required.unwrap_or(items.len().saturating_sub(1));
-    let mut starts = Vec::new();
-    for (k, (item, _)) in items.iter().enumerate().take(last_start + 1) {
-        starts.push(flatten(item.clone(), tails[k + 1].clone()));
+    tails.reverse();
+    let mut choices = Vec::new();
+    for (k, (item, _)) in items.iter().enumerate().take(starts) {
+        let rest = tails.get(k).cloned().unwrap_or(Node::Seq(Vec::new()));
+        choices.push(flatten(item.clone(), rest));
     }
-    if starts.is_empty() {
+    if choices.is_empty() {
         return Node::Seq(Vec::new());
     }
-    let choice = Node::alt(starts);
+    let choice = Node::alt(choices);
     if first_required.is_none() {
         Node::optional(choice)
     } else {
@@ -679,6 +712,7 @@ mod tests {
         let item = |s: &str, required| (Node::text(s), required);
         let mut b = Builder::default();
         let node = separated(
+            &mut b,
             vec![item("a", false), item("b", true), item("c", false)],
             ",",
         );

@@ -11,7 +11,10 @@ mod validate;
 
 pub use format::Format;
 pub(crate) use load::json_kind;
-pub use load::{load_interfaces, load_interfaces_str, LoadError, Problem};
+pub use load::{
+    load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
+    LoadError, LoadLimit, LoadLimits, Problem,
+};
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;

@@ -66,6 +66,15 @@ pub(crate) async fn handle(
         }
     };
     let constrain = match request.get("atfunc_constrain") {
+        Some(Json::Bool(true))
+            if !gateway.options.constrain && !gateway.options.constrain_per_request =>
+        {
+            return Err(ApiError::bad_request(
+                "This gateway does not let a request turn on grammars with \
+                 'atfunc_constrain': start it with --constrain-per-request (or --constrain, \
+                 for every request)",
+            ))
+        }
         Some(Json::Bool(flag)) => flag,
         None | Some(Json::Null) => gateway.options.constrain,
         Some(_) => {
@@ -109,7 +118,11 @@ pub(crate) async fn handle(
     };
     // From here on the request is held as its fields' text; the body is not needed.
     drop(raw);
-    let tools = Arc::new(ToolSet::from_tools(&tools)?);
+    let tool_set = ToolSet::from_tools_with(&tools, &gateway.options.load_limits)?;
+    // The tools' JSON is not needed once they are loaded: a shadowed binding would keep it
+    // alive (several times the size of its text) until the answer is sent.
+    drop(tools);
+    let tools = Arc::new(tool_set);
     let choice = tools.choice(request.get("tool_choice").as_ref())?;
     let single_call = request.get("parallel_tool_calls") == Some(Json::Bool(false));
     let not_a_list = || ApiError::bad_request("'messages' must be a list");
@@ -137,9 +150,17 @@ pub(crate) async fn handle(
     let mut messages = messages;
     add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
     request.set_messages(messages);
-    let grammars = constrain
-        .then(|| constrain::grammars(&tools, &choice, single_call))
-        .flatten();
+    let grammars = if constrain {
+        constrain::grammars(
+            &tools,
+            &choice,
+            single_call,
+            request.size(),
+            gateway.options.max_request_bytes,
+        )?
+    } else {
+        None
+    };
     let kind = gateway.options.upstream_kind;
     if let Some(grammars) = &grammars {
         kind.put_in(&mut request, grammars.first.clone());

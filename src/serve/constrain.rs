@@ -2,7 +2,8 @@
 
 use super::request::Request;
 use super::tools::{Choice, ToolSet};
-use crate::grammar::{gbnf, Choice as GrammarChoice, GrammarOptions};
+use super::ApiError;
+use crate::grammar::{gbnf, Choice as GrammarChoice, GrammarError, GrammarOptions};
 use serde_json::{Map, Value as Json};
 
 /// The kind of server upstream, which decides the request field a grammar goes in.
@@ -71,15 +72,51 @@ pub(crate) struct Grammars {
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`;
 /// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
 /// and the repair rounds are left to do their work).
-pub(crate) fn grammars(tools: &ToolSet, choice: &Choice, single: bool) -> Option<Grammars> {
+///
+/// Each grammar goes upstream inside a request of `request_size` bytes, which together
+/// may be at most `max_request_bytes` (the gateway's own limit on what comes in): the
+/// grammar is built within what is left, and one that does not fit, as the JSON string it
+/// is sent as, is a 413 instead of a request the gateway would itself refuse.
+pub(crate) fn grammars(
+    tools: &ToolSet,
+    choice: &Choice,
+    single: bool,
+    request_size: usize,
+    max_request_bytes: usize,
+) -> Result<Option<Grammars>, ApiError> {
     let interfaces = tools.catalog.interfaces();
+    let room = max_request_bytes.saturating_sub(request_size);
+    let max_bytes = GrammarOptions::default().max_bytes;
+    // Whether the room left under the request limit is what bounds the grammar's bytes.
+    let bounded_by_request = room < max_bytes;
     let with = |choice| GrammarOptions {
         choice,
         single,
+        max_bytes: max_bytes.min(room),
         ..GrammarOptions::default()
     };
+    let too_large = |error: &GrammarError| match error {
+        GrammarError::TooLarge { what: "bytes", .. } if bounded_by_request => {
+            Some(ApiError::grammar_too_large(&format!(
+                "it is larger than the {room} bytes left of the gateway's limit on requests \
+                 ({max_request_bytes} bytes, --max-request-bytes)"
+            )))
+        }
+        GrammarError::TooLarge { .. } => Some(ApiError::grammar_too_large(&error.to_string())),
+        _ => None,
+    };
+    let fits = |grammar: String| {
+        let sent = json_string_len(&grammar);
+        if sent > room {
+            return Err(ApiError::grammar_too_large(&format!(
+                "as a JSON string it is {sent} bytes, more than the {room} bytes left of the \
+                 gateway's limit on requests ({max_request_bytes} bytes, --max-request-bytes)"
+            )));
+        }
+        Ok(grammar)
+    };
     let (first, repair) = match choice {
-        Choice::None => return None,
+        Choice::None => return Ok(None),
         Choice::Auto => (GrammarChoice::Auto, GrammarChoice::Required),
         Choice::Required => (GrammarChoice::Required, GrammarChoice::Required),
         Choice::Named(name) => (
@@ -87,7 +124,31 @@ pub(crate) fn grammars(tools: &ToolSet, choice: &Choice, single: bool) -> Option
             GrammarChoice::Function(name.clone()),
         ),
     };
-    let first = gbnf(interfaces, &with(first)).ok()?;
-    let repair = gbnf(interfaces, &with(repair)).ok();
-    Some(Grammars { first, repair })
+    let first = match gbnf(interfaces, &with(first)) {
+        Ok(grammar) => fits(grammar)?,
+        Err(error) => match too_large(&error) {
+            Some(refused) => return Err(refused),
+            None => return Ok(None),
+        },
+    };
+    let repair = match gbnf(interfaces, &with(repair)) {
+        Ok(grammar) => Some(fits(grammar)?),
+        Err(error) => match too_large(&error) {
+            Some(refused) => return Err(refused),
+            None => None,
+        },
+    };
+    Ok(Some(Grammars { first, repair }))
+}
+
+/// The length of `text` written as a JSON string.
+fn json_string_len(text: &str) -> usize {
+    2 + text
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum::<usize>()
 }

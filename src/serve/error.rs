@@ -76,6 +76,20 @@ impl ApiError {
         )
     }
 
+    /// 413: the grammar of the request's tools would make the request sent upstream larger
+    /// than the gateway's own limit on requests, or larger than a grammar may be.
+    pub(crate) fn grammar_too_large(why: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The grammar of these tools is too large to send upstream: {why}. Send fewer or \
+                 smaller tools, or leave \"atfunc_constrain\" off for this request"
+            ),
+            "invalid_request_error",
+            Some("grammar_too_large"),
+        )
+    }
+
     /// 504: the upstream sent nothing for `after`.
     pub fn timeout(after: Duration) -> ApiError {
         ApiError::new(

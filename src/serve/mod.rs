@@ -63,7 +63,9 @@
 //! # Grammars
 //!
 //! With [`Options::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
-//! true` (`false` turns it off for that request), a request with tools also carries the
+//! true` where [`Options::constrain_per_request`] (`--constrain-per-request`) allows it
+//! (otherwise such a request is answered 400 naming the flag; `false` always turns it off
+//! for that request), a request with tools also carries the
 //! GBNF grammar of its tools ([`crate::grammar`]), in the field [`Options::upstream_kind`]
 //! names: `grammar` for llama.cpp and llama-cpp-python, `structured_outputs.grammar` for
 //! vLLM (`guided_grammar` for older versions), `ebnf` for SGLang. `tool_choice` chooses the
@@ -72,7 +74,12 @@
 //! one call. Repair rounds carry the grammar of calls only (`required`, or the named tool).
 //! An upstream that ignores the field gets the prompt and the repair rounds as before; when
 //! no call of the tools can bind (a required parameter with no value of its type), no
-//! grammar is sent. Streaming works the same way.
+//! grammar is sent. Streaming works the same way. The request sent upstream with its
+//! grammar stays within [`Options::max_request_bytes`], the limit on what comes in: a
+//! grammar that would not fit is answered 413 and nothing is sent.
+//!
+//! A request's tools are loaded within [`Options::load_limits`]: schemas whose `$ref`s
+//! would write out more than that are answered 400 naming the function and the limit.
 //!
 //! # Pass-through
 //!
@@ -169,6 +176,7 @@ pub use error::ApiError;
 pub use upstream::shown_url;
 
 use crate::execute::Registry;
+use crate::interface::LoadLimits;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -208,8 +216,15 @@ pub struct Options {
     /// Most model answers in one executed turn. Default 8.
     pub max_steps: usize,
     /// Send every request with tools upstream with the grammar of its tools (a request's
-    /// `"atfunc_constrain"` decides for itself). Default off.
+    /// `"atfunc_constrain": false` turns it off for itself). Default off.
     pub constrain: bool,
+    /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
+    /// [`Options::constrain`] is off; without it such a request is answered 400. Building
+    /// a grammar is work the server pays for, so the server decides. Default off.
+    pub constrain_per_request: bool,
+    /// Limits on how far a request's tool schemas may expand when they are loaded (`$ref`s
+    /// written out in place); past one the request is answered 400 naming it.
+    pub load_limits: LoadLimits,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
     /// Most requests handled at once (at least 1); one more is answered 503 at once.
@@ -248,6 +263,8 @@ impl Default for Options {
             execute_all: false,
             max_steps: 8,
             constrain: false,
+            constrain_per_request: false,
+            load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             header_timeout: Duration::from_secs(10),
@@ -273,6 +290,8 @@ impl std::fmt::Debug for Options {
             .field("execute_all", &self.execute_all)
             .field("max_steps", &self.max_steps)
             .field("constrain", &self.constrain)
+            .field("constrain_per_request", &self.constrain_per_request)
+            .field("load_limits", &self.load_limits)
             .field("upstream_kind", &self.upstream_kind)
             .field("max_concurrent", &self.max_concurrent)
             .field("header_timeout", &self.header_timeout)

@@ -146,14 +146,7 @@ impl Request {
     /// The body for the upstream: the fields as they came (or as set), `stream` set as
     /// given (without `stream_options` when not streaming), or left alone with `None`.
     pub(crate) fn body(&self, stream: Option<bool>) -> Vec<u8> {
-        let size = self
-            .fields
-            .iter()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
-            .chain(self.messages().iter().map(|m| m.get().len() + 1))
-            .sum::<usize>()
-            + 32;
-        let mut body = Vec::with_capacity(size);
+        let mut body = Vec::with_capacity(self.size() + 32);
         body.push(b'{');
         let mut first = true;
         for (i, (key, value)) in self.fields.iter().enumerate() {
@@ -177,6 +170,16 @@ impl Request {
         }
         body.push(b'}');
         body
+    }
+
+    /// About the size of [`Request::body`] in bytes (a few bytes more, never less).
+    pub(crate) fn size(&self) -> usize {
+        self.fields
+            .iter()
+            .map(|(k, v)| k.len() + v.get().len() + 4)
+            .chain(self.messages().iter().map(|m| m.get().len() + 1))
+            .sum::<usize>()
+            + 16
     }
 
     fn write_messages(&self, body: &mut Vec<u8>, first: &mut bool) {

@@ -8,7 +8,9 @@
 
 use super::ApiError;
 use crate::bind::{BoundCall, Catalog};
-use crate::interface::{dotted_identifier, load_interfaces, validate_all, Interface};
+use crate::interface::{
+    dotted_identifier, load_interfaces_with, validate_all, Interface, LoadLimits,
+};
 use crate::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
@@ -180,7 +182,13 @@ pub(crate) struct ToolSet {
 impl ToolSet {
     /// Reads an OpenAI `tools` array. Two tools, or two parameters of one tool, whose
     /// names a call would write alike are refused, naming both.
+    #[cfg(test)]
     pub(crate) fn from_tools(tools: &Json) -> Result<ToolSet, ApiError> {
+        ToolSet::from_tools_with(tools, &LoadLimits::default())
+    }
+
+    /// [`ToolSet::from_tools`] with the schemas loaded within `limits`.
+    pub(crate) fn from_tools_with(tools: &Json, limits: &LoadLimits) -> Result<ToolSet, ApiError> {
         let Json::Array(entries) = tools else {
             return Err(ApiError::bad_request("'tools' must be a list"));
         };
@@ -213,7 +221,7 @@ impl ToolSet {
         }
         let invalid =
             |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid tools: {e}"));
-        let interfaces = load_interfaces(tools).map_err(|e| invalid(&e))?;
+        let interfaces = load_interfaces_with(tools, limits).map_err(|e| invalid(&e))?;
         validate_all(&interfaces).map_err(|e| invalid(&e))?;
         Ok(ToolSet {
             catalog: Catalog::new(interfaces),

@@ -72,12 +72,25 @@ def test_tool_choice_none_sends_no_grammar(start_gateway, upstream):
     assert "grammar" not in upstream.chat_requests()[0]["json"]
 
 
-def test_each_request_may_decide(start_gateway, gateway, upstream):
+def test_each_request_may_decide_where_the_server_allows_it(start_gateway, gateway, upstream):
+    import openai
     ask(gateway, upstream, [Completion("Hi.")])
     assert "grammar" not in upstream.chat_requests()[0]["json"]
 
+    # Building a grammar is the server's work: a request may turn it on only where the
+    # server lets it.
     upstream.reset()
-    ask(gateway, upstream, [Completion("Hi.")], extra_body={"atfunc_constrain": True})
+    with pytest.raises(openai.BadRequestError) as caught:
+        ask(gateway, upstream, [], extra_body={"atfunc_constrain": True})
+    assert "--constrain-per-request" in str(caught.value)
+    assert upstream.chat_requests() == []
+
+    allowing = start_gateway("--constrain-per-request")
+    upstream.reset()
+    ask(allowing, upstream, [Completion("Hi.")])
+    assert "grammar" not in upstream.chat_requests()[0]["json"]
+    upstream.reset()
+    ask(allowing, upstream, [Completion("Hi.")], extra_body={"atfunc_constrain": True})
     body = upstream.chat_requests()[0]["json"]
     assert body["grammar"] == expected_grammar()
     assert "atfunc_constrain" not in body
