@@ -990,3 +990,23 @@ fn bidi_and_invisible_characters_are_escaped_in_messages() {
         assert!(!error.contains(c), "{error}");
     }
 }
+
+/// A name that hides text (tag characters spelling a message, a Hangul filler, a variation
+/// selector, a combining grapheme joiner, a deprecated format character) is shown with
+/// each of them as an escape, the same list the terminal questions of `atfunc exec` use.
+#[tokio::test]
+async fn invisible_characters_in_a_name_are_shown_as_escapes() {
+    let fx = Fixture::new();
+    let name = "a\u{e0041}\u{e0042}b\u{3164}c\u{115f}d\u{fe0f}e\u{34f}f\u{206a}g.txt";
+    let err = fx.files.read_file(name).unwrap_err();
+    assert_eq!(err.kind(), FileErrorKind::NotFound, "{err}");
+    assert!(
+        err.message().contains(
+            "a\\u{e0041}\\u{e0042}b\\u{3164}c\\u{115f}d\\u{fe0f}e\\u{34f}f\\u{206a}g.txt"
+        ),
+        "{err}"
+    );
+    for c in name.chars().filter(|c| !c.is_ascii()) {
+        assert!(!err.message().contains(c), "U+{:04X}: {err}", u32::from(c));
+    }
+}

@@ -104,7 +104,7 @@ fn shown_call(call: &HeldCall) -> String {
     if let Some(body) = &call.body {
         text.push_str(&format!(" with_body [[ {} ]]", body_text(body)));
     }
-    let escaped = escape(&text);
+    let escaped = atfunc::format::escape_for_terminal(&text).into_owned();
     let total = escaped.chars().count();
     if total <= SHOWN_LIMIT {
         return escaped;
@@ -117,47 +117,5 @@ fn body_text(body: &atfunc::bind::Body) -> String {
     match &body.json {
         Some(json) => json.to_string(),
         None => body.raw.clone(),
-    }
-}
-
-/// Control characters, and the invisible and direction-changing ones (right-to-left
-/// overrides, isolates, zero-width characters, line and paragraph separators), as
-/// `\u{...}`; everything else as it is.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || hidden(c) {
-            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}'
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hidden_characters_are_shown_as_escapes() {
-        assert_eq!(
-            escape("a\u{202e}txt.exe\u{7f}\u{85}\u{200b}b\u{2066}"),
-            "a\\u{202e}txt.exe\\u{007f}\\u{0085}\\u{200b}b\\u{2066}"
-        );
-        assert_eq!(escape("Straße 😀"), "Straße 😀");
     }
 }
