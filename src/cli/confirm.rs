@@ -78,6 +78,11 @@ impl Confirmer for Terminal {
         // Waiting for a person must not hold up the runtime's other work.
         let answer = tokio::task::spawn_blocking(move || {
             let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+            // Keys pressed before the question is shown are not its answer: a `y` typed
+            // ahead (or a second `y` typed at the previous question) would otherwise
+            // answer a call the user has not seen.
+            discard_typed_ahead(&tty);
+            tty.write_all(RESET.as_bytes()).ok()?;
             tty.write_all(question.as_bytes()).ok()?;
             tty.flush().ok()?;
             let mut line = String::new();
@@ -91,6 +96,56 @@ impl Confirmer for Terminal {
             Some(answer) if answer == "y" || answer == "yes" => Decision::Run,
             _ => Decision::Decline,
         }
+    }
+}
+
+/// Written before each question: attributes back to normal (a tool's output may have left
+/// hidden or same-colour text on), the cursor shown, the ASCII character set selected
+/// (`ESC ( B`, then SI back to it). The screen is left as it is: switching back from an
+/// alternate screen also moves the cursor to a saved position, on a terminal that was
+/// never switched too, and would draw the question over older lines.
+const RESET: &str = "\x1b[0m\x1b[?25h\x1b(B\x0f";
+
+/// Drops what was typed on the terminal and not read yet.
+fn discard_typed_ahead(tty: &File) {
+    #[cfg(unix)]
+    {
+        // Nothing to drop is no error; a terminal that refuses is asked all the same.
+        let _ = rustix::termios::tcflush(tty, rustix::termios::QueueSelector::IFlush);
+    }
+    #[cfg(not(unix))]
+    let _ = tty;
+}
+
+/// Whether the model's answer, read from `path`, comes from the terminal questions would
+/// be asked on: this process's controlling terminal, under any name (`/dev/tty`,
+/// `/dev/pts/3`, a link to either). A terminal is that one when it is the controlling
+/// terminal of this process's session.
+pub(crate) fn is_controlling_terminal(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // Only a character device can be a terminal; anything else is not opened here
+        // (opening a FIFO would wait for its writer).
+        let is_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device());
+        if !is_device {
+            return false;
+        }
+        let Ok(file) = File::open(path) else {
+            return false;
+        };
+        match (
+            rustix::termios::tcgetsid(&file),
+            rustix::process::getsid(None),
+        ) {
+            (Ok(owner), Ok(session)) => owner == session,
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
     }
 }
 
