@@ -54,7 +54,7 @@
 //! A value in `env` or `headers` is a string, or `{"env": "NAME"}` to read the variable
 //! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
 //! front). A value read from the environment is a secret: it is never printed, and an HTTP
-//! response, a program's output or an error that echoes it (as written, in base64,
+//! response, a program's output or an error that echoes it (as written, in hex, in base64,
 //! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable when the registry is built to run calls
 //! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.

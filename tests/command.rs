@@ -287,6 +287,30 @@ fn shell(script: &str) -> CommandBox {
 const SECRET: &str = "tok-9f8e7d6c5b4a";
 
 #[tokio::test]
+async fn a_secret_env_value_in_hex_is_redacted() {
+    let lower: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();
+    for (script, tell) in [
+        (
+            r#"printf '%s' "$TOK" | od -An -tx1 | tr -d ' \n'"#,
+            lower.clone(),
+        ),
+        (
+            r#"printf 'KEY=%s' "$TOK" | od -An -tx1 | tr -d ' \n' | tr a-f A-F"#,
+            lower.to_uppercase(),
+        ),
+    ] {
+        let tool = shell(script).secret_env("TOK", SECRET);
+        let text = tool
+            .call("run", Map::new(), &CallContext::new())
+            .await
+            .expect("runs")
+            .to_string();
+        assert!(text.contains("[redacted]"), "{script}: {text}");
+        assert!(!text.contains(&tell), "{script}: {text}");
+    }
+}
+
+#[tokio::test]
 async fn a_secret_env_value_is_redacted_in_output_and_errors() {
     let cases = [
         // As written, in the output.

@@ -64,7 +64,8 @@ const BODY_KEY: &str = "body";
 ///   those set with [`env`](CommandBox::env) and [`secret_env`](CommandBox::secret_env).
 ///   [`inherit_env`](CommandBox::inherit_env) passes every variable of this process instead.
 /// - A secret value ([`secret_env`](CommandBox::secret_env)) found in the output or an error,
-///   as written, in base64 or behind percent or JSON escapes, reads `[redacted]`.
+///   as written, in hexadecimal (either case), in base64 or behind percent or JSON escapes,
+///   reads `[redacted]`.
 /// - A program that cannot be started is named without its folder.
 ///
 /// ```no_run
@@ -176,7 +177,7 @@ impl CommandBox {
     }
 
     /// Sets a variable whose value is a secret: wherever it shows up in a program's output
-    /// or error text (as written, in base64, percent- or JSON-escaped) the model reads
+    /// or error text (as written, in hexadecimal, in base64, percent- or JSON-escaped) the model reads
     /// `[redacted]`. What cannot be caught is listed in the README (a program can always
     /// hash or reshape what it prints).
     pub fn secret_env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandBox {
