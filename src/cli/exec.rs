@@ -51,6 +51,7 @@ pub(crate) struct ExecArgs {
 const CHUNK: usize = 8192;
 
 pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
+    keep_environment_private();
     if let Some(dir) = args.old_root.take() {
         args.tools.files = Some(dir);
     }
@@ -119,6 +120,20 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Makes this process non-dumpable (Linux), before any tool runs: its memory and the
+/// environment it started with (`/proc/<pid>/environ`, where a host's unrelated secrets
+/// live) can then be read only with CAP_SYS_PTRACE, which a program of the same user
+/// lacks, and which a command box takes from a program run as root. Debuggers cannot
+/// attach to it either, and it leaves no core dump.
+pub(crate) fn keep_environment_private() {
+    #[cfg(target_os = "linux")]
+    {
+        // Where the system refuses, atfunc still runs, as before.
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
 }
 
 fn count_held(outcomes: &[Outcome]) -> usize {
