@@ -39,7 +39,8 @@
 //!   variables to pass on; `inherit_env` (default `false`: programs find only `PATH`,
 //!   `HOME`, `LANG`, `TMPDIR`, `pass_env` and `env`; `true` passes every variable of this
 //!   process, secrets included, on to them); `cwd`, the working directory (default: the
-//!   config file's folder); `max_output_bytes` (default 1 MiB).
+//!   config file's folder); `max_output_bytes` (default 1 MiB); `uid` and `gid`, the user
+//!   and group the programs run as (Unix, atfunc running as root; default: atfunc's own).
 //! - `http`: `base_url` (`http` or `https`, no credentials in it); `headers`, sent with every
 //!   request; `functions`, interfaces each with a `path` (`/users/{org}`, placeholders
 //!   naming parameters) and a `method` (default `GET`); `max_response_bytes` (default
@@ -54,7 +55,7 @@
 //! A value in `env` or `headers` is a string, or `{"env": "NAME"}` to read the variable
 //! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
 //! front). A value read from the environment is a secret: it is never printed, and an HTTP
-//! response, a program's output or an error that echoes it (as written, in base64,
+//! response, a program's output or an error that echoes it (as written, in hex, in base64,
 //! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable when the registry is built to run calls
 //! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
@@ -206,6 +207,7 @@ enum KindSpec {
         pass_env: Vec<String>,
         cwd: PathBuf,
         max_output_bytes: Option<usize>,
+        run_as: Option<(u32, u32)>,
     },
     Http {
         base_url: String,
@@ -477,6 +479,7 @@ fn build_local(
             pass_env,
             cwd,
             max_output_bytes,
+            run_as,
         } => {
             let mut resolved = Vec::new();
             for (name, source) in env {
@@ -498,7 +501,7 @@ fn build_local(
                 functions,
                 environment,
                 cwd,
-                *max_output_bytes,
+                (*max_output_bytes, *run_as),
                 problems,
             )?
         }
@@ -608,7 +611,7 @@ fn build_command(
     functions: &[(Interface, Vec<String>)],
     env: CommandEnv<'_>,
     cwd: &Path,
-    max_output_bytes: Option<usize>,
+    (max_output_bytes, run_as): (Option<usize>, Option<(u32, u32)>),
     _problems: &mut [String],
 ) -> Option<Arc<dyn ToolBox>> {
     let mut tool_box = crate::execute::CommandBox::new(spec.name.clone())
@@ -630,6 +633,9 @@ fn build_command(
     if let Some(max) = max_output_bytes {
         tool_box = tool_box.max_output_bytes(max);
     }
+    if let Some((uid, gid)) = run_as {
+        tool_box = tool_box.run_as(uid, gid);
+    }
     for (interface, command) in functions {
         tool_box = tool_box.function(interface.clone(), command.iter().cloned());
     }
@@ -642,7 +648,7 @@ fn build_command(
     _functions: &[(Interface, Vec<String>)],
     _env: CommandEnv<'_>,
     _cwd: &Path,
-    _max_output_bytes: Option<usize>,
+    _limits: (Option<usize>, Option<(u32, u32)>),
     problems: &mut Vec<String>,
 ) -> Option<Arc<dyn ToolBox>> {
     problems.push(format!("{}: {}", spec.at(), without("command", "command")));
@@ -744,6 +750,8 @@ const COMMAND_FIELDS: &[&str] = &[
     "inherit_env",
     "cwd",
     "max_output_bytes",
+    "uid",
+    "gid",
 ];
 const HTTP_FIELDS: &[&str] = &[
     "base_url",
@@ -916,6 +924,7 @@ fn read_toolbox(
                 .string("cwd", false)
                 .map_or_else(|| dir.to_owned(), |c| dir.join(c));
             let max_output_bytes = fields.positive("max_output_bytes").map(to_usize);
+            let run_as = fields.user_and_group();
             let mut functions = Vec::new();
             let read = read_functions(&mut fields, &name, &["command", "confirm"]);
             for (interface, extra) in read {
@@ -950,6 +959,7 @@ fn read_toolbox(
                 pass_env,
                 cwd,
                 max_output_bytes,
+                run_as,
             }
         }
         Some("http") => {
@@ -1387,6 +1397,41 @@ impl Fields<'_> {
             return None;
         }
         Some(value)
+    }
+
+    /// `uid` and `gid`, both or neither: the user and group a command box's programs run
+    /// as.
+    fn user_and_group(&mut self) -> Option<(u32, u32)> {
+        let mut id = |key: &str| {
+            let value = self.count(key)?;
+            match u32::try_from(value) {
+                Ok(id) => Some(id),
+                Err(_) => {
+                    self.report(format!(
+                        "field '{key}' must be a user or group id (at most {}), found {value}",
+                        u32::MAX
+                    ));
+                    None
+                }
+            }
+        };
+        let (uid, gid) = (id("uid"), id("gid"));
+        match (uid, gid) {
+            (Some(uid), Some(gid)) => Some((uid, gid)),
+            (Some(_), None) if !self.map.contains_key("gid") => {
+                self.report(String::from(
+                    "field 'uid' needs 'gid' beside it: the group the programs run as",
+                ));
+                None
+            }
+            (None, Some(_)) if !self.map.contains_key("uid") => {
+                self.report(String::from(
+                    "field 'gid' needs 'uid' beside it: the user the programs run as",
+                ));
+                None
+            }
+            _ => None,
+        }
     }
 
     /// A whole number, 0 or more.

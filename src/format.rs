@@ -10,6 +10,14 @@
 //! Strings come back verbatim, other values as compact JSON, errors as `Error: <message>`.
 //! Long results are cut at a character limit ([`truncate_text`] for the text form,
 //! [`fit_json`] for APIs that want JSON), after the [`OutputFilter`]s had their say.
+//! Where a person reads them on a terminal, [`escape_lines_for_terminal`] and its siblings
+//! write the characters that could drive or hide the terminal's text as escapes.
+
+mod terminal;
+
+pub use terminal::{
+    escape_for_terminal, escape_json_for_terminal, escape_lines_for_terminal, is_invisible,
+};
 
 use crate::parse::{Call, Value};
 use serde_json::{Map, Value as Json};

@@ -770,7 +770,7 @@ fn check_validates_a_config_and_lists_every_problem() {
     assert_eq!(
         stdout(&out),
         format!(
-            "{at}: field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, functions, env, pass_env, inherit_env, cwd, max_output_bytes\n\
+            "{at}: field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, functions, env, pass_env, inherit_env, cwd, max_output_bytes, uid, gid\n\
              {at}: function 'get_temp': field 'timeout_ms' is not known here ('timeout_ms' is a field of the toolbox); the fields are type, name, description, parameters, returns, strict, command, confirm\n"
         )
     );

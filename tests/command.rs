@@ -287,6 +287,30 @@ fn shell(script: &str) -> CommandBox {
 const SECRET: &str = "tok-9f8e7d6c5b4a";
 
 #[tokio::test]
+async fn a_secret_env_value_in_hex_is_redacted() {
+    let lower: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();
+    for (script, tell) in [
+        (
+            r#"printf '%s' "$TOK" | od -An -tx1 | tr -d ' \n'"#,
+            lower.clone(),
+        ),
+        (
+            r#"printf 'KEY=%s' "$TOK" | od -An -tx1 | tr -d ' \n' | tr a-f A-F"#,
+            lower.to_uppercase(),
+        ),
+    ] {
+        let tool = shell(script).secret_env("TOK", SECRET);
+        let text = tool
+            .call("run", Map::new(), &CallContext::new())
+            .await
+            .expect("runs")
+            .to_string();
+        assert!(text.contains("[redacted]"), "{script}: {text}");
+        assert!(!text.contains(&tell), "{script}: {text}");
+    }
+}
+
+#[tokio::test]
 async fn a_secret_env_value_is_redacted_in_output_and_errors() {
     let cases = [
         // As written, in the output.
@@ -357,6 +381,96 @@ async fn a_timeout_kills_the_whole_process_group() {
         std::thread::sleep(Duration::from_millis(20));
     }
     panic!("the background process {pid} outlived the time limit");
+}
+
+/// Waits (bounded) for the process whose pid is in `pid_file` to be gone.
+#[cfg(target_os = "linux")]
+fn assert_gone(pid_file: &std::path::Path, what: &str) {
+    let mut pid = String::new();
+    for _ in 0..100 {
+        pid = std::fs::read_to_string(pid_file).unwrap_or_default();
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = pid.trim();
+    assert!(!pid.is_empty(), "{what}: no pid was written");
+    for _ in 0..100 {
+        if !alive(pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Not left running after a failed test.
+    let _ = std::process::Command::new("kill")
+        .args(["-9", pid])
+        .status();
+    panic!("{what}: the process {pid} outlived the call");
+}
+
+/// A grandchild that left the process group with `setsid`, in a new session, whose parent
+/// exited: it is no longer in the group, nor below the program by its parent.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timeout_kills_a_grandchild_that_left_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "sh -c 'setsid sh -c \"echo \\$\\$ > {}; exec sleep 30\" < /dev/null > /dev/null 2>&1 &'; sleep 30",
+        pid_file.display()
+    );
+    let tool = shell(&script).timeout(Duration::from_millis(800));
+    let error = tool
+        .call("run", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ToolError::Timeout { .. }), "{error}");
+    assert_gone(&pid_file, "after the time limit");
+}
+
+/// The same grandchild, also with an empty environment: while the program runs it stays
+/// below the program in the process tree, so the time limit still finds it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_timeout_kills_a_grandchild_that_emptied_its_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "sh -c 'setsid env -i /bin/sh -c \"echo \\$\\$ > {}; exec sleep 30\" < /dev/null > /dev/null 2>&1 &'; sleep 30",
+        pid_file.display()
+    );
+    let tool = shell(&script).timeout(Duration::from_millis(800));
+    let error = tool
+        .call("run", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ToolError::Timeout { .. }), "{error}");
+    assert_gone(&pid_file, "after the time limit");
+}
+
+/// A program that starts such a grandchild and exits at once: the call returns, and the
+/// grandchild does not outlive it, whether it kept the output open or not.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_program_that_exits_leaves_no_grandchild_behind() {
+    for redirect in ["< /dev/null > /dev/null 2>&1", ""] {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        // The program waits for the grandchild to have written its pid, then exits.
+        let script = format!(
+            "setsid sh -c 'echo $$ > {0}.new && mv {0}.new {0}; exec sleep 30' {redirect} & \
+             while [ ! -s {0} ]; do sleep 0.01; done; echo started",
+            pid_file.display()
+        );
+        let tool = shell(&script).timeout(Duration::from_secs(20));
+        let seen = tool
+            .call("run", Map::new(), &CallContext::new())
+            .await
+            .unwrap();
+        assert_eq!(seen, "started");
+        assert_gone(&pid_file, &format!("after a clean end ({redirect:?})"));
+    }
 }
 
 #[tokio::test]

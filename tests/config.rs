@@ -421,7 +421,7 @@ fn unknown_fields_are_problems_with_the_closest_known_name() {
         problems(text),
         [
             "field 'roots' is not known here (did you mean 'root'?); the fields are root, toolboxes",
-            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, functions, env, pass_env, inherit_env, cwd, max_output_bytes",
+            "toolbox 'w' (#1): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, functions, env, pass_env, inherit_env, cwd, max_output_bytes, uid, gid",
             "toolbox 'w' (#1): function 'f': field 'descripton' is not known here (did you mean 'description'?); the fields are type, name, description, parameters, returns, strict, command, confirm",
             "toolbox 'w' (#1): function 'g': field 'comand' is not known here (did you mean 'command'?); the fields are domain, name, type, description, params, path_params, query_params, request_body, returns, response_type, command, confirm",
             "toolbox 'w' (#1): function 'g': missing required field 'command'",

@@ -990,3 +990,98 @@ fn bidi_and_invisible_characters_are_escaped_in_messages() {
         assert!(!error.contains(c), "{error}");
     }
 }
+
+/// A name that hides text (tag characters spelling a message, a Hangul filler, a variation
+/// selector, a combining grapheme joiner, a deprecated format character) is shown with
+/// each of them as an escape, the same list the terminal questions of `atfunc exec` use.
+#[tokio::test]
+async fn invisible_characters_in_a_name_are_shown_as_escapes() {
+    let fx = Fixture::new();
+    let name = "a\u{e0041}\u{e0042}b\u{3164}c\u{115f}d\u{fe0f}e\u{34f}f\u{206a}g.txt";
+    let err = fx.files.read_file(name).unwrap_err();
+    assert_eq!(err.kind(), FileErrorKind::NotFound, "{err}");
+    assert!(
+        err.message().contains(
+            "a\\u{e0041}\\u{e0042}b\\u{3164}c\\u{115f}d\\u{fe0f}e\\u{34f}f\\u{206a}g.txt"
+        ),
+        "{err}"
+    );
+    for c in name.chars().filter(|c| !c.is_ascii()) {
+        assert!(!err.message().contains(c), "U+{:04X}: {err}", u32::from(c));
+    }
+}
+
+/// A hard link inside the root to a file outside it: writing replaces the name inside the
+/// root with a new file and never writes through the link.
+#[cfg(unix)]
+#[tokio::test]
+async fn write_through_a_hard_link_leaves_the_file_outside_unchanged() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    fs::hard_link(
+        fx.tmp.path().join("outside.txt"),
+        fx.root().join("link.txt"),
+    )
+    .unwrap();
+    fs::set_permissions(
+        fx.root().join("link.txt"),
+        fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
+    let out = call(
+        &fx.files,
+        "writefile",
+        &[("filepath", "link.txt"), ("content", "changed")],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out,
+        json!("Wrote 7 bytes to \"link.txt\" (replacing its previous content).")
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root().join("link.txt")).unwrap(),
+        "changed"
+    );
+    // The outside file keeps its content (its mode was changed through the link above).
+    assert_eq!(
+        fs::read_to_string(fx.tmp.path().join("outside.txt")).unwrap(),
+        SECRET
+    );
+    // The new file keeps the permissions the old one had, and nothing else is left.
+    let mode = fs::metadata(fx.root().join("link.txt"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+    let names: Vec<String> = fs::read_dir(fx.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["link.txt"]);
+}
+
+/// Through a symbolic link inside the root, the link stays and its target is replaced.
+#[cfg(unix)]
+#[tokio::test]
+async fn write_through_a_symbolic_link_inside_the_root_replaces_its_target() {
+    let fx = Fixture::new();
+    fs::create_dir(fx.root().join("docs")).unwrap();
+    fs::write(fx.root().join("docs/real.txt"), "old").unwrap();
+    std::os::unix::fs::symlink("docs/real.txt", fx.root().join("alias.txt")).unwrap();
+    fx.files.write_file("alias.txt", "new").unwrap();
+    assert!(fs::symlink_metadata(fx.root().join("alias.txt"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        fs::read_to_string(fx.root().join("docs/real.txt")).unwrap(),
+        "new"
+    );
+    let mut names: Vec<String> = fs::read_dir(fx.root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["real.txt"]);
+}

@@ -107,6 +107,20 @@ fn encoded_echo(how: &str, sent: &str) -> String {
         ),
         "ndjson" => format!("{{\"n\": 1}}\n{{\"sent\": \"{}\"}}\n", json_escaped(token)),
         "trailing" => format!("{{\"ok\": true}} then \"{}\"", json_escaped(sent)),
+        "hex" => format!(
+            "sha-input={}",
+            token
+                .bytes()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        ),
+        "HEX" => format!(
+            "KEY {}",
+            token
+                .bytes()
+                .map(|b| format!("{b:02X}"))
+                .collect::<String>()
+        ),
         _ => String::from("unknown"),
     }
 }
@@ -508,6 +522,42 @@ async fn a_secret_echoed_in_other_encodings_is_blanked() {
         for tell in &tells {
             assert!(!seen.contains(tell.as_str()), "{kind} leaks {tell}: {seen}");
         }
+    }
+}
+
+#[tokio::test]
+async fn a_secret_echoed_in_hex_is_blanked() {
+    let mut builder = HttpBox::builder("api", serve().await)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"));
+    for kind in ["hex", "HEX"] {
+        let interface = load_interfaces_str(&format!(
+            r#"[{{"name": "api.{kind}", "description": "x", "parameters": {{"type": "object", "properties": {{}}}}}}]"#
+        ))
+        .unwrap()
+        .remove(0);
+        builder = builder.endpoint(interface, "GET", format!("/leak-encoded/{kind}"));
+    }
+    let api = builder.build().unwrap();
+    let middle = &TOKEN.as_bytes()[2..TOKEN.len() - 2];
+    for (kind, tell) in [
+        (
+            "hex",
+            middle
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>(),
+        ),
+        (
+            "HEX",
+            middle
+                .iter()
+                .map(|b| format!("{b:02X}"))
+                .collect::<String>(),
+        ),
+    ] {
+        let seen = call(&api, kind, json!({})).await.unwrap().to_string();
+        assert!(seen.contains("[redacted]"), "{kind}: {seen}");
+        assert!(!seen.contains(&tell), "{kind} leaks {tell}: {seen}");
     }
 }
 

@@ -78,6 +78,11 @@ impl Confirmer for Terminal {
         // Waiting for a person must not hold up the runtime's other work.
         let answer = tokio::task::spawn_blocking(move || {
             let mut tty = tty.lock().unwrap_or_else(PoisonError::into_inner);
+            // Keys pressed before the question is shown are not its answer: a `y` typed
+            // ahead (or a second `y` typed at the previous question) would otherwise
+            // answer a call the user has not seen.
+            discard_typed_ahead(&tty);
+            tty.write_all(RESET.as_bytes()).ok()?;
             tty.write_all(question.as_bytes()).ok()?;
             tty.flush().ok()?;
             let mut line = String::new();
@@ -94,6 +99,56 @@ impl Confirmer for Terminal {
     }
 }
 
+/// Written before each question: attributes back to normal (a tool's output may have left
+/// hidden or same-colour text on), the cursor shown, the ASCII character set selected
+/// (`ESC ( B`, then SI back to it). The screen is left as it is: switching back from an
+/// alternate screen also moves the cursor to a saved position, on a terminal that was
+/// never switched too, and would draw the question over older lines.
+const RESET: &str = "\x1b[0m\x1b[?25h\x1b(B\x0f";
+
+/// Drops what was typed on the terminal and not read yet.
+fn discard_typed_ahead(tty: &File) {
+    #[cfg(unix)]
+    {
+        // Nothing to drop is no error; a terminal that refuses is asked all the same.
+        let _ = rustix::termios::tcflush(tty, rustix::termios::QueueSelector::IFlush);
+    }
+    #[cfg(not(unix))]
+    let _ = tty;
+}
+
+/// Whether the model's answer, read from `path`, comes from the terminal questions would
+/// be asked on: this process's controlling terminal, under any name (`/dev/tty`,
+/// `/dev/pts/3`, a link to either). A terminal is that one when it is the controlling
+/// terminal of this process's session.
+pub(crate) fn is_controlling_terminal(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        // Only a character device can be a terminal; anything else is not opened here
+        // (opening a FIFO would wait for its writer).
+        let is_device = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device());
+        if !is_device {
+            return false;
+        }
+        let Ok(file) = File::open(path) else {
+            return false;
+        };
+        match (
+            rustix::termios::tcgetsid(&file),
+            rustix::process::getsid(None),
+        ) {
+            (Ok(owner), Ok(session)) => owner == session,
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
+}
+
 /// The longest call shown in a question, in characters.
 const SHOWN_LIMIT: usize = 2000;
 
@@ -104,7 +159,7 @@ fn shown_call(call: &HeldCall) -> String {
     if let Some(body) = &call.body {
         text.push_str(&format!(" with_body [[ {} ]]", body_text(body)));
     }
-    let escaped = escape(&text);
+    let escaped = atfunc::format::escape_for_terminal(&text).into_owned();
     let total = escaped.chars().count();
     if total <= SHOWN_LIMIT {
         return escaped;
@@ -117,47 +172,5 @@ fn body_text(body: &atfunc::bind::Body) -> String {
     match &body.json {
         Some(json) => json.to_string(),
         None => body.raw.clone(),
-    }
-}
-
-/// Control characters, and the invisible and direction-changing ones (right-to-left
-/// overrides, isolates, zero-width characters, line and paragraph separators), as
-/// `\u{...}`; everything else as it is.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || hidden(c) {
-            out.push_str(&format!("\\u{{{:04x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}'
-            | '\u{feff}'
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hidden_characters_are_shown_as_escapes() {
-        assert_eq!(
-            escape("a\u{202e}txt.exe\u{7f}\u{85}\u{200b}b\u{2066}"),
-            "a\\u{202e}txt.exe\\u{007f}\\u{0085}\\u{200b}b\\u{2066}"
-        );
-        assert_eq!(escape("Straße 😀"), "Straße 😀");
     }
 }

@@ -51,6 +51,7 @@ pub(crate) struct ExecArgs {
 const CHUNK: usize = 8192;
 
 pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
+    keep_environment_private();
     if let Some(dir) = args.old_root.take() {
         args.tools.files = Some(dir);
     }
@@ -60,10 +61,17 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     if let Some(path) = &args.events {
         watch(&registry, path)?;
     }
-    let answer_on_terminal = args.file.is_none() && std::io::stdin().is_terminal();
+    let answer_on_terminal = match &args.file {
+        None => std::io::stdin().is_terminal(),
+        Some(path) => confirm::is_controlling_terminal(path),
+    };
     let waiting = confirm::set_up(&registry, args.confirm, answer_on_terminal);
     let input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
+    // On a terminal, what tools and the model wrote is shown with its control and
+    // invisible characters as escapes, so it cannot drive the terminal; into a file or a
+    // pipe it goes byte for byte.
+    let escape = stdout.is_terminal();
     let mut out = stdout.lock();
     runtime.block_on(async {
         let mut chunks = read_in_background(input);
@@ -73,7 +81,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         let mut printed = 0usize;
         let mut held = 0usize;
         let mut report = match args.json {
-            true => Some(JsonReport::start(&mut out)?),
+            true => Some(JsonReport::start(&mut out, escape)?),
             false => None,
         };
         while let Some(chunk) = chunks.recv().await {
@@ -82,7 +90,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
             held += count_held(&outcomes);
             match report.as_mut() {
                 Some(report) => report.add(&mut out, &outcomes)?,
-                None => print_blocks(&mut out, &outcomes, &mut printed)?,
+                None => print_blocks(&mut out, &outcomes, &mut printed, escape)?,
             }
             out.flush().map_err(write_failure)?;
         }
@@ -92,7 +100,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
             report.add(&mut out, &end.outcomes)?;
             report.finish(&mut out, end.report.call_count)?;
         } else {
-            print_blocks(&mut out, &end.outcomes, &mut printed)?;
+            print_blocks(&mut out, &end.outcomes, &mut printed, escape)?;
             if end.report.call_count == 0 {
                 eprintln!("atfunc: no calls found in the input");
             }
@@ -112,6 +120,20 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Makes this process non-dumpable (Linux), before any tool runs: its memory and the
+/// environment it started with (`/proc/<pid>/environ`, where a host's unrelated secrets
+/// live) can then be read only with CAP_SYS_PTRACE, which a program of the same user
+/// lacks, and which a command box takes from a program run as root. Debuggers cannot
+/// attach to it either, and it leaves no core dump.
+pub(crate) fn keep_environment_private() {
+    #[cfg(target_os = "linux")]
+    {
+        // Where the system refuses, atfunc still runs, as before.
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    }
 }
 
 fn count_held(outcomes: &[Outcome]) -> usize {
@@ -155,15 +177,19 @@ fn read_in_background(
 struct JsonReport {
     calls: Spool,
     count: usize,
+    /// Whether strings are written with their control and invisible characters as JSON
+    /// escapes (output on a terminal): the same JSON value, safe to show.
+    escape: bool,
 }
 
 impl JsonReport {
-    fn start(out: &mut impl Write) -> Result<JsonReport, Failure> {
+    fn start(out: &mut impl Write, escape: bool) -> Result<JsonReport, Failure> {
         out.write_all(b"{\n  \"output\": \"")
             .map_err(write_failure)?;
         Ok(JsonReport {
             calls: Spool::create()?,
             count: 0,
+            escape,
         })
     }
 
@@ -174,12 +200,14 @@ impl JsonReport {
                 self.calls.file.write_all(b",\n").map_err(spool_failure)?;
             }
             let block = serde_json::to_string(&outcome.block).map_err(json_failure)?;
+            let block = shown_json(&block, self.escape);
             // The block as JSON string content: without its quotes.
             let inner = block
                 .get(1..block.len().saturating_sub(1))
                 .unwrap_or_default();
             out.write_all(inner.as_bytes()).map_err(write_failure)?;
             let pretty = serde_json::to_string_pretty(&call_json(outcome)).map_err(json_failure)?;
+            let pretty = shown_json(&pretty, self.escape);
             // Pretty JSON escapes line breaks inside strings, so every line is a line of
             // the structure: indented to sit in "calls".
             for (i, line) in pretty.lines().enumerate() {
@@ -210,6 +238,16 @@ impl JsonReport {
             out.write_all(b"\n  ").map_err(write_failure)?;
         }
         out.write_all(b"]\n}\n").map_err(write_failure)
+    }
+}
+
+/// JSON text as written: with its strings' control and invisible characters as JSON
+/// escapes when `escape` is set.
+fn shown_json(json: &str, escape: bool) -> std::borrow::Cow<'_, str> {
+    if escape {
+        atfunc::format::escape_json_for_terminal(json)
+    } else {
+        std::borrow::Cow::Borrowed(json)
     }
 }
 
@@ -267,18 +305,24 @@ fn json_failure(e: serde_json::Error) -> Failure {
     Failure(format!("cannot write output: {e}"))
 }
 
-/// Prints result blocks as the report's output has them: a blank line between two.
+/// Prints result blocks as the report's output has them: a blank line between two. With
+/// `escape` (output on a terminal), control and invisible characters other than line
+/// breaks and tabs are written as escapes (`\u{001b}`).
 fn print_blocks(
     out: &mut impl Write,
     outcomes: &[atfunc::execute::Outcome],
     printed: &mut usize,
+    escape: bool,
 ) -> Result<(), Failure> {
     for outcome in outcomes {
         if *printed > 0 {
             out.write_all(b"\n").map_err(write_failure)?;
         }
-        out.write_all(outcome.block.as_bytes())
-            .map_err(write_failure)?;
+        let block = match escape {
+            true => atfunc::format::escape_lines_for_terminal(&outcome.block),
+            false => std::borrow::Cow::Borrowed(outcome.block.as_str()),
+        };
+        out.write_all(block.as_bytes()).map_err(write_failure)?;
         *printed += 1;
     }
     Ok(())
@@ -291,7 +335,10 @@ fn write_failure(e: std::io::Error) -> Failure {
 /// Writes every call event to `path` (`-`: standard error) as one JSON object a line, each
 /// flushed as it happens so a reader can follow along.
 fn watch(registry: &Registry, path: &std::path::Path) -> Result<(), Failure> {
-    let sink: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+    let to_stderr = path.as_os_str() == "-";
+    // Events on a terminal: their strings' control characters as JSON escapes.
+    let escape = to_stderr && std::io::stderr().is_terminal();
+    let sink: Box<dyn Write + Send> = if to_stderr {
         Box::new(std::io::stderr())
     } else {
         Box::new(
@@ -304,6 +351,7 @@ fn watch(registry: &Registry, path: &std::path::Path) -> Result<(), Failure> {
         let Ok(line) = serde_json::to_string(event) else {
             return;
         };
+        let line = shown_json(&line, escape);
         let mut sink = sink
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -112,6 +112,7 @@ fn seconds(seconds: f64, flag: &str) -> Result<Duration, Failure> {
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+    super::exec::keep_environment_private();
     let upstream_timeout = seconds(args.upstream_timeout, "upstream-timeout")?;
     let request_timeout = seconds(args.request_timeout, "request-timeout")?;
     let header_timeout = seconds(args.header_timeout, "header-timeout")?;

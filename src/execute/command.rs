@@ -7,6 +7,9 @@
 //! (see [`CallContext::add_element`]) and to the model as one line,
 //! `[image: image/png, 5120 bytes]`, the type recognised by the output's first bytes.
 
+#[cfg(target_os = "linux")]
+mod tree;
+
 use super::binary::Binary;
 use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
@@ -16,6 +19,7 @@ use serde_json::{Map, Value as Json};
 use std::fmt;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
@@ -38,6 +42,11 @@ pub const BASE_ENV: [&str; 4] = ["PATH", "HOME", "LANG", "TMPDIR"];
 /// How long a program that has exited may keep its output open (through a background
 /// process it started) before the call returns with what it wrote so far.
 const EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// The variable that marks every process of one run of a program: a random id, new for
+/// each call, which the program's children inherit and by which they are found when the
+/// call ends.
+pub const RUN_ID_VARIABLE: &str = "ATFUNC_RUN_ID";
 
 /// The key under which a call's `with_body [[ ... ]]` block reaches the program.
 const BODY_KEY: &str = "body";
@@ -64,7 +73,8 @@ const BODY_KEY: &str = "body";
 ///   those set with [`env`](CommandBox::env) and [`secret_env`](CommandBox::secret_env).
 ///   [`inherit_env`](CommandBox::inherit_env) passes every variable of this process instead.
 /// - A secret value ([`secret_env`](CommandBox::secret_env)) found in the output or an error,
-///   as written, in base64 or behind percent or JSON escapes, reads `[redacted]`.
+///   as written, in hexadecimal (either case), in base64 or behind percent or JSON escapes,
+///   reads `[redacted]`.
 /// - A program that cannot be started is named without its folder.
 ///
 /// ```no_run
@@ -100,6 +110,8 @@ pub struct CommandBox {
     current_dir: Option<PathBuf>,
     timeout: Duration,
     max_output_bytes: usize,
+    /// The user and group the programs run as; `None`: this process's.
+    run_as: Option<(u32, u32)>,
 }
 
 #[derive(Clone)]
@@ -131,6 +143,7 @@ impl fmt::Debug for CommandBox {
             .field("current_dir", &self.current_dir)
             .field("timeout", &self.timeout)
             .field("max_output_bytes", &self.max_output_bytes)
+            .field("run_as", &self.run_as)
             .finish()
     }
 }
@@ -149,6 +162,7 @@ impl CommandBox {
             current_dir: None,
             timeout: DEFAULT_COMMAND_TIMEOUT,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            run_as: None,
         }
     }
 
@@ -176,7 +190,7 @@ impl CommandBox {
     }
 
     /// Sets a variable whose value is a secret: wherever it shows up in a program's output
-    /// or error text (as written, in base64, percent- or JSON-escaped) the model reads
+    /// or error text (as written, in hexadecimal, in base64, percent- or JSON-escaped) the model reads
     /// `[redacted]`. What cannot be caught is listed in the README (a program can always
     /// hash or reshape what it prints).
     pub fn secret_env(mut self, name: impl Into<String>, value: impl Into<String>) -> CommandBox {
@@ -216,6 +230,19 @@ impl CommandBox {
     /// The most a program may write to standard output, in bytes (default 1 MiB).
     pub fn max_output_bytes(mut self, max: usize) -> CommandBox {
         self.max_output_bytes = max;
+        self
+    }
+
+    /// Runs the programs as the user `uid` and the group `gid`, without this process's
+    /// supplementary groups (Unix; this process must be allowed to switch users, which in
+    /// practice means running as root). A program under another user cannot read this
+    /// process's memory or environment, nor those of the user's other processes (the shell
+    /// that started this one, whose environment may hold unrelated secrets), and cannot
+    /// write what that user's files protect. It needs read access to its program and
+    /// working folder; `HOME` is still this process's unless set with
+    /// [`env`](CommandBox::env). Elsewhere than Unix every call is an error.
+    pub fn run_as(mut self, uid: u32, gid: u32) -> CommandBox {
+        self.run_as = Some((uid, gid));
         self
     }
 
@@ -279,18 +306,55 @@ impl CommandBox {
             }
         }
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
+        let run_id = super::confirm::new_id();
         command
             .env("ATFUNC_FUNCTION", &qualified)
-            .env("ATFUNC_CALL_ID", &ctx.call_id);
+            .env("ATFUNC_CALL_ID", &ctx.call_id)
+            .env(RUN_ID_VARIABLE, &run_id);
         if let Some(dir) = &self.current_dir {
             command.current_dir(dir);
+        }
+        if let Some((uid, gid)) = self.run_as {
+            #[cfg(unix)]
+            command.uid(uid).gid(gid);
+            #[cfg(not(unix))]
+            return Err(ToolError::msg(format!(
+                "Function '{qualified}' is set to run as user {uid} (group {gid}), which only a Unix system can do; it is not available here"
+            )));
+        }
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe calls may be made: it makes `prctl` system calls through
+        // rustix, which allocate nothing and take no lock.
+        unsafe {
+            command.pre_exec(|| {
+                // What the program starts stays below it in the process tree while it
+                // runs, even when its parent exits: the time limit finds it (see `tree`).
+                let _ = rustix::process::set_child_subreaper(Some(rustix::process::getpid()));
+                // A program run as root cannot read this (non-dumpable) process's memory
+                // or environment through /proc: that takes CAP_SYS_PTRACE, and for reading
+                // CAP_PERFMON or CAP_SYS_ADMIN do too. Dropped from the bounding set,
+                // they are not granted at exec. Without the right to drop them (not
+                // root) the program never had them.
+                for capability in [
+                    rustix::thread::CapabilitySet::SYS_PTRACE,
+                    rustix::thread::CapabilitySet::PERFMON,
+                    rustix::thread::CapabilitySet::SYS_ADMIN,
+                ] {
+                    let _ = rustix::thread::remove_capability_from_bounding_set(capability);
+                }
+                Ok(())
+            });
         }
         let mut child = command.spawn().map_err(|e| {
             let why = match e.kind() {
                 std::io::ErrorKind::NotFound => String::from("the program was not found"),
-                std::io::ErrorKind::PermissionDenied => {
-                    String::from("the program may not be run (permission denied)")
-                }
+                std::io::ErrorKind::PermissionDenied => match self.run_as {
+                    Some((uid, _)) => format!(
+                        "permission denied: the program cannot be run as user {uid}, or this process may not switch to that user (which takes root)"
+                    ),
+                    None => String::from("the program may not be run (permission denied)"),
+                },
                 _ => e.to_string(),
             };
             // The host's folders are no business of the model's.
@@ -301,16 +365,15 @@ impl CommandBox {
                 "Function '{qualified}' could not be started ({shown}: {why}); it is not available now"
             )))
         })?;
-        // Killed on every way out of this function (time limit, too much output, a caller
-        // that stops waiting) unless disarmed after a clean end.
-        let mut group = GroupGuard::new(child.id());
+        // What the program started is ended on every way out of this function: a clean
+        // end, the time limit, too much output, a caller that stops waiting.
+        let mut group = RunGuard::new(child.id(), &run_id);
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
         let max = self.max_output_bytes;
         let mut out = Captured::default();
         let mut err = Tail::default();
-        let mut pipes_closed = false;
         let finished = {
             let io = async {
                 let write = async {
@@ -324,7 +387,7 @@ impl CommandBox {
                 let read_out = async {
                     read_capped(stdout, max, &mut out).await;
                     if out.overflowed {
-                        group.kill();
+                        group.end();
                     }
                 };
                 tokio::join!(
@@ -340,14 +403,11 @@ impl CommandBox {
                     status = child.wait() => Some(status),
                 };
                 match exited {
-                    None => {
-                        pipes_closed = true;
-                        child.wait().await
-                    }
+                    None => child.wait().await,
                     Some(status) => {
                         // What is already in the pipes is read; a background process
                         // holding them open is not waited for.
-                        pipes_closed = tokio::time::timeout(EXIT_GRACE, &mut io).await.is_ok();
+                        let _ = tokio::time::timeout(EXIT_GRACE, &mut io).await;
                         status
                     }
                 }
@@ -355,20 +415,25 @@ impl CommandBox {
             .await
         };
         let status = match finished {
-            Ok(status) => status,
+            Ok(status) => {
+                group.reaped();
+                status
+            }
             Err(_) => {
-                group.kill();
+                group.end();
                 // Reaps the killed program; it cannot outlive a SIGKILL for long.
-                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+                if tokio::time::timeout(Duration::from_secs(5), child.wait())
+                    .await
+                    .is_ok()
+                {
+                    group.reaped();
+                }
                 return Err(ToolError::Timeout {
                     name: qualified,
                     limit: self.timeout,
                 });
             }
         };
-        if pipes_closed && !out.overflowed {
-            group.disarm();
-        }
         drop(group);
         let redact = |text: String| self.redactor.redact(&text);
         if out.overflowed {
@@ -402,19 +467,40 @@ impl CommandBox {
     }
 }
 
-/// Kills a program's process group when dropped, unless disarmed.
-struct GroupGuard {
-    /// The group's id (the program's pid, as it leads its own group); `None` once disarmed
-    /// or when the program's id is unknown (it was already reaped).
+/// Ends what a program started when dropped, if not already ended: its process group and,
+/// on Linux, every process of its run, those that left the group too (see `tree`).
+struct RunGuard {
+    /// The group's id (the program's pid, as it leads its own group); `None` when the
+    /// program's id is unknown (it was already reaped).
     group: Option<u32>,
+    #[cfg(target_os = "linux")]
+    tree: Option<tree::Tree>,
+    /// Whether the program was waited for: its pid may then belong to another process,
+    /// and only the run's mark finds what it left.
+    reaped: AtomicBool,
+    ended: AtomicBool,
 }
 
-impl GroupGuard {
-    fn new(id: Option<u32>) -> GroupGuard {
-        GroupGuard { group: id }
+impl RunGuard {
+    fn new(id: Option<u32>, run_id: &str) -> RunGuard {
+        #[cfg(not(target_os = "linux"))]
+        let _ = run_id;
+        RunGuard {
+            group: id,
+            #[cfg(target_os = "linux")]
+            tree: id.and_then(|pid| tree::Tree::new(pid, run_id)),
+            reaped: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
+        }
     }
 
-    fn kill(&self) {
+    /// Kills every process of the run and the program's group.
+    fn end(&self) {
+        self.ended.store(true, Ordering::Relaxed);
+        #[cfg(target_os = "linux")]
+        if let Some(tree) = &self.tree {
+            tree.end(!self.reaped.load(Ordering::Relaxed));
+        }
         #[cfg(unix)]
         if let Some(pid) = self
             .group
@@ -426,14 +512,17 @@ impl GroupGuard {
         }
     }
 
-    fn disarm(&mut self) {
-        self.group = None;
+    /// The program has been waited for.
+    fn reaped(&mut self) {
+        self.reaped.store(true, Ordering::Relaxed);
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for RunGuard {
     fn drop(&mut self) {
-        self.kill();
+        if !self.ended.load(Ordering::Relaxed) {
+            self.end();
+        }
     }
 }
 

@@ -41,6 +41,8 @@ pub const DEFAULT_NAME: &str = "file";
 /// Choices worth knowing:
 /// - `writefile` replaces the whole file and creates missing parent folders, saying so in its
 ///   result, because models routinely write `output/results.txt` into a fresh folder.
+///   It writes a new file beside the target and renames it over the target, so a hard
+///   link inside the root to a file outside it is replaced, never written through.
 /// - `readfile` refuses files above the read limit ([`DEFAULT_MAX_READ_BYTES`] unless set
 ///   with [`FileBox::with_max_read_bytes`]) and files that are not UTF-8 text, rather than
 ///   return part of them: a model that edits a file it only partly saw would lose the rest.
@@ -367,13 +369,14 @@ impl FileBox {
     pub fn write_file(&self, filepath: &str, content: &str) -> Result<String, FileError> {
         let op = Op::Write;
         let rel = self.file_target(op, filepath)?;
-        let existed = match self.dir.metadata(&rel) {
+        let existing = match self.dir.metadata(&rel) {
             Ok(meta) if meta.is_dir() => return Err(self.is_a_folder(op, filepath)),
             Ok(meta) if !meta.is_file() => return Err(self.not_a_file(op, filepath)),
-            Ok(_) => true,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+            Ok(meta) => Some(meta),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(self.io_error(op, filepath, e)),
         };
+        let existed = existing.is_some();
         let mut created_parents = false;
         if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
             match self.dir.metadata(parent) {
@@ -388,11 +391,16 @@ impl FileBox {
                 Err(e) => return Err(self.io_error(op, filepath, e)),
             }
         }
-        let mut options = OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        let mut file = self.open_regular(op, filepath, &rel, &options)?;
-        file.write_all(content.as_bytes())
-            .map_err(|e| self.io_error(op, filepath, e))?;
+        // A file that exists is replaced where it really is: through a symbolic link
+        // inside the root, the link stays and its target gets the new content.
+        let destination = match existing {
+            Some(_) => self
+                .dir
+                .canonicalize(&rel)
+                .map_err(|e| self.io_error(op, filepath, e))?,
+            None => rel.clone(),
+        };
+        self.replace(op, filepath, &destination, content, existing)?;
         let bytes = match content.len() {
             1 => "1 byte".to_owned(),
             n => format!("{n} bytes"),
@@ -405,6 +413,62 @@ impl FileBox {
             "a new file"
         };
         Ok(format!("Wrote {bytes} to {} ({what}).", shown(filepath)))
+    }
+
+    /// Writes `content` to a new file beside `destination` and renames it over
+    /// `destination`. Writing in place would change every other name of the file too: a
+    /// hard link inside the root to a file outside it would let the model change that
+    /// file. The new file takes the old one's permissions; its owner is this process's
+    /// user.
+    fn replace(
+        &self,
+        op: Op,
+        raw: &str,
+        destination: &Path,
+        content: &str,
+        existing: Option<cap_std::fs::Metadata>,
+    ) -> Result<(), FileError> {
+        let folder = destination.parent().unwrap_or(Path::new(""));
+        let (temporary, mut file) = self.create_temporary(op, raw, folder)?;
+        let written = (|| {
+            if let Some(meta) = &existing {
+                file.set_permissions(meta.permissions())?;
+            }
+            file.write_all(content.as_bytes())?;
+            drop(file);
+            self.dir.rename(&temporary, &self.dir, destination)
+        })();
+        written.map_err(|e| {
+            // The new file is not left behind; a failure here changes nothing more.
+            let _ = self.dir.remove_file(&temporary);
+            self.io_error(op, raw, e)
+        })
+    }
+
+    /// A new, empty file in `folder` under a name no other file has.
+    fn create_temporary(
+        &self,
+        op: Op,
+        raw: &str,
+        folder: &Path,
+    ) -> Result<(PathBuf, File), FileError> {
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let mut options = OpenOptions::new();
+        // `create_new` never opens what is already there, a symbolic link included.
+        options.write(true).create_new(true);
+        let mut attempt = 0;
+        loop {
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let name = format!(".atfunc-write-{}-{n}.tmp", std::process::id());
+            let temporary = folder.join(name);
+            match self.dir.open_with(&temporary, &options) {
+                Ok(file) => return Ok((temporary, file)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(self.io_error(op, raw, e)),
+            }
+        }
     }
 
     /// Deletes a file (or a symbolic link, never what it points to). Refuses folders.

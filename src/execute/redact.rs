@@ -5,6 +5,8 @@
 //! JSON may spell any character as a `\u` escape. [`Redactor`] looks for each secret
 //!
 //! - as written,
+//! - in hexadecimal, in upper, lower or mixed case (a hex dump, `od`, a digest tool's
+//!   `--hex` mode of the raw value),
 //! - in base64 and base64url, at each of the three byte alignments it can have inside a
 //!   longer encoded text (the one or two characters that mix a secret byte with a
 //!   neighbour's bits stay, the rest is blanked),
@@ -34,6 +36,9 @@ const MIN_ENCODED_BYTES: usize = 6;
 pub(crate) struct Redactor {
     /// Every form of every secret, longest first so a whole form is blanked before a part.
     needles: Vec<Vec<u8>>,
+    /// Every secret in lower-case hexadecimal, searched for in the text with its ASCII
+    /// letters lowered (the same length, so offsets carry over): any mix of cases matches.
+    hex_needles: Vec<Vec<u8>>,
 }
 
 impl Redactor {
@@ -46,6 +51,7 @@ impl Redactor {
         S: AsRef<str>,
     {
         let mut needles = Vec::new();
+        let mut hex_needles = Vec::new();
         let mut values = Vec::new();
         for secret in secrets {
             let secret = secret.as_ref();
@@ -60,6 +66,7 @@ impl Redactor {
                 continue;
             }
             needles.push(secret.to_vec());
+            hex_needles.push(hex_lower(secret));
             for skip in 0..3 {
                 // At alignment `skip`, the first `skip` bytes share base64 characters with
                 // the text before them; the rest starts on a group boundary.
@@ -79,7 +86,12 @@ impl Redactor {
         }
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
         needles.dedup();
-        Redactor { needles }
+        hex_needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        hex_needles.dedup();
+        Redactor {
+            needles,
+            hex_needles,
+        }
     }
 
     /// `text` with every spelling of every secret replaced by `[redacted]`.
@@ -90,6 +102,12 @@ impl Redactor {
         let bytes = text.as_bytes();
         let mut spans = Vec::new();
         self.find(bytes, None, &mut spans);
+        find_all(
+            &self.hex_needles,
+            &bytes.to_ascii_lowercase(),
+            None,
+            &mut spans,
+        );
         if bytes.contains(&b'%') {
             let view = Decoded::percent(bytes);
             self.find(&view.bytes, Some(&view.starts), &mut spans);
@@ -126,9 +144,14 @@ impl Redactor {
     /// Whether raw bytes (a binary body, which is not redacted) hold a secret as written or
     /// in base64.
     pub(crate) fn holds_secret(&self, bytes: &[u8]) -> bool {
-        self.needles
-            .iter()
-            .any(|needle| memchr::memmem::find(bytes, needle).is_some())
+        let holds = |needles: &[Vec<u8>], haystack: &[u8]| {
+            needles
+                .iter()
+                .any(|needle| memchr::memmem::find(haystack, needle).is_some())
+        };
+        holds(&self.needles, bytes)
+            || (!self.hex_needles.is_empty()
+                && holds(&self.hex_needles, &bytes.to_ascii_lowercase()))
     }
 
     /// Redacts every string (keys included) of a JSON value; whether anything changed.
@@ -164,19 +187,41 @@ impl Redactor {
     /// `i`th byte of a decoded view came from (one entry more than the view's length);
     /// `None` means the haystack is the source itself.
     fn find(&self, haystack: &[u8], starts: Option<&[usize]>, spans: &mut Vec<(usize, usize)>) {
-        for needle in &self.needles {
-            for at in memchr::memmem::find_iter(haystack, needle) {
-                let end = at + needle.len();
-                let span = match starts {
-                    None => Some((at, end)),
-                    Some(starts) => starts.get(at).copied().zip(starts.get(end).copied()),
-                };
-                if let Some(span) = span {
-                    spans.push(span);
-                }
+        find_all(&self.needles, haystack, starts, spans);
+    }
+}
+
+/// Adds the source spans of every one of `needles` found in `haystack` (see
+/// [`Redactor::find`] for `starts`).
+fn find_all(
+    needles: &[Vec<u8>],
+    haystack: &[u8],
+    starts: Option<&[usize]>,
+    spans: &mut Vec<(usize, usize)>,
+) {
+    for needle in needles {
+        for at in memchr::memmem::find_iter(haystack, needle) {
+            let end = at + needle.len();
+            let span = match starts {
+                None => Some((at, end)),
+                Some(starts) => starts.get(at).copied().zip(starts.get(end).copied()),
+            };
+            if let Some(span) = span {
+                spans.push(span);
             }
         }
     }
+}
+
+/// `bytes` as lower-case hexadecimal, two digits a byte.
+fn hex_lower(bytes: &[u8]) -> Vec<u8> {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(DIGITS[usize::from(byte >> 4)]);
+        out.push(DIGITS[usize::from(byte & 15)]);
+    }
+    out
 }
 
 /// A text with one kind of escape decoded, and where each decoded byte came from.
@@ -411,6 +456,30 @@ mod tests {
         for text in ["\\", "\\u12", "%", "%4", "\\ud800", "%zz", "é%C3%A9\\u00e9"] {
             let _ = redactor.redact(text);
         }
+    }
+
+    #[test]
+    fn hex_in_any_case_is_blanked() {
+        let lower: String = SECRET.bytes().map(|b| format!("{b:02x}")).collect();
+        let upper: String = SECRET.bytes().map(|b| format!("{b:02X}")).collect();
+        let mixed: String = SECRET
+            .bytes()
+            .enumerate()
+            .map(|(i, b)| match i % 2 {
+                0 => format!("{b:02x}"),
+                _ => format!("{b:02X}"),
+            })
+            .collect();
+        let redactor = Redactor::new([SECRET]);
+        for hex in [&lower, &upper, &mixed] {
+            assert_eq!(
+                redactor.redact(&format!("digest: 00{hex}ff.")),
+                "digest: 00[redacted]ff."
+            );
+            assert!(redactor.holds_secret(hex.as_bytes()), "{hex}");
+        }
+        // Hex of something else is left alone.
+        assert_eq!(redactor.redact("deadbeef DEADBEEF"), "deadbeef DEADBEEF");
     }
 
     #[test]

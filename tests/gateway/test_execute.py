@@ -196,3 +196,30 @@ def test_a_setting_the_model_changes_stays_in_its_own_request(start_gateway, ups
     # The prompt does not list the control functions unless chosen.
     prompt = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
     assert "@file.readfile(" in prompt and "@tools." not in prompt
+
+
+HEX_PROGRAM = """
+import os, sys
+sys.stdin.read()
+token = os.environ["TOKEN"].encode()
+print("lower " + token.hex() + " upper " + token.hex().upper())
+"""
+
+
+def test_a_secret_in_hex_is_redacted_in_executed_turns(start_gateway, upstream, tmp_path):
+    (tmp_path / "hex.py").write_text(HEX_PROGRAM)
+    config = {"toolboxes": [{"name": "leak", "kind": "command",
+                             "env": {"TOKEN": {"env": "GATEWAY_TEST_TOKEN"}},
+                             "functions": [{"name": "hex", "parameters": {"type": "object"},
+                                            "command": [sys.executable, "./hex.py"]}]}]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(config))
+    secret = "s3cret-gateway-token"
+    gateway = start_gateway("--config", str(path), env={"GATEWAY_TEST_TOKEN": secret})
+    upstream.script(Completion("@leak.hex()"), Completion("Done."))
+    _, atfunc, _ = execute(gateway.client(), False)
+    assert atfunc["calls"][0]["result"] == "lower [redacted] upper [redacted]"
+    sent = json.dumps(upstream.chat_requests()[1]["json"])
+    for spelling in (secret.encode().hex(), secret.encode().hex().upper()):
+        assert spelling not in sent
+    assert "lower [redacted] upper [redacted]" in sent

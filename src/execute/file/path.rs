@@ -130,22 +130,14 @@ pub(crate) fn shown(raw: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            c if c.is_control() || is_invisible_format(c) => out.extend(c.escape_default()),
+            c if c.is_control() || crate::format::is_invisible(c) => {
+                out.extend(c.escape_default());
+            }
             c => out.push(c),
         }
     }
     out.push('"');
     out
-}
-
-/// Characters that change how the text around them is shown, or separate lines, without
-/// being control characters: bidirectional marks, embeddings, overrides and isolates,
-/// zero-width characters and the Unicode line and paragraph separators.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}'
-    )
 }
 
 #[cfg(test)]
