@@ -328,3 +328,67 @@ async fn a_client_that_reads_nothing_of_its_stream_does_not_hold_its_place() {
     assert!(refused >= 2, "refused {refused} times");
     drop(stalled);
 }
+
+/// Sends `request` on a connection of its own and reads the answer to its end.
+fn exchange(address: &str, request: &[u8]) -> String {
+    let mut socket = TcpStream::connect(address).expect("connect");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    socket.write_all(request).expect("send");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+const CHUNKED: &str = "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+
+#[tokio::test]
+async fn a_malformed_chunked_body_gets_400_and_only_a_body_over_the_limit_413() {
+    let upstream = upstream().await;
+    let served = Served::start(&upstream, &["--max-request-bytes", "1000"]);
+    let address = served.address.clone();
+    tokio::task::spawn_blocking(move || {
+        let (first, second) = (
+            r#"{"model": "m", "messages": "#,
+            r#"[{"role": "user", "content": "hi"}]}"#,
+        );
+        let whole = format!(
+            "{CHUNKED}{:x}\r\n{first}\r\n{:x}\r\n{second}\r\n0\r\n\r\n",
+            first.len(),
+            second.len()
+        );
+        let answer = exchange(&address, whole.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("Hello."), "{answer}");
+
+        let body = format!("{first}{second}");
+        for malformed in [
+            // A size line that is not hexadecimal.
+            format!("{CHUNKED}zz\r\n{body}\r\n0\r\n\r\n"),
+            // A chunk longer than its size says.
+            format!("{CHUNKED}2\r\n{body}\r\n0\r\n\r\n"),
+            // A size that overflows.
+            format!("{CHUNKED}fffffffffffffffffff\r\n{body}\r\n0\r\n\r\n"),
+        ] {
+            let answer = exchange(&address, malformed.as_bytes());
+            assert!(
+                answer.starts_with("HTTP/1.1 400"),
+                "{malformed:?}: {answer}"
+            );
+            assert!(
+                answer.contains("The request body's chunked encoding is malformed"),
+                "{malformed:?}: {answer}"
+            );
+        }
+
+        // Well-formed chunks that add up to more than the limit.
+        let piece = "x".repeat(600);
+        let large = format!("{CHUNKED}258\r\n{piece}\r\n258\r\n{piece}\r\n0\r\n\r\n");
+        let answer = exchange(&address, large.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(answer.contains("larger than 1000 bytes"), "{answer}");
+    })
+    .await
+    .unwrap();
+}

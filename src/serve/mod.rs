@@ -110,8 +110,10 @@
 //!
 //! # Limits and errors
 //!
-//! - Request bodies above [`Options::max_request_bytes`] get 413; upstream answers above
-//!   [`Options::max_response_bytes`] are cut off with an error. A request is held as the
+//! - Request bodies above [`Options::max_request_bytes`] get 413 (at once when their
+//!   declared length says so); a body whose chunked encoding is malformed, or that ends
+//!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
+//!   are cut off with an error. A request is held as the
 //!   text it came in, field by field and message by message; only the messages rewritten
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
@@ -152,6 +154,7 @@
 //!   client's `Authorization` header is forwarded.
 
 mod answer;
+mod body;
 mod chat;
 mod constrain;
 mod deadline;
