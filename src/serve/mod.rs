@@ -148,6 +148,11 @@
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
 //!   hold more request and answer bodies than that. `GET /health` is not counted.
+//! - An answer given before the request's body was read (503, 401, 413 for a declared
+//!   length, 400) ends the connection with a lingering close: the rest of the body is read
+//!   and thrown away, at most [`Options::max_request_bytes`] of it for at most
+//!   [`Options::linger_timeout`], so the client, still sending, reads the answer instead of
+//!   a connection reset (a broken pipe).
 //! - With [`Options::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
 //!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
@@ -232,6 +237,11 @@ pub struct Options {
     /// upstream's answers, repair rounds and executed steps together. Past it the client
     /// gets 504, or an error event that ends the stream. Default 10 minutes.
     pub request_timeout: Duration,
+    /// Longest time the rest of a request's body is read, and thrown away, after an answer
+    /// given before the body was read (503, 401, 413, 400), so that the client reads the
+    /// answer instead of a connection reset; at most [`Options::max_request_bytes`] are
+    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts.
+    pub linger_timeout: Duration,
 }
 
 /// How many requests a gateway handles at once unless told otherwise.
@@ -257,6 +267,7 @@ impl Default for Options {
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
+            linger_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -282,6 +293,7 @@ impl std::fmt::Debug for Options {
             .field("body_timeout", &self.body_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("request_timeout", &self.request_timeout)
+            .field("linger_timeout", &self.linger_timeout)
             .finish()
     }
 }
@@ -516,6 +528,8 @@ pub async fn serve(
     let limits = listen::Limits {
         header: gateway.options.header_timeout,
         idle: gateway.options.idle_timeout,
+        linger: gateway.options.linger_timeout,
+        linger_bytes: gateway.options.max_request_bytes,
     };
     listen::serve(listener, gateway.router(), limits, shutdown).await
 }
