@@ -113,7 +113,9 @@
 //! - Request bodies above [`Options::max_request_bytes`] get 413 (at once when their
 //!   declared length says so); a body whose chunked encoding is malformed, or that ends
 //!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
-//!   are cut off with an error. A request is held as the
+//!   are cut off with an error, and an answer the gateway reads (one with calls to find)
+//!   that is not UTF-8 is a 502, never read with replacement characters; `atfunc eval`
+//!   reads answers with the same routine. A request is held as the
 //!   text it came in, field by field and message by message; only the messages rewritten
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
@@ -254,7 +256,7 @@ impl Default for Options {
             upstream_timeout: Duration::from_secs(300),
             repair_rounds: 1,
             max_request_bytes: 8 << 20,
-            max_response_bytes: 16 << 20,
+            max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             api_key: None,
             upstream_key: None,
             registry: None,
