@@ -20,6 +20,8 @@
 //! [`Config::from_path`] reads and checks a file, listing every problem at once, each
 //! naming its toolbox and field; [`Config::build`] then reads the environment variables the
 //! file names, opens folders, starts MCP servers and returns a [`Registry`].
+//! [`Config::check`] goes the same way as `build` without starting the MCP servers, so
+//! it reports what `build` would refuse.
 //!
 //! # Fields
 //!
@@ -322,7 +324,39 @@ impl Config {
     /// functions) and sets the root. Every problem is reported at once; if any is found,
     /// no MCP server is left running.
     pub async fn build(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Required).await
+        self.build_with(Secrets::Required, Servers::Start).await
+    }
+
+    /// Checks the config as [`Config::build`] would build it, reporting every problem
+    /// `build` would report, without starting anything: the environment variables it
+    /// names are read, the file boxes' folders opened, every box but the MCP servers
+    /// registered, the root set and the `confirm` lists checked against the functions.
+    /// Only what a started MCP server would say (whether it starts, its tools, and so
+    /// whether an MCP box's `confirm` list names them) is left out. This is
+    /// `atfunc check --config`: one code path with `build`, so a config `check` passes is
+    /// one `exec` and `serve` accept.
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    /// let config = Config::from_text(
+    ///     r#"{"toolboxes": [{"name": "shell", "kind": "command", "confirm": ["wipe", "shred"],
+    ///         "functions": [{"name": "wipe", "parameters": {"type": "object"}, "command": ["true"]}]}]}"#,
+    ///     ".",
+    /// )?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let error = config.check().await.unwrap_err();
+    /// assert_eq!(
+    ///     error.problems(),
+    ///     ["toolbox 'shell' (#1): field 'confirm': 'shred' is not one of its functions; they are wipe"]
+    /// );
+    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn check(&self) -> Result<(), ConfigError> {
+        let registry = self.build_with(Secrets::Required, Servers::Skip).await?;
+        // Nothing was started; closing is for form.
+        let _ = registry.close().await;
+        Ok(())
     }
 
     /// Builds the registry as [`Config::build`] does, to list its functions rather than
@@ -331,10 +365,14 @@ impl Config {
     /// header it would give is sent empty, and a program's or an MCP server's variable is
     /// left unset (an MCP server is started, to list its tools).
     pub async fn build_for_listing(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Optional).await
+        self.build_with(Secrets::Optional, Servers::Start).await
     }
 
-    async fn build_with(&self, secrets: Secrets) -> Result<Registry, ConfigError> {
+    async fn build_with(
+        &self,
+        secrets: Secrets,
+        servers_do: Servers,
+    ) -> Result<Registry, ConfigError> {
         let mut problems = Vec::new();
         let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
         // MCP servers start last, and only when everything else is right.
@@ -357,6 +395,15 @@ impl Config {
         if !problems.is_empty() {
             return Err(self.invalid(problems));
         }
+        // Only checking, the MCP boxes are not there: not started, so not registered,
+        // not the root, their confirm lists not checked.
+        let skipped: Vec<&str> = match servers_do {
+            Servers::Start => Vec::new(),
+            Servers::Skip => std::mem::take(&mut servers)
+                .into_iter()
+                .map(|spec| spec.name.as_str())
+                .collect(),
+        };
         for (spec, env) in servers.into_iter().zip(mcp_env) {
             match start_mcp(spec, &env).await {
                 Ok(tool_box) => boxes.push(tool_box),
@@ -383,12 +430,13 @@ impl Config {
                 problems.push(format!("{at}: {e}"));
             }
         }
-        if let Some(root) = &self.root {
+        let is_skipped = |name: &str| skipped.iter().any(|s| s.eq_ignore_ascii_case(name));
+        if let Some(root) = self.root.as_deref().filter(|root| !is_skipped(root)) {
             if let Err(e) = registry.set_root(root) {
                 problems.push(format!("field 'root': {e}"));
             }
         }
-        for spec in &self.toolboxes {
+        for spec in self.toolboxes.iter().filter(|t| !is_skipped(&t.name)) {
             let boxed = spec.confirm.then(|| spec.name.clone());
             for path in boxed.iter().chain(&spec.confirm_functions) {
                 if let Err(e) = registry.require_confirmation(path) {
@@ -430,7 +478,15 @@ impl Config {
     }
 }
 
-/// Builds a box that starts no process: file, command or http.
+/// Whether a build starts the MCP servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Servers {
+    /// They start, and their boxes are registered: the registry is used.
+    Start,
+    /// They do not: the build only checks the config ([`Config::check`]).
+    Skip,
+}
+
 /// Whether values read from the environment must be there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Secrets {
@@ -440,6 +496,7 @@ enum Secrets {
     Optional,
 }
 
+/// Builds a box that starts no process: file, command or http.
 fn build_local(
     spec: &ToolboxSpec,
     secrets: Secrets,

@@ -81,6 +81,8 @@ pub mod translator;
 
 #[cfg(feature = "execute")]
 pub mod config;
+#[cfg(any(feature = "serve", feature = "eval"))]
+mod endpoint;
 #[cfg(feature = "eval")]
 pub mod eval;
 #[cfg(feature = "execute")]

@@ -776,6 +776,48 @@ fn check_validates_a_config_and_lists_every_problem() {
     );
 }
 
+/// `check --config` refuses what `exec --config` refuses, with the same message: a
+/// `confirm` list naming a function the box does not have, a variable that is not set, a
+/// file box's folder that does not exist.
+#[test]
+fn check_refuses_a_config_exec_refuses_with_the_same_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let function = r#"{"name": "wipe", "parameters": {"type": "object"}, "command": ["true"]}"#;
+    let configs = [
+        format!(
+            r#"{{"toolboxes": [{{"name": "shell", "kind": "command", "confirm": ["wipe", "shred"],
+                "functions": [{function}]}}]}}"#
+        ),
+        format!(
+            r#"{{"toolboxes": [{{"name": "shell", "kind": "command",
+                "env": {{"TOKEN": {{"env": "ATFUNC_TEST_UNSET_TOKEN"}}}}, "functions": [{function}]}}]}}"#
+        ),
+        String::from(
+            r#"{"toolboxes": [{"name": "files", "kind": "file", "root": "no-such-folder"}]}"#,
+        ),
+    ];
+    for (i, text) in configs.iter().enumerate() {
+        let path = dir.path().join(format!("atfunc-{i}.json"));
+        std::fs::write(&path, text).unwrap();
+        let config = path.to_str().unwrap();
+        let exec = atfunc(&["exec", "--config", config], b"@shell.wipe()");
+        assert_eq!(exec.status.code(), Some(2), "{text}: {}", stdout(&exec));
+        let refused = stderr(&exec);
+        let refused = refused
+            .strip_prefix("atfunc: ")
+            .unwrap_or_else(|| panic!("{text}: {refused}"));
+        let check = atfunc(&["check", "--config", config], b"");
+        assert_eq!(check.status.code(), Some(1), "{text}: {}", stdout(&check));
+        assert_eq!(stdout(&check), refused, "{text}");
+        let expected = [
+            "field 'confirm': 'shred' is not one of its functions; they are wipe",
+            "reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set",
+            "field 'root'",
+        ];
+        assert!(refused.contains(expected[i]), "{refused}");
+    }
+}
+
 #[test]
 fn listing_a_config_needs_no_secret_and_running_it_does() {
     let dir = tempfile::tempdir().unwrap();

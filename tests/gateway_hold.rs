@@ -76,7 +76,8 @@ fn flood() -> axum::response::Response {
 }
 
 /// An upstream that answers every chat completion with "Hello.", at once or, when the
-/// request says "slow", after a second; one that says "flood" gets [`flood`].
+/// request says "slow", after a second ("hold": five seconds); one that says "flood" gets
+/// [`flood`].
 async fn upstream() -> String {
     use axum::routing::post;
     let app = axum::Router::new().route(
@@ -84,6 +85,9 @@ async fn upstream() -> String {
         post(|body: String| async move {
             if body.contains("slow") {
                 tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            if body.contains("hold") {
+                tokio::time::sleep(Duration::from_secs(5)).await;
             }
             if body.contains("flood") {
                 return flood();
@@ -532,4 +536,145 @@ async fn the_grammar_sent_upstream_stays_within_the_request_limit() {
     assert!(largest.load(std::sync::atomic::Ordering::SeqCst) <= 400_000);
     let answer = chat(&address).await;
     assert_eq!(answer.status(), 200);
+
+/// Sends `request` on a connection of its own and reads the answer to its end.
+fn exchange(address: &str, request: &[u8]) -> String {
+    let mut socket = TcpStream::connect(address).expect("connect");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    socket.write_all(request).expect("send");
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+const CHUNKED: &str = "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+
+#[tokio::test]
+async fn a_malformed_chunked_body_gets_400_and_only_a_body_over_the_limit_413() {
+    let upstream = upstream().await;
+    let served = Served::start(&upstream, &["--max-request-bytes", "1000"]);
+    let address = served.address.clone();
+    tokio::task::spawn_blocking(move || {
+        let (first, second) = (
+            r#"{"model": "m", "messages": "#,
+            r#"[{"role": "user", "content": "hi"}]}"#,
+        );
+        let whole = format!(
+            "{CHUNKED}{:x}\r\n{first}\r\n{:x}\r\n{second}\r\n0\r\n\r\n",
+            first.len(),
+            second.len()
+        );
+        let answer = exchange(&address, whole.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("Hello."), "{answer}");
+
+        let body = format!("{first}{second}");
+        for malformed in [
+            // A size line that is not hexadecimal.
+            format!("{CHUNKED}zz\r\n{body}\r\n0\r\n\r\n"),
+            // A chunk longer than its size says.
+            format!("{CHUNKED}2\r\n{body}\r\n0\r\n\r\n"),
+            // A size that overflows.
+            format!("{CHUNKED}fffffffffffffffffff\r\n{body}\r\n0\r\n\r\n"),
+        ] {
+            let answer = exchange(&address, malformed.as_bytes());
+            assert!(
+                answer.starts_with("HTTP/1.1 400"),
+                "{malformed:?}: {answer}"
+            );
+            assert!(
+                answer.contains("The request body's chunked encoding is malformed"),
+                "{malformed:?}: {answer}"
+            );
+        }
+
+        // Well-formed chunks that add up to more than the limit.
+        let piece = "x".repeat(600);
+        let large = format!("{CHUNKED}258\r\n{piece}\r\n258\r\n{piece}\r\n0\r\n\r\n");
+        let answer = exchange(&address, large.as_bytes());
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(answer.contains("larger than 1000 bytes"), "{answer}");
+    })
+    .await
+    .unwrap();
+}
+
+/// How the client of [`post_large`] fared: the answer's first line, or what failed.
+fn post_large(address: &str, body: &[u8]) -> String {
+    let mut socket = match TcpStream::connect(address) {
+        Ok(socket) => socket,
+        Err(e) => return format!("connect failed: {e}"),
+    };
+    let _ = socket.set_read_timeout(Some(Duration::from_secs(30)));
+    let _ = socket.set_write_timeout(Some(Duration::from_secs(30)));
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    if let Err(e) = socket.write_all(head.as_bytes()) {
+        return format!("sending the head failed: {e}");
+    }
+    if let Err(e) = socket.write_all(body) {
+        return format!("sending the body failed: {e}");
+    }
+    let mut answer = Vec::new();
+    if let Err(e) = socket.read_to_end(&mut answer) {
+        return format!("reading the answer failed: {e}");
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    answer.lines().next().unwrap_or("(nothing)").to_owned()
+}
+
+/// Beyond `--max-concurrent`, a request is answered 503 before its body is read; the
+/// client, still sending its 8 MB, reads that answer rather than a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_requests_beyond_max_concurrent_each_read_their_503() {
+    let upstream = upstream().await;
+    let served = Served::start(&upstream, &["--max-concurrent", "1"]);
+    let address = served.address.clone();
+    // Holds the only place for five seconds.
+    let holder = tokio::spawn(async move { ask(&address, "hold").await });
+    let mut held = false;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if chat(&served.address).await.status() == 503 {
+            held = true;
+            break;
+        }
+    }
+    assert!(held, "the first request never held the only place");
+
+    let mut body =
+        br#"{"model": "m", "messages": [{"role": "user", "content": "hi"}], "pad": ""#.to_vec();
+    body.resize(8_000_000 - 2, b'x');
+    body.extend_from_slice(b"\"}");
+    let body = std::sync::Arc::new(body);
+    let address = served.address.clone();
+    let answers = tokio::task::spawn_blocking(move || {
+        let clients: Vec<_> = (0..40)
+            .map(|_| {
+                let (address, body) = (address.clone(), std::sync::Arc::clone(&body));
+                std::thread::spawn(move || post_large(&address, &body))
+            })
+            .collect();
+        clients
+            .into_iter()
+            .map(|client| client.join().expect("client thread"))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    let refused = answers
+        .iter()
+        .filter(|a| a.starts_with("HTTP/1.1 503"))
+        .count();
+    assert_eq!(refused, 40, "{answers:#?}");
+
+    let held = holder.await.unwrap();
+    assert_eq!(held.status(), 200);
+    let answer = chat(&served.address).await;
+    assert_eq!(answer.status(), 200);
+    assert!(answer.text().await.unwrap().contains("Hello."));
 }

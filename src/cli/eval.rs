@@ -50,6 +50,10 @@ pub(crate) struct EvalArgs {
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
+    /// Largest answer read, in bytes (as `atfunc serve --max-response-bytes`); a larger
+    /// answer fails its case.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
+    max_response_bytes: usize,
     /// Write the report as JSON: {"modes": {"<mode>": {"cases", "accuracy", "valid", ...}}}.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -98,6 +102,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_tokens: args.max_tokens,
         timeout: Duration::from_secs(args.timeout.max(1)),
         repair_rounds: args.repair_rounds,
+        max_response_bytes: args.max_response_bytes,
     })
     .map_err(Failure)?;
     let total = loaded.cases.len() * modes.len();

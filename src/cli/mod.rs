@@ -216,7 +216,7 @@ fn render_api(
 }
 
 /// `check`: every problem of the tools file or the config file (exit 1 if any), else what
-/// it declares. A config is checked as written: no MCP server is started.
+/// it declares. A config is checked as `exec` would build it; no MCP server is started.
 fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
     let path = args.source()?;
     let mut problems = match (&args.config, &args.tools) {
@@ -277,10 +277,14 @@ fn check_tools(
     Ok(problems.iter().map(ToString::to_string).collect())
 }
 
-/// A config file's problems, all of them (unknown fields included); none, and its
-/// toolboxes printed, when it is valid.
+/// A config file's problems, all of them (unknown fields included), as `exec` would
+/// refuse it ([`Config::check`](atfunc::config::Config::check): nothing is started); none,
+/// and its toolboxes printed, when it is valid.
 fn check_config(path: &std::path::Path) -> Result<Vec<String>, Failure> {
-    match atfunc::config::Config::from_path(path) {
+    let runtime = tools::runtime()?;
+    let checked = atfunc::config::Config::from_path(path)
+        .and_then(|config| runtime.block_on(config.check()).map(|()| config));
+    match checked {
         Ok(config) => {
             let names = config.toolbox_names();
             println!("{}: ok, {} toolbox(es)", path.display(), names.len());

@@ -51,6 +51,11 @@ pub(crate) struct ServeArgs {
     /// take nothing of its answer; past it the connection is closed.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
     idle_timeout: f64,
+    /// Seconds the rest of a request's body is read and thrown away after an answer given
+    /// before it was read (503, 401, 413, 400), so the client reads the answer instead of a
+    /// connection reset (at most --max-request-bytes); 0 closes at once.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    linger_timeout: f64,
     /// The environment variable holding the key clients must send as
     /// `Authorization: Bearer <key>`.
     #[arg(long, value_name = "NAME")]
@@ -118,6 +123,11 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
     let header_timeout = seconds(args.header_timeout, "header-timeout")?;
     let body_timeout = seconds(args.body_timeout, "body-timeout")?;
     let idle_timeout = seconds(args.idle_timeout, "idle-timeout")?;
+    let linger_timeout = if args.linger_timeout == 0.0 {
+        Duration::ZERO
+    } else {
+        seconds(args.linger_timeout, "linger-timeout")?
+    };
     let api_key = env_key(&args.api_key_env, "--api-key-env")?;
     let upstream_key = env_key(&args.upstream_key_env, "--upstream-key-env")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -154,6 +164,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             body_timeout,
             idle_timeout,
             request_timeout,
+            linger_timeout,
         };
         let has_key = options.api_key.is_some();
         let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;

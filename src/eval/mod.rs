@@ -44,7 +44,10 @@
 //!    the model wrote.
 //!
 //! Every request is greedy (`temperature` 0), non-streamed, limited to
-//! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. An [`Outcome`] is **valid**
+//! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. Its answer is read as the
+//! gateway reads an upstream's: at most [`EvalOptions::max_response_bytes`], and as UTF-8;
+//! an answer over the limit or not UTF-8 fails its case with that reason (the gateway
+//! answers 502 for it), and is never scored from replacement characters. An [`Outcome`] is **valid**
 //! when the answer has at least one call and every call binds, **correct** when it is
 //! valid and its bound calls pass BFCL's AST rules ([`score`]). An endpoint error or a
 //! timeout makes the case a failed one with its message; it never stops the run.

@@ -4,6 +4,7 @@ use super::case::Case;
 use super::mode::{prompt, Mode, Strategy};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog};
+use crate::endpoint::{self, AnswerError};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
@@ -25,6 +26,9 @@ pub struct EvalOptions {
     pub timeout: Duration,
     /// How often `repair` asks again.
     pub repair_rounds: usize,
+    /// Largest answer read, in bytes, as the gateway's option of the same name: a larger
+    /// answer fails its case, saying so. Default 16 MiB.
+    pub max_response_bytes: usize,
 }
 
 impl Default for EvalOptions {
@@ -35,6 +39,7 @@ impl Default for EvalOptions {
             max_tokens: 256,
             timeout: Duration::from_secs(120),
             repair_rounds: 2,
+            max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -282,7 +287,7 @@ impl Evaluator {
         request: &Map<String, Json>,
         outcome: &mut Outcome,
     ) -> Result<Answer, String> {
-        let response = self
+        let mut response = self
             .http
             .post(&self.url)
             .json(request)
@@ -290,11 +295,13 @@ impl Evaluator {
             .await
             .map_err(|e| describe(&e, self.options.timeout))?;
         let status = response.status();
-        let body = response
-            .text()
-            .await
-            .map_err(|e| describe(&e, self.options.timeout))?;
+        let limit = self.options.max_response_bytes;
         if !status.is_success() {
+            // An error's text is only quoted: bytes that are not UTF-8 are shown replaced.
+            let body = endpoint::read_bytes(&mut response, limit, None)
+                .await
+                .map_err(|e| answer_error(e, self.options.timeout))?;
+            let body = String::from_utf8_lossy(&body);
             let message = serde_json::from_str::<Json>(&body)
                 .ok()
                 .and_then(|j| {
@@ -305,6 +312,9 @@ impl Evaluator {
                 .unwrap_or_else(|| excerpt(&body));
             return Err(format!("endpoint answered {status}: {message}"));
         }
+        let body = endpoint::read_text(&mut response, limit, None)
+            .await
+            .map_err(|e| answer_error(e, self.options.timeout))?;
         let answer: Json = serde_json::from_str(&body).map_err(|e| {
             format!(
                 "endpoint answered with invalid JSON ({e}): {}",
@@ -340,6 +350,18 @@ impl Evaluator {
         outcome.prompt_tokens += answer.prompt_tokens;
         outcome.completion_tokens += answer.completion_tokens;
         Ok(answer)
+    }
+}
+
+/// The reason a case fails whose answer could not be read.
+fn answer_error(error: AnswerError, timeout: Duration) -> String {
+    match error {
+        AnswerError::Failed(error) => describe(&error, timeout),
+        AnswerError::TooLarge { .. } => format!(
+            "endpoint answer {} (raise --max-response-bytes to read it)",
+            error.what()
+        ),
+        _ => format!("endpoint answer {}", error.what()),
     }
 }
 

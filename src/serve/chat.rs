@@ -2,6 +2,7 @@
 //! answers in OpenAI's format.
 
 use super::answer::{Out, Reader, RoundEnd, Turn};
+use super::body;
 use super::history::{add_prompt_raw, content_text, rewrite_raw};
 use super::request::{Request, RequestError};
 use super::sse::{self, Sse, SseDecoder};
@@ -32,12 +33,12 @@ pub(crate) async fn handle(
     body: Body,
 ) -> Result<Response, ApiError> {
     gateway.authorize(&headers)?;
-    let limit = gateway.options.max_request_bytes;
-    let waited = gateway.options.body_timeout;
-    let raw = tokio::time::timeout(waited, axum::body::to_bytes(body, limit))
-        .await
-        .map_err(|_| ApiError::body_timeout(waited))?
-        .map_err(|_| ApiError::too_large(limit))?;
+    let raw = body::read(
+        body,
+        gateway.options.max_request_bytes,
+        gateway.options.body_timeout,
+    )
+    .await?;
     let mut request = Request::parse(&raw).map_err(|error| match error {
         RequestError::Json(e) => {
             ApiError::bad_request(format!("The request body is not valid JSON: {e}"))

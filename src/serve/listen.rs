@@ -18,16 +18,29 @@
 //! comes first. Writes have a limit of their own in every phase: a client that takes
 //! nothing of what was sent to it for [`Limits::idle`] is cut off, so one that asks for a
 //! stream and never reads it cannot hold its place for good.
+//!
+//! # Lingering close
+//!
+//! A request can be answered before its body was read: 503 beyond
+//! [`Options::max_concurrent`](super::Options::max_concurrent), 401, 413 for a declared
+//! length over the limit, 400 for a malformed body. hyper then closes the connection
+//! after the answer. Closed with bytes of the body still coming, the socket answers them
+//! with a reset, which can reach the client before it has read the answer, or fail its
+//! write of the body with a broken pipe: the client never learns why. So when the last
+//! request's body was left unread, the connection's close is a lingering one: the write
+//! side is shut down after the answer (the client reads it, then the end), and what still
+//! comes is read and thrown away until the client closes too, [`Limits::linger_bytes`]
+//! have come, or [`Limits::linger`] has passed. Nothing read is kept.
 
 use axum::Router;
-use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -42,7 +55,14 @@ pub(crate) struct Limits {
     /// Between answers, and before the first request; also the longest a write may wait
     /// for the client to take what was sent.
     pub(crate) idle: Duration,
+    /// The longest a lingering close reads what the client still sends.
+    pub(crate) linger: Duration,
+    /// The most bytes a lingering close reads (and throws away).
+    pub(crate) linger_bytes: usize,
 }
+
+/// How much a lingering close reads at a time: into a buffer on the stack, thrown away.
+const LINGER_READ: usize = 8 << 10;
 
 /// How long to wait before accepting again after an error that is not one connection's
 /// (out of file descriptors): the connections being closed free some meanwhile.
@@ -110,11 +130,13 @@ async fn connection(
         sleep: Box::pin(tokio::time::sleep(limits.idle)),
         write_waits_since: None,
         write_sleep: Box::pin(tokio::time::sleep(limits.idle)),
+        lingering: None,
     });
     let service = TowerToHyperService::new(router);
-    let service = hyper::service::service_fn(move |request| {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         clock.busy();
         let done = Done(Arc::clone(&clock));
+        let request = request.map(|body| Reading::new(body, Arc::clone(&clock)));
         let answer = hyper::service::Service::call(&service, request);
         async move {
             let response = answer.await?;
@@ -154,6 +176,9 @@ struct Shared {
     /// The last read that waited without a deadline (while busy): woken when the
     /// connection goes idle, so that the idle deadline is set at once.
     reader: Option<Waker>,
+    /// The last request's body was dropped before its end: its client may still be
+    /// sending it, so the connection's close lingers.
+    unread: bool,
 }
 
 impl Clock {
@@ -161,6 +186,7 @@ impl Clock {
         Clock(Mutex::new(Shared {
             phase: Phase::Idle(Instant::now()),
             reader: None,
+            unread: false,
         }))
     }
 
@@ -177,8 +203,21 @@ impl Clock {
         }
     }
 
+    /// A request's head came: it is being handled, and its body is not yet left unread.
     fn busy(&self) {
-        self.lock().phase = Phase::Busy;
+        let mut shared = self.lock();
+        shared.phase = Phase::Busy;
+        shared.unread = false;
+    }
+
+    /// The request's body was dropped before its end.
+    fn left_unread(&self) {
+        self.lock().unread = true;
+    }
+
+    /// Whether the last request's body was left unread.
+    fn unread(&self) -> bool {
+        self.lock().unread
     }
 
     fn idle(&self) {
@@ -246,17 +285,74 @@ impl HttpBody for Tracked {
     }
 }
 
+/// A request's body that tells its connection when it is dropped before its end.
+struct Reading {
+    body: Incoming,
+    clock: Arc<Clock>,
+    /// The body's end was read (or there was none).
+    ended: bool,
+}
+
+impl Reading {
+    fn new(body: Incoming, clock: Arc<Clock>) -> Reading {
+        let ended = body.is_end_stream();
+        Reading { body, clock, ended }
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if !self.ended {
+            self.clock.left_unread();
+        }
+    }
+}
+
+impl HttpBody for Reading {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        // A body that failed (malformed) is not ended: its client may still be sending.
+        if let Poll::Ready(None) = polled {
+            self.ended = true;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A lingering close under way: what it may still read.
+struct Lingering {
+    /// Bytes it may still read.
+    left: usize,
+}
+
 /// A connection's socket whose reads also wait for the deadline of its phase.
 struct Watched {
     socket: TcpStream,
     clock: Arc<Clock>,
     limits: Limits,
-    /// Set to the deadline of the phase each time a read waits.
+    /// Set to the deadline of the phase each time a read waits; during a lingering close,
+    /// to its end.
     sleep: Pin<Box<Sleep>>,
     /// Since when writes have waited for the client to take what was sent, if they do.
     write_waits_since: Option<Instant>,
     /// Set to [`Limits::idle`] after `write_waits_since` each time a write waits.
     write_sleep: Pin<Box<Sleep>>,
+    /// Set once the write side is shut down, when the close lingers.
+    lingering: Option<Lingering>,
 }
 
 impl Watched {
@@ -335,8 +431,41 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.socket).poll_flush(cx)
     }
 
+    /// Shuts the write side down, then, when the last request's body was left unread,
+    /// lingers (see the module doc). hyper shuts a connection down when it closes it after
+    /// an answer, not when the connection failed.
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.socket).poll_shutdown(cx)
+        let this = &mut *self;
+        if this.lingering.is_none() {
+            ready!(Pin::new(&mut this.socket).poll_shutdown(cx))?;
+            if !this.clock.unread() || this.limits.linger.is_zero() {
+                return Poll::Ready(Ok(()));
+            }
+            let end = Instant::now() + this.limits.linger;
+            this.sleep.as_mut().reset(end);
+            this.lingering = Some(Lingering {
+                left: this.limits.linger_bytes,
+            });
+        }
+        let Some(lingering) = &mut this.lingering else {
+            return Poll::Ready(Ok(()));
+        };
+        let mut scratch = [0u8; LINGER_READ];
+        while lingering.left > 0 {
+            let mut buf = ReadBuf::new(&mut scratch[..lingering.left.min(LINGER_READ)]);
+            match Pin::new(&mut this.socket).poll_read(cx, &mut buf) {
+                // The client closed its side (or is gone): nothing more will come.
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => break,
+                Poll::Ready(Err(_)) => break,
+                Poll::Ready(Ok(())) => lingering.left -= buf.filled().len(),
+                Poll::Pending => {
+                    ready!(this.sleep.as_mut().poll(cx));
+                    break;
+                }
+            }
+        }
+        lingering.left = 0;
+        Poll::Ready(Ok(()))
     }
 
     fn poll_write_vectored(

@@ -117,8 +117,12 @@
 //!
 //! # Limits and errors
 //!
-//! - Request bodies above [`Options::max_request_bytes`] get 413; upstream answers above
-//!   [`Options::max_response_bytes`] are cut off with an error. A request is held as the
+//! - Request bodies above [`Options::max_request_bytes`] get 413 (at once when their
+//!   declared length says so); a body whose chunked encoding is malformed, or that ends
+//!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
+//!   are cut off with an error, and an answer the gateway reads (one with calls to find)
+//!   that is not UTF-8 is a 502, never read with replacement characters; `atfunc eval`
+//!   reads answers with the same routine. A request is held as the
 //!   text it came in, field by field and message by message; only the messages rewritten
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
@@ -153,12 +157,18 @@
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
 //!   hold more request and answer bodies than that. `GET /health` is not counted.
+//! - An answer given before the request's body was read (503, 401, 413 for a declared
+//!   length, 400) ends the connection with a lingering close: the rest of the body is read
+//!   and thrown away, at most [`Options::max_request_bytes`] of it for at most
+//!   [`Options::linger_timeout`], so the client, still sending, reads the answer instead of
+//!   a connection reset (a broken pipe).
 //! - With [`Options::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
 //!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
 //!   client's `Authorization` header is forwarded.
 
 mod answer;
+mod body;
 mod chat;
 mod constrain;
 mod deadline;
@@ -244,6 +254,11 @@ pub struct Options {
     /// upstream's answers, repair rounds and executed steps together. Past it the client
     /// gets 504, or an error event that ends the stream. Default 10 minutes.
     pub request_timeout: Duration,
+    /// Longest time the rest of a request's body is read, and thrown away, after an answer
+    /// given before the body was read (503, 401, 413, 400), so that the client reads the
+    /// answer instead of a connection reset; at most [`Options::max_request_bytes`] are
+    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts.
+    pub linger_timeout: Duration,
 }
 
 /// How many requests a gateway handles at once unless told otherwise.
@@ -256,7 +271,7 @@ impl Default for Options {
             upstream_timeout: Duration::from_secs(300),
             repair_rounds: 1,
             max_request_bytes: 8 << 20,
-            max_response_bytes: 16 << 20,
+            max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             api_key: None,
             upstream_key: None,
             registry: None,
@@ -271,6 +286,7 @@ impl Default for Options {
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(600),
+            linger_timeout: Duration::from_secs(5),
         }
     }
 }
@@ -298,6 +314,7 @@ impl std::fmt::Debug for Options {
             .field("body_timeout", &self.body_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("request_timeout", &self.request_timeout)
+            .field("linger_timeout", &self.linger_timeout)
             .finish()
     }
 }
@@ -532,6 +549,8 @@ pub async fn serve(
     let limits = listen::Limits {
         header: gateway.options.header_timeout,
         idle: gateway.options.idle_timeout,
+        linger: gateway.options.linger_timeout,
+        linger_bytes: gateway.options.max_request_bytes,
     };
     listen::serve(listener, gateway.router(), limits, shutdown).await
 }

@@ -1,6 +1,7 @@
 //! The upstream server: requests with a time limit, bodies with a size limit.
 
 use super::ApiError;
+use crate::endpoint::{self, error_chain, AnswerError};
 use axum::body::Bytes;
 use axum::http::{header, HeaderValue, StatusCode};
 use serde_json::Value as Json;
@@ -112,14 +113,24 @@ impl Upstream {
 
     /// A whole response body, within the size limit.
     pub(crate) async fn read_body(&self, response: &mut Response) -> Result<Bytes, ApiError> {
-        let mut body = Vec::new();
-        while let Some(chunk) = self.next_chunk(response).await? {
-            if body.len() + chunk.len() > self.max_response_bytes {
-                return Err(self.too_large());
+        endpoint::read_bytes(response, self.max_response_bytes, Some(self.timeout))
+            .await
+            .map(Bytes::from)
+            .map_err(|e| self.answer_error(e))
+    }
+
+    /// The error for an answer that could not be read.
+    fn answer_error(&self, error: AnswerError) -> ApiError {
+        match error {
+            AnswerError::Waited(after) => ApiError::timeout(after),
+            AnswerError::Failed(error) => ApiError::bad_gateway(format!(
+                "The upstream server broke off its answer: {}",
+                error_chain(&error)
+            )),
+            AnswerError::TooLarge { .. } | AnswerError::NotUtf8 { .. } => {
+                ApiError::bad_gateway(format!("The upstream server's answer {}", error.what()))
             }
-            body.extend_from_slice(&chunk);
         }
-        Ok(Bytes::from(body))
     }
 
     /// A response as an error when its status is one: its body read (as far as the limit
@@ -144,18 +155,19 @@ impl Upstream {
     ) -> Result<Json, ApiError> {
         let response = self.chat(body, auth).await?;
         let mut response = self.check(response).await?;
-        let body = self.read_body(&mut response).await?;
-        serde_json::from_slice(&body).map_err(|e| {
+        let body = endpoint::read_text(&mut response, self.max_response_bytes, Some(self.timeout))
+            .await
+            .map_err(|e| self.answer_error(e))?;
+        serde_json::from_str(&body).map_err(|e| {
             ApiError::bad_gateway(format!("The upstream server's answer is not JSON ({e})"))
         })
     }
 
     /// The error for a body over the limit.
     pub(crate) fn too_large(&self) -> ApiError {
-        ApiError::bad_gateway(format!(
-            "The upstream server's answer is larger than {} bytes",
-            self.max_response_bytes
-        ))
+        self.answer_error(AnswerError::TooLarge {
+            limit: self.max_response_bytes,
+        })
     }
 }
 
@@ -183,21 +195,6 @@ pub fn shown_url(url: &str) -> String {
         Some((scheme, rest)) if had_credentials => format!("{scheme}://[redacted]@{rest}"),
         _ => shown,
     }
-}
-
-/// An error and its sources, joined: reqwest's own message alone rarely says what failed.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// Whether a status means the upstream refused or failed.

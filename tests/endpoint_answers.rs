@@ -1,0 +1,118 @@
+//! One limit and one behaviour for an endpoint's answer, in the gateway and in the
+//! evaluator: the same answer that is not UTF-8, or is over `max_response_bytes`, is a 502
+//! for the gateway's client and a failed case, with the same reason, for the evaluator;
+//! neither reads it with replacement characters.
+#![cfg(all(feature = "serve", feature = "eval"))]
+
+use atfunc::eval::{load_cases, EvalOptions, Evaluator, Mode, Strategy};
+use atfunc::serve::{Gateway, Options};
+use serde_json::json;
+
+/// A chat completion whose content is a right call followed by a byte that is not UTF-8:
+/// read with replacement characters, the call binds and the case scores.
+const NOT_UTF8: &[u8] = b"{\"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", \"content\": \"@calc.sqrt(x=2) \xff\"}, \"finish_reason\": \"stop\"}]}";
+
+/// An endpoint that answers every chat completion with `body`.
+async fn endpoint(body: &'static [u8]) -> String {
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || async move {
+            (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{address}")
+}
+
+/// What the gateway answers a request with tools when `upstream` answers: status, message.
+async fn through_gateway(upstream: &str, max_response_bytes: usize) -> (u16, String) {
+    let gateway = Gateway::new(Options {
+        upstream: upstream.to_owned(),
+        max_response_bytes,
+        ..Options::default()
+    })
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, gateway.router()).await });
+    let request = json!({
+        "model": "m",
+        "messages": [{"role": "user", "content": "Square root of 2?"}],
+        "tools": [{"type": "function", "function": {"name": "sqrt",
+            "parameters": {"type": "object", "properties": {"x": {"type": "number"}}}}}]
+    });
+    let answer = reqwest::Client::new()
+        .post(format!("http://{address}/v1/chat/completions"))
+        .json(&request)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    let body: serde_json::Value = answer.json().await.unwrap();
+    server.abort();
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    (status, message.to_owned())
+}
+
+/// How the evaluator scores its one case when `endpoint` answers.
+async fn through_eval(endpoint: &str, max_response_bytes: usize) -> atfunc::eval::Outcome {
+    let loaded = load_cases(
+        r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Square root of 2?"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
+        r#"{"id": "simple_0", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}"#,
+    );
+    let evaluator = Evaluator::new(EvalOptions {
+        endpoint: endpoint.to_owned(),
+        max_response_bytes,
+        ..EvalOptions::default()
+    })
+    .unwrap();
+    evaluator
+        .run(&loaded.cases[0], &Mode::new(Strategy::Text))
+        .await
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_utf8_is_refused_by_both() {
+    let upstream = endpoint(NOT_UTF8).await;
+    let at = NOT_UTF8.iter().position(|b| *b == 0xff).unwrap();
+    let (status, message) = through_gateway(&upstream, 1 << 20).await;
+    assert_eq!(status, 502, "{message}");
+    assert_eq!(
+        message,
+        format!("The upstream server's answer is not valid UTF-8 (from byte {at} on)")
+    );
+    let outcome = through_eval(&upstream, 1 << 20).await;
+    assert!(!outcome.correct && outcome.endpoint_failed, "{outcome:?}");
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some(format!("endpoint answer is not valid UTF-8 (from byte {at} on)").as_str())
+    );
+}
+
+#[tokio::test]
+async fn an_answer_over_the_limit_is_refused_by_both() {
+    let upstream = endpoint(NOT_UTF8).await;
+    let limit = NOT_UTF8.len() - 1;
+    let (status, message) = through_gateway(&upstream, limit).await;
+    assert_eq!(status, 502, "{message}");
+    assert_eq!(
+        message,
+        format!("The upstream server's answer is larger than {limit} bytes")
+    );
+    let outcome = through_eval(&upstream, limit).await;
+    assert!(outcome.endpoint_failed, "{outcome:?}");
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some(
+            format!(
+                "endpoint answer is larger than {limit} bytes (raise --max-response-bytes to read it)"
+            )
+            .as_str()
+        )
+    );
+}
