@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
@@ -96,7 +96,16 @@ pub(crate) async fn serve(
         // TCP_NODELAY stays off, as under axum::serve: with it on, each streamed piece left
         // in a packet of its own, and 64 streaming clients on a loaded machine got their
         // first byte some 40 ms later (BENCHMARKS.md, Gateway).
-        tokio::spawn(connection(socket, router.clone(), limits, stopping.clone()));
+        let (router, held) = (router.clone(), stopping.clone());
+        let mut signal = stopping.clone();
+        tokio::spawn(async move {
+            let stop = async move {
+                let _ = signal.wait_for(|stop| *stop).await;
+            };
+            connection(socket, router, limits, stop).await;
+            // Held until the connection is closed: `stop.closed()` below waits for it.
+            drop(held);
+        });
     }
     drop(listener);
     drop(stopping);
@@ -116,12 +125,16 @@ fn is_connection_error(error: &io::Error) -> bool {
     )
 }
 
-async fn connection(
-    socket: TcpStream,
+/// Serves one connection until it closes; once `stop` completes, the request under way is
+/// finished and the connection closed.
+pub(crate) async fn connection<S>(
+    socket: S,
     router: Router,
     limits: Limits,
-    mut stopping: watch::Receiver<bool>,
-) {
+    stop: impl Future<Output = ()>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let clock = Arc::new(Clock::new());
     let io = TokioIo::new(Watched {
         socket,
@@ -149,7 +162,7 @@ async fn connection(
         // An error is this connection's alone (a client gone, a limit passed): nothing to
         // report.
         _ = connection.as_mut() => return,
-        _ = stopping.wait_for(|stop| *stop) => {}
+        () = stop => {}
     }
     connection.as_mut().graceful_shutdown();
     let _ = connection.await;
@@ -340,8 +353,8 @@ struct Lingering {
 }
 
 /// A connection's socket whose reads also wait for the deadline of its phase.
-struct Watched {
-    socket: TcpStream,
+struct Watched<S> {
+    socket: S,
     clock: Arc<Clock>,
     limits: Limits,
     /// Set to the deadline of the phase each time a read waits; during a lingering close,
@@ -355,7 +368,7 @@ struct Watched {
     lingering: Option<Lingering>,
 }
 
-impl Watched {
+impl<S> Watched<S> {
     /// A write's outcome, failed once writes have waited longer than [`Limits::idle`]: a
     /// client that takes nothing of its answer would otherwise hold its connection and its
     /// place among the requests under way for as long as it stays connected.
@@ -383,7 +396,7 @@ impl Watched {
     }
 }
 
-impl AsyncRead for Watched {
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -417,7 +430,7 @@ impl AsyncRead for Watched {
     }
 }
 
-impl AsyncWrite for Watched {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Watched<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

@@ -241,14 +241,15 @@ pub struct Options {
     /// Default 64.
     pub max_concurrent: usize,
     /// Longest time a request's head may take to arrive, from its first byte. Default
-    /// 10 s. Applies to connections [`serve`] accepts.
+    /// 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`] serves.
     pub header_timeout: Duration,
     /// Longest time a request's body may take to arrive, once its head is in; past it
     /// the client gets 408. Default 30 s (8 MiB at 280 kB/s).
     pub body_timeout: Duration,
     /// Longest time a connection may wait for its next request (or its first one), and
     /// the longest a client may take nothing of its answer while some is waiting for it.
-    /// Default 10 s. Applies to connections [`serve`] accepts.
+    /// Default 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`]
+    /// serves.
     pub idle_timeout: Duration,
     /// Longest time one request may take from its head to its answer's last byte: the
     /// upstream's answers, repair rounds and executed steps together. Past it the client
@@ -257,7 +258,8 @@ pub struct Options {
     /// Longest time the rest of a request's body is read, and thrown away, after an answer
     /// given before the body was read (503, 401, 413, 400), so that the client reads the
     /// answer instead of a connection reset; at most [`Options::max_request_bytes`] are
-    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts.
+    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts
+    /// and [`ConnectionServer`] serves.
     pub linger_timeout: Duration,
 }
 
@@ -324,8 +326,9 @@ impl std::fmt::Debug for Options {
 #[error("{0}")]
 pub struct SetupError(String);
 
-/// The gateway: its options and its upstream client. Serve it with [`serve`], or mount
-/// [`Gateway::router`] in an axum application.
+/// The gateway: its options and its upstream client. Serve it with [`serve`], on
+/// connections accepted elsewhere with [`ConnectionServer`], or mount [`Gateway::router`]
+/// in an axum application (without the connection time limits and the lingering close).
 ///
 /// ```
 /// use atfunc::serve::{Gateway, Options};
@@ -546,13 +549,62 @@ pub async fn serve(
     gateway: Gateway,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let limits = listen::Limits {
-        header: gateway.options.header_timeout,
-        idle: gateway.options.idle_timeout,
-        linger: gateway.options.linger_timeout,
-        linger_bytes: gateway.options.max_request_bytes,
-    };
-    listen::serve(listener, gateway.router(), limits, shutdown).await
+    let server = ConnectionServer::new(gateway);
+    listen::serve(listener, server.router, server.limits, shutdown).await
+}
+
+/// The gateway, for a program that accepts its connections itself (a Unix socket, a TLS
+/// stream, an in-memory pipe): each is served as [`serve`] serves the connections it
+/// accepts, with HTTP/1, the time limits of [`Options`] and the lingering close after an
+/// answer given before the request's body was read.
+///
+/// ```
+/// use atfunc::serve::{ConnectionServer, Gateway, Options};
+/// use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = ConnectionServer::new(Gateway::new(Options::default()).unwrap());
+/// let (client, connection) = tokio::io::duplex(1 << 16);
+/// tokio::spawn(async move { server.serve_connection(connection, std::future::pending()).await });
+/// let (mut from_server, mut to_server) = tokio::io::split(client);
+/// to_server
+///     .write_all(b"GET /health HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
+///     .await
+///     .unwrap();
+/// let mut answer = String::new();
+/// from_server.read_to_string(&mut answer).await.unwrap();
+/// assert!(answer.starts_with("HTTP/1.1 200 OK") && answer.ends_with("ok"));
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct ConnectionServer {
+    router: Router,
+    limits: listen::Limits,
+}
+
+impl ConnectionServer {
+    /// Serves `gateway`'s routes ([`Gateway::router`]) with its options' time limits.
+    pub fn new(gateway: Gateway) -> ConnectionServer {
+        let limits = listen::Limits {
+            header: gateway.options.header_timeout,
+            idle: gateway.options.idle_timeout,
+            linger: gateway.options.linger_timeout,
+            linger_bytes: gateway.options.max_request_bytes,
+        };
+        ConnectionServer {
+            router: gateway.router(),
+            limits,
+        }
+    }
+
+    /// Serves one connection until it closes: its client closes it, or a time limit
+    /// does. Once `shutdown` completes, the request under way is finished and the
+    /// connection closed. Errors are the connection's alone and end it quietly.
+    pub async fn serve_connection<S>(&self, connection: S, shutdown: impl Future<Output = ()>)
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        listen::connection(connection, self.router.clone(), self.limits, shutdown).await;
+    }
 }
 
 #[cfg(test)]
