@@ -19,7 +19,6 @@ mod boxes;
 #[cfg(feature = "command")]
 mod command;
 mod confirm;
-mod control;
 mod elements;
 mod events;
 #[cfg(feature = "file")]
@@ -32,7 +31,6 @@ mod record;
 #[cfg(any(feature = "command", feature = "http"))]
 mod redact;
 mod registry;
-mod stream;
 mod toolbox;
 mod wrappers;
 
@@ -44,7 +42,6 @@ pub use confirm::{
     held_result, ConfirmError, Confirmer, Decision, HeldCall, HoldLimits, DEFAULT_HOLD_EXPIRY,
     DEFAULT_MAX_HELD,
 };
-pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use elements::ToolOutput;
 pub use events::{CallEvent, CallEventHook, CallEventKind};
 #[cfg(feature = "file")]
@@ -58,10 +55,10 @@ pub use http::{
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
-    RegistryPrompt, Settings, Stats, ERROR_TEXT_FLOOR,
+    CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome, Outcomes,
+    RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
+    CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
-pub use stream::{Outcomes, ResponseStream, StreamEnd};
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,

@@ -1,12 +1,16 @@
 //! The registry: the tool boxes a model may call, and running the calls it writes.
 
+mod control;
+mod stream;
+
+pub use control::{ControlFunction, CONTROL_DOMAIN};
+pub use stream::{Outcomes, ResponseStream, StreamEnd};
+
 use super::confirm::{
     self, ConfirmError, Confirmer, Decision, Held, HeldCall, HeldCalls, HoldLimits,
 };
-use super::control::{self, ControlFunction, CONTROL_DOMAIN};
 use super::elements::ToolOutput;
 use super::events::{CallEvent, CallEventHook, CallWatch};
-use super::stream::ResponseStream;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use super::wrappers::call_guarded;
 use crate::bind::{bind, ArgParser, BindError, BoundCall, Catalog};

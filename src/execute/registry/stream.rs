@@ -1,10 +1,10 @@
 //! A model's answer executed while it streams in: fed chunk by chunk ([`ResponseStream`]),
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
-use super::events::{self, CallEvent, CallEventHook, CallWatch};
-use super::registry::{Conversation, ExecutionReport, Outcome, Registry, Settings, Snapshot};
-use super::toolbox::{CallContext, ToolError};
+use super::{Conversation, ExecutionReport, Outcome, Registry, Settings, Snapshot};
 use crate::bind::{bind, BoundCall};
+use crate::execute::events::{self, CallEvent, CallEventHook, CallWatch};
+use crate::execute::toolbox::{CallContext, ToolError};
 use crate::format::call_text;
 use crate::parse::{Call, Event, ParseError, Span, StreamParser};
 use futures::future::BoxFuture;

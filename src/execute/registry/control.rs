@@ -1,7 +1,7 @@
 //! The control functions, domain `tools`: what a model can ask the registry about itself.
 
-use super::registry::{Conversation, Snapshot};
-use super::toolbox::ToolError;
+use super::{Conversation, Snapshot};
+use crate::execute::toolbox::ToolError;
 use crate::format::group_digits;
 use crate::interface::{Interface, Param, ParamType};
 use crate::render::{render_interface_with, PromptOptions};
