@@ -250,6 +250,38 @@ mod streaming {
         assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
         assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
     }
+
+    /// What an axum SSE body or a forwarding task asks of a stream.
+    fn owned<T: futures::Stream + Send + 'static>(stream: T) -> T {
+        stream
+    }
+
+    #[tokio::test]
+    async fn a_shared_registry_gives_an_owned_stream_that_a_task_can_take() {
+        let registry = Arc::new(Registry::new());
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter(["@t.echo(\"a\") @t.ec", "ho(\"b\") @t.nope()"])
+            .map(Ok::<_, std::io::Error>);
+        let outcomes = owned(Arc::clone(&registry).stream().run(input));
+        // The stream outlives the handle it was made from, on a task of its own.
+        let forwarded = tokio::spawn(async move {
+            let blocks: Vec<String> = outcomes.map(|o| o.unwrap().block).collect().await;
+            blocks
+        });
+        let blocks = forwarded.await.unwrap();
+        assert_eq!(
+            blocks[..2],
+            [
+                "Function call: t.echo(\"a\")\nReturned: a\n",
+                "Function call: t.echo(\"b\")\nReturned: b\n"
+            ]
+        );
+        // What it ran is counted in the registry it came from.
+        let stats = registry.stats();
+        assert_eq!((stats.calls, stats.refused), (3, 1));
+    }
 }
 
 /// The README's "Using the library" section is `examples/library.rs`, which runs here.

@@ -207,33 +207,19 @@ pub(super) struct Held {
     pub(super) box_function: String,
     pub(super) ctx: CallContext,
     pub(super) timeout: Option<Duration>,
-    since: Instant,
 }
 
-impl Held {
-    pub(super) fn new(
-        call: HeldCall,
-        tool_box: Arc<dyn ToolBox>,
-        box_function: String,
-        ctx: CallContext,
-        timeout: Option<Duration>,
-    ) -> Held {
-        Held {
-            call,
-            tool_box,
-            box_function,
-            ctx,
-            timeout,
-            since: Instant::now(),
-        }
-    }
+/// A held call in the store, since when it waits.
+struct Waiting {
+    held: Held,
+    since: Instant,
 }
 
 /// The calls waiting, and the ids of recently expired ones (so that confirming one says
 /// "expired" rather than "unknown"), both bounded by `max_held`.
 #[derive(Default)]
 pub(super) struct HeldCalls {
-    waiting: HashMap<String, Held>,
+    waiting: HashMap<String, Waiting>,
     /// Ids of expired calls and their functions, oldest first.
     expired: VecDeque<(String, String)>,
     pub(super) limits: HoldLimits,
@@ -246,12 +232,12 @@ impl HeldCalls {
         let old: Vec<String> = self
             .waiting
             .iter()
-            .filter(|(_, held)| held.since.elapsed() >= limit)
+            .filter(|(_, waiting)| waiting.since.elapsed() >= limit)
             .map(|(id, _)| id.clone())
             .collect();
         let mut gone = Vec::with_capacity(old.len());
         for id in old {
-            if let Some(held) = self.waiting.remove(&id) {
+            if let Some(Waiting { held, .. }) = self.waiting.remove(&id) {
                 self.expired.push_back((id, held.call.function.clone()));
                 gone.push(held);
             }
@@ -269,14 +255,15 @@ impl HeldCalls {
             return Err(held.call.function);
         }
         let id = held.call.confirmation_id.clone();
-        self.waiting.insert(id.clone(), held);
+        let since = Instant::now();
+        self.waiting.insert(id.clone(), Waiting { held, since });
         Ok(id)
     }
 
     /// Takes the call waiting under `id` out (call [`HeldCalls::expire`] first).
     pub(super) fn take(&mut self, id: &str) -> Result<Held, ConfirmError> {
-        if let Some(held) = self.waiting.remove(id) {
-            return Ok(held);
+        if let Some(waiting) = self.waiting.remove(id) {
+            return Ok(waiting.held);
         }
         match self.expired.iter().find(|(old, _)| old == id) {
             Some((_, function)) => Err(ConfirmError::Expired {
@@ -290,9 +277,12 @@ impl HeldCalls {
 
     /// The calls waiting, oldest first.
     pub(super) fn list(&self) -> Vec<HeldCall> {
-        let mut waiting: Vec<&Held> = self.waiting.values().collect();
-        waiting.sort_by_key(|held| held.since);
-        waiting.into_iter().map(|held| held.call.clone()).collect()
+        let mut waiting: Vec<&Waiting> = self.waiting.values().collect();
+        waiting.sort_by_key(|waiting| waiting.since);
+        waiting
+            .into_iter()
+            .map(|waiting| waiting.held.call.clone())
+            .collect()
     }
 }
 
