@@ -7,6 +7,7 @@ use atfunc::execute::{
     ToolBox, ToolBoxExt, ToolError, ToolOutput,
 };
 use atfunc::format::DEFAULT_TRUNCATE_LENGTH;
+use atfunc::render::SEPARATOR;
 use atfunc::{Interface, Param, ParamType};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -173,15 +174,27 @@ async fn the_prompt_lists_control_functions_only_when_asked() {
     assert!(plain.contains("@weather.get_temp("), "{plain}");
     let with_control = registry.prompt(
         &CallContext::new(),
-        &RegistryPrompt {
-            control_functions: true,
-            ..RegistryPrompt::default()
-        },
+        &RegistryPrompt::default().with_control_functions(),
     );
     assert!(
         with_control.contains("@tools.set_truncate_length("),
         "{with_control}"
     );
+    assert!(!with_control.contains(SEPARATOR), "{with_control}");
+    // Each choice reads as what it does at the call site; they combine.
+    let both = registry.prompt(
+        &CallContext::new(),
+        &RegistryPrompt::default()
+            .with_separators()
+            .with_control_functions(),
+    );
+    assert!(both.contains(&format!("{SEPARATOR}\n@tools.")), "{both}");
+    assert!(!registry
+        .prompt(
+            &CallContext::new(),
+            &RegistryPrompt::default().with_separators()
+        )
+        .contains("@tools."));
     // Listed or not, they are answered while registered.
     let report = registry.execute_response("@tools.get_toolboxes()").await;
     assert_eq!(

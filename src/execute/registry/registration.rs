@@ -83,15 +83,37 @@ pub struct FoundFunction {
     pub interface: Interface,
 }
 
-/// How [`Registry::prompt`] writes the prompt.
+/// How [`Registry::prompt`] writes the prompt: by default every function without a
+/// separator line, the control functions left out.
+///
+/// ```
+/// use atfunc::execute::{CallContext, Registry, RegistryPrompt};
+///
+/// let registry = Registry::new();
+/// let options = RegistryPrompt::default().with_separators().with_control_functions();
+/// let prompt = registry.prompt(&CallContext::new(), &options);
+/// assert!(prompt.contains("@tools.get_toolboxes()"));
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RegistryPrompt {
-    /// Draw a separator line under each function.
-    pub separator: bool,
-    /// List the registered control functions (`tools.*`) among the functions. Off by
-    /// default, as in `atfunc render` and the gateway: the control functions are answered
-    /// whenever they are registered, and listed only when this is chosen.
-    pub control_functions: bool,
+    separators: bool,
+    control_functions: bool,
+}
+
+impl RegistryPrompt {
+    /// Draws a separator line under each function.
+    pub fn with_separators(mut self) -> Self {
+        self.separators = true;
+        self
+    }
+
+    /// Lists the registered control functions (`tools.*`) among the functions. They are
+    /// left out by default, as in `atfunc render` and the gateway: the control functions
+    /// are answered whenever they are registered, and listed only when this is chosen.
+    pub fn with_control_functions(mut self) -> Self {
+        self.control_functions = true;
+        self
+    }
 }
 
 /// What needs the user's confirmation ([`Registry::require_confirmation`]).
@@ -343,7 +365,7 @@ impl Registry {
         let catalog = snapshot.view.catalog();
         let render = PromptOptions {
             root: catalog.root(),
-            separator: options.separator,
+            separator: options.separators,
         };
         let shown: Vec<Interface> = catalog
             .interfaces()
