@@ -539,6 +539,27 @@ async fn statistics_count_boxes_functions_and_errors_and_reset() {
 }
 
 #[tokio::test]
+async fn a_stream_that_forgets_its_outcomes_gives_each_once_and_counts_them() {
+    let registry = registry();
+    let answer = "@weather.get_temp(\"Paris\") @nowhere.call() @math.calculate_power(2, 10)";
+    let mut stream = registry.stream().forget_outcomes();
+    let given = stream.feed_str(answer).await;
+    assert_eq!(given.len(), 3);
+    assert!(stream.outcomes().is_empty());
+    let end = stream.finish().await;
+    assert_eq!(end.report.call_count, 3);
+    assert!(end.report.calls.is_empty() && end.report.output.is_empty());
+    // The old form, kept for a while, does the same.
+    #[allow(deprecated)]
+    let mut old = registry.stream().keep_records(false);
+    assert_eq!(old.feed_str(answer).await.len(), 3);
+    assert_eq!(old.finish().await.report, end.report);
+    // By default every outcome is kept.
+    let kept = registry.execute_response(answer).await;
+    assert_eq!(kept.calls.len(), 3);
+}
+
+#[tokio::test]
 async fn streaming_runs_each_call_as_soon_as_it_is_complete() {
     let ran = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&ran);

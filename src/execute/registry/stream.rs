@@ -92,19 +92,20 @@ impl ResponseStream {
         self
     }
 
-    /// Whether each outcome is kept for the final report (default `true`).
+    /// Gives each outcome once, without keeping it for the final report (which keeps
+    /// them by default).
     ///
-    /// A caller that handles each outcome as it comes (prints it, writes it out) can turn
-    /// this off: memory then stays flat however many calls the answer holds, and the
-    /// report at the end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count
-    /// and the settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`]
-    /// is empty too.
+    /// For a caller that handles each outcome as it comes (prints it, writes it out):
+    /// memory then stays flat however many calls the answer holds, and the report at the
+    /// end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count and the
+    /// settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`] is
+    /// empty too.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let registry = atfunc::execute::Registry::new();
-    /// let mut stream = registry.stream().keep_records(false);
+    /// let mut stream = registry.stream().forget_outcomes();
     /// for _ in 0..3 {
     ///     let outcomes = stream.feed_str("@nowhere.call()\n").await;
     ///     assert_eq!(outcomes.len(), 1);
@@ -114,6 +115,15 @@ impl ResponseStream {
     /// assert!(end.report.calls.is_empty());
     /// # }
     /// ```
+    pub fn forget_outcomes(mut self) -> Self {
+        self.keep = false;
+        self
+    }
+
+    /// Whether each outcome is kept for the final report (default `true`).
+    #[deprecated(
+        note = "use `forget_outcomes()` in place of `keep_records(false)`; outcomes are kept by default"
+    )]
     pub fn keep_records(mut self, keep: bool) -> Self {
         self.keep = keep;
         self
