@@ -31,6 +31,7 @@
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::bind::Body;
+use crate::parse::Call;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, VecDeque};
@@ -78,6 +79,11 @@ pub struct HeldCall {
     pub args: Map<String, Json>,
     /// The `with_body [[ ... ]]` block of an api-wrapper call.
     pub body: Option<Body>,
+    /// The call as the model wrote it, without the `@`, as its result block shows it
+    /// (`Files.Delete("notes.txt")`): the block of its result, once confirmed
+    /// ([`Registry::confirm_outcome`](super::Registry::confirm_outcome)), shows it the
+    /// same way, so the model can tell which call it answers.
+    pub call_text: String,
 }
 
 /// What happens to a call that needs confirmation.
@@ -202,6 +208,10 @@ pub(super) fn new_id() -> String {
 /// A held call with what running it takes.
 pub(super) struct Held {
     pub(super) call: HeldCall,
+    /// The call as parsed, for its outcome once confirmed.
+    pub(super) parsed: Call,
+    /// The truncate length of the answer it was held in, for its outcome once confirmed.
+    pub(super) limit: usize,
     pub(super) tool_box: Arc<dyn ToolBox>,
     /// The function as the box names it.
     pub(super) box_function: String,

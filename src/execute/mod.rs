@@ -55,9 +55,9 @@ pub use http::{
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome, Outcomes,
-    RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
-    CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
+    CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome,
+    OutcomeState, Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings,
+    Stats, StreamEnd, CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{

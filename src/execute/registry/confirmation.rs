@@ -2,7 +2,16 @@
 //! deciding as calls come ([`Confirmer`]), and the calls held for it, which the host lists,
 //! runs or drops. (What a held call is, and the bounds on them, are in
 //! [`confirm`](crate::execute::confirm).)
+//!
+//! A held call is confirmed in one of three ways, by what the host needs back:
+//!
+//! | method | gives |
+//! |---|---|
+//! | [`Registry::confirm`] | the value, cut as [`Registry::call`] cuts it |
+//! | [`Registry::confirm_output`] | the value and the elements for the client |
+//! | [`Registry::confirm_outcome`] | an [`Outcome`], with the block for the model's next turn |
 
+use super::outcome::{BlockFormat, Finished, Outcome};
 use super::registration::{ConfirmRule, RegisterError, Registry};
 use super::turn::{run_in_box, Target};
 use crate::execute::confirm::{ConfirmError, Confirmer, Held, HeldCall, HoldLimits};
@@ -133,6 +142,67 @@ impl Registry {
             value: truncate_value(&result?, limit),
             elements: ctx.take_elements(),
         })
+    }
+
+    /// Runs the call held under `id`, as [`Registry::confirm`] does, and gives its outcome
+    /// as a call of the answer it was held in would have had it: its result after the
+    /// output filters, cut at that answer's truncate length, and its block, which shows
+    /// the call as the model wrote it ([`HeldCall::call_text`]), for the model's next turn.
+    /// A call that runs and fails is an outcome too, its error in the block; `Err` means
+    /// nothing ran: [`ConfirmError::Unknown`] or [`ConfirmError::Expired`].
+    ///
+    /// ```
+    /// use atfunc::execute::{FnBox, OutcomeState, Registry};
+    /// use atfunc::{json, Interface, Param, ParamType};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("files").function(
+    ///     Interface::new("delete").in_domain("files")
+    ///         .param(Param::new("path", ParamType::String).required()),
+    ///     |args, _| Ok(json!(format!("deleted {}", args.get::<String>("path")?))),
+    /// )).unwrap();
+    /// registry.require_confirmation("files.delete").unwrap();
+    ///
+    /// let report = registry.execute_response(r#"@Files.Delete("notes.txt")"#).await;
+    /// let OutcomeState::Held { confirmation_id } = report.calls[0].state() else { panic!() };
+    /// assert_eq!(registry.held_calls()[0].call_text, r#"Files.Delete("notes.txt")"#);
+    ///
+    /// // The user said yes; the model reads what the call returned on its next turn.
+    /// let confirmed = registry.confirm_outcome(confirmation_id).await.unwrap();
+    /// assert_eq!(confirmed.state(), OutcomeState::Returned);
+    /// assert_eq!(confirmed.block, "Function call: Files.Delete(\"notes.txt\")\nReturned: deleted notes.txt\n");
+    /// # });
+    /// ```
+    pub async fn confirm_outcome(&self, id: &str) -> Result<Outcome, ConfirmError> {
+        let held = self.take_held(id)?;
+        let ctx = held.ctx.clone().collecting_elements();
+        let result = self.run_held(&held, &ctx).await;
+        let format = {
+            let state = self.read();
+            BlockFormat {
+                filters: state.filters.clone(),
+                translator: Arc::clone(&state.translator),
+            }
+        };
+        let Held {
+            call,
+            parsed,
+            limit,
+            ..
+        } = held;
+        let finished = Finished {
+            call_id: call.call_id,
+            name: call.function,
+            call_text: call.call_text,
+            args: Some(call.args),
+            result,
+            span: parsed.span,
+            call: Some(parsed),
+        };
+        let mut outcome = format.outcome(finished, limit);
+        outcome.elements = ctx.take_elements();
+        Ok(outcome)
     }
 
     /// Runs a held call in `ctx`, with its events (a `start` of its own, under its first

@@ -36,7 +36,7 @@ mod turn;
 mod view;
 
 pub use control::{ControlFunction, CONTROL_DOMAIN};
-pub use outcome::{ExecutionReport, Outcome, ERROR_TEXT_FLOOR};
+pub use outcome::{ExecutionReport, Outcome, OutcomeState, ERROR_TEXT_FLOOR};
 pub use registration::{FoundFunction, RegisterError, Registry, RegistryPrompt};
 pub use run::CallOptions;
 pub use stats::{FunctionStats, Stats};

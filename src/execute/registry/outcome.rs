@@ -23,7 +23,7 @@ pub const ERROR_TEXT_FLOOR: usize = 1000;
 /// argument is not echoed back whole.
 const CALL_TEXT_LIMIT: usize = 500;
 
-/// One call of a model's answer, executed (or refused), with its result block.
+/// One call of a model's answer, executed (or refused, or held), with its result block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
     /// The call's id (`call_1`, ...), as hooks and recordings saw it.
@@ -38,7 +38,9 @@ pub struct Outcome {
     /// What the call returned (after the output filters, before truncation), or why it
     /// failed: the same [`ToolError`] that [`Registry::call`](super::Registry::call)
     /// returns (a call that does not bind is [`ToolError::Bind`], text that cannot be read
-    /// [`ToolError::Unreadable`]).
+    /// [`ToolError::Unreadable`]). A call held for confirmation did not run: its result is
+    /// [`held_result`](crate::execute::held_result), what the model reads instead
+    /// (see [`Outcome::state`]).
     pub result: Result<Json, ToolError>,
     /// What the result block shows: the call text and the truncated result.
     pub record: CallRecord,
@@ -53,14 +55,65 @@ pub struct Outcome {
     /// most calls.
     pub elements: Vec<Json>,
     /// The id the call waits under when it was held for the user's confirmation instead
-    /// of running (its result is then [`held_result`](crate::execute::held_result)).
+    /// of running; `None` for every other call.
     pub confirmation_id: Option<String>,
 }
 
+/// Where a call stands once its outcome is given: see [`Outcome::state`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutcomeState<'a> {
+    /// The call ran and its tool returned a value.
+    Returned,
+    /// The call was refused (an unknown function, arguments that do not bind, an
+    /// unreadable call, a declined call) or its tool failed.
+    Failed,
+    /// The call did not run: it waits for the user's confirmation under this id (see
+    /// [`Registry::confirm_outcome`](super::Registry::confirm_outcome)). The model reads
+    /// only that it waits.
+    Held {
+        /// The id to confirm or reject it by.
+        confirmation_id: &'a str,
+    },
+}
+
 impl Outcome {
-    /// Whether the call ended in an error.
+    /// Whether the call ended in an error. A held call is no error, and did not run
+    /// either: see [`Outcome::state`] and [`Outcome::is_held`].
     pub fn is_error(&self) -> bool {
         self.result.is_err()
+    }
+
+    /// Whether the call waits for the user's confirmation instead of having run.
+    pub fn is_held(&self) -> bool {
+        self.confirmation_id.is_some()
+    }
+
+    /// Whether the call returned, failed or is held.
+    ///
+    /// ```
+    /// use atfunc::execute::{FnBox, OutcomeState, Registry};
+    /// use atfunc::{json, Interface};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("files").function(
+    ///     Interface::new("delete").in_domain("files"), |_, _| Ok(json!("deleted")),
+    /// )).unwrap();
+    /// registry.require_confirmation("files.delete").unwrap();
+    /// let report = registry.execute_response("@files.delete() @files.move()").await;
+    /// assert!(matches!(report.calls[0].state(), OutcomeState::Held { .. }));
+    /// assert_eq!(report.calls[1].state(), OutcomeState::Failed);
+    /// # });
+    /// ```
+    pub fn state(&self) -> OutcomeState<'_> {
+        match (&self.confirmation_id, &self.result) {
+            (Some(id), _) => OutcomeState::Held {
+                confirmation_id: id,
+            },
+            (None, Ok(_)) => OutcomeState::Returned,
+            (None, Err(_)) => OutcomeState::Failed,
+        }
     }
 
     /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",

@@ -190,7 +190,7 @@ impl Turn {
                 let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
                 let watch = CallWatch::start(hook, &call_id, &call.name, Some(&bound.name));
                 let (result, held) = self
-                    .run_confirmed(&call, &bound, &call_ctx, Some(conversation), &watch)
+                    .run_confirmed(&call, &bound, &call_ctx, Some(conversation), &watch, limit)
                     .await;
                 let finished = Finished {
                     call_id,
@@ -264,7 +264,9 @@ impl Turn {
 
     /// Runs a bound call that may need the user's confirmation: asks the confirmer, then
     /// runs it, declines it or holds it. Gives the result and, for a held call, the id it
-    /// waits under; `watch` gets the call's end (`held` for a held call).
+    /// waits under; `watch` gets the call's end (`held` for a held call). `limit` is the
+    /// truncate length of the answer, which a held call keeps for its outcome when
+    /// confirmed.
     async fn run_confirmed(
         &self,
         call: &Call,
@@ -272,6 +274,7 @@ impl Turn {
         ctx: &CallContext,
         conversation: Option<&Conversation>,
         watch: &CallWatch,
+        limit: usize,
     ) -> (Result<Json, ToolError>, Option<String>) {
         let snapshot = &self.snapshot;
         let needs = snapshot.confirm.get(bound.index).copied().unwrap_or(false);
@@ -289,6 +292,7 @@ impl Turn {
             function: bound.name.clone(),
             args: bound.args.clone(),
             body: bound.body.clone(),
+            call_text: call_text(call),
         };
         let decision = match &snapshot.confirmer {
             Some(confirmer) => confirmer.decide(&held_call).await,
@@ -306,6 +310,8 @@ impl Turn {
             Decision::Hold => {
                 let held = Held {
                     call: held_call,
+                    parsed: call.clone(),
+                    limit,
                     tool_box: Arc::clone(tool_box),
                     box_function: function.clone(),
                     ctx: ctx.clone(),
