@@ -10,7 +10,9 @@
 //! [`CallContext::add_element`], [`ToolOutput`], [`Outcome::elements`].
 //!
 //! A tool that panics, hangs past its time limit or fails gives an error result the model
-//! can read; the registry stays usable and the other calls still run.
+//! can read; the registry stays usable and the other calls still run. A caught panic is
+//! still reported by the process's panic hook (the default one prints it to standard
+//! error) unless [`quiet_tool_panics`] was called.
 
 mod args;
 #[cfg(any(feature = "command", feature = "http"))]
@@ -27,6 +29,7 @@ mod file;
 mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod panics;
 mod record;
 #[cfg(any(feature = "command", feature = "http"))]
 mod redact;
@@ -53,6 +56,7 @@ pub use http::{
 };
 #[cfg(feature = "mcp")]
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
+pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
     CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome,
