@@ -3,10 +3,11 @@
 //! arrives whole or in chunks.
 
 use atfunc::execute::{
-    CallEvent, CallEventKind, ConfirmError, Confirmer, Decision, FnBox, HeldCall, HoldLimits,
-    Outcome, RegisterError, Registry, ToolError,
+    held_result, CallEvent, CallEventKind, ConfirmError, Confirmer, Decision, FnBox, HeldCall,
+    HoldLimits, Outcome, OutcomeState, RegisterError, Registry, ToolError,
 };
-use atfunc::{async_trait, Interface, Param, ParamType};
+use atfunc::format::truncate_text;
+use atfunc::{async_trait, format_results, CallRecord, Interface, Param, ParamType};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -366,4 +367,136 @@ async fn a_confirmed_call_gives_its_elements_beside_its_value() {
     // `confirm` gives the value alone.
     let second = held_id(&report.calls[1]);
     assert_eq!(registry.confirm(&second).await, Ok(json!("published")));
+}
+
+#[tokio::test]
+async fn a_held_call_has_a_state_of_its_own() {
+    let (registry, _) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let report = registry
+        .execute_response(r#"@files.list() @Files.Delete("secret plans.txt") @notes.add()"#)
+        .await;
+    let [list, delete, add] = &report.calls[..] else {
+        panic!("{report:?}")
+    };
+    let id = held_id(delete);
+    assert_eq!(list.state(), OutcomeState::Returned);
+    assert_eq!(
+        delete.state(),
+        OutcomeState::Held {
+            confirmation_id: &id
+        }
+    );
+    assert_eq!(add.state(), OutcomeState::Failed);
+    assert!(delete.is_held() && !list.is_held() && !add.is_held());
+    // Held is not an error, and what the model reads is what it always was.
+    assert!(!delete.is_error());
+    assert_eq!(delete.result, Ok(held_result(&id)));
+}
+
+#[tokio::test]
+async fn a_confirmed_call_gives_the_block_for_the_model_s_next_turn() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    registry.on_event(move |event| sink.lock().expect("lock").push(event.event));
+    // The answer cuts its own results at 12 characters before the call is held.
+    let answer = r#"@tools.set_truncate_length(12) then @Files.Delete("secret plans.txt")"#;
+    let report = registry.execute_response(answer).await;
+    let held_outcome = &report.calls[1];
+    let id = held_id(held_outcome);
+    // The host can show the user the call as the model wrote it.
+    let held = registry.held_calls();
+    assert_eq!(held[0].call_text, r#"Files.Delete("secret plans.txt")"#);
+
+    let confirmed = registry.confirm_outcome(&id).await.expect("runs");
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert_eq!(confirmed.state(), OutcomeState::Returned);
+    assert_eq!(confirmed.result, Ok(json!("deleted secret plans.txt")));
+    // The block is the one the call would have had had it run in its answer: the same
+    // call text as the held block, the result cut at that answer's length.
+    let shown = truncate_text("deleted secret plans.txt", 12).into_owned();
+    let expected = format_results(&[CallRecord {
+        call_text: r#"Files.Delete("secret plans.txt")"#.into(),
+        result: Ok(json!(shown)),
+    }]);
+    assert_eq!(confirmed.block, expected);
+    assert!(confirmed
+        .block
+        .starts_with("Function call: Files.Delete(\"secret plans.txt\")\nReturned: deleted secr"));
+    assert_eq!(
+        held_outcome.block.lines().next(),
+        confirmed.block.lines().next()
+    );
+    assert_eq!(confirmed.truncate_length, 12);
+    assert_eq!(confirmed.call_id, held_outcome.call_id);
+    assert_eq!(confirmed.span, held_outcome.span);
+    assert_eq!(confirmed.name, "files.delete");
+    assert_eq!(confirmed.confirmation_id, None);
+    assert_eq!(
+        *seen.lock().expect("lock"),
+        [
+            CallEventKind::Start,
+            CallEventKind::Success,
+            CallEventKind::Start,
+            CallEventKind::Held,
+            CallEventKind::Start,
+            CallEventKind::Success
+        ]
+    );
+    // Counted when held and again when it ran.
+    assert_eq!(registry.stats().functions["files.delete"].calls, 2);
+    // Nothing waits under the id any more.
+    assert_eq!(
+        registry.confirm_outcome(&id).await.unwrap_err(),
+        ConfirmError::Unknown { id }
+    );
+}
+
+#[tokio::test]
+async fn a_confirmed_call_that_fails_gives_its_error_block() {
+    let registry = Registry::new();
+    registry
+        .register(
+            FnBox::new("mail").function(Interface::new("send").in_domain("mail"), |_, _| {
+                Err("the mail server is down".into())
+            }),
+        )
+        .expect("registers");
+    registry.require_confirmation("mail").expect("a box");
+    let report = registry.execute_response("@mail.send()").await;
+    let confirmed = registry
+        .confirm_outcome(&held_id(&report.calls[0]))
+        .await
+        .expect("it ran, and failed");
+    assert_eq!(confirmed.state(), OutcomeState::Failed);
+    assert_eq!(
+        confirmed.block,
+        "Function call: mail.send()\nReturned: Error: the mail server is down\n"
+    );
+}
+
+/// `examples/confirm.rs`, which the README points to, runs here.
+#[path = "../examples/confirm.rs"]
+#[allow(dead_code)] // its `main`, which the example binary runs
+mod confirm_example;
+
+#[tokio::test]
+async fn the_confirm_example_confirms_a_held_call_and_formats_its_result() {
+    let next_turn = confirm_example::run().await.expect("runs");
+    let held_id = next_turn
+        .split("\"confirmation_id\":\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a held call");
+    assert_eq!(
+        next_turn,
+        format!(
+            "Function call: files.list()\nReturned: [\"draft.txt\",\"notes.txt\"]\n\n\
+             Function call: Files.Delete(\"draft.txt\")\n\
+             Returned: {{\"executed\":false,\"status\":\"confirmation_required\",\"confirmation_id\":\"{held_id}\"}}\n\n\
+             Function call: Files.Delete(\"draft.txt\")\nReturned: deleted draft.txt\n"
+        )
+    );
 }

@@ -7,6 +7,7 @@ use atfunc::execute::{
     ToolBox, ToolBoxExt, ToolError, ToolOutput,
 };
 use atfunc::format::DEFAULT_TRUNCATE_LENGTH;
+use atfunc::render::SEPARATOR;
 use atfunc::{Interface, Param, ParamType};
 use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -173,15 +174,27 @@ async fn the_prompt_lists_control_functions_only_when_asked() {
     assert!(plain.contains("@weather.get_temp("), "{plain}");
     let with_control = registry.prompt(
         &CallContext::new(),
-        &RegistryPrompt {
-            control_functions: true,
-            ..RegistryPrompt::default()
-        },
+        &RegistryPrompt::default().with_control_functions(),
     );
     assert!(
         with_control.contains("@tools.set_truncate_length("),
         "{with_control}"
     );
+    assert!(!with_control.contains(SEPARATOR), "{with_control}");
+    // Each choice reads as what it does at the call site; they combine.
+    let both = registry.prompt(
+        &CallContext::new(),
+        &RegistryPrompt::default()
+            .with_separators()
+            .with_control_functions(),
+    );
+    assert!(both.contains(&format!("{SEPARATOR}\n@tools.")), "{both}");
+    assert!(!registry
+        .prompt(
+            &CallContext::new(),
+            &RegistryPrompt::default().with_separators()
+        )
+        .contains("@tools."));
     // Listed or not, they are answered while registered.
     let report = registry.execute_response("@tools.get_toolboxes()").await;
     assert_eq!(
@@ -523,6 +536,27 @@ async fn statistics_count_boxes_functions_and_errors_and_reset() {
     assert_eq!(stats.functions["t.fine"].errors, 0);
     registry.reset_stats();
     assert_eq!(registry.stats(), Default::default());
+}
+
+#[tokio::test]
+async fn a_stream_that_forgets_its_outcomes_gives_each_once_and_counts_them() {
+    let registry = registry();
+    let answer = "@weather.get_temp(\"Paris\") @nowhere.call() @math.calculate_power(2, 10)";
+    let mut stream = registry.stream().forget_outcomes();
+    let given = stream.feed_str(answer).await;
+    assert_eq!(given.len(), 3);
+    assert!(stream.outcomes().is_empty());
+    let end = stream.finish().await;
+    assert_eq!(end.report.call_count, 3);
+    assert!(end.report.calls.is_empty() && end.report.output.is_empty());
+    // The old form, kept for a while, does the same.
+    #[allow(deprecated)]
+    let mut old = registry.stream().keep_records(false);
+    assert_eq!(old.feed_str(answer).await.len(), 3);
+    assert_eq!(old.finish().await.report, end.report);
+    // By default every outcome is kept.
+    let kept = registry.execute_response(answer).await;
+    assert_eq!(kept.calls.len(), 3);
 }
 
 #[tokio::test]

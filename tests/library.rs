@@ -250,6 +250,104 @@ mod streaming {
         assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
         assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
     }
+
+    /// What an axum SSE body or a forwarding task asks of a stream.
+    fn owned<T: futures::Stream + Send + 'static>(stream: T) -> T {
+        stream
+    }
+
+    #[tokio::test]
+    async fn a_shared_registry_gives_an_owned_stream_that_a_task_can_take() {
+        let registry = Arc::new(Registry::new());
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter(["@t.echo(\"a\") @t.ec", "ho(\"b\") @t.nope()"])
+            .map(Ok::<_, std::io::Error>);
+        let outcomes = owned(Arc::clone(&registry).stream().run(input));
+        // The stream outlives the handle it was made from, on a task of its own.
+        let forwarded = tokio::spawn(async move {
+            let blocks: Vec<String> = outcomes.map(|o| o.unwrap().block).collect().await;
+            blocks
+        });
+        let blocks = forwarded.await.unwrap();
+        assert_eq!(
+            blocks[..2],
+            [
+                "Function call: t.echo(\"a\")\nReturned: a\n",
+                "Function call: t.echo(\"b\")\nReturned: b\n"
+            ]
+        );
+        // What it ran is counted in the registry it came from.
+        let stats = registry.stats();
+        assert_eq!((stats.calls, stats.refused), (3, 1));
+    }
+}
+
+/// `examples/sse.rs`: an owned outcome stream served over SSE, read here by a plain
+/// HTTP/1.0 client (no chunked encoding, the body ends when the stream does).
+#[cfg(feature = "execute")]
+#[path = "../examples/sse.rs"]
+#[allow(dead_code)] // its `main`, which the example binary runs
+mod sse_example;
+
+#[cfg(feature = "execute")]
+#[tokio::test]
+async fn the_sse_example_serves_each_outcome_then_the_blocks() {
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let app = sse_example::app(Arc::new(sse_example::registry().unwrap()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
+    client
+        .write_all(b"GET /answer HTTP/1.0\r\nHost: test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = String::new();
+    client.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let events: Vec<(&str, Vec<&str>)> = body
+        .split("\n\n")
+        .filter(|event| !event.is_empty())
+        .map(|event| {
+            let mut name = "";
+            let mut data = Vec::new();
+            for line in event.lines() {
+                if let Some(value) = line.strip_prefix("event: ") {
+                    name = value;
+                } else if let Some(value) = line.strip_prefix("data: ") {
+                    data.push(value);
+                }
+            }
+            (name, data)
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["outcome", "outcome", "outcome", "done"], "{body}");
+    let first: serde_json::Value = serde_json::from_str(events[0].1[0]).unwrap();
+    assert_eq!(
+        first,
+        serde_json::json!({"name": "weather.get_temp", "args": {"city": "Oslo"},
+                           "result": {"city": "Oslo", "celsius": 4}})
+    );
+    let third: serde_json::Value = serde_json::from_str(events[2].1[0]).unwrap();
+    assert!(third["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Unknown function 'weather.get_rain'"));
+    // The blocks for the model's next turn, one `data` line per line of text.
+    assert_eq!(
+        events[3].1[..2],
+        [
+            "Function call: weather.get_temp(\"Oslo\")",
+            "Returned: {\"city\":\"Oslo\",\"celsius\":4}"
+        ]
+    );
 }
 
 /// The README's "Using the library" section is `examples/library.rs`, which runs here.

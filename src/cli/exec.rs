@@ -77,7 +77,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         let mut chunks = read_in_background(input);
         // Each outcome is written out as it comes, so none is kept: memory stays flat
         // however many calls the input holds.
-        let mut stream = registry.stream().keep_records(false);
+        let mut stream = registry.stream().forget_outcomes();
         let mut printed = 0usize;
         let mut held = 0usize;
         let mut report = match args.json {

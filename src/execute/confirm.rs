@@ -31,6 +31,7 @@
 
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::bind::Body;
+use crate::parse::Call;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value as Json};
 use std::collections::{HashMap, VecDeque};
@@ -78,6 +79,11 @@ pub struct HeldCall {
     pub args: Map<String, Json>,
     /// The `with_body [[ ... ]]` block of an api-wrapper call.
     pub body: Option<Body>,
+    /// The call as the model wrote it, without the `@`, as its result block shows it
+    /// (`Files.Delete("notes.txt")`): the block of its result, once confirmed
+    /// ([`Registry::confirm_outcome`](super::Registry::confirm_outcome)), shows it the
+    /// same way, so the model can tell which call it answers.
+    pub call_text: String,
 }
 
 /// What happens to a call that needs confirmation.
@@ -202,38 +208,28 @@ pub(super) fn new_id() -> String {
 /// A held call with what running it takes.
 pub(super) struct Held {
     pub(super) call: HeldCall,
+    /// The call as parsed, for its outcome once confirmed.
+    pub(super) parsed: Call,
+    /// The truncate length of the answer it was held in, for its outcome once confirmed.
+    pub(super) limit: usize,
     pub(super) tool_box: Arc<dyn ToolBox>,
     /// The function as the box names it.
     pub(super) box_function: String,
     pub(super) ctx: CallContext,
     pub(super) timeout: Option<Duration>,
-    since: Instant,
 }
 
-impl Held {
-    pub(super) fn new(
-        call: HeldCall,
-        tool_box: Arc<dyn ToolBox>,
-        box_function: String,
-        ctx: CallContext,
-        timeout: Option<Duration>,
-    ) -> Held {
-        Held {
-            call,
-            tool_box,
-            box_function,
-            ctx,
-            timeout,
-            since: Instant::now(),
-        }
-    }
+/// A held call in the store, since when it waits.
+struct Waiting {
+    held: Held,
+    since: Instant,
 }
 
 /// The calls waiting, and the ids of recently expired ones (so that confirming one says
 /// "expired" rather than "unknown"), both bounded by `max_held`.
 #[derive(Default)]
 pub(super) struct HeldCalls {
-    waiting: HashMap<String, Held>,
+    waiting: HashMap<String, Waiting>,
     /// Ids of expired calls and their functions, oldest first.
     expired: VecDeque<(String, String)>,
     pub(super) limits: HoldLimits,
@@ -246,12 +242,12 @@ impl HeldCalls {
         let old: Vec<String> = self
             .waiting
             .iter()
-            .filter(|(_, held)| held.since.elapsed() >= limit)
+            .filter(|(_, waiting)| waiting.since.elapsed() >= limit)
             .map(|(id, _)| id.clone())
             .collect();
         let mut gone = Vec::with_capacity(old.len());
         for id in old {
-            if let Some(held) = self.waiting.remove(&id) {
+            if let Some(Waiting { held, .. }) = self.waiting.remove(&id) {
                 self.expired.push_back((id, held.call.function.clone()));
                 gone.push(held);
             }
@@ -269,14 +265,15 @@ impl HeldCalls {
             return Err(held.call.function);
         }
         let id = held.call.confirmation_id.clone();
-        self.waiting.insert(id.clone(), held);
+        let since = Instant::now();
+        self.waiting.insert(id.clone(), Waiting { held, since });
         Ok(id)
     }
 
     /// Takes the call waiting under `id` out (call [`HeldCalls::expire`] first).
     pub(super) fn take(&mut self, id: &str) -> Result<Held, ConfirmError> {
-        if let Some(held) = self.waiting.remove(id) {
-            return Ok(held);
+        if let Some(waiting) = self.waiting.remove(id) {
+            return Ok(waiting.held);
         }
         match self.expired.iter().find(|(old, _)| old == id) {
             Some((_, function)) => Err(ConfirmError::Expired {
@@ -290,9 +287,12 @@ impl HeldCalls {
 
     /// The calls waiting, oldest first.
     pub(super) fn list(&self) -> Vec<HeldCall> {
-        let mut waiting: Vec<&Held> = self.waiting.values().collect();
-        waiting.sort_by_key(|held| held.since);
-        waiting.into_iter().map(|held| held.call.clone()).collect()
+        let mut waiting: Vec<&Waiting> = self.waiting.values().collect();
+        waiting.sort_by_key(|waiting| waiting.since);
+        waiting
+            .into_iter()
+            .map(|waiting| waiting.held.call.clone())
+            .collect()
     }
 }
 

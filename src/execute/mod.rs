@@ -10,7 +10,9 @@
 //! [`CallContext::add_element`], [`ToolOutput`], [`Outcome::elements`].
 //!
 //! A tool that panics, hangs past its time limit or fails gives an error result the model
-//! can read; the registry stays usable and the other calls still run.
+//! can read; the registry stays usable and the other calls still run. A caught panic is
+//! still reported by the process's panic hook (the default one prints it to standard
+//! error) unless [`quiet_tool_panics`] was called.
 
 mod args;
 #[cfg(any(feature = "command", feature = "http"))]
@@ -19,7 +21,6 @@ mod boxes;
 #[cfg(feature = "command")]
 mod command;
 mod confirm;
-mod control;
 mod elements;
 mod events;
 #[cfg(feature = "file")]
@@ -28,11 +29,11 @@ mod file;
 mod http;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod panics;
 mod record;
 #[cfg(any(feature = "command", feature = "http"))]
 mod redact;
 mod registry;
-mod stream;
 mod toolbox;
 mod wrappers;
 
@@ -44,7 +45,6 @@ pub use confirm::{
     held_result, ConfirmError, Confirmer, Decision, HeldCall, HoldLimits, DEFAULT_HOLD_EXPIRY,
     DEFAULT_MAX_HELD,
 };
-pub use control::{ControlFunction, CONTROL_DOMAIN};
 pub use elements::ToolOutput;
 pub use events::{CallEvent, CallEventHook, CallEventKind};
 #[cfg(feature = "file")]
@@ -56,12 +56,13 @@ pub use http::{
 };
 #[cfg(feature = "mcp")]
 pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
+pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, RegisterError, Registry,
-    RegistryPrompt, Settings, Stats, ERROR_TEXT_FLOOR,
+    CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome,
+    OutcomeState, Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings,
+    Stats, StreamEnd, CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
-pub use stream::{Outcomes, ResponseStream, StreamEnd};
 pub use toolbox::{CallContext, Extensions, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,

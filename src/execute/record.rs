@@ -1,7 +1,7 @@
 //! Recording calls as JSON Lines, and replaying a recording without running anything.
 
-use super::toolbox::{CallContext, ToolBox, ToolError};
-use super::wrappers::call_guarded;
+use super::panics::call_guarded;
+use super::toolbox::{qualified, CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -219,7 +219,7 @@ impl ToolBox for Replay {
         let chosen = unused.or_else(|| entries.iter().rposition(|(r, _)| matches(r)));
         let Some((record, used)) = chosen.and_then(|i| entries.get_mut(i)) else {
             return Err(ToolError::NotRecorded {
-                name: super::wrappers::qualified(&self.name, function),
+                name: qualified(&self.name, function),
                 args: Json::Object(args).to_string(),
             });
         };

@@ -1,54 +1,16 @@
 //! Wrappers: tool boxes around tool boxes that change what happens around a call
 //! without adding tools.
 
-use super::toolbox::{CallContext, ToolBox, ToolError};
+use super::panics::call_guarded;
+use super::toolbox::{qualified, CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use async_trait::async_trait;
-use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
 use unicase::UniCase;
-
-/// Calls `function` on `tool_box`, turning a panic into [`ToolError::Panicked`].
-pub(crate) async fn call_guarded(
-    tool_box: &(dyn ToolBox + '_),
-    function: &str,
-    args: Map<String, Json>,
-    ctx: &CallContext,
-) -> Result<Json, ToolError> {
-    match AssertUnwindSafe(tool_box.call(function, args, ctx))
-        .catch_unwind()
-        .await
-    {
-        Ok(result) => result,
-        Err(payload) => Err(ToolError::Panicked {
-            name: qualified(tool_box.name(), function),
-            message: panic_message(payload.as_ref()),
-        }),
-    }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "no message".to_owned()
-    }
-}
-
-pub(crate) fn qualified(toolbox: &str, function: &str) -> String {
-    if toolbox.is_empty() {
-        function.to_owned()
-    } else {
-        format!("{toolbox}.{function}")
-    }
-}
 
 /// Builder-style wrapping for every tool box: `weather.with_timeout(limit).hooked(log)`.
 pub trait ToolBoxExt: ToolBox + Sized + 'static {

@@ -1,12 +1,12 @@
 //! A model's answer executed while it streams in: fed chunk by chunk ([`ResponseStream`]),
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
-use super::events::{self, CallEvent, CallEventHook, CallWatch};
-use super::registry::{Conversation, ExecutionReport, Outcome, Registry, Settings, Snapshot};
-use super::toolbox::{CallContext, ToolError};
-use crate::bind::{bind, BoundCall};
-use crate::format::call_text;
-use crate::parse::{Call, Event, ParseError, Span, StreamParser};
+use super::outcome::{ExecutionReport, Outcome};
+use super::turn::{job, Job, Turn};
+use super::view::{Conversation, Settings};
+use crate::execute::events::{self, CallEvent, CallEventHook};
+use crate::execute::toolbox::CallContext;
+use crate::parse::{Event, StreamParser};
 use futures::future::BoxFuture;
 use futures::stream::FuturesOrdered;
 use futures::{Stream, StreamExt};
@@ -15,33 +15,22 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// One call-shaped span of an answer, ready to run or already refused.
-enum Job {
-    Bound {
-        call: Call,
-        bound: BoundCall,
-    },
-    Refused {
-        name: String,
-        /// The function the name resolved to, as defined, when it did.
-        function: Option<String>,
-        call: Option<Call>,
-        shown: String,
-        error: ToolError,
-        span: Span,
-    },
-}
-
 /// A model's answer being executed while it streams in; made by [`Registry::stream`].
 ///
 /// Each call runs as soon as the parser has read all of it. The functions offered are
 /// those of the registry when the stream was made. The stream is the conversation: what
 /// a model changes with a control function (its [`Settings`]) lasts for the rest of the
 /// answer and no further, unless carried on with [`ResponseStream::with_settings`].
-pub struct ResponseStream<'r> {
-    registry: &'r Registry,
+///
+/// The stream borrows nothing: it keeps what it needs of the registry (the functions
+/// offered, and what it shares with it: statistics, call ids, held calls), so it may
+/// outlive the registry's handle, move to another task, or become a response body (with
+/// [`ResponseStream::run`], a `Stream + Send + 'static` when its input is).
+///
+/// [`Registry::stream`]: super::Registry::stream
+pub struct ResponseStream {
+    turn: Arc<Turn>,
     parser: StreamParser,
-    snapshot: Arc<Snapshot>,
     ctx: CallContext,
     conversation: Arc<Conversation>,
     /// Every outcome so far, and their blocks joined; both stay empty when `keep` is off.
@@ -64,7 +53,7 @@ pub struct StreamEnd {
     pub report: ExecutionReport,
 }
 
-impl std::fmt::Debug for ResponseStream<'_> {
+impl std::fmt::Debug for ResponseStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseStream")
             .field("calls", &self.call_count)
@@ -72,49 +61,51 @@ impl std::fmt::Debug for ResponseStream<'_> {
     }
 }
 
-impl<'r> ResponseStream<'r> {
+impl ResponseStream {
+    /// A stream running `turn`'s calls, its events going to `events` (the registry's hook).
     pub(super) fn new(
-        registry: &'r Registry,
+        turn: Turn,
         parser: StreamParser,
-        snapshot: Snapshot,
         ctx: CallContext,
         conversation: Conversation,
-    ) -> ResponseStream<'r> {
+        events: Option<CallEventHook>,
+    ) -> ResponseStream {
         ResponseStream {
-            registry,
+            turn: Arc::new(turn),
             parser,
-            snapshot: Arc::new(snapshot),
             ctx,
             conversation: Arc::new(conversation),
             calls: Vec::new(),
             output: String::new(),
             call_count: 0,
             keep: true,
-            events: registry.event_hook(),
+            events,
         }
     }
 
     /// Calls `hook` with the events of this answer's calls (as
-    /// [`Registry::on_event`] describes them), besides the registry's hook: for a
-    /// caller that follows one conversation among many sharing a registry.
+    /// [`Registry::on_event`](super::Registry::on_event) describes them), besides the
+    /// registry's hook: for a caller that follows one conversation among many sharing a
+    /// registry.
     pub fn on_event(mut self, hook: impl Fn(&CallEvent) + Send + Sync + 'static) -> Self {
         self.events = events::both(self.events.take(), Some(Arc::new(hook)));
         self
     }
 
-    /// Whether each outcome is kept for the final report (default `true`).
+    /// Gives each outcome once, without keeping it for the final report (which keeps
+    /// them by default).
     ///
-    /// A caller that handles each outcome as it comes (prints it, writes it out) can turn
-    /// this off: memory then stays flat however many calls the answer holds, and the
-    /// report at the end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count
-    /// and the settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`]
-    /// is empty too.
+    /// For a caller that handles each outcome as it comes (prints it, writes it out):
+    /// memory then stays flat however many calls the answer holds, and the report at the
+    /// end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count and the
+    /// settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`] is
+    /// empty too.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let registry = atfunc::execute::Registry::new();
-    /// let mut stream = registry.stream().keep_records(false);
+    /// let mut stream = registry.stream().forget_outcomes();
     /// for _ in 0..3 {
     ///     let outcomes = stream.feed_str("@nowhere.call()\n").await;
     ///     assert_eq!(outcomes.len(), 1);
@@ -124,6 +115,15 @@ impl<'r> ResponseStream<'r> {
     /// assert!(end.report.calls.is_empty());
     /// # }
     /// ```
+    pub fn forget_outcomes(mut self) -> Self {
+        self.keep = false;
+        self
+    }
+
+    /// Whether each outcome is kept for the final report (default `true`).
+    #[deprecated(
+        note = "use `forget_outcomes()` in place of `keep_records(false)`; outcomes are kept by default"
+    )]
     pub fn keep_records(mut self, keep: bool) -> Self {
         self.keep = keep;
         self
@@ -193,25 +193,23 @@ impl<'r> ResponseStream<'r> {
     }
 
     async fn run_events(&mut self, events: Vec<Event>) -> Vec<Outcome> {
+        let turn = &self.turn;
         let jobs: Vec<Job> = events
             .into_iter()
-            .filter_map(|event| self.job(event))
+            .filter_map(|event| job(&turn.snapshot, event))
             .collect();
         if jobs.is_empty() {
             return Vec::new();
         }
-        let registry = self.registry;
-        let snapshot = &self.snapshot;
-        let ctx = &self.ctx;
         let conversation = &self.conversation;
+        let ctx = &self.ctx;
         let hook = &self.events;
         let runs = jobs.into_iter().map(|job| {
-            let call_id = registry.next_call_id();
-            let hook = hook.clone();
-            run_job(registry, snapshot, conversation, ctx, call_id, job, hook)
+            let call_id = turn.ledger.next_call_id();
+            turn.run_job(conversation, ctx, call_id, job, hook.clone())
         });
         let outcomes: Vec<Outcome> = futures::stream::iter(runs)
-            .buffered(snapshot.concurrency)
+            .buffered(turn.snapshot.concurrency)
             .collect()
             .await;
         for outcome in &outcomes {
@@ -219,20 +217,16 @@ impl<'r> ResponseStream<'r> {
         }
         outcomes
     }
-
-    fn job(&self, event: Event) -> Option<Job> {
-        job(&self.snapshot, event)
-    }
 }
 
-impl<'r> ResponseStream<'r> {
+impl ResponseStream {
     /// Reads the answer from `input`, a stream of byte chunks (reqwest's `bytes_stream()`,
     /// a channel, a file read in pieces), and gives each call's outcome as soon as it is
     /// done, in the order the calls appear.
     ///
     /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
     /// so a slow tool does not hold up the model's output. Calls still run one after
-    /// another (or up to [`Registry::set_concurrency`] at once), as with
+    /// another (or up to [`Registry::set_concurrency`](crate::execute::Registry::set_concurrency) at once), as with
     /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
     /// nothing more is read; the calls already read still run and are given after it.
     ///
@@ -267,7 +261,7 @@ impl<'r> ResponseStream<'r> {
     ///     assert_eq!(report.calls[1].result, Ok(json!(10.0)));
     /// }
     /// ```
-    pub fn run<S, B, E>(self, input: S) -> Outcomes<'r, S>
+    pub fn run<S, B, E>(self, input: S) -> Outcomes<S>
     where
         S: Stream<Item = Result<B, E>>,
         B: AsRef<[u8]>,
@@ -284,16 +278,16 @@ impl<'r> ResponseStream<'r> {
 /// The outcomes of an answer read from a byte stream while its calls run; made by
 /// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
 /// input's error.
-pub struct Outcomes<'r, S> {
+pub struct Outcomes<S> {
     /// `None` once the input has ended or failed (the parser is then finished).
     input: Option<Pin<Box<S>>>,
-    stream: ResponseStream<'r>,
+    stream: ResponseStream,
     /// Calls read but not started: at most `concurrency` run at once.
     queued: VecDeque<Job>,
-    running: FuturesOrdered<BoxFuture<'r, Outcome>>,
+    running: FuturesOrdered<BoxFuture<'static, Outcome>>,
 }
 
-impl<S> std::fmt::Debug for Outcomes<'_, S> {
+impl<S> std::fmt::Debug for Outcomes<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outcomes")
             .field("reading", &self.input.is_some())
@@ -304,7 +298,7 @@ impl<S> std::fmt::Debug for Outcomes<'_, S> {
     }
 }
 
-impl<S> Outcomes<'_, S> {
+impl<S> Outcomes<S> {
     /// What the answer's calls did so far: every outcome given, the result blocks joined,
     /// the conversation's settings. Complete once the stream has ended.
     pub fn report(&self) -> ExecutionReport {
@@ -317,31 +311,30 @@ impl<S> Outcomes<'_, S> {
     }
 
     fn queue(&mut self, events: Vec<Event>) {
-        let snapshot = &self.stream.snapshot;
+        let snapshot = &self.stream.turn.snapshot;
         self.queued
             .extend(events.into_iter().filter_map(|event| job(snapshot, event)));
     }
 
     /// Starts queued calls while fewer than the concurrency limit run.
     fn start(&mut self) {
-        while self.running.len() < self.stream.snapshot.concurrency {
+        while self.running.len() < self.stream.turn.snapshot.concurrency {
             let Some(job) = self.queued.pop_front() else {
                 return;
             };
-            let registry = self.stream.registry;
-            let snapshot = Arc::clone(&self.stream.snapshot);
+            let turn = Arc::clone(&self.stream.turn);
             let conversation = Arc::clone(&self.stream.conversation);
             let ctx = self.stream.ctx.clone();
-            let call_id = registry.next_call_id();
             let hook = self.stream.events.clone();
+            let call_id = turn.ledger.next_call_id();
             self.running.push_back(Box::pin(async move {
-                run_job(registry, &snapshot, &conversation, &ctx, call_id, job, hook).await
+                turn.run_job(&conversation, &ctx, call_id, job, hook).await
             }));
         }
     }
 }
 
-impl<S, B, E> Stream for Outcomes<'_, S>
+impl<S, B, E> Stream for Outcomes<S>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
@@ -383,116 +376,6 @@ where
                 Poll::Ready(None)
             }
             _ => Poll::Pending,
-        }
-    }
-}
-
-/// What an event of the parser asks to run: a call, bound or refused; nothing for text.
-fn job(snapshot: &Snapshot, event: Event) -> Option<Job> {
-    match event {
-        Event::Call(call) => Some(match bind(&call, snapshot.catalog()) {
-            Ok(bound) => Job::Bound { call, bound },
-            Err(error) => Job::Refused {
-                name: call.name.clone(),
-                function: snapshot
-                    .catalog()
-                    .find(&call.name)
-                    .ok()
-                    .map(|(_, interface)| interface.original_qualified_name()),
-                shown: call_text(&call),
-                error: ToolError::Bind(error),
-                span: call.span,
-                call: Some(call),
-            },
-        }),
-        Event::Malformed { span, error, text } => Some(malformed_job(span, &error, &text)),
-        _ => None,
-    }
-}
-
-fn malformed_job(span: Span, error: &ParseError, text: &str) -> Job {
-    let written = text.strip_prefix('@').unwrap_or(text);
-    let name = written
-        .split('(')
-        .next()
-        .unwrap_or(written)
-        .trim()
-        .to_owned();
-    Job::Refused {
-        name,
-        function: None,
-        call: None,
-        shown: written.to_owned(),
-        error: ToolError::Unreadable(error.clone()),
-        span,
-    }
-}
-
-async fn run_job(
-    registry: &Registry,
-    snapshot: &Snapshot,
-    conversation: &Conversation,
-    ctx: &CallContext,
-    call_id: String,
-    job: Job,
-    hook: Option<CallEventHook>,
-) -> Outcome {
-    match job {
-        Job::Bound { call, bound } => {
-            // The limit in force when the call starts: a call that changes it affects the
-            // calls after it, not its own confirmation.
-            let limit = conversation.truncate_length();
-            let call_ctx = ctx.for_call(call_id.clone(), bound.body.clone());
-            let watch = CallWatch::start(hook, &call_id, &call.name, Some(&bound.name));
-            let (result, held) = registry
-                .run_confirmed(
-                    snapshot,
-                    &bound,
-                    &call.name,
-                    &call_ctx,
-                    Some(conversation),
-                    &watch,
-                )
-                .await;
-            let shown = call_text(&call);
-            let mut outcome = registry.outcome(
-                snapshot,
-                call_id,
-                bound.name,
-                Some(call),
-                shown,
-                Some(bound.args),
-                result,
-                bound.span,
-                limit,
-            );
-            outcome.elements = call_ctx.take_elements();
-            outcome.confirmation_id = held;
-            outcome
-        }
-        Job::Refused {
-            name,
-            function,
-            call,
-            shown,
-            error,
-            span,
-        } => {
-            registry.count_refusal();
-            let watch = CallWatch::start(hook, &call_id, &name, function.as_deref());
-            watch.end::<(), _>(&Err(&error));
-            let limit = conversation.truncate_length();
-            registry.outcome(
-                snapshot,
-                call_id,
-                name,
-                call,
-                shown,
-                None,
-                Err(error),
-                span,
-                limit,
-            )
         }
     }
 }

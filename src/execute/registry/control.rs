@@ -1,7 +1,7 @@
 //! The control functions, domain `tools`: what a model can ask the registry about itself.
 
-use super::registry::{Conversation, Snapshot};
-use super::toolbox::ToolError;
+use super::view::{Conversation, View};
+use crate::execute::toolbox::ToolError;
 use crate::format::group_digits;
 use crate::interface::{Interface, Param, ParamType};
 use crate::render::{render_interface_with, PromptOptions};
@@ -114,21 +114,21 @@ pub(crate) fn names_list() -> String {
 /// Runs a control function with bound arguments. A setting changes `conversation`, the
 /// answer's own; a call outside any answer (`Registry::call`) has none to change.
 pub(super) fn run(
-    snapshot: &Snapshot,
+    view: &View,
     conversation: Option<&Conversation>,
     function: ControlFunction,
     args: &Map<String, Json>,
 ) -> Result<Json, ToolError> {
     match function {
-        ControlFunction::GetToolboxes => Ok(Json::from(snapshot.toolbox_names().to_vec())),
+        ControlFunction::GetToolboxes => Ok(Json::from(view.toolbox_names().to_vec())),
         ControlFunction::GetFunctions => {
             let toolbox = args.get("toolbox").and_then(Json::as_str);
-            match snapshot.function_names(toolbox) {
+            match view.function_names(toolbox) {
                 Some(names) => Ok(Json::from(names)),
                 None => Err(ToolError::msg(format!(
                     "Unknown toolbox '{}': the toolboxes are {}",
                     toolbox.unwrap_or_default(),
-                    snapshot.toolbox_names().join(", ")
+                    view.toolbox_names().join(", ")
                 ))),
             }
         }
@@ -141,11 +141,11 @@ pub(super) fn run(
                 .get("separator")
                 .and_then(Json::as_bool)
                 .unwrap_or(false);
-            let (_, interface) = snapshot.catalog().find(name)?;
+            let (_, interface) = view.catalog().find(name)?;
             Ok(Json::String(render_interface_with(
                 interface,
                 &PromptOptions {
-                    root: snapshot.catalog().root(),
+                    root: view.catalog().root(),
                     separator,
                 },
             )))
