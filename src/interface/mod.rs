@@ -226,7 +226,9 @@ impl Param {
         self
     }
 
-    /// Declares the value's JSON Schema `format`; see [`Param::format`].
+    /// Declares the value's JSON Schema `format`, kept as written in the
+    /// [`format`](Param#structfield.format) field and read as a [`Format`] by
+    /// [`Param::known_format`].
     ///
     /// ```
     /// use atfunc::{Format, Param, ParamType};

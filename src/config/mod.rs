@@ -1,0 +1,493 @@
+//! The config file: which tool boxes a registry holds, and how each reaches its system.
+//!
+//! ```json
+//! {"root": "weather",
+//!  "toolboxes": [
+//!    {"name": "file", "kind": "file", "root": "./sandbox"},
+//!    {"name": "weather", "kind": "command",
+//!     "functions": [{"name": "get_temp", "description": "Current temperature",
+//!                    "parameters": {"type": "object",
+//!                                   "properties": {"location": {"type": "string"}},
+//!                                   "required": ["location"]},
+//!                    "command": ["python3", "weather.py"]}]},
+//!    {"name": "api", "kind": "http", "base_url": "http://127.0.0.1:8080",
+//!     "headers": {"Authorization": {"env": "API_TOKEN", "prefix": "Bearer "}},
+//!     "functions": [{"...api-wrapper interface...": "", "method": "POST", "path": "/users/{org}"}]},
+//!    {"name": "everything", "kind": "mcp",
+//!     "command": ["npx", "-y", "@modelcontextprotocol/server-everything"]}]}
+//! ```
+//!
+//! [`Config::from_path`] reads and checks a file, listing every problem at once, each
+//! naming its toolbox and field; [`Config::build`] then reads the environment variables the
+//! file names, opens folders, starts MCP servers and returns a [`Registry`].
+//! [`Config::check`] goes the same way as `build` without starting the MCP servers, so
+//! it reports what `build` would refuse.
+//!
+//! # Fields
+//!
+//! - `root` (optional): the toolbox whose functions are called without a prefix.
+//! - `toolboxes`: a list; each has a `name` (a domain: letters, digits, `_`, parts joined by
+//!   `.`; unique ignoring case; not `tools`, the control functions' domain), a `kind`, and
+//!   optionally `timeout_ms` (a call's time limit; for `command`, `http` and `mcp` the
+//!   default is 30 s, for `file` none) and `confirm` (`true`: every call of the box waits
+//!   for the user's confirmation, see [`Registry::require_confirmation`]; a list of
+//!   function names, as a call writes them after the box's name: those functions, which
+//!   for an `mcp` box are checked against the server's tools when it has started). A
+//!   function of a `command` or `http` box may say `"confirm": true` too, for itself alone.
+//! - `file`: `root`, the folder (relative to the config file's folder); `max_read_bytes`.
+//! - `command`: `functions`, interfaces each with a `command` (`["program", "arg", ...]`;
+//!   a program holding a `/` is relative to the config file's folder, other names are
+//!   looked up in `PATH`); `env`, variables to set; `pass_env`, names of this process's
+//!   variables to pass on; `inherit_env` (default `false`: programs find only `PATH`,
+//!   `HOME`, `LANG`, `TMPDIR`, `pass_env` and `env`; `true` passes every variable of this
+//!   process, secrets included, on to them); `cwd`, the working directory (default: the
+//!   config file's folder); `max_output_bytes` (default 1 MiB); `uid` and `gid`, the user
+//!   and group the programs run as (Unix, atfunc running as root; default: atfunc's own).
+//! - `http`: `base_url` (`http` or `https`, no credentials in it); `headers`, sent with every
+//!   request; `functions`, interfaces each with a `path` (`/users/{org}`, placeholders
+//!   naming parameters) and a `method` (default `GET`); `max_response_bytes` (default
+//!   1 MiB); `max_redirects` (default 5, same origin and below
+//!   the base URL's path only).
+//! - `mcp`: `command`, the server to start; `env`, variables to set.
+//!
+//! An interface is any shape the loader reads ([`load_interfaces`]): the standard format
+//! (its `domain` may be left out), an OpenAI tool, or a JSON Schema function. Its domain is
+//! the toolbox's name.
+//!
+//! A value in `env` or `headers` is a string, or `{"env": "NAME"}` to read the variable
+//! `NAME` when the registry is built (`{"env": "NAME", "prefix": "Bearer "}` puts text in
+//! front). A value read from the environment is a secret: it is never printed, and an HTTP
+//! response, a program's output or an error that echoes it (as written, in hex, in base64,
+//! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
+//! is a config error naming the variable when the registry is built to run calls
+//! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
+//!
+//! A field that is not known where it stands (`"timout_ms"`) is a problem too, reported
+//! with the closest known name, so a typo is never dropped without a word.
+
+#[cfg(feature = "file")]
+use crate::execute::FileBox;
+use crate::execute::{Registry, Timeout, ToolBox};
+use crate::interface::json_kind;
+use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
+use serde_json::{Map, Value as Json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The name a config read from text (not a file) goes by in messages.
+const TEXT_NAME: &str = "config";
+
+/// Why a config could not be read, checked or built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {}: {source}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        source: std::io::Error,
+    },
+    /// The text is not JSON.
+    #[error("{file}:{line}:{column}: not valid JSON: {message}")]
+    Syntax {
+        /// The file, as named to [`Config::from_path`].
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the JSON parser expected.
+        message: String,
+    },
+    /// The config is JSON but wrong, or something it names could not be set up. Every
+    /// problem is listed, one per line in the display.
+    #[error("{}", list(.file, .problems))]
+    Invalid {
+        /// The file, as named to [`Config::from_path`].
+        file: String,
+        /// One message per problem: `toolbox 'api' (#3): field 'base_url' must be ...`.
+        problems: Vec<String>,
+    },
+}
+
+fn list(file: &str, problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("{file}: {p}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl ConfigError {
+    /// The problems of an [`Invalid`](ConfigError::Invalid) config; empty otherwise.
+    pub fn problems(&self) -> &[String] {
+        match self {
+            ConfigError::Invalid { problems, .. } => problems,
+            _ => &[],
+        }
+    }
+}
+
+/// A string that is written in the config or read from the environment when the registry
+/// is built.
+#[derive(Clone, PartialEq)]
+enum Source {
+    Literal(String),
+    Env { name: String, prefix: String },
+}
+
+impl Source {
+    fn is_secret(&self) -> bool {
+        matches!(self, Source::Env { .. })
+    }
+}
+
+/// A checked config file: build it into a [`Registry`] with [`Config::build`].
+#[derive(Clone)]
+pub struct Config {
+    file: String,
+    dir: PathBuf,
+    root: Option<String>,
+    toolboxes: Vec<ToolboxSpec>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("file", &self.file)
+            .field("root", &self.root)
+            .field(
+                "toolboxes",
+                &self
+                    .toolboxes
+                    .iter()
+                    .map(|t| (t.name.as_str(), t.kind.name()))
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone)]
+struct ToolboxSpec {
+    /// 1-based position in `toolboxes`, for messages.
+    number: usize,
+    name: String,
+    timeout: Option<Duration>,
+    /// Every function of the box needs the user's confirmation.
+    confirm: bool,
+    /// Functions that need it, by the name a call writes (`box.fn`).
+    confirm_functions: Vec<String>,
+    /// Functions the toolbox's own `confirm` lists, as a call writes them after the
+    /// prefix: checked against the functions once the box is built (an MCP server's are
+    /// known only then).
+    confirm_listed: Vec<String>,
+    kind: KindSpec,
+}
+
+impl ToolboxSpec {
+    fn at(&self) -> String {
+        format!("toolbox '{}' (#{})", self.name, self.number)
+    }
+}
+
+#[derive(Clone)]
+enum KindSpec {
+    #[cfg_attr(not(feature = "file"), allow(dead_code))]
+    File {
+        root: PathBuf,
+        max_read_bytes: Option<u64>,
+    },
+    Command {
+        functions: Vec<(Interface, Vec<String>)>,
+        env: Vec<(String, Source)>,
+        inherit_env: bool,
+        pass_env: Vec<String>,
+        cwd: PathBuf,
+        max_output_bytes: Option<usize>,
+        run_as: Option<(u32, u32)>,
+    },
+    Http {
+        base_url: String,
+        headers: Vec<(String, Source)>,
+        functions: Vec<(Interface, String, String)>,
+        max_response_bytes: Option<usize>,
+        max_redirects: Option<usize>,
+    },
+    Mcp {
+        #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+        command: Vec<String>,
+        env: Vec<(String, Source)>,
+    },
+}
+
+impl KindSpec {
+    fn name(&self) -> &'static str {
+        match self {
+            KindSpec::File { .. } => "file",
+            KindSpec::Command { .. } => "command",
+            KindSpec::Http { .. } => "http",
+            KindSpec::Mcp { .. } => "mcp",
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks a config file. Relative paths in it are relative to its folder.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let dir = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        Config::parse(&text, &dir, path.display().to_string())
+    }
+
+    /// Checks a config given as text; relative paths in it are relative to `dir`.
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// std::fs::create_dir(folder.path().join("sandbox"))?;
+    /// let config = Config::from_text(
+    ///     r#"{"toolboxes": [{"name": "file", "kind": "file", "root": "sandbox"}]}"#,
+    ///     folder.path(),
+    /// )?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let registry = config.build().await?;
+    /// assert_eq!(registry.toolboxes(), ["file", "tools"]);
+    /// # Ok::<(), atfunc::config::ConfigError>(())
+    /// # })?;
+    ///
+    /// let wrong = Config::from_text(r#"{"toolboxes": [{"name": "api", "kind": "http",
+    ///     "base_url": "ftp://x", "functions": []}]}"#, ".").unwrap_err();
+    /// assert_eq!(
+    ///     wrong.to_string(),
+    ///     "config: toolbox 'api' (#1): field 'base_url' must be an http(s) URL, found \"ftp://x\""
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_text(text: &str, dir: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Config::parse(text, dir.as_ref(), TEXT_NAME.to_owned())
+    }
+
+    fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
+        let json: Json = serde_json::from_str(text).map_err(|e| {
+            let full = e.to_string();
+            let message = match full.rfind(" at line ") {
+                Some(cut) => full.get(..cut).unwrap_or(&full).to_owned(),
+                None => full.clone(),
+            };
+            ConfigError::Syntax {
+                file: file.clone(),
+                line: e.line(),
+                column: e.column(),
+                message,
+            }
+        })?;
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
+        let mut problems = Vec::new();
+        let config = read_config(&json, &dir, &file, &mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigError::Invalid { file, problems })
+        }
+    }
+
+    /// The toolbox called without a prefix, if the config names one.
+    pub fn root(&self) -> Option<&str> {
+        self.root.as_deref()
+    }
+
+    /// The folder relative paths are taken from.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The toolboxes' names, in order.
+    pub fn toolbox_names(&self) -> Vec<&str> {
+        self.toolboxes.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// Builds the registry: reads the environment variables the config names, opens the
+    /// file boxes' folders, starts the MCP servers, registers every box (and the control
+    /// functions) and sets the root. Every problem is reported at once; if any is found,
+    /// no MCP server is left running.
+    pub async fn build(&self) -> Result<Registry, ConfigError> {
+        self.build_with(Secrets::Required, Servers::Start).await
+    }
+
+    /// Checks the config as [`Config::build`] would build it, reporting every problem
+    /// `build` would report, without starting anything: the environment variables it
+    /// names are read, the file boxes' folders opened, every box but the MCP servers
+    /// registered, the root set and the `confirm` lists checked against the functions.
+    /// Only what a started MCP server would say (whether it starts, its tools, and so
+    /// whether an MCP box's `confirm` list names them) is left out. This is
+    /// `atfunc check --config`: one code path with `build`, so a config `check` passes is
+    /// one `exec` and `serve` accept.
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    /// let config = Config::from_text(
+    ///     r#"{"toolboxes": [{"name": "shell", "kind": "command", "confirm": ["wipe", "shred"],
+    ///         "functions": [{"name": "wipe", "parameters": {"type": "object"}, "command": ["true"]}]}]}"#,
+    ///     ".",
+    /// )?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let error = config.check().await.unwrap_err();
+    /// assert_eq!(
+    ///     error.problems(),
+    ///     ["toolbox 'shell' (#1): field 'confirm': 'shred' is not one of its functions; they are wipe"]
+    /// );
+    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn check(&self) -> Result<(), ConfigError> {
+        let registry = self.build_with(Secrets::Required, Servers::Skip).await?;
+        // Nothing was started; closing is for form.
+        let _ = registry.close().await;
+        Ok(())
+    }
+
+    /// Builds the registry as [`Config::build`] does, to list its functions rather than
+    /// run them (what `render --config` and `parse --config` show): listing needs no
+    /// secret, so an environment variable that is not set is no error here. An http
+    /// header it would give is sent empty, and a program's or an MCP server's variable is
+    /// left unset (an MCP server is started, to list its tools).
+    pub async fn build_for_listing(&self) -> Result<Registry, ConfigError> {
+        self.build_with(Secrets::Optional, Servers::Start).await
+    }
+
+    async fn build_with(
+        &self,
+        secrets: Secrets,
+        servers_do: Servers,
+    ) -> Result<Registry, ConfigError> {
+        let mut problems = Vec::new();
+        let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
+        // MCP servers start last, and only when everything else is right.
+        let mut servers: Vec<&ToolboxSpec> = Vec::new();
+        for spec in &self.toolboxes {
+            if matches!(spec.kind, KindSpec::Mcp { .. }) {
+                servers.push(spec);
+                continue;
+            }
+            if let Some(tool_box) = build_local(spec, secrets, &mut problems) {
+                boxes.push(tool_box);
+            }
+        }
+        let mut mcp_env = Vec::new();
+        for spec in &servers {
+            if let KindSpec::Mcp { env, .. } = &spec.kind {
+                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut problems));
+            }
+        }
+        if !problems.is_empty() {
+            return Err(self.invalid(problems));
+        }
+        // Only checking, the MCP boxes are not there: not started, so not registered,
+        // not the root, their confirm lists not checked.
+        let skipped: Vec<&str> = match servers_do {
+            Servers::Start => Vec::new(),
+            Servers::Skip => std::mem::take(&mut servers)
+                .into_iter()
+                .map(|spec| spec.name.as_str())
+                .collect(),
+        };
+        for (spec, env) in servers.into_iter().zip(mcp_env) {
+            match start_mcp(spec, &env).await {
+                Ok(tool_box) => boxes.push(tool_box),
+                Err(problem) => problems.push(problem),
+            }
+        }
+        // Keeps the registry's order the config's order.
+        let order = |name: &str| {
+            self.toolboxes
+                .iter()
+                .position(|t| t.name == name)
+                .unwrap_or(usize::MAX)
+        };
+        boxes.sort_by_key(|b| order(b.name()));
+        let registry = Registry::new();
+        for tool_box in boxes {
+            let name = tool_box.name().to_owned();
+            if let Err(e) = registry.register_shared(tool_box) {
+                let at = self
+                    .toolboxes
+                    .iter()
+                    .find(|t| t.name == name)
+                    .map_or_else(|| format!("toolbox '{name}'"), ToolboxSpec::at);
+                problems.push(format!("{at}: {e}"));
+            }
+        }
+        let is_skipped = |name: &str| skipped.iter().any(|s| s.eq_ignore_ascii_case(name));
+        if let Some(root) = self.root.as_deref().filter(|root| !is_skipped(root)) {
+            if let Err(e) = registry.set_root(root) {
+                problems.push(format!("field 'root': {e}"));
+            }
+        }
+        for spec in self.toolboxes.iter().filter(|t| !is_skipped(&t.name)) {
+            let boxed = spec.confirm.then(|| spec.name.clone());
+            for path in boxed.iter().chain(&spec.confirm_functions) {
+                if let Err(e) = registry.require_confirmation(path) {
+                    problems.push(format!("{}: field 'confirm': {e}", spec.at()));
+                }
+            }
+            for function in &spec.confirm_listed {
+                let path = format!("{}.{function}", spec.name);
+                if registry.require_confirmation(&path).is_err() {
+                    let known = registry
+                        .toolbox_functions(&spec.name, &crate::execute::CallContext::new())
+                        .unwrap_or_default();
+                    let prefix = format!("{}.", spec.name);
+                    let names: Vec<&str> = known
+                        .iter()
+                        .map(|f| f.strip_prefix(&prefix).unwrap_or(f))
+                        .collect();
+                    problems.push(format!(
+                        "{}: field 'confirm': '{function}' is not one of its functions; they are {}",
+                        spec.at(),
+                        names.join(", ")
+                    ));
+                }
+            }
+        }
+        if !problems.is_empty() {
+            // Started servers are shut down rather than left to their drop.
+            let _ = registry.close().await;
+            return Err(self.invalid(problems));
+        }
+        Ok(registry)
+    }
+
+    fn invalid(&self, problems: Vec<String>) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.file.clone(),
+            problems,
+        }
+    }
+}
+
+mod build;
+mod fields;
+mod kinds;
+mod read;
+mod secrets;
+
+use build::*;
+use fields::*;
+#[cfg(feature = "mcp")]
+pub use kinds::DEFAULT_MCP_TIMEOUT;
+use kinds::*;
+use read::*;
+use secrets::*;
