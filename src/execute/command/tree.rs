@@ -52,7 +52,15 @@ impl Tree {
     /// The run of the program `pid`, started with `RUN_VARIABLE=value`.
     pub(crate) fn new(pid: u32, value: &str) -> Option<Tree> {
         let root = Pid::from_raw(i32::try_from(pid).ok()?)?;
-        let started = stat(root.as_raw_nonzero().get()).map_or(0, |s| s.started);
+        let mut buffer = Vec::with_capacity(1024);
+        let started = read_proc(
+            root.as_raw_nonzero().get(),
+            "stat",
+            &mut String::new(),
+            &mut buffer,
+        )
+        .and_then(parse_stat)
+        .map_or(0, |s| s.started);
         let mut mark = format!("{RUN_VARIABLE}={value}").into_bytes();
         mark.push(0);
         Some(Tree {
@@ -90,6 +98,16 @@ impl Tree {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return found;
         };
+        // One path and one buffer for every file read.
+        let mut path = String::with_capacity(32);
+        let mut buffer = Vec::with_capacity(4096);
+        let root = self.root.as_raw_nonzero().get();
+        // Pids are handed out in increasing order until they wrap around: while the last
+        // one handed out is not below the program's, every process started since has a
+        // pid between the two, and the others' files need not be read at all.
+        let newer = last_pid()
+            .filter(|&last| last >= root)
+            .map(|last| root..=last);
         for entry in entries.flatten() {
             let Some(pid) = entry
                 .file_name()
@@ -98,22 +116,26 @@ impl Tree {
             else {
                 continue;
             };
-            if u32::try_from(pid).is_ok_and(|p| p == own) {
+            if u32::try_from(pid).is_ok_and(|p| p == own)
+                || newer.as_ref().is_some_and(|range| !range.contains(&pid))
+            {
                 continue;
             }
-            let Some(stat) = stat(pid) else {
+            let Some(stat) = read_proc(pid, "stat", &mut path, &mut buffer).and_then(parse_stat)
+            else {
                 continue;
             };
             if stat.gone || stat.started < self.started {
                 continue;
             }
-            parents.entry(stat.parent).or_default().push(pid);
-            if self.marked(pid) {
+            if root_alive {
+                parents.entry(stat.parent).or_default().push(pid);
+            }
+            if read_proc(pid, "environ", &mut path, &mut buffer).is_some_and(|e| self.marked(e)) {
                 found.insert(pid);
             }
         }
         if root_alive {
-            let root = self.root.as_raw_nonzero().get();
             found.insert(root);
             let mut visited = HashSet::from([root]);
             let mut queue = vec![root];
@@ -129,16 +151,46 @@ impl Tree {
         found
     }
 
-    /// Whether the environment `pid` started with holds the run's mark.
-    fn marked(&self, pid: i32) -> bool {
-        match std::fs::read(format!("/proc/{pid}/environ")) {
-            // The first variable has no NUL before it.
-            Ok(environ) => {
-                environ.starts_with(&self.mark)
-                    || memchr::memmem::find_iter(&environ, &self.mark)
-                        .any(|at| at > 0 && environ.get(at - 1) == Some(&0))
-            }
-            Err(_) => false,
+    /// Whether an environment (`/proc/<pid>/environ`) holds the run's mark.
+    fn marked(&self, environ: &[u8]) -> bool {
+        // The first variable has no NUL before it.
+        environ.starts_with(&self.mark)
+            || memchr::memmem::find_iter(environ, &self.mark)
+                .any(|at| at > 0 && environ.get(at - 1) == Some(&0))
+    }
+}
+
+/// The last pid handed out in this process's pid namespace, where the system says.
+fn last_pid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `/proc/<pid>/<file>` read into `buffer`, with `path` as scratch space.
+fn read_proc<'b>(
+    pid: i32,
+    file: &str,
+    path: &mut String,
+    buffer: &'b mut Vec<u8>,
+) -> Option<&'b [u8]> {
+    use std::fmt::Write as _;
+    use std::io::Read as _;
+    path.clear();
+    let _ = write!(path, "/proc/{pid}/{file}");
+    buffer.clear();
+    let mut file = std::fs::File::open(&*path).ok()?;
+    // Plain reads into a chunk of the buffer: proc files have no size to ask for first,
+    // and one that fits takes one read and the one that says it ended.
+    let mut chunk = [0u8; 4096];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => return Some(buffer),
+            Ok(n) => buffer.extend_from_slice(chunk.get(..n)?),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
         }
     }
 }
@@ -150,20 +202,22 @@ fn signal(pid: i32, signal: Signal) {
     }
 }
 
-/// `/proc/<pid>/stat`: `pid (comm) state ppid ...`, the command name may hold spaces and
+/// `/proc/<pid>/stat`: `pid (comm) state ppid ...`; the command name may hold spaces and
 /// parentheses, so fields are counted from the last `)`.
-fn stat(pid: i32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = text.get(text.rfind(')')? + 1..)?;
-    let mut fields = after.split_ascii_whitespace();
+fn parse_stat(text: &[u8]) -> Option<Stat> {
+    let after = text.get(memchr::memrchr(b')', text)? + 1..)?;
+    let mut fields = after
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty());
+    let number = |field: &[u8]| std::str::from_utf8(field).ok()?.parse().ok();
     let state = fields.next()?;
-    let parent = fields.next()?.parse().ok()?;
+    let parent = number(fields.next()?)?;
     // Field 22 (starttime); `state` was field 3 and `ppid` field 4.
-    let started = fields.nth(17)?.parse().ok()?;
+    let started = number(fields.nth(17)?)?;
     Some(Stat {
-        parent,
+        parent: i32::try_from(parent).ok()?,
         started,
-        gone: matches!(state, "Z" | "X" | "x"),
+        gone: matches!(state, b"Z" | b"X" | b"x"),
     })
 }
 
@@ -172,9 +226,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_name_with_parentheses_and_spaces_is_skipped() {
+        let line = b"42 (a) b (c) S 7 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 12345 0 0";
+        let stat = parse_stat(line).expect("parsed");
+        assert_eq!((stat.parent, stat.started, stat.gone), (7, 12345, false));
+        assert!(parse_stat(b"1 (x) Z 0").is_none());
+    }
+
+    #[test]
     fn this_process_has_a_stat() {
         let own = i32::try_from(std::process::id()).unwrap_or(1);
-        let stat = stat(own).expect("own stat");
+        let mut buffer = Vec::new();
+        let stat = read_proc(own, "stat", &mut String::new(), &mut buffer)
+            .and_then(parse_stat)
+            .expect("own stat");
         assert!(!stat.gone);
         assert!(stat.parent > 0);
         assert!(stat.started > 0);
