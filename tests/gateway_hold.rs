@@ -536,6 +536,7 @@ async fn the_grammar_sent_upstream_stays_within_the_request_limit() {
     assert!(largest.load(std::sync::atomic::Ordering::SeqCst) <= 400_000);
     let answer = chat(&address).await;
     assert_eq!(answer.status(), 200);
+}
 
 /// Sends `request` on a connection of its own and reads the answer to its end.
 fn exchange(address: &str, request: &[u8]) -> String {

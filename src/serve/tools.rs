@@ -325,6 +325,7 @@ impl ToolSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interface::load_interfaces;
     use serde_json::json;
 
     fn tool(name: &str) -> Json {
