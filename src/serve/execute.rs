@@ -4,11 +4,12 @@
 //! entry, and the turn ends there.
 
 use super::answer::{Out, Prose, Reader};
-use super::chat::{
-    channel_body, error_event, json_response, request_body, sse_response, tool_call_json,
-    ChunkWriter, Meta, Rounds, StreamEnd, Usage,
-};
 use super::history::{add_prompt, content_text, rewrite};
+use super::reply::{
+    channel_body, error_event, json_response, request_body, sse_response, tool_call_json,
+    ChunkWriter, Meta, Usage,
+};
+use super::rounds::{Rounds, StreamEnd};
 use super::tools::ToolSet;
 use super::{ApiError, Gateway};
 use crate::bind::Catalog;

@@ -176,7 +176,9 @@ mod error;
 mod execute;
 mod history;
 mod listen;
+mod reply;
 mod request;
+mod rounds;
 mod sse;
 mod tools;
 mod upstream;
@@ -514,7 +516,7 @@ async fn within_request_timeout(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let last = is_stream.then(|| chat::error_event(&ApiError::request_timeout(limit)));
+    let last = is_stream.then(|| reply::error_event(&ApiError::request_timeout(limit)));
     response.map(|body| Body::new(deadline::Cut::new(body, deadline, last)))
 }
 

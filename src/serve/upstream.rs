@@ -202,6 +202,15 @@ pub(crate) fn is_error(status: StatusCode) -> bool {
     status.is_client_error() || status.is_server_error()
 }
 
+/// Whether `response` is a server-sent event stream.
+pub(crate) fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,286 @@
+//! The rounds of a streamed turn: each upstream stream is read through the turn's
+//! [`Reader`], what it releases is sent to the client as it comes, and a round that needs
+//! a repair asks the upstream again. Used by tool turns (`chat`) and executed turns
+//! (`execute`) alike.
+
+use super::answer::{Reader, RoundEnd, Turn};
+use super::history::content_text;
+use super::reply::{error_event, ChunkWriter, Tx, Usage};
+use super::sse::{Sse, SseDecoder};
+use super::upstream::{is_event_stream, Response as UpstreamResponse};
+use super::{ApiError, Gateway};
+use axum::body::Bytes;
+use axum::http::{HeaderValue, StatusCode};
+use serde_json::{json, Map, Value as Json};
+
+/// The rounds of a streamed turn.
+pub(crate) struct Rounds<'a> {
+    pub(crate) gateway: &'a Gateway,
+    pub(crate) auth: Option<&'a HeaderValue>,
+    pub(crate) tx: &'a Tx,
+}
+
+/// How an upstream stream ended.
+pub(crate) enum StreamEnd {
+    /// `[DONE]` or the end of the body.
+    Done,
+    /// The client went away; nothing more is sent.
+    Gone,
+    /// The upstream failed; the error.
+    Failed(ApiError),
+}
+
+impl Rounds<'_> {
+    pub(crate) async fn run(
+        &mut self,
+        mut turn: Turn,
+        mut response: UpstreamResponse,
+        writer: &mut ChunkWriter,
+    ) {
+        let mut usage = Usage::default();
+        let mut finish = None;
+        loop {
+            match self
+                .read(&mut turn, &mut response, writer, &mut usage, &mut finish)
+                .await
+            {
+                StreamEnd::Gone => return,
+                StreamEnd::Failed(error) if !turn.repairing() => {
+                    self.tx.send(error_event(&error)).await;
+                    return;
+                }
+                StreamEnd::Failed(_) => {
+                    let mut out = Vec::new();
+                    turn.give_up(&mut out);
+                    if !self.send(writer.pieces(out)).await {
+                        return;
+                    }
+                    break;
+                }
+                StreamEnd::Done => {}
+            }
+            let mut out = Vec::new();
+            let end = turn.end_round(&mut out);
+            if !self.send(writer.pieces(out)).await {
+                return;
+            }
+            if end == RoundEnd::Done {
+                break;
+            }
+            let body = Bytes::from(turn.request().body(Some(true)));
+            let next = match self.gateway.upstream.chat(body, self.auth).await {
+                Ok(next) => self.gateway.upstream.check(next).await,
+                Err(error) => Err(error),
+            };
+            match next {
+                Ok(next) => response = next,
+                Err(_) => {
+                    let mut out = Vec::new();
+                    turn.give_up(&mut out);
+                    if !self.send(writer.pieces(out)).await {
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+        let finish_reason = turn.finish_reason(finish.as_deref());
+        let include_usage = turn
+            .request()
+            .get("stream_options")
+            .and_then(|options| options.get("include_usage").cloned())
+            == Some(Json::Bool(true));
+        let end = writer.end_with(include_usage, &finish_reason, Map::new(), usage);
+        self.send(end).await;
+    }
+
+    /// Reads one upstream stream through `turn`, sending what it releases.
+    pub(crate) async fn read(
+        &mut self,
+        turn: &mut impl Reader,
+        response: &mut UpstreamResponse,
+        writer: &mut ChunkWriter,
+        usage: &mut Usage,
+        finish: &mut Option<String>,
+    ) -> StreamEnd {
+        let upstream = &self.gateway.upstream;
+        if !is_event_stream(response) {
+            return self.read_whole(turn, response, writer, usage, finish).await;
+        }
+        let mut decoder = SseDecoder::new(upstream.max_response_bytes);
+        let mut answer_usage = None;
+        let mut received = 0usize;
+        let mut datas = Vec::new();
+        // Whether the upstream said the answer is over (`[DONE]` or a finish reason): a
+        // body that ends before either was cut off, and must not pass for a whole answer.
+        let mut said_end = false;
+        loop {
+            let chunk = tokio::select! {
+                biased;
+                () = self.tx.closed() => return StreamEnd::Gone,
+                chunk = upstream.next_chunk(response) => chunk,
+            };
+            let ended = match chunk {
+                Err(error) => return StreamEnd::Failed(error),
+                Ok(None) => {
+                    decoder.finish(&mut datas);
+                    true
+                }
+                Ok(Some(chunk)) => {
+                    received += chunk.len();
+                    if received > upstream.max_response_bytes {
+                        return StreamEnd::Failed(upstream.too_large());
+                    }
+                    if decoder.feed(&chunk, &mut datas).is_err() {
+                        return StreamEnd::Failed(upstream.too_large());
+                    }
+                    false
+                }
+            };
+            let mut out = Vec::new();
+            let mut extra = Vec::new();
+            let mut done = ended;
+            for event in datas.drain(..) {
+                let data = match event {
+                    Sse::Data(data) => data,
+                    Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
+                };
+                if data.trim() == "[DONE]" {
+                    said_end = true;
+                    done = true;
+                    break;
+                }
+                let Ok(event) = serde_json::from_str::<Json>(&data) else {
+                    continue;
+                };
+                // `"error": null` beside a chunk's fields says there is none.
+                if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
+                    let body = json!({"error": error}).to_string();
+                    return StreamEnd::Failed(ApiError::from_upstream(
+                        StatusCode::BAD_GATEWAY,
+                        body.as_bytes(),
+                    ));
+                }
+                if !writer.started {
+                    writer.meta.update(&event);
+                }
+                // The usage so far, when a server sends it on every chunk: the last one
+                // counts, once.
+                if let Some(counts @ Json::Object(_)) = event.get("usage") {
+                    answer_usage = Some(counts.clone());
+                }
+                let choice = event.pointer("/choices/0");
+                let delta = choice.and_then(|c| c.get("delta"));
+                if choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .is_some_and(Json::is_string)
+                {
+                    said_end = true;
+                }
+                if !turn.quiet() {
+                    if let Some(reason) = choice
+                        .and_then(|c| c.get("finish_reason"))
+                        .and_then(Json::as_str)
+                    {
+                        *finish = Some(reason.to_owned());
+                    }
+                    if let Some(reasoning) = delta.and_then(|d| d.get("reasoning_content")) {
+                        if reasoning.as_str().is_some_and(|r| !r.is_empty()) {
+                            // Pieces before it are sent first, so the order is kept.
+                            extra.extend(writer.pieces(std::mem::take(&mut out)));
+                            extra.push(writer.delta(json!({"reasoning_content": reasoning})));
+                        }
+                    }
+                }
+                if let Some(text) = delta.and_then(|d| d.get("content")).and_then(Json::as_str) {
+                    turn.feed(text, &mut out);
+                }
+            }
+            extra.extend(writer.pieces(out));
+            if !self.send(extra).await {
+                return StreamEnd::Gone;
+            }
+            if done {
+                if !said_end {
+                    return StreamEnd::Failed(ApiError::bad_gateway(
+                        "The upstream server closed the stream before the answer was complete",
+                    ));
+                }
+                usage.add(answer_usage.as_ref());
+                return StreamEnd::Done;
+            }
+        }
+    }
+
+    /// A server that answers a streamed request whole: its answer read as one delta.
+    async fn read_whole(
+        &mut self,
+        turn: &mut impl Reader,
+        response: &mut UpstreamResponse,
+        writer: &mut ChunkWriter,
+        usage: &mut Usage,
+        finish: &mut Option<String>,
+    ) -> StreamEnd {
+        let upstream = &self.gateway.upstream;
+        let body = tokio::select! {
+            biased;
+            () = self.tx.closed() => return StreamEnd::Gone,
+            body = upstream.read_body(response) => body,
+        };
+        let answer: Json = match body.map(|body| serde_json::from_slice(&body)) {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(error)) => {
+                return StreamEnd::Failed(ApiError::bad_gateway(format!(
+                    "The upstream server's answer is neither a stream nor JSON ({error})"
+                )))
+            }
+            Err(error) => return StreamEnd::Failed(error),
+        };
+        if !writer.started {
+            writer.meta.update(&answer);
+        }
+        usage.add(answer.get("usage"));
+        let choice = answer.pointer("/choices/0");
+        if !turn.quiet() {
+            if let Some(reason) = choice
+                .and_then(|c| c.get("finish_reason"))
+                .and_then(Json::as_str)
+            {
+                *finish = Some(reason.to_owned());
+            }
+        }
+        let content = content_text(
+            choice
+                .and_then(|c| c.get("message"))
+                .and_then(|m| m.get("content")),
+        );
+        let mut out = Vec::new();
+        turn.feed(&content, &mut out);
+        if self.send(writer.pieces(out)).await {
+            StreamEnd::Done
+        } else {
+            StreamEnd::Gone
+        }
+    }
+
+    pub(crate) async fn send(&self, events: Vec<Bytes>) -> bool {
+        for event in events {
+            if !self.tx.send(event).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The error an upstream's `error` event carries: an error object (inside `error` or not)
+/// keeps its message, type and code; anything else is the message.
+fn event_error(data: &str) -> ApiError {
+    let body = match serde_json::from_str::<Json>(data) {
+        Ok(Json::Object(fields)) if fields.contains_key("error") => Json::Object(fields),
+        Ok(error @ Json::Object(_)) => json!({ "error": error }),
+        _ if data.trim().is_empty() => json!({"error": "The upstream server sent an error event"}),
+        _ => json!({ "error": data.trim() }),
+    };
+    ApiError::from_upstream(StatusCode::BAD_GATEWAY, body.to_string().as_bytes())
+}
