@@ -539,6 +539,62 @@ fn nested_values_do_not_double_at_every_level() {
     check_samples(&g, &catalog(&tools, None), &GrammarOptions::default(), 30);
 }
 
+/// `name` and `copies` more fields like it (`name_0`, ...), as the `schemas` fuzz target
+/// writes a field it repeats.
+fn repeated(props: &mut serde_json::Map<String, Json>, name: &str, copies: usize, schema: &Json) {
+    props.insert(name.to_owned(), schema.clone());
+    for copy in 0..copies {
+        props.insert(format!("{name}_{copy}"), schema.clone());
+    }
+}
+
+#[test]
+fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
+    // Found by `cargo fuzz run schemas` on the grammar before it was linear: 35 s and
+    // 533 MB for two functions of three levels of optional fields.
+    let date = serde_json::json!({"type": "string", "format": "date"});
+    let mut inner = serde_json::Map::new();
+    for (name, schema) in [
+        ("p15", &date),
+        ("p14", &serde_json::json!({"type": "string"})),
+        ("p0", &date),
+    ] {
+        repeated(&mut inner, name, 5, schema);
+    }
+    let inner = serde_json::json!({"type": "object", "properties": inner, "required": []});
+    let mut middle = serde_json::Map::new();
+    repeated(&mut middle, "p9", 4, &inner);
+    let middle = serde_json::json!({"type": "object", "properties": middle, "required": []});
+    let mut top = serde_json::Map::new();
+    for name in ["p15", "p1", "p11"] {
+        repeated(&mut top, name, 4, &date);
+    }
+    repeated(&mut top, "p9", 4, &middle);
+    let parameters = serde_json::json!({"type": "object", "properties": top,
+        "required": ["p15", "p1", "p11", "p1", "p0"]});
+    let tools = load_interfaces(&serde_json::json!([
+        {"type": "function", "function": {"name": "fz.first", "parameters": parameters.clone()}},
+        {"name": "fz.second", "parameters": parameters}
+    ]))
+    .unwrap();
+    for choice in [
+        Choice::Auto,
+        Choice::Required,
+        Choice::None,
+        Choice::Function("fz.first".into()),
+    ] {
+        let options = GrammarOptions {
+            choice,
+            single: true,
+            ..GrammarOptions::default()
+        };
+        let text = atfunc::gbnf(&tools, &options).unwrap();
+        assert!(text.len() < 100_000, "{} bytes", text.len());
+        let g = grammar(&tools, &options).unwrap();
+        check_samples(&g, &catalog(&tools, None), &options, 5);
+    }
+}
+
 #[test]
 fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
     let tools = weather();

@@ -18,11 +18,21 @@ const MAX_DEPTH: usize = 8;
 enum Shape {
     /// `{"$ref": "#/$defs/D<n>"}` (or `#/definitions/`), n among the definitions (or one
     /// past them: a reference to nothing).
-    Ref { target: u8, old_style: bool, described: bool },
+    Ref {
+        target: u8,
+        old_style: bool,
+        described: bool,
+    },
     /// A scalar type (or none, or `null`).
     Scalar(u8),
-    /// An object with these properties, the ones listed required.
-    Object { fields: Vec<(u8, Shape)>, required: Vec<u8> },
+    /// An object with these properties, each written `1 + repeat % 12` times under names
+    /// of its own (so a few bytes make a definition that refers to another ten times), the
+    /// ones listed required.
+    Object {
+        fields: Vec<(u8, Shape)>,
+        repeat: u8,
+        required: Vec<u8>,
+    },
     /// An array of these.
     Array(Box<Shape>),
     /// `anyOf` of these, maybe with `null` among them.
@@ -35,6 +45,7 @@ enum Shape {
 struct Input {
     defs: Vec<Shape>,
     fields: Vec<(u8, Shape)>,
+    repeat: u8,
     required: Vec<u8>,
     /// A second function that refers to the same shapes, to share the load's budget.
     twice: bool,
@@ -72,7 +83,11 @@ fn to_json(shape: &Shape, defs: usize, depth: usize) -> Json {
             5 => json!({"type": "string", "format": "date"}),
             _ => json!({}),
         },
-        Shape::Object { fields, required } => object(fields, required, defs, depth),
+        Shape::Object {
+            fields,
+            repeat,
+            required,
+        } => object(fields, *repeat, required, defs, depth),
         Shape::Array(item) => json!({"type": "array", "items": to_json(item, defs, depth + 1)}),
         Shape::AnyOf { branches, null } => {
             let mut list: Vec<Json> = branches
@@ -91,10 +106,14 @@ fn to_json(shape: &Shape, defs: usize, depth: usize) -> Json {
     }
 }
 
-fn object(fields: &[(u8, Shape)], required: &[u8], defs: usize, depth: usize) -> Json {
+fn object(fields: &[(u8, Shape)], repeat: u8, required: &[u8], defs: usize, depth: usize) -> Json {
     let mut properties = Map::new();
     for (name, shape) in fields {
-        properties.insert(field_name(*name), to_json(shape, defs, depth + 1));
+        let value = to_json(shape, defs, depth + 1);
+        properties.insert(field_name(*name), value.clone());
+        for copy in 0..repeat % 12 {
+            properties.insert(format!("{}_{copy}", field_name(*name)), value.clone());
+        }
     }
     let required: Vec<Json> = required.iter().map(|n| json!(field_name(*n))).collect();
     json!({"type": "object", "properties": properties, "required": required})
@@ -106,7 +125,7 @@ fuzz_target!(|input: Input| {
     for (i, shape) in input.defs.iter().enumerate() {
         defs.insert(format!("D{i}"), to_json(shape, count, 0));
     }
-    let mut parameters = object(&input.fields, &input.required, count, 0);
+    let mut parameters = object(&input.fields, input.repeat, &input.required, count, 0);
     parameters["$defs"] = Json::Object(defs.clone());
     parameters["definitions"] = Json::Object(defs);
     let mut tools = vec![json!({"type": "function", "function": {
