@@ -16,7 +16,7 @@ use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 
 /// The keys of a tool definition and its schemas that the interface loader reads
-/// ([`load_interfaces`]); any other is skipped while the tools are read, so a definition
+/// ([`load_interfaces`](crate::load_interfaces)); any other is skipped while the tools are read, so a definition
 /// padded with data the loader never looks at (4 MB of numbers under `examples`) costs
 /// nothing to hold. A test checks that loading gives the same interfaces either way.
 const READ_KEYS: [&str; 32] = [
@@ -325,7 +325,6 @@ impl ToolSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interface::load_interfaces;
     use serde_json::json;
 
     fn tool(name: &str) -> Json {
@@ -475,10 +474,10 @@ mod tests {
     #[test]
     fn tools_read_without_unknown_keys_load_the_same_interfaces() {
         for list in tool_lists() {
-            let full = load_interfaces(&list);
+            let full = crate::load_interfaces(&list);
             let read = read_tools(&list.to_string()).unwrap();
             assert_eq!(
-                load_interfaces(&read).map_err(|e| e.to_string()),
+                crate::load_interfaces(&read).map_err(|e| e.to_string()),
                 full.map_err(|e| e.to_string()),
                 "{list}"
             );
