@@ -7,7 +7,7 @@
 //! `""` is left out). A dict's fields carry lists of acceptable values too, resolved the same
 //! way.
 
-mod call_text;
+use crate::call_text;
 
 use atfunc::{
     bind, load_interfaces, BoundCall, Call, Catalog, Event, Interface, ParamType, StreamParser,

@@ -7,8 +7,7 @@
 //! (`tests/grammar_engine/check.py`): each must compile, and the engine must agree with the
 //! recogniser used here on samples and near misses.
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
 use atfunc::grammar::{grammar, Grammar};
 use atfunc::{

@@ -2,7 +2,7 @@
 //! an atfunc call in random styles, parsed (whole and in random chunks) and bound, give
 //! back the same values.
 
-mod call_text;
+use crate::call_text;
 
 use atfunc::{bind, Call, Catalog, Event, Interface, Param, ParamType, StreamParser};
 use call_text::{bare_safe, quoted};

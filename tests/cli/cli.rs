@@ -1,10 +1,9 @@
 //! The `atfunc` binary, run as a user runs it.
 #![cfg(feature = "cli")]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
-mod support;
+use crate::support;
 
 use support::{atfunc, stderr, stdout};
 

@@ -2,8 +2,7 @@
 //! asked on a pseudo-terminal, run, left held, and `ask` without a terminal.
 #![cfg(all(feature = "cli", unix))]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `atfunc parse --jsonl`: batch post-processing, run as a user runs it.
 #![cfg(feature = "cli")]
 
-mod support;
+use crate::support;
 
 use support::atfunc;
 

@@ -1,8 +1,6 @@
 //! The `atfunc` binary on a live stream: what it prints while its input is still open.
 #![cfg(feature = "cli")]
 
-mod support;
-
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};

@@ -3,8 +3,8 @@
 //! timeout, a case that does not load).
 #![cfg(feature = "eval")]
 
-mod call_text;
-mod support;
+use crate::call_text;
+use crate::support;
 
 use atfunc::eval::{load_cases, score, Case, Mismatch, ScoredCall};
 use atfunc::interop::ToolCall;

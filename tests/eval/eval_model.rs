@@ -6,10 +6,9 @@
 //! (`pip install -r tests/grammar_engine/requirements.txt`; tests/run.sh does).
 #![cfg(feature = "cli")]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
-mod support;
+use crate::support;
 
 use serde_json::Value as Json;
 use std::process::{Child, Command, Stdio};

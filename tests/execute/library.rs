@@ -254,7 +254,7 @@ mod streaming {
 
 /// The README's "Using the library" section is `examples/library.rs`, which runs here.
 #[cfg(feature = "typed")]
-#[path = "../examples/library.rs"]
+#[path = "../../examples/library.rs"]
 #[allow(dead_code)] // its `main`, which the example binary runs
 mod library_example;
 
@@ -277,7 +277,7 @@ async fn the_readme_library_example_runs_and_is_the_readme_s() {
     );
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md is readable");
-    let example = include_str!("../examples/library.rs");
+    let example = include_str!("../../examples/library.rs");
     assert!(
         readme.contains(&format!("```rust\n{example}```\n")),
         "the README's library section is examples/library.rs, word for word"

@@ -2,8 +2,7 @@
 //! and installed with `npm ci --prefix tests/mcp` (CI does it before the tests).
 #![cfg(feature = "mcp")]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
 use atfunc::execute::{McpBox, McpOptions, Registry, ToolBox};
 use atfunc::{render_interface, CallContext};

@@ -39,7 +39,7 @@ fn loads_the_standard_format() {
 
 #[test]
 fn api_wrapper_params_are_path_then_query_and_body_accepts_both_spellings() {
-    let tools = load_interfaces_str(include_str!("data/reference_tools.json")).unwrap();
+    let tools = load_interfaces_str(include_str!("../data/reference_tools.json")).unwrap();
     let api = tools.iter().find(|t| t.kind == Kind::ApiWrapper).unwrap();
     let names: Vec<_> = api
         .params

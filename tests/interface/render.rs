@@ -7,7 +7,7 @@ use atfunc::{Param, ParamType};
 use serde_json::json;
 
 fn reference_tools() -> Vec<Interface> {
-    load_interfaces_str(include_str!("data/reference_tools.json")).unwrap()
+    load_interfaces_str(include_str!("../data/reference_tools.json")).unwrap()
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn example_line(prompt: &str) -> Option<&str> {
 
 #[test]
 fn the_example_calls_a_listed_function() {
-    let tools = load_interfaces_str(include_str!("../examples/demo/tools.json")).unwrap();
+    let tools = load_interfaces_str(include_str!("../../examples/demo/tools.json")).unwrap();
     // The weather function reads best: a required text parameter, then one by name (one
     // with choices, so the first choice shows).
     assert_eq!(

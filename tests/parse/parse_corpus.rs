@@ -2,7 +2,7 @@
 //! (all must agree and reproduce the input), and its events are snapshotted. Each case runs
 //! again with the parser told which functions take a body, under the same checks.
 
-mod parse_common;
+use crate::parse_common;
 
 use atfunc::parse::Bodies;
 use atfunc::{Event, ParserConfig};

@@ -1,6 +1,6 @@
 //! Large and hostile inputs: limits, bounded memory, and work linear in the input.
 
-mod parse_common;
+use crate::parse_common;
 
 use atfunc::parse::ParseErrorKind;
 use atfunc::{Event, ParserConfig, StreamParser, Value};

@@ -1,6 +1,6 @@
 //! Property tests of the stream parser's invariants, and a tiny reference it must agree with.
 
-mod parse_common;
+use crate::parse_common;
 
 use atfunc::parse::Bodies;
 use atfunc::{Call, Event, ParserConfig, StreamParser, Value};

@@ -1,7 +1,7 @@
 //! Inputs that fuzzing or review found interesting, replayed through every chunking.
 //! A fuzz crash lands here as a new case before it is fixed.
 
-mod parse_common;
+use crate::parse_common;
 
 use atfunc::parse::{Bodies, ParseErrorKind};
 use atfunc::{Event, ParserConfig, Span, StreamParser, Value};

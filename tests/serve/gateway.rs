@@ -5,8 +5,7 @@
 //! package is missing (a missing `pytest` fails it).
 #![cfg(feature = "cli")]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
 use std::path::Path;
 use std::process::Command;
