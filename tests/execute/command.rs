@@ -222,6 +222,7 @@ async fn the_request_body_arrives_under_body() {
 
 #[tokio::test]
 async fn the_environment_is_minimal_unless_inherited() {
+    let _environment = crate::ENVIRONMENT.lock().await;
     // A HOME the test can compare with, whether or not the machine set one.
     let home = std::env::var("HOME").unwrap_or_else(|_| {
         std::env::set_var("HOME", "/home-for-the-test");

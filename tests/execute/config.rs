@@ -232,6 +232,7 @@ async fn relative_paths_start_at_the_config_folder() {
 
 #[tokio::test]
 async fn command_environment_is_minimal_and_secrets_are_redacted() {
+    let _environment = crate::ENVIRONMENT.lock().await;
     std::env::set_var("ATFUNC_TEST_CONFIG_HOST", "host-only");
     std::env::set_var("ATFUNC_TEST_CONFIG_PASS", "passed");
     std::env::set_var("ATFUNC_TEST_CONFIG_TOKEN", "cfg-secret-77aa");

@@ -18,6 +18,14 @@
 #[path = "../support/missing.rs"]
 mod missing;
 
+/// Held by each test here that changes this process's environment (`std::env::set_var`),
+/// from the change until its children have inherited it. The tests of one binary run on
+/// parallel threads: std's own lock keeps each read and write sound, and this one keeps two
+/// such tests from running at once, so the environment a child inherits holds no other
+/// test's changes in the making.
+#[cfg(feature = "command")]
+static ENVIRONMENT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 mod command;
 mod config;
 mod confirm;
