@@ -295,7 +295,7 @@ fn parallel_calls_match_in_any_order() {
 // ------------------------------------------------------------ the ground truth itself
 
 /// Ground-truth calls the BFCL data itself makes unbindable (see `NOT_BINDABLE` in
-/// tests/bfcl.rs): their values do not fit their declared types.
+/// tests/bind/bfcl.rs): their values do not fit their declared types.
 const NOT_BINDABLE: [&str; 2] = ["parallel_multiple_21", "parallel_multiple_94"];
 
 /// The first acceptable value (dict fields too); `None` where the answer allows leaving
