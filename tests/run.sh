@@ -49,7 +49,7 @@ install_node() {
 }
 
 install_gateway_client() {
-    # tests/gateway.rs drives `atfunc serve` with the official openai client.
+    # tests/serve/gateway.rs drives `atfunc serve` with the official openai client.
     if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null || true
     fi

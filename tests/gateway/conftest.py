@@ -1,6 +1,6 @@
 """Fixtures: the scripted upstream, `atfunc serve` in front of it, and OpenAI clients.
 
-The `atfunc` binary is named by the ATFUNC_BIN environment variable (tests/gateway.rs
+The `atfunc` binary is named by the ATFUNC_BIN environment variable (tests/serve/gateway.rs
 sets it to the binary cargo built).
 """
 

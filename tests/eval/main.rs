@@ -1,0 +1,16 @@
+//! The evaluator, `atfunc eval`: BFCL scoring and every mode against a scripted endpoint
+//! (`eval.rs`), and against a real small model served by llama-cpp-python (`eval_model.rs`;
+//! run it alone with `cargo test --all-features --test eval eval_model`).
+
+#[cfg(feature = "eval")]
+#[path = "../call_text/mod.rs"]
+mod call_text;
+#[cfg(feature = "cli")]
+#[path = "../support/missing.rs"]
+mod missing;
+#[cfg(feature = "eval")]
+#[path = "../support/mod.rs"]
+mod support;
+
+mod eval;
+mod eval_model;

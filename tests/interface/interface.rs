@@ -1,0 +1,719 @@
+//! Loading interfaces in every shape, and every validation rule with its exact message.
+
+use atfunc::{
+    load_interfaces, load_interfaces_str, load_interfaces_with, validate_all, validate_toolbox,
+    Interface, Kind, LoadError, LoadLimit, LoadLimits, Location, Param, ParamType,
+};
+use serde_json::json;
+
+fn problems(json: serde_json::Value) -> Vec<String> {
+    match load_interfaces(&json) {
+        Err(LoadError::Invalid(problems)) => problems.iter().map(ToString::to_string).collect(),
+        other => panic!("expected problems, got {other:?}"),
+    }
+}
+
+fn standard() -> serde_json::Value {
+    json!({
+        "domain": "weather",
+        "name": "get_temp",
+        "type": "function",
+        "description": "Current temperature",
+        "params": {"location": {"type": "string", "isRequired": true, "description": "City"}},
+        "returns": "object"
+    })
+}
+
+#[test]
+fn loads_the_standard_format() {
+    let tools = load_interfaces(&json!([standard()])).unwrap();
+    let t = &tools[0];
+    assert_eq!(t.domain.as_deref(), Some("weather"));
+    assert_eq!(t.qualified_name(), "weather.get_temp");
+    assert_eq!(t.kind, Kind::Function);
+    assert_eq!(t.returns.as_deref(), Some("object"));
+    assert_eq!(t.params.len(), 1);
+    assert!(t.params[0].required);
+    assert_eq!(t.params[0].description, "City");
+}
+
+#[test]
+fn api_wrapper_params_are_path_then_query_and_body_accepts_both_spellings() {
+    let tools = load_interfaces_str(include_str!("../data/reference_tools.json")).unwrap();
+    let api = tools.iter().find(|t| t.kind == Kind::ApiWrapper).unwrap();
+    let names: Vec<_> = api
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.location))
+        .collect();
+    assert_eq!(
+        names,
+        [("username", Location::Path), ("email", Location::Query)]
+    );
+    let body: Vec<_> = api
+        .request_body
+        .iter()
+        .map(|p| (p.name.as_str(), p.required))
+        .collect();
+    assert_eq!(body, [("username", true), ("email", true), ("age", false)]);
+    assert!(api.has_body());
+}
+
+#[test]
+fn loads_openai_tools_and_splits_dotted_names_at_the_last_dot() {
+    let tools = load_interfaces(&json!([
+        {"type": "function", "function": {
+            "name": "sports.basketball.get_score",
+            "description": "Score",
+            "parameters": {"type": "object",
+                "properties": {
+                    "team": {"type": "string", "description": "Team"},
+                    "season": {"type": ["integer", "null"], "minimum": 1946, "maximum": 2030},
+                    "kind": {"enum": ["regular", "playoff"]}
+                },
+                "required": ["team"]}}},
+        {"type": "function", "function": {"name": "ping"}}
+    ]))
+    .unwrap();
+    assert_eq!(tools[0].domain.as_deref(), Some("sports.basketball"));
+    assert_eq!(tools[0].name, "get_score");
+    let season = &tools[0].params[1];
+    assert_eq!(season.ty, ParamType::Integer);
+    assert_eq!((season.min, season.max), (Some(1946.0), Some(2030.0)));
+    assert!(!season.required);
+    assert_eq!(tools[0].params[2].ty, ParamType::String);
+    assert_eq!(
+        tools[0].params[2].choices,
+        Some(vec![json!("regular"), json!("playoff")])
+    );
+    assert_eq!(tools[1].domain, None);
+    assert_eq!(tools[1].qualified_name(), "ping");
+    assert!(tools[1].params.is_empty());
+}
+
+#[test]
+fn loads_bare_schema_functions_with_aliases() {
+    let tools = load_interfaces(&json!([{
+        "name": "math_toolkit.sum_of_multiples",
+        "description": "Sum",
+        "parameters": {"type": "dict", "properties": {
+            "a": {"type": "float"}, "b": {"type": "int"}, "c": {"type": "bool"},
+            "d": {"type": "tuple", "items": {"type": "double"}}, "e": {"type": "any"},
+            "año_vehiculo": {"type": "integer", "description": "Año"},
+            "f": {"type": "dict", "properties": {"x": {"type": "string"}}, "required": ["x"]}
+        }, "required": ["a"]}
+    }]))
+    .unwrap();
+    let t = &tools[0];
+    assert_eq!(t.domain.as_deref(), Some("math_toolkit"));
+    let types: Vec<&str> = t.params.iter().map(|p| p.ty.name()).collect();
+    assert_eq!(
+        types,
+        ["number", "integer", "boolean", "array", "any", "integer", "object"]
+    );
+    match &t.params[3].ty {
+        ParamType::Array { items: Some(items) } => assert_eq!(items.ty, ParamType::Number),
+        other => panic!("{other:?}"),
+    }
+    match &t.params[6].ty {
+        ParamType::Object { properties } => {
+            assert_eq!(properties[0].name, "x");
+            assert!(properties[0].required);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(t.params[5].name, "año_vehiculo");
+}
+
+#[test]
+fn a_type_read_from_enum_values_admits_every_value() {
+    let tools = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+    "properties": {
+        "mixed": {"enum": [1, 2.5]},
+        "whole": {"enum": [1, 2]},
+        "flags": {"enum": [true]}
+    }}}]))
+    .unwrap();
+    let types: Vec<&str> = tools[0].params.iter().map(|p| p.ty.name()).collect();
+    assert_eq!(types, ["number", "integer", "boolean"]);
+    // Every declared choice binds.
+    let catalog = atfunc::Catalog::new(tools);
+    let call = atfunc::parse_events("@f(mixed=2.5)")
+        .into_iter()
+        .find_map(|e| match e {
+            atfunc::Event::Call(call) => Some(call),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        atfunc::bind(&call, &catalog).unwrap().args["mixed"],
+        json!(2.5)
+    );
+}
+
+#[test]
+fn accepts_a_wrapping_object_and_a_single_definition() {
+    assert_eq!(
+        load_interfaces(&json!({"tools": [standard()]}))
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(load_interfaces(&standard()).unwrap().len(), 1);
+    match load_interfaces(&json!(42)) {
+        Err(e @ LoadError::Shape(_)) => assert_eq!(
+            e.to_string(),
+            "expected a list of tool definitions, found a number"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn invalid_json_reports_line_and_column() {
+    let err = load_interfaces_str("[\n  {\"name\": }\n]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not valid JSON: expected value at line 2 column 12"
+    );
+}
+
+// ---- validation rules, each with its exact message ----
+
+#[test]
+fn domain_must_match_the_toolbox() {
+    let wrong = Interface::new("get_temp").in_domain("wrong");
+    assert_eq!(
+        validate_toolbox("weather", &[wrong]).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Interface domain 'wrong' does not match toolbox name 'weather'"
+    );
+    let rootless = Interface::new("get_temp");
+    assert_eq!(
+        validate_toolbox("weather", std::slice::from_ref(&rootless)).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Interface has no domain; it must be the toolbox name 'weather'"
+    );
+    assert!(validate_toolbox("", &[rootless]).is_ok());
+}
+
+#[test]
+fn required_fields_must_be_present() {
+    let mut def = standard();
+    let map = def.as_object_mut().unwrap();
+    for key in ["description", "returns", "type", "params"] {
+        map.remove(key);
+    }
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'type'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'description'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'returns'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Missing required field 'params'",
+        ]
+    );
+    let mut no_domain = standard();
+    no_domain.as_object_mut().unwrap().remove("domain");
+    assert_eq!(
+        problems(json!([no_domain])),
+        ["Validation failed for function 'get_temp': Missing required field 'domain'"]
+    );
+    assert_eq!(
+        problems(json!([{"type": "function"}])),
+        ["Validation failed for function '#1': Missing required field 'name'"]
+    );
+}
+
+#[test]
+fn type_must_be_function_or_api_wrapper() {
+    let mut def = standard();
+    def["type"] = json!("func");
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Field 'type' must be 'function' or 'api-wrapper', found 'func'"]
+    );
+}
+
+#[test]
+fn each_standard_param_needs_type_is_required_and_description() {
+    let mut def = standard();
+    def["params"] = json!({"location": {}, "unit": {"type": "strng", "isRequired": "yes", "description": "Unit"}});
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'type'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'isRequired'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'location' is missing 'description'",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'unit' has unknown type 'strng': use string, number, integer, boolean, object, array or any (aliases: dict, float, double, int, bool, tuple, list)",
+            "Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'unit' field 'isRequired' must be true or false, found a string",
+        ]
+    );
+}
+
+#[test]
+fn api_wrapper_param_sections_are_checked() {
+    let def = json!({
+        "domain": "api", "name": "get_user", "type": "api-wrapper",
+        "description": "Get a user", "returns": "object",
+        "path_params": ["user_id"],
+        "query_params": {"verbose": {"type": "boolean", "description": "More"}}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        [
+            "Validation failed for function 'get_user' in toolbox 'api': Field 'path_params' must be an object mapping parameter names to definitions, found a list",
+            "Validation failed for function 'get_user' in toolbox 'api': Parameter 'verbose' is missing 'isRequired'",
+        ]
+    );
+}
+
+#[test]
+fn names_differing_only_in_case_are_refused() {
+    let a = Interface::new("get_temp").in_domain("weather");
+    let b = Interface::new("Get_Temp").in_domain("weather");
+    assert_eq!(
+        validate_toolbox("weather", &[a.clone(), b]).unwrap_err().to_string(),
+        "Validation failed for function 'Get_Temp' in toolbox 'weather': Function name 'Get_Temp' differs only in case from 'get_temp'; names are matched ignoring case"
+    );
+    assert_eq!(
+        validate_toolbox("weather", &[a.clone(), a]).unwrap_err().to_string(),
+        "Validation failed for function 'get_temp' in toolbox 'weather': Function 'get_temp' is defined twice"
+    );
+    let mut def = standard();
+    def["params"] = json!({
+        "City": {"type": "string", "isRequired": true, "description": "x"},
+        "city": {"type": "string", "isRequired": true, "description": "y"}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'city' differs only in case from another ('City'); calls match parameter names ignoring case"]
+    );
+}
+
+#[test]
+fn names_the_binder_folds_together_are_refused() {
+    // Calls find functions and parameters after Unicode case folding, where `ß` is `ss`,
+    // `ﬃ` is `ffi` and a final `ς` is `σ`: names equal under that rule are ambiguous even
+    // when their lowercase forms differ.
+    for (first, second) in [("maß", "MASS"), ("oﬃce", "office"), ("λόγος", "ΛΌΓΟΣ")] {
+        let a = Interface::new(first).in_domain("w");
+        let b = Interface::new(second).in_domain("w");
+        let catalog = atfunc::Catalog::new(vec![a.clone(), b.clone()]);
+        // Both names resolve to the first function, so validation must refuse the pair.
+        assert_eq!(catalog.find(&format!("w.{second}")).unwrap().0, 0);
+        assert_eq!(
+            validate_toolbox("w", &[a, b]).unwrap_err().to_string(),
+            format!("Validation failed for function '{second}' in toolbox 'w': Function name '{second}' differs only in case from '{first}'; names are matched ignoring case")
+        );
+    }
+    let mut def = standard();
+    def["params"] = json!({
+        "straße": {"type": "string", "isRequired": true, "description": "x"},
+        "STRASSE": {"type": "string", "isRequired": true, "description": "y"}
+    });
+    assert_eq!(
+        problems(json!([def])),
+        ["Validation failed for function 'get_temp' in toolbox 'weather': Parameter 'STRASSE' differs only in case from another ('straße'); calls match parameter names ignoring case"]
+    );
+}
+
+#[test]
+fn names_must_be_identifiers() {
+    let bad = Interface::new("get-temp")
+        .in_domain("weather")
+        .param(Param::new("max temp", ParamType::Number));
+    assert_eq!(
+        validate_toolbox("weather", &[bad]).unwrap_err().to_string(),
+        "Validation failed for function 'get-temp' in toolbox 'weather': Function name 'get-temp' is not an identifier: use letters, digits and '_', not starting with a digit\n\
+         Validation failed for function 'get-temp' in toolbox 'weather': Parameter name 'max temp' is not an identifier: use letters, digits and '_', not starting with a digit"
+    );
+}
+
+#[test]
+fn names_that_are_not_identifiers_are_written_as_identifiers_and_kept() {
+    let tools = load_interfaces(&json!([
+        {"name": "get-weather", "parameters": {"type": "object", "properties": {
+            "max-results": {"type": "integer"}, "Content-Type": {"type": "string"},
+            "$filter": {"type": "string"}, "headers": {"type": "object", "properties": {
+                "X-Trace": {"type": "string"}}}}, "required": ["Content-Type"]}},
+        {"name": "my-api.9lives", "parameters": {"type": "object", "properties": {}}},
+        {"domain": "std-api", "name": "get user", "type": "function", "description": "x",
+         "returns": "object", "params": {"user-id": {"type": "string", "isRequired": true,
+         "description": "x"}}},
+    ]))
+    .unwrap();
+    validate_all(&tools).unwrap();
+    let names: Vec<(String, String)> = tools
+        .iter()
+        .map(|t| (t.qualified_name(), t.original_qualified_name()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("get_weather".into(), "get-weather".into()),
+            ("my_api._9lives".into(), "my-api.9lives".into()),
+            ("std_api.get_user".into(), "std-api.get user".into()),
+        ]
+    );
+    let params: Vec<(&str, &str, bool)> = tools[0]
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.original_name(), p.required))
+        .collect();
+    assert_eq!(
+        params,
+        [
+            ("max_results", "max-results", false),
+            ("Content_Type", "Content-Type", true),
+            ("_filter", "$filter", false),
+            ("headers", "headers", false),
+        ]
+    );
+    // Fields inside an object are JSON keys: they keep their spelling.
+    let ParamType::Object { properties } = &tools[0].params[3].ty else {
+        panic!("an object")
+    };
+    assert_eq!(properties[0].name, "X-Trace");
+    assert_eq!(tools[2].params[0].original_name(), "user-id");
+}
+
+#[test]
+fn names_written_alike_are_refused_naming_both() {
+    assert_eq!(
+        problems(json!([{"name": "search", "parameters": {"type": "object", "properties": {
+            "max-results": {"type": "integer"}, "max_results": {"type": "integer"}}}}])),
+        ["Validation failed for function 'search': Parameters 'max-results' and 'max_results' would both be written 'max_results' in a call; rename one"]
+    );
+    let tools = load_interfaces(&json!([
+        {"name": "get-weather", "parameters": {"type": "object"}},
+        {"name": "get_weather", "parameters": {"type": "object"}},
+    ]))
+    .unwrap();
+    assert_eq!(
+        validate_all(&tools).unwrap_err().to_string(),
+        "Validation failed for function 'get_weather': Functions 'get-weather' and 'get_weather' would both be called as 'get_weather'; rename one"
+    );
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let mut bad = standard();
+    bad["type"] = json!("x");
+    bad.as_object_mut().unwrap().remove("returns");
+    let list = problems(
+        json!([bad, {"name": "ok", "parameters": {"type": "object", "properties": {"n": 3}}}]),
+    );
+    assert_eq!(list.len(), 3, "{list:#?}");
+    assert_eq!(list[2], "Validation failed for function 'ok': 'parameters.n' must be a JSON Schema object, found a number");
+}
+
+#[test]
+fn required_keys_without_properties_become_required_untyped_fields() {
+    let tools = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"p": {"type": "dict", "required": ["adults"]}}, "required": ["p", "q"]}}]))
+    .unwrap();
+    let names: Vec<_> = tools[0]
+        .params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.name(), p.required))
+        .collect();
+    assert_eq!(names, [("p", "object", true), ("q", "any", true)]);
+    match &tools[0].params[0].ty {
+        ParamType::Object { properties } => {
+            assert_eq!(
+                (properties[0].name.as_str(), properties[0].required),
+                ("adults", true)
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn validate_all_checks_each_domain() {
+    let tools = vec![
+        Interface::new("f").in_domain("a"),
+        Interface::new("F").in_domain("a"),
+        Interface::new("f").in_domain("b"),
+        Interface::new("f"),
+    ];
+    let errors = validate_all(&tools).unwrap_err();
+    assert_eq!(errors.0.len(), 1);
+    assert_eq!(errors.0[0].toolbox, "a");
+}
+
+// ---- the BFCL definitions ----
+
+const BFCL_FILES: [&str; 4] = [
+    "BFCL_v4_simple_python.json",
+    "BFCL_v4_multiple.json",
+    "BFCL_v4_parallel.json",
+    "BFCL_v4_parallel_multiple.json",
+];
+
+#[test]
+fn every_bfcl_function_loads_validates_and_renders() {
+    let mut count = 0;
+    for file in BFCL_FILES {
+        let path = format!("{}/tests/data/bfcl/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            let tools = load_interfaces(&entry["function"])
+                .unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
+            validate_all(&tools).unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
+            for tool in &tools {
+                let text = atfunc::render_interface(tool);
+                assert!(text.starts_with(&format!("@{}(", tool.qualified_name())));
+                for param in &tool.params {
+                    assert!(text.contains(&param.name), "{text}");
+                }
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 1677);
+}
+
+#[test]
+fn toolboxes_differing_only_in_case_are_refused() {
+    let tools = vec![
+        Interface::new("get_temp").in_domain("weather"),
+        Interface::new("forecast").in_domain("Weather"),
+    ];
+    assert_eq!(
+        validate_all(&tools).unwrap_err().to_string(),
+        "Validation failed for function 'forecast' in toolbox 'Weather': Toolbox name 'Weather' differs only in case from 'weather'; names are matched ignoring case"
+    );
+}
+
+#[test]
+fn schemas_generated_from_types_are_written_out_in_place() {
+    // What pydantic writes for a tool whose argument holds a nested model and an optional
+    // field, in OpenAI's strict mode: `$defs` with `$ref`s, every field required, and the
+    // optional one nullable.
+    let tools = load_interfaces(&json!([{"type": "function", "function": {
+        "name": "shop.order",
+        "parameters": {
+            "type": "object",
+            "$defs": {
+                "Item": {"type": "object", "description": "One line of the order",
+                         "properties": {"sku": {"type": "string"},
+                                        "qty": {"type": "integer", "minimum": 1}},
+                         "required": ["sku", "qty"]},
+                "Size": {"enum": ["s", "m", "l"], "type": "string"}
+            },
+            "properties": {
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+                "size": {"$ref": "#/$defs/Size", "description": "Shirt size"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+                "gift": {"anyOf": [{"$ref": "#/definitions/Gift"}, {"type": "null"}]},
+                "loop": {"$ref": "#/$defs/Loop"}
+            },
+            "definitions": {"Gift": {"type": "object", "properties": {"to": {"type": "string"}}}},
+            "required": ["items", "size", "note", "gift", "loop"],
+            "additionalProperties": false
+        },
+        "strict": true
+    }}]))
+    .unwrap();
+    let params = &tools[0].params;
+    let summary: Vec<_> = params
+        .iter()
+        .map(|p| (p.name.as_str(), p.ty.name(), p.required))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("items", "array", true),
+            ("size", "string", true),
+            ("note", "string", false),
+            ("gift", "object", false),
+            ("loop", "any", true),
+        ]
+    );
+    match &params[0].ty {
+        ParamType::Array { items: Some(item) } => match &item.ty {
+            ParamType::Object { properties } => {
+                assert_eq!(item.description, "One line of the order");
+                assert_eq!(properties[1].name, "qty");
+                assert_eq!(properties[1].min, Some(1.0));
+                assert!(properties[1].required);
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(params[1].description, "Shirt size");
+    assert_eq!(
+        params[1].choices,
+        Some(vec![json!("s"), json!("m"), json!("l")])
+    );
+    match &params[3].ty {
+        ParamType::Object { properties } => assert_eq!(properties[0].name, "to"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_schema_that_refers_to_itself_reads_as_an_open_value_where_it_recurs() {
+    let tools = load_interfaces(&json!([{"name": "tree.walk", "parameters": {
+        "type": "object",
+        "$defs": {"Node": {"type": "object", "description": "A node", "properties": {
+            "name": {"type": "string"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"]}}]))
+    .unwrap();
+    // Written out once; where it refers back to itself it is an object with any fields.
+    let ParamType::Object { properties } = &tools[0].params[0].ty else {
+        panic!("{:?}", tools[0].params[0]);
+    };
+    let ParamType::Array { items: Some(child) } = &properties[1].ty else {
+        panic!("{:?}", properties[1]);
+    };
+    assert_eq!(child.ty, ParamType::Object { properties: vec![] });
+    assert_eq!(child.description, "A node");
+}
+
+fn count(param: &Param) -> usize {
+    1 + match &param.ty {
+        ParamType::Object { properties } => properties.iter().map(count).sum(),
+        ParamType::Array { items: Some(item) } => count(item),
+        _ => 0,
+    }
+}
+
+/// The parameters of `tools`, JSON Schema functions whose `$defs` are `defs`, whose one
+/// property `root` refers to the definition `root`.
+fn with_defs(
+    name: &str,
+    defs: serde_json::Map<String, serde_json::Value>,
+    root: &str,
+) -> serde_json::Value {
+    json!([{"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "$defs": defs,
+        "properties": {"root": {"$ref": format!("#/$defs/{root}")}}}}}])
+}
+
+#[test]
+fn an_object_whose_fields_all_refer_to_itself_stays_small() {
+    // The shape that took the gateway to 2.9 GB: ten properties that each refer to the
+    // object holding them. It is recursion, so each reference back reads as an open object.
+    let props: serde_json::Map<String, serde_json::Value> = (0..10)
+        .map(|i| (format!("p{i}"), json!({"$ref": "#/$defs/D"})))
+        .collect();
+    let mut defs = serde_json::Map::new();
+    defs.insert("D".into(), json!({"type": "object", "properties": props}));
+    let tools = load_interfaces(&with_defs("bomb", defs, "D")).unwrap();
+    assert_eq!(count(&tools[0].params[0]), 11);
+}
+
+#[test]
+fn references_that_fan_out_are_refused_naming_the_limit() {
+    // Ten levels, each definition pointing ten times at the next: written out in full it
+    // would be 10^10 schemas. Loading stops at the budget and says which function.
+    let mut defs = serde_json::Map::new();
+    for level in 0..10 {
+        let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+        let props: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("p{i}"), next.clone())).collect();
+        defs.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": props}),
+        );
+    }
+    defs.insert("L10".into(), json!({"type": "string"}));
+    let tools = with_defs("box.bomb", defs, "L0");
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit {
+            function,
+            limit,
+            value,
+        }) => {
+            assert_eq!(function, "box.bomb");
+            assert_eq!(limit, LoadLimit::RefNodes);
+            assert_eq!(value, LoadLimits::default().max_ref_nodes);
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = load_interfaces(&tools).unwrap_err().to_string();
+    assert!(message.contains("function 'box.bomb'"), "{message}");
+    assert!(message.contains("10000 schema nodes"), "{message}");
+    assert!(message.contains("max_ref_nodes"), "{message}");
+    // The limit is a setting: three levels (1 + 10 + 100 + 1000 nodes) fit in a larger one.
+    let mut small = serde_json::Map::new();
+    for level in 0..3 {
+        let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+        let props: serde_json::Map<String, serde_json::Value> =
+            (0..10).map(|i| (format!("p{i}"), next.clone())).collect();
+        small.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": props}),
+        );
+    }
+    small.insert("L3".into(), json!({"type": "string"}));
+    let small = with_defs("box.small", small, "L0");
+    let tight = LoadLimits {
+        max_ref_nodes: 1000,
+        ..LoadLimits::default()
+    };
+    assert!(matches!(
+        load_interfaces_with(&small, &tight),
+        Err(LoadError::Limit {
+            limit: LoadLimit::RefNodes,
+            value: 1000,
+            ..
+        })
+    ));
+    let tools = load_interfaces_with(&small, &LoadLimits::default()).unwrap();
+    assert_eq!(count(&tools[0].params[0]), 1111);
+}
+
+#[test]
+fn references_that_copy_a_large_definition_are_counted_by_size() {
+    // 1,000 references (three levels of ten) to one 27 KB definition: few expansions,
+    // 27 MB written out. The bytes they write out are what counts.
+    let big = json!({"type": "string", "enum": (0..3000).map(|i| format!("c{i:05}")).collect::<Vec<_>>()});
+    let mut defs = serde_json::Map::new();
+    for (name, next) in [("A", "B"), ("B", "C"), ("C", "Big")] {
+        let props: serde_json::Map<String, serde_json::Value> = (0..10)
+            .map(|i| (format!("p{i}"), json!({"$ref": format!("#/$defs/{next}")})))
+            .collect();
+        defs.insert(name.into(), json!({"type": "object", "properties": props}));
+    }
+    defs.insert("Big".into(), big);
+    let tools = with_defs("copies", defs, "A");
+    assert!(tools.to_string().len() < 40_000);
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit {
+            function, limit, ..
+        }) => assert_eq!((function.as_str(), limit), ("copies", LoadLimit::RefBytes)),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_chain_of_references_deeper_than_the_limit_is_refused() {
+    // 100 definitions, each an object whose one field is the next: not recursion, just deep.
+    let mut defs = serde_json::Map::new();
+    for level in 0..100 {
+        defs.insert(
+            format!("L{level}"),
+            json!({"type": "object", "properties": {"next": {"$ref": format!("#/$defs/L{}", level + 1)}}}),
+        );
+    }
+    defs.insert("L100".into(), json!({"type": "string"}));
+    let tools = with_defs("deep", defs, "L0");
+    match load_interfaces(&tools) {
+        Err(LoadError::Limit { limit, value, .. }) => {
+            assert_eq!((limit, value), (LoadLimit::Depth, 64));
+        }
+        other => panic!("{other:?}"),
+    }
+    let deeper = LoadLimits {
+        max_depth: 300,
+        ..LoadLimits::default()
+    };
+    let loaded = load_interfaces_with(&tools, &deeper).unwrap();
+    assert_eq!(count(&loaded[0].params[0]), 101);
+}
