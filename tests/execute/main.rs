@@ -6,7 +6,8 @@
 //! - `execute_wrappers.rs`, `confirm.rs`, `events.rs`: wrappers around boxes, calls held
 //!   for confirmation, call events;
 //! - `filebox.rs`, `command.rs`, `http.rs`, `mcp.rs`, `typed.rs`: one tool box each, the
-//!   last four against a real program, server or type;
+//!   last four against a real program, server or type; `command_isolation.rs`: what a
+//!   command box's program cannot reach of atfunc's environment;
 //! - `config.rs`: the config file and the registry built from it;
 //! - `format_results.rs`: result blocks, call text, truncation, JSON that fits a limit;
 //! - `library.rs`: the crate as a Rust user meets it (docs.rs, features, the README's
@@ -27,6 +28,7 @@ mod missing;
 static ENVIRONMENT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 mod command;
+mod command_isolation;
 mod config;
 mod confirm;
 mod events;

@@ -1,6 +1,7 @@
 //! The gateway, `atfunc serve`: against the official `openai` Python client and a scripted
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
-//! (`gateway_hold.rs`).
+//! (`gateway_hold.rs`); and one limit and one behaviour for an endpoint's answer in the
+//! gateway and the evaluator (`endpoint_answers.rs`).
 
 #[cfg(feature = "cli")]
 #[path = "../support/missing.rs"]
@@ -8,3 +9,4 @@ mod missing;
 
 mod gateway;
 mod gateway_hold;
+mod endpoint_answers;

@@ -3,8 +3,7 @@
 //! process of atfunc's user.
 #![cfg(all(feature = "cli", target_os = "linux"))]
 
-#[path = "support/missing.rs"]
-mod missing;
+use crate::missing;
 
 use atfunc::execute::{CallContext, CommandBox, ToolBox};
 use atfunc::{Interface, Map};
