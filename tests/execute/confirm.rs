@@ -478,7 +478,7 @@ async fn a_confirmed_call_that_fails_gives_its_error_block() {
 }
 
 /// `examples/confirm.rs`, which the README points to, runs here.
-#[path = "../examples/confirm.rs"]
+#[path = "../../examples/confirm.rs"]
 #[allow(dead_code)] // its `main`, which the example binary runs
 mod confirm_example;
 

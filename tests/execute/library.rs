@@ -287,7 +287,7 @@ mod streaming {
 /// `examples/sse.rs`: an owned outcome stream served over SSE, read here by a plain
 /// HTTP/1.0 client (no chunked encoding, the body ends when the stream does).
 #[cfg(feature = "execute")]
-#[path = "../examples/sse.rs"]
+#[path = "../../examples/sse.rs"]
 #[allow(dead_code)] // its `main`, which the example binary runs
 mod sse_example;
 
