@@ -7,6 +7,6 @@
 #[path = "../support/missing.rs"]
 mod missing;
 
+mod endpoint_answers;
 mod gateway;
 mod gateway_hold;
-mod endpoint_answers;
