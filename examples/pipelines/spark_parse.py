@@ -99,6 +99,12 @@ def session(master: Optional[str]) -> SparkSession:
         builder = builder.config("spark.driver.host", "127.0.0.1").config(
             "spark.driver.bindAddress", "127.0.0.1"
         )
+        # Local workers start `python3` from PATH unless PYSPARK_PYTHON names another
+        # (PySpark reads the variable, not the `spark.pyspark.python` setting, when the
+        # driver is a plain script). When this script runs in a virtual environment that
+        # is not first on PATH, that `python3` lacks atfunc: the workers get this
+        # interpreter instead. A user's own choice is kept.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return builder.getOrCreate()
 
 

@@ -54,10 +54,10 @@ def cli_lines(*args: str) -> list[str]:
     return out.stdout.decode("utf-8").splitlines()
 
 
-def run_pipeline(script: str, *args: str) -> None:
+def run_pipeline(script: str, *args: str, env: dict[str, str] | None = None) -> None:
     try:
         done = subprocess.run([sys.executable, str(PIPELINES / script), *args],
-                              capture_output=True, timeout=TIMEOUT, cwd=ROOT)
+                              capture_output=True, timeout=TIMEOUT, cwd=ROOT, env=env)
     except subprocess.TimeoutExpired as timeout:
         pytest.fail(f"{script} ran past {TIMEOUT} s:\n{(timeout.stderr or b'')[-4000:].decode()}")
     if done.returncode != 0:
@@ -105,4 +105,30 @@ def test_spark_pipeline_prints_what_the_cli_prints(records, tmp_path):
     # Splits of about 5,000 lines: several parse_jsonl calls a split.
     run_pipeline("spark_parse.py", str(path), str(out), "--tools", str(tools),
                  "--master", "local[2]", "--split-mb", "2.5")
+    assert_same_records(output_lines(out, "part-*"), cli_lines("--tools", str(tools), str(path)))
+
+
+def test_spark_local_workers_use_the_drivers_interpreter(records, tmp_path):
+    """Run as `venv/bin/python spark_parse.py` with another `python3` first on PATH, the
+    local workers must use the script's interpreter, not that `python3`."""
+    path, tools = records
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    started = tmp_path / "shim-started"
+    # A `python3` that is not the one running the script: it notes that it ran and fails,
+    # as an interpreter without atfunc would.
+    shim = shims / "python3"
+    shim.write_text(f"#!/bin/sh\necho \"$@\" >> '{started}'\nexit 1\n", encoding="utf-8")
+    shim.chmod(0o755)
+    import pyspark
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON",
+                                                            "PYSPARK_DRIVER_PYTHON")}
+    env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
+    # Spark's launcher scripts ask `python3` where Spark lives unless SPARK_HOME says it.
+    env["SPARK_HOME"] = str(Path(pyspark.__file__).parent)
+    out = tmp_path / "out"
+    run_pipeline("spark_parse.py", str(path), str(out), "--tools", str(tools),
+                 "--master", "local[2]", env=env)
+    assert not started.exists(), f"the workers started {shim}: {started.read_text()}"
     assert_same_records(output_lines(out, "part-*"), cli_lines("--tools", str(tools), str(path)))
