@@ -111,6 +111,7 @@ mod format;
 pub use error::BindError;
 
 use crate::interface::{Interface, Param, ParamType};
+use crate::messages::{self, fold, similarity};
 use crate::parse::{Call, Span, Value};
 use coerce::{coerce_param_with, find_param, shorten_str, shown_value, Ctx, Path};
 use serde_json::{Map, Value as Json};
@@ -122,9 +123,6 @@ use unicase::UniCase;
 
 /// How many known names an unknown-function error lists when none is close.
 const LISTED_FUNCTIONS: usize = 5;
-
-/// Least [`strsim::normalized_damerau_levenshtein`] similarity for a name to be suggested.
-const CLOSE_ENOUGH: f64 = 0.7;
 
 /// The interfaces calls bind against, with the name-matching rule of the translator in use.
 ///
@@ -283,6 +281,29 @@ impl Catalog {
         self.root.as_deref()
     }
 
+    /// Which calls may have a body: those of the functions that take one
+    /// ([`Interface::has_body`]), under every name a call reaches them by (the qualified
+    /// name, and the bare name in the root domain), as [`ParserConfig::bodies`] wants them.
+    ///
+    /// ```
+    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
+    ///
+    /// let mut create_user = Interface::new("create_user").in_domain("api");
+    /// create_user.kind = Kind::ApiWrapper;
+    /// create_user.request_body = vec![Param::new("email", ParamType::String).required()];
+    /// let get_weather = Interface::new("get_weather");
+    /// let catalog = Catalog::new(vec![create_user, get_weather]).with_root("api");
+    ///
+    /// let bodies = catalog.bodies();
+    /// assert!(bodies.allows("api.create_user") && bodies.allows("CREATE_USER"));
+    /// assert!(!bodies.allows("get_weather"));
+    /// ```
+    ///
+    /// [`ParserConfig::bodies`]: crate::ParserConfig::bodies
+    pub fn bodies(&self) -> crate::parse::Bodies {
+        crate::parse::Bodies::of(&self.interfaces, self.root())
+    }
+
     /// Whether names must match exactly.
     pub fn case_sensitive(&self) -> bool {
         self.case_sensitive
@@ -384,33 +405,12 @@ impl Catalog {
             } else {
                 similarity(&wanted, &qualified).max(similarity(wanted_fn, &short))
             };
-            if score >= CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
+            if score >= messages::CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
                 best = Some((score, interface));
             }
         }
         best.map(|(_, interface)| interface.qualified_name())
     }
-}
-
-/// How alike two names are, from 0 to 1 (normalised Damerau-Levenshtein).
-///
-/// The distance is at least the difference in length, so the score is at most
-/// `shorter / longer`; below [`CLOSE_ENOUGH`] it is not computed. That keeps a hostile name
-/// of megabytes from costing its length times every known name in time and memory.
-fn similarity(a: &str, b: &str) -> f64 {
-    let (la, lb) = (a.chars().count(), b.chars().count());
-    let (short, long) = (la.min(lb), la.max(lb));
-    if long == 0 {
-        return 1.0;
-    }
-    if (short as f64) < CLOSE_ENOUGH * long as f64 {
-        return 0.0;
-    }
-    strsim::normalized_damerau_levenshtein(a, b)
-}
-
-fn fold(name: &str) -> String {
-    UniCase::new(name).to_folded_case()
 }
 
 /// The request body of a bound api-wrapper call.
@@ -651,19 +651,7 @@ fn object_with_more_arguments(
 }
 
 fn closest_param(params: &[Param], name: &str) -> Option<String> {
-    let wanted = fold(name);
-    params
-        .iter()
-        .map(|p| {
-            let score = similarity(&wanted, &fold(&p.name));
-            (score, p)
-        })
-        .filter(|(score, _)| *score >= CLOSE_ENOUGH)
-        .fold(None, |best: Option<(f64, &Param)>, (score, p)| match best {
-            Some((top, _)) if top >= score => best,
-            _ => Some((score, p)),
-        })
-        .map(|(_, p)| p.name.clone())
+    messages::closest(name, params.iter().map(|p| p.name.as_str())).map(|(_, name)| name.to_owned())
 }
 
 fn bind_body(

@@ -360,15 +360,6 @@ fn did_you_mean(closest: &Option<String>) -> String {
 }
 
 /// `5s`, `1.5s`, `250ms`: short enough for an error line.
-/// `toolbox.function`, or `function` alone for a box without a name.
-pub(crate) fn qualified(toolbox: &str, function: &str) -> String {
-    if toolbox.is_empty() {
-        function.to_owned()
-    } else {
-        format!("{toolbox}.{function}")
-    }
-}
-
 pub(crate) fn human_duration(limit: Duration) -> String {
     let millis = limit.as_millis();
     if millis < 1000 {

@@ -8,8 +8,9 @@
 //! The standard format is checked strictly, as the reference library does at registration;
 //! the two imported shapes get sensible defaults (a missing description is fine there).
 
-use super::validate::ValidationError;
+use super::validate::{validate_all, ValidationError, ValidationErrors};
 use super::{names, Interface, Kind, Location, Param, ParamType};
+use crate::messages::{json_kind, qualified};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
@@ -110,10 +111,7 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
         };
         let loaded = load_entry(index, entry, &mut sink);
         if let Some(limit) = sink.exceeded {
-            let function = match sink.toolbox.as_str() {
-                "" => sink.function,
-                toolbox => format!("{toolbox}.{}", sink.function),
-            };
+            let function = qualified(&sink.toolbox, &sink.function);
             let value = match limit {
                 LoadLimit::RefNodes => limits.max_ref_nodes,
                 LoadLimit::RefBytes => limits.max_ref_bytes,
@@ -134,6 +132,39 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
     } else {
         Err(LoadError::Invalid(problems))
     }
+}
+
+/// Loads interfaces and validates them as one set ([`validate_all`]): what every reader of
+/// a tools file wants before it renders a prompt or binds a call. Every problem, of loading
+/// or of validation, is in [`LoadError::Invalid`]; the other errors stop at the first.
+///
+/// ```
+/// use atfunc::interface::{load_valid_interfaces, LoadError, LoadLimits};
+/// let tools = serde_json::json!([
+///     {"name": "get-temp", "parameters": {"type": "object"}},
+///     {"name": "get_temp", "parameters": {"type": "object"}},
+/// ]);
+/// let Err(LoadError::Invalid(problems)) = load_valid_interfaces(&tools, &LoadLimits::default())
+/// else { panic!("two tools a call writes alike") };
+/// assert_eq!(problems.len(), 1);
+/// ```
+pub fn load_valid_interfaces(
+    json: &Json,
+    limits: &LoadLimits,
+) -> Result<Vec<Interface>, LoadError> {
+    let interfaces = load_interfaces_with(json, limits)?;
+    match validate_all(&interfaces) {
+        Ok(()) => Ok(interfaces),
+        Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
+    }
+}
+
+/// [`load_valid_interfaces`] from JSON text.
+pub fn load_valid_interfaces_str(
+    text: &str,
+    limits: &LoadLimits,
+) -> Result<Vec<Interface>, LoadError> {
+    load_valid_interfaces(&serde_json::from_str(text)?, limits)
 }
 
 /// Collects problems for the definition being read, labelled with its function and toolbox.
@@ -1000,17 +1031,5 @@ fn returns_text(value: &Json) -> Option<String> {
             _ => Some(value.to_string()),
         },
         other => Some(other.to_string()),
-    }
-}
-
-/// How a JSON value is named in messages.
-pub(crate) fn json_kind(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
     }
 }

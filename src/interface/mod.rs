@@ -9,11 +9,11 @@ mod load;
 mod names;
 mod validate;
 
+pub use crate::messages::json_message;
 pub use format::Format;
-pub(crate) use load::json_kind;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    LoadError, LoadLimit, LoadLimits, Problem,
+    load_valid_interfaces, load_valid_interfaces_str, LoadError, LoadLimit, LoadLimits, Problem,
 };
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;

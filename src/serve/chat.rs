@@ -10,9 +10,10 @@ use super::reply::{
 };
 use super::request::{Request, RequestError};
 use super::rounds::Rounds;
-use super::tools::{read_tools, Choice, ToolSet};
+use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, is_event_stream, Response as UpstreamResponse};
 use super::{constrain, execute, ApiError, Gateway};
+use crate::grammar::Choice;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};

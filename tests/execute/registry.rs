@@ -383,6 +383,28 @@ async fn unknown_function_suggests_the_closest_and_still_gets_a_block() {
     assert_eq!(report.calls[0].args, None);
 }
 
+/// A box's own unknown-function error suggests by the measure binding uses: a near name
+/// is named, a mere prefix of one is not (one measure for every "did you mean").
+#[tokio::test]
+async fn a_box_suggests_names_as_binding_does() {
+    let weather = weather();
+    let closest = |function: &'static str| {
+        let weather = &weather;
+        async move {
+            match weather
+                .call(function, Map::new(), &CallContext::new())
+                .await
+            {
+                Err(ToolError::UnknownFunction { closest, .. }) => closest,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(closest("get_tmp").await.as_deref(), Some("get_temp"));
+    assert_eq!(closest("GET_TEMPS").await.as_deref(), Some("get_temp"));
+    assert_eq!(closest("get").await, None);
+}
+
 #[tokio::test]
 async fn bind_errors_and_unreadable_calls_get_blocks() {
     let registry = registry();

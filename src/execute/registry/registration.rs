@@ -500,7 +500,7 @@ impl Registry {
         let mut config = self.read().parser.clone();
         if config.bodies == Bodies::Any {
             let catalog = snapshot.view.catalog();
-            config.bodies = Bodies::of(catalog.interfaces(), catalog.root());
+            config.bodies = catalog.bodies();
         }
         config
     }
