@@ -357,6 +357,13 @@ impl Registry {
         self.snapshot(ctx).view.catalog().interfaces().to_vec()
     }
 
+    /// The catalog calls bind against in `ctx`: every interface offered, control
+    /// functions included, with the registry's root and case setting.
+    #[cfg(feature = "serve")]
+    pub(crate) fn catalog(&self, ctx: &CallContext) -> Catalog {
+        self.snapshot(ctx).view.catalog().clone()
+    }
+
     /// The whole prompt text for the functions offered in `ctx`: the preamble that
     /// teaches the call syntax, then every function (root functions without a prefix).
     /// The control functions are listed only when `options` says so.
