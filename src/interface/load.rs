@@ -8,7 +8,7 @@
 //! The standard format is checked strictly, as the reference library does at registration;
 //! the two imported shapes get sensible defaults (a missing description is fine there).
 
-use super::validate::{validate_all, ValidationError, ValidationErrors};
+use super::validate::{choice_problems, validate_all, ValidationError, ValidationErrors};
 use super::{names, Interface, Kind, Location, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use serde_json::{Map, Value as Json};
@@ -124,6 +124,11 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
             });
         }
         if let Some(interface) = loaded {
+            // What no call could satisfy is refused here, not when a grammar or a call
+            // first meets it.
+            for param in interface.params.iter().chain(&interface.request_body) {
+                choice_problems(param, &param.name, &mut |message| sink.report(message));
+            }
             interfaces.push(interface);
         }
     }

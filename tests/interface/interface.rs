@@ -717,3 +717,61 @@ fn a_chain_of_references_deeper_than_the_limit_is_refused() {
     let loaded = load_interfaces_with(&tools, &deeper).unwrap();
     assert_eq!(count(&loaded[0].params[0]), 101);
 }
+
+/// A parameter no call could satisfy is refused when it is registered: bounds the wrong
+/// way round, choices not of its type (nested ones too, named by their path).
+#[test]
+fn unsatisfiable_parameters_are_refused_at_validation() {
+    let tool = Interface::new("pick")
+        .in_domain("t")
+        .param(
+            Param::new("n", ParamType::Integer)
+                .min(10.0)
+                .max(1.0)
+                .choices(["a"]),
+        )
+        .param(Param::new(
+            "filter",
+            ParamType::Object {
+                properties: vec![Param::new("level", ParamType::Boolean).choices([1, 2])],
+            },
+        ));
+    let errors: Vec<String> = validate_toolbox("t", &[tool])
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'n': its minimum 10 is greater than its maximum 1; no value is allowed",
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'n' is integer but none of its choices (\"a\") is an integer",
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'filter.level' is boolean but none of its choices (1, 2) is a boolean",
+        ]
+    );
+    // Whole numbers written with a fraction, `null` (a nullable enum), and choices of
+    // which some fit, are fine.
+    let fine = Interface::new("pick").in_domain("t").param(
+        Param::new("n", ParamType::Integer)
+            .min(1.0)
+            .max(1.0)
+            .choices([json!(1.0), json!(null), json!("many")]),
+    );
+    assert!(validate_toolbox("t", &[fine]).is_ok());
+}
+
+/// The loader refuses the same, naming the function, instead of leaving it to the grammar.
+#[test]
+fn an_integer_with_string_choices_is_refused_at_load() {
+    let problems = problems(json!([{"name": "pick", "parameters": {"type": "object",
+        "properties": {"n": {"type": "integer", "enum": ["1", "2"]},
+                       "r": {"type": "number", "minimum": 5, "maximum": 0}}}}]));
+    assert_eq!(
+        problems,
+        [
+            "Validation failed for function 'pick': 'parameters.r' has a minimum 5 above its maximum 0",
+            "Validation failed for function 'pick': Parameter 'n' is integer but none of its choices (\"1\", \"2\") is an integer",
+        ]
+    );
+}
