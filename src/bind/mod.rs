@@ -154,9 +154,21 @@ impl fmt::Debug for Parsers {
     }
 }
 
+/// How the names in a call (functions and parameters) are matched against a catalog's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameMatch {
+    /// Names may differ in case (`Clock.Now` finds `clock.now`), as the atfunc translator
+    /// matches them. The default.
+    #[default]
+    IgnoreCase,
+    /// Names must be written exactly, as in the reference library.
+    ExactCase,
+}
+
 impl Catalog {
     /// A catalog of `interfaces`. Names match ignoring case, as the atfunc translator
-    /// matches them; [`with_case_sensitive`](Catalog::with_case_sensitive) makes them exact.
+    /// matches them; [`matching`](Catalog::matching) with [`NameMatch::ExactCase`] makes
+    /// them exact.
     pub fn new(interfaces: Vec<Interface>) -> Catalog {
         let mut catalog = Catalog {
             interfaces: Vec::with_capacity(interfaces.len()),
@@ -171,19 +183,31 @@ impl Catalog {
         catalog
     }
 
-    /// Whether function and parameter names must match exactly (`true`) or may differ in
-    /// case (`false`, the default).
+    /// How function and parameter names are matched: ignoring case (the default) or
+    /// exactly.
     ///
     /// ```
+    /// use atfunc::bind::NameMatch;
     /// use atfunc::{Catalog, Interface};
     /// let tools = vec![Interface::new("now").in_domain("clock")];
     /// assert!(Catalog::new(tools.clone()).find("Clock.Now").is_ok());
-    /// let exact = Catalog::new(tools).with_case_sensitive(true);
+    /// let exact = Catalog::new(tools).matching(NameMatch::ExactCase);
     /// assert!(exact.case_sensitive());
     /// assert!(exact.find("Clock.Now").is_err());
     /// assert!(exact.find("clock.now").is_ok());
     /// ```
-    pub fn with_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
+    pub fn matching(self, names: NameMatch) -> Catalog {
+        self.set_case_sensitive(names == NameMatch::ExactCase)
+    }
+
+    /// Whether function and parameter names must match exactly (`true`) or may differ in
+    /// case (`false`, the default).
+    #[deprecated(note = "use `Catalog::matching(NameMatch::ExactCase)` or `NameMatch::IgnoreCase`")]
+    pub fn with_case_sensitive(self, case_sensitive: bool) -> Catalog {
+        self.set_case_sensitive(case_sensitive)
+    }
+
+    fn set_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
         if self.case_sensitive != case_sensitive {
             self.case_sensitive = case_sensitive;
             // The index keys are folded or not by this rule: build them again. Interfaces

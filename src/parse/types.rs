@@ -154,9 +154,11 @@ pub struct Call {
     pub span: Span,
 }
 
-/// What the parser reports, in input order.
+/// What the parser reports, in input order. More kinds of event may come (a `match`
+/// needs a `_` arm).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// Text that is not part of any call.
     Text {

@@ -8,7 +8,7 @@ use super::outcome::BlockFormat;
 use super::stats::Stats;
 use super::turn::{Ledger, Snapshot, Target};
 use super::view::{Settings, View};
-use crate::bind::{ArgParser, BindError, Catalog};
+use crate::bind::{ArgParser, BindError, Catalog, NameMatch};
 use crate::execute::confirm::Confirmer;
 use crate::execute::events::CallEvent;
 use crate::execute::toolbox::{CallContext, ToolBox, ToolError};
@@ -622,7 +622,12 @@ impl Registry {
             toolbox_names.push(CONTROL_DOMAIN.to_owned());
         }
         let case_sensitive = state.translator.case_sensitive();
-        let mut catalog = Catalog::new(interfaces).with_case_sensitive(case_sensitive);
+        let names = if case_sensitive {
+            NameMatch::ExactCase
+        } else {
+            NameMatch::IgnoreCase
+        };
+        let mut catalog = Catalog::new(interfaces).matching(names);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
         }
