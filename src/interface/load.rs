@@ -610,8 +610,19 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
         )),
     }
     // Schemas in the wild list required keys of an open object without describing them
-    // (BFCL does); such a key is still required, of any type.
+    // (BFCL does); such a key is still required, of any type. A closed object (its
+    // `properties` given and `additionalProperties: false`) can hold no such key, so no
+    // call could satisfy it: that is a mistake in the schema.
+    let closed = matches!(schema.get("properties"), Some(Json::Object(_)))
+        && schema.get("additionalProperties") == Some(&Json::Bool(false));
     for name in required {
+        if closed && !params.iter().any(|p| p.name == name) {
+            sink.report(format!(
+                "'{at}.required' names '{name}', which is not one of its properties and \
+                 'additionalProperties' is false: describe it under 'properties' or drop it"
+            ));
+            continue;
+        }
         if !params.iter().any(|p| p.name == name) {
             let mut param = Param::new(name, ParamType::Any);
             param.required = true;

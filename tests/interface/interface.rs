@@ -775,3 +775,25 @@ fn an_integer_with_string_choices_is_refused_at_load() {
         ]
     );
 }
+
+/// A required key that names no property: kept as a required `any` where the object is
+/// open (BFCL's files list required keys without describing them), refused where the
+/// schema closes the object (`additionalProperties: false`), since no call could give it.
+#[test]
+fn a_required_key_without_a_property_is_refused_only_in_a_closed_object() {
+    let open = json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"x": {"type": "string"}}, "required": ["x", "y"]}}]);
+    let tools = load_interfaces(&open).unwrap();
+    let y = &tools[0].params[1];
+    assert_eq!(
+        (y.name.as_str(), y.required, &y.ty),
+        ("y", true, &ParamType::Any)
+    );
+    let closed = json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"x": {"type": "string"}}, "required": ["x", "y"],
+        "additionalProperties": false}}]);
+    assert_eq!(
+        problems(closed),
+        ["Validation failed for function 'f': 'parameters.required' names 'y', which is not one of its properties and 'additionalProperties' is false: describe it under 'properties' or drop it"]
+    );
+}
