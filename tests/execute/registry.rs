@@ -1038,3 +1038,34 @@ async fn elements_reach_a_stream_and_a_box_called_directly() {
     );
     assert_eq!(registry.call("t.card", json!({"text": "z"})).await, value);
 }
+
+/// A closure of a `FnBox` can use `?` on an `std::io::Error`; the model reads its message
+/// and the caller finds the error itself behind `source()`.
+#[tokio::test]
+async fn a_tools_own_error_is_kept_as_the_source() {
+    use std::error::Error;
+    let files =
+        FnBox::new("disk").function(Interface::new("read_missing").in_domain("disk"), |_, _| {
+            let text = std::fs::read_to_string("/no/such/dir/atfunc-test.txt")?;
+            Ok(json!(text))
+        });
+    let error = files
+        .call("read_missing", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    let source = error.source().expect("the io error is the source");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an io error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(error.to_string(), io.to_string());
+    // Any error type that boxes into one goes in by `from_error`, and clones compare equal.
+    let parsed = "x"
+        .parse::<i32>()
+        .map_err(ToolError::from_error)
+        .unwrap_err();
+    assert!(parsed
+        .source()
+        .is_some_and(|e| e.is::<std::num::ParseIntError>()));
+    assert_eq!(parsed.clone(), parsed);
+}
