@@ -8,7 +8,9 @@
 //! The standard format is checked strictly, as the reference library does at registration;
 //! the two imported shapes get sensible defaults (a missing description is fine there).
 
-use super::validate::{choice_problems, validate_all, ValidationError, ValidationErrors};
+use super::validate::{
+    choice_problems, validate_all, ValidationError, ValidationErrorKind, ValidationErrors,
+};
 use super::{names, Interface, Kind, Location, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use serde_json::{Map, Value as Json};
@@ -127,7 +129,9 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
             // What no call could satisfy is refused here, not when a grammar or a call
             // first meets it.
             for param in interface.params.iter().chain(&interface.request_body) {
-                choice_problems(param, &param.name, &mut |message| sink.report(message));
+                choice_problems(param, &param.name, &mut |message| {
+                    sink.report_as(ValidationErrorKind::Unsatisfiable, message)
+                });
             }
             interfaces.push(interface);
         }
@@ -185,9 +189,14 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn report(&mut self, message: impl Into<String>) {
+        self.report_as(ValidationErrorKind::Definition, message);
+    }
+
+    fn report_as(&mut self, kind: ValidationErrorKind, message: impl Into<String>) {
         self.problems.push(ValidationError {
             function: self.function.clone(),
             toolbox: self.toolbox.clone(),
+            kind,
             message: message.into(),
         });
     }
@@ -211,7 +220,7 @@ fn load_entry(index: usize, entry: &Json, sink: &mut Sink) -> Option<Interface> 
         load_standard(index, map, sink)
     }?;
     for problem in names::name_interface(&mut interface) {
-        sink.report(problem);
+        sink.report_as(ValidationErrorKind::Clash, problem);
     }
     Some(interface)
 }
@@ -1005,10 +1014,13 @@ fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
             } else {
                 "differs only in case from another"
             };
-            sink.report(format!(
-                "parameter '{}' {what} ('{}'); calls match parameter names ignoring case",
-                p.name, q.name
-            ));
+            sink.report_as(
+                ValidationErrorKind::Clash,
+                format!(
+                    "parameter '{}' {what} ('{}'); calls match parameter names ignoring case",
+                    p.name, q.name
+                ),
+            );
         }
     }
 }
@@ -1017,7 +1029,7 @@ fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
 /// [`names`]), as long as neither it nor a dotted part of it is empty.
 fn check_function_name(full: &str, sink: &mut Sink) {
     if full.split('.').any(|part| part.trim().is_empty()) {
-        sink.report(format!(
+        sink.report_as(ValidationErrorKind::Name, format!(
             "function name '{full}' is empty or has an empty part: give a name (a domain and a name joined by '.')"
         ));
     }

@@ -18,7 +18,9 @@ pub use load::{
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;
-pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
+pub use validate::{
+    validate_all, validate_toolbox, ValidationError, ValidationErrorKind, ValidationErrors,
+};
 
 use serde::Serialize;
 use serde_json::{Map, Value as Json};

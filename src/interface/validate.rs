@@ -17,8 +17,27 @@ pub struct ValidationError {
     pub function: String,
     /// The toolbox being registered (empty for root functions).
     pub toolbox: String,
+    /// What kind of problem it is, for a program that sorts or counts them.
+    pub kind: ValidationErrorKind,
     /// What is wrong and, where it helps, how to fix it.
     pub message: String,
+}
+
+/// What kind of problem a [`ValidationError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ValidationErrorKind {
+    /// A field of the definition is missing, of the wrong type or not understood.
+    Definition,
+    /// The function's domain is not the toolbox it is registered under.
+    Domain,
+    /// A function or parameter name that a call cannot write.
+    Name,
+    /// Two names a call would write alike (the same, or differing only in case).
+    Clash,
+    /// A parameter no call could satisfy: bounds the wrong way round, choices none of
+    /// which is of its type.
+    Unsatisfiable,
 }
 
 impl fmt::Display for ValidationError {
@@ -72,25 +91,28 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
     let mut errors = Vec::new();
     let mut seen: HashMap<String, (&str, &str)> = HashMap::new();
     for interface in interfaces {
-        let mut report = |message: String| {
+        let mut report = |kind: ValidationErrorKind, message: String| {
             errors.push(ValidationError {
                 function: interface.name.clone(),
                 toolbox: toolbox.to_owned(),
+                kind,
                 message,
             })
         };
         match (&interface.domain, toolbox.is_empty()) {
             (Some(domain), false) if domain == toolbox => {}
             (None, true) => {}
-            (Some(domain), _) => report(format!(
-                "Interface domain '{domain}' does not match toolbox name '{toolbox}'"
-            )),
-            (None, false) => report(format!(
-                "Interface has no domain; it must be the toolbox name '{toolbox}'"
-            )),
+            (Some(domain), _) => report(
+                ValidationErrorKind::Domain,
+                format!("Interface domain '{domain}' does not match toolbox name '{toolbox}'"),
+            ),
+            (None, false) => report(
+                ValidationErrorKind::Domain,
+                format!("Interface has no domain; it must be the toolbox name '{toolbox}'"),
+            ),
         }
         if !is_identifier(&interface.name) {
-            report(format!(
+            report(ValidationErrorKind::Name, format!(
                 "Function name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
                 interface.name
             ));
@@ -98,26 +120,28 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
         // Request body fields are JSON keys, sent as written: any name will do.
         for param in &interface.params {
             if !is_identifier(&param.name) {
-                report(format!(
+                report(ValidationErrorKind::Name, format!(
                     "Parameter name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
                     param.name
                 ));
             }
         }
         for param in interface.params.iter().chain(&interface.request_body) {
-            param_problems(param, &param.name, &mut |message| report(message));
+            param_problems(param, &param.name, &mut |message| {
+                report(ValidationErrorKind::Unsatisfiable, message)
+            });
         }
         // The same folding the binder matches names with: `maß` and `MASS` are one name.
         let key = unicase::UniCase::new(interface.name.as_str()).to_folded_case();
         let spelled = defined_name(interface);
         match seen.get(key.as_str()) {
             Some((first, first_spelled)) if *first == interface.name && *first_spelled == spelled => {
-                report(format!("Function '{spelled}' is defined twice"))
+                report(ValidationErrorKind::Clash, format!("Function '{spelled}' is defined twice"))
             }
-            Some((first, first_spelled)) if *first == interface.name => report(format!(
+            Some((first, first_spelled)) if *first == interface.name => report(ValidationErrorKind::Clash, format!(
                 "Functions '{first_spelled}' and '{spelled}' would both be called as '{first}'; rename one"
             )),
-            Some((first, _)) => report(format!(
+            Some((first, _)) => report(ValidationErrorKind::Clash, format!(
                 "Function name '{}' differs only in case from '{first}'; names are matched ignoring case",
                 interface.name
             )),
@@ -232,6 +256,7 @@ pub fn validate_all(interfaces: &[Interface]) -> Result<(), ValidationErrors> {
                     errors.push(ValidationError {
                         function: interface.name.clone(),
                         toolbox: domain.clone(),
+                        kind: ValidationErrorKind::Clash,
                         message: format!(
                             "Toolbox name '{domain}' differs only in case from '{first}'; names are matched ignoring case"
                         ),

@@ -797,3 +797,31 @@ fn a_required_key_without_a_property_is_refused_only_in_a_closed_object() {
         ["Validation failed for function 'f': 'parameters.required' names 'y', which is not one of its properties and 'additionalProperties' is false: describe it under 'properties' or drop it"]
     );
 }
+
+/// Each problem says what kind it is, for a program that sorts them.
+#[test]
+fn problems_carry_their_kind() {
+    use atfunc::interface::ValidationErrorKind as K;
+    let tools = [
+        Interface::new("2fast").in_domain("t"),
+        Interface::new("now").in_domain("other"),
+        Interface::new("n")
+            .in_domain("t")
+            .param(Param::new("x", ParamType::Integer).min(2.0).max(1.0)),
+        Interface::new("N").in_domain("t"),
+    ];
+    let kinds: Vec<K> = validate_toolbox("t", &tools)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, [K::Name, K::Domain, K::Unsatisfiable, K::Clash]);
+    let loaded = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]));
+    let Err(LoadError::Invalid(problems)) = loaded else {
+        panic!("{loaded:?}")
+    };
+    let kinds: Vec<K> = problems.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [K::Definition, K::Unsatisfiable]);
+}
