@@ -38,9 +38,10 @@
 //! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
 //! ```
 
-use crate::interface::json_kind;
+use crate::interface::load_valid_interfaces;
+use crate::messages::{json_kind, json_message};
 use crate::parse::Bodies;
-use crate::{bind, load_interfaces_with, validate_all, Call, Catalog, Event};
+use crate::{bind, Call, Catalog, Event};
 use crate::{LoadError, LoadLimits, ParseError, ParserConfig, Span, StreamParser};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -81,17 +82,45 @@ impl Record {
     }
 }
 
-/// The record of a complete call: bound against `catalog` when there is one, as written
-/// otherwise. `raw` gives the call's text (or at least its first [`RAW_LIMIT`] bytes); it
+/// How call records are made, for [`call_record`], [`parser_config`] and
+/// [`completion_records`].
+///
+/// ```
+/// use atfunc::batch::{completion_records, RecordOptions};
+/// use atfunc::{Catalog, Interface};
+/// let catalog = Catalog::new(vec![Interface::new("now").in_domain("clock")]);
+/// let found = completion_records("@clock.now()", &RecordOptions::bound(&catalog));
+/// assert_eq!(found.calls[0]["name"], "clock.now");
+/// assert_eq!(found.calls[0]["args"], serde_json::json!({}));
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecordOptions<'c> {
+    /// The functions calls bind against, and whose calls alone may have a body; `None`
+    /// (the default): calls are recorded as written (`positional` and `named`), and any
+    /// may have a body.
+    pub catalog: Option<&'c Catalog>,
+}
+
+impl<'c> RecordOptions<'c> {
+    /// Records of calls bound against `catalog`.
+    pub fn bound(catalog: &'c Catalog) -> RecordOptions<'c> {
+        RecordOptions {
+            catalog: Some(catalog),
+        }
+    }
+}
+
+/// The record of a complete call: bound against `options.catalog` when there is one, as
+/// written otherwise. `raw` gives the call's text (or at least its first [`RAW_LIMIT`] bytes); it
 /// is asked for only when the call does not bind, and cut to [`RAW_LIMIT`] bytes.
 pub fn call_record<'r>(
     call: &Call,
-    catalog: Option<&Catalog>,
+    options: &RecordOptions<'_>,
     raw: impl FnOnce() -> Cow<'r, str>,
 ) -> Record {
     let span = json!([call.span.start, call.span.end]);
     let chars = json!([call.span.char_start, call.span.char_end]);
-    match catalog {
+    match options.catalog {
         None => Record::Call(json!({
             "name": call.name,
             "positional": call.positional.iter().map(crate::Value::to_json).collect::<Vec<_>>(),
@@ -138,12 +167,12 @@ pub fn add_span(record: &mut Json, span: Span) {
     }
 }
 
-/// The parser options for reading calls to `catalog`'s functions: only those that take a
-/// body may have one, so every other call is complete at its `)`. With no catalog any call
-/// may have one.
-pub fn parser_config(catalog: Option<&Catalog>) -> ParserConfig {
-    let bodies = match catalog {
-        Some(catalog) => Bodies::of(catalog.interfaces(), catalog.root()),
+/// The parser options for reading calls to `options.catalog`'s functions: only those that
+/// take a body may have one, so every other call is complete at its `)`. With no catalog
+/// any call may have one.
+pub fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
+    let bodies = match options.catalog {
+        Some(catalog) => catalog.bodies(),
         None => Bodies::Any,
     };
     ParserConfig {
@@ -246,13 +275,14 @@ pub struct Records {
 /// Parses a whole completion and builds the record of every call-shaped span in it.
 ///
 /// ```
-/// let found = atfunc::batch::completion_records("@a.b(1) and @c.d(", None);
+/// use atfunc::batch::{completion_records, RecordOptions};
+/// let found = completion_records("@a.b(1) and @c.d(", &RecordOptions::default());
 /// assert_eq!(found.calls[0]["positional"], serde_json::json!([1]));
 /// assert_eq!(found.errors[0]["raw"], "@c.d(");
 /// ```
-pub fn completion_records(completion: &str, catalog: Option<&Catalog>) -> Records {
+pub fn completion_records(completion: &str, options: &RecordOptions<'_>) -> Records {
     let mut records = Records::default();
-    let mut parser = StreamParser::new(parser_config(catalog));
+    let mut parser = StreamParser::new(parser_config(options));
     let mut events = parser.feed_str(completion);
     parser.finish_into(&mut events);
     for event in events {
@@ -265,7 +295,7 @@ pub fn completion_records(completion: &str, catalog: Option<&Catalog>) -> Record
                         .and_then(|(start, end)| completion.get(start..end));
                     Cow::Borrowed(text.unwrap_or_default())
                 };
-                match call_record(&call, catalog, raw) {
+                match call_record(&call, options, raw) {
                     Record::Call(json) => records.calls.push(json),
                     Record::Error(json) => records.errors.push(json),
                 }
@@ -386,7 +416,7 @@ impl Batch {
             }
             None => self.tools.as_deref(),
         };
-        let found = completion_records(completion, catalog);
+        let found = completion_records(completion, &RecordOptions { catalog });
         Ok(Output {
             id: &input.id,
             calls: found.calls,
@@ -440,11 +470,8 @@ fn failed(id: &Json, line: u64, error: String) -> serde_json::Result<String> {
 fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
     let json: Json =
         serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
-    let problems = match load_interfaces_with(&json, limits) {
-        Ok(interfaces) => match validate_all(&interfaces) {
-            Ok(()) => return Ok(Arc::new(Catalog::new(interfaces))),
-            Err(errors) => errors.0,
-        },
+    let problems = match load_valid_interfaces(&json, limits) {
+        Ok(interfaces) => return Ok(Arc::new(Catalog::new(interfaces))),
         Err(LoadError::Invalid(problems)) => problems,
         Err(other) => return Err(format!("invalid \"tools\": {other}")),
     };
@@ -458,13 +485,9 @@ fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
 
 /// `not valid JSON: expected value at column 12`: a record is one line, so no line number.
 fn json_error(error: &serde_json::Error) -> String {
-    let full = error.to_string();
-    let message = match full.rfind(" at line ") {
-        Some(at) => full.get(..at).unwrap_or(&full),
-        None => &full,
-    };
+    let message = json_message(error);
     match error.classify() {
-        serde_json::error::Category::Data => message.to_owned(),
+        serde_json::error::Category::Data => message,
         _ => format!("not valid JSON: {message} at column {}", error.column()),
     }
 }

@@ -79,6 +79,8 @@ pub mod parse;
 pub mod render;
 pub mod translator;
 
+mod messages;
+
 #[cfg(feature = "execute")]
 pub mod config;
 #[cfg(any(feature = "serve", feature = "eval"))]

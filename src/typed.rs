@@ -56,6 +56,7 @@
 
 use crate::execute::{CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{load_interfaces, Interface, LoadError, Param, ParamType};
+use crate::messages::{json_kind, qualified};
 use futures::future::BoxFuture;
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
@@ -445,11 +446,7 @@ impl TypedBox {
 
     /// The function `name` of this box, as a call writes it.
     fn qualified(&self, name: &str) -> String {
-        if self.name.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{}.{name}", self.name)
-        }
+        qualified(&self.name, name)
     }
 
     /// The interface of function `name` of this box, or `None` with the problem kept for
@@ -752,8 +749,7 @@ fn shown(value: &Json) -> String {
     }
     match value {
         Json::String(_) => "a long string".into(),
-        Json::Array(_) => "a list".into(),
-        Json::Object(_) => "an object".into(),
+        Json::Array(_) | Json::Object(_) => json_kind(value).into(),
         _ => text,
     }
 }

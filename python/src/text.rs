@@ -53,15 +53,13 @@ pub(crate) fn render(
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         return Ok(text + "\n");
     }
-    if !preamble {
-        return Ok(tools
-            .interfaces
-            .iter()
-            .map(|i| atfunc::render::render_interface_with(i, &PromptOptions { root, separator }))
-            .collect::<Vec<_>>()
-            .join(if separator { "" } else { "\n" }));
-    }
     let options = PromptOptions { root, separator };
+    if !preamble {
+        return Ok(atfunc::render::render_functions(
+            &tools.interfaces,
+            &options,
+        ));
+    }
     Ok(atfunc::render_prompt(&tools.interfaces, &options))
 }
 
@@ -78,12 +76,7 @@ pub(crate) fn grammar(
 ) -> PyResult<String> {
     let tools = tools::required(py, tools)?;
     let tools = tools.get();
-    let choice = match choice {
-        "auto" => Choice::Auto,
-        "required" => Choice::Required,
-        "none" => Choice::None,
-        function => Choice::Function(function.to_owned()),
-    };
+    let Ok(choice) = choice.parse::<Choice>();
     let options = GrammarOptions {
         choice,
         single,

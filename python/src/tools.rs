@@ -7,7 +7,8 @@
 //! string each.
 
 use atfunc::batch::Batch;
-use atfunc::{load_interfaces, validate_all, Catalog, Interface, LoadError};
+use atfunc::interface::load_valid_interfaces;
+use atfunc::{Catalog, Interface, LoadError, LoadLimits};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -180,11 +181,8 @@ fn parse_json(text: &str) -> Result<Json, String> {
 /// The interfaces of valid tools, or every problem found.
 fn load(json: &Result<Json, String>) -> Result<Vec<Interface>, Vec<String>> {
     let json = json.as_ref().map_err(|e| vec![e.clone()])?;
-    let problems = match load_interfaces(json) {
-        Ok(interfaces) => match validate_all(&interfaces) {
-            Ok(()) => return Ok(interfaces),
-            Err(errors) => errors.0,
-        },
+    let problems = match load_valid_interfaces(json, &LoadLimits::default()) {
+        Ok(interfaces) => return Ok(interfaces),
         Err(LoadError::Invalid(problems)) => problems,
         Err(other) => return Err(vec![other.to_string()]),
     };

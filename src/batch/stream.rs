@@ -1,7 +1,7 @@
 //! The records `atfunc parse` prints, for a stream of chunks: one implementation that the
 //! CLI and the Python package share, so their records agree on every chunking.
 
-use super::{add_span, call_record, malformed_record, parser_config, CallHead};
+use super::{add_span, call_record, malformed_record, parser_config, CallHead, RecordOptions};
 use crate::{Catalog, Event, Span, StreamParser};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
@@ -48,7 +48,9 @@ impl RecordStream {
     /// A stream whose calls bind against `catalog`, or stay unbound without one.
     pub fn new(catalog: Option<Arc<Catalog>>) -> RecordStream {
         RecordStream {
-            parser: StreamParser::new(parser_config(catalog.as_deref())),
+            parser: StreamParser::new(parser_config(&RecordOptions {
+                catalog: catalog.as_deref(),
+            })),
             catalog,
             head: CallHead::default(),
             events: Vec::new(),
@@ -98,9 +100,11 @@ impl RecordStream {
                         prose.flush(out);
                     }
                     let head = &self.head;
-                    let record = call_record(&call, self.catalog.as_deref(), || {
-                        Cow::Owned(head.raw(call.span.len()))
-                    });
+                    let options = RecordOptions {
+                        catalog: self.catalog.as_deref(),
+                    };
+                    let record =
+                        call_record(&call, &options, || Cow::Owned(head.raw(call.span.len())));
                     out.push(record.into_json());
                     self.head.stop();
                 }

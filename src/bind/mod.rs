@@ -111,6 +111,7 @@ mod format;
 pub use error::BindError;
 
 use crate::interface::{Interface, Param, ParamType};
+use crate::messages::{self, fold, similarity};
 use crate::parse::{Call, Span, Value};
 use coerce::{coerce_param_with, find_param, shorten_str, shown_value, Ctx, Path};
 use serde_json::{Map, Value as Json};
@@ -122,9 +123,6 @@ use unicase::UniCase;
 
 /// How many known names an unknown-function error lists when none is close.
 const LISTED_FUNCTIONS: usize = 5;
-
-/// Least [`strsim::normalized_damerau_levenshtein`] similarity for a name to be suggested.
-const CLOSE_ENOUGH: f64 = 0.7;
 
 /// The interfaces calls bind against, with the name-matching rule of the translator in use.
 ///
@@ -156,9 +154,21 @@ impl fmt::Debug for Parsers {
     }
 }
 
+/// How the names in a call (functions and parameters) are matched against a catalog's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameMatch {
+    /// Names may differ in case (`Clock.Now` finds `clock.now`), as the atfunc translator
+    /// matches them. The default.
+    #[default]
+    IgnoreCase,
+    /// Names must be written exactly, as in the reference library.
+    ExactCase,
+}
+
 impl Catalog {
     /// A catalog of `interfaces`. Names match ignoring case, as the atfunc translator
-    /// matches them; [`with_case_sensitive`](Catalog::with_case_sensitive) makes them exact.
+    /// matches them; [`matching`](Catalog::matching) with [`NameMatch::ExactCase`] makes
+    /// them exact.
     pub fn new(interfaces: Vec<Interface>) -> Catalog {
         let mut catalog = Catalog {
             interfaces: Vec::with_capacity(interfaces.len()),
@@ -173,19 +183,31 @@ impl Catalog {
         catalog
     }
 
-    /// Whether function and parameter names must match exactly (`true`) or may differ in
-    /// case (`false`, the default).
+    /// How function and parameter names are matched: ignoring case (the default) or
+    /// exactly.
     ///
     /// ```
+    /// use atfunc::bind::NameMatch;
     /// use atfunc::{Catalog, Interface};
     /// let tools = vec![Interface::new("now").in_domain("clock")];
     /// assert!(Catalog::new(tools.clone()).find("Clock.Now").is_ok());
-    /// let exact = Catalog::new(tools).with_case_sensitive(true);
+    /// let exact = Catalog::new(tools).matching(NameMatch::ExactCase);
     /// assert!(exact.case_sensitive());
     /// assert!(exact.find("Clock.Now").is_err());
     /// assert!(exact.find("clock.now").is_ok());
     /// ```
-    pub fn with_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
+    pub fn matching(self, names: NameMatch) -> Catalog {
+        self.set_case_sensitive(names == NameMatch::ExactCase)
+    }
+
+    /// Whether function and parameter names must match exactly (`true`) or may differ in
+    /// case (`false`, the default).
+    #[deprecated(note = "use `Catalog::matching(NameMatch::ExactCase)` or `NameMatch::IgnoreCase`")]
+    pub fn with_case_sensitive(self, case_sensitive: bool) -> Catalog {
+        self.set_case_sensitive(case_sensitive)
+    }
+
+    fn set_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
         if self.case_sensitive != case_sensitive {
             self.case_sensitive = case_sensitive;
             // The index keys are folded or not by this rule: build them again. Interfaces
@@ -281,6 +303,29 @@ impl Catalog {
     /// The root domain, if one is set.
     pub fn root(&self) -> Option<&str> {
         self.root.as_deref()
+    }
+
+    /// Which calls may have a body: those of the functions that take one
+    /// ([`Interface::has_body`]), under every name a call reaches them by (the qualified
+    /// name, and the bare name in the root domain), as [`ParserConfig::bodies`] wants them.
+    ///
+    /// ```
+    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
+    ///
+    /// let mut create_user = Interface::new("create_user").in_domain("api");
+    /// create_user.kind = Kind::ApiWrapper;
+    /// create_user.request_body = vec![Param::new("email", ParamType::String).required()];
+    /// let get_weather = Interface::new("get_weather");
+    /// let catalog = Catalog::new(vec![create_user, get_weather]).with_root("api");
+    ///
+    /// let bodies = catalog.bodies();
+    /// assert!(bodies.allows("api.create_user") && bodies.allows("CREATE_USER"));
+    /// assert!(!bodies.allows("get_weather"));
+    /// ```
+    ///
+    /// [`ParserConfig::bodies`]: crate::ParserConfig::bodies
+    pub fn bodies(&self) -> crate::parse::Bodies {
+        crate::parse::Bodies::of(&self.interfaces, self.root())
     }
 
     /// Whether names must match exactly.
@@ -384,33 +429,12 @@ impl Catalog {
             } else {
                 similarity(&wanted, &qualified).max(similarity(wanted_fn, &short))
             };
-            if score >= CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
+            if score >= messages::CLOSE_ENOUGH && best.is_none_or(|(top, _)| score > top) {
                 best = Some((score, interface));
             }
         }
         best.map(|(_, interface)| interface.qualified_name())
     }
-}
-
-/// How alike two names are, from 0 to 1 (normalised Damerau-Levenshtein).
-///
-/// The distance is at least the difference in length, so the score is at most
-/// `shorter / longer`; below [`CLOSE_ENOUGH`] it is not computed. That keeps a hostile name
-/// of megabytes from costing its length times every known name in time and memory.
-fn similarity(a: &str, b: &str) -> f64 {
-    let (la, lb) = (a.chars().count(), b.chars().count());
-    let (short, long) = (la.min(lb), la.max(lb));
-    if long == 0 {
-        return 1.0;
-    }
-    if (short as f64) < CLOSE_ENOUGH * long as f64 {
-        return 0.0;
-    }
-    strsim::normalized_damerau_levenshtein(a, b)
-}
-
-fn fold(name: &str) -> String {
-    UniCase::new(name).to_folded_case()
 }
 
 /// The request body of a bound api-wrapper call.
@@ -651,19 +675,7 @@ fn object_with_more_arguments(
 }
 
 fn closest_param(params: &[Param], name: &str) -> Option<String> {
-    let wanted = fold(name);
-    params
-        .iter()
-        .map(|p| {
-            let score = similarity(&wanted, &fold(&p.name));
-            (score, p)
-        })
-        .filter(|(score, _)| *score >= CLOSE_ENOUGH)
-        .fold(None, |best: Option<(f64, &Param)>, (score, p)| match best {
-            Some((top, _)) if top >= score => best,
-            _ => Some((score, p)),
-        })
-        .map(|(_, p)| p.name.clone())
+    messages::closest(name, params.iter().map(|p| p.name.as_str())).map(|(_, name)| name.to_owned())
 }
 
 fn bind_body(

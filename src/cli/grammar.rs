@@ -15,7 +15,7 @@ pub(crate) struct GrammarArgs {
     /// one call after a short lead-in), none (no calls), or a function's name (that
     /// function only).
     #[arg(long, value_name = "auto|required|none|NAME", default_value = "auto")]
-    choice: String,
+    choice: Choice,
     /// At most one call (exactly one with required or NAME).
     #[arg(long)]
     single: bool,
@@ -29,16 +29,6 @@ pub(crate) struct GrammarArgs {
     old_root: Option<String>,
 }
 
-/// `auto`, `required` and `none` are the choices; any other word names a function.
-pub(crate) fn parse_choice(text: &str) -> Choice {
-    match text {
-        "auto" => Choice::Auto,
-        "required" => Choice::Required,
-        "none" => Choice::None,
-        name => Choice::Function(name.to_owned()),
-    }
-}
-
 pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
     if args.old_root.is_some() {
         args.tools.root_toolbox = args.old_root.take();
@@ -46,7 +36,7 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
     // The functions `render` lists and `exec` runs with the same options.
     let offered = args.tools.offered(false)?;
     let options = GrammarOptions {
-        choice: parse_choice(&args.choice),
+        choice: args.choice,
         single: args.single,
         root: offered.root,
         ..GrammarOptions::default()

@@ -176,11 +176,7 @@ fn render(
 ) -> Result<ExitCode, Failure> {
     let options = atfunc::PromptOptions { root, separator };
     let text = if no_preamble {
-        interfaces
-            .iter()
-            .map(|i| atfunc::render::render_interface_with(i, &options))
-            .collect::<Vec<_>>()
-            .join(if separator { "" } else { "\n" })
+        atfunc::render::render_functions(interfaces, &options)
     } else {
         atfunc::render_prompt(interfaces, &options)
     };
@@ -249,29 +245,26 @@ fn check_tools(
     limits: &atfunc::LoadLimits,
 ) -> Result<Vec<String>, Failure> {
     let problems = match tools::load(path, limits)? {
-        Ok(interfaces) => match atfunc::validate_all(&interfaces) {
-            Ok(()) => {
-                let domains: std::collections::BTreeSet<_> =
-                    interfaces.iter().map(|i| i.domain.clone()).collect();
-                println!(
-                    "{}: ok, {} function(s) in {} toolbox(es)",
-                    path.display(),
-                    interfaces.len(),
-                    domains.len()
-                );
-                for interface in &interfaces {
-                    let written = interface.qualified_name();
-                    let defined = interface.original_qualified_name();
-                    if written == defined {
-                        println!("  {written}");
-                    } else {
-                        println!("  {written} (defined as {defined})");
-                    }
+        Ok(interfaces) => {
+            let domains: std::collections::BTreeSet<_> =
+                interfaces.iter().map(|i| i.domain.clone()).collect();
+            println!(
+                "{}: ok, {} function(s) in {} toolbox(es)",
+                path.display(),
+                interfaces.len(),
+                domains.len()
+            );
+            for interface in &interfaces {
+                let written = interface.qualified_name();
+                let defined = interface.original_qualified_name();
+                if written == defined {
+                    println!("  {written}");
+                } else {
+                    println!("  {written} (defined as {defined})");
                 }
-                return Ok(Vec::new());
             }
-            Err(errors) => errors.0,
-        },
+            return Ok(Vec::new());
+        }
         Err(problems) => problems,
     };
     Ok(problems.iter().map(ToString::to_string).collect())

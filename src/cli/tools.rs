@@ -4,18 +4,19 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
+use atfunc::interface::{json_message, load_valid_interfaces_str};
 use atfunc::{Interface, LoadError, LoadLimits, ValidationError};
 use std::path::{Path, PathBuf};
 
-/// Loads a tools file. `Ok(Err(problems))` when it is JSON but its definitions are invalid;
-/// `Err` when it cannot be read or is not JSON at all.
+/// Loads and validates a tools file. `Ok(Err(problems))` when it is JSON but its
+/// definitions are invalid; `Err` when it cannot be read or is not JSON at all.
 pub(crate) fn load(
     path: &Path,
     limits: &LoadLimits,
 ) -> Result<Result<Vec<Interface>, Vec<ValidationError>>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("cannot read tools file {}: {e}", path.display())))?;
-    match atfunc::load_interfaces_str_with(&text, limits) {
+    match load_valid_interfaces_str(&text, limits) {
         Ok(interfaces) => Ok(Ok(interfaces)),
         Err(LoadError::Invalid(problems)) => Ok(Err(problems)),
         Err(LoadError::Json(e)) => Err(Failure(json_error(path, &e))),
@@ -27,10 +28,7 @@ pub(crate) fn load(
 /// listed in the failure.
 pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interface>, Failure> {
     let problems = match load(path, limits)? {
-        Ok(interfaces) => match atfunc::validate_all(&interfaces) {
-            Ok(()) => return Ok(interfaces),
-            Err(errors) => errors.0,
-        },
+        Ok(interfaces) => return Ok(interfaces),
         Err(problems) => problems,
     };
     let list = problems
@@ -46,17 +44,12 @@ pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interfa
 
 /// `tools.json:2:12: expected value` — the place first, as compilers print it.
 fn json_error(path: &Path, error: &serde_json::Error) -> String {
-    let full = error.to_string();
-    // serde_json appends " at line L column C"; the place is printed up front instead.
-    let message = match full.rfind(" at line ") {
-        Some(cut) => full.get(..cut).unwrap_or(&full),
-        None => &full,
-    };
     format!(
-        "{}:{}:{}: not valid JSON: {message}",
+        "{}:{}:{}: not valid JSON: {}",
         path.display(),
         error.line(),
-        error.column()
+        error.column(),
+        json_message(error)
     )
 }
 

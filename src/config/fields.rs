@@ -219,26 +219,17 @@ impl Fields<'_> {
     }
 }
 
-/// Least similarity for a known field to be suggested for an unknown one.
-pub(super) const CLOSE_ENOUGH: f64 = 0.7;
-
 /// `field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are ...`.
 /// `elsewhere` are fields of the enclosing object, named when the key is one of them (or
 /// close to one) and none of `known` is closer.
 pub(super) fn unknown_field(key: &str, known: &[&str], elsewhere: &[(&str, &str)]) -> String {
-    let score = |name: &str| {
-        strsim::normalized_damerau_levenshtein(&key.to_lowercase(), &name.to_lowercase())
-    };
-    let closest = known
-        .iter()
-        .map(|name| (score(name), *name))
-        .filter(|(similarity, _)| *similarity >= CLOSE_ENOUGH)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    let outside = elsewhere
-        .iter()
-        .map(|(name, owner)| (score(name), *name, *owner))
-        .filter(|(similarity, _, _)| *similarity >= CLOSE_ENOUGH)
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let closest = messages::closest(key, known.iter().copied());
+    let outside = messages::closest(key, elsewhere.iter().map(|(name, _)| *name)).and_then(
+        |(score, name)| {
+            let (_, owner) = elsewhere.iter().find(|(other, _)| *other == name)?;
+            Some((score, name, *owner))
+        },
+    );
     let hint = match (closest, outside) {
         (Some((here, _)), Some((there, name, owner))) if there > here => {
             format!(" ('{name}' is a field of the {owner})")

@@ -68,8 +68,9 @@
 #[cfg(feature = "file")]
 use crate::execute::FileBox;
 use crate::execute::{Registry, Timeout, ToolBox};
-use crate::interface::json_kind;
 use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
+use crate::messages;
+use crate::messages::{json_kind, json_message};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -281,18 +282,11 @@ impl Config {
     }
 
     fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
-        let json: Json = serde_json::from_str(text).map_err(|e| {
-            let full = e.to_string();
-            let message = match full.rfind(" at line ") {
-                Some(cut) => full.get(..cut).unwrap_or(&full).to_owned(),
-                None => full.clone(),
-            };
-            ConfigError::Syntax {
-                file: file.clone(),
-                line: e.line(),
-                column: e.column(),
-                message,
-            }
+        let json: Json = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.clone(),
+            line: e.line(),
+            column: e.column(),
+            message: json_message(&e),
         })?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         let mut problems = Vec::new();

@@ -160,12 +160,7 @@ impl ToolBox for FnBox {
 
 /// An unknown-function error naming the closest of `known`, when one is close.
 pub(crate) fn unknown_in<'a>(function: &str, known: impl Iterator<Item = &'a str>) -> ToolError {
-    let wanted = function.to_lowercase();
-    let closest = known
-        .map(|name| (strsim::jaro_winkler(&wanted, &name.to_lowercase()), name))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, name)| name.to_owned());
+    let closest = crate::messages::closest(function, known).map(|(_, name)| name.to_owned());
     ToolError::UnknownFunction {
         name: function.to_owned(),
         closest,

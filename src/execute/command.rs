@@ -14,6 +14,7 @@ use super::binary::Binary;
 use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
+use crate::messages::qualified;
 use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
 use std::fmt;
@@ -252,11 +253,7 @@ impl CommandBox {
     }
 
     fn qualified(&self, function: &str) -> String {
-        if self.name.is_empty() {
-            function.to_owned()
-        } else {
-            format!("{}.{function}", self.name)
-        }
+        qualified(&self.name, function)
     }
 
     async fn run(

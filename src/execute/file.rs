@@ -22,6 +22,7 @@ use serde_json::{Map, Value as Json};
 
 use super::{CallContext, ToolBox, ToolError};
 use crate::interface::{Interface, Param, ParamType};
+use crate::messages::json_kind;
 use path::{normalise, shown, Relative};
 
 /// How many bytes `readfile` reads at most unless told otherwise: 1 MiB.
@@ -694,7 +695,7 @@ impl FileBox {
                 format!(
                     "the argument {param} of {}.{function} must be a string, not {}; {}",
                     self.name,
-                    json_type(other),
+                    json_kind(other),
                     self.usage(function)
                 ),
             )),
@@ -880,16 +881,5 @@ impl ToolBox for FileBox {
 impl From<FileError> for ToolError {
     fn from(err: FileError) -> ToolError {
         ToolError::Failed(err.message)
-    }
-}
-
-fn json_type(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
     }
 }

@@ -8,8 +8,8 @@
 use super::binary::{self, Binary};
 use super::redact::Redactor;
 use super::toolbox::{CallContext, ToolBox, ToolError};
-use crate::interface::json_kind;
 use crate::interface::{Interface, Kind, Location, Param};
+use crate::messages::{json_kind, qualified};
 use async_trait::async_trait;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
@@ -508,11 +508,7 @@ fn build_client(
 
 impl HttpBox {
     fn qualified(&self, function: &str) -> String {
-        if self.name.is_empty() {
-            function.to_owned()
-        } else {
-            format!("{}.{function}", self.name)
-        }
+        qualified(&self.name, function)
     }
 
     /// Blanks out every secret header value found in `text`, in any spelling

@@ -7,7 +7,8 @@
 //! once per panicking call. [`quiet_tool_panics`] keeps those of tool calls off the hook;
 //! every other panic still reaches it.
 
-use super::toolbox::{qualified, CallContext, ToolBox, ToolError};
+use super::toolbox::{CallContext, ToolBox, ToolError};
+use crate::messages::qualified;
 use futures::FutureExt;
 use serde_json::{Map, Value as Json};
 use std::cell::Cell;

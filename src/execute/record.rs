@@ -1,8 +1,9 @@
 //! Recording calls as JSON Lines, and replaying a recording without running anything.
 
 use super::panics::call_guarded;
-use super::toolbox::{qualified, CallContext, ToolBox, ToolError};
+use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
+use crate::messages::qualified;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};

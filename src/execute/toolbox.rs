@@ -314,6 +314,49 @@ pub enum ToolError {
     /// The tool's own failure, in its own words.
     #[error("{0}")]
     Failed(String),
+    /// The tool's own failure as an error value ([`ToolError::from_error`], `?` on an
+    /// `std::io::Error`): the model reads its `Display`, and
+    /// [`source`](std::error::Error::source) gives the error itself.
+    #[error(transparent)]
+    Error(SourceError),
+}
+
+/// A tool's own error, kept whole for [`ToolError::Error`]. Shared, so that a `ToolError`
+/// stays `Clone`; two are equal when they are the same error.
+#[derive(Debug, Clone)]
+pub struct SourceError(Arc<dyn std::error::Error + Send + Sync>);
+
+impl SourceError {
+    /// The error the tool gave.
+    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Display for SourceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for SourceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+impl PartialEq for SourceError {
+    fn eq(&self, other: &SourceError) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// `?` on an `std::io::Error` in a tool: the error stays the `source()` of the
+/// [`ToolError::Error`].
+impl From<std::io::Error> for ToolError {
+    fn from(error: std::io::Error) -> ToolError {
+        ToolError::from_error(error)
+    }
 }
 
 /// `Err("no such user".into())` and `?` on a `Result<_, String>` in a tool.
@@ -343,6 +386,21 @@ impl ToolError {
         ToolError::Failed(message.into())
     }
 
+    /// A tool's own failure as an error value of any type that boxes into one
+    /// (`.map_err(ToolError::from_error)?`): the model reads its `Display`; `source()`
+    /// gives it back.
+    ///
+    /// ```
+    /// use atfunc::execute::ToolError;
+    /// use std::error::Error;
+    /// let failed = ToolError::from_error(std::fmt::Error);
+    /// assert_eq!(failed.to_string(), "an error occurred when formatting an argument");
+    /// assert!(failed.source().is_some_and(|e| e.is::<std::fmt::Error>()));
+    /// ```
+    pub fn from_error(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ToolError {
+        ToolError::Error(SourceError(Arc::from(error.into())))
+    }
+
     /// `function` is not one of the box's tools.
     pub fn unknown(function: impl Into<String>) -> ToolError {
         ToolError::UnknownFunction {
@@ -360,15 +418,6 @@ fn did_you_mean(closest: &Option<String>) -> String {
 }
 
 /// `5s`, `1.5s`, `250ms`: short enough for an error line.
-/// `toolbox.function`, or `function` alone for a box without a name.
-pub(crate) fn qualified(toolbox: &str, function: &str) -> String {
-    if toolbox.is_empty() {
-        function.to_owned()
-    } else {
-        format!("{toolbox}.{function}")
-    }
-}
-
 pub(crate) fn human_duration(limit: Duration) -> String {
     let millis = limit.as_millis();
     if millis < 1000 {

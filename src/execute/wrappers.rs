@@ -2,8 +2,9 @@
 //! without adding tools.
 
 use super::panics::call_guarded;
-use super::toolbox::{qualified, CallContext, ToolBox, ToolError};
+use super::toolbox::{CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
+use crate::messages::qualified;
 use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeSet;

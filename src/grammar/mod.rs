@@ -94,6 +94,28 @@ pub enum Choice {
     Function(String),
 }
 
+/// `auto`, `required` and `none` are the choices; any other word names a function, as
+/// [`Choice::Function`]. The gateway reads `tool_choice` with it too, and refuses a word
+/// that names no tool.
+///
+/// ```
+/// use atfunc::Choice;
+/// assert_eq!("required".parse(), Ok(Choice::Required));
+/// assert_eq!("weather.get_temp".parse(), Ok(Choice::Function("weather.get_temp".into())));
+/// ```
+impl std::str::FromStr for Choice {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Choice, Self::Err> {
+        Ok(match text {
+            "auto" => Choice::Auto,
+            "required" => Choice::Required,
+            "none" => Choice::None,
+            name => Choice::Function(name.to_owned()),
+        })
+    }
+}
+
 /// Options for [`grammar`] and [`gbnf`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GrammarOptions {

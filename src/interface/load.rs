@@ -8,8 +8,11 @@
 //! The standard format is checked strictly, as the reference library does at registration;
 //! the two imported shapes get sensible defaults (a missing description is fine there).
 
-use super::validate::ValidationError;
+use super::validate::{
+    choice_problems, validate_all, ValidationError, ValidationErrorKind, ValidationErrors,
+};
 use super::{names, Interface, Kind, Location, Param, ParamType};
+use crate::messages::{json_kind, qualified};
 use serde_json::{Map, Value as Json};
 use std::collections::HashMap;
 
@@ -110,10 +113,7 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
         };
         let loaded = load_entry(index, entry, &mut sink);
         if let Some(limit) = sink.exceeded {
-            let function = match sink.toolbox.as_str() {
-                "" => sink.function,
-                toolbox => format!("{toolbox}.{}", sink.function),
-            };
+            let function = qualified(&sink.toolbox, &sink.function);
             let value = match limit {
                 LoadLimit::RefNodes => limits.max_ref_nodes,
                 LoadLimit::RefBytes => limits.max_ref_bytes,
@@ -126,6 +126,13 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
             });
         }
         if let Some(interface) = loaded {
+            // What no call could satisfy is refused here, not when a grammar or a call
+            // first meets it.
+            for param in interface.params.iter().chain(&interface.request_body) {
+                choice_problems(param, &param.name, &mut |message| {
+                    sink.report_as(ValidationErrorKind::Unsatisfiable, message)
+                });
+            }
             interfaces.push(interface);
         }
     }
@@ -134,6 +141,39 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
     } else {
         Err(LoadError::Invalid(problems))
     }
+}
+
+/// Loads interfaces and validates them as one set ([`validate_all`]): what every reader of
+/// a tools file wants before it renders a prompt or binds a call. Every problem, of loading
+/// or of validation, is in [`LoadError::Invalid`]; the other errors stop at the first.
+///
+/// ```
+/// use atfunc::interface::{load_valid_interfaces, LoadError, LoadLimits};
+/// let tools = serde_json::json!([
+///     {"name": "get-temp", "parameters": {"type": "object"}},
+///     {"name": "get_temp", "parameters": {"type": "object"}},
+/// ]);
+/// let Err(LoadError::Invalid(problems)) = load_valid_interfaces(&tools, &LoadLimits::default())
+/// else { panic!("two tools a call writes alike") };
+/// assert_eq!(problems.len(), 1);
+/// ```
+pub fn load_valid_interfaces(
+    json: &Json,
+    limits: &LoadLimits,
+) -> Result<Vec<Interface>, LoadError> {
+    let interfaces = load_interfaces_with(json, limits)?;
+    match validate_all(&interfaces) {
+        Ok(()) => Ok(interfaces),
+        Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
+    }
+}
+
+/// [`load_valid_interfaces`] from JSON text.
+pub fn load_valid_interfaces_str(
+    text: &str,
+    limits: &LoadLimits,
+) -> Result<Vec<Interface>, LoadError> {
+    load_valid_interfaces(&serde_json::from_str(text)?, limits)
 }
 
 /// Collects problems for the definition being read, labelled with its function and toolbox.
@@ -149,9 +189,14 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn report(&mut self, message: impl Into<String>) {
+        self.report_as(ValidationErrorKind::Definition, message);
+    }
+
+    fn report_as(&mut self, kind: ValidationErrorKind, message: impl Into<String>) {
         self.problems.push(ValidationError {
             function: self.function.clone(),
             toolbox: self.toolbox.clone(),
+            kind,
             message: message.into(),
         });
     }
@@ -175,7 +220,7 @@ fn load_entry(index: usize, entry: &Json, sink: &mut Sink) -> Option<Interface> 
         load_standard(index, map, sink)
     }?;
     for problem in names::name_interface(&mut interface) {
-        sink.report(problem);
+        sink.report_as(ValidationErrorKind::Clash, problem);
     }
     Some(interface)
 }
@@ -574,8 +619,19 @@ fn schema_object_properties(schema: &Map<String, Json>, sink: &mut Sink, at: &st
         )),
     }
     // Schemas in the wild list required keys of an open object without describing them
-    // (BFCL does); such a key is still required, of any type.
+    // (BFCL does); such a key is still required, of any type. A closed object (its
+    // `properties` given and `additionalProperties: false`) can hold no such key, so no
+    // call could satisfy it: that is a mistake in the schema.
+    let closed = matches!(schema.get("properties"), Some(Json::Object(_)))
+        && schema.get("additionalProperties") == Some(&Json::Bool(false));
     for name in required {
+        if closed && !params.iter().any(|p| p.name == name) {
+            sink.report(format!(
+                "'{at}.required' names '{name}', which is not one of its properties and \
+                 'additionalProperties' is false: describe it under 'properties' or drop it"
+            ));
+            continue;
+        }
         if !params.iter().any(|p| p.name == name) {
             let mut param = Param::new(name, ParamType::Any);
             param.required = true;
@@ -958,10 +1014,13 @@ fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
             } else {
                 "differs only in case from another"
             };
-            sink.report(format!(
-                "parameter '{}' {what} ('{}'); calls match parameter names ignoring case",
-                p.name, q.name
-            ));
+            sink.report_as(
+                ValidationErrorKind::Clash,
+                format!(
+                    "parameter '{}' {what} ('{}'); calls match parameter names ignoring case",
+                    p.name, q.name
+                ),
+            );
         }
     }
 }
@@ -970,7 +1029,7 @@ fn check_duplicate_params(params: &[Param], sink: &mut Sink) {
 /// [`names`]), as long as neither it nor a dotted part of it is empty.
 fn check_function_name(full: &str, sink: &mut Sink) {
     if full.split('.').any(|part| part.trim().is_empty()) {
-        sink.report(format!(
+        sink.report_as(ValidationErrorKind::Name, format!(
             "function name '{full}' is empty or has an empty part: give a name (a domain and a name joined by '.')"
         ));
     }
@@ -1000,17 +1059,5 @@ fn returns_text(value: &Json) -> Option<String> {
             _ => Some(value.to_string()),
         },
         other => Some(other.to_string()),
-    }
-}
-
-/// How a JSON value is named in messages.
-pub(crate) fn json_kind(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
     }
 }

@@ -9,16 +9,18 @@ mod load;
 mod names;
 mod validate;
 
+pub use crate::messages::json_message;
 pub use format::Format;
-pub(crate) use load::json_kind;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    LoadError, LoadLimit, LoadLimits, Problem,
+    load_valid_interfaces, load_valid_interfaces_str, LoadError, LoadLimit, LoadLimits, Problem,
 };
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;
-pub use validate::{validate_all, validate_toolbox, ValidationError, ValidationErrors};
+pub use validate::{
+    validate_all, validate_toolbox, ValidationError, ValidationErrorKind, ValidationErrors,
+};
 
 use serde::Serialize;
 use serde_json::{Map, Value as Json};
@@ -153,7 +155,9 @@ pub struct Param {
     /// The largest allowed number (`max`, `maximum`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
-    /// The value used when a call leaves it out, if the definition gives one.
+    /// The default the definition declares, if any: kept in exported schemas and shown
+    /// in request-body examples. Binding does not fill it in: a call that leaves the
+    /// parameter out binds without it, and the tool applies its default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
     /// JSON Schema's `format` (`date`, `email`, `uuid`, ...), as declared. The formats in
@@ -246,7 +250,10 @@ impl Param {
         self.format.as_deref().and_then(Format::from_name)
     }
 
-    /// The value used when the parameter is left out.
+    /// Declares the tool's default for the parameter. It is not applied at binding: a
+    /// call that leaves the parameter out binds without it (the key is absent; a box's
+    /// `Args::opt` reads `None`), and the tool applies its
+    /// default. Exported schemas carry it, and request-body examples show it.
     ///
     /// Choices, bounds and a default at work: the prompt shows the choices and bounds, and
     /// a call binds within them or is refused saying what to write.

@@ -5,7 +5,8 @@
 //! toolbox name: the domain, names a model can write, and names that would collide when
 //! matched ignoring case.
 
-use super::{is_identifier, Interface};
+use super::{is_identifier, Interface, Param, ParamType};
+use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -16,8 +17,27 @@ pub struct ValidationError {
     pub function: String,
     /// The toolbox being registered (empty for root functions).
     pub toolbox: String,
+    /// What kind of problem it is, for a program that sorts or counts them.
+    pub kind: ValidationErrorKind,
     /// What is wrong and, where it helps, how to fix it.
     pub message: String,
+}
+
+/// What kind of problem a [`ValidationError`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ValidationErrorKind {
+    /// A field of the definition is missing, of the wrong type or not understood.
+    Definition,
+    /// The function's domain is not the toolbox it is registered under.
+    Domain,
+    /// A function or parameter name that a call cannot write.
+    Name,
+    /// Two names a call would write alike (the same, or differing only in case).
+    Clash,
+    /// A parameter no call could satisfy: bounds the wrong way round, choices none of
+    /// which is of its type.
+    Unsatisfiable,
 }
 
 impl fmt::Display for ValidationError {
@@ -71,25 +91,28 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
     let mut errors = Vec::new();
     let mut seen: HashMap<String, (&str, &str)> = HashMap::new();
     for interface in interfaces {
-        let mut report = |message: String| {
+        let mut report = |kind: ValidationErrorKind, message: String| {
             errors.push(ValidationError {
                 function: interface.name.clone(),
                 toolbox: toolbox.to_owned(),
+                kind,
                 message,
             })
         };
         match (&interface.domain, toolbox.is_empty()) {
             (Some(domain), false) if domain == toolbox => {}
             (None, true) => {}
-            (Some(domain), _) => report(format!(
-                "Interface domain '{domain}' does not match toolbox name '{toolbox}'"
-            )),
-            (None, false) => report(format!(
-                "Interface has no domain; it must be the toolbox name '{toolbox}'"
-            )),
+            (Some(domain), _) => report(
+                ValidationErrorKind::Domain,
+                format!("Interface domain '{domain}' does not match toolbox name '{toolbox}'"),
+            ),
+            (None, false) => report(
+                ValidationErrorKind::Domain,
+                format!("Interface has no domain; it must be the toolbox name '{toolbox}'"),
+            ),
         }
         if !is_identifier(&interface.name) {
-            report(format!(
+            report(ValidationErrorKind::Name, format!(
                 "Function name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
                 interface.name
             ));
@@ -97,23 +120,28 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
         // Request body fields are JSON keys, sent as written: any name will do.
         for param in &interface.params {
             if !is_identifier(&param.name) {
-                report(format!(
+                report(ValidationErrorKind::Name, format!(
                     "Parameter name '{}' is not an identifier: use letters, digits and '_', not starting with a digit",
                     param.name
                 ));
             }
+        }
+        for param in interface.params.iter().chain(&interface.request_body) {
+            param_problems(param, &param.name, &mut |message| {
+                report(ValidationErrorKind::Unsatisfiable, message)
+            });
         }
         // The same folding the binder matches names with: `maß` and `MASS` are one name.
         let key = unicase::UniCase::new(interface.name.as_str()).to_folded_case();
         let spelled = defined_name(interface);
         match seen.get(key.as_str()) {
             Some((first, first_spelled)) if *first == interface.name && *first_spelled == spelled => {
-                report(format!("Function '{spelled}' is defined twice"))
+                report(ValidationErrorKind::Clash, format!("Function '{spelled}' is defined twice"))
             }
-            Some((first, first_spelled)) if *first == interface.name => report(format!(
+            Some((first, first_spelled)) if *first == interface.name => report(ValidationErrorKind::Clash, format!(
                 "Functions '{first_spelled}' and '{spelled}' would both be called as '{first}'; rename one"
             )),
-            Some((first, _)) => report(format!(
+            Some((first, _)) => report(ValidationErrorKind::Clash, format!(
                 "Function name '{}' differs only in case from '{first}'; names are matched ignoring case",
                 interface.name
             )),
@@ -126,6 +154,70 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
         Ok(())
     } else {
         Err(ValidationErrors(errors))
+    }
+}
+
+/// What no call could satisfy in `param` (shown as `path`) and the fields and items inside
+/// it: bounds the wrong way round (`min` above `max`), and choices of which none is of the
+/// parameter's type. Each is reported as a message through `report`.
+///
+/// Choices of which only some are of the type (`"enum": [1, "XL", "L"]` on a string, as
+/// tool files in the wild have them) are kept: the others can still be called with.
+pub(crate) fn param_problems(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
+    walk(param, path, true, report);
+}
+
+/// [`param_problems`] without the bounds: the loader reports those as it reads them, with
+/// the place in the schema.
+pub(crate) fn choice_problems(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
+    walk(param, path, false, report);
+}
+
+fn walk(param: &Param, path: &str, bounds: bool, report: &mut dyn FnMut(String)) {
+    if let (true, Some(min), Some(max)) = (bounds, param.min, param.max) {
+        if min > max {
+            report(format!(
+                "Parameter '{path}': its minimum {min} is greater than its maximum {max}; no value is allowed"
+            ));
+        }
+    }
+    let wanted = match param.ty {
+        ParamType::String => Some(("a string", Json::is_string as fn(&Json) -> bool)),
+        ParamType::Integer => Some(("an integer", is_integer as fn(&Json) -> bool)),
+        ParamType::Number => Some(("a number", Json::is_number as fn(&Json) -> bool)),
+        ParamType::Boolean => Some(("a boolean", Json::is_boolean as fn(&Json) -> bool)),
+        ParamType::Object { .. } | ParamType::Array { .. } | ParamType::Any => None,
+    };
+    if let (Some((kind, fits)), Some(choices)) = (wanted, &param.choices) {
+        // `null` among the choices says the value may be left empty (a nullable enum).
+        let values: Vec<&Json> = choices.iter().filter(|choice| !choice.is_null()).collect();
+        if !values.is_empty() && !values.iter().any(|choice| fits(choice)) {
+            let listed: Vec<String> = values.iter().map(|choice| choice.to_string()).collect();
+            report(format!(
+                "Parameter '{path}' is {} but none of its choices ({}) is {kind}",
+                param.ty.name(),
+                listed.join(", ")
+            ));
+        }
+    }
+    match &param.ty {
+        ParamType::Object { properties } => {
+            for field in properties {
+                walk(field, &format!("{path}.{}", field.name), bounds, report);
+            }
+        }
+        ParamType::Array { items: Some(item) } => {
+            walk(item, &format!("{path}[]"), bounds, report);
+        }
+        _ => {}
+    }
+}
+
+/// A whole number, written as one (`3`) or with a zero fraction (`3.0`).
+fn is_integer(value: &Json) -> bool {
+    match value {
+        Json::Number(n) => n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0),
+        _ => false,
     }
 }
 
@@ -164,6 +256,7 @@ pub fn validate_all(interfaces: &[Interface]) -> Result<(), ValidationErrors> {
                     errors.push(ValidationError {
                         function: interface.name.clone(),
                         toolbox: domain.clone(),
+                        kind: ValidationErrorKind::Clash,
                         message: format!(
                             "Toolbox name '{domain}' differs only in case from '{first}'; names are matched ignoring case"
                         ),

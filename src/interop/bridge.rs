@@ -4,7 +4,7 @@
 use super::{NameMap, Options};
 use crate::bind::BoundCall;
 use crate::interface::is_identifier;
-use crate::interface::json_kind;
+use crate::messages::json_kind;
 use serde_json::{json, Map, Value as Json};
 use std::collections::hash_map::RandomState;
 use std::fmt::{self, Write};

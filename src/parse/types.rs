@@ -154,9 +154,11 @@ pub struct Call {
     pub span: Span,
 }
 
-/// What the parser reports, in input order.
+/// What the parser reports, in input order. More kinds of event may come (a `match`
+/// needs a `_` arm).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// Text that is not part of any call.
     Text {
@@ -314,23 +316,9 @@ impl Bodies {
 
     /// The functions of `interfaces` that take a body ([`Interface::has_body`]), under
     /// every name a call reaches them by, as binding finds them: the qualified name, and
-    /// for a function of the `root` domain the bare name too.
-    ///
-    /// ```
-    /// use atfunc::parse::Bodies;
-    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
-    ///
-    /// let mut create_user = Interface::new("create_user").in_domain("api");
-    /// create_user.kind = Kind::ApiWrapper;
-    /// create_user.request_body = vec![Param::new("email", ParamType::String).required()];
-    /// let get_weather = Interface::new("get_weather");
-    /// let catalog = Catalog::new(vec![create_user, get_weather]).with_root("api");
-    ///
-    /// let bodies = Bodies::of(catalog.interfaces(), catalog.root());
-    /// assert!(bodies.allows("api.create_user") && bodies.allows("CREATE_USER"));
-    /// assert!(!bodies.allows("get_weather"));
-    /// ```
-    pub fn of(interfaces: &[Interface], root: Option<&str>) -> Bodies {
+    /// for a function of the `root` domain the bare name too. Outside the crate this is
+    /// [`Catalog::bodies`](crate::Catalog::bodies).
+    pub(crate) fn of(interfaces: &[Interface], root: Option<&str>) -> Bodies {
         let mut names = FunctionNames::new();
         for interface in interfaces.iter().filter(|i| i.has_body()) {
             names.insert(&interface.qualified_name());
@@ -418,7 +406,7 @@ pub struct ParserConfig {
     /// Most arguments in one call, positional and named together. Default 256.
     pub max_args: usize,
     /// Which calls may have a `with_body` block; the others are released at their `)`.
-    /// Default [`Bodies::Any`]; [`Bodies::of`] gives the set of a list of interfaces.
+    /// Default [`Bodies::Any`]; [`Catalog::bodies`](crate::Catalog::bodies) gives the set of a catalog.
     pub bodies: Bodies,
 }
 

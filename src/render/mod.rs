@@ -347,6 +347,27 @@ Rules:
 the results come back as \"Function call: ...\" / \"Returned: ...\".
 ";
 
+/// Every interface as the prompt lists it, without the [`preamble`] (what
+/// `atfunc render --no-preamble` prints): for an application that teaches the syntax its
+/// own way.
+///
+/// ```
+/// use atfunc::{Interface, Param, ParamType};
+/// use atfunc::render::{render_functions, PromptOptions};
+/// let tools = [Interface::new("sqrt").in_domain("math")
+///     .param(Param::new("x", ParamType::Number).required()),
+///     Interface::new("now").in_domain("clock")];
+/// let text = render_functions(&tools, &PromptOptions::default());
+/// assert_eq!(text, "@math.sqrt( <*x{number}> )\n\n@clock.now()\n");
+/// ```
+pub fn render_functions(interfaces: &[Interface], options: &PromptOptions) -> String {
+    interfaces
+        .iter()
+        .map(|i| render_interface_with(i, options))
+        .collect::<Vec<_>>()
+        .join(if options.separator { "" } else { "\n" })
+}
+
 /// The whole prompt: the [`preamble`], then every interface.
 ///
 /// ```

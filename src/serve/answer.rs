@@ -7,14 +7,15 @@
 
 use super::constrain::UpstreamKind;
 use super::request::Request;
-use super::tools::{Choice, ToolSet};
+use super::tools::ToolSet;
 use crate::bind::bind;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
     RepairOptions,
 };
+use crate::grammar::Choice;
 use crate::interop::CallIds;
-use crate::parse::{Bodies, Call, Event, ParserConfig, StreamParser};
+use crate::parse::{Call, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
@@ -194,7 +195,7 @@ impl Turn {
     ) -> Turn {
         // Only a call that may take a body waits past its `)`; client tools never do.
         let parser = StreamParser::new(ParserConfig {
-            bodies: Bodies::of(tools.catalog.interfaces(), tools.catalog.root()),
+            bodies: tools.catalog.bodies(),
             ..ParserConfig::default()
         });
         Turn {
@@ -277,7 +278,7 @@ impl Turn {
         }
         let missing = match &self.choice {
             Choice::Required => self.calls == 0,
-            Choice::Named(_) => !self.named_called,
+            Choice::Function(_) => !self.named_called,
             Choice::Auto | Choice::None => false,
         };
         if (refused_count == 0 && !missing) || self.repairs_left == 0 {
@@ -341,7 +342,7 @@ impl Turn {
             .collect();
         let missing = match (&self.choice, missing) {
             (_, false) => MissingCall::None,
-            (Choice::Named(name), true) => MissingCall::Named(name),
+            (Choice::Function(name), true) => MissingCall::Named(name),
             (_, true) => MissingCall::Any,
         };
         let mut note = repair_note(
@@ -410,7 +411,7 @@ impl Turn {
                 });
             }
         };
-        if let Choice::Named(name) = &self.choice {
+        if let Choice::Function(name) = &self.choice {
             if self.tools.written_name(&bound).as_ref() != Some(name) {
                 let error = format!("This answer must call @{name}, and no other function");
                 let raw = self.raw_text(&call);
@@ -746,7 +747,7 @@ mod tests {
 
     #[test]
     fn required_and_named_choices_ask_again_when_there_is_no_call() {
-        let mut turn = turn(Choice::Named("get_weather".into()), 2);
+        let mut turn = turn(Choice::Function("get_weather".into()), 2);
         let (_, end) = run(&mut turn, "It is sunny.", 5);
         assert_eq!(end, RoundEnd::Repair);
         let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();

@@ -1,23 +1,23 @@
 //! `POST /v1/chat/completions`: pass-through, tool turns (whole and streamed), and the
 //! answers in OpenAI's format.
 
-use super::answer::{Out, RoundEnd, Turn};
+use super::answer::{RoundEnd, Turn};
 use super::body;
 use super::history::{add_prompt_raw, content_text, rewrite_raw};
 use super::reply::{
-    channel_body, error_event, json_response, sse_response, tool_call_json, ChunkWriter, Meta,
-    Usage,
+    channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::{Request, RequestError};
 use super::rounds::Rounds;
-use super::tools::{read_tools, Choice, ToolSet};
+use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, is_event_stream, Response as UpstreamResponse};
 use super::{constrain, execute, ApiError, Gateway};
+use crate::grammar::Choice;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
 /// Fields of a request that are for the gateway, not the upstream.
@@ -101,11 +101,6 @@ pub(crate) async fn handle(
             request.remove(field);
         }
         drop(raw);
-        let request = request.into_map().map_err(|_| {
-            ApiError::internal(
-                "The request could not be read again after its fields were taken out",
-            )
-        })?;
         return execute::handle(gateway, auth, request, registry).await;
     }
     let Some(tools) = tools else {
@@ -299,44 +294,15 @@ async fn whole_turn(
         }
     }
     let meta = meta.unwrap_or_else(|| Meta::for_model(turn.request().get("model")));
-    let mut text = String::new();
-    let mut calls = Vec::new();
-    for piece in out {
-        match piece {
-            Out::Text(t) => text.push_str(&t),
-            Out::Call {
-                id,
-                name,
-                arguments,
-            } => calls.push(tool_call_json(None, id, name, arguments)),
-        }
-    }
-    let mut message = Map::new();
-    message.insert("role".into(), json!("assistant"));
-    let content = if text.is_empty() && !calls.is_empty() {
-        Json::Null
-    } else {
-        Json::String(text)
-    };
-    message.insert("content".into(), content);
-    if let Some(reasoning) = reasoning.filter(|r| !r.is_null()) {
-        message.insert("reasoning_content".into(), reasoning);
-    }
-    if !calls.is_empty() {
-        message.insert("tool_calls".into(), Json::Array(calls));
-    }
     let finish_reason = turn.finish_reason(finish.as_deref());
-    let mut reply = json!({
-        "id": meta.id,
-        "object": "chat.completion",
-        "created": meta.created,
-        "model": meta.model,
-        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
-    });
-    if let (Some(usage), Json::Object(map)) = (usage.into_json(), &mut reply) {
-        map.insert("usage".into(), usage);
-    }
-    Ok(json_response(&reply))
+    Ok(whole_answer(
+        &meta,
+        out,
+        reasoning,
+        &finish_reason,
+        Map::new(),
+        usage,
+    ))
 }
 
 /// A tool turn streamed: the first upstream request is made before the client's stream
@@ -347,8 +313,7 @@ async fn stream_turn(
     turn: Turn,
 ) -> Result<Response, ApiError> {
     let body = Bytes::from(turn.request().body(Some(true)));
-    let response = gateway.upstream.chat(body, auth.as_ref()).await?;
-    let response = gateway.upstream.check(response).await?;
+    let response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
         let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));

@@ -1,9 +1,9 @@
 //! `--constrain`: the grammar of a request's tools, in the field its upstream reads.
 
 use super::request::Request;
-use super::tools::{Choice, ToolSet};
+use super::tools::ToolSet;
 use super::ApiError;
-use crate::grammar::{gbnf, Choice as GrammarChoice, GrammarError, GrammarOptions};
+use crate::grammar::{gbnf, Choice, GrammarError, GrammarOptions};
 use serde_json::{Map, Value as Json};
 
 /// The kind of server upstream, which decides the request field a grammar goes in.
@@ -117,12 +117,9 @@ pub(crate) fn grammars(
     };
     let (first, repair) = match choice {
         Choice::None => return Ok(None),
-        Choice::Auto => (GrammarChoice::Auto, GrammarChoice::Required),
-        Choice::Required => (GrammarChoice::Required, GrammarChoice::Required),
-        Choice::Named(name) => (
-            GrammarChoice::Function(name.clone()),
-            GrammarChoice::Function(name.clone()),
-        ),
+        Choice::Auto => (Choice::Auto, Choice::Required),
+        Choice::Required => (Choice::Required, Choice::Required),
+        named @ Choice::Function(_) => (named.clone(), named.clone()),
     };
     let first = match gbnf(interfaces, &with(first)) {
         Ok(grammar) => fits(grammar)?,

@@ -4,18 +4,19 @@
 //! entry, and the turn ends there.
 
 use super::answer::{Out, Prose, Reader};
-use super::history::{add_prompt, content_text, rewrite};
+use super::history::{add_prompt_raw, content_text, rewrite_raw};
 use super::reply::{
-    channel_body, error_event, json_response, request_body, sse_response, tool_call_json,
-    ChunkWriter, Meta, Usage,
+    channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
+use super::request::Request;
 use super::rounds::{Rounds, StreamEnd};
 use super::tools::ToolSet;
 use super::{ApiError, Gateway};
-use crate::bind::Catalog;
 use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
+use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::response::Response;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::mpsc;
@@ -69,33 +70,33 @@ impl Record {
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    mut request: Map<String, Json>,
+    mut request: Request,
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
-    let Some(Json::Array(messages)) = request.get("messages") else {
-        return Err(ApiError::bad_request("'messages' must be a list"));
-    };
+    let not_a_list = || ApiError::bad_request("'messages' must be a list");
+    let messages = request.take_messages().ok_or_else(not_a_list)?;
+    let messages: Vec<Box<RawValue>> =
+        serde_json::from_str(messages.get()).map_err(|_| not_a_list())?;
     // A history that answers held calls (an assistant's `tool_calls`, `tool` messages)
-    // reads as call text and result blocks, as in a request with tools.
-    let interfaces = registry.interfaces(&CallContext::new());
-    let mut catalog = Catalog::new(interfaces);
-    if let Some(root) = registry.root() {
-        catalog = catalog.with_root(root);
-    }
-    let mut messages = rewrite(
-        &Json::Array(messages.clone()),
-        &ToolSet::from_catalog(catalog),
-    )?;
-    add_prompt(
+    // reads as call text and result blocks, as in a request with tools; the other
+    // messages pass as the text they came in.
+    let mut messages = rewrite_raw(messages, &history_tools(&registry))?;
+    add_prompt_raw(
         &mut messages,
         &registry.prompt(&CallContext::new(), &RegistryPrompt::default()),
     );
-    request.insert("messages".into(), Json::Array(messages));
-    if request.get("stream") == Some(&Json::Bool(true)) {
+    request.set_messages(messages);
+    if request.get("stream") == Some(Json::Bool(true)) {
         streamed(gateway, auth, request, registry).await
     } else {
         whole(gateway, auth, request, registry).await
     }
+}
+
+/// The registry's functions for reading a history: the catalog its calls bind against,
+/// with its root and its case setting.
+fn history_tools(registry: &Registry) -> ToolSet {
+    ToolSet::from_catalog(registry.catalog(&CallContext::new()))
 }
 
 /// Runs the calls of one answer in the request's own conversation: what the model set in
@@ -123,17 +124,15 @@ async fn run_answer(
 }
 
 /// Adds an answer and its result blocks to the conversation.
-fn push_step(request: &mut Map<String, Json>, answer: String, results: String) {
-    if let Some(Json::Array(messages)) = request.get_mut("messages") {
-        messages.push(json!({"role": "assistant", "content": answer}));
-        messages.push(json!({"role": "user", "content": results}));
-    }
+fn push_step(request: &mut Request, answer: String, results: String) {
+    request.push_message(&json!({"role": "assistant", "content": answer}));
+    request.push_message(&json!({"role": "user", "content": results}));
 }
 
 async fn whole(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    mut request: Map<String, Json>,
+    mut request: Request,
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
     let mut prose = Prose::new(registry.parser_config());
@@ -145,10 +144,12 @@ async fn whole(
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut held;
     let finish = loop {
-        let body = request_body(&request, false);
+        let body = Bytes::from(request.body(Some(false)));
         let answer = gateway.upstream.chat_json(body, auth.as_ref()).await?;
         if meta.is_none() {
-            meta = Some(Meta::from_answer(&answer, &request));
+            let mut first = Meta::for_model(request.get("model"));
+            first.update(&answer);
+            meta = Some(first);
         }
         usage.add(answer.get("usage"));
         record.steps += 1;
@@ -185,64 +186,29 @@ async fn whole(
         }
         push_step(&mut request, text, report.output);
     };
-    let meta = meta.unwrap_or_else(|| Meta::new(&request));
-    let text: String = out
-        .into_iter()
-        .filter_map(|piece| match piece {
-            Out::Text(text) => Some(text),
-            Out::Call { .. } => None,
-        })
-        .collect();
-    let mut message = json!({"role": "assistant", "content": text});
-    let calls: Vec<Json> = held
-        .into_iter()
-        .filter_map(|piece| match piece {
-            Out::Call {
-                id,
-                name,
-                arguments,
-            } => Some(tool_call_json(None, id, name, arguments)),
-            Out::Text(_) => None,
-        })
-        .collect();
-    if let (false, Json::Object(map)) = (calls.is_empty(), &mut message) {
-        if text.is_empty() {
-            map.insert("content".into(), Json::Null);
-        }
-        map.insert("tool_calls".into(), Json::Array(calls));
-    }
+    let meta = meta.unwrap_or_else(|| Meta::for_model(request.get("model")));
     record.events = Some(std::mem::take(
         &mut *events.lock().unwrap_or_else(PoisonError::into_inner),
     ));
-    let mut reply = json!({
-        "id": meta.id,
-        "object": "chat.completion",
-        "created": meta.created,
-        "model": meta.model,
-        "choices": [{"index": 0, "message": message,
-                     "logprobs": null, "finish_reason": finish}],
-        "atfunc": record.to_json(),
-    });
-    if let (Some(usage), Json::Object(map)) = (usage.into_json(), &mut reply) {
-        map.insert("usage".into(), usage);
-    }
-    Ok(json_response(&reply))
+    let mut extra = Map::new();
+    extra.insert("atfunc".into(), record.to_json());
+    out.append(&mut held);
+    Ok(whole_answer(&meta, out, None, &finish, extra, usage))
 }
 
 async fn streamed(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    mut request: Map<String, Json>,
+    mut request: Request,
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
-    let response = gateway
+    let mut response = gateway
         .upstream
-        .chat(request_body(&request, true), auth.as_ref())
+        .chat_checked(Bytes::from(request.body(Some(true))), auth.as_ref())
         .await?;
-    let mut response = gateway.upstream.check(response).await?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
-        let mut writer = ChunkWriter::new(Meta::new(&request));
+        let mut writer = ChunkWriter::new(Meta::for_model(request.get("model")));
         let mut rounds = Rounds {
             gateway: &gateway,
             auth: auth.as_ref(),
@@ -323,14 +289,10 @@ async fn streamed(
                 break;
             }
             push_step(&mut request, text, report.output);
-            let next = match gateway
+            let next = gateway
                 .upstream
-                .chat(request_body(&request, true), auth.as_ref())
-                .await
-            {
-                Ok(next) => gateway.upstream.check(next).await,
-                Err(error) => Err(error),
-            };
+                .chat_checked(Bytes::from(request.body(Some(true))), auth.as_ref())
+                .await;
             match next {
                 Ok(next) => response = next,
                 Err(error) => {
@@ -362,4 +324,49 @@ fn events_chunk(
     let mut fields = Map::new();
     fields.insert("atfunc".into(), json!({ "events": events }));
     writer.fields(fields)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execute::FnBox;
+    use crate::format::CallRecord;
+    use crate::parse::Event;
+    use crate::render::PromptOptions;
+    use crate::translator::{Atfunc, Translator};
+    use crate::Interface;
+
+    /// The atfunc protocol with names matched exactly.
+    struct Exact;
+
+    impl Translator for Exact {
+        fn name(&self) -> &str {
+            "exact"
+        }
+
+        fn render(&self, interface: &Interface, options: &PromptOptions) -> String {
+            Atfunc.render(interface, options)
+        }
+
+        fn parse(&self, text: &str) -> Vec<Event> {
+            Atfunc.parse(text)
+        }
+
+        fn format_results(&self, records: &[CallRecord]) -> String {
+            Atfunc.format_results(records)
+        }
+    }
+
+    #[test]
+    fn the_history_is_read_with_the_registrys_case_setting_and_root() {
+        let registry = Registry::with_translator(Arc::new(Exact));
+        registry
+            .register(FnBox::new("clock").declare(Interface::new("now").in_domain("clock")))
+            .unwrap();
+        registry.set_root("clock").unwrap();
+        let tools = history_tools(&registry);
+        assert!(tools.catalog.case_sensitive());
+        assert_eq!(tools.catalog.root(), Some("clock"));
+        assert!(!history_tools(&Registry::new()).catalog.case_sensitive());
+    }
 }

@@ -132,18 +132,6 @@ pub(crate) fn rewrite_raw(
     Ok(out)
 }
 
-/// [`rewrite_raw`] for messages parsed already.
-pub(crate) fn rewrite(messages: &Json, tools: &ToolSet) -> Result<Vec<Json>, ApiError> {
-    let Json::Array(messages) = messages else {
-        return Err(ApiError::bad_request("'messages' must be a list"));
-    };
-    let rewritten = rewrite_raw(messages.iter().map(raw).collect(), tools)?;
-    Ok(rewritten
-        .iter()
-        .map(|message| serde_json::from_str(message.get()).unwrap_or(Json::Null))
-        .collect())
-}
-
 /// What decides whether a message is rewritten; the rest of it is skipped unread.
 #[derive(serde::Deserialize)]
 struct Peek<'a> {

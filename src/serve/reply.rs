@@ -4,6 +4,7 @@
 //! (`chat`) and the executed path (`execute`) both write through this module.
 
 use super::answer::Out;
+use super::request::Request;
 use super::sse;
 use super::ApiError;
 use axum::body::{Body, Bytes};
@@ -87,20 +88,20 @@ impl ChunkWriter {
     /// so that every chunk the client did not ask for has a choice.
     pub(crate) fn end(
         &mut self,
-        request: &Map<String, Json>,
+        request: &Request,
         reason: &str,
         extra: Map<String, Json>,
         usage: Usage,
     ) -> Vec<Bytes> {
         let asked = request
             .get("stream_options")
-            .and_then(|options| options.get("include_usage"))
-            == Some(&Json::Bool(true));
+            .and_then(|options| options.get("include_usage").cloned())
+            == Some(Json::Bool(true));
         self.end_with(asked, reason, extra, usage)
     }
 
     /// [`ChunkWriter::end`] for a request that `asked` for the usage chunk, or not.
-    pub(crate) fn end_with(
+    fn end_with(
         &mut self,
         asked: bool,
         reason: &str,
@@ -189,10 +190,6 @@ pub(crate) struct Meta {
 }
 
 impl Meta {
-    pub(crate) fn new(request: &Map<String, Json>) -> Meta {
-        Meta::for_model(request.get("model").cloned())
-    }
-
     /// Metadata for an answer of `model` (the request's, if it named one).
     pub(crate) fn for_model(model: Option<Json>) -> Meta {
         let now = SystemTime::now()
@@ -204,12 +201,6 @@ impl Meta {
             created: now.as_secs(),
             model: model.unwrap_or(Json::Null),
         }
-    }
-
-    pub(crate) fn from_answer(answer: &Json, request: &Map<String, Json>) -> Meta {
-        let mut meta = Meta::new(request);
-        meta.update(answer);
-        meta
     }
 
     pub(crate) fn update(&mut self, answer: &Json) {
@@ -255,14 +246,58 @@ impl Usage {
     }
 }
 
-/// The request for the upstream, with `stream` set.
-pub(crate) fn request_body(request: &Map<String, Json>, stream: bool) -> Bytes {
-    let mut request = request.clone();
-    request.insert("stream".into(), Json::Bool(stream));
-    if !stream {
-        request.remove("stream_options");
+/// The `chat.completion` of an answer sent whole: the text of `pieces` as `content`
+/// (`null` when there are calls and no text), `reasoning` when the upstream gave one, the
+/// calls as `tool_calls`; `extra` fields after `choices` (the `atfunc` record of an
+/// executed turn), then the usage.
+pub(crate) fn whole_answer(
+    meta: &Meta,
+    pieces: Vec<Out>,
+    reasoning: Option<Json>,
+    finish_reason: &str,
+    extra: Map<String, Json>,
+    usage: Usage,
+) -> Response {
+    let mut text = String::new();
+    let mut calls = Vec::new();
+    for piece in pieces {
+        match piece {
+            Out::Text(t) => text.push_str(&t),
+            Out::Call {
+                id,
+                name,
+                arguments,
+            } => calls.push(tool_call_json(None, id, name, arguments)),
+        }
     }
-    Bytes::from(Json::Object(request).to_string())
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    let content = if text.is_empty() && !calls.is_empty() {
+        Json::Null
+    } else {
+        Json::String(text)
+    };
+    message.insert("content".into(), content);
+    if let Some(reasoning) = reasoning.filter(|r| !r.is_null()) {
+        message.insert("reasoning_content".into(), reasoning);
+    }
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Json::Array(calls));
+    }
+    let mut reply = json!({
+        "id": meta.id,
+        "object": "chat.completion",
+        "created": meta.created,
+        "model": meta.model,
+        "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": finish_reason}],
+    });
+    if let Json::Object(map) = &mut reply {
+        map.extend(extra);
+        if let Some(usage) = usage.into_json() {
+            map.insert("usage".into(), usage);
+        }
+    }
+    json_response(&reply)
 }
 
 pub(crate) fn json_response(value: &Json) -> Response {

@@ -196,11 +196,6 @@ impl Request {
         }
         body.push(b']');
     }
-
-    /// The whole request parsed, for the parts of the gateway that rewrite everything.
-    pub(crate) fn into_map(self) -> Result<Map<String, Json>, RequestError> {
-        serde_json::from_slice(&self.body(None)).map_err(|e| RequestError::Json(e.to_string()))
-    }
 }
 
 /// Writes `"key":`, after a comma unless it is the first field.

@@ -68,11 +68,7 @@ impl Rounds<'_> {
                 break;
             }
             let body = Bytes::from(turn.request().body(Some(true)));
-            let next = match self.gateway.upstream.chat(body, self.auth).await {
-                Ok(next) => self.gateway.upstream.check(next).await,
-                Err(error) => Err(error),
-            };
-            match next {
+            match self.gateway.upstream.chat_checked(body, self.auth).await {
                 Ok(next) => response = next,
                 Err(_) => {
                     let mut out = Vec::new();
@@ -85,12 +81,7 @@ impl Rounds<'_> {
             }
         }
         let finish_reason = turn.finish_reason(finish.as_deref());
-        let include_usage = turn
-            .request()
-            .get("stream_options")
-            .and_then(|options| options.get("include_usage").cloned())
-            == Some(Json::Bool(true));
-        let end = writer.end_with(include_usage, &finish_reason, Map::new(), usage);
+        let end = writer.end(turn.request(), &finish_reason, Map::new(), usage);
         self.send(end).await;
     }
 

@@ -8,9 +8,8 @@
 
 use super::ApiError;
 use crate::bind::{BoundCall, Catalog};
-use crate::interface::{
-    dotted_identifier, load_interfaces_with, validate_all, Interface, LoadLimits,
-};
+use crate::grammar::Choice;
+use crate::interface::{dotted_identifier, load_valid_interfaces, Interface, LoadLimits};
 use crate::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
@@ -154,20 +153,6 @@ impl<'de> serde::de::Visitor<'de> for Pruned {
     }
 }
 
-/// What the request's `tool_choice` asks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Choice {
-    /// `"auto"` or absent: the model decides.
-    Auto,
-    /// `"none"`: no tools this turn.
-    None,
-    /// `"required"`: at least one call.
-    Required,
-    /// `{"type": "function", "function": {"name": ...}}`: a call to this tool (qualified
-    /// atfunc name), and to no other.
-    Named(String),
-}
-
 /// The client's tools as the model sees them.
 ///
 /// Names the model could not write (`get-weather`, `max-results`) are given identifiers by
@@ -221,8 +206,7 @@ impl ToolSet {
         }
         let invalid =
             |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid tools: {e}"));
-        let interfaces = load_interfaces_with(tools, limits).map_err(|e| invalid(&e))?;
-        validate_all(&interfaces).map_err(|e| invalid(&e))?;
+        let interfaces = load_valid_interfaces(tools, limits).map_err(|e| invalid(&e))?;
         Ok(ToolSet {
             catalog: Catalog::new(interfaces),
         })
@@ -261,7 +245,7 @@ impl ToolSet {
         )
     }
 
-    /// The name a call writes for the tool a bound call went to (`Choice::Named` holds it).
+    /// The name a call writes for the tool a bound call went to (`Choice::Function` holds it).
     pub(crate) fn written_name(&self, bound: &BoundCall) -> Option<String> {
         self.catalog.get(bound.index).map(Interface::qualified_name)
     }
@@ -269,20 +253,18 @@ impl ToolSet {
     /// Reads `tool_choice` (absent or `null` is `auto`).
     pub(crate) fn choice(&self, choice: Option<&Json>) -> Result<Choice, ApiError> {
         let named = |name: &str| match self.by_client_name(name) {
-            Some(interface) => Ok(Choice::Named(interface.qualified_name())),
+            Some(interface) => Ok(Choice::Function(interface.qualified_name())),
             None => Err(ApiError::bad_request(format!(
                 "tool_choice names '{name}', which is not one of the tools"
             ))),
         };
         match choice {
             None | Some(Json::Null) => Ok(Choice::Auto),
-            Some(Json::String(word)) => match word.as_str() {
-                "auto" => Ok(Choice::Auto),
-                "none" => Ok(Choice::None),
-                "required" => Ok(Choice::Required),
-                other => Err(ApiError::bad_request(format!(
+            Some(Json::String(word)) => match word.parse() {
+                Ok(Choice::Function(other)) => Err(ApiError::bad_request(format!(
                     "tool_choice must be 'auto', 'none', 'required' or a function, not '{other}'"
                 ))),
+                Ok(choice) => Ok(choice),
             },
             Some(Json::Object(map)) => {
                 let name = map
@@ -310,7 +292,7 @@ impl ToolSet {
             Choice::Required => {
                 prompt.push_str("\nIn this answer you must call at least one of these functions.\n")
             }
-            Choice::Named(name) => {
+            Choice::Function(name) => {
                 prompt.push_str(&format!("\nIn this answer you must call @{name}.\n"));
             }
             Choice::Auto | Choice::None => {}
@@ -510,14 +492,14 @@ mod tests {
                     &json!({"type": "function", "function": {"name": "lookup-user"}})
                 ))
                 .unwrap(),
-            Choice::Named("lookup_user".into())
+            Choice::Function("lookup_user".into())
         );
         assert!(tools
             .choice(Some(
                 &json!({"type": "function", "function": {"name": "other"}})
             ))
             .is_err());
-        let prompt = tools.prompt(&Choice::Named("lookup_user".into()), true);
+        let prompt = tools.prompt(&Choice::Function("lookup_user".into()), true);
         assert!(prompt.contains("@lookup_user( <q> )"), "{prompt}");
         assert!(prompt.ends_with(
             "In this answer you must call @lookup_user.\n\nCall at most one function per answer.\n"

@@ -147,14 +147,24 @@ impl Upstream {
         Err(ApiError::from_upstream(status, &body))
     }
 
+    /// [`Upstream::chat`], its answer [checked](Upstream::check): an error status is an
+    /// error.
+    pub(crate) async fn chat_checked(
+        &self,
+        body: Bytes,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Response, ApiError> {
+        let response = self.chat(body, auth).await?;
+        self.check(response).await
+    }
+
     /// A non-streaming chat completion as JSON.
     pub(crate) async fn chat_json(
         &self,
         body: Bytes,
         auth: Option<&HeaderValue>,
     ) -> Result<Json, ApiError> {
-        let response = self.chat(body, auth).await?;
-        let mut response = self.check(response).await?;
+        let mut response = self.chat_checked(body, auth).await?;
         let body = endpoint::read_text(&mut response, self.max_response_bytes, Some(self.timeout))
             .await
             .map_err(|e| self.answer_error(e))?;

@@ -192,7 +192,7 @@ fn non_ascii_names_fold_case() {
 
 #[test]
 fn names_are_exact_under_a_case_sensitive_catalog() {
-    let catalog = Catalog::new(vec![get_temp()]).with_case_sensitive(true);
+    let catalog = Catalog::new(vec![get_temp()]).matching(atfunc::bind::NameMatch::ExactCase);
     assert!(bind(
         &call("weather.get_temp", vec![s("Paris")], vec![]),
         &catalog
@@ -1053,7 +1053,7 @@ fn nested_property_names_are_exact_under_a_case_sensitive_catalog() {
     let catalog = Catalog::new(vec![Interface::new("f")
         .in_domain("t")
         .param(param("p", ty))])
-    .with_case_sensitive(true);
+    .matching(atfunc::bind::NameMatch::ExactCase);
     let c = call(
         "t.f",
         vec![Value::Object(vec![("name".into(), s("a"))])],

@@ -394,7 +394,12 @@ proptest! {
     ) {
         let mut dice = Dice { bytes: &dice, at: 0 };
         let text = write_call(&interface, &args, &mut dice, case_sensitive);
-        let catalog = Catalog::new(vec![interface.clone()]).with_case_sensitive(case_sensitive);
+        let names = if case_sensitive {
+            atfunc::bind::NameMatch::ExactCase
+        } else {
+            atfunc::bind::NameMatch::IgnoreCase
+        };
+        let catalog = Catalog::new(vec![interface.clone()]).matching(names);
 
         let calls = calls_of(atfunc::parse_events(&text));
         prop_assert_eq!(calls.len(), 1, "text: {}", text);

@@ -1,6 +1,7 @@
 //! Calls held for the user's confirmation: what the model is told, confirming, rejecting,
 //! expiry, the bound on waiting calls, confirmers, and the events, whether the answer
 //! arrives whole or in chunks.
+#![cfg(feature = "execute")]
 
 use atfunc::execute::{
     held_result, CallEvent, CallEventKind, ConfirmError, Confirmer, Decision, FnBox, HeldCall,

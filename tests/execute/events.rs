@@ -1,5 +1,6 @@
 //! Call events: every call, run or refused, is seen as `start` then `success` or `error`,
 //! by a hook on the registry, whether the answer arrives whole or in chunks.
+#![cfg(feature = "execute")]
 
 use atfunc::execute::{CallEvent, CallEventKind, FnBox, Registry, ToolError};
 use atfunc::{Interface, Param, ParamType};

@@ -441,6 +441,18 @@ async fn calls_are_checked_and_explained() {
         message(&err).contains("must be a string, not a number"),
         "{err}"
     );
+    // A JSON value's kind is worded as in every other message of the crate.
+    let mut listed = Map::new();
+    listed.insert("filepath".into(), json!(["a.txt"]));
+    let err = fx
+        .files
+        .call("readfile", listed, &CallContext::new())
+        .await
+        .unwrap_err();
+    assert!(
+        message(&err).contains("must be a string, not a list"),
+        "{err}"
+    );
     let err = call(&fx.files, "format_disk", &[]).await.unwrap_err();
     assert!(
         matches!(err, ToolError::UnknownFunction { ref name, .. } if name == "format_disk"),

@@ -383,6 +383,28 @@ async fn unknown_function_suggests_the_closest_and_still_gets_a_block() {
     assert_eq!(report.calls[0].args, None);
 }
 
+/// A box's own unknown-function error suggests by the measure binding uses: a near name
+/// is named, a mere prefix of one is not (one measure for every "did you mean").
+#[tokio::test]
+async fn a_box_suggests_names_as_binding_does() {
+    let weather = weather();
+    let closest = |function: &'static str| {
+        let weather = &weather;
+        async move {
+            match weather
+                .call(function, Map::new(), &CallContext::new())
+                .await
+            {
+                Err(ToolError::UnknownFunction { closest, .. }) => closest,
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(closest("get_tmp").await.as_deref(), Some("get_temp"));
+    assert_eq!(closest("GET_TEMPS").await.as_deref(), Some("get_temp"));
+    assert_eq!(closest("get").await, None);
+}
+
 #[tokio::test]
 async fn bind_errors_and_unreadable_calls_get_blocks() {
     let registry = registry();
@@ -1015,4 +1037,35 @@ async fn elements_reach_a_stream_and_a_box_called_directly() {
         [json!({"type": "card", "title": "z"})]
     );
     assert_eq!(registry.call("t.card", json!({"text": "z"})).await, value);
+}
+
+/// A closure of a `FnBox` can use `?` on an `std::io::Error`; the model reads its message
+/// and the caller finds the error itself behind `source()`.
+#[tokio::test]
+async fn a_tools_own_error_is_kept_as_the_source() {
+    use std::error::Error;
+    let files =
+        FnBox::new("disk").function(Interface::new("read_missing").in_domain("disk"), |_, _| {
+            let text = std::fs::read_to_string("/no/such/dir/atfunc-test.txt")?;
+            Ok(json!(text))
+        });
+    let error = files
+        .call("read_missing", Map::new(), &CallContext::new())
+        .await
+        .unwrap_err();
+    let source = error.source().expect("the io error is the source");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an io error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert_eq!(error.to_string(), io.to_string());
+    // Any error type that boxes into one goes in by `from_error`, and clones compare equal.
+    let parsed = "x"
+        .parse::<i32>()
+        .map_err(ToolError::from_error)
+        .unwrap_err();
+    assert!(parsed
+        .source()
+        .is_some_and(|e| e.is::<std::num::ParseIntError>()));
+    assert_eq!(parsed.clone(), parsed);
 }

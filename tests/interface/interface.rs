@@ -717,3 +717,111 @@ fn a_chain_of_references_deeper_than_the_limit_is_refused() {
     let loaded = load_interfaces_with(&tools, &deeper).unwrap();
     assert_eq!(count(&loaded[0].params[0]), 101);
 }
+
+/// A parameter no call could satisfy is refused when it is registered: bounds the wrong
+/// way round, choices not of its type (nested ones too, named by their path).
+#[test]
+fn unsatisfiable_parameters_are_refused_at_validation() {
+    let tool = Interface::new("pick")
+        .in_domain("t")
+        .param(
+            Param::new("n", ParamType::Integer)
+                .min(10.0)
+                .max(1.0)
+                .choices(["a"]),
+        )
+        .param(Param::new(
+            "filter",
+            ParamType::Object {
+                properties: vec![Param::new("level", ParamType::Boolean).choices([1, 2])],
+            },
+        ));
+    let errors: Vec<String> = validate_toolbox("t", &[tool])
+        .unwrap_err()
+        .0
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'n': its minimum 10 is greater than its maximum 1; no value is allowed",
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'n' is integer but none of its choices (\"a\") is an integer",
+            "Validation failed for function 'pick' in toolbox 't': Parameter 'filter.level' is boolean but none of its choices (1, 2) is a boolean",
+        ]
+    );
+    // Whole numbers written with a fraction, `null` (a nullable enum), and choices of
+    // which some fit, are fine.
+    let fine = Interface::new("pick").in_domain("t").param(
+        Param::new("n", ParamType::Integer)
+            .min(1.0)
+            .max(1.0)
+            .choices([json!(1.0), json!(null), json!("many")]),
+    );
+    assert!(validate_toolbox("t", &[fine]).is_ok());
+}
+
+/// The loader refuses the same, naming the function, instead of leaving it to the grammar.
+#[test]
+fn an_integer_with_string_choices_is_refused_at_load() {
+    let problems = problems(json!([{"name": "pick", "parameters": {"type": "object",
+        "properties": {"n": {"type": "integer", "enum": ["1", "2"]},
+                       "r": {"type": "number", "minimum": 5, "maximum": 0}}}}]));
+    assert_eq!(
+        problems,
+        [
+            "Validation failed for function 'pick': 'parameters.r' has a minimum 5 above its maximum 0",
+            "Validation failed for function 'pick': Parameter 'n' is integer but none of its choices (\"1\", \"2\") is an integer",
+        ]
+    );
+}
+
+/// A required key that names no property: kept as a required `any` where the object is
+/// open (BFCL's files list required keys without describing them), refused where the
+/// schema closes the object (`additionalProperties: false`), since no call could give it.
+#[test]
+fn a_required_key_without_a_property_is_refused_only_in_a_closed_object() {
+    let open = json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"x": {"type": "string"}}, "required": ["x", "y"]}}]);
+    let tools = load_interfaces(&open).unwrap();
+    let y = &tools[0].params[1];
+    assert_eq!(
+        (y.name.as_str(), y.required, &y.ty),
+        ("y", true, &ParamType::Any)
+    );
+    let closed = json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"x": {"type": "string"}}, "required": ["x", "y"],
+        "additionalProperties": false}}]);
+    assert_eq!(
+        problems(closed),
+        ["Validation failed for function 'f': 'parameters.required' names 'y', which is not one of its properties and 'additionalProperties' is false: describe it under 'properties' or drop it"]
+    );
+}
+
+/// Each problem says what kind it is, for a program that sorts them.
+#[test]
+fn problems_carry_their_kind() {
+    use atfunc::interface::ValidationErrorKind as K;
+    let tools = [
+        Interface::new("2fast").in_domain("t"),
+        Interface::new("now").in_domain("other"),
+        Interface::new("n")
+            .in_domain("t")
+            .param(Param::new("x", ParamType::Integer).min(2.0).max(1.0)),
+        Interface::new("N").in_domain("t"),
+    ];
+    let kinds: Vec<K> = validate_toolbox("t", &tools)
+        .unwrap_err()
+        .0
+        .iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, [K::Name, K::Domain, K::Unsatisfiable, K::Clash]);
+    let loaded = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]));
+    let Err(LoadError::Invalid(problems)) = loaded else {
+        panic!("{loaded:?}")
+    };
+    let kinds: Vec<K> = problems.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [K::Definition, K::Unsatisfiable]);
+}

@@ -136,6 +136,7 @@ pub fn assert_reproduces(input: &[u8], events: &[Event]) {
                 assert_eq!(text, &String::from_utf8_lossy(bytes));
                 rebuilt.extend_from_slice(bytes);
             }
+            other => panic!("an event this check does not know: {other:?}"),
         }
     }
     assert!(open.is_none(), "a call started but never ended");

@@ -23,7 +23,7 @@ mod workers;
 use crate::tools::{self, Tools};
 use arrow_array::{ArrayRef, LargeStringArray, StringArray};
 use arrow_schema::{DataType, Field, FieldRef};
-use atfunc::batch::{completion_records, Batch};
+use atfunc::batch::{completion_records, Batch, RecordOptions};
 use atfunc::Catalog;
 use input::Input;
 use pyo3::exceptions::PyValueError;
@@ -140,7 +140,12 @@ pub(crate) fn parse_arrow(
         let found: Vec<Option<Found>> = workers.map(&elements, |_, text| {
             text.map(|text| {
                 let text = String::from_utf8_lossy(text);
-                Found::of(completion_records(&text, catalog.as_deref()))
+                Found::of(completion_records(
+                    &text,
+                    &RecordOptions {
+                        catalog: catalog.as_deref(),
+                    },
+                ))
             })
         });
         Ok(split(found, &lengths)

@@ -8,7 +8,7 @@ use super::outcome::BlockFormat;
 use super::stats::Stats;
 use super::turn::{Ledger, Snapshot, Target};
 use super::view::{Settings, View};
-use crate::bind::{ArgParser, BindError, Catalog};
+use crate::bind::{ArgParser, BindError, Catalog, NameMatch};
 use crate::execute::confirm::Confirmer;
 use crate::execute::events::CallEvent;
 use crate::execute::toolbox::{CallContext, ToolBox, ToolError};
@@ -357,6 +357,13 @@ impl Registry {
         self.snapshot(ctx).view.catalog().interfaces().to_vec()
     }
 
+    /// The catalog calls bind against in `ctx`: every interface offered, control
+    /// functions included, with the registry's root and case setting.
+    #[cfg(feature = "serve")]
+    pub(crate) fn catalog(&self, ctx: &CallContext) -> Catalog {
+        self.snapshot(ctx).view.catalog().clone()
+    }
+
     /// The whole prompt text for the functions offered in `ctx`: the preamble that
     /// teaches the call syntax, then every function (root functions without a prefix).
     /// The control functions are listed only when `options` says so.
@@ -500,7 +507,7 @@ impl Registry {
         let mut config = self.read().parser.clone();
         if config.bodies == Bodies::Any {
             let catalog = snapshot.view.catalog();
-            config.bodies = Bodies::of(catalog.interfaces(), catalog.root());
+            config.bodies = catalog.bodies();
         }
         config
     }
@@ -615,7 +622,12 @@ impl Registry {
             toolbox_names.push(CONTROL_DOMAIN.to_owned());
         }
         let case_sensitive = state.translator.case_sensitive();
-        let mut catalog = Catalog::new(interfaces).with_case_sensitive(case_sensitive);
+        let names = if case_sensitive {
+            NameMatch::ExactCase
+        } else {
+            NameMatch::IgnoreCase
+        };
+        let mut catalog = Catalog::new(interfaces).matching(names);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
         }
