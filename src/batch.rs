@@ -39,9 +39,12 @@
 //! ```
 
 use crate::interface::json_kind;
+use crate::interface::LoadLimits;
+use crate::interface::{load_interfaces_with, validate_all};
 use crate::parse::Bodies;
-use crate::{bind, load_interfaces_with, validate_all, Call, Catalog, Event};
-use crate::{LoadError, LoadLimits, ParseError, ParserConfig, Span, StreamParser};
+use crate::parse::Span;
+use crate::{bind, Call, Catalog, Event};
+use crate::{LoadError, ParseError, ParserConfig, StreamParser};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
@@ -94,7 +97,7 @@ pub fn call_record<'r>(
     match catalog {
         None => Record::Call(json!({
             "name": call.name,
-            "positional": call.positional.iter().map(crate::Value::to_json).collect::<Vec<_>>(),
+            "positional": call.positional.iter().map(crate::parse::Value::to_json).collect::<Vec<_>>(),
             "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
             "body": call.body,
             "span": span,

@@ -7,7 +7,8 @@
 //! string each.
 
 use atfunc::batch::Batch;
-use atfunc::{load_interfaces, validate_all, Catalog, Interface, LoadError};
+use atfunc::interface::validate_all;
+use atfunc::{load_interfaces, Catalog, Interface, LoadError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};

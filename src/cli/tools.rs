@@ -4,7 +4,8 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
-use atfunc::{Interface, LoadError, LoadLimits, ValidationError};
+use atfunc::interface::{LoadLimits, ValidationError};
+use atfunc::{Interface, LoadError};
 use std::path::{Path, PathBuf};
 
 /// Loads a tools file. `Ok(Err(problems))` when it is JSON but its definitions are invalid;
@@ -15,7 +16,7 @@ pub(crate) fn load(
 ) -> Result<Result<Vec<Interface>, Vec<ValidationError>>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("cannot read tools file {}: {e}", path.display())))?;
-    match atfunc::load_interfaces_str_with(&text, limits) {
+    match atfunc::interface::load_interfaces_str_with(&text, limits) {
         Ok(interfaces) => Ok(Ok(interfaces)),
         Err(LoadError::Invalid(problems)) => Ok(Err(problems)),
         Err(LoadError::Json(e)) => Err(Failure(json_error(path, &e))),
@@ -27,7 +28,7 @@ pub(crate) fn load(
 /// listed in the failure.
 pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interface>, Failure> {
     let problems = match load(path, limits)? {
-        Ok(interfaces) => match atfunc::validate_all(&interfaces) {
+        Ok(interfaces) => match atfunc::interface::validate_all(&interfaces) {
             Ok(()) => return Ok(interfaces),
             Err(errors) => errors.0,
         },

@@ -318,7 +318,8 @@ impl Bodies {
     ///
     /// ```
     /// use atfunc::parse::Bodies;
-    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
+    /// use atfunc::{Catalog, Interface, Param, ParamType};
+    /// use atfunc::interface::Kind;
     ///
     /// let mut create_user = Interface::new("create_user").in_domain("api");
     /// create_user.kind = Kind::ApiWrapper;
