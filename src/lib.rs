@@ -20,7 +20,7 @@
 //! that constrains an inference engine to answers whose calls bind.
 //!
 //! The crate root re-exports the names each phase is first used by (the functions and types
-//! in the example below, [`Registry`](execute::Registry) and [`ToolBox`](execute::ToolBox),
+//! in the example below, `Registry` and `ToolBox` with the feature `execute`,
 //! [`format_results`], [`gbnf`], and each phase's error type); the rest of a phase, its
 //! options and smaller types, is in its module: `atfunc::interface::LoadLimits`,
 //! `atfunc::parse::Value`, `atfunc::render::PromptOptions`, `atfunc::execute::FileBox`.
