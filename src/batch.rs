@@ -39,10 +39,12 @@
 //! ```
 
 use crate::interface::load_valid_interfaces;
+use crate::interface::LoadLimits;
 use crate::messages::{json_kind, json_message};
 use crate::parse::Bodies;
+use crate::parse::Span;
 use crate::{bind, Call, Catalog, Event};
-use crate::{LoadError, LoadLimits, ParseError, ParserConfig, Span, StreamParser};
+use crate::{LoadError, ParseError, ParserConfig, StreamParser};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
@@ -123,7 +125,7 @@ pub fn call_record<'r>(
     match options.catalog {
         None => Record::Call(json!({
             "name": call.name,
-            "positional": call.positional.iter().map(crate::Value::to_json).collect::<Vec<_>>(),
+            "positional": call.positional.iter().map(crate::parse::Value::to_json).collect::<Vec<_>>(),
             "named": call.named.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>(),
             "body": call.body,
             "span": span,

@@ -242,7 +242,8 @@ pub fn apply_filters<'a>(
 ///
 /// ```
 /// use atfunc::format::call_text;
-/// use atfunc::{Call, Span, Value};
+/// use atfunc::Call;
+/// use atfunc::parse::{Span, Value};
 ///
 /// let call = Call {
 ///     name: "weather.get_temp".into(),

@@ -19,6 +19,12 @@
 //! Beside render, [`grammar`](mod@grammar) writes the same interfaces as a GBNF grammar
 //! that constrains an inference engine to answers whose calls bind.
 //!
+//! The crate root re-exports the names each phase is first used by (the functions and types
+//! in the example below, `Registry` and `ToolBox` with the feature `execute`,
+//! [`format_results`], [`gbnf`], and each phase's error type); the rest of a phase, its
+//! options and smaller types, is in its module: `atfunc::interface::LoadLimits`,
+//! `atfunc::parse::Value`, `atfunc::render::PromptOptions`, `atfunc::execute::FileBox`.
+//!
 #![cfg_attr(
     feature = "typed",
     doc = "Beside the phases, [`interop`] speaks the tool formats of OpenAI and MCP, and [`typed`]"
@@ -30,7 +36,8 @@
 //! (feature `typed`) turns Rust functions into tools.
 //!
 //! ```
-//! use atfunc::{bind, load_interfaces_str, parse_events, render_interface, Catalog, Event};
+//! use atfunc::{bind, load_interfaces_str, parse_events, Catalog, Event};
+//! use atfunc::render::render_interface;
 //!
 //! let tools = load_interfaces_str(r#"[{"type": "function", "function": {
 //!     "name": "weather.get_temp",
@@ -94,21 +101,15 @@ pub mod serve;
 #[cfg(feature = "typed")]
 pub mod typed;
 
-pub use bind::{bind, ArgParser, BindError, Body, BoundCall, Catalog};
+// The root holds what a user of each phase reaches for first; everything else is in its
+// phase's module (`atfunc::interface::LoadLimits`, `atfunc::parse::Value`, ...).
+pub use bind::{bind, BindError, BoundCall, Catalog};
 pub use format::{format_results, CallRecord};
-pub use grammar::{gbnf, Choice, GrammarError, GrammarOptions};
-pub use interface::{
-    load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    validate_all, validate_toolbox, Format, Interface, Kind, LoadError, LoadLimit, LoadLimits,
-    Location, Param, ParamType, ValidationError, ValidationErrors,
-};
-pub use interop::{to_mcp_tools, to_openai_tools, NameMap, Rendered};
-pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, Span, StreamParser, Value};
-pub use render::{render_interface, render_interface_with, render_prompt, PromptOptions};
-pub use translator::{Atfunc, Translator};
+pub use grammar::{gbnf, GrammarError, GrammarOptions};
+pub use interface::{load_interfaces, load_interfaces_str, Interface, LoadError, Param, ParamType};
+pub use parse::{parse_events, Call, Event, ParseError, ParserConfig, StreamParser};
+pub use render::render_prompt;
 
-#[cfg(feature = "file")]
-pub use execute::FileBox;
 // Named in the signatures of tools: `?` and `json!` in a closure, `Map` in `ToolBox::call`,
 // `#[async_trait]` on a `ToolBox` impl; re-exported so a tool needs no version of its own.
 #[cfg(feature = "execute")]
@@ -116,7 +117,4 @@ pub use async_trait::async_trait;
 pub use serde_json::{self, json, Map};
 
 #[cfg(feature = "execute")]
-pub use execute::{
-    Args, CallContext, ExecutionReport, FnBox, MultiBox, Outcome, Registry, ToolBox, ToolBoxExt,
-    ToolError,
-};
+pub use execute::{FnBox, Registry, ToolBox, ToolError};

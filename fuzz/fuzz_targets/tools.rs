@@ -10,8 +10,9 @@
 use arbitrary::Arbitrary;
 use atfunc::batch::Batch;
 use atfunc::grammar::{gbnf, Choice, GrammarOptions};
-use atfunc::interop::{render, Format, Options};
-use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, validate_all, Catalog};
+use atfunc::interop::{render, ToolFormat, Options};
+use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, Catalog};
+use atfunc::interface::validate_all;
 use atfunc::{Event, Interface};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
@@ -123,8 +124,8 @@ fn build(j: &J, depth: usize) -> Json {
 
 fn exercise(interfaces: Vec<Interface>, completion: &str) {
     let _ = validate_all(&interfaces);
-    let _ = atfunc::render_prompt(&interfaces, &atfunc::PromptOptions::default());
-    for format in [Format::Openai, Format::Mcp] {
+    let _ = atfunc::render_prompt(&interfaces, &atfunc::render::PromptOptions::default());
+    for format in [ToolFormat::Openai, ToolFormat::Mcp] {
         let _ = render(&interfaces, format, &Options::default());
     }
     for case_sensitive in [false, true] {

@@ -4,8 +4,10 @@
 use crate::convert::json_to_py;
 use crate::tools;
 use atfunc::format::{call_text_from_args, fit_json as fit, truncate_text, CallRecord};
-use atfunc::interop::{Format, Options};
-use atfunc::{gbnf, Choice, GrammarOptions, PromptOptions};
+use atfunc::grammar::Choice;
+use atfunc::interop::{Options, ToolFormat};
+use atfunc::render::PromptOptions;
+use atfunc::{gbnf, GrammarOptions};
 use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -34,7 +36,7 @@ pub(crate) fn render(
     let tools = tools.get();
     let root = tools.catalog.root();
     if format != "atfunc" {
-        let format = format.parse::<Format>().map_err(|_| {
+        let format = format.parse::<ToolFormat>().map_err(|_| {
             PyValueError::new_err(format!(
                 "unknown format '{format}': use atfunc, openai or mcp"
             ))

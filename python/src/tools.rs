@@ -8,7 +8,8 @@
 
 use atfunc::batch::Batch;
 use atfunc::interface::load_valid_interfaces;
-use atfunc::{Catalog, Interface, LoadError, LoadLimits};
+use atfunc::interface::LoadLimits;
+use atfunc::{Catalog, Interface, LoadError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};

@@ -2,7 +2,8 @@
 //! CLI and the Python package share, so their records agree on every chunking.
 
 use super::{add_span, call_record, malformed_record, parser_config, CallHead, RecordOptions};
-use crate::{Catalog, Event, Span, StreamParser};
+use crate::parse::Span;
+use crate::{Catalog, Event, StreamParser};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
 use std::fmt::Write as _;

@@ -70,7 +70,7 @@ pub(super) fn coerce_param_with(
 ) -> Result<Json, BindError> {
     let mut json = coerce(value, &param.ty, path, ctx)?;
     if let (Some(format), Json::String(text)) = (param.known_format(), &json) {
-        if let Err(reason) = super::format::check(format, text) {
+        if let Err(reason) = super::string_format::check(format, text) {
             return Err(BindError::InvalidFormat {
                 function: ctx.function.to_owned(),
                 param: path.to_string(),

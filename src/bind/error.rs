@@ -1,6 +1,6 @@
 //! Why a call does not bind, worded for the model that wrote it.
 
-use crate::interface::Format;
+use crate::interface::StringFormat;
 use std::fmt;
 
 /// Why a call does not bind. Each message says what failed and how to write the call
@@ -179,14 +179,14 @@ pub enum BindError {
     ///
     /// `Invalid value for parameter 'day' of function 'calendar.book': "2026-02-30" is not a
     /// date: February 2026 has 28 days`
-    #[error("Invalid value for parameter '{param}' of function '{function}': {got} is not {}: {reason}", super::format::noun(*.format))]
+    #[error("Invalid value for parameter '{param}' of function '{function}': {got} is not {}: {reason}", super::string_format::noun(*.format))]
     InvalidFormat {
         /// The function's qualified name.
         function: String,
         /// The parameter (a path for nested values).
         param: String,
         /// The declared format.
-        format: Format,
+        format: StringFormat,
         /// The value as JSON, cut after 80 bytes.
         got: String,
         /// What is wrong with it and how to write it.

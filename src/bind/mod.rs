@@ -54,7 +54,7 @@
 //! | any | the value as JSON |
 //!
 //! After conversion, a string whose parameter declares a checked JSON Schema `format`
-//! ([`Format`](crate::Format): `date`, `date-time`, `time`, `email`, `uri`, `uuid`, `ipv4`,
+//! ([`StringFormat`](crate::interface::StringFormat): `date`, `date-time`, `time`, `email`, `uri`, `uuid`, `ipv4`,
 //! `ipv6`) must be one ([`BindError::InvalidFormat`], saying what is wrong: `February 2026
 //! has 28 days`); then the parameter's own parser runs, if it has one
 //! ([`Catalog::set_parser`]); then enum choices are checked (numbers compare by value, strings exactly,
@@ -79,7 +79,8 @@
 //! variant docs list every message form.
 //!
 //! ```
-//! use atfunc::{bind, Call, Catalog, Interface, Param, ParamType, Span, Value};
+//! use atfunc::{bind, Call, Catalog, Interface, Param, ParamType};
+//! use atfunc::parse::{Span, Value};
 //!
 //! let get_temp = Interface::new("get_temp").in_domain("weather")
 //!     .param(Param::new("location", ParamType::String).required())
@@ -106,7 +107,7 @@
 
 mod coerce;
 mod error;
-mod format;
+mod string_format;
 
 pub use error::BindError;
 
@@ -310,7 +311,8 @@ impl Catalog {
     /// name, and the bare name in the root domain), as [`ParserConfig::bodies`] wants them.
     ///
     /// ```
-    /// use atfunc::{Catalog, Interface, Kind, Param, ParamType};
+    /// use atfunc::{Catalog, Interface, Param, ParamType};
+    /// use atfunc::interface::Kind;
     ///
     /// let mut create_user = Interface::new("create_user").in_domain("api");
     /// create_user.kind = Kind::ApiWrapper;

@@ -2,7 +2,8 @@
 
 use super::tools::ToolArgs;
 use super::Failure;
-use atfunc::{Choice, GrammarOptions};
+use atfunc::grammar::Choice;
+use atfunc::GrammarOptions;
 use std::process::ExitCode;
 
 /// Print a GBNF grammar (root rule `root`) whose language is answers whose calls bind:

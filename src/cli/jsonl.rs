@@ -32,7 +32,7 @@ struct Lines {
 /// `--tools` or `--config`), or stay unbound without one.
 pub(crate) fn run(
     catalog: Option<Catalog>,
-    limits: &atfunc::LoadLimits,
+    limits: &atfunc::interface::LoadLimits,
     file: Option<&Path>,
 ) -> Result<ExitCode, Failure> {
     let (input, total): (Box<dyn Read + Send>, Option<u64>) = match file {

@@ -13,7 +13,7 @@ mod parse;
 mod serve;
 mod tools;
 
-use atfunc::interop::{ControlFields, Format};
+use atfunc::interop::{ControlFields, ToolFormat};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -119,14 +119,14 @@ pub fn main() -> ExitCode {
                     RenderFormat::Openai => render_api(
                         &offered.source,
                         &offered.interfaces,
-                        Format::Openai,
+                        ToolFormat::Openai,
                         with_names,
                         control_fields,
                     ),
                     RenderFormat::Mcp => render_api(
                         &offered.source,
                         &offered.interfaces,
-                        Format::Mcp,
+                        ToolFormat::Mcp,
                         with_names,
                         control_fields,
                     ),
@@ -174,7 +174,7 @@ fn render(
     root: Option<&str>,
     no_preamble: bool,
 ) -> Result<ExitCode, Failure> {
-    let options = atfunc::PromptOptions { root, separator };
+    let options = atfunc::render::PromptOptions { root, separator };
     let text = if no_preamble {
         atfunc::render::render_functions(interfaces, &options)
     } else {
@@ -188,7 +188,7 @@ fn render(
 fn render_api(
     path: &std::path::Path,
     interfaces: &[atfunc::Interface],
-    format: Format,
+    format: ToolFormat,
     with_names: bool,
     control_fields: Option<Vec<String>>,
 ) -> Result<ExitCode, Failure> {
@@ -242,7 +242,7 @@ fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
 /// A tools file's problems; none, and its functions printed, when it is valid.
 fn check_tools(
     path: &std::path::Path,
-    limits: &atfunc::LoadLimits,
+    limits: &atfunc::interface::LoadLimits,
 ) -> Result<Vec<String>, Failure> {
     let problems = match tools::load(path, limits)? {
         Ok(interfaces) => {

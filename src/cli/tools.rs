@@ -5,7 +5,8 @@ use super::Failure;
 use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
 use atfunc::interface::{json_message, load_valid_interfaces_str};
-use atfunc::{Interface, LoadError, LoadLimits, ValidationError};
+use atfunc::interface::{LoadLimits, ValidationError};
+use atfunc::{Interface, LoadError};
 use std::path::{Path, PathBuf};
 
 /// Loads and validates a tools file. `Ok(Err(problems))` when it is JSON but its

@@ -5,7 +5,8 @@
 //! and llguidance behind vLLM and SGLang) let it write nothing else.
 //!
 //! ```
-//! use atfunc::{gbnf, Choice, GrammarOptions, Interface, Param, ParamType};
+//! use atfunc::{gbnf, GrammarOptions, Interface, Param, ParamType};
+//! use atfunc::grammar::Choice;
 //!
 //! let weather = Interface::new("get_temp").in_domain("weather")
 //!     .param(Param::new("location", ParamType::String).required())
@@ -99,7 +100,7 @@ pub enum Choice {
 /// that names no tool.
 ///
 /// ```
-/// use atfunc::Choice;
+/// use atfunc::grammar::Choice;
 /// assert_eq!("required".parse(), Ok(Choice::Required));
 /// assert_eq!("weather.get_temp".parse(), Ok(Choice::Function("weather.get_temp".into())));
 /// ```
@@ -124,7 +125,7 @@ pub struct GrammarOptions {
     /// At most one call (with `Required` or `Function`: exactly one).
     pub single: bool,
     /// The toolbox whose functions are called without their prefix, as in
-    /// [`PromptOptions::root`](crate::PromptOptions::root).
+    /// [`PromptOptions::root`](crate::render::PromptOptions::root).
     pub root: Option<String>,
     /// The most characters of prose before the first call under `Required` and `Function`.
     /// Default 100.

@@ -7,7 +7,7 @@
 //! read a lot of JSON.
 
 use super::tree::{Builder, Node};
-use crate::interface::{Format, Param, ParamType};
+use crate::interface::{Param, ParamType, StringFormat};
 use serde_json::Value as Json;
 
 /// Nesting the parser accepts by default ([`crate::ParserConfig::max_depth`]): arrays and
@@ -171,15 +171,15 @@ impl Values {
     /// and every value that binds is offered. `None` for `email`, `uri` and `ipv6`, which
     /// stay any string: binding checks them, and a model sampled from the grammar may
     /// still write one the binder refuses.
-    fn formatted(&self, b: &mut Builder, format: Format) -> Option<Node> {
+    fn formatted(&self, b: &mut Builder, format: StringFormat) -> Option<Node> {
         let quoted = |node: Node| Node::seq([Node::text("\""), node, Node::text("\"")]);
         match format {
-            Format::Date => Some(quoted(Self::date(b))),
-            Format::Time => {
+            StringFormat::Date => Some(quoted(Self::date(b))),
+            StringFormat::Time => {
                 let time = Self::time(b);
                 Some(quoted(Node::seq([time, Node::optional(Self::offset(b))])))
             }
-            Format::DateTime => {
+            StringFormat::DateTime => {
                 let date = Self::date(b);
                 let time = Self::time(b);
                 let offset = Self::offset(b);
@@ -190,7 +190,7 @@ impl Values {
                     offset,
                 ])))
             }
-            Format::Uuid => Some(b.rule("format-uuid", |_| {
+            StringFormat::Uuid => Some(b.rule("format-uuid", |_| {
                 let hex = |n| {
                     Node::repeat(
                         Node::chars(&[('0', '9'), ('a', 'f'), ('A', 'F')]),
@@ -210,7 +210,7 @@ impl Values {
                     hex(12),
                 ]))
             })),
-            Format::Ipv4 => Some(b.rule("format-ipv4", |b| {
+            StringFormat::Ipv4 => Some(b.rule("format-ipv4", |b| {
                 // octet ::= "25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9]? [0-9]
                 let octet = b.rule("format-ipv4-octet", |_| {
                     Node::alt([

@@ -299,7 +299,8 @@ fn load_schema_function(
 /// fields, say), so recursive schemas stay small and never count against the limits.
 ///
 /// ```
-/// use atfunc::{load_interfaces_with, LoadError, LoadLimit, LoadLimits};
+/// use atfunc::LoadError;
+/// use atfunc::interface::{load_interfaces_with, LoadLimit, LoadLimits};
 /// use serde_json::json;
 ///
 /// // `A` has ten fields of type `B`, and `B` ten fields of type `C`: 111 schema nodes.

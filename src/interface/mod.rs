@@ -4,13 +4,17 @@
 //! in any of the three shapes people already have (the atfunc standard format, an OpenAI
 //! `tools` array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
 
-mod format;
 mod load;
 mod names;
+mod string_format;
 mod validate;
 
 pub use crate::messages::json_message;
-pub use format::Format;
+pub use string_format::StringFormat;
+
+/// The old name of [`StringFormat`].
+#[deprecated(note = "renamed to `StringFormat` (a JSON Schema string format)")]
+pub type Format = StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
     load_valid_interfaces, load_valid_interfaces_str, LoadError, LoadLimit, LoadLimits, Problem,
@@ -161,7 +165,7 @@ pub struct Param {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
     /// JSON Schema's `format` (`date`, `email`, `uuid`, ...), as declared. The formats in
-    /// [`Format`] are checked when a call binds; others are kept and not checked.
+    /// [`StringFormat`] are checked when a call binds; others are kept and not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// Where an api-wrapper sends it.
@@ -231,14 +235,14 @@ impl Param {
     }
 
     /// Declares the value's JSON Schema `format`, kept as written in the
-    /// [`format`](Param#structfield.format) field and read as a [`Format`] by
+    /// [`format`](Param#structfield.format) field and read as a [`StringFormat`] by
     /// [`Param::known_format`].
     ///
     /// ```
-    /// use atfunc::{Format, Param, ParamType};
+    /// use atfunc::interface::{Param, ParamType, StringFormat};
     ///
     /// let day = Param::new("day", ParamType::String).format("date");
-    /// assert_eq!(day.known_format(), Some(Format::Date));
+    /// assert_eq!(day.known_format(), Some(StringFormat::Date));
     /// ```
     pub fn format(mut self, format: impl Into<String>) -> Param {
         self.format = Some(format.into());
@@ -246,8 +250,8 @@ impl Param {
     }
 
     /// The declared format, when it is one atfunc checks.
-    pub fn known_format(&self) -> Option<Format> {
-        self.format.as_deref().and_then(Format::from_name)
+    pub fn known_format(&self) -> Option<StringFormat> {
+        self.format.as_deref().and_then(StringFormat::from_name)
     }
 
     /// Declares the tool's default for the parameter. It is not applied at binding: a
@@ -259,7 +263,8 @@ impl Param {
     /// a call binds within them or is refused saying what to write.
     ///
     /// ```
-    /// use atfunc::{bind, parse_events, render_interface, Catalog, Event, Interface, Param, ParamType};
+    /// use atfunc::{bind, parse_events, Catalog, Event, Interface, Param, ParamType};
+    /// use atfunc::render::render_interface;
     ///
     /// let forecast = Interface::new("forecast")
     ///     .in_domain("weather")

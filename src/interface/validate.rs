@@ -78,7 +78,8 @@ impl fmt::Display for ValidationErrors {
 /// no two functions may have names that differ only in case. Every problem is reported.
 ///
 /// ```
-/// use atfunc::{Interface, validate_toolbox};
+/// use atfunc::Interface;
+/// use atfunc::interface::validate_toolbox;
 /// let wrong = Interface::new("get_temp").in_domain("wrong");
 /// let errors = validate_toolbox("weather", &[wrong]).unwrap_err();
 /// assert_eq!(

@@ -1,7 +1,7 @@
 //! Interop: the tool formats applications already speak.
 //!
 //! - [`to_openai_tools`] renders interfaces as an OpenAI `tools` array, [`to_mcp_tools`] as
-//!   the result of an MCP `tools/list` request; [`render`] picks one by [`Format`].
+//!   the result of an MCP `tools/list` request; [`render`] picks one by [`ToolFormat`].
 //! - Names are mapped to what model APIs accept ([`model_name`]) and the map back is kept
 //!   ([`NameMap`]); of two tools with one model name the first wins and the [`Clash`] is
 //!   reported.
@@ -158,27 +158,31 @@ pub struct Rendered {
     pub clashes: Vec<Clash>,
 }
 
+/// The old name of [`ToolFormat`].
+#[deprecated(note = "renamed to `ToolFormat`")]
+pub type Format = ToolFormat;
+
 /// A tool format atfunc renders to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Format {
+pub enum ToolFormat {
     /// An OpenAI `tools` array; see [`to_openai_tools`].
     Openai,
     /// An MCP `tools/list` result; see [`to_mcp_tools`].
     Mcp,
 }
 
-impl Format {
+impl ToolFormat {
     /// The name used on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
-            Format::Openai => "openai",
-            Format::Mcp => "mcp",
+            ToolFormat::Openai => "openai",
+            ToolFormat::Mcp => "mcp",
         }
     }
 }
 
-impl fmt::Display for Format {
+impl fmt::Display for ToolFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -189,13 +193,13 @@ impl fmt::Display for Format {
 #[error("unknown format '{0}': use openai or mcp")]
 pub struct UnknownFormat(pub String);
 
-impl FromStr for Format {
+impl FromStr for ToolFormat {
     type Err = UnknownFormat;
 
-    fn from_str(name: &str) -> Result<Format, UnknownFormat> {
+    fn from_str(name: &str) -> Result<ToolFormat, UnknownFormat> {
         match name.to_ascii_lowercase().as_str() {
-            "openai" => Ok(Format::Openai),
-            "mcp" => Ok(Format::Mcp),
+            "openai" => Ok(ToolFormat::Openai),
+            "mcp" => Ok(ToolFormat::Mcp),
             _ => Err(UnknownFormat(name.to_owned())),
         }
     }
@@ -204,17 +208,17 @@ impl FromStr for Format {
 /// Renders `interfaces` in `format`.
 ///
 /// ```
-/// use atfunc::interop::{render, Format, Options};
+/// use atfunc::interop::{render, ToolFormat, Options};
 /// let tools = atfunc::load_interfaces_str(
 ///     r#"[{"name": "weather.get_temp", "parameters": {"type": "object", "properties": {}}}]"#,
 /// ).unwrap();
 /// let rendered = render(&tools, "mcp".parse().unwrap(), &Options::default());
 /// assert_eq!(rendered.tools["tools"][0]["name"], "weather_get_temp");
 /// ```
-pub fn render(interfaces: &[Interface], format: Format, options: &Options) -> Rendered {
+pub fn render(interfaces: &[Interface], format: ToolFormat, options: &Options) -> Rendered {
     match format {
-        Format::Openai => to_openai_tools(interfaces, options),
-        Format::Mcp => to_mcp_tools(interfaces, options),
+        ToolFormat::Openai => to_openai_tools(interfaces, options),
+        ToolFormat::Mcp => to_mcp_tools(interfaces, options),
     }
 }
 

@@ -6,7 +6,8 @@
 //! is `grammar/atfunc.ebnf`.
 //!
 //! ```
-//! use atfunc::{Event, StreamParser, Value};
+//! use atfunc::{Event, StreamParser};
+//! use atfunc::parse::Value;
 //!
 //! let mut parser = StreamParser::default();
 //! let mut events = parser.feed_str("Let me check. @weather.get(\"Par");
@@ -45,15 +46,15 @@
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 
-mod grammar;
 mod scan;
+mod syntax;
 mod types;
 
 pub use types::{
     Bodies, Call, Event, FunctionNames, ParseError, ParseErrorKind, ParserConfig, Span, Value,
 };
 
-pub(crate) use grammar::is_number;
+pub(crate) use syntax::is_number;
 
 use scan::{ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 
@@ -379,7 +380,7 @@ impl StreamParser {
                     self.dot_last = true;
                     self.pos += 1;
                 }
-                Unit::Char(c, n) if grammar::is_ident_char(c) => {
+                Unit::Char(c, n) if syntax::is_ident_char(c) => {
                     self.dot_last = false;
                     self.pos += n as u64;
                 }
@@ -610,7 +611,7 @@ impl StreamParser {
             .unwrap_or_default();
         let parsed = std::str::from_utf8(text)
             .map_err(|e| e.valid_up_to())
-            .and_then(|s| grammar::parse_call(s, self.max_depth()));
+            .and_then(|s| syntax::parse_call(s, self.max_depth()));
         match parsed {
             Ok(p) => {
                 let body = body.map(|(a, b)| lossy(data, self.at(a), self.at(b)));
@@ -833,7 +834,7 @@ fn last_char_is_ident(bytes: &[u8]) -> bool {
     match std::str::from_utf8(bytes.get(start..).unwrap_or_default()) {
         Ok(s) => {
             let mut chars = s.chars();
-            matches!((chars.next(), chars.next()), (Some(c), None) if grammar::is_ident_char(c))
+            matches!((chars.next(), chars.next()), (Some(c), None) if syntax::is_ident_char(c))
         }
         Err(_) => false,
     }

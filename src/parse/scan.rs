@@ -5,7 +5,7 @@
 //! the nom grammar in one pass, and a call it refuses is refused at the first byte that cannot
 //! continue it. That byte is where the parser resumes, so no byte is scanned twice.
 
-use super::grammar::{is_ident_char, is_key_start, is_token_char, is_ws};
+use super::syntax::{is_ident_char, is_key_start, is_token_char, is_ws};
 use super::types::ParseErrorKind;
 
 /// One input character as the scanner sees it.

@@ -37,7 +37,8 @@ pub const SEPARATOR: &str = "----------------------------------------";
 /// (see the module docs); [`render_interface_with`] takes [`PromptOptions`].
 ///
 /// ```
-/// use atfunc::{Interface, Param, ParamType, render_interface};
+/// use atfunc::{Interface, Param, ParamType};
+/// use atfunc::render::render_interface;
 /// let weather = Interface::new("get_current_weather")
 ///     .in_domain("weather")
 ///     .describe("Get current weather information for a location")

@@ -9,9 +9,9 @@
 
 use crate::call_text;
 
+use atfunc::parse::Value;
 use atfunc::{
     bind, load_interfaces, BoundCall, Call, Catalog, Event, Interface, ParamType, StreamParser,
-    Value,
 };
 use call_text::{bare_safe, first_answer, may_leave_out, quoted};
 use serde_json::Value as Json;

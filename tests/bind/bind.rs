@@ -1,10 +1,10 @@
 //! Binding parsed calls to interfaces: name resolution, argument assignment, type
 //! conversion, checks, request bodies, and the exact text of every error.
 
+use atfunc::interface::Kind;
 use atfunc::interface::Location;
-use atfunc::{
-    bind, BindError, BoundCall, Call, Catalog, Interface, Kind, Param, ParamType, Span, Value,
-};
+use atfunc::parse::{Span, Value};
+use atfunc::{bind, BindError, BoundCall, Call, Catalog, Interface, Param, ParamType};
 use serde_json::{json, Value as Json};
 
 fn s(text: &str) -> Value {

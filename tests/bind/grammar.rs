@@ -9,10 +9,12 @@
 
 use crate::missing;
 
+use atfunc::grammar::Choice;
 use atfunc::grammar::{grammar, Grammar};
+use atfunc::interface::Kind;
 use atfunc::{
-    bind, load_interfaces, parse_events, Catalog, Choice, Event, GrammarError, GrammarOptions,
-    Interface, Kind, Param, ParamType,
+    bind, load_interfaces, parse_events, Catalog, Event, GrammarError, GrammarOptions, Interface,
+    Param, ParamType,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;

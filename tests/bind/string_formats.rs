@@ -2,9 +2,9 @@
 //! is not of its format is refused before the tool runs, in words the model can act on,
 //! whether the answer arrives whole or in chunks.
 
-use atfunc::{
-    bind, load_interfaces_str, render_interface, BindError, Catalog, Event, Format, StreamParser,
-};
+use atfunc::interface::StringFormat;
+use atfunc::render::render_interface;
+use atfunc::{bind, load_interfaces_str, BindError, Catalog, Event, StreamParser};
 use serde_json::{json, Value as Json};
 
 const TOOLS: &str = r#"[{"type": "function", "function": {
@@ -80,7 +80,10 @@ fn the_loader_keeps_format() {
     assert_eq!(formats[0], ("day", Some("date")));
     assert_eq!(formats[8], ("secret", Some("password")));
     assert_eq!(tools[0].params[8].known_format(), None);
-    assert_eq!(tools[0].params[1].known_format(), Some(Format::DateTime));
+    assert_eq!(
+        tools[0].params[1].known_format(),
+        Some(StringFormat::DateTime)
+    );
 
     let err = load_interfaces_str(
         r#"[{"name": "f", "parameters": {"type": "object", "properties": {"d": {"type": "string", "format": 7}}}}]"#,

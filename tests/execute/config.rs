@@ -438,7 +438,7 @@ async fn listing_needs_no_secret_and_running_does() {
     let config = Config::from_text(text, ".").unwrap();
     let listed = config.build_for_listing().await.unwrap();
     assert_eq!(
-        listed.toolbox_functions("api", &atfunc::CallContext::new()),
+        listed.toolbox_functions("api", &atfunc::execute::CallContext::new()),
         Some(vec!["api.ping".to_owned()])
     );
     let error = config.build().await.unwrap_err().to_string();

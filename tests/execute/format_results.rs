@@ -5,7 +5,8 @@ use atfunc::format::{
     apply_filters, call_text, call_text_from_args, cut_marker, fit_json, group_digits, result_text,
     truncate_text, truncate_value, OutputFilter, DEFAULT_TRUNCATE_LENGTH, MIN_FIT_LENGTH,
 };
-use atfunc::{format_results, Call, CallRecord, Span, Value};
+use atfunc::parse::{Span, Value};
+use atfunc::{format_results, Call, CallRecord};
 use proptest::prelude::*;
 use serde_json::{json, Map, Value as Json};
 use std::borrow::Cow;

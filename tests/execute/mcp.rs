@@ -4,8 +4,9 @@
 
 use crate::missing;
 
+use atfunc::execute::CallContext;
 use atfunc::execute::{McpBox, McpOptions, Registry, ToolBox};
-use atfunc::{render_interface, CallContext};
+use atfunc::render::render_interface;
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

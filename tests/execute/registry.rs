@@ -909,14 +909,14 @@ async fn api_wrapper_body_reaches_the_tool_through_the_context() {
     let mut create = Interface::new("create_user")
         .in_domain("api")
         .describe("Create a user");
-    create.kind = atfunc::Kind::ApiWrapper;
+    create.kind = atfunc::interface::Kind::ApiWrapper;
     let mut username = Param::new("username", ParamType::String)
         .required()
         .describe("Name");
-    username.location = atfunc::Location::Path;
+    username.location = atfunc::interface::Location::Path;
     create.params.push(username);
     let mut age = Param::new("age", ParamType::Integer).describe("Age");
-    age.location = atfunc::Location::Body;
+    age.location = atfunc::interface::Location::Body;
     create.request_body.push(age);
     let registry = Registry::new();
     registry

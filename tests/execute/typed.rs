@@ -4,9 +4,10 @@
 
 use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
 use atfunc::execute::{RegisterError, Registry, ToolBoxExt};
+use atfunc::interface::validate_toolbox;
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
-use atfunc::{validate_toolbox, ParamType};
+use atfunc::ParamType;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};

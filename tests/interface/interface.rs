@@ -1,9 +1,9 @@
 //! Loading interfaces in every shape, and every validation rule with its exact message.
 
-use atfunc::{
-    load_interfaces, load_interfaces_str, load_interfaces_with, validate_all, validate_toolbox,
-    Interface, Kind, LoadError, LoadLimit, LoadLimits, Location, Param, ParamType,
+use atfunc::interface::{
+    load_interfaces_with, validate_all, validate_toolbox, Kind, LoadLimit, LoadLimits, Location,
 };
+use atfunc::{load_interfaces, load_interfaces_str, Interface, LoadError, Param, ParamType};
 use serde_json::json;
 
 fn problems(json: serde_json::Value) -> Vec<String> {
@@ -462,7 +462,7 @@ fn every_bfcl_function_loads_validates_and_renders() {
                 .unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
             validate_all(&tools).unwrap_or_else(|e| panic!("{}: {e}", entry["id"]));
             for tool in &tools {
-                let text = atfunc::render_interface(tool);
+                let text = atfunc::render::render_interface(tool);
                 assert!(text.starts_with(&format!("@{}(", tool.qualified_name())));
                 for param in &tool.params {
                     assert!(text.contains(&param.name), "{text}");

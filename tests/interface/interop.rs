@@ -1,14 +1,14 @@
 //! The OpenAI and MCP formats: names, control fields, rendering, the round trip through
 //! `load_interfaces`, and the bridge to OpenAI's chat format.
 
+use atfunc::interface::{Kind, Location};
 use atfunc::interop::{
     bound_to_tool_call, is_model_safe, model_name, parse_tool_call, render, strip_control_fields,
     to_mcp_tools, to_openai_tools, tool_call, tool_call_to_text, tool_message, BridgeError,
-    CallIds, ControlFields, Format, NameMap, Options,
+    CallIds, ControlFields, NameMap, Options, ToolFormat,
 };
 use atfunc::{
-    bind, load_interfaces, parse_events, BoundCall, Catalog, Event, Interface, Kind, Location,
-    Param, ParamType,
+    bind, load_interfaces, parse_events, BoundCall, Catalog, Event, Interface, Param, ParamType,
 };
 use serde_json::{json, Map, Value as Json};
 use std::collections::HashSet;
@@ -267,7 +267,7 @@ fn reference_tools_as_mcp() {
     let rendered = to_mcp_tools(&reference_tools(), &Options::default());
     insta::assert_json_snapshot!("reference_mcp", rendered.tools);
     // The same schemas as OpenAI's parameters, and `render` picks the format by name.
-    let openai = render(&reference_tools(), Format::Openai, &Options::default());
+    let openai = render(&reference_tools(), ToolFormat::Openai, &Options::default());
     for (mcp, openai) in rendered.tools["tools"]
         .as_array()
         .unwrap()
@@ -277,9 +277,9 @@ fn reference_tools_as_mcp() {
         assert_eq!(mcp["inputSchema"], openai["function"]["parameters"]);
         assert_eq!(mcp["name"], openai["function"]["name"]);
     }
-    assert_eq!("MCP".parse::<Format>().unwrap(), Format::Mcp);
+    assert_eq!("MCP".parse::<ToolFormat>().unwrap(), ToolFormat::Mcp);
     assert_eq!(
-        "yaml".parse::<Format>().unwrap_err().to_string(),
+        "yaml".parse::<ToolFormat>().unwrap_err().to_string(),
         "unknown format 'yaml': use openai or mcp"
     );
 }

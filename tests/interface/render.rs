@@ -1,8 +1,9 @@
 //! Snapshots of the rendered interface text: the reference's examples, the whole prompt,
 //! and a sample of BFCL functions.
 
+use atfunc::render::render_interface;
 use atfunc::render::{render_interface_with, PromptOptions};
-use atfunc::{load_interfaces, load_interfaces_str, render_interface, render_prompt, Interface};
+use atfunc::{load_interfaces, load_interfaces_str, render_prompt, Interface};
 use atfunc::{Param, ParamType};
 use serde_json::json;
 
@@ -374,7 +375,7 @@ fn a_body_field_with_element_choices_is_a_list_in_the_skeleton() {
     metrics.choices = Some(vec![json!("view"), json!("click")]);
     metrics.location = atfunc::interface::Location::Body;
     let mut report = Interface::new("report").in_domain("api");
-    report.kind = atfunc::Kind::ApiWrapper;
+    report.kind = atfunc::interface::Kind::ApiWrapper;
     report.request_body = vec![metrics];
     assert_eq!(
         render_interface(&report),

@@ -1,7 +1,8 @@
 //! Shared by the parser tests: run one input through every chunking and check the invariants.
 #![allow(dead_code)]
 
-use atfunc::{Event, ParserConfig, Span, StreamParser};
+use atfunc::parse::Span;
+use atfunc::{Event, ParserConfig, StreamParser};
 
 /// Adjacent text events joined: the form in which every chunking must agree.
 pub fn merge(events: Vec<Event>) -> Vec<Event> {

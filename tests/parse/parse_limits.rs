@@ -3,7 +3,8 @@
 use crate::parse_common;
 
 use atfunc::parse::ParseErrorKind;
-use atfunc::{Event, ParserConfig, StreamParser, Value};
+use atfunc::parse::Value;
+use atfunc::{Event, ParserConfig, StreamParser};
 use parse_common::{
     assert_reproduces, calls, check, check_bytes_with, events_in_chunks_with, merge,
 };

@@ -3,7 +3,8 @@
 use crate::parse_common;
 
 use atfunc::parse::Bodies;
-use atfunc::{Call, Event, ParserConfig, StreamParser, Value};
+use atfunc::parse::Value;
+use atfunc::{Call, Event, ParserConfig, StreamParser};
 use parse_common::{assert_reproduces, calls, events_in_chunks, events_in_chunks_config, merge};
 use proptest::prelude::*;
 use serde_json::Value as J;

@@ -4,7 +4,8 @@
 use crate::parse_common;
 
 use atfunc::parse::{Bodies, ParseErrorKind};
-use atfunc::{Event, ParserConfig, Span, StreamParser, Value};
+use atfunc::parse::{Span, Value};
+use atfunc::{Event, ParserConfig, StreamParser};
 use parse_common::{
     assert_reproduces, calls, check, check_bytes, check_bytes_config, events_in_chunks_with, merge,
 };

@@ -10,7 +10,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
-pub enum Format {
+pub enum StringFormat {
     /// A calendar date, `2026-02-28` (RFC 3339 `full-date`).
     Date,
     /// A date and a time with its offset, `2026-02-28T14:30:00Z` (RFC 3339 `date-time`).
@@ -29,44 +29,44 @@ pub enum Format {
     Ipv6,
 }
 
-impl Format {
+impl StringFormat {
     /// Every format atfunc checks, in the order the docs list them.
-    pub const ALL: [Format; 8] = [
-        Format::Date,
-        Format::DateTime,
-        Format::Time,
-        Format::Email,
-        Format::Uri,
-        Format::Uuid,
-        Format::Ipv4,
-        Format::Ipv6,
+    pub const ALL: [StringFormat; 8] = [
+        StringFormat::Date,
+        StringFormat::DateTime,
+        StringFormat::Time,
+        StringFormat::Email,
+        StringFormat::Uri,
+        StringFormat::Uuid,
+        StringFormat::Ipv4,
+        StringFormat::Ipv6,
     ];
 
     /// The name as JSON Schema spells it (`date-time`).
     pub fn name(self) -> &'static str {
         match self {
-            Format::Date => "date",
-            Format::DateTime => "date-time",
-            Format::Time => "time",
-            Format::Email => "email",
-            Format::Uri => "uri",
-            Format::Uuid => "uuid",
-            Format::Ipv4 => "ipv4",
-            Format::Ipv6 => "ipv6",
+            StringFormat::Date => "date",
+            StringFormat::DateTime => "date-time",
+            StringFormat::Time => "time",
+            StringFormat::Email => "email",
+            StringFormat::Uri => "uri",
+            StringFormat::Uuid => "uuid",
+            StringFormat::Ipv4 => "ipv4",
+            StringFormat::Ipv6 => "ipv6",
         }
     }
 
     /// The format a declared name means, ignoring case; `None` for one atfunc does not check.
     ///
     /// ```
-    /// use atfunc::Format;
+    /// use atfunc::interface::StringFormat;
     ///
-    /// assert_eq!(Format::from_name("date-time"), Some(Format::DateTime));
-    /// assert_eq!(Format::from_name("password"), None);
+    /// assert_eq!(StringFormat::from_name("date-time"), Some(StringFormat::DateTime));
+    /// assert_eq!(StringFormat::from_name("password"), None);
     /// ```
-    pub fn from_name(name: &str) -> Option<Format> {
+    pub fn from_name(name: &str) -> Option<StringFormat> {
         let name = name.trim();
-        Format::ALL
+        StringFormat::ALL
             .into_iter()
             .find(|f| f.name().eq_ignore_ascii_case(name))
     }
@@ -74,19 +74,19 @@ impl Format {
     /// A value of this format, for messages that show the model what to write.
     pub fn example(self) -> &'static str {
         match self {
-            Format::Date => "2026-02-28",
-            Format::DateTime => "2026-02-28T14:30:00Z",
-            Format::Time => "14:30:00",
-            Format::Email => "ada@example.com",
-            Format::Uri => "https://example.com/path",
-            Format::Uuid => "123e4567-e89b-12d3-a456-426614174000",
-            Format::Ipv4 => "192.0.2.1",
-            Format::Ipv6 => "2001:db8::1",
+            StringFormat::Date => "2026-02-28",
+            StringFormat::DateTime => "2026-02-28T14:30:00Z",
+            StringFormat::Time => "14:30:00",
+            StringFormat::Email => "ada@example.com",
+            StringFormat::Uri => "https://example.com/path",
+            StringFormat::Uuid => "123e4567-e89b-12d3-a456-426614174000",
+            StringFormat::Ipv4 => "192.0.2.1",
+            StringFormat::Ipv6 => "2001:db8::1",
         }
     }
 }
 
-impl fmt::Display for Format {
+impl fmt::Display for StringFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

@@ -10,38 +10,38 @@
 //! offset (a `date-time` may not: without one the instant is unknown), and the reasons name
 //! the first thing to fix rather than every rule.
 
-use crate::interface::Format;
+use crate::interface::StringFormat;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Checks `text` against `format`; the error is the reason it is not one.
-pub(super) fn check(format: Format, text: &str) -> Result<(), String> {
+pub(super) fn check(format: StringFormat, text: &str) -> Result<(), String> {
     match format {
-        Format::Date => date(text),
-        Format::DateTime => date_time(text),
-        Format::Time => time(text, false),
-        Format::Email => email(text),
-        Format::Uri => uri(text),
-        Format::Uuid => uuid(text),
-        Format::Ipv4 => text.parse::<Ipv4Addr>().map(drop).map_err(|_| {
+        StringFormat::Date => date(text),
+        StringFormat::DateTime => date_time(text),
+        StringFormat::Time => time(text, false),
+        StringFormat::Email => email(text),
+        StringFormat::Uri => uri(text),
+        StringFormat::Uuid => uuid(text),
+        StringFormat::Ipv4 => text.parse::<Ipv4Addr>().map(drop).map_err(|_| {
             "write it as four numbers from 0 to 255 separated by dots, as in 192.0.2.1".to_owned()
         }),
-        Format::Ipv6 => text.parse::<Ipv6Addr>().map(drop).map_err(|_| {
+        StringFormat::Ipv6 => text.parse::<Ipv6Addr>().map(drop).map_err(|_| {
             "write it as eight groups of up to four hex digits separated by colons, :: standing for a run of zero groups, as in 2001:db8::1".to_owned()
         }),
     }
 }
 
 /// The noun phrase for a value of `format`, after "is not".
-pub(super) fn noun(format: Format) -> &'static str {
+pub(super) fn noun(format: StringFormat) -> &'static str {
     match format {
-        Format::Date => "a date",
-        Format::DateTime => "a date and time",
-        Format::Time => "a time",
-        Format::Email => "an email address",
-        Format::Uri => "a URI",
-        Format::Uuid => "a UUID",
-        Format::Ipv4 => "an IPv4 address",
-        Format::Ipv6 => "an IPv6 address",
+        StringFormat::Date => "a date",
+        StringFormat::DateTime => "a date and time",
+        StringFormat::Time => "a time",
+        StringFormat::Email => "an email address",
+        StringFormat::Uri => "a URI",
+        StringFormat::Uuid => "a UUID",
+        StringFormat::Ipv4 => "an IPv4 address",
+        StringFormat::Ipv6 => "an IPv6 address",
     }
 }
 
@@ -355,11 +355,11 @@ fn uuid(text: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn ok(format: Format, text: &str) {
+    fn ok(format: StringFormat, text: &str) {
         assert_eq!(check(format, text), Ok(()), "{format} {text:?}");
     }
 
-    fn bad(format: Format, text: &str) -> String {
+    fn bad(format: StringFormat, text: &str) -> String {
         match check(format, text) {
             Ok(()) => panic!("{format} {text:?} passed"),
             Err(reason) => reason,
@@ -375,20 +375,29 @@ mod tests {
             "0001-01-01",
             "9999-12-31",
         ] {
-            ok(Format::Date, text);
+            ok(StringFormat::Date, text);
         }
-        assert_eq!(bad(Format::Date, "2026-02-30"), "February 2026 has 28 days");
-        assert_eq!(bad(Format::Date, "1900-02-29"), "February 1900 has 28 days");
-        assert_eq!(bad(Format::Date, "2026-04-31"), "April 2026 has 30 days");
         assert_eq!(
-            bad(Format::Date, "2026-13-01"),
+            bad(StringFormat::Date, "2026-02-30"),
+            "February 2026 has 28 days"
+        );
+        assert_eq!(
+            bad(StringFormat::Date, "1900-02-29"),
+            "February 1900 has 28 days"
+        );
+        assert_eq!(
+            bad(StringFormat::Date, "2026-04-31"),
+            "April 2026 has 30 days"
+        );
+        assert_eq!(
+            bad(StringFormat::Date, "2026-13-01"),
             "there is no month 13: months run from 01 to 12"
         );
         assert_eq!(
-            bad(Format::Date, "2026-00-01"),
+            bad(StringFormat::Date, "2026-00-01"),
             "there is no month 00: months run from 01 to 12"
         );
-        assert_eq!(bad(Format::Date, "2026-01-00"), "days run from 01");
+        assert_eq!(bad(StringFormat::Date, "2026-01-00"), "days run from 01");
         for text in [
             "26-02-01",
             "2026-2-1",
@@ -400,7 +409,7 @@ mod tests {
             "+026-02-01",
         ] {
             assert!(
-                bad(Format::Date, text).starts_with("write it as YYYY-MM-DD"),
+                bad(StringFormat::Date, text).starts_with("write it as YYYY-MM-DD"),
                 "{text:?}"
             );
         }
@@ -416,36 +425,41 @@ mod tests {
             "14:30:00+01:00",
             "14:30:00.123-05:30",
         ] {
-            ok(Format::Time, text);
+            ok(StringFormat::Time, text);
         }
-        assert_eq!(bad(Format::Time, "24:00:00"), "hours run from 00 to 23");
-        assert_eq!(bad(Format::Time, "12:60:00"), "minutes run from 00 to 59");
-        assert!(bad(Format::Time, "14:30").starts_with("write it as HH:MM:SS"));
-        assert!(bad(Format::Time, "14:30:00+1").starts_with("the offset +1 must be"));
-        assert!(bad(Format::Time, "14:30:00.").starts_with("a '.'"));
+        assert_eq!(
+            bad(StringFormat::Time, "24:00:00"),
+            "hours run from 00 to 23"
+        );
+        assert_eq!(
+            bad(StringFormat::Time, "12:60:00"),
+            "minutes run from 00 to 59"
+        );
+        assert!(bad(StringFormat::Time, "14:30").starts_with("write it as HH:MM:SS"));
+        assert!(bad(StringFormat::Time, "14:30:00+1").starts_with("the offset +1 must be"));
+        assert!(bad(StringFormat::Time, "14:30:00.").starts_with("a '.'"));
         for text in [
             "2026-02-28T14:30:00Z",
             "2026-02-28t14:30:00.25+01:00",
             "2024-02-29T00:00:00-00:00",
         ] {
-            ok(Format::DateTime, text);
+            ok(StringFormat::DateTime, text);
         }
-        assert!(
-            bad(Format::DateTime, "2026-02-28T14:30:00").starts_with("it has no time zone offset")
-        );
-        assert!(bad(Format::DateTime, "2026-02-28").starts_with("it has no time of day"));
+        assert!(bad(StringFormat::DateTime, "2026-02-28T14:30:00")
+            .starts_with("it has no time zone offset"));
+        assert!(bad(StringFormat::DateTime, "2026-02-28").starts_with("it has no time of day"));
         assert_eq!(
-            bad(Format::DateTime, "2026-02-28 14:30:00Z"),
+            bad(StringFormat::DateTime, "2026-02-28 14:30:00Z"),
             "put a T between the date and the time, as in 2026-02-28T14:30:00Z"
         );
         assert_eq!(
-            bad(Format::DateTime, "2026-02-29T10:00:00Z"),
+            bad(StringFormat::DateTime, "2026-02-29T10:00:00Z"),
             "February 2026 has 28 days"
         );
-        assert!(bad(Format::DateTime, "tomorrow at noon").starts_with("write it as"));
+        assert!(bad(StringFormat::DateTime, "tomorrow at noon").starts_with("write it as"));
         // Multi-byte text never splits a character.
-        assert!(bad(Format::DateTime, "2026-02-2é8T1").starts_with("write it as"));
-        assert!(bad(Format::Time, "1é:00:00").starts_with("write it as"));
+        assert!(bad(StringFormat::DateTime, "2026-02-2é8T1").starts_with("write it as"));
+        assert!(bad(StringFormat::Time, "1é:00:00").starts_with("write it as"));
     }
 
     #[test]
@@ -458,23 +472,26 @@ mod tests {
             "u@[192.0.2.1]",
             "u@[IPv6:2001:db8::1]",
         ] {
-            ok(Format::Email, text);
+            ok(StringFormat::Email, text);
         }
-        assert!(bad(Format::Email, "ada at example.com").starts_with("it has no @"));
+        assert!(bad(StringFormat::Email, "ada at example.com").starts_with("it has no @"));
         assert_eq!(
-            bad(Format::Email, "@example.com"),
+            bad(StringFormat::Email, "@example.com"),
             "nothing comes before the @"
         );
-        assert!(bad(Format::Email, "ada@").starts_with("nothing comes after the @"));
-        assert_eq!(bad(Format::Email, "a@b@c.com"), "it has more than one @");
+        assert!(bad(StringFormat::Email, "ada@").starts_with("nothing comes after the @"));
         assert_eq!(
-            bad(Format::Email, "ada @example.com"),
+            bad(StringFormat::Email, "a@b@c.com"),
+            "it has more than one @"
+        );
+        assert_eq!(
+            bad(StringFormat::Email, "ada @example.com"),
             "it contains a space"
         );
-        assert!(bad(Format::Email, "ada@example..com").contains("empty label"));
-        assert!(bad(Format::Email, "ada@-example.com").contains("starts or ends with '-'"));
-        assert!(bad(Format::Email, ".ada@example.com").contains("dot"));
-        assert!(bad(Format::Email, "ad,a@example.com").starts_with("',' cannot stand"));
+        assert!(bad(StringFormat::Email, "ada@example..com").contains("empty label"));
+        assert!(bad(StringFormat::Email, "ada@-example.com").contains("starts or ends with '-'"));
+        assert!(bad(StringFormat::Email, ".ada@example.com").contains("dot"));
+        assert!(bad(StringFormat::Email, "ad,a@example.com").starts_with("',' cannot stand"));
     }
 
     #[test]
@@ -487,28 +504,30 @@ mod tests {
             "https://example.com/%C3%9F",
             "http://[::1]:8080/",
         ] {
-            ok(Format::Uri, text);
+            ok(StringFormat::Uri, text);
         }
-        assert!(bad(Format::Uri, "example.com/path").starts_with("it has no scheme"));
-        assert!(bad(Format::Uri, "/relative/path").starts_with("it has no scheme"));
+        assert!(bad(StringFormat::Uri, "example.com/path").starts_with("it has no scheme"));
+        assert!(bad(StringFormat::Uri, "/relative/path").starts_with("it has no scheme"));
         assert_eq!(
-            bad(Format::Uri, "https://example.com/a b"),
+            bad(StringFormat::Uri, "https://example.com/a b"),
             "it contains a space: write it as %20"
         );
         assert_eq!(
-            bad(Format::Uri, "https://de.example.org/Straße"),
+            bad(StringFormat::Uri, "https://de.example.org/Straße"),
             "write 'ß' percent-encoded, as %C3%9F"
         );
-        assert!(bad(Format::Uri, "https://example.com/100%").starts_with("'%' must be followed"));
-        assert!(bad(Format::Uri, "https:///path").starts_with("a https URI needs a host"));
-        assert!(bad(Format::Uri, "http:example.com").starts_with("a http URI needs a host"));
-        assert!(bad(Format::Uri, "https://example.com/<x>").starts_with("'<' cannot stand"));
+        assert!(
+            bad(StringFormat::Uri, "https://example.com/100%").starts_with("'%' must be followed")
+        );
+        assert!(bad(StringFormat::Uri, "https:///path").starts_with("a https URI needs a host"));
+        assert!(bad(StringFormat::Uri, "http:example.com").starts_with("a http URI needs a host"));
+        assert!(bad(StringFormat::Uri, "https://example.com/<x>").starts_with("'<' cannot stand"));
     }
 
     #[test]
     fn uuids_and_ips() {
-        ok(Format::Uuid, "123e4567-e89b-12d3-a456-426614174000");
-        ok(Format::Uuid, "123E4567-E89B-12D3-A456-426614174000");
+        ok(StringFormat::Uuid, "123e4567-e89b-12d3-a456-426614174000");
+        ok(StringFormat::Uuid, "123E4567-E89B-12D3-A456-426614174000");
         for text in [
             "123e4567e89b12d3a456426614174000",
             "123e4567-e89b-12d3-a456-42661417400g",
@@ -516,22 +535,22 @@ mod tests {
             "",
         ] {
             assert!(
-                bad(Format::Uuid, text).starts_with("write it as 32 hex digits"),
+                bad(StringFormat::Uuid, text).starts_with("write it as 32 hex digits"),
                 "{text:?}"
             );
         }
-        ok(Format::Ipv4, "192.0.2.1");
+        ok(StringFormat::Ipv4, "192.0.2.1");
         for text in ["256.0.0.1", "1.2.3", "01.2.3.4", "::1"] {
             assert!(
-                bad(Format::Ipv4, text).starts_with("write it as four numbers"),
+                bad(StringFormat::Ipv4, text).starts_with("write it as four numbers"),
                 "{text:?}"
             );
         }
-        ok(Format::Ipv6, "2001:db8::1");
-        ok(Format::Ipv6, "::ffff:192.0.2.1");
+        ok(StringFormat::Ipv6, "2001:db8::1");
+        ok(StringFormat::Ipv6, "::ffff:192.0.2.1");
         for text in ["2001:db8:::1", "192.0.2.1", "fe80::1%eth0"] {
             assert!(
-                bad(Format::Ipv6, text).starts_with("write it as eight groups"),
+                bad(StringFormat::Ipv6, text).starts_with("write it as eight groups"),
                 "{text:?}"
             );
         }
