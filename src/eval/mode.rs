@@ -16,6 +16,12 @@ pub enum Strategy {
     /// As `Text`, with the GBNF grammar of the case's tools in the request's `grammar`
     /// field (at least one call required).
     Grammar,
+    /// `tool_choice: "auto"` as the gateway's `--constrain` sends it: the grammar allows
+    /// prose without `@` and calls that bind, or no call at all.
+    Auto,
+    /// `tool_choice: "auto"` with a lazy grammar: free prose until the model writes `@`,
+    /// then only calls that bind (llama.cpp's `grammar_lazy` with an `@` trigger).
+    Lazy,
     /// The endpoint's own function calling: the tools in `tools`, its `tool_calls` scored.
     Native,
 }
@@ -60,6 +66,8 @@ impl fmt::Display for Mode {
             Strategy::Text => "text",
             Strategy::Repair => "repair",
             Strategy::Grammar => "grammar",
+            Strategy::Auto => "auto",
+            Strategy::Lazy => "lazy",
             Strategy::Native => "native",
         })?;
         if self.descriptions {
@@ -81,10 +89,12 @@ impl FromStr for Mode {
             "text" => Strategy::Text,
             "repair" => Strategy::Repair,
             "grammar" => Strategy::Grammar,
+            "auto" => Strategy::Auto,
+            "lazy" => Strategy::Lazy,
             "native" => Strategy::Native,
             other => {
                 return Err(format!(
-                    "unknown mode '{other}': use text, repair, grammar or native, \
+                    "unknown mode '{other}': use text, repair, grammar, auto, lazy or native, \
                      optionally with +desc and +example"
                 ))
             }

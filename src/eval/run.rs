@@ -8,6 +8,7 @@ use crate::endpoint::{self, AnswerError};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
+use crate::grammar::Choice;
 use crate::interop::{parse_tool_call, to_openai_tools, ControlFields, Options as InteropOptions};
 use crate::parse::{parse_events, Event};
 use serde_json::{json, Map, Value as Json};
@@ -45,7 +46,7 @@ impl Default for EvalOptions {
 }
 
 /// How one case came out in one mode.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     /// The mode, as written on the command line (`text+desc`).
     pub mode: String,
@@ -53,10 +54,14 @@ pub struct Outcome {
     pub id: String,
     /// The case's BFCL category.
     pub category: String,
-    /// Whether the calls match the possible answer (BFCL's AST rules).
+    /// Whether the calls match the possible answer (BFCL's AST rules); for an
+    /// `irrelevance` case, whether the answer has no call.
     pub correct: bool,
     /// Whether the answer has at least one call and every call binds.
     pub valid: bool,
+    /// Whether the answer has no call at all (none that binds, none that does not).
+    #[serde(default)]
+    pub no_call: bool,
     /// Time from the first request to the last answer, repair rounds included.
     pub latency_ms: u64,
     /// Prompt tokens over every request, as the endpoint counted them.
@@ -129,6 +134,7 @@ impl Evaluator {
             category: case.category.clone(),
             correct: false,
             valid: false,
+            no_call: false,
             latency_ms: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
@@ -149,12 +155,21 @@ impl Evaluator {
             }
             Ok(read) => {
                 outcome.valid = !read.bound.is_empty() && read.refused.is_empty();
+                outcome.no_call = read.bound.is_empty() && read.refused.is_empty();
                 outcome.calls = read
                     .bound
                     .iter()
                     .map(|c| json!({"name": c.name, "args": c.args}))
                     .collect();
-                if let Some(refused) = read.refused.first() {
+                if case.wants_no_call() {
+                    // No function fits the question: any call, bound or not, is wrong.
+                    outcome.correct = outcome.no_call;
+                    if !outcome.no_call {
+                        outcome.error = Some(String::from(
+                            "the answer calls a function, none fits the question",
+                        ));
+                    }
+                } else if let Some(refused) = read.refused.first() {
                     let why = refused.result.as_ref().err().cloned().unwrap_or_default();
                     outcome.error = Some(format!("{}: {why}", refused.call_text));
                 } else if read.bound.is_empty() {
@@ -183,8 +198,33 @@ impl Evaluator {
         let catalog = Catalog::new(case.interfaces.clone());
         let mut messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
         let mut request = self.request();
-        if mode.strategy == Strategy::Grammar {
-            request.insert("grammar".into(), Json::String(grammar(case)?));
+        match mode.strategy {
+            Strategy::Grammar => {
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Required)?),
+                );
+            }
+            Strategy::Auto => {
+                request.insert("grammar".into(), Json::String(grammar(case, Choice::Auto)?));
+            }
+            Strategy::Lazy => {
+                // Prose is free until the trigger; from the `@` on, the text must match the
+                // grammar, which (as under `Required`) starts with the call.
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Required)?),
+                );
+                request.insert("grammar_lazy".into(), Json::Bool(true));
+                // llama.cpp's trigger types are numbered: 1 is a word. A word that is one
+                // token must also be a preserved token.
+                request.insert(
+                    "grammar_triggers".into(),
+                    json!([{"type": 1, "value": "@"}]),
+                );
+                request.insert("preserved_tokens".into(), json!(["@"]));
+            }
+            Strategy::Text | Strategy::Repair | Strategy::Native => {}
         }
         let rounds = match mode.strategy {
             Strategy::Repair => self.options.repair_rounds,
@@ -365,12 +405,12 @@ fn answer_error(error: AnswerError, timeout: Duration) -> String {
     }
 }
 
-/// The grammar of a case's tools: at least one call; exactly one outside the `parallel`
+/// The grammar of a case's tools under `choice`; one call at most outside the `parallel`
 /// categories, as a client that wants one call says with `parallel_tool_calls: false`
 /// (without it a small model repeats its call until the token limit).
-fn grammar(case: &Case) -> Result<String, String> {
+fn grammar(case: &Case, choice: Choice) -> Result<String, String> {
     let options = crate::grammar::GrammarOptions {
-        choice: crate::grammar::Choice::Required,
+        choice,
         single: !case.category.contains("parallel"),
         ..Default::default()
     };
