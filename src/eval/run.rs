@@ -84,6 +84,8 @@ pub struct Outcome {
 pub struct Evaluator {
     http: reqwest::Client,
     url: String,
+    /// The server's root (the endpoint without `/v1`), for llama-server's own routes.
+    root: String,
     options: EvalOptions,
 }
 
@@ -121,7 +123,13 @@ impl Evaluator {
         } else {
             format!("{base}/v1/chat/completions")
         };
-        Ok(Evaluator { http, url, options })
+        let root = base.strip_suffix("/v1").unwrap_or(base).to_owned();
+        Ok(Evaluator {
+            http,
+            url,
+            root,
+            options,
+        })
     }
 
     /// Puts `case` to the endpoint in `mode` and scores the answer. Never fails: an
@@ -210,7 +218,9 @@ impl Evaluator {
             }
             Strategy::Lazy => {
                 // Prose is free until the trigger; from the `@` on, the text must match the
-                // grammar, which (as under `Required`) starts with the call.
+                // grammar, which (as under `Required`) starts with the call. llama-server's
+                // chat route sets these fields from its own template (a lazy grammar only
+                // for its native tool calls), so they go to `/completion` ([`ask_lazy`]).
                 request.insert(
                     "grammar".into(),
                     Json::String(grammar(case, Choice::Required)?),
@@ -235,7 +245,11 @@ impl Evaluator {
         let mut unresolved: Vec<CallRecord> = Vec::new();
         for round in 0..=rounds {
             request.insert("messages".into(), Json::Array(messages.clone()));
-            let answer = self.ask(&request, outcome).await?;
+            let answer = if mode.strategy == Strategy::Lazy {
+                self.ask_lazy(&request, outcome).await?
+            } else {
+                self.ask(&request, outcome).await?
+            };
             let read = read_text(&answer.text, &catalog);
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
@@ -321,16 +335,101 @@ impl Evaluator {
         request
     }
 
-    /// One request; the usage is added to `outcome`.
+    /// One chat request; the usage is added to `outcome`.
     async fn ask(
         &self,
         request: &Map<String, Json>,
         outcome: &mut Outcome,
     ) -> Result<Answer, String> {
+        let (answer, body) = self.post(&self.url, request).await?;
+        let message = answer.pointer("/choices/0/message").ok_or_else(|| {
+            format!(
+                "endpoint answer has no choices[0].message: {}",
+                excerpt(&body)
+            )
+        })?;
+        let usage = |field: &str| {
+            answer
+                .pointer(&format!("/usage/{field}"))
+                .and_then(Json::as_u64)
+                .unwrap_or(0)
+        };
+        let answer = Answer {
+            text: message
+                .get("content")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            tool_calls: message
+                .get("tool_calls")
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            prompt_tokens: usage("prompt_tokens"),
+            completion_tokens: usage("completion_tokens"),
+        };
+        outcome.prompt_tokens += answer.prompt_tokens;
+        outcome.completion_tokens += answer.completion_tokens;
+        Ok(answer)
+    }
+
+    /// `lazy`: the chat request's messages put through the server's own template
+    /// (llama-server's `/apply-template`), then its `/completion` with the grammar fields of
+    /// `request` and the same limits; the usage is added to `outcome`.
+    async fn ask_lazy(
+        &self,
+        request: &Map<String, Json>,
+        outcome: &mut Outcome,
+    ) -> Result<Answer, String> {
+        let messages = request.get("messages").cloned().unwrap_or(Json::Null);
+        let mut apply = Map::new();
+        apply.insert("messages".into(), messages);
+        let (templated, body) = self
+            .post(&format!("{}/apply-template", self.root), &apply)
+            .await?;
+        let prompt = templated
+            .get("prompt")
+            .and_then(Json::as_str)
+            .ok_or_else(|| format!("/apply-template answered no prompt: {}", excerpt(&body)))?;
+        let mut completion = Map::new();
+        completion.insert("prompt".into(), Json::from(prompt));
+        completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
+        for field in [
+            "temperature",
+            "grammar",
+            "grammar_lazy",
+            "grammar_triggers",
+            "preserved_tokens",
+        ] {
+            if let Some(value) = request.get(field) {
+                completion.insert(field.into(), value.clone());
+            }
+        }
+        let (answer, body) = self
+            .post(&format!("{}/completion", self.root), &completion)
+            .await?;
+        let text = answer
+            .get("content")
+            .and_then(Json::as_str)
+            .ok_or_else(|| format!("/completion answered no content: {}", excerpt(&body)))?;
+        let count = |field: &str| answer.get(field).and_then(Json::as_u64).unwrap_or(0);
+        let answer = Answer {
+            text: text.to_owned(),
+            tool_calls: Vec::new(),
+            prompt_tokens: count("tokens_evaluated"),
+            completion_tokens: count("tokens_predicted"),
+        };
+        outcome.prompt_tokens += answer.prompt_tokens;
+        outcome.completion_tokens += answer.completion_tokens;
+        Ok(answer)
+    }
+
+    /// One POST of `body` to `url`: its answer as JSON, and as text (for messages).
+    async fn post(&self, url: &str, body: &Map<String, Json>) -> Result<(Json, String), String> {
         let mut response = self
             .http
-            .post(&self.url)
-            .json(request)
+            .post(url)
+            .json(body)
             .send()
             .await
             .map_err(|e| describe(&e, self.options.timeout))?;
@@ -361,35 +460,7 @@ impl Evaluator {
                 excerpt(&body)
             )
         })?;
-        let message = answer.pointer("/choices/0/message").ok_or_else(|| {
-            format!(
-                "endpoint answer has no choices[0].message: {}",
-                excerpt(&body)
-            )
-        })?;
-        let usage = |field: &str| {
-            answer
-                .pointer(&format!("/usage/{field}"))
-                .and_then(Json::as_u64)
-                .unwrap_or(0)
-        };
-        let answer = Answer {
-            text: message
-                .get("content")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            tool_calls: message
-                .get("tool_calls")
-                .and_then(Json::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            prompt_tokens: usage("prompt_tokens"),
-            completion_tokens: usage("completion_tokens"),
-        };
-        outcome.prompt_tokens += answer.prompt_tokens;
-        outcome.completion_tokens += answer.completion_tokens;
-        Ok(answer)
+        Ok((answer, body))
     }
 }
 

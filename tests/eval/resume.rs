@@ -35,9 +35,9 @@ struct Counts {
     flaky: AtomicUsize,
 }
 
-/// `q-good` answers with the right call, `q-chat` with prose, `q-flaky` with a 500 the
-/// first time and the right call after. A request that asks for a lazy grammar must
-/// carry llama.cpp's fields for it: otherwise the answer is prose.
+/// `q-good` answers with the right call, `q-chat` with prose, `q-flaky` with a 503 the
+/// first time and the right call after. A chat request that asks for a lazy grammar is
+/// answered in prose: llama-server's chat route drops those fields.
 async fn scripted(
     axum::extract::State(counts): axum::extract::State<Arc<Counts>>,
     axum::Json(request): axum::Json<Json>,
@@ -50,11 +50,7 @@ async fn scripted(
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_owned();
-    let lazy = request["grammar_lazy"] == json!(true)
-        && request["grammar_triggers"] == json!([{"type": 1, "value": "@"}])
-        && request["preserved_tokens"] == json!(["@"])
-        && request["grammar"].as_str().is_some();
-    let half_lazy = request.get("grammar_lazy").is_some() && !lazy;
+    let lazy = request.get("grammar_lazy").is_some();
     if question == "q-flaky" && counts.flaky.fetch_add(1, Ordering::SeqCst) == 0 {
         let error = json!({"error": {"message": "busy"}});
         return (
@@ -65,7 +61,7 @@ async fn scripted(
     }
     let text = match question.as_str() {
         "q-chat" => "I cannot answer that with these tools.",
-        _ if half_lazy => "no grammar",
+        _ if lazy => "no grammar",
         _ => "@calc.sqrt(x=2)",
     };
     axum::Json(json!({
@@ -73,6 +69,36 @@ async fn scripted(
         "usage": {"prompt_tokens": 100, "completion_tokens": 10}
     }))
     .into_response()
+}
+
+/// llama-server's `/apply-template`: the messages' contents, one per line.
+async fn apply_template(axum::Json(request): axum::Json<Json>) -> axum::Json<Json> {
+    let prompt: Vec<&str> = request["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect())
+        .unwrap_or_default();
+    axum::Json(json!({"prompt": prompt.join("\n")}))
+}
+
+/// llama-server's `/completion`: as [`scripted`], for a request that carries the lazy
+/// grammar's fields (otherwise the answer is prose).
+async fn completion(
+    axum::extract::State(counts): axum::extract::State<Arc<Counts>>,
+    axum::Json(request): axum::Json<Json>,
+) -> axum::Json<Json> {
+    counts.asked.fetch_add(1, Ordering::SeqCst);
+    let prompt = request["prompt"].as_str().unwrap_or_default();
+    let lazy = request["grammar_lazy"] == json!(true)
+        && request["grammar_triggers"] == json!([{"type": 1, "value": "@"}])
+        && request["preserved_tokens"] == json!(["@"])
+        && request["grammar"].as_str().is_some()
+        && request["n_predict"] == json!(256);
+    let content = if prompt.ends_with("q-chat") || !lazy {
+        "I cannot answer that with these tools."
+    } else {
+        "Here: @calc.sqrt(x=2)"
+    };
+    axum::Json(json!({"content": content, "tokens_evaluated": 90, "tokens_predicted": 9}))
 }
 
 fn scripted_endpoint() -> (String, Arc<Counts>) {
@@ -89,6 +115,8 @@ fn scripted_endpoint() -> (String, Arc<Counts>) {
             tx.send(listener.local_addr().unwrap()).unwrap();
             let app = axum::Router::new()
                 .route("/v1/chat/completions", axum::routing::post(scripted))
+                .route("/apply-template", axum::routing::post(apply_template))
+                .route("/completion", axum::routing::post(completion))
                 .with_state(state);
             axum::serve(listener, app).await.unwrap();
         });
@@ -305,7 +333,7 @@ fn irrelevance_scores_answers_without_a_call_and_live_ids_share_a_category() {
         assert_eq!(categories["irrelevance"]["cases"], 2, "{mode}");
         assert_eq!(categories["irrelevance"]["accuracy"], 0.5, "{mode}");
         assert_eq!(categories["irrelevance"]["no_call"], 0.5, "{mode}");
-        // The lazy request carried llama.cpp's fields, so its call is right.
+        // The lazy request went to /completion with llama.cpp's fields, so its call is right.
         assert_eq!(categories["live_simple"]["cases"], 1, "{mode}");
         assert_eq!(categories["live_simple"]["accuracy"], 1.0, "{mode}");
     }
