@@ -47,10 +47,10 @@ NATIVE_NOTE=${NATIVE_NOTE:-$NATIVE_URL}
 mkdir -p "$OUT"
 
 # Every run writes into the same report; each one adds its modes and cases to it.
+# (sh has no local variables: the names here are the function's own.)
 run() { # URL NOTE MODES LIMIT FILE...
-    url=$1 note=$2 modes=$3 limit=$4
+    run_url=$1 run_note=$2 run_modes=$3 run_limit=$4
     shift 4
-    set -- "$@"
     args=""
     for name in "$@"; do
         args="$args --questions $data/BFCL_v4_$name.json"
@@ -59,9 +59,9 @@ run() { # URL NOTE MODES LIMIT FILE...
         fi
     done
     # shellcheck disable=SC2086
-    "$ATFUNC" eval --endpoint "$url" --server-note "$note" --mode "$modes" \
+    "$ATFUNC" eval --endpoint "$run_url" --server-note "$run_note" --mode "$run_modes" \
         --concurrency "$CONCURRENCY" --timeout "$TIMEOUT" --max-tokens "$MAX_TOKENS" \
-        ${limit:+--limit $limit} $args \
+        ${run_limit:+--limit $run_limit} $args \
         --json "$OUT/accuracy.json" --markdown "$OUT/accuracy.md" --chart "$OUT/accuracy.svg"
 }
 
