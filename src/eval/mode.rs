@@ -55,6 +55,9 @@ pub struct Mode {
     /// Variant `slot`: the preamble's example call shows each free text value as a slot,
     /// `"<name>"`, instead of a plausible value (`"Oslo"`) a model may copy.
     pub slot: bool,
+    /// Variant `guard`: the grammar's strings may not begin with `,` or `)`
+    /// ([`GrammarOptions::guard_string_start`](crate::GrammarOptions::guard_string_start)).
+    pub guard: bool,
 }
 
 impl Mode {
@@ -66,6 +69,7 @@ impl Mode {
             example: false,
             named: false,
             slot: false,
+            guard: false,
         }
     }
 }
@@ -91,6 +95,9 @@ impl fmt::Display for Mode {
         }
         if self.slot {
             f.write_str("+slot")?;
+        }
+        if self.guard {
+            f.write_str("+guard")?;
         }
         Ok(())
     }
@@ -122,16 +129,17 @@ impl FromStr for Mode {
                 "example" => mode.example = true,
                 "named" => mode.named = true,
                 "slot" => mode.slot = true,
+                "guard" => mode.guard = true,
                 other => {
                     return Err(format!(
                         "unknown variant '{other}' in mode '{text}': use +desc, +example, \
-                         +named or +slot"
+                         +named, +slot or +guard"
                     ))
                 }
             }
         }
         if strategy == Strategy::Native
-            && (mode.descriptions || mode.example || mode.named || mode.slot)
+            && (mode.descriptions || mode.example || mode.named || mode.slot || mode.guard)
         {
             return Err(format!(
                 "mode '{text}': native sends the tools as JSON Schema, the prompt variants \

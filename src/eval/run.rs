@@ -210,11 +210,14 @@ impl Evaluator {
             Strategy::Grammar => {
                 request.insert(
                     "grammar".into(),
-                    Json::String(grammar(case, Choice::Required)?),
+                    Json::String(grammar(case, Choice::Required, mode)?),
                 );
             }
             Strategy::Auto => {
-                request.insert("grammar".into(), Json::String(grammar(case, Choice::Auto)?));
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Auto, mode)?),
+                );
             }
             Strategy::Lazy => {
                 // Prose is free until the trigger; from the `@` on, the text must match the
@@ -223,7 +226,7 @@ impl Evaluator {
                 // for its native tool calls), so they go to `/completion` ([`ask_lazy`]).
                 request.insert(
                     "grammar".into(),
-                    Json::String(grammar(case, Choice::Required)?),
+                    Json::String(grammar(case, Choice::Required, mode)?),
                 );
                 request.insert("grammar_lazy".into(), Json::Bool(true));
                 // llama.cpp's trigger types are numbered: 1 is a word. A word that is one
@@ -479,11 +482,13 @@ fn answer_error(error: AnswerError, timeout: Duration) -> String {
 /// The grammar of a case's tools under `choice`; one call at most outside the `parallel`
 /// categories, as a client that wants one call says with `parallel_tool_calls: false`
 /// (without it a small model repeats its call until the token limit).
-fn grammar(case: &Case, choice: Choice) -> Result<String, String> {
+fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
+    let defaults = crate::grammar::GrammarOptions::default();
     let options = crate::grammar::GrammarOptions {
         choice,
         single: !case.category.contains("parallel"),
-        ..Default::default()
+        guard_string_start: mode.guard || defaults.guard_string_start,
+        ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
 }

@@ -109,6 +109,11 @@ pub struct GrammarOptions {
     pub lead_in: u32,
     /// How deep `any` values nest (objects and arrays inside each other). Default 3.
     pub any_depth: usize,
+    /// A string's first character is not `,` or `)`. A model that meant a bare value
+    /// (`x=abc`) and is made to open a string tends to write the quote as a token that
+    /// merges it with what usually follows a closing quote (`",`, `")`), and then goes on
+    /// as if the string were closed, inside it, until its token limit. Default false.
+    pub guard_string_start: bool,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -126,6 +131,7 @@ impl Default for GrammarOptions {
             root: None,
             lead_in: 100,
             any_depth: 3,
+            guard_string_start: false,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -203,6 +209,7 @@ pub fn grammar(
     let root = b.reserve("root");
     let values = Values {
         any_depth: options.any_depth,
+        guard_string_start: options.guard_string_start,
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {
