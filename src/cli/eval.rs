@@ -1,9 +1,13 @@
 //! `atfunc eval`: BFCL accuracy of a model behind an OpenAI-compatible endpoint.
 
 use super::Failure;
-use atfunc::eval::{chart_svg, load_cases, run_all, EvalOptions, Evaluator, Mode, Report};
+use atfunc::eval::{
+    chart_svg, load_cases, resume, run_remaining, CaseOutcome, EvalOptions, Evaluator, Mode,
+    Report, Resumed, Settings,
+};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::{BTreeMap, HashSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,14 +21,19 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "URL")]
     endpoint: String,
     /// BFCL questions: JSON Lines of {"id", "question": [[messages]], "function": [...]}.
-    #[arg(long, value_name = "FILE")]
-    questions: PathBuf,
-    /// BFCL possible answers: JSON Lines of {"id", "ground_truth": [...]}.
-    #[arg(long, value_name = "FILE")]
-    answers: PathBuf,
-    /// Modes to measure, comma-separated: text, repair, grammar, native; a text-based
-    /// mode takes prompt variants after a +: +desc (parameter descriptions in the
-    /// prompt), +example (the preamble's example from the case's own tools).
+    /// Give it again (or comma-separated) for several files.
+    #[arg(long, value_name = "FILE", required = true, value_delimiter = ',')]
+    questions: Vec<PathBuf>,
+    /// BFCL possible answers: JSON Lines of {"id", "ground_truth": [...]}, matched to
+    /// the questions by id. Give it again (or comma-separated) for several files. An
+    /// `irrelevance` question needs none.
+    #[arg(long, value_name = "FILE", value_delimiter = ',')]
+    answers: Vec<PathBuf>,
+    /// Modes to measure, comma-separated: text, repair, grammar, auto (grammar under
+    /// tool_choice "auto"), lazy (a lazy grammar that starts at `@`, llama-server only),
+    /// native; a text-based mode takes prompt variants after a +: +desc (parameter
+    /// descriptions in the prompt), +example (the preamble's example from the case's own
+    /// tools).
     #[arg(
         long,
         value_name = "MODES",
@@ -32,7 +41,7 @@ pub(crate) struct EvalArgs {
         default_value = "text,repair,grammar,native"
     )]
     mode: Vec<String>,
-    /// Only the first N cases.
+    /// Only the first N cases of each questions file.
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
     /// Requests in flight at once.
@@ -54,9 +63,18 @@ pub(crate) struct EvalArgs {
     /// answer fails its case.
     #[arg(long, value_name = "BYTES", default_value_t = 16 << 20)]
     max_response_bytes: usize,
-    /// Write the report as JSON: {"modes": {"<mode>": {"cases", "accuracy", "valid", ...}}}.
+    /// Write the report as JSON: {"modes": {"<mode>": {"cases", "accuracy", "valid", ...}}},
+    /// rewritten after every case. When OUT holds the report of an earlier run with the
+    /// same settings, the run continues it: cases answered there are not asked again.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
+    /// Write the report as a Markdown table (modes by categories).
+    #[arg(long, value_name = "OUT.md")]
+    markdown: Option<PathBuf>,
+    /// A note on the server and its chat template, recorded with each mode of this run in
+    /// the report (for instance "llama-server b1234, --chat-template chatml").
+    #[arg(long, value_name = "TEXT")]
+    server_note: Option<String>,
     /// Draw accuracy and valid answers per mode as an SVG bar chart.
     #[arg(long, value_name = "OUT.svg")]
     chart: Option<PathBuf>,
@@ -76,26 +94,63 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         }
         names.push(name);
     }
-    let questions = read(&args.questions)?;
-    let answers = read(&args.answers)?;
-    let mut loaded = load_cases(&questions, &answers);
-    for skipped in &loaded.skipped {
-        eprintln!(
-            "atfunc: {}: case {} skipped: {}",
-            args.questions.display(),
-            skipped.id,
-            skipped.reason
-        );
+    let mut loaded = atfunc::eval::Loaded::default();
+    let mut available: BTreeMap<String, usize> = BTreeMap::new();
+    let mut answers = String::new();
+    for path in &args.answers {
+        answers.push_str(&read(path)?);
+        answers.push('\n');
     }
-    if let Some(limit) = args.limit {
-        loaded.cases.truncate(limit);
+    for path in &args.questions {
+        let mut one = load_cases(&read(path)?, &answers);
+        for skipped in &one.skipped {
+            eprintln!(
+                "atfunc: {}: case {} skipped: {}",
+                path.display(),
+                skipped.id,
+                skipped.reason
+            );
+        }
+        for case in &one.cases {
+            *available.entry(case.category.clone()).or_default() += 1;
+        }
+        if let Some(limit) = args.limit {
+            one.cases.truncate(limit);
+        }
+        loaded.cases.append(&mut one.cases);
+        loaded.skipped.append(&mut one.skipped);
     }
     if loaded.cases.is_empty() {
-        return Err(Failure(format!(
-            "{}: no case to run",
-            args.questions.display()
-        )));
+        let files: Vec<String> = args
+            .questions
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(Failure(format!("{}: no case to run", files.join(", "))));
     }
+    let settings = Settings {
+        model: args.model.clone(),
+        max_tokens: args.max_tokens,
+        repair_rounds: args.repair_rounds,
+    };
+    let servers: BTreeMap<String, String> = match &args.server_note {
+        Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
+        None => BTreeMap::new(),
+    };
+    let resumed = match &args.json {
+        Some(path) if path.exists() => {
+            let text = read(path)?;
+            resume(&text, &settings, &servers).map_err(|why| {
+                Failure(format!(
+                    "{}: cannot continue the run it holds: {why}. To start over, remove it or \
+                     give another --json path",
+                    path.display()
+                ))
+            })?
+        }
+        _ => Resumed::default(),
+    };
+    let answered = resumed.answered();
     let evaluator = Evaluator::new(EvalOptions {
         endpoint: args.endpoint.clone(),
         model: args.model.clone(),
@@ -105,23 +160,79 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_response_bytes: args.max_response_bytes,
     })
     .map_err(Failure)?;
-    let total = loaded.cases.len() * modes.len();
+    // The report covers this run's modes, then those only the earlier run measured.
+    let mut all_modes = names.clone();
+    for mode in &resumed.modes {
+        if !all_modes.contains(mode) {
+            all_modes.push(mode.clone());
+        }
+    }
+    let mut all_servers = resumed.servers.clone();
+    all_servers.extend(servers);
+    let mut all_available = resumed.available.clone();
+    for (category, count) in available {
+        let entry = all_available.entry(category).or_default();
+        *entry = (*entry).max(count);
+    }
+    let report_of = |new: &[CaseOutcome], interrupted: bool| {
+        let fresh: HashSet<(&str, &str)> = new
+            .iter()
+            .map(|o| (o.mode.as_str(), o.id.as_str()))
+            .collect();
+        let outcomes: Vec<CaseOutcome> = resumed
+            .outcomes
+            .iter()
+            .filter(|o| !fresh.contains(&(o.mode.as_str(), o.id.as_str())))
+            .chain(new)
+            .cloned()
+            .collect();
+        let mut report = Report::new(&all_modes, outcomes, loaded.skipped.clone(), interrupted);
+        report.settings = Some(settings.clone());
+        report.servers = all_servers.clone();
+        report.available = all_available.clone();
+        report
+    };
+    let total: usize = modes
+        .iter()
+        .map(|mode| {
+            let name = mode.to_string();
+            loaded
+                .cases
+                .iter()
+                .filter(|c| !answered.contains(&(name.clone(), c.id.clone())))
+                .count()
+        })
+        .sum();
+    if !resumed.outcomes.is_empty() {
+        eprintln!(
+            "atfunc: continuing {}: {} answer(s) kept, {total} case(s) to ask",
+            args.json
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            resumed.outcomes.len()
+        );
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Failure(format!("cannot start the async runtime: {e}")))?;
     let progress = progress_bar(total as u64);
-    let (outcomes, interrupted) = runtime.block_on(async {
-        let mut stream = Box::pin(run_all(
+    let cases = Arc::new(loaded.cases.clone());
+    let (outcomes, interrupted, written) = runtime.block_on(async {
+        let mut stream = Box::pin(run_remaining(
             Arc::new(evaluator),
-            Arc::new(loaded.cases),
+            cases,
             modes,
             args.concurrency,
+            &answered,
         ));
         let mut outcomes = Vec::with_capacity(total);
         let ctrl_c = tokio::signal::ctrl_c();
         tokio::pin!(ctrl_c);
+        // Written after every case, so an interrupted run loses only the cases in flight.
+        let mut written: Result<(), Failure> = Ok(());
         loop {
             tokio::select! {
                 next = stream.next() => match next {
@@ -129,33 +240,36 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
                         progress.set_message(outcome.mode.clone());
                         progress.inc(1);
                         outcomes.push(outcome);
+                        if let (Some(path), Ok(())) = (&args.json, &written) {
+                            written = write_json(path, &report_of(&outcomes, true));
+                        }
                     }
-                    None => return (outcomes, false),
+                    None => return (outcomes, false, written),
                 },
                 // What was measured is still written; requests in flight are dropped.
-                _ = &mut ctrl_c => return (outcomes, true),
+                _ = &mut ctrl_c => return (outcomes, true, written),
             }
         }
     });
     progress.finish_and_clear();
     // Requests still in flight after an interrupt are not waited for.
     runtime.shutdown_background();
-    let report = Report::new(&names, outcomes, loaded.skipped, interrupted);
+    written?;
+    let report = report_of(&outcomes, interrupted);
     print!("{}", report.table());
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report.to_json())
-            .map_err(|e| Failure(format!("cannot write the report: {e}")))?;
-        write(path, &text)?;
+        write_json(path, &report)?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &report.markdown())?;
     }
     if let Some(path) = &args.chart {
-        let title = format!(
-            "{} on {}",
-            args.model,
-            args.questions
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        );
+        let files: Vec<String> = args
+            .questions
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        let title = format!("{} on {}", args.model, files.join(", "));
         write(path, &chart_svg(&report, &title).map_err(Failure)?)?;
     }
     Ok(if interrupted {
@@ -163,6 +277,19 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes the report as JSON through a file beside `path`, renamed over it: a reader (or
+/// a run that continues it) never sees half a report.
+fn write_json(path: &Path, report: &Report) -> Result<(), Failure> {
+    let text = serde_json::to_string_pretty(&report.to_json())
+        .map_err(|e| Failure(format!("cannot write the report: {e}")))?;
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    write(&partial, &text)?;
+    std::fs::rename(&partial, path)
+        .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))
 }
 
 fn read(path: &Path) -> Result<String, Failure> {

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 pub struct Case {
     /// The case's id (`simple_python_12`).
     pub id: String,
-    /// The BFCL category: the id without its number (`simple_python`).
+    /// The BFCL category: the id without its number (`simple_python`, and `live_simple`
+    /// for a live id such as `live_simple_200-116-8`).
     pub category: String,
     /// The conversation the model answers (every turn of the question, in order).
     pub messages: Vec<Json>,
@@ -17,8 +18,22 @@ pub struct Case {
     pub functions: Vec<Json>,
     /// The same functions as interfaces.
     pub interfaces: Vec<Interface>,
-    /// The possible answer: a list of `{name: {param: [acceptable values]}}`.
+    /// The possible answer: a list of `{name: {param: [acceptable values]}}`. Empty for
+    /// an `irrelevance` case, whose right answer has no call.
     pub ground_truth: Vec<Json>,
+}
+
+impl Case {
+    /// Whether the right answer has no call: BFCL's `irrelevance` categories
+    /// (`irrelevance`, `live_irrelevance`), whose functions cannot answer the question.
+    pub fn wants_no_call(&self) -> bool {
+        wants_no_call(&self.category)
+    }
+}
+
+/// Whether a category's right answers have no call.
+pub(crate) fn wants_no_call(category: &str) -> bool {
+    category == "irrelevance" || category.ends_with("_irrelevance")
 }
 
 /// A case that could not be loaded, and why.
@@ -41,7 +56,8 @@ pub struct Loaded {
 
 /// Reads BFCL questions (`{"id", "question": [[messages]], "function": [...]}` per line)
 /// and possible answers (`{"id", "ground_truth": [...]}` per line), matched by id. A line
-/// that does not load is reported in [`Loaded::skipped`] and the others go on.
+/// that does not load is reported in [`Loaded::skipped`] and the others go on. An
+/// `irrelevance` question needs no possible answer (its right answer has no call).
 ///
 /// ```
 /// let questions = concat!(
@@ -143,12 +159,19 @@ fn case(question: &Json, id: &str, truth: &mut HashMap<String, Vec<Json>>) -> Re
     if interfaces.is_empty() {
         return Err(String::from("no function loaded"));
     }
-    let ground_truth = truth
-        .remove(id)
-        .ok_or("no possible answer with this id in the answers file")?;
+    let category = category(id);
+    let ground_truth = match truth.remove(id) {
+        Some(truth) => truth,
+        None if wants_no_call(&category) => Vec::new(),
+        None => {
+            return Err(String::from(
+                "no possible answer with this id in the answers file",
+            ))
+        }
+    };
     Ok(Case {
         id: id.to_owned(),
-        category: category(id),
+        category,
         messages,
         functions,
         interfaces,
@@ -156,10 +179,37 @@ fn case(question: &Json, id: &str, truth: &mut HashMap<String, Vec<Json>>) -> Re
     })
 }
 
-/// `simple_python_12` → `simple_python`.
-fn category(id: &str) -> String {
+/// `simple_python_12` → `simple_python`; a live id's number has dashed parts:
+/// `live_simple_200-116-8` → `live_simple`. An id without a number is its own category.
+pub(crate) fn category(id: &str) -> String {
     match id.rsplit_once('_') {
-        Some((head, number)) if number.bytes().all(|b| b.is_ascii_digit()) => head.to_owned(),
+        Some((head, number))
+            if !head.is_empty()
+                && number.starts_with(|c: char| c.is_ascii_digit())
+                && number.bytes().all(|b| b.is_ascii_digit() || b == b'-') =>
+        {
+            head.to_owned()
+        }
         _ => id.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::category;
+
+    #[test]
+    fn categories_from_every_id_shape() {
+        assert_eq!(category("simple_python_12"), "simple_python");
+        assert_eq!(category("parallel_multiple_0"), "parallel_multiple");
+        assert_eq!(category("irrelevance_239"), "irrelevance");
+        assert_eq!(category("live_simple_200-116-8"), "live_simple");
+        assert_eq!(category("live_irrelevance_5-0-1"), "live_irrelevance");
+        assert_eq!(category("live_multiple_0-0-0"), "live_multiple");
+        // Not a number: the id is its own category.
+        assert_eq!(category("custom"), "custom");
+        assert_eq!(category("simple_x1"), "simple_x1");
+        assert_eq!(category("simple_-1"), "simple_-1");
+        assert_eq!(category("_7"), "_7");
     }
 }

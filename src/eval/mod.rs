@@ -39,7 +39,11 @@
 //!    functions in its `grammar` field (llama.cpp's and llama-cpp-python's name for it),
 //!    with at least one call required, and exactly one outside BFCL's `parallel`
 //!    categories (as `parallel_tool_calls: false` asks the gateway).
-//! 4. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
+//! 4. `auto`: as `grammar`, with the grammar the gateway's `--constrain` sends under
+//!    `tool_choice: "auto"`: prose without `@`, calls that bind, or no call.
+//! 5. `lazy`: as `grammar`, sent lazily (llama.cpp's `grammar_lazy` with the trigger word
+//!    `@`): prose is free until the model writes `@`, then only calls that bind.
+//! 6. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
 //!    each `tool_calls` entry is read back under its atfunc name and bound like a call
 //!    the model wrote.
 //!
@@ -47,12 +51,16 @@
 //! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. Its answer is read as the
 //! gateway reads an upstream's: at most [`EvalOptions::max_response_bytes`], and as UTF-8;
 //! an answer over the limit or not UTF-8 fails its case with that reason (the gateway
-//! answers 502 for it), and is never scored from replacement characters. An [`Outcome`] is **valid**
+//! answers 502 for it), and is never scored from replacement characters. An [`CaseOutcome`] is **valid**
 //! when the answer has at least one call and every call binds, **correct** when it is
-//! valid and its bound calls pass BFCL's AST rules ([`score`]). An endpoint error or a
+//! valid and its bound calls pass BFCL's AST rules ([`score`]); in BFCL's `irrelevance`
+//! categories, whose functions cannot answer the question, correct when the answer has no
+//! call at all. An endpoint error or a
 //! timeout makes the case a failed one with its message; it never stops the run.
 //! [`Report`] sums outcomes per mode and per category: cases, accuracy, valid, latency
-//! p50/p95 and tokens, as a table, JSON, or an SVG chart ([`chart_svg`]).
+//! p50/p95, tokens and the share of answers without a call, as a table, Markdown, JSON, or
+//! an SVG chart ([`chart_svg`]). A run continues an earlier one from its JSON report
+//! ([`resume`], [`run_remaining`]) when both were measured with the same [`Settings`].
 
 mod case;
 mod chart;
@@ -64,11 +72,18 @@ mod score;
 pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy};
-pub use report::{ModeReport, Report, Summary};
-pub use run::{EvalOptions, Evaluator, Outcome};
+pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
+pub use run::{CaseOutcome, EvalOptions, Evaluator};
+
+/// The old name of [`CaseOutcome`].
+#[deprecated(
+    note = "renamed to `CaseOutcome` (one case asked in one mode); `execute::Outcome` is a tool call's"
+)]
+pub type Outcome = CaseOutcome;
 pub use score::{normalise, score, Mismatch, ScoredCall};
 
 use futures::stream::{self, Stream, StreamExt};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// Every case in every mode, at most `concurrency` requests at a time: the outcomes
@@ -79,10 +94,28 @@ pub fn run_all(
     cases: Arc<Vec<Case>>,
     modes: Vec<Mode>,
     concurrency: usize,
-) -> impl Stream<Item = Outcome> {
+) -> impl Stream<Item = CaseOutcome> {
+    run_remaining(evaluator, cases, modes, concurrency, &HashSet::new())
+}
+
+/// As [`run_all`], leaving out the `(mode, case id)` pairs in `answered` (the outcomes
+/// of an earlier run that this one continues, see [`resume`]).
+pub fn run_remaining(
+    evaluator: Arc<Evaluator>,
+    cases: Arc<Vec<Case>>,
+    modes: Vec<Mode>,
+    concurrency: usize,
+    answered: &HashSet<(String, String)>,
+) -> impl Stream<Item = CaseOutcome> {
     let jobs: Vec<(Mode, usize)> = modes
         .iter()
-        .flat_map(|mode| (0..cases.len()).map(move |i| (*mode, i)))
+        .flat_map(|mode| {
+            let name = mode.to_string();
+            let cases = &cases;
+            (0..cases.len())
+                .filter(move |&i| !answered.contains(&(name.clone(), cases[i].id.clone())))
+                .map(move |i| (*mode, i))
+        })
         .collect();
     stream::iter(jobs)
         .map(move |(mode, i)| {

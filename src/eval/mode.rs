@@ -1,6 +1,8 @@
 //! The ways a case is put to the model, and the prompt each one sends.
 
+use crate::bind::{bind, Catalog};
 use crate::interface::{Interface, ParamType};
+use crate::parse::{parse_events, Event};
 use crate::render::{render_interface, render_prompt, PromptOptions};
 use std::fmt;
 use std::str::FromStr;
@@ -16,6 +18,12 @@ pub enum Strategy {
     /// As `Text`, with the GBNF grammar of the case's tools in the request's `grammar`
     /// field (at least one call required).
     Grammar,
+    /// `tool_choice: "auto"` as the gateway's `--constrain` sends it: the grammar allows
+    /// prose without `@` and calls that bind, or no call at all.
+    Auto,
+    /// `tool_choice: "auto"` with a lazy grammar: free prose until the model writes `@`,
+    /// then only calls that bind (llama.cpp's `grammar_lazy` with an `@` trigger).
+    Lazy,
     /// The endpoint's own function calling: the tools in `tools`, its `tool_calls` scored.
     Native,
 }
@@ -41,6 +49,15 @@ pub struct Mode {
     /// Variant `example`: the preamble's example call is a call of the case's own first
     /// function instead of the fixed one.
     pub example: bool,
+    /// Variant `named`: the preamble's example call gives every argument by name, as the
+    /// grammar has the model write them.
+    pub named: bool,
+    /// Variant `slot`: the preamble's example call shows each free text value as a slot,
+    /// `"<name>"`, instead of a plausible value (`"Oslo"`) a model may copy.
+    pub slot: bool,
+    /// Variant `guard`: the grammar's strings may not begin with `,` or `)`
+    /// ([`GrammarOptions::guard_string_start`](crate::GrammarOptions::guard_string_start)).
+    pub guard: bool,
 }
 
 impl Mode {
@@ -50,6 +67,9 @@ impl Mode {
             strategy,
             descriptions: false,
             example: false,
+            named: false,
+            slot: false,
+            guard: false,
         }
     }
 }
@@ -60,6 +80,8 @@ impl fmt::Display for Mode {
             Strategy::Text => "text",
             Strategy::Repair => "repair",
             Strategy::Grammar => "grammar",
+            Strategy::Auto => "auto",
+            Strategy::Lazy => "lazy",
             Strategy::Native => "native",
         })?;
         if self.descriptions {
@@ -67,6 +89,15 @@ impl fmt::Display for Mode {
         }
         if self.example {
             f.write_str("+example")?;
+        }
+        if self.named {
+            f.write_str("+named")?;
+        }
+        if self.slot {
+            f.write_str("+slot")?;
+        }
+        if self.guard {
+            f.write_str("+guard")?;
         }
         Ok(())
     }
@@ -81,10 +112,12 @@ impl FromStr for Mode {
             "text" => Strategy::Text,
             "repair" => Strategy::Repair,
             "grammar" => Strategy::Grammar,
+            "auto" => Strategy::Auto,
+            "lazy" => Strategy::Lazy,
             "native" => Strategy::Native,
             other => {
                 return Err(format!(
-                    "unknown mode '{other}': use text, repair, grammar or native, \
+                    "unknown mode '{other}': use text, repair, grammar, auto, lazy or native, \
                      optionally with +desc and +example"
                 ))
             }
@@ -94,14 +127,20 @@ impl FromStr for Mode {
             match variant {
                 "desc" => mode.descriptions = true,
                 "example" => mode.example = true,
+                "named" => mode.named = true,
+                "slot" => mode.slot = true,
+                "guard" => mode.guard = true,
                 other => {
                     return Err(format!(
-                        "unknown variant '{other}' in mode '{text}': use +desc or +example"
+                        "unknown variant '{other}' in mode '{text}': use +desc, +example, \
+                         +named, +slot or +guard"
                     ))
                 }
             }
         }
-        if strategy == Strategy::Native && (mode.descriptions || mode.example) {
+        if strategy == Strategy::Native
+            && (mode.descriptions || mode.example || mode.named || mode.slot || mode.guard)
+        {
             return Err(format!(
                 "mode '{text}': native sends the tools as JSON Schema, the prompt variants \
                  do not apply"
@@ -143,7 +182,68 @@ pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
             }
         }
     }
+    if mode.named || mode.slot {
+        prompt = rewrite_example(&prompt, interfaces, mode.named, mode.slot);
+    }
     prompt
+}
+
+/// The prompt with its example call (its first line that starts a call) written again:
+/// every argument by name (`named`), free text values as `"<name>"` slots (`slot`). An
+/// example that does not bind, or has a body, stays as it is.
+fn rewrite_example(prompt: &str, interfaces: &[Interface], named: bool, slot: bool) -> String {
+    let Some(line) = prompt.lines().find(|line| line.starts_with('@')) else {
+        return prompt.to_owned();
+    };
+    if line.contains("with_body") {
+        return prompt.to_owned();
+    }
+    let catalog = Catalog::new(interfaces.to_vec());
+    let Some(call) = parse_events(line)
+        .into_iter()
+        .find_map(|event| match event {
+            Event::Call(call) => Some(call),
+            _ => None,
+        })
+    else {
+        return prompt.to_owned();
+    };
+    let Ok(bound) = bind(&call, &catalog) else {
+        return prompt.to_owned();
+    };
+    let Some(interface) = interfaces.get(bound.index) else {
+        return prompt.to_owned();
+    };
+    let Some((shown, written)) = line[1..].split_once('(') else {
+        return prompt.to_owned();
+    };
+    let positional = written
+        .split(", ")
+        .take_while(|arg| !arg.contains('='))
+        .count();
+    let args: Vec<String> = bound
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, (name, value))| {
+            let param = interface.params.iter().find(|p| &p.name == name);
+            let free_text = param.is_some_and(|p| {
+                p.ty == ParamType::String && p.choices.is_none() && p.known_format().is_none()
+            });
+            let value = if slot && free_text && value.is_string() {
+                format!("\"<{name}>\"")
+            } else {
+                value.to_string()
+            };
+            if named || i >= positional {
+                format!("{name}={value}")
+            } else {
+                value
+            }
+        })
+        .collect();
+    let example = format!("@{shown}({})", args.join(", "));
+    prompt.replacen(line, &example, 1)
 }
 
 fn one_line(text: &str) -> String {

@@ -1,8 +1,9 @@
 //! The figures of a run: per mode and per BFCL category, as a table, JSON and a chart.
 
 use super::case::Skipped;
-use super::run::Outcome;
+use super::run::CaseOutcome;
 use serde_json::{json, Map, Value as Json};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
 /// The figures of a set of outcomes (one mode, or one category of one mode).
@@ -16,6 +17,8 @@ pub struct Summary {
     pub valid: usize,
     /// Cases whose request failed (endpoint error or timeout); counted as wrong.
     pub failed: usize,
+    /// Cases whose answer has no call at all (the right answer in `irrelevance`).
+    pub no_call: usize,
     /// Median time per case, in milliseconds.
     pub latency_p50_ms: u64,
     /// 95th percentile of the time per case, in milliseconds.
@@ -28,12 +31,12 @@ pub struct Summary {
 
 impl Summary {
     /// The figures of `outcomes`.
-    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Summary {
-        let outcomes: Vec<&Outcome> = outcomes.into_iter().collect();
+    pub fn of<'a>(outcomes: impl IntoIterator<Item = &'a CaseOutcome>) -> Summary {
+        let outcomes: Vec<&CaseOutcome> = outcomes.into_iter().collect();
         let mut latencies: Vec<u64> = outcomes.iter().map(|o| o.latency_ms).collect();
         latencies.sort_unstable();
         let n = outcomes.len();
-        let mean = |f: fn(&Outcome) -> u64| {
+        let mean = |f: fn(&CaseOutcome) -> u64| {
             if n == 0 {
                 0.0
             } else {
@@ -45,6 +48,10 @@ impl Summary {
             correct: outcomes.iter().filter(|o| o.correct).count(),
             valid: outcomes.iter().filter(|o| o.valid).count(),
             failed: outcomes.iter().filter(|o| o.endpoint_failed).count(),
+            no_call: outcomes
+                .iter()
+                .filter(|o| o.no_call && !o.endpoint_failed)
+                .count(),
             latency_p50_ms: percentile(&latencies, 50),
             latency_p95_ms: percentile(&latencies, 95),
             prompt_tokens: mean(|o| o.prompt_tokens),
@@ -62,6 +69,11 @@ impl Summary {
         share(self.valid, self.cases)
     }
 
+    /// The share of answers without a call, 0 to 1.
+    pub fn no_call_share(&self) -> f64 {
+        share(self.no_call, self.cases)
+    }
+
     fn to_json(&self) -> Map<String, Json> {
         let round = |x: f64| (x * 10_000.0).round() / 10_000.0;
         let mut out = Map::new();
@@ -71,6 +83,8 @@ impl Summary {
         out.insert("correct".into(), json!(self.correct));
         out.insert("valid_answers".into(), json!(self.valid));
         out.insert("failed_requests".into(), json!(self.failed));
+        out.insert("no_call".into(), json!(round(self.no_call_share())));
+        out.insert("no_call_answers".into(), json!(self.no_call));
         out.insert(
             "latency_ms".into(),
             json!({"p50": self.latency_p50_ms, "p95": self.latency_p95_ms}),
@@ -111,7 +125,119 @@ pub struct Report {
     /// Whether the run was cut short (the figures cover what was measured).
     pub interrupted: bool,
     /// Every outcome, in the order they came in.
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<CaseOutcome>,
+    /// The settings the outcomes were measured with.
+    pub settings: Option<Settings>,
+    /// Per mode, the note on the server it was measured on (`--server-note`).
+    pub servers: BTreeMap<String, String>,
+    /// Per category, how many cases its questions file holds: a category with fewer
+    /// outcomes ran on a subset.
+    pub available: BTreeMap<String, usize>,
+}
+
+/// What an earlier run must share with this one for its outcomes to be kept: the
+/// request fields that change answers. The endpoint's address is not among them (a
+/// server may move); its note is, per mode ([`Report::servers`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Settings {
+    /// The `model` field of each request.
+    pub model: String,
+    /// The `max_tokens` of each request.
+    pub max_tokens: u32,
+    /// How often `repair` asks again.
+    pub repair_rounds: usize,
+}
+
+/// The outcomes of an earlier run that a new one continues ([`resume`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Resumed {
+    /// The modes of the earlier run, in its order.
+    pub modes: Vec<String>,
+    /// Its outcomes; those whose request failed are left out (they are asked again).
+    pub outcomes: Vec<CaseOutcome>,
+    /// Its server notes per mode.
+    pub servers: BTreeMap<String, String>,
+    /// Its case counts per category.
+    pub available: BTreeMap<String, usize>,
+}
+
+impl Resumed {
+    /// The `(mode, id)` pairs already answered.
+    pub fn answered(&self) -> HashSet<(String, String)> {
+        self.outcomes
+            .iter()
+            .map(|o| (o.mode.clone(), o.id.clone()))
+            .collect()
+    }
+}
+
+/// Reads a report that an earlier run wrote ([`Report::to_json`]) to continue from it.
+/// It must have been measured with the same `settings`, and each mode of `servers` that
+/// it already holds outcomes of on the same server note; otherwise the error says what
+/// differs.
+pub fn resume(
+    text: &str,
+    settings: &Settings,
+    servers: &BTreeMap<String, String>,
+) -> Result<Resumed, String> {
+    let report: Json = serde_json::from_str(text)
+        .map_err(|e| format!("it is not a report of atfunc eval ({e})"))?;
+    let theirs: Settings = report
+        .get("settings")
+        .cloned()
+        .ok_or("it has no \"settings\", so it cannot be continued")
+        .and_then(|s| serde_json::from_value(s).map_err(|_| "its \"settings\" are not readable"))?;
+    if &theirs != settings {
+        return Err(format!(
+            "it was measured with other settings (model '{}', max_tokens {}, repair_rounds {}; \
+             now model '{}', max_tokens {}, repair_rounds {})",
+            theirs.model,
+            theirs.max_tokens,
+            theirs.repair_rounds,
+            settings.model,
+            settings.max_tokens,
+            settings.repair_rounds
+        ));
+    }
+    let outcomes: Vec<CaseOutcome> = serde_json::from_value(
+        report
+            .get("outcomes")
+            .cloned()
+            .unwrap_or(Json::Array(Vec::new())),
+    )
+    .map_err(|e| format!("its \"outcomes\" are not readable ({e})"))?;
+    let their_servers: BTreeMap<String, String> =
+        serde_json::from_value(report.get("servers").cloned().unwrap_or(json!({})))
+            .map_err(|e| format!("its \"servers\" are not readable ({e})"))?;
+    for (mode, note) in servers {
+        let held = outcomes.iter().any(|o| &o.mode == mode);
+        let theirs = their_servers.get(mode).map_or("", String::as_str);
+        if held && theirs != note {
+            return Err(format!(
+                "its mode '{mode}' was measured on another server (note '{theirs}', now '{note}')"
+            ));
+        }
+    }
+    let mut modes: Vec<String> = Vec::new();
+    if let Some(listed) = report.get("modes").and_then(Json::as_object) {
+        modes.extend(listed.keys().cloned());
+    }
+    for outcome in &outcomes {
+        if !modes.contains(&outcome.mode) {
+            modes.push(outcome.mode.clone());
+        }
+    }
+    let available = serde_json::from_value(report.get("available").cloned().unwrap_or(json!({})))
+        .unwrap_or_default();
+    Ok(Resumed {
+        modes,
+        outcomes: outcomes
+            .into_iter()
+            .filter(|o| !o.endpoint_failed)
+            .collect(),
+        servers: their_servers,
+        available,
+    })
 }
 
 /// One mode's figures.
@@ -129,14 +255,14 @@ impl Report {
     /// The report of `outcomes` for `modes` (in that order).
     pub fn new(
         modes: &[String],
-        outcomes: Vec<Outcome>,
+        outcomes: Vec<CaseOutcome>,
         skipped: Vec<Skipped>,
         interrupted: bool,
     ) -> Report {
         let modes = modes
             .iter()
             .map(|mode| {
-                let mine: Vec<&Outcome> = outcomes.iter().filter(|o| &o.mode == mode).collect();
+                let mine: Vec<&CaseOutcome> = outcomes.iter().filter(|o| &o.mode == mode).collect();
                 let mut names: Vec<&str> = Vec::new();
                 for outcome in &mine {
                     if !names.contains(&outcome.category.as_str()) {
@@ -163,11 +289,14 @@ impl Report {
             skipped,
             interrupted,
             outcomes,
+            settings: None,
+            servers: BTreeMap::new(),
+            available: BTreeMap::new(),
         }
     }
 
-    /// `{"modes": {"<mode>": {"cases", "accuracy", "valid", ..., "categories": {...}}},
-    /// "skipped", "interrupted", "outcomes"}`.
+    /// `{"modes": {"<mode>": {"cases", "accuracy", "valid", "no_call", ..., "categories":
+    /// {...}}}, "settings", "servers", "available", "skipped", "interrupted", "outcomes"}`.
     pub fn to_json(&self) -> Json {
         let mut modes = Map::new();
         for mode in &self.modes {
@@ -182,6 +311,9 @@ impl Report {
         }
         json!({
             "modes": modes,
+            "settings": self.settings,
+            "servers": self.servers,
+            "available": self.available,
             "skipped": self.skipped,
             "interrupted": self.interrupted,
             "outcomes": self.outcomes,
@@ -193,8 +325,8 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<24} {:>6} {:>9} {:>7} {:>8} {:>8} {:>10} {:>7}",
-            "mode", "cases", "accuracy", "valid", "p50 ms", "p95 ms", "tokens in", "out"
+            "{:<24} {:>6} {:>9} {:>7} {:>8} {:>8} {:>8} {:>10} {:>7}",
+            "mode", "cases", "accuracy", "valid", "no call", "p50 ms", "p95 ms", "tokens in", "out"
         );
         for mode in &self.modes {
             line(&mut out, &mode.mode, &mode.all);
@@ -202,6 +334,11 @@ impl Report {
                 for (name, summary) in &mode.categories {
                     line(&mut out, &format!("  {name}"), summary);
                 }
+            }
+        }
+        for mode in &self.modes {
+            if let Some(note) = self.servers.get(&mode.mode) {
+                let _ = writeln!(out, "{}: measured on {note}", mode.mode);
             }
         }
         if !self.skipped.is_empty() {
@@ -221,14 +358,84 @@ impl Report {
     }
 }
 
+impl Report {
+    /// The figures as a Markdown table: one row per mode, one column per category and
+    /// one for all cases. A cell gives the accuracy and the share of valid answers (for
+    /// `irrelevance`, the accuracy is the share of answers without a call), and "n of N"
+    /// where the category ran on n of its N cases.
+    pub fn markdown(&self) -> String {
+        let mut categories: Vec<&str> = Vec::new();
+        for mode in &self.modes {
+            for (name, _) in &mode.categories {
+                if !categories.contains(&name.as_str()) {
+                    categories.push(name);
+                }
+            }
+        }
+        categories.sort_unstable();
+        let mut out = String::from("| mode | server |");
+        for name in &categories {
+            let _ = write!(out, " {name} |");
+        }
+        out.push_str(" all |\n|---|---|");
+        for _ in &categories {
+            out.push_str("---|");
+        }
+        out.push_str("---|\n");
+        for mode in &self.modes {
+            let server = self.servers.get(&mode.mode).map_or("", String::as_str);
+            let _ = write!(out, "| {} | {} |", mode.mode, server.replace('|', "/"));
+            for name in &categories {
+                let cell = mode
+                    .categories
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or_else(String::new, |(n, s)| self.cell(n, s));
+                let _ = write!(out, " {cell} |");
+            }
+            let _ = writeln!(
+                out,
+                " {:.1} % ({:.1} % valid), {} cases |",
+                mode.all.accuracy() * 100.0,
+                mode.all.valid_share() * 100.0,
+                mode.all.cases
+            );
+        }
+        out
+    }
+
+    fn cell(&self, category: &str, s: &Summary) -> String {
+        let mut cell = if super::case::wants_no_call(category) {
+            format!("{:.1} % no call", s.accuracy() * 100.0)
+        } else {
+            format!(
+                "{:.1} % ({:.1} % valid)",
+                s.accuracy() * 100.0,
+                s.valid_share() * 100.0
+            )
+        };
+        match self.available.get(category) {
+            Some(&all) if s.cases < all => {
+                let _ = write!(cell, ", {} of {all}", s.cases);
+            }
+            _ => {}
+        }
+        if s.failed > 0 {
+            let _ = write!(cell, ", {} failed", s.failed);
+        }
+        cell
+    }
+}
+
 fn line(out: &mut String, name: &str, s: &Summary) {
     let _ = write!(
         out,
-        "{:<24} {:>6} {:>8.1}% {:>6.1}% {:>8} {:>8} {:>10.0} {:>7.1}",
+        "{:<24} {:>6} {:>8.1}% {:>6.1}% {:>7.1}% {:>8} {:>8} {:>10.0} {:>7.1}",
         name,
         s.cases,
         s.accuracy() * 100.0,
         s.valid_share() * 100.0,
+        s.no_call_share() * 100.0,
         s.latency_p50_ms,
         s.latency_p95_ms,
         s.prompt_tokens,

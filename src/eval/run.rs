@@ -8,6 +8,7 @@ use crate::endpoint::{self, AnswerError};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
+use crate::grammar::Choice;
 use crate::interop::{parse_tool_call, to_openai_tools, ControlFields, Options as InteropOptions};
 use crate::parse::{parse_events, Event};
 use serde_json::{json, Map, Value as Json};
@@ -45,18 +46,22 @@ impl Default for EvalOptions {
 }
 
 /// How one case came out in one mode.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Outcome {
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CaseOutcome {
     /// The mode, as written on the command line (`text+desc`).
     pub mode: String,
     /// The case's id.
     pub id: String,
     /// The case's BFCL category.
     pub category: String,
-    /// Whether the calls match the possible answer (BFCL's AST rules).
+    /// Whether the calls match the possible answer (BFCL's AST rules); for an
+    /// `irrelevance` case, whether the answer has no call.
     pub correct: bool,
     /// Whether the answer has at least one call and every call binds.
     pub valid: bool,
+    /// Whether the answer has no call at all (none that binds, none that does not).
+    #[serde(default)]
+    pub no_call: bool,
     /// Time from the first request to the last answer, repair rounds included.
     pub latency_ms: u64,
     /// Prompt tokens over every request, as the endpoint counted them.
@@ -79,6 +84,8 @@ pub struct Outcome {
 pub struct Evaluator {
     http: reqwest::Client,
     url: String,
+    /// The server's root (the endpoint without `/v1`), for llama-server's own routes.
+    root: String,
     options: EvalOptions,
 }
 
@@ -116,19 +123,26 @@ impl Evaluator {
         } else {
             format!("{base}/v1/chat/completions")
         };
-        Ok(Evaluator { http, url, options })
+        let root = base.strip_suffix("/v1").unwrap_or(base).to_owned();
+        Ok(Evaluator {
+            http,
+            url,
+            root,
+            options,
+        })
     }
 
     /// Puts `case` to the endpoint in `mode` and scores the answer. Never fails: an
     /// endpoint error or timeout is a failed case with its message.
-    pub async fn run(&self, case: &Case, mode: &Mode) -> Outcome {
+    pub async fn run(&self, case: &Case, mode: &Mode) -> CaseOutcome {
         let started = Instant::now();
-        let mut outcome = Outcome {
+        let mut outcome = CaseOutcome {
             mode: mode.to_string(),
             id: case.id.clone(),
             category: case.category.clone(),
             correct: false,
             valid: false,
+            no_call: false,
             latency_ms: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
@@ -149,12 +163,21 @@ impl Evaluator {
             }
             Ok(read) => {
                 outcome.valid = !read.bound.is_empty() && read.refused.is_empty();
+                outcome.no_call = read.bound.is_empty() && read.refused.is_empty();
                 outcome.calls = read
                     .bound
                     .iter()
                     .map(|c| json!({"name": c.name, "args": c.args}))
                     .collect();
-                if let Some(refused) = read.refused.first() {
+                if case.wants_no_call() {
+                    // No function fits the question: any call, bound or not, is wrong.
+                    outcome.correct = outcome.no_call;
+                    if !outcome.no_call {
+                        outcome.error = Some(String::from(
+                            "the answer calls a function, none fits the question",
+                        ));
+                    }
+                } else if let Some(refused) = read.refused.first() {
                     let why = refused.result.as_ref().err().cloned().unwrap_or_default();
                     outcome.error = Some(format!("{}: {why}", refused.call_text));
                 } else if read.bound.is_empty() {
@@ -179,12 +202,47 @@ impl Evaluator {
     }
 
     /// `text`, `repair` and `grammar`: the atfunc prompt, the answer parsed and bound.
-    async fn text(&self, case: &Case, mode: &Mode, outcome: &mut Outcome) -> Result<Read, String> {
+    async fn text(
+        &self,
+        case: &Case,
+        mode: &Mode,
+        outcome: &mut CaseOutcome,
+    ) -> Result<Read, String> {
         let catalog = Catalog::new(case.interfaces.clone());
         let mut messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
         let mut request = self.request();
-        if mode.strategy == Strategy::Grammar {
-            request.insert("grammar".into(), Json::String(grammar(case)?));
+        match mode.strategy {
+            Strategy::Grammar => {
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Required, mode)?),
+                );
+            }
+            Strategy::Auto => {
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Auto, mode)?),
+                );
+            }
+            Strategy::Lazy => {
+                // Prose is free until the trigger; from the `@` on, the text must match the
+                // grammar, which (as under `Required`) starts with the call. llama-server's
+                // chat route sets these fields from its own template (a lazy grammar only
+                // for its native tool calls), so they go to `/completion` ([`ask_lazy`]).
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Required, mode)?),
+                );
+                request.insert("grammar_lazy".into(), Json::Bool(true));
+                // llama.cpp's trigger types are numbered: 1 is a word. A word that is one
+                // token must also be a preserved token.
+                request.insert(
+                    "grammar_triggers".into(),
+                    json!([{"type": 1, "value": "@"}]),
+                );
+                request.insert("preserved_tokens".into(), json!(["@"]));
+            }
+            Strategy::Text | Strategy::Repair | Strategy::Native => {}
         }
         let rounds = match mode.strategy {
             Strategy::Repair => self.options.repair_rounds,
@@ -195,7 +253,11 @@ impl Evaluator {
         let mut unresolved: Vec<CallRecord> = Vec::new();
         for round in 0..=rounds {
             request.insert("messages".into(), Json::Array(messages.clone()));
-            let answer = self.ask(&request, outcome).await?;
+            let answer = if mode.strategy == Strategy::Lazy {
+                self.ask_lazy(&request, outcome).await?
+            } else {
+                self.ask(&request, outcome).await?
+            };
             let read = read_text(&answer.text, &catalog);
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
@@ -231,7 +293,7 @@ impl Evaluator {
 
     /// `native`: the tools as an OpenAI `tools` array; each `tool_calls` entry is read
     /// back, written as call text and bound like any other call.
-    async fn native(&self, case: &Case, outcome: &mut Outcome) -> Result<Read, String> {
+    async fn native(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
         let options = InteropOptions {
             control_fields: ControlFields::none(),
         };
@@ -281,46 +343,13 @@ impl Evaluator {
         request
     }
 
-    /// One request; the usage is added to `outcome`.
+    /// One chat request; the usage is added to `outcome`.
     async fn ask(
         &self,
         request: &Map<String, Json>,
-        outcome: &mut Outcome,
+        outcome: &mut CaseOutcome,
     ) -> Result<Answer, String> {
-        let mut response = self
-            .http
-            .post(&self.url)
-            .json(request)
-            .send()
-            .await
-            .map_err(|e| describe(&e, self.options.timeout))?;
-        let status = response.status();
-        let limit = self.options.max_response_bytes;
-        if !status.is_success() {
-            // An error's text is only quoted: bytes that are not UTF-8 are shown replaced.
-            let body = endpoint::read_bytes(&mut response, limit, None)
-                .await
-                .map_err(|e| answer_error(e, self.options.timeout))?;
-            let body = String::from_utf8_lossy(&body);
-            let message = serde_json::from_str::<Json>(&body)
-                .ok()
-                .and_then(|j| {
-                    j.pointer("/error/message")
-                        .and_then(Json::as_str)
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| excerpt(&body));
-            return Err(format!("endpoint answered {status}: {message}"));
-        }
-        let body = endpoint::read_text(&mut response, limit, None)
-            .await
-            .map_err(|e| answer_error(e, self.options.timeout))?;
-        let answer: Json = serde_json::from_str(&body).map_err(|e| {
-            format!(
-                "endpoint answered with invalid JSON ({e}): {}",
-                excerpt(&body)
-            )
-        })?;
+        let (answer, body) = self.post(&self.url, request).await?;
         let message = answer.pointer("/choices/0/message").ok_or_else(|| {
             format!(
                 "endpoint answer has no choices[0].message: {}",
@@ -351,6 +380,96 @@ impl Evaluator {
         outcome.completion_tokens += answer.completion_tokens;
         Ok(answer)
     }
+
+    /// `lazy`: the chat request's messages put through the server's own template
+    /// (llama-server's `/apply-template`), then its `/completion` with the grammar fields of
+    /// `request` and the same limits; the usage is added to `outcome`.
+    async fn ask_lazy(
+        &self,
+        request: &Map<String, Json>,
+        outcome: &mut CaseOutcome,
+    ) -> Result<Answer, String> {
+        let messages = request.get("messages").cloned().unwrap_or(Json::Null);
+        let mut apply = Map::new();
+        apply.insert("messages".into(), messages);
+        let (templated, body) = self
+            .post(&format!("{}/apply-template", self.root), &apply)
+            .await?;
+        let prompt = templated
+            .get("prompt")
+            .and_then(Json::as_str)
+            .ok_or_else(|| format!("/apply-template answered no prompt: {}", excerpt(&body)))?;
+        let mut completion = Map::new();
+        completion.insert("prompt".into(), Json::from(prompt));
+        completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
+        for field in [
+            "temperature",
+            "grammar",
+            "grammar_lazy",
+            "grammar_triggers",
+            "preserved_tokens",
+        ] {
+            if let Some(value) = request.get(field) {
+                completion.insert(field.into(), value.clone());
+            }
+        }
+        let (answer, body) = self
+            .post(&format!("{}/completion", self.root), &completion)
+            .await?;
+        let text = answer
+            .get("content")
+            .and_then(Json::as_str)
+            .ok_or_else(|| format!("/completion answered no content: {}", excerpt(&body)))?;
+        let count = |field: &str| answer.get(field).and_then(Json::as_u64).unwrap_or(0);
+        let answer = Answer {
+            text: text.to_owned(),
+            tool_calls: Vec::new(),
+            prompt_tokens: count("tokens_evaluated"),
+            completion_tokens: count("tokens_predicted"),
+        };
+        outcome.prompt_tokens += answer.prompt_tokens;
+        outcome.completion_tokens += answer.completion_tokens;
+        Ok(answer)
+    }
+
+    /// One POST of `body` to `url`: its answer as JSON, and as text (for messages).
+    async fn post(&self, url: &str, body: &Map<String, Json>) -> Result<(Json, String), String> {
+        let mut response = self
+            .http
+            .post(url)
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| describe(&e, self.options.timeout))?;
+        let status = response.status();
+        let limit = self.options.max_response_bytes;
+        if !status.is_success() {
+            // An error's text is only quoted: bytes that are not UTF-8 are shown replaced.
+            let body = endpoint::read_bytes(&mut response, limit, None)
+                .await
+                .map_err(|e| answer_error(e, self.options.timeout))?;
+            let body = String::from_utf8_lossy(&body);
+            let message = serde_json::from_str::<Json>(&body)
+                .ok()
+                .and_then(|j| {
+                    j.pointer("/error/message")
+                        .and_then(Json::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| excerpt(&body));
+            return Err(format!("endpoint answered {status}: {message}"));
+        }
+        let body = endpoint::read_text(&mut response, limit, None)
+            .await
+            .map_err(|e| answer_error(e, self.options.timeout))?;
+        let answer: Json = serde_json::from_str(&body).map_err(|e| {
+            format!(
+                "endpoint answered with invalid JSON ({e}): {}",
+                excerpt(&body)
+            )
+        })?;
+        Ok((answer, body))
+    }
 }
 
 /// The reason a case fails whose answer could not be read.
@@ -365,14 +484,16 @@ fn answer_error(error: AnswerError, timeout: Duration) -> String {
     }
 }
 
-/// The grammar of a case's tools: at least one call; exactly one outside the `parallel`
+/// The grammar of a case's tools under `choice`; one call at most outside the `parallel`
 /// categories, as a client that wants one call says with `parallel_tool_calls: false`
 /// (without it a small model repeats its call until the token limit).
-fn grammar(case: &Case) -> Result<String, String> {
+fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
+    let defaults = crate::grammar::GrammarOptions::default();
     let options = crate::grammar::GrammarOptions {
-        choice: crate::grammar::Choice::Required,
+        choice,
         single: !case.category.contains("parallel"),
-        ..Default::default()
+        guard_string_start: mode.guard || defaults.guard_string_start,
+        ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
 }

@@ -32,7 +32,8 @@
 //!    other quoting also parse, but a grammar that offers one spelling leaves a model
 //!    fewer ways to go wrong.
 //! 3. **Values**, each as JSON writes it, which the parser reads as the same value:
-//!    strings in double quotes with JSON's escapes; integers and numbers in JSON's syntax
+//!    strings in double quotes with JSON's escapes, not beginning with `,` or `)` (see
+//!    [`GrammarOptions::guard_string_start`]); integers and numbers in JSON's syntax
 //!    with bounded digits (18 for an integer, so it fits an `i64`; a number's exponent has
 //!    two, so it is finite); `true`/`false`; declared choices as alternatives (only those
 //!    of a type the binder can match; an array's choices per element, as the binder reads
@@ -132,6 +133,13 @@ pub struct GrammarOptions {
     pub lead_in: u32,
     /// How deep `any` values nest (objects and arrays inside each other). Default 3.
     pub any_depth: usize,
+    /// A string's first character is not `,` or `)`. A model that meant a bare value
+    /// (`x=abc`) and is made to open a string tends to write the quote as a token that
+    /// merges it with what usually follows a closing quote (`",`, `")`), and then goes on
+    /// as if the string were closed, inside it, until its token limit. Such a value can
+    /// still be written with an escape (`"\u002c..."`). Default true (measured in
+    /// EVAL.md: it ended every such runaway string of SmolLM2-135M).
+    pub guard_string_start: bool,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -149,6 +157,7 @@ impl Default for GrammarOptions {
             root: None,
             lead_in: 100,
             any_depth: 3,
+            guard_string_start: true,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -226,6 +235,7 @@ pub fn grammar(
     let root = b.reserve("root");
     let values = Values {
         any_depth: options.any_depth,
+        guard_string_start: options.guard_string_start,
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {

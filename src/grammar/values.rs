@@ -42,6 +42,9 @@ pub(crate) enum Slot {
 pub(crate) struct Values {
     /// How deep `any` values (and objects without declared fields) nest.
     pub any_depth: usize,
+    /// Whether a string's first character may not be `,` or `)`
+    /// ([`GrammarOptions::guard_string_start`](super::GrammarOptions::guard_string_start)).
+    pub guard_string_start: bool,
 }
 
 fn digit() -> Node {
@@ -339,6 +342,9 @@ impl Values {
 
     /// string ::= "\"" char* "\"": JSON's escapes, which the parser resolves the same way.
     pub(crate) fn string(&self, b: &mut Builder) -> Node {
+        if self.guard_string_start {
+            return self.guarded_string(b);
+        }
         b.rule("string", |b| {
             let char = b.rule("string-char", |b| {
                 let hex = b.rule("hex", |_| {
@@ -367,6 +373,48 @@ impl Values {
             Node::seq([
                 Node::text("\""),
                 Node::repeat(char, 0, None),
+                Node::text("\""),
+            ])
+        })
+    }
+
+    /// With `guard_string_start`: string ::= "\"" (string-first string-char*)? "\"", where
+    /// string-first is a string-char other than `,` and `)`.
+    fn guarded_string(&self, b: &mut Builder) -> Node {
+        b.rule("string", |b| {
+            let hex = b.rule("hex", |_| {
+                Node::chars(&[('0', '9'), ('a', 'f'), ('A', 'F')])
+            });
+            let escape = b.rule("string-escape", |_| {
+                Node::seq([
+                    Node::text("\\"),
+                    Node::alt([
+                        Node::chars(&[
+                            ('"', '"'),
+                            ('\\', '\\'),
+                            ('/', '/'),
+                            ('b', 'b'),
+                            ('f', 'f'),
+                            ('n', 'n'),
+                            ('r', 'r'),
+                            ('t', 't'),
+                        ]),
+                        Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
+                    ]),
+                ])
+            });
+            let plain = [('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
+            let char = b.rule("string-char", |_| {
+                Node::alt([Node::not_chars(&plain), escape.clone()])
+            });
+            let first = b.rule("string-first", |_| {
+                let mut ranges = plain.to_vec();
+                ranges.extend([(',', ','), (')', ')')]);
+                Node::alt([Node::not_chars(&ranges), escape])
+            });
+            Node::seq([
+                Node::text("\""),
+                Node::optional(Node::seq([first, Node::repeat(char, 0, None)])),
                 Node::text("\""),
             ])
         })

@@ -1,5 +1,6 @@
 //! The evaluator, `atfunc eval`: BFCL scoring and every mode against a scripted endpoint
-//! (`eval.rs`), and against a real small model served by llama-cpp-python (`eval_model.rs`;
+//! (`eval.rs`), continuing a run, `irrelevance` and the auto and lazy grammar modes
+//! (`resume.rs`), the levers measured on a real model (`levers.rs`), and against a real small model served by llama-cpp-python (`eval_model.rs`;
 //! run it alone with `cargo test --all-features --test eval eval_model`).
 
 #[cfg(feature = "eval")]
@@ -14,3 +15,5 @@ mod support;
 
 mod eval;
 mod eval_model;
+mod levers;
+mod resume;

@@ -60,7 +60,7 @@ async fn through_gateway(upstream: &str, max_response_bytes: usize) -> (u16, Str
 }
 
 /// How the evaluator scores its one case when `endpoint` answers.
-async fn through_eval(endpoint: &str, max_response_bytes: usize) -> atfunc::eval::Outcome {
+async fn through_eval(endpoint: &str, max_response_bytes: usize) -> atfunc::eval::CaseOutcome {
     let loaded = load_cases(
         r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Square root of 2?"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}"#,
         r#"{"id": "simple_0", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}"#,

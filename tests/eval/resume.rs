@@ -1,0 +1,354 @@
+//! `atfunc eval` continuing a run from its JSON report, scoring `irrelevance`, the lazy and
+//! auto grammar modes, the server note and the Markdown table, against a scripted endpoint
+//! that counts the questions it is asked.
+#![cfg(feature = "eval")]
+
+use crate::support;
+
+use serde_json::{json, Value as Json};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const QUESTIONS: &str = r#"{"id": "simple_0", "question": [[{"role": "user", "content": "q-good"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_1", "question": [[{"role": "user", "content": "q-flaky"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "simple_2", "question": [[{"role": "user", "content": "q-good"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+"#;
+
+const ANSWERS: &str = r#"{"id": "simple_0", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_1", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+{"id": "simple_2", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}
+"#;
+
+/// Two irrelevance questions (no possible answers) and a live id.
+const IRRELEVANT: &str = r#"{"id": "irrelevance_0", "question": [[{"role": "user", "content": "q-chat"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "irrelevance_1", "question": [[{"role": "user", "content": "q-good"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+{"id": "live_simple_3-2-1", "question": [[{"role": "user", "content": "q-good"}]], "function": [{"name": "calc.sqrt", "parameters": {"type": "dict", "properties": {"x": {"type": "float"}}, "required": ["x"]}}]}
+"#;
+
+const LIVE_ANSWERS: &str =
+    r#"{"id": "live_simple_3-2-1", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}"#;
+
+#[derive(Default)]
+struct Counts {
+    asked: AtomicUsize,
+    flaky: AtomicUsize,
+}
+
+/// `q-good` answers with the right call, `q-chat` with prose, `q-flaky` with a 503 the
+/// first time and the right call after. A chat request that asks for a lazy grammar is
+/// answered in prose: llama-server's chat route drops those fields.
+async fn scripted(
+    axum::extract::State(counts): axum::extract::State<Arc<Counts>>,
+    axum::Json(request): axum::Json<Json>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    counts.asked.fetch_add(1, Ordering::SeqCst);
+    let question = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let lazy = request.get("grammar_lazy").is_some();
+    if question == "q-flaky" && counts.flaky.fetch_add(1, Ordering::SeqCst) == 0 {
+        let error = json!({"error": {"message": "busy"}});
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(error),
+        )
+            .into_response();
+    }
+    let text = match question.as_str() {
+        "q-chat" => "I cannot answer that with these tools.",
+        _ if lazy => "no grammar",
+        _ => "@calc.sqrt(x=2)",
+    };
+    axum::Json(json!({
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
+    }))
+    .into_response()
+}
+
+/// llama-server's `/apply-template`: the messages' contents, one per line.
+async fn apply_template(axum::Json(request): axum::Json<Json>) -> axum::Json<Json> {
+    let prompt: Vec<&str> = request["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect())
+        .unwrap_or_default();
+    axum::Json(json!({"prompt": prompt.join("\n")}))
+}
+
+/// llama-server's `/completion`: as [`scripted`], for a request that carries the lazy
+/// grammar's fields (otherwise the answer is prose).
+async fn completion(
+    axum::extract::State(counts): axum::extract::State<Arc<Counts>>,
+    axum::Json(request): axum::Json<Json>,
+) -> axum::Json<Json> {
+    counts.asked.fetch_add(1, Ordering::SeqCst);
+    let prompt = request["prompt"].as_str().unwrap_or_default();
+    let lazy = request["grammar_lazy"] == json!(true)
+        && request["grammar_triggers"] == json!([{"type": 1, "value": "@"}])
+        && request["preserved_tokens"] == json!(["@"])
+        && request["grammar"].as_str().is_some()
+        && request["n_predict"] == json!(256);
+    let content = if prompt.ends_with("q-chat") || !lazy {
+        "I cannot answer that with these tools."
+    } else {
+        "Here: @calc.sqrt(x=2)"
+    };
+    axum::Json(json!({"content": content, "tokens_evaluated": 90, "tokens_predicted": 9}))
+}
+
+fn scripted_endpoint() -> (String, Arc<Counts>) {
+    let counts = Arc::new(Counts::default());
+    let state = Arc::clone(&counts);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let app = axum::Router::new()
+                .route("/v1/chat/completions", axum::routing::post(scripted))
+                .route("/apply-template", axum::routing::post(apply_template))
+                .route("/completion", axum::routing::post(completion))
+                .with_state(state);
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (format!("http://{}", rx.recv().unwrap()), counts)
+}
+
+fn path(p: &Path) -> String {
+    p.to_str().unwrap().to_owned()
+}
+
+struct Files {
+    _dir: tempfile::TempDir,
+    questions: PathBuf,
+    answers: PathBuf,
+    report: PathBuf,
+    table: PathBuf,
+}
+
+fn files() -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("questions.json");
+    let answers = dir.path().join("answers.json");
+    std::fs::write(&questions, QUESTIONS).unwrap();
+    std::fs::write(&answers, ANSWERS).unwrap();
+    Files {
+        questions,
+        answers,
+        report: dir.path().join("report.json"),
+        table: dir.path().join("table.md"),
+        _dir: dir,
+    }
+}
+
+fn eval(endpoint: &str, files: &Files, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "eval".to_owned(),
+        "--endpoint".to_owned(),
+        endpoint.to_owned(),
+        "--questions".to_owned(),
+        path(&files.questions),
+        "--answers".to_owned(),
+        path(&files.answers),
+        "--json".to_owned(),
+        path(&files.report),
+        "--markdown".to_owned(),
+        path(&files.table),
+    ];
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    support::atfunc(&args, b"")
+}
+
+fn report(files: &Files) -> Json {
+    serde_json::from_str(&std::fs::read_to_string(&files.report).unwrap()).unwrap()
+}
+
+#[test]
+fn a_run_continues_from_its_report_and_asks_only_what_is_missing() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    let note = ["--server-note", "scripted, plain ChatML"];
+
+    // First run: two of three cases; the second fails (503).
+    let first = eval(
+        &endpoint,
+        &files,
+        &[&["--mode", "grammar", "--limit", "2"][..], &note[..]].concat(),
+    );
+    assert!(first.status.success(), "{}", support::stderr(&first));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 2);
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["cases"], 2);
+    assert_eq!(written["modes"]["grammar"]["failed_requests"], 1);
+    assert_eq!(written["servers"]["grammar"], "scripted, plain ChatML");
+    assert_eq!(written["settings"]["max_tokens"], 256);
+    assert_eq!(written["available"]["simple"], 3);
+    let table = std::fs::read_to_string(&files.table).unwrap();
+    assert!(
+        table.contains("| grammar | scripted, plain ChatML |"),
+        "{table}"
+    );
+    assert!(
+        table.contains("50.0 % (50.0 % valid), 2 of 3, 1 failed"),
+        "{table}"
+    );
+
+    // Second run, all cases: only the failed one and the third are asked.
+    let second = eval(
+        &endpoint,
+        &files,
+        &[&["--mode", "grammar"][..], &note[..]].concat(),
+    );
+    let stderr = support::stderr(&second);
+    assert!(second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("1 answer(s) kept, 2 case(s) to ask"),
+        "{stderr}"
+    );
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 4);
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["cases"], 3);
+    assert_eq!(written["modes"]["grammar"]["accuracy"], 1.0);
+    assert_eq!(written["interrupted"], false);
+    assert_eq!(written["outcomes"].as_array().unwrap().len(), 3);
+    assert!(support::stdout(&second).contains("grammar: measured on scripted, plain ChatML"));
+
+    // A third run of the same settings has nothing left to ask.
+    let third = eval(
+        &endpoint,
+        &files,
+        &[&["--mode", "grammar"][..], &note[..]].concat(),
+    );
+    assert!(third.status.success(), "{}", support::stderr(&third));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 4);
+
+    // Another mode joins the same report; the earlier mode stays in it.
+    let fourth = eval(
+        &endpoint,
+        &files,
+        &["--mode", "text", "--server-note", "other"],
+    );
+    assert!(fourth.status.success(), "{}", support::stderr(&fourth));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 7);
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["cases"], 3);
+    assert_eq!(written["modes"]["text"]["cases"], 3);
+    assert_eq!(written["servers"]["text"], "other");
+    assert_eq!(written["servers"]["grammar"], "scripted, plain ChatML");
+}
+
+#[test]
+fn a_run_with_other_settings_is_refused_and_says_how_to_start_over() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    let first = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--server-note", "a"],
+    );
+    assert!(first.status.success(), "{}", support::stderr(&first));
+    let asked = counts.asked.load(Ordering::SeqCst);
+    let before = std::fs::read_to_string(&files.report).unwrap();
+
+    let other_tokens = eval(
+        &endpoint,
+        &files,
+        &[
+            "--mode",
+            "grammar",
+            "--server-note",
+            "a",
+            "--max-tokens",
+            "64",
+        ],
+    );
+    let stderr = support::stderr(&other_tokens);
+    assert_eq!(other_tokens.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot continue the run it holds"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("max_tokens 256"), "{stderr}");
+    assert!(
+        stderr.contains("now model 'default', max_tokens 64"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("To start over, remove it or give another --json path"),
+        "{stderr}"
+    );
+
+    let other_server = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--server-note", "b"],
+    );
+    let stderr = support::stderr(&other_server);
+    assert_eq!(other_server.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("mode 'grammar' was measured on another server (note 'a', now 'b')"),
+        "{stderr}"
+    );
+
+    std::fs::write(&files.report, "not a report").unwrap();
+    let garbage = eval(&endpoint, &files, &["--mode", "grammar"]);
+    let stderr = support::stderr(&garbage);
+    assert_eq!(garbage.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("it is not a report of atfunc eval"),
+        "{stderr}"
+    );
+
+    // Nothing was asked, and the refused runs left the report as it was.
+    assert_eq!(counts.asked.load(Ordering::SeqCst), asked);
+    std::fs::write(&files.report, &before).unwrap();
+    assert_eq!(std::fs::read_to_string(&files.report).unwrap(), before);
+}
+
+#[test]
+fn irrelevance_scores_answers_without_a_call_and_live_ids_share_a_category() {
+    let (endpoint, _) = scripted_endpoint();
+    let files = files();
+    std::fs::write(&files.questions, IRRELEVANT).unwrap();
+    std::fs::write(&files.answers, LIVE_ANSWERS).unwrap();
+    let output = eval(&endpoint, &files, &["--mode", "auto,lazy"]);
+    let stdout = support::stdout(&output);
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    assert!(stdout.contains("no call"), "{stdout}");
+    let written = report(&files);
+    for mode in ["auto", "lazy"] {
+        let categories = &written["modes"][mode]["categories"];
+        // irrelevance_0 answered in prose (right), irrelevance_1 with a call (wrong).
+        assert_eq!(categories["irrelevance"]["cases"], 2, "{mode}");
+        assert_eq!(categories["irrelevance"]["accuracy"], 0.5, "{mode}");
+        assert_eq!(categories["irrelevance"]["no_call"], 0.5, "{mode}");
+        // The lazy request went to /completion with llama.cpp's fields, so its call is right.
+        assert_eq!(categories["live_simple"]["cases"], 1, "{mode}");
+        assert_eq!(categories["live_simple"]["accuracy"], 1.0, "{mode}");
+    }
+    let outcome = written["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["mode"] == "lazy" && o["id"] == "irrelevance_1")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        outcome["error"],
+        "the answer calls a function, none fits the question"
+    );
+    let table = std::fs::read_to_string(&files.table).unwrap();
+    assert!(table.contains("| irrelevance |"), "{table}");
+    assert!(table.contains("50.0 % no call"), "{table}");
+}
