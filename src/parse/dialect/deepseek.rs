@@ -79,12 +79,12 @@ impl BlockScan for Deepseek {
                 Phase::Between => {
                     let p = input.skip_ws(*pos);
                     *pos = p;
-                    match input.marker(p, CLOSE) {
+                    match input.closing(p, CLOSE) {
                         Match::Yes(end) => return Step::Done(end),
                         Match::Need => return Step::Need,
                         Match::No => {}
                     }
-                    match input.marker(p, CALL_BEGIN) {
+                    match input.closing(p, CALL_BEGIN) {
                         Match::Yes(end) => {
                             *pos = end;
                             self.from = end;
@@ -110,7 +110,7 @@ impl BlockScan for Deepseek {
                             self.phase = Phase::Name;
                         } else {
                             self.current.name = (self.from, at);
-                            self.value = ValueScan::json();
+                            self.value = ValueScan::json(1);
                             self.phase = Phase::Args;
                         }
                     }
@@ -141,13 +141,13 @@ impl BlockScan for Deepseek {
                 Phase::Fence => {
                     let p = input.skip_ws(*pos);
                     *pos = p;
-                    match input.marker(p, b"```json") {
+                    match input.closing(p, b"```json") {
                         Match::Yes(end) => *pos = end,
                         Match::Need => return Step::Need,
                         Match::No if p == input.end() => return Step::Need,
                         Match::No => {}
                     }
-                    self.value = ValueScan::json();
+                    self.value = ValueScan::json(1);
                     self.phase = Phase::Args;
                 }
                 Phase::Args => match self.value.scan(input, pos, max_depth) {
@@ -161,7 +161,7 @@ impl BlockScan for Deepseek {
                 Phase::FenceEnd => {
                     let p = input.skip_ws(*pos);
                     *pos = p;
-                    match input.marker(p, b"```") {
+                    match input.closing(p, b"```") {
                         Match::Yes(end) => *pos = end,
                         Match::Need => return Step::Need,
                         Match::No if p == input.end() => return Step::Need,
@@ -172,7 +172,7 @@ impl BlockScan for Deepseek {
                 Phase::CallEnd => {
                     let p = input.skip_ws(*pos);
                     *pos = p;
-                    match input.marker(p, CALL_END) {
+                    match input.closing(p, CALL_END) {
                         Match::Yes(end) => {
                             *pos = end;
                             self.current.end = end;

@@ -57,7 +57,7 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     let at = |n: usize| i + n as u64;
     let block = Harmony {
         name: (at(name_start), at(name_start + name_len)),
-        value: ValueScan::json(),
+        value: ValueScan::json(1),
         value_end: None,
     };
     opened(block, at(k + MESSAGE.len()))
@@ -81,7 +81,7 @@ impl BlockScan for Harmony {
             return step;
         };
         let p = input.skip_ws(*pos);
-        match input.marker(p, CALL) {
+        match input.closing(p, CALL) {
             Match::Yes(end) => Step::Done(end),
             Match::Need => Step::Need,
             Match::No if p == input.end() && input.eof => Step::Done(value_end),

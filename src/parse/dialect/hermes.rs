@@ -23,13 +23,20 @@ pub(super) const CLOSE: &[u8] = b"</tool_call>";
 
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.marker(i, OPEN) {
-        Match::Yes(end) => opened(Hermes::default(), end),
+        Match::Yes(end) => {
+            let block = Hermes {
+                // An array, its call objects and their arguments are the call's structure.
+                value: ValueScan::json(3),
+                value_end: None,
+            };
+            opened(block, end)
+        }
         Match::Need => Opens::Need,
         Match::No => Opens::No,
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Hermes {
     value: ValueScan,
     /// The value's end, once read; then the scanner looks for `</tool_call>`.
@@ -46,7 +53,7 @@ impl BlockScan for Hermes {
         }
         let p = input.skip_ws(*pos);
         *pos = p;
-        match input.marker(p, CLOSE) {
+        match input.closing(p, CLOSE) {
             Match::Yes(end) => Step::Done(end),
             Match::Need => Step::Need,
             Match::No if p == input.end() => Step::Need,
@@ -114,7 +121,7 @@ mod tests {
             read_at_every_chunking(Dialect::Hermes, "x<tool_call>{\"name\": \"f\"}");
         assert!(calls.is_empty());
         assert!(
-            matches!(&events[1], Event::Malformed { text, .. } if text.starts_with("<tool_call>"))
+            matches!(&events[2], Event::Malformed { text, .. } if text.starts_with("<tool_call>"))
         );
     }
 }

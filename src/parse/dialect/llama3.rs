@@ -22,7 +22,7 @@ const MAX_BLANKS: u64 = 64;
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.byte(i) {
         Some(b'<') => match input.marker(i, PYTHON_TAG) {
-            Match::Yes(end) => opened(Llama3::default(), end),
+            Match::Yes(end) => opened(Llama3::new(), end),
             Match::Need => Opens::Need,
             Match::No => Opens::No,
         },
@@ -32,7 +32,7 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
                 return Opens::No;
             }
             match input.marker(p, b"\"name\"") {
-                Match::Yes(_) => opened(Llama3::default(), i),
+                Match::Yes(_) => opened(Llama3::new(), i),
                 Match::Need => Opens::Need,
                 Match::No if p == input.end() && !input.eof => Opens::Need,
                 Match::No => Opens::No,
@@ -42,13 +42,24 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Llama3 {
     value: ValueScan,
     /// The objects read, `start..end`.
     objects: Vec<(u64, u64)>,
     /// After an object: looking for `;`.
     after: bool,
+}
+
+impl Llama3 {
+    fn new() -> Llama3 {
+        Llama3 {
+            // The call object and its arguments are the call's structure.
+            value: ValueScan::json(2),
+            objects: Vec::new(),
+            after: false,
+        }
+    }
 }
 
 impl BlockScan for Llama3 {
@@ -74,7 +85,7 @@ impl BlockScan for Llama3 {
                 Some(b';') => {
                     *pos = p + 1;
                     self.after = false;
-                    self.value = ValueScan::json();
+                    self.value = ValueScan::json(2);
                 }
                 None if !input.eof && p - last <= MAX_BLANKS => return Step::Need,
                 _ => return Step::Done(last),

@@ -44,25 +44,39 @@ impl BlockScan for Mistral {
                 Some(b'[') => match input.marker(p, ARGS) {
                     Match::Need => return Step::Need,
                     Match::Yes(_) => return input.expected(p, "a function name or `[`"),
-                    Match::No => self.array = true,
+                    Match::No => {
+                        self.array = true;
+                        self.value = ValueScan::json(3);
+                    }
                 },
-                Some(_) => self.name = Some((p, None)),
+                Some(_) => {
+                    self.name = Some((p, None));
+                    self.value = ValueScan::json(1);
+                }
             }
         }
         if let Some((start, None)) = self.name {
+            // Name characters: letters and digits of any script, `_`, `.`, `-`.
             let rest = input.rest(*pos);
-            let run = rest
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-                .count();
+            let (valid, cut) = match std::str::from_utf8(rest) {
+                Ok(s) => (s, false),
+                Err(e) => (
+                    std::str::from_utf8(rest.get(..e.valid_up_to()).unwrap_or_default())
+                        .unwrap_or_default(),
+                    e.error_len().is_none(),
+                ),
+            };
+            let run = valid
+                .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-')))
+                .unwrap_or(valid.len());
             *pos += run as u64;
             if *pos - start > MAX_NAME {
                 return input.expected(start + MAX_NAME, "`[ARGS]` after a function name");
             }
-            if run == rest.len() {
+            if run == rest.len() || (run == valid.len() && cut) {
                 return Step::Need;
             }
-            match input.marker(*pos, ARGS) {
+            match input.closing(*pos, ARGS) {
                 Match::Yes(end) if *pos > start => {
                     self.name = Some((start, Some(*pos)));
                     *pos = end;

@@ -88,7 +88,7 @@ impl Default for Pythonic {
 
 impl BlockScan for Pythonic {
     fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
-        let step = self.value.scan(input, pos, max_depth.saturating_add(2));
+        let step = self.value.scan(input, pos, max_depth);
         if let Step::Done(end) = step {
             self.value_end = Some(end);
         }

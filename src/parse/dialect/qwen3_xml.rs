@@ -67,7 +67,7 @@ struct Qwen3Xml {
 fn expect(input: &Input<'_>, pos: &mut u64, marker: &[u8]) -> Result<bool, Step> {
     let p = input.skip_ws(*pos);
     *pos = p;
-    match input.marker(p, marker) {
+    match input.closing(p, marker) {
         Match::Yes(end) => {
             *pos = end;
             Ok(true)

@@ -225,6 +225,9 @@ impl Reader {
                 );
             }
             Step::Need => return false,
+            // What was found is told whole: a character cut off waits for its next bytes,
+            // and the scanner, which stopped at it, looks at it again.
+            Step::Fail(_, at) if input.cut_char(at) => return false,
             Step::Fail(kind, at) => self.malformed(data, out, at.min(limit), kind),
             Step::Done(end) if end > limit => self.malformed(data, out, limit, too_long),
             Step::Done(end) => self.complete(data, out, end, eof),
@@ -326,6 +329,12 @@ impl Reader {
             .unwrap_or_default();
         let text = String::from_utf8_lossy(span_bytes).into_owned();
         let span = self.span(data, self.cand, at);
+        // Every malformed span answers a started call, as in the atfunc parser; a block
+        // that broke may not have a readable name, so none is given.
+        out.push(Event::CallStarted {
+            name: String::new(),
+            start: self.cand,
+        });
         out.push(Event::Malformed {
             span,
             error: ParseError { kind, offset: at },

@@ -68,6 +68,29 @@ impl Input<'_> {
         }
     }
 
+    /// Like [`marker`](Self::marker), for a marker that closes something open: a prefix of
+    /// it cut off by the end of the stream is `Need` too, so the block is reported
+    /// unterminated rather than wrong.
+    pub fn closing(&self, pos: u64, marker: &[u8]) -> Match {
+        let rest = self.rest(pos);
+        match self.marker(pos, marker) {
+            Match::No if !rest.is_empty() && marker.starts_with(rest) => Match::Need,
+            other => other,
+        }
+    }
+
+    /// Whether the character starting at `pos` is cut off by the end of the bytes held.
+    pub fn cut_char(&self, pos: u64) -> bool {
+        let rest = self.rest(pos);
+        let need = match rest.first() {
+            Some(b) if *b >= 0xF0 => 4,
+            Some(b) if *b >= 0xE0 => 3,
+            Some(b) if *b >= 0xC0 => 2,
+            _ => 1,
+        };
+        rest.len() < need && !self.eof && !rest.is_empty()
+    }
+
     /// The first offset at or after `pos` that is not JSON whitespace (or the end).
     pub fn skip_ws(&self, pos: u64) -> u64 {
         let n = self
@@ -152,6 +175,9 @@ pub(super) type BuildError = (String, String);
 #[derive(Debug, Clone, Default)]
 pub(super) struct ValueScan {
     python: bool,
+    /// Levels of the call's own structure around the argument values (`[`, `{"name", …,
+    /// "arguments": {`, `f(`), which do not count against `max_depth`.
+    allowance: usize,
     /// Open brackets; 0 before the value starts.
     depth: usize,
     /// The quote of the string being read, 0 outside strings.
@@ -165,13 +191,19 @@ pub(super) struct ValueScan {
 }
 
 impl ValueScan {
-    pub fn json() -> ValueScan {
-        ValueScan::default()
+    /// A JSON value whose outer `allowance` levels are the call's structure.
+    pub fn json(allowance: usize) -> ValueScan {
+        ValueScan {
+            allowance,
+            ..ValueScan::default()
+        }
     }
 
+    /// A Python list of calls: the list and each call's parentheses are structure.
     pub fn python() -> ValueScan {
         ValueScan {
             python: true,
+            allowance: 2,
             ..ValueScan::default()
         }
     }
@@ -217,7 +249,7 @@ impl ValueScan {
                 b'\'' if self.python => self.quote = b,
                 b'{' | b'[' | b'(' => {
                     self.depth += 1;
-                    if self.depth > max_depth {
+                    if self.depth > max_depth.saturating_add(self.allowance) {
                         *pos = at;
                         return Step::Fail(ParseErrorKind::TooDeep { limit: max_depth }, at);
                     }
@@ -312,7 +344,7 @@ mod tests {
 
     fn scan_in_pieces(text: &str, piece: usize) -> Option<u64> {
         let bytes = text.as_bytes();
-        let mut scan = ValueScan::json();
+        let mut scan = ValueScan::json(0);
         let mut pos = 0;
         let mut held = 0;
         while held < bytes.len() {
