@@ -251,8 +251,17 @@ pub struct Records {
 /// assert_eq!(found.errors[0]["raw"], "@c.d(");
 /// ```
 pub fn completion_records(completion: &str, catalog: Option<&Catalog>) -> Records {
+    completion_records_as(completion, catalog, crate::parse::Dialect::Atfunc)
+}
+
+/// [`completion_records`] for calls written in `dialect`.
+pub fn completion_records_as(
+    completion: &str,
+    catalog: Option<&Catalog>,
+    dialect: crate::parse::Dialect,
+) -> Records {
     let mut records = Records::default();
-    let mut parser = StreamParser::new(parser_config(catalog));
+    let mut parser = StreamParser::new(parser_config(catalog).with_dialect(dialect));
     let mut events = parser.feed_str(completion);
     parser.finish_into(&mut events);
     for event in events {
@@ -296,6 +305,8 @@ pub struct Batch {
     cache: Mutex<ToolCache>,
     /// The limits records' own `tools` are loaded within.
     limits: LoadLimits,
+    /// The call format completions are read in.
+    dialect: crate::parse::Dialect,
 }
 
 /// One input line as read; `tools` stays raw text so a repeated list is hashed, not parsed.
@@ -331,7 +342,14 @@ impl Batch {
             tools: tools.map(Arc::new),
             cache: Mutex::new(ToolCache::default()),
             limits: LoadLimits::default(),
+            dialect: crate::parse::Dialect::Atfunc,
         }
+    }
+
+    /// Reads completions' calls written in `dialect` (default atfunc).
+    pub fn with_dialect(mut self, dialect: crate::parse::Dialect) -> Batch {
+        self.dialect = dialect;
+        self
     }
 
     /// Loads records' own `tools` within `limits` (default: [`LoadLimits::default`]); a
@@ -386,7 +404,7 @@ impl Batch {
             }
             None => self.tools.as_deref(),
         };
-        let found = completion_records(completion, catalog);
+        let found = completion_records_as(completion, catalog, self.dialect);
         Ok(Output {
             id: &input.id,
             calls: found.calls,
