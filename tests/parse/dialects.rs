@@ -575,3 +575,26 @@ proptest! {
         prop_assert_eq!(got, prose);
     }
 }
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: a malformed block followed by a stray
+/// continuation byte took the byte into its span when it was in the same chunk, and left
+/// it out when it came later.
+#[test]
+fn a_stray_continuation_byte_after_a_malformed_block() {
+    let input: &[u8] = b"[\xe5\x90\x90\x90`[AR[f(] ]\x90";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![2], vec![15]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+    assert!(matches!(whole.last(), Some(Event::InvalidUtf8 { bytes, .. }) if bytes == &[0x90]));
+}

@@ -320,9 +320,28 @@ impl Reader {
     fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
         // Past the opening byte at least, so that the same marker is not read again.
         let mut at = at.max(self.cand + 1);
-        // On a character boundary, so that the text after it stays whole characters.
-        while data.get(self.at(at)).is_some_and(|b| b & 0xC0 == 0x80) {
-            at += 1;
+        // Inside a valid character (a limit can fall there), back to its first byte, so
+        // that the text after the span is whole characters. Only the bytes up to `at` are
+        // looked at: what follows may not have arrived, and must not change the span.
+        let i = self.at(at);
+        if data.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
+            for back in 1..=3usize {
+                let Some(&lead) = i.checked_sub(back).and_then(|j| data.get(j)) else {
+                    break;
+                };
+                if lead & 0xC0 != 0x80 {
+                    let len = match lead {
+                        0xF0.. => 4,
+                        0xE0.. => 3,
+                        0xC0.. => 2,
+                        _ => 1,
+                    };
+                    if len > back && at - back as u64 > self.cand {
+                        at -= back as u64;
+                    }
+                    break;
+                }
+            }
         }
         let span_bytes = data
             .get(self.at(self.cand)..self.at(at))
