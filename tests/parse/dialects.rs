@@ -598,3 +598,27 @@ fn a_stray_continuation_byte_after_a_malformed_block() {
     }
     assert!(matches!(whole.last(), Some(Event::InvalidUtf8 { bytes, .. }) if bytes == &[0x90]));
 }
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: a block that broke past the call limit was
+/// "too deep" when the whole input came at once and "too long" in pieces (past the limit,
+/// the limit is the reason now), and its span's character offsets counted invalid bytes
+/// wrongly (a span ends before invalid UTF-8 now, which is then the reason).
+#[test]
+fn a_failure_past_the_call_limit_is_the_limit() {
+    let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![3], vec![7]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+    assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
+}

@@ -77,8 +77,13 @@ impl BlockScan for Deepseek {
         loop {
             match self.phase {
                 Phase::Between => {
+                    // `*pos` stays at the last call's end until a marker is seen: the block
+                    // may end there, and the blanks, looked at again per chunk, are bounded.
                     let p = input.skip_ws(*pos);
-                    *pos = p;
+                    if p - *pos > MAX_NAME {
+                        let what = "`<｜tool▁call▁begin｜>` or `<｜tool▁calls▁end｜>`";
+                        return input.expected(*pos + MAX_NAME, what);
+                    }
                     match input.closing(p, CLOSE) {
                         Match::Yes(end) => return Step::Done(end),
                         Match::Need => return Step::Need,

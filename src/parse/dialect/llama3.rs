@@ -78,16 +78,20 @@ impl BlockScan for Llama3 {
                     other => return other,
                 }
             }
+            // `*pos` stays at the object's end until a `;` is seen: the block may end there,
+            // and the blanks after it, looked at again per chunk, are at most MAX_BLANKS.
             let last = self.objects.last().map_or(*pos, |o| o.1);
             let p = input.skip_ws(*pos);
-            *pos = p;
+            if p - last > MAX_BLANKS {
+                return Step::Done(last);
+            }
             match input.byte(p) {
                 Some(b';') => {
                     *pos = p + 1;
                     self.after = false;
                     self.value = ValueScan::json(2);
                 }
-                None if !input.eof && p - last <= MAX_BLANKS => return Step::Need,
+                None if !input.eof => return Step::Need,
                 _ => return Step::Done(last),
             }
         }

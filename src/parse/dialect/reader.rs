@@ -228,7 +228,9 @@ impl Reader {
             // What was found is told whole: a character cut off waits for its next bytes,
             // and the scanner, which stopped at it, looks at it again.
             Step::Fail(_, at) if input.cut_char(at) => return false,
-            Step::Fail(kind, at) => self.malformed(data, out, at.min(limit), kind),
+            // Past the limit, the limit is the reason, whichever chunk the failure came in.
+            Step::Fail(_, at) if at >= limit => self.malformed(data, out, limit, too_long),
+            Step::Fail(kind, at) => self.malformed(data, out, at, kind),
             Step::Done(end) if end > limit => self.malformed(data, out, limit, too_long),
             Step::Done(end) => self.complete(data, out, end, eof),
         }
@@ -318,6 +320,23 @@ impl Reader {
 
     /// Reports `cand..at` as malformed and resumes in text at `at`.
     fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
+        // Invalid UTF-8 is never part of a call: a span holding some ends before it, with
+        // that as the reason (as in the atfunc parser).
+        let mut kind = kind;
+        let mut at = at;
+        let held = data
+            .get(self.at(self.cand)..self.at(at).min(data.len()))
+            .unwrap_or_default();
+        if let Err(e) = std::str::from_utf8(held) {
+            if e.error_len().is_some() && e.valid_up_to() > 0 {
+                let bad = held.get(e.valid_up_to()).copied().unwrap_or_default();
+                at = self.cand + e.valid_up_to() as u64;
+                kind = ParseErrorKind::Unexpected {
+                    expected: "valid UTF-8".to_owned(),
+                    found: format!("byte 0x{bad:02X}"),
+                };
+            }
+        }
         // Past the opening byte at least, so that the same marker is not read again.
         let mut at = at.max(self.cand + 1);
         // Inside a valid character (a limit can fall there), back to its first byte, so
