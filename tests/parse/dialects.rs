@@ -622,3 +622,24 @@ fn a_failure_past_the_call_limit_is_the_limit() {
     }
     assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
 }
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: `<|python_tag|>` followed by an array was
+/// refused once the array ended, so the call limit could come first in another chunking.
+#[test]
+fn a_llama3_block_that_is_no_object_is_refused_at_once() {
+    let input: &[u8] = b"\x01\x00]DD\x01.rA\x10<|python_tag|>[TOOL_\xff\xff\xff;CA`\x00\x00|>AR[fxx.x(]to\xfe\xff\xff\xff]\x1a]\xff\xff\xff\xfftool_call>\xff\xb7\xa2\xe1";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![2, 5], vec![7]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+}

@@ -66,6 +66,19 @@ impl BlockScan for Llama3 {
     fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
         loop {
             if !self.after {
+                if self.value.start.is_none() {
+                    // An object, told at its first byte: deciding later would let the call
+                    // limit or a later byte give another reason in another chunking.
+                    let p = input.skip_ws(*pos);
+                    match input.byte(p) {
+                        None => {
+                            *pos = p;
+                            return Step::Need;
+                        }
+                        Some(b'{') => {}
+                        Some(_) => return input.expected(p, "a JSON object"),
+                    }
+                }
                 match self.value.scan(input, pos, max_depth) {
                     Step::Done(end) => {
                         let start = self.value.start.unwrap_or(end);

@@ -58,6 +58,9 @@ impl BlockScan for Mistral {
         if let Some((start, None)) = self.name {
             // Name characters: letters and digits of any script, `_`, `.`, `-`.
             let rest = input.rest(*pos);
+            // A name is short: look no further than its limit (and never through the rest of
+            // a large input once per call).
+            let rest = rest.get(..MAX_NAME as usize + 4).unwrap_or(rest);
             let (valid, cut) = match std::str::from_utf8(rest) {
                 Ok(s) => (s, false),
                 Err(e) => (
