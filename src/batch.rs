@@ -41,8 +41,7 @@
 use crate::interface::load_valid_interfaces;
 use crate::interface::LoadLimits;
 use crate::messages::{json_kind, json_message};
-use crate::parse::Bodies;
-use crate::parse::Span;
+use crate::parse::{Bodies, Dialect, Span};
 use crate::{bind, Call, Catalog, Event};
 use crate::{LoadError, ParseError, ParserConfig, StreamParser};
 use serde::{Deserialize, Serialize};
@@ -101,6 +100,9 @@ pub struct RecordOptions<'c> {
     /// (the default): calls are recorded as written (`positional` and `named`), and any
     /// may have a body.
     pub catalog: Option<&'c Catalog>,
+    /// The call format the completions are written in (default [`Dialect::Atfunc`];
+    /// `atfunc parse --dialect`).
+    pub dialect: Dialect,
 }
 
 impl<'c> RecordOptions<'c> {
@@ -108,7 +110,13 @@ impl<'c> RecordOptions<'c> {
     pub fn bound(catalog: &'c Catalog) -> RecordOptions<'c> {
         RecordOptions {
             catalog: Some(catalog),
+            dialect: Dialect::Atfunc,
         }
+    }
+
+    /// The same, for completions whose calls are written in `dialect`.
+    pub fn in_dialect(self, dialect: Dialect) -> RecordOptions<'c> {
+        RecordOptions { dialect, ..self }
     }
 }
 
@@ -181,6 +189,7 @@ pub fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
         bodies,
         ..ParserConfig::default()
     }
+    .with_dialect(options.dialect)
 }
 
 /// The first bytes of the call under way in a stream, for the `raw` field of its error
@@ -328,6 +337,8 @@ pub struct Batch {
     cache: Mutex<ToolCache>,
     /// The limits records' own `tools` are loaded within.
     limits: LoadLimits,
+    /// The call format completions are read in.
+    dialect: Dialect,
 }
 
 /// One input line as read; `tools` stays raw text so a repeated list is hashed, not parsed.
@@ -363,7 +374,14 @@ impl Batch {
             tools: tools.map(Arc::new),
             cache: Mutex::new(ToolCache::default()),
             limits: LoadLimits::default(),
+            dialect: Dialect::Atfunc,
         }
+    }
+
+    /// Reads completions' calls written in `dialect` (default atfunc).
+    pub fn with_dialect(mut self, dialect: Dialect) -> Batch {
+        self.dialect = dialect;
+        self
     }
 
     /// Loads records' own `tools` within `limits` (default: [`LoadLimits::default`]); a
@@ -418,7 +436,11 @@ impl Batch {
             }
             None => self.tools.as_deref(),
         };
-        let found = completion_records(completion, &RecordOptions { catalog });
+        let options = RecordOptions {
+            catalog,
+            dialect: self.dialect,
+        };
+        let found = completion_records(completion, &options);
         Ok(Output {
             id: &input.id,
             calls: found.calls,

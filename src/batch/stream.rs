@@ -2,7 +2,7 @@
 //! CLI and the Python package share, so their records agree on every chunking.
 
 use super::{add_span, call_record, malformed_record, parser_config, CallHead, RecordOptions};
-use crate::parse::Span;
+use crate::parse::{Dialect, Span};
 use crate::{Catalog, Event, StreamParser};
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
@@ -43,6 +43,10 @@ pub struct RecordStream {
     events: Vec<Event>,
     /// The text around calls, when it is wanted.
     prose: Option<Prose>,
+    /// For a dialect other than atfunc, whose calls do not start with `@name(` as
+    /// [`CallHead`] expects: the bytes the parser may still hand out (those it holds and
+    /// the last chunk), from this absolute offset, for the `raw` field of error records.
+    recent: Option<(u64, Vec<u8>)>,
 }
 
 impl RecordStream {
@@ -51,12 +55,26 @@ impl RecordStream {
         RecordStream {
             parser: StreamParser::new(parser_config(&RecordOptions {
                 catalog: catalog.as_deref(),
+                ..RecordOptions::default()
             })),
             catalog,
             head: CallHead::default(),
             events: Vec::new(),
             prose: None,
+            recent: None,
         }
+    }
+
+    /// Reads calls written in `dialect` (default [`Dialect::Atfunc`]; `atfunc parse
+    /// --dialect`).
+    pub fn with_dialect(mut self, dialect: Dialect) -> RecordStream {
+        let config = parser_config(&RecordOptions {
+            catalog: self.catalog.as_deref(),
+            dialect,
+        });
+        self.parser = StreamParser::new(config);
+        self.recent = (dialect != Dialect::Atfunc).then(|| (0, Vec::new()));
+        self
     }
 
     /// Whether the text around calls is given as records too (`atfunc parse --text`).
@@ -68,8 +86,18 @@ impl RecordStream {
     /// Feeds `chunk`; appends the records it completes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
         self.head.see(chunk);
+        if let Some((_, recent)) = &mut self.recent {
+            recent.extend_from_slice(chunk);
+        }
         self.parser.feed_into(chunk, &mut self.events);
         self.drain(chunk, out);
+        // Everything before the bytes the parser holds has been handed out.
+        let held = self.parser.buffered_len();
+        if let Some((base, recent)) = &mut self.recent {
+            let drop = recent.len().saturating_sub(held);
+            recent.drain(..drop);
+            *base += drop as u64;
+        }
     }
 
     /// Ends the stream and appends the last records to `out`; the stream can start again.
@@ -80,6 +108,9 @@ impl RecordStream {
             prose.flush(out);
         }
         self.head = CallHead::default();
+        if let Some(recent) = &mut self.recent {
+            *recent = (0, Vec::new());
+        }
     }
 
     fn drain(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
@@ -101,11 +132,23 @@ impl RecordStream {
                         prose.flush(out);
                     }
                     let head = &self.head;
+                    let recent = &self.recent;
                     let options = RecordOptions {
                         catalog: self.catalog.as_deref(),
+                        ..RecordOptions::default()
                     };
-                    let record =
-                        call_record(&call, &options, || Cow::Owned(head.raw(call.span.len())));
+                    let record = call_record(&call, &options, || match recent {
+                        Some((base, bytes)) => {
+                            let from = usize::try_from(call.span.start.saturating_sub(*base));
+                            let to = usize::try_from(call.span.end.saturating_sub(*base));
+                            let text = match (from, to) {
+                                (Ok(from), Ok(to)) => bytes.get(from..to).unwrap_or_default(),
+                                _ => &[],
+                            };
+                            String::from_utf8_lossy(text)
+                        }
+                        None => Cow::Owned(head.raw(call.span.len())),
+                    });
                     out.push(record.into_json());
                     self.head.stop();
                 }

@@ -5,6 +5,7 @@ use super::confirm::{self, ConfirmMode};
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
+use atfunc::parse::Dialect;
 use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -42,6 +43,10 @@ pub(crate) struct ExecArgs {
     /// no runs none, and each result says it waits for confirmation.
     #[arg(long, value_enum, default_value_t = ConfirmMode::Ask)]
     confirm: ConfirmMode,
+    /// The call format to read: atfunc, hermes, llama3, mistral, pythonic, deepseek,
+    /// qwen3_xml, harmony, or auto (the format of the first call marker).
+    #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
+    dialect: Dialect,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
@@ -58,6 +63,9 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     let runtime = runtime()?;
     let registry = args.tools.registry(&runtime, false)?;
     limit(&registry, &args)?;
+    if args.dialect != Dialect::Atfunc {
+        registry.set_parser_config(registry.parser_config().with_dialect(args.dialect));
+    }
     if let Some(path) = &args.events {
         watch(&registry, path)?;
     }

@@ -33,6 +33,7 @@ struct Lines {
 pub(crate) fn run(
     catalog: Option<Catalog>,
     limits: &atfunc::interface::LoadLimits,
+    dialect: atfunc::parse::Dialect,
     file: Option<&Path>,
 ) -> Result<ExitCode, Failure> {
     let (input, total): (Box<dyn Read + Send>, Option<u64>) = match file {
@@ -44,7 +45,9 @@ pub(crate) fn run(
         }
         None => (Box::new(std::io::stdin()), None),
     };
-    let batch = Batch::new(catalog).with_load_limits(*limits);
+    let batch = Batch::new(catalog)
+        .with_load_limits(*limits)
+        .with_dialect(dialect);
     let progress = progress_bar(total);
     let started = Instant::now();
 

@@ -3,6 +3,7 @@
 use super::tools::ToolArgs;
 use super::Failure;
 use atfunc::batch::RecordStream;
+use atfunc::parse::Dialect;
 use atfunc::Catalog;
 use serde_json::Value as Json;
 use std::io::{Read, Write};
@@ -29,6 +30,10 @@ pub(crate) struct ParseArgs {
     /// "tools" wins over --tools and --config.
     #[arg(long, conflicts_with_all = ["text", "chunk_size"])]
     jsonl: bool,
+    /// The call format to read: atfunc, hermes, llama3, mistral, pythonic, deepseek,
+    /// qwen3_xml, harmony, or auto (the format of the first call marker in each completion).
+    #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
+    dialect: Dialect,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
@@ -51,12 +56,14 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     };
     if args.jsonl {
         let limits = args.tools.limits.limits();
-        return super::jsonl::run(catalog, &limits, args.file.as_deref());
+        return super::jsonl::run(catalog, &limits, args.dialect, args.file.as_deref());
     }
     let mut input = super::open_input(args.file.as_deref())?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut stream = RecordStream::new(catalog.map(Arc::new)).with_text(args.text);
+    let mut stream = RecordStream::new(catalog.map(Arc::new))
+        .with_text(args.text)
+        .with_dialect(args.dialect);
     let size = usize::try_from(args.chunk_size).unwrap_or(usize::MAX);
     // Reads are large whatever the chunk size: one system call per byte costs far more
     // than parsing the byte. A read returns what a live stream holds so far, so nothing

@@ -46,10 +46,12 @@
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 
+mod dialect;
 mod scan;
 mod syntax;
 mod types;
 
+pub use dialect::{Dialect, UnknownDialect};
 pub use types::{
     Bodies, Call, Event, FunctionNames, ParseError, ParseErrorKind, ParserConfig, Span, Value,
 };
@@ -123,6 +125,9 @@ pub struct StreamParser {
     counted: u64,
     /// How many characters lie before `counted`.
     chars: u64,
+    /// The reader of another dialect, when [`ParserConfig::dialect`] is not atfunc; then
+    /// it does all the work and the fields above stay unused.
+    other: Option<Box<dialect::Reader>>,
 }
 
 impl Default for StreamParser {
@@ -135,7 +140,6 @@ impl StreamParser {
     /// A parser with the given limits.
     pub fn new(config: ParserConfig) -> StreamParser {
         StreamParser {
-            config,
             buf: Vec::new(),
             base: 0,
             mode: Mode::Text,
@@ -153,6 +157,9 @@ impl StreamParser {
             steps: 0,
             counted: 0,
             chars: 0,
+            other: (config.dialect != Dialect::Atfunc)
+                .then(|| Box::new(dialect::Reader::new(config.clone()))),
+            config,
         }
     }
 
@@ -165,6 +172,9 @@ impl StreamParser {
     /// of work for tests that check it stays linear in the input.
     #[doc(hidden)]
     pub fn scan_steps(&self) -> u64 {
+        if let Some(other) = &self.other {
+            return other.steps();
+        }
         self.steps
     }
 
@@ -172,12 +182,17 @@ impl StreamParser {
     /// whitespace after a `)`, or a split character); bounded by the limits.
     #[doc(hidden)]
     pub fn buffered_len(&self) -> usize {
+        if let Some(other) = &self.other {
+            return other.buffered_len();
+        }
         self.buf.len()
     }
 
     /// Feeds the next chunk of bytes and appends the events it completes to `out`.
     pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        if !self.extends_string(chunk) {
+        if let Some(other) = &mut self.other {
+            other.feed(chunk, out);
+        } else if !self.extends_string(chunk) {
             self.scan_chunk(chunk, out);
         }
     }
@@ -249,6 +264,10 @@ impl StreamParser {
 
     /// Ends the input: flushes held text and reports an unterminated call as malformed.
     pub fn finish_into(&mut self, out: &mut Vec<Event>) {
+        if let Some(other) = &mut self.other {
+            other.finish(out);
+            return;
+        }
         let buf = std::mem::take(&mut self.buf);
         self.run(&buf, out, true);
         let steps = self.steps;

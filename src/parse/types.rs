@@ -1,5 +1,6 @@
 //! The values the parse phase hands to its callers.
 
+use super::Dialect;
 use crate::interface::Interface;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -408,6 +409,23 @@ pub struct ParserConfig {
     /// Which calls may have a `with_body` block; the others are released at their `)`.
     /// Default [`Bodies::Any`]; [`Catalog::bodies`](crate::Catalog::bodies) gives the set of a catalog.
     pub bodies: Bodies,
+    /// The tool-call format to read. Default [`Dialect::Atfunc`]; the other dialects read
+    /// other models' native formats into the same events, under the same limits.
+    pub dialect: Dialect,
+}
+
+impl ParserConfig {
+    /// The same config, reading `dialect`.
+    ///
+    /// ```
+    /// use atfunc::parse::{Dialect, ParserConfig};
+    ///
+    /// let config = ParserConfig::default().with_dialect(Dialect::Auto);
+    /// assert_eq!(config.dialect, Dialect::Auto);
+    /// ```
+    pub fn with_dialect(self, dialect: Dialect) -> ParserConfig {
+        ParserConfig { dialect, ..self }
+    }
 }
 
 impl Default for ParserConfig {
@@ -418,6 +436,7 @@ impl Default for ParserConfig {
             max_depth: 64,
             max_args: 256,
             bodies: Bodies::Any,
+            dialect: Dialect::Atfunc,
         }
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! - `cli.rs`: every subcommand and its errors;
 //! - `cli_confirm.rs`: `exec --confirm` on a pseudo-terminal;
+//! - `cli_dialects.rs`: `--dialect`, other models' call formats;
 //! - `cli_jsonl.rs`: `parse --jsonl`, batch post-processing;
 //! - `cli_stream.rs`: what it prints while its input is still open.
 //!
@@ -17,5 +18,6 @@ mod support;
 
 mod cli;
 mod cli_confirm;
+mod cli_dialects;
 mod cli_jsonl;
 mod cli_stream;

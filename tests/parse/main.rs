@@ -5,10 +5,12 @@
 //! - `parse_limits.rs`: large and hostile inputs, limits, bounded memory;
 //! - `parse_props.rs`: property tests against a tiny reference parser (failures found
 //!   earlier are replayed from `parse_props.proptest-regressions`);
-//! - `parse_regressions.rs`: inputs found by fuzzing or review.
+//! - `parse_regressions.rs`: inputs found by fuzzing or review;
+//! - `dialects.rs`: other models' call formats, from the BFCL ground truth and hostile input.
 
 mod parse_common;
 
+mod dialects;
 mod parse_corpus;
 mod parse_limits;
 mod parse_props;

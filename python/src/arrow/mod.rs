@@ -144,6 +144,7 @@ pub(crate) fn parse_arrow(
                     &text,
                     &RecordOptions {
                         catalog: catalog.as_deref(),
+                        ..RecordOptions::default()
                     },
                 ))
             })

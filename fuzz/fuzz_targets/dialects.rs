@@ -1,0 +1,107 @@
+//! Every dialect (and `auto`) on arbitrary bytes under an arbitrary chunking: never a panic,
+//! the same events as the whole input (text merged), and the events rebuild the input byte
+//! for byte, each call or malformed span announced by its call-started event.
+#![no_main]
+
+use atfunc::parse::Dialect;
+use atfunc::{Event, ParserConfig, StreamParser};
+use libfuzzer_sys::fuzz_target;
+
+const DIALECTS: [Dialect; 8] = [
+    Dialect::Hermes,
+    Dialect::Llama3,
+    Dialect::Mistral,
+    Dialect::Pythonic,
+    Dialect::Deepseek,
+    Dialect::Qwen3Xml,
+    Dialect::Harmony,
+    Dialect::Auto,
+];
+
+fn merge(events: Vec<Event>) -> Vec<Event> {
+    let mut out: Vec<Event> = Vec::new();
+    for e in events {
+        if let (Some(Event::Text { text: prev }), Event::Text { text }) = (out.last_mut(), &e) {
+            prev.push_str(text);
+            continue;
+        }
+        out.push(e);
+    }
+    out
+}
+
+fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
+    let mut parser = StreamParser::new(config.clone());
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut k = 0;
+    while !rest.is_empty() {
+        let size = sizes
+            .get(k % sizes.len().max(1))
+            .map_or(rest.len(), |&s| s as usize + 1);
+        k += 1;
+        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+        parser.feed_into(chunk, &mut out);
+        rest = tail;
+    }
+    parser.finish_into(&mut out);
+    merge(out)
+}
+
+fn rebuild(input: &[u8], events: &[Event]) {
+    let mut rebuilt: Vec<u8> = Vec::with_capacity(input.len());
+    let mut open = None;
+    for event in events {
+        match event {
+            Event::Text { text } => rebuilt.extend_from_slice(text.as_bytes()),
+            Event::InvalidUtf8 { bytes, span } => {
+                assert_eq!(span.start, rebuilt.len() as u64);
+                rebuilt.extend_from_slice(bytes);
+            }
+            Event::CallStarted { start, .. } => {
+                assert_eq!(*start, rebuilt.len() as u64);
+                assert!(open.replace(*start).is_none());
+            }
+            Event::Call(call) => {
+                assert_eq!(open.take(), Some(call.span.start));
+                let bytes = &input[call.span.start as usize..call.span.end as usize];
+                rebuilt.extend_from_slice(bytes);
+            }
+            Event::Malformed { span, text, .. } => {
+                assert_eq!(open.take(), Some(span.start));
+                let bytes = &input[span.start as usize..span.end as usize];
+                assert_eq!(text, &String::from_utf8_lossy(bytes));
+                rebuilt.extend_from_slice(bytes);
+            }
+        }
+    }
+    assert!(open.is_none());
+    assert_eq!(rebuilt, input);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let Some((&n_sizes, rest)) = rest.split_first() else {
+        return;
+    };
+    let n_sizes = (n_sizes as usize % 8).min(rest.len());
+    let (sizes, input) = rest.split_at(n_sizes);
+    let dialect = DIALECTS[pick as usize % DIALECTS.len()];
+    let config = if pick as usize / DIALECTS.len() % 2 == 1 {
+        ParserConfig {
+            max_call_len: 48,
+            max_depth: 3,
+            max_args: 3,
+            ..ParserConfig::default()
+        }
+    } else {
+        ParserConfig::default()
+    }
+    .with_dialect(dialect);
+    let whole = run(&config, input, &[]);
+    rebuild(input, &whole);
+    assert_eq!(run(&config, input, sizes), whole);
+    assert_eq!(run(&config, input, &[0]), whole);
+});

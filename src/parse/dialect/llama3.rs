@@ -1,0 +1,154 @@
+//! `llama3`: Llama 3.1, 3.2 and 3.3 with JSON tool calls.
+//!
+//! Meta's Llama 3.1 chat template (`tokenizer_config.json` of
+//! Llama-3.1-8B-Instruct; vLLM's `llama3_json` parser reads the same) asks for a call as
+//! `{"name": function name, "parameters": dictionary of argument name and its value}`;
+//! calls to built-in tools follow `<|python_tag|>`, which models also put before custom
+//! calls. Several calls are separated by `;`. `"arguments"` is read like `"parameters"`.
+//!
+//! A block opens at `<|python_tag|>`, or at a `{` whose first key is `"name"`; it ends after
+//! the last object that no `;` follows.
+
+use super::reader::{opened, BlockScan, Opens};
+use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
+use super::Dialect;
+
+pub(super) const PYTHON_TAG: &[u8] = b"<|python_tag|>";
+
+/// Most blanks between `{` and `"name"` at a bare opening, and after an object while
+/// waiting to see whether a `;` follows.
+const MAX_BLANKS: u64 = 64;
+
+pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
+    match input.byte(i) {
+        Some(b'<') => match input.marker(i, PYTHON_TAG) {
+            Match::Yes(end) => opened(Llama3::new(), end),
+            Match::Need => Opens::Need,
+            Match::No => Opens::No,
+        },
+        Some(b'{') => {
+            let p = input.skip_ws(i + 1);
+            if p - i > MAX_BLANKS {
+                return Opens::No;
+            }
+            match input.marker(p, b"\"name\"") {
+                Match::Yes(_) => opened(Llama3::new(), i),
+                Match::Need => Opens::Need,
+                Match::No if p == input.end() && !input.eof => Opens::Need,
+                Match::No => Opens::No,
+            }
+        }
+        _ => Opens::No,
+    }
+}
+
+#[derive(Debug)]
+struct Llama3 {
+    value: ValueScan,
+    /// The objects read, `start..end`.
+    objects: Vec<(u64, u64)>,
+    /// After an object: looking for `;`.
+    after: bool,
+}
+
+impl Llama3 {
+    fn new() -> Llama3 {
+        Llama3 {
+            // The call object and its arguments are the call's structure.
+            value: ValueScan::json(2),
+            objects: Vec::new(),
+            after: false,
+        }
+    }
+}
+
+impl BlockScan for Llama3 {
+    fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
+        loop {
+            if !self.after {
+                if self.value.start.is_none() {
+                    // An object, told at its first byte: deciding later would let the call
+                    // limit or a later byte give another reason in another chunking.
+                    let p = input.skip_ws(*pos);
+                    match input.byte(p) {
+                        None => {
+                            *pos = p;
+                            return Step::Need;
+                        }
+                        Some(b'{') => {}
+                        Some(_) => return input.expected(p, "a JSON object"),
+                    }
+                }
+                match self.value.scan(input, pos, max_depth) {
+                    Step::Done(end) => {
+                        let start = self.value.start.unwrap_or(end);
+                        if input.byte(start) != Some(b'{') {
+                            return input.expected(start, "a JSON object");
+                        }
+                        self.objects.push((start, end));
+                        self.after = true;
+                    }
+                    other => return other,
+                }
+            }
+            // `*pos` stays at the object's end until a `;` is seen: the block may end there,
+            // and the blanks after it, looked at again per chunk, are at most MAX_BLANKS.
+            let last = self.objects.last().map_or(*pos, |o| o.1);
+            let p = input.skip_ws(*pos);
+            if p - last > MAX_BLANKS {
+                return Step::Done(last);
+            }
+            match input.byte(p) {
+                Some(b';') => {
+                    *pos = p + 1;
+                    self.after = false;
+                    self.value = ValueScan::json(2);
+                }
+                None if !input.eof => return Step::Need,
+                _ => return Step::Done(last),
+            }
+        }
+    }
+
+    fn build(&self, input: &Input<'_>, _start: u64, _end: u64) -> Result<Vec<Built>, BuildError> {
+        self.objects
+            .iter()
+            .map(|&(start, end)| {
+                let text = std::str::from_utf8(input.slice(start, end)).unwrap_or_default();
+                json_call(json_value(text)?, &["parameters", "arguments"], end)
+            })
+            .collect()
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Llama3
+    }
+
+    fn awaits(&self) -> &'static str {
+        "JSON call object"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::read_at_every_chunking;
+    use super::*;
+
+    #[test]
+    fn tagged_bare_and_semicolon_separated() {
+        let text = "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"a\": \";\"}}; {\"name\": \"g\", \"arguments\": {}}";
+        let (_, calls) = read_at_every_chunking(Dialect::Llama3, text);
+        assert_eq!(
+            calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["f", "g"]
+        );
+        let (_, calls) = read_at_every_chunking(
+            Dialect::Llama3,
+            "{\"name\": \"h\", \"parameters\": {}} done",
+        );
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].span.end, 31);
+        let (_, calls) = read_at_every_chunking(Dialect::Llama3, "a {\"x\": 1} b");
+        assert!(calls.is_empty());
+    }
+}

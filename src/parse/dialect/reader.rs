@@ -1,0 +1,465 @@
+//! The reader every dialect runs in: text, candidate markers, call blocks, events.
+
+use super::scan::{BuildError, Built, Input, Step};
+use super::{auto, Dialect};
+use crate::parse::{count_chars, Call, Event, ParseError, ParseErrorKind, ParserConfig, Span};
+
+/// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
+const HARD_MAX_DEPTH: usize = 512;
+
+/// A dialect's scanner for one call block, from its opening marker on.
+pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
+    /// Scans from `*pos` as far as the bytes held go, leaving `*pos` where to resume.
+    fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step;
+    /// Reads the complete block `start..end` into its calls.
+    fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError>;
+    /// The dialect the block belongs to.
+    fn dialect(&self) -> Dialect;
+    /// What the block still waits for, for an unterminated block's error.
+    fn awaits(&self) -> &'static str;
+}
+
+/// Whether a call block opens at an offset.
+pub(super) enum Opens {
+    /// It does; its scanner resumes at `from`.
+    Yes {
+        block: Box<dyn BlockScan>,
+        from: u64,
+    },
+    No,
+    /// The bytes held end before it is clear.
+    Need,
+}
+
+/// The reader of every dialect but atfunc. The same contract as
+/// [`StreamParser`](crate::parse::StreamParser), whose `feed` and `finish` call it.
+#[derive(Debug)]
+pub(crate) struct Reader {
+    config: ParserConfig,
+    /// The dialect read: `asked`, or for `Auto` the first one seen (`None` before).
+    chosen: Option<Dialect>,
+    /// Bytes fed and not yet released: an unresolved candidate marker or call block, or the
+    /// start of a character split across chunks. Never longer than the call limit plus the
+    /// last chunk.
+    buf: Vec<u8>,
+    /// Absolute offset of `buf[0]`; every offset below is absolute.
+    base: u64,
+    /// The next byte to scan; bytes before it are not scanned again (a candidate marker,
+    /// bounded in length, is the exception: it is looked at again when it was cut off).
+    pos: u64,
+    /// In text, the first byte not yet released.
+    text_start: u64,
+    /// The opening marker of the block under way.
+    cand: u64,
+    /// The block under way, if any.
+    block: Option<Box<dyn BlockScan>>,
+    steps: u64,
+    /// Characters are counted up to this offset (a character boundary at or after `base`).
+    counted: u64,
+    /// How many characters lie before `counted`.
+    chars: u64,
+}
+
+impl Reader {
+    pub(crate) fn new(config: ParserConfig) -> Reader {
+        let asked = config.dialect;
+        Reader {
+            config,
+            chosen: (asked != Dialect::Auto).then_some(asked),
+            buf: Vec::new(),
+            base: 0,
+            pos: 0,
+            text_start: 0,
+            cand: 0,
+            block: None,
+            steps: 0,
+            counted: 0,
+            chars: 0,
+        }
+    }
+
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    pub(crate) fn buffered_len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
+        if self.buf.is_empty() {
+            let keep = self.run(chunk, out, false);
+            self.count_to(chunk, self.base + keep as u64);
+            self.buf
+                .extend_from_slice(chunk.get(keep..).unwrap_or_default());
+            self.base += keep as u64;
+        } else {
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.extend_from_slice(chunk);
+            let keep = self.run(&buf, out, false);
+            self.count_to(&buf, self.base + keep as u64);
+            buf.drain(..keep.min(buf.len()));
+            self.buf = buf;
+            self.base += keep as u64;
+        }
+    }
+
+    /// Ends the input; the reader starts over for the next one.
+    pub(crate) fn finish(&mut self, out: &mut Vec<Event>) {
+        let buf = std::mem::take(&mut self.buf);
+        self.run(&buf, out, true);
+        let steps = self.steps;
+        *self = Reader::new(self.config.clone());
+        self.steps = steps;
+    }
+
+    fn max_depth(&self) -> usize {
+        self.config.max_depth.min(HARD_MAX_DEPTH)
+    }
+
+    fn at(&self, abs: u64) -> usize {
+        usize::try_from(abs.saturating_sub(self.base)).unwrap_or(usize::MAX)
+    }
+
+    /// Scans `data` (which starts at `base`) as far as it goes; returns how many leading
+    /// bytes are released.
+    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+        loop {
+            let switched = if self.block.is_some() {
+                self.scan_block(data, out, eof)
+            } else {
+                self.text(data, out, eof)
+            };
+            if !switched {
+                break;
+            }
+        }
+        let keep = if self.block.is_some() {
+            self.cand
+        } else {
+            self.text_start
+        };
+        self.at(keep).min(data.len())
+    }
+
+    /// Text: release everything before the next opening marker. Returns whether a block
+    /// opened.
+    fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        let first = auto::first_bytes(self.chosen);
+        loop {
+            let from = self.at(self.pos);
+            let rest = data.get(from..).unwrap_or_default();
+            let hit = match first {
+                [a] => memchr::memchr(*a, rest),
+                [a, b] => memchr::memchr2(*a, *b, rest),
+                [a, b, c, ..] => memchr::memchr3(*a, *b, *c, rest),
+                [] => None,
+            };
+            let Some(k) = hit else {
+                self.steps += rest.len() as u64;
+                self.pos = self.base + data.len() as u64;
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, data.len(), out, eof);
+                self.text_start = self.base + released as u64;
+                return false;
+            };
+            self.steps += k as u64 + 1;
+            let i = self.base + (from + k) as u64;
+            let input = Input {
+                data,
+                base: self.base,
+                eof,
+            };
+            match auto::opens(self.chosen, &input, i) {
+                Opens::No => self.pos = i + 1,
+                Opens::Need => {
+                    let start = self.at(self.text_start);
+                    let released = self.emit_text(data, start, from + k, out, true);
+                    self.text_start = self.base + released as u64;
+                    self.pos = i;
+                    return false;
+                }
+                Opens::Yes { block, from: next } => {
+                    let start = self.at(self.text_start);
+                    self.emit_text(data, start, from + k, out, true);
+                    self.chosen = Some(block.dialect());
+                    self.block = Some(block);
+                    self.cand = i;
+                    self.steps += next - i;
+                    self.pos = next;
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Inside a block. Returns whether it ended (as calls or as a malformed span).
+    fn scan_block(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        let max_depth = self.max_depth();
+        let input = Input {
+            data,
+            base: self.base,
+            eof,
+        };
+        let Some(block) = self.block.as_mut() else {
+            return false;
+        };
+        let mut pos = self.pos;
+        let step = block.scan(&input, &mut pos, max_depth);
+        let awaits = block.awaits();
+        self.steps += pos.saturating_sub(self.pos);
+        self.pos = pos.max(self.pos);
+        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let too_long = ParseErrorKind::CallTooLong {
+            limit: self.config.max_call_len,
+        };
+        match step {
+            Step::Need if self.pos > limit => self.malformed(data, out, limit, too_long),
+            Step::Need if eof => {
+                let what = awaits.to_owned();
+                self.malformed(
+                    data,
+                    out,
+                    input.end(),
+                    ParseErrorKind::Unterminated { what },
+                );
+            }
+            Step::Need => return false,
+            // What was found is told whole: a character cut off waits for its next bytes,
+            // and the scanner, which stopped at it, looks at it again.
+            Step::Fail(_, at) if input.cut_char(at) => return false,
+            // Past the limit, the limit is the reason, whichever chunk the failure came in.
+            Step::Fail(_, at) if at >= limit => self.malformed(data, out, limit, too_long),
+            Step::Fail(kind, at) => self.malformed(data, out, at, kind),
+            Step::Done(end) if end > limit => self.malformed(data, out, limit, too_long),
+            Step::Done(end) => self.complete(data, out, end, eof),
+        }
+        true
+    }
+
+    /// The block `cand..end` is complete: hand out its calls.
+    fn complete(&mut self, data: &[u8], out: &mut Vec<Event>, end: u64, eof: bool) {
+        let bytes = data
+            .get(self.at(self.cand)..self.at(end))
+            .unwrap_or_default();
+        if let Err(e) = std::str::from_utf8(bytes) {
+            // Invalid UTF-8 is never part of a call: the block ends before it.
+            let at = self.cand + e.valid_up_to() as u64;
+            let kind = ParseErrorKind::Unexpected {
+                expected: "valid UTF-8".to_owned(),
+                found: format!(
+                    "byte 0x{:02X}",
+                    bytes.get(e.valid_up_to()).copied().unwrap_or_default()
+                ),
+            };
+            self.malformed(data, out, at, kind);
+            return;
+        }
+        let input = Input {
+            data,
+            base: self.base,
+            eof,
+        };
+        let built = match self.block.as_ref() {
+            Some(block) => block.build(&input, self.cand, end),
+            None => return,
+        };
+        let calls = match built {
+            Ok(calls) if calls.is_empty() => Err(("a call".to_owned(), "none".to_owned())),
+            other => other,
+        };
+        let max_args = self.config.max_args;
+        let too_many = |calls: &Vec<Built>| {
+            calls
+                .iter()
+                .any(|c| c.positional.len() + c.named.len() > max_args)
+        };
+        if calls.as_ref().is_ok_and(too_many) {
+            let kind = ParseErrorKind::TooManyArgs { limit: max_args };
+            self.malformed(data, out, end, kind);
+            return;
+        }
+        match calls {
+            Ok(calls) => {
+                let n = calls.len();
+                let mut start = self.cand;
+                for (k, built) in calls.into_iter().enumerate() {
+                    let stop = if k + 1 == n {
+                        end
+                    } else {
+                        built.end.clamp(start, end)
+                    };
+                    out.push(Event::CallStarted {
+                        name: built.name.clone(),
+                        start,
+                    });
+                    let span = self.span(data, start, stop);
+                    out.push(Event::Call(Call {
+                        name: built.name,
+                        positional: built.positional,
+                        named: built.named,
+                        body: None,
+                        span,
+                    }));
+                    start = stop;
+                }
+                self.block = None;
+                self.text_start = end;
+                self.pos = end;
+            }
+            Err((expected, found)) => {
+                self.malformed(
+                    data,
+                    out,
+                    end,
+                    ParseErrorKind::Unexpected { expected, found },
+                );
+            }
+        }
+    }
+
+    /// Reports `cand..at` as malformed and resumes in text at `at`.
+    fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
+        // Invalid UTF-8 is never part of a call: a span holding some ends before it, with
+        // that as the reason (as in the atfunc parser).
+        let mut kind = kind;
+        let mut at = at;
+        let held = data
+            .get(self.at(self.cand)..self.at(at).min(data.len()))
+            .unwrap_or_default();
+        if let Err(e) = std::str::from_utf8(held) {
+            if e.error_len().is_some() && e.valid_up_to() > 0 {
+                let bad = held.get(e.valid_up_to()).copied().unwrap_or_default();
+                at = self.cand + e.valid_up_to() as u64;
+                kind = ParseErrorKind::Unexpected {
+                    expected: "valid UTF-8".to_owned(),
+                    found: format!("byte 0x{bad:02X}"),
+                };
+            }
+        }
+        // Past the opening byte at least, so that the same marker is not read again.
+        let mut at = at.max(self.cand + 1);
+        // Inside a valid character (a limit can fall there), back to its first byte, so
+        // that the text after the span is whole characters. Only the bytes up to `at` are
+        // looked at: what follows may not have arrived, and must not change the span.
+        let i = self.at(at);
+        if data.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
+            for back in 1..=3usize {
+                let Some(&lead) = i.checked_sub(back).and_then(|j| data.get(j)) else {
+                    break;
+                };
+                if lead & 0xC0 != 0x80 {
+                    let len = match lead {
+                        0xF0.. => 4,
+                        0xE0.. => 3,
+                        0xC0.. => 2,
+                        _ => 1,
+                    };
+                    if len > back && at - back as u64 > self.cand {
+                        at -= back as u64;
+                    }
+                    break;
+                }
+            }
+        }
+        let span_bytes = data
+            .get(self.at(self.cand)..self.at(at))
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(span_bytes).into_owned();
+        let span = self.span(data, self.cand, at);
+        // Every malformed span answers a started call, as in the atfunc parser; a block
+        // that broke may not have a readable name, so none is given.
+        out.push(Event::CallStarted {
+            name: String::new(),
+            start: self.cand,
+        });
+        out.push(Event::Malformed {
+            span,
+            error: ParseError { kind, offset: at },
+            text,
+        });
+        self.block = None;
+        self.text_start = at;
+        self.pos = at;
+    }
+
+    /// Releases `data[from..to]` as text and invalid-UTF-8 events. Unless `last`, a
+    /// character cut off at `to` is held back. Returns the index up to which bytes went out.
+    fn emit_text(
+        &mut self,
+        data: &[u8],
+        from: usize,
+        to: usize,
+        out: &mut Vec<Event>,
+        last: bool,
+    ) -> usize {
+        let mut i = from;
+        while i < to {
+            let bytes = data.get(i..to).unwrap_or_default();
+            match std::str::from_utf8(bytes) {
+                Ok(s) => {
+                    out.push(Event::Text { text: s.to_owned() });
+                    i = to;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if let Some(s) = bytes
+                        .get(..valid)
+                        .and_then(|v| std::str::from_utf8(v).ok())
+                        .filter(|s| !s.is_empty())
+                    {
+                        out.push(Event::Text { text: s.to_owned() });
+                    }
+                    let bad_start = i + valid;
+                    let bad_len = match e.error_len() {
+                        Some(n) => n,
+                        None if last => to - bad_start,
+                        None => {
+                            i = bad_start;
+                            break;
+                        }
+                    };
+                    let bad = data
+                        .get(bad_start..bad_start + bad_len)
+                        .unwrap_or_default()
+                        .to_vec();
+                    let start = self.base + bad_start as u64;
+                    let char_start = self.count_to(data, start);
+                    self.counted = start + bad_len as u64;
+                    self.chars += 1;
+                    let span = Span::new(start, self.counted).with_chars(char_start, self.chars);
+                    out.push(Event::InvalidUtf8 { span, bytes: bad });
+                    i = bad_start + bad_len;
+                }
+            }
+        }
+        i
+    }
+
+    fn span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
+        let char_start = self.count_to(data, start);
+        let char_end = self.count_to(data, end);
+        Span::new(start, end).with_chars(char_start, char_end)
+    }
+
+    /// Characters before `abs`, counting on from `counted`; every byte counted once. The
+    /// bytes counted are valid UTF-8 (invalid runs are counted by `emit_text`, and a block
+    /// ends before its first invalid byte).
+    fn count_to(&mut self, data: &[u8], abs: u64) -> u64 {
+        if abs >= self.counted {
+            let from = self.at(self.counted);
+            let to = self.at(abs);
+            self.chars += count_chars(data.get(from..to).unwrap_or_default());
+            self.counted = abs;
+        }
+        self.chars
+    }
+}
+
+/// The scanner of a block a dialect opens, boxed.
+pub(super) fn opened(block: impl BlockScan + 'static, from: u64) -> Opens {
+    Opens::Yes {
+        block: Box::new(block),
+        from,
+    }
+}

@@ -1,0 +1,128 @@
+//! `--dialect` on `parse`, `parse --jsonl` and `exec`: other models' call formats read as
+//! a user runs the commands.
+#![cfg(feature = "cli")]
+
+use crate::support;
+
+use serde_json::{json, Value as Json};
+use support::atfunc;
+
+const TOOLS: &str = "tests/data/reference_tools.json";
+
+fn lines(args: &[&str], input: &str) -> Vec<Json> {
+    let out = atfunc(args, input.as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+const HERMES: &str = "Sure 😀 <tool_call>\n{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": \"Zürich {]</tool_call>\"}}\n</tool_call> done";
+
+#[test]
+fn parse_reads_a_dialect_at_every_chunk_size() {
+    let whole = lines(&["parse", "--text", "--dialect", "hermes"], HERMES);
+    for size in ["1", "3", "7"] {
+        let args = [
+            "parse",
+            "--text",
+            "--dialect",
+            "hermes",
+            "--chunk-size",
+            size,
+        ];
+        assert_eq!(lines(&args, HERMES), whole, "chunk size {size}");
+    }
+    assert_eq!(whole.len(), 3, "{whole:?}");
+    assert_eq!(whole[0]["text"], "Sure 😀 ");
+    assert_eq!(whole[1]["name"], "weather.get_current_weather");
+    assert_eq!(
+        whole[1]["named"],
+        json!({"location": "Zürich {]</tool_call>"})
+    );
+    assert_eq!(whole[1]["chars"][0], 7);
+    assert_eq!(whole[2]["text"], " done");
+    // `auto` finds the same; without the flag the output is as before: all text.
+    assert_eq!(
+        lines(&["parse", "--text", "--dialect", "auto"], HERMES),
+        whole
+    );
+    let plain = lines(&["parse", "--text"], HERMES);
+    assert_eq!(plain, [json!({"text": HERMES})]);
+}
+
+#[test]
+fn an_unbound_dialect_call_quotes_its_own_text() {
+    let input = "<tool_call>{\"name\": \"nope.fn\", \"arguments\": {}}</tool_call>";
+    for size in ["1", "5", "8192"] {
+        let args = [
+            "parse",
+            "--tools",
+            TOOLS,
+            "--dialect",
+            "hermes",
+            "--chunk-size",
+            size,
+        ];
+        let records = lines(&args, input);
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0]["raw"], input);
+    }
+}
+
+#[test]
+fn jsonl_reads_each_completion_with_auto() {
+    let records = [
+        json!({"id": 1, "completion": "[TOOL_CALLS]weather.get_current_weather[ARGS]{\"location\": \"Oslo\"}"}),
+        json!({"id": 2, "completion": "ok [math.calculate_power(base=2, exponent=10)]"}),
+        json!({"id": 3, "completion": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather.get_current_weather<｜tool▁sep｜>{\"location\": \"Lima\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
+        json!({"id": 4, "completion": "<|channel|>commentary to=functions.weather.get_current_weather <|constrain|>json<|message|>{\"location\": \"Rome\"}<|call|>"}),
+    ];
+    let input: String = records.iter().map(|r| format!("{r}\n")).collect();
+    let out = lines(&["parse", "--jsonl", "--dialect", "auto"], &input);
+    let names: Vec<_> = out
+        .iter()
+        .map(|line| line["calls"][0]["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            json!("weather.get_current_weather"),
+            json!("math.calculate_power"),
+            json!("weather.get_current_weather"),
+            json!("weather.get_current_weather"),
+        ],
+        "{out:?}"
+    );
+    // Without the flag, none of them is an atfunc call.
+    let plain = lines(&["parse", "--jsonl"], &input);
+    assert!(plain.iter().all(|line| line["calls"] == json!([])));
+}
+
+#[test]
+fn exec_runs_calls_of_a_dialect() {
+    let input = "<tool_call>\n{\"name\": \"tools.get_toolboxes\", \"arguments\": {}}\n</tool_call>";
+    let out = atfunc(
+        &["exec", "--tools", TOOLS, "--json", "--dialect", "hermes"],
+        input.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["call_count"], 1);
+    assert_eq!(report["calls"][0]["name"], "tools.get_toolboxes");
+    assert_eq!(report["calls"][0]["span"], json!([0, input.len()]));
+}
+
+#[test]
+fn an_unknown_dialect_is_an_error_naming_the_choices() {
+    let out = atfunc(&["parse", "--dialect", "gemma"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unknown dialect `gemma`") && stderr.contains("qwen3_xml"),
+        "{stderr}"
+    );
+}

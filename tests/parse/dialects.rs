@@ -1,0 +1,646 @@
+//! Other models' tool-call formats (`atfunc::parse::Dialect`): answers rendered from the
+//! BFCL ground truth in each dialect and hostile inputs read into exactly the expected calls,
+//! with the same events whole and in 1-, 3- and random-byte pieces, the text outside calls
+//! kept byte for byte; `auto` picks the right dialect on every answer.
+
+use crate::parse_common::{assert_reproduces, events_in_chunks_config, merge, random_sizes};
+use atfunc::parse::Value;
+use atfunc::parse::{Dialect, ParseErrorKind, ParserConfig};
+use atfunc::{Event, StreamParser};
+use proptest::prelude::*;
+use serde_json::{json, Map, Value as Json};
+
+const DATA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/bfcl/possible_answer/"
+);
+
+/// The dialects with a renderer here: all but atfunc and auto.
+const DIALECTS: [Dialect; 7] = [
+    Dialect::Hermes,
+    Dialect::Llama3,
+    Dialect::Mistral,
+    Dialect::Pythonic,
+    Dialect::Deepseek,
+    Dialect::Qwen3Xml,
+    Dialect::Harmony,
+];
+
+/// A call as the ground truth gives it: a name and JSON arguments in order.
+type Expected = (String, Map<String, Json>);
+
+/// Every ground-truth answer: the first accepted value of each argument (an argument whose
+/// only accepted value is "" is left out, as BFCL means "optional").
+fn answers() -> Vec<Vec<Expected>> {
+    let mut out = Vec::new();
+    for file in [
+        "BFCL_v4_simple_python.json",
+        "BFCL_v4_multiple.json",
+        "BFCL_v4_parallel.json",
+        "BFCL_v4_parallel_multiple.json",
+    ] {
+        let text = std::fs::read_to_string(format!("{DATA}{file}")).expect("ground truth");
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let case: Json = serde_json::from_str(line).expect("json line");
+            let mut calls = Vec::new();
+            for call in case["ground_truth"].as_array().expect("ground truth list") {
+                for (name, params) in call.as_object().expect("call object") {
+                    let mut args = Map::new();
+                    for (key, options) in params.as_object().expect("params") {
+                        let first = options
+                            .as_array()
+                            .and_then(|o| o.iter().find(|v| *v != &json!("")))
+                            .cloned();
+                        if let Some(value) = first {
+                            args.insert(key.clone(), value);
+                        }
+                    }
+                    calls.push((name.clone(), args));
+                }
+            }
+            out.push(calls);
+        }
+    }
+    out
+}
+
+fn py_literal(value: &Json) -> String {
+    match value {
+        Json::Null => "None".into(),
+        Json::Bool(true) => "True".into(),
+        Json::Bool(false) => "False".into(),
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => {
+            let escaped = s
+                .replace('\\', "\\\\")
+                .replace('\'', "\\'")
+                .replace('\n', "\\n");
+            format!("'{escaped}'")
+        }
+        Json::Array(items) => {
+            let items: Vec<_> = items.iter().map(py_literal).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Json::Object(fields) => {
+            let fields: Vec<_> = fields
+                .iter()
+                .map(|(k, v)| format!("{}: {}", py_literal(&json!(k)), py_literal(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+    }
+}
+
+/// One answer in `dialect`, with prose before and after. `variant` picks between the forms
+/// a dialect has (hermes: one block per call or an array; mistral: array or `[ARGS]`;
+/// deepseek: V3 or V3.1).
+fn render(dialect: Dialect, calls: &[Expected], variant: usize) -> String {
+    let object = |(name, args): &Expected, key: &str| {
+        let mut o = Map::new();
+        o.insert("name".into(), json!(name));
+        o.insert(key.into(), Json::Object(args.clone()));
+        Json::Object(o).to_string()
+    };
+    let block = match dialect {
+        Dialect::Hermes if variant % 2 == 1 => {
+            let items: Vec<_> = calls.iter().map(|c| object(c, "arguments")).collect();
+            format!("<tool_call>\n[{}]\n</tool_call>", items.join(", "))
+        }
+        Dialect::Hermes => calls
+            .iter()
+            .map(|c| format!("<tool_call>\n{}\n</tool_call>", object(c, "arguments")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Dialect::Llama3 => {
+            let items: Vec<_> = calls.iter().map(|c| object(c, "parameters")).collect();
+            format!("<|python_tag|>{}", items.join("; "))
+        }
+        Dialect::Mistral if variant % 2 == 1 => calls
+            .iter()
+            .map(|(name, args)| format!("[TOOL_CALLS]{name}[ARGS]{}", Json::Object(args.clone())))
+            .collect(),
+        Dialect::Mistral => {
+            let items: Vec<_> = calls.iter().map(|c| object(c, "arguments")).collect();
+            format!("[TOOL_CALLS] [{}]", items.join(", "))
+        }
+        Dialect::Pythonic => {
+            let items: Vec<_> = calls
+                .iter()
+                .map(|(name, args)| {
+                    let args: Vec<_> =
+                        args.iter().map(|(k, v)| format!("{k}={}", py_literal(v))).collect();
+                    format!("{name}({})", args.join(", "))
+                })
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
+        Dialect::Deepseek => {
+            let items: String = calls
+                .iter()
+                .map(|(name, args)| {
+                    let args = Json::Object(args.clone());
+                    if variant % 2 == 1 {
+                        format!("<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{args}<｜tool▁call▁end｜>")
+                    } else {
+                        format!(
+                            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```<｜tool▁call▁end｜>"
+                        )
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            format!("<｜tool▁calls▁begin｜>{items}<｜tool▁calls▁end｜>")
+        }
+        Dialect::Qwen3Xml => calls
+            .iter()
+            .map(|(name, args)| {
+                let params: String = args
+                    .iter()
+                    .map(|(k, v)| {
+                        let raw = match v {
+                            Json::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        format!("<parameter={k}>\n{raw}\n</parameter>\n")
+                    })
+                    .collect();
+                format!("<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Dialect::Harmony => calls
+            .iter()
+            .map(|(name, args)| {
+                format!(
+                    "<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{}<|call|>",
+                    Json::Object(args.clone())
+                )
+            })
+            .collect(),
+        other => panic!("no renderer for {other}"),
+    };
+    format!("Let me look that up for you.\n{block}\nThat should do it.")
+}
+
+/// Whether a read value is the expected JSON. Raw qwen3_xml values are text: a string
+/// matches as it is, anything else as JSON text.
+fn same(read: &Value, expected: &Json) -> bool {
+    match (read, expected) {
+        (Value::Bare(raw), Json::String(s)) => raw == s,
+        (Value::Bare(raw), other) => serde_json::from_str::<Json>(raw).ok().as_ref() == Some(other),
+        (read, expected) => numbers_equal(&read.to_json(), expected),
+    }
+}
+
+fn numbers_equal(a: &Json, b: &Json) -> bool {
+    match (a, b) {
+        (Json::Number(x), Json::Number(y)) => x.as_f64() == y.as_f64(),
+        (Json::Array(x), Json::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| numbers_equal(a, b))
+        }
+        (Json::Object(x), Json::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((ka, a), (kb, b))| ka == kb && numbers_equal(a, b))
+        }
+        (a, b) => a == b,
+    }
+}
+
+fn config(dialect: Dialect) -> ParserConfig {
+    ParserConfig::default().with_dialect(dialect)
+}
+
+/// The events of `text` read as `dialect`, checked to agree whole and in 1-, 3- and
+/// random-byte pieces, and to rebuild the input.
+fn events_everywhere(dialect: Dialect, text: &str, seeds: u64) -> Vec<Event> {
+    let config = config(dialect);
+    let input = text.as_bytes();
+    let whole = merge(events_in_chunks_config(
+        input,
+        &config,
+        &[input.len().max(1)],
+    ));
+    assert_reproduces(input, &whole);
+    let mut sizes = vec![vec![1], vec![3]];
+    sizes.extend((0..seeds).map(|seed| random_sizes(seed, 17)));
+    for sizes in sizes {
+        let events = merge(events_in_chunks_config(input, &config, &sizes));
+        assert_eq!(events, whole, "{dialect} in pieces {sizes:?} of {text:?}");
+    }
+    whole
+}
+
+fn check_calls(dialect: Dialect, events: &[Event], expected: &[Expected], text: &str) {
+    let calls: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(c) => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), expected.len(), "{dialect}: {text}\n{events:?}");
+    for (call, (name, args)) in calls.iter().zip(expected) {
+        assert_eq!(&call.name, name, "{dialect}: {text}");
+        assert!(call.positional.is_empty());
+        assert_eq!(call.named.len(), args.len(), "{dialect}: {text}");
+        for ((key, value), (k, v)) in call.named.iter().zip(args) {
+            assert_eq!(key, k, "{dialect}: {text}");
+            assert!(
+                same(value, v),
+                "{dialect}: {key} read {value:?}, expected {v}\n{text}"
+            );
+        }
+    }
+    let prose: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        prose.starts_with("Let me look that up for you.\n")
+            && prose.ends_with("\nThat should do it."),
+        "{dialect}: text {prose:?}"
+    );
+}
+
+#[test]
+fn ground_truth_answers_in_every_dialect_at_every_chunking() {
+    let answers = answers();
+    assert!(answers.len() > 900);
+    for dialect in DIALECTS {
+        for (k, calls) in answers.iter().enumerate() {
+            let text = render(dialect, calls, k);
+            let events = events_everywhere(dialect, &text, 1);
+            check_calls(dialect, &events, calls, &text);
+        }
+    }
+}
+
+#[test]
+fn auto_picks_the_dialect_of_every_answer() {
+    let answers = answers();
+    for dialect in DIALECTS {
+        for (k, calls) in answers.iter().enumerate() {
+            let text = render(dialect, calls, k);
+            let fixed = events_everywhere(dialect, &text, 0);
+            let auto = events_everywhere(Dialect::Auto, &text, 0);
+            assert_eq!(auto, fixed, "auto on a {dialect} answer: {text}");
+        }
+    }
+}
+
+/// Arguments that broke other parsers: brackets, markers and quotes inside strings,
+/// non-ASCII text and names.
+fn hostile_args() -> Map<String, Json> {
+    let mut args = Map::new();
+    args.insert("brace".into(), json!("{ not an object"));
+    args.insert("bracket".into(), json!("] [ ) ("));
+    args.insert(
+        "markers".into(),
+        json!("</tool_call><tool_call> [TOOL_CALLS] <|call|> <｜tool▁call▁end｜> </parameter>"),
+    );
+    args.insert("quotes".into(), json!("it's \"quoted\" \\ back"));
+    args.insert("text".into(), json!("Zürich → 東京 🌍"));
+    args.insert(
+        "nested".into(),
+        json!({"a": [1, {"b": "}"}], "c": null, "d": true}),
+    );
+    args
+}
+
+/// [`hostile_args`] as `dialect` can hold them.
+fn hostile_args_for(dialect: Dialect) -> Map<String, Json> {
+    let mut args = hostile_args();
+    if dialect == Dialect::Qwen3Xml {
+        // A raw value ends at the first `</parameter>`: the one thing it cannot hold.
+        args.insert(
+            "markers".into(),
+            json!("</tool_call><tool_call> [TOOL_CALLS] <|call|>"),
+        );
+    }
+    args
+}
+
+#[test]
+fn hostile_strings_in_every_dialect() {
+    for dialect in DIALECTS {
+        let args = hostile_args_for(dialect);
+        let calls = vec![
+            ("météo.prévision".to_owned(), args.clone()),
+            ("uber.ride".to_owned(), args),
+        ];
+        for variant in 0..2 {
+            let text = render(dialect, &calls, variant);
+            let events = events_everywhere(dialect, &text, 8);
+            check_calls(dialect, &events, &calls, &text);
+        }
+    }
+}
+
+#[test]
+fn a_partial_marker_at_the_end_is_text() {
+    for (dialect, tail) in [
+        (Dialect::Hermes, "<tool_ca"),
+        (Dialect::Llama3, "<|python_t"),
+        (Dialect::Mistral, "[TOOL_CAL"),
+        (Dialect::Pythonic, "[get_weath"),
+        (Dialect::Deepseek, "<｜tool▁calls▁be"),
+        (Dialect::Qwen3Xml, "<tool_c"),
+        (Dialect::Harmony, "<|channel|>commentary to=functions.f"),
+    ] {
+        for d in [dialect, Dialect::Auto] {
+            let text = format!("Done. {tail}");
+            let events = events_everywhere(d, &text, 4);
+            assert_eq!(events, vec![Event::Text { text }], "{d}");
+        }
+    }
+}
+
+#[test]
+fn unterminated_calls_are_malformed_with_their_text() {
+    for dialect in DIALECTS {
+        let calls = vec![("f".to_owned(), hostile_args_for(dialect))];
+        let text = render(dialect, &calls, 0);
+        let text = text.strip_suffix("\nThat should do it.").unwrap_or(&text);
+        // Cut inside the last call, as a token limit would.
+        for cut in [text.len() - 3, text.len() * 2 / 3] {
+            let Some(cut_text) = text.get(..cut) else {
+                continue;
+            };
+            let events = events_everywhere(dialect, cut_text, 4);
+            assert!(
+                !events.iter().any(|e| matches!(e, Event::Call(_))),
+                "{dialect}: a cut call was read: {cut_text}"
+            );
+            let Some(Event::Malformed {
+                error, text: kept, ..
+            }) = events.iter().find(|e| matches!(e, Event::Malformed { .. }))
+            else {
+                panic!("{dialect}: no malformed event for {cut_text:?}: {events:?}");
+            };
+            assert!(
+                matches!(error.kind, ParseErrorKind::Unterminated { .. }),
+                "{dialect}: {error}"
+            );
+            assert!(cut_text.ends_with(kept.as_str()));
+        }
+    }
+}
+
+#[test]
+fn limits_apply_to_dialects() {
+    let small = |dialect| ParserConfig {
+        max_call_len: 64,
+        max_depth: 3,
+        max_args: 2,
+        ..config(dialect)
+    };
+    let long = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
+        "x".repeat(100)
+    );
+    let events = events_in_chunks_config(long.as_bytes(), &small(Dialect::Hermes), &[5]);
+    assert!(
+        events.iter().any(|e| matches!(e,
+        Event::Malformed { error, .. } if error.kind == ParseErrorKind::CallTooLong { limit: 64 }))
+    );
+    let deep = "[f(a=[[[[1]]]])]";
+    let events = events_in_chunks_config(deep.as_bytes(), &small(Dialect::Pythonic), &[1]);
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Malformed { error, .. } if error.kind == ParseErrorKind::TooDeep { limit: 3 })));
+    let many = "[TOOL_CALLS]f[ARGS]{\"a\": 1, \"b\": 2, \"c\": 3}";
+    let events = events_in_chunks_config(many.as_bytes(), &small(Dialect::Mistral), &[2]);
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Malformed { error, .. } if error.kind == ParseErrorKind::TooManyArgs { limit: 2 })));
+}
+
+#[test]
+fn a_hundred_thousand_calls_in_bounded_memory() {
+    for dialect in DIALECTS {
+        let mut args = Map::new();
+        args.insert("city".into(), json!("Zürich {]"));
+        let one = render(dialect, &[("f".to_owned(), args)], 0);
+        let n = 100_000;
+        let mut parser = StreamParser::new(config(dialect));
+        let mut calls = 0;
+        let mut max_held = 0;
+        let mut events = Vec::new();
+        for _ in 0..n {
+            for chunk in one.as_bytes().chunks(61) {
+                parser.feed_into(chunk, &mut events);
+                max_held = max_held.max(parser.buffered_len());
+            }
+            calls += events
+                .iter()
+                .filter(|e| matches!(e, Event::Call(_)))
+                .count();
+            events.clear();
+        }
+        parser.finish_into(&mut events);
+        calls += events
+            .iter()
+            .filter(|e| matches!(e, Event::Call(_)))
+            .count();
+        assert_eq!(calls, n, "{dialect}");
+        assert!(
+            max_held <= one.len() + 61,
+            "{dialect} held {max_held} bytes"
+        );
+        // Linear: the work is a small multiple of the bytes.
+        let bytes = (one.len() * n) as u64;
+        assert!(
+            parser.scan_steps() <= 3 * bytes,
+            "{dialect}: {} steps",
+            parser.scan_steps()
+        );
+    }
+}
+
+#[test]
+fn one_answer_per_dialect_snapshot() {
+    let calls = vec![
+        ("weather.get".to_owned(), {
+            let mut m = Map::new();
+            m.insert("city".into(), json!("Zürich"));
+            m.insert("days".into(), json!(3));
+            m
+        }),
+        ("clock.now".to_owned(), Map::new()),
+    ];
+    for dialect in DIALECTS {
+        let text = render(dialect, &calls, 1);
+        let events = events_everywhere(dialect, &text, 2);
+        insta::assert_json_snapshot!(format!("dialect_{dialect}"), events);
+    }
+}
+
+/// One piece of a generated completion: prose or a call.
+#[derive(Debug, Clone)]
+enum Piece {
+    Prose(String),
+    Call(String, Vec<(String, String)>),
+}
+
+fn pieces() -> impl Strategy<Value = Vec<Piece>> {
+    let prose = "[a-zA-Z0-9 .,!?éü東\n]{1,30}".prop_map(Piece::Prose);
+    let key = "[a-z][a-z0-9_]{0,6}";
+    let value = "[a-zA-Z0-9 {}\\[\\]()<>/|'\"\\\\,:;=éü東🌍\n]{0,20}";
+    let call = (
+        "[a-z][a-z0-9_]{0,5}(\\.[a-z][a-z0-9_]{0,5})?",
+        prop::collection::vec((key, value), 0..4),
+    )
+        .prop_map(|(name, mut args)| {
+            args.sort();
+            args.dedup_by(|a, b| a.0 == b.0);
+            Piece::Call(name, args)
+        });
+    prop::collection::vec(prop_oneof![prose, call], 0..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Against the reference a generated completion is built from: its prose is the text,
+    /// its calls are the calls, whatever the chunking.
+    #[test]
+    fn generated_completions_read_back(pieces in pieces(), seed in any::<u64>(), pick in 0usize..7) {
+        let dialect = DIALECTS[pick];
+        let mut text = String::new();
+        let mut prose = String::new();
+        let mut expected = Vec::new();
+        let mut last_was_call = false;
+        for piece in &pieces {
+            match piece {
+                Piece::Prose(p) => {
+                    text.push_str(p);
+                    prose.push_str(p);
+                    last_was_call = false;
+                }
+                Piece::Call(name, args) => {
+                    if last_was_call {
+                        // Two blocks side by side may be one block (llama3's `;`, a list).
+                        text.push_str(" and ");
+                        prose.push_str(" and ");
+                    }
+                    let mut map = Map::new();
+                    for (k, v) in args {
+                        let v = if dialect == Dialect::Qwen3Xml {
+                            v.trim_matches('\n').replace("</parameter>", "")
+                        } else {
+                            v.clone()
+                        };
+                        map.insert(k.clone(), json!(v));
+                    }
+                    let call = (name.clone(), map);
+                    let rendered = render(dialect, std::slice::from_ref(&call), 0);
+                    let block = rendered
+                        .strip_prefix("Let me look that up for you.\n")
+                        .and_then(|r| r.strip_suffix("\nThat should do it."))
+                        .unwrap_or(&rendered);
+                    text.push_str(block);
+                    if dialect == Dialect::Harmony {
+                        prose.push_str("<|start|>assistant");
+                    }
+                    expected.push(call);
+                    last_was_call = true;
+                }
+            }
+        }
+        let config = config(dialect);
+        let sizes = random_sizes(seed, 9);
+        let events = merge(events_in_chunks_config(text.as_bytes(), &config, &sizes));
+        let whole = merge(events_in_chunks_config(text.as_bytes(), &config, &[text.len().max(1)]));
+        prop_assert_eq!(&events, &whole);
+        assert_reproduces(text.as_bytes(), &events);
+        let read: Vec<_> = events.iter().filter_map(|e| match e {
+            Event::Call(c) => Some((c.name.clone(), c.named.clone())),
+            _ => None,
+        }).collect();
+        prop_assert_eq!(read.len(), expected.len(), "{}: {:?}", dialect, text);
+        for ((name, named), (ename, eargs)) in read.iter().zip(&expected) {
+            prop_assert_eq!(name, ename);
+            prop_assert_eq!(named.len(), eargs.len());
+            for ((k, v), (ek, ev)) in named.iter().zip(eargs) {
+                prop_assert_eq!(k, ek);
+                prop_assert!(same(v, ev), "{:?} vs {:?}", v, ev);
+            }
+        }
+        let got: String = events.iter().filter_map(|e| match e {
+            Event::Text { text } => Some(text.as_str()),
+            _ => None,
+        }).collect();
+        prop_assert_eq!(got, prose);
+    }
+}
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: a malformed block followed by a stray
+/// continuation byte took the byte into its span when it was in the same chunk, and left
+/// it out when it came later.
+#[test]
+fn a_stray_continuation_byte_after_a_malformed_block() {
+    let input: &[u8] = b"[\xe5\x90\x90\x90`[AR[f(] ]\x90";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![2], vec![15]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+    assert!(matches!(whole.last(), Some(Event::InvalidUtf8 { bytes, .. }) if bytes == &[0x90]));
+}
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: a block that broke past the call limit was
+/// "too deep" when the whole input came at once and "too long" in pieces (past the limit,
+/// the limit is the reason now), and its span's character offsets counted invalid bytes
+/// wrongly (a span ends before invalid UTF-8 now, which is then the reason).
+#[test]
+fn a_failure_past_the_call_limit_is_the_limit() {
+    let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![3], vec![7]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+    assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
+}
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: `<|python_tag|>` followed by an array was
+/// refused once the array ended, so the call limit could come first in another chunking.
+#[test]
+fn a_llama3_block_that_is_no_object_is_refused_at_once() {
+    let input: &[u8] = b"\x01\x00]DD\x01.rA\x10<|python_tag|>[TOOL_\xff\xff\xff;CA`\x00\x00|>AR[fxx.x(]to\xfe\xff\xff\xff]\x1a]\xff\xff\xff\xfftool_call>\xff\xb7\xa2\xe1";
+    let config = ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    };
+    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in [vec![1], vec![2, 5], vec![7]] {
+        assert_eq!(
+            merge(events_in_chunks_config(input, &config, &sizes)),
+            whole
+        );
+    }
+}
