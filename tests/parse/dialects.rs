@@ -644,3 +644,22 @@ fn a_llama3_block_that_is_no_object_is_refused_at_once() {
         );
     }
 }
+
+/// Found by `fuzz/fuzz_targets/dialects.rs`: `<tool_call>` followed by more than 64 blanks
+/// and then `<` was read as hermes when a piece ended inside the blanks and as qwen3_xml
+/// when the `<` came in the same piece. The count of blanks alone decides now.
+#[test]
+fn many_blanks_after_tool_call_decide_the_same_at_any_chunking() {
+    let mut input = b"x <tool_call>".to_vec();
+    input.extend(std::iter::repeat_n(b'\r', 90));
+    input.extend_from_slice(b"<function=f>\n</function>\n</tool_call> y");
+    let config = config(Dialect::Auto);
+    let whole = merge(events_in_chunks_config(&input, &config, &[input.len()]));
+    assert_reproduces(&input, &whole);
+    for sizes in [vec![1], vec![3], vec![40], vec![92, 256, 254, 61]] {
+        assert_eq!(
+            merge(events_in_chunks_config(&input, &config, &sizes)),
+            whole
+        );
+    }
+}

@@ -79,14 +79,23 @@ fn tool_call(input: &Input<'_>, i: u64) -> Opens {
         };
     };
     let p = input.skip_ws(end);
+    // More blanks than a template writes decide for hermes by their count alone, whether
+    // or not the byte after them has come yet: the choice must not depend on where the
+    // input was cut.
+    if p - end > MAX_BLANKS_AFTER_TOOL_CALL {
+        return hermes::opens(input, i);
+    }
     match input.byte(p) {
         Some(b'<') => qwen3_xml::opens(input, i),
         Some(_) => hermes::opens(input, i),
         None if input.eof => hermes::opens(input, i),
-        None if p - end > 64 => hermes::opens(input, i),
         None => Opens::Need,
     }
 }
+
+/// The blanks after `<tool_call>` looked through for qwen3_xml's `<function=` (its template
+/// writes one newline).
+const MAX_BLANKS_AFTER_TOOL_CALL: u64 = 64;
 
 #[cfg(test)]
 mod tests {
