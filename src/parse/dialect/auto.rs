@@ -3,7 +3,7 @@
 //! (`[TOOL_CALLS]` is tried before a Python list, `<tool_call>` picks hermes or qwen3_xml
 //! by the first byte after it).
 
-use super::reader::Opens;
+use super::block::Opens;
 use super::scan::{Input, Match};
 use super::{deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
 

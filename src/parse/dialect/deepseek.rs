@@ -17,7 +17,7 @@
 //! `<｜tool▁calls▁begin｜>` block. The closing `<｜tool▁calls▁end｜>` may be cut off with the
 //! end-of-sentence token: a stream that ends after a complete call ends the block.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_args, BuildError, Built, Found, Input, Match, Step, ValueScan};
 use super::Dialect;
 

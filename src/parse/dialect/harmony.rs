@@ -13,7 +13,7 @@
 //! `<|call|>`, which the engine may keep as a stop token: a stream that ends right after
 //! the arguments ends the call too.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_args, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
 

@@ -14,7 +14,7 @@
 //! element is a call. `"parameters"` is read like `"arguments"`, and arguments given as a
 //! string holding a JSON object are read too.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
 

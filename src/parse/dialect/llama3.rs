@@ -9,7 +9,7 @@
 //! A block opens at `<|python_tag|>`, or at a `{` whose first key is `"name"`; it ends after
 //! the last object that no `;` follows.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
 

@@ -5,7 +5,7 @@
 //! `[TOOL_CALLS] [{"name": "f", "arguments": {...}}, ...]`; from v11 on each call is
 //! `[TOOL_CALLS]name[ARGS]{...}`, one marker per call.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{
     json_args, json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan,
 };

@@ -52,6 +52,7 @@
 //! is released as it comes, as for any dialect.
 
 mod auto;
+mod block;
 mod deepseek;
 mod harmony;
 mod hermes;

@@ -9,7 +9,7 @@
 //!
 //! A block opens at a `[` followed by a name and `(`; it ends at the matching `]`.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{BuildError, Built, Input, Step, ValueScan};
 use super::Dialect;
 use crate::parse::Value;

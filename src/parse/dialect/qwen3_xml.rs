@@ -17,7 +17,7 @@
 //! before the closing tag are the template's, not the value's). They are
 //! [`Value::Bare`]: binding types them by the interface, as it types any bare word.
 
-use super::reader::{opened, BlockScan, Opens};
+use super::block::{opened, BlockScan, Opens};
 use super::scan::{BuildError, Built, Found, Input, Match, Step};
 use super::Dialect;
 use crate::parse::Value;

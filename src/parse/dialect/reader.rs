@@ -1,35 +1,12 @@
 //! The reader every dialect runs in: text, candidate markers, call blocks, events.
 
-use super::scan::{BuildError, Built, Input, Step};
+use super::block::{BlockScan, Opens};
+use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
 use crate::parse::{count_chars, Call, Event, ParseError, ParseErrorKind, ParserConfig, Span};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
 const HARD_MAX_DEPTH: usize = 512;
-
-/// A dialect's scanner for one call block, from its opening marker on.
-pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
-    /// Scans from `*pos` as far as the bytes held go, leaving `*pos` where to resume.
-    fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step;
-    /// Reads the complete block `start..end` into its calls.
-    fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError>;
-    /// The dialect the block belongs to.
-    fn dialect(&self) -> Dialect;
-    /// What the block still waits for, for an unterminated block's error.
-    fn awaits(&self) -> &'static str;
-}
-
-/// Whether a call block opens at an offset.
-pub(super) enum Opens {
-    /// It does; its scanner resumes at `from`.
-    Yes {
-        block: Box<dyn BlockScan>,
-        from: u64,
-    },
-    No,
-    /// The bytes held end before it is clear.
-    Need,
-}
 
 /// The reader of every dialect but atfunc. The same contract as
 /// [`StreamParser`](crate::parse::StreamParser), whose `feed` and `finish` call it.
@@ -453,13 +430,5 @@ impl Reader {
             self.counted = abs;
         }
         self.chars
-    }
-}
-
-/// The scanner of a block a dialect opens, boxed.
-pub(super) fn opened(block: impl BlockScan + 'static, from: u64) -> Opens {
-    Opens::Yes {
-        block: Box::new(block),
-        from,
     }
 }

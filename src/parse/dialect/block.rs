@@ -1,0 +1,39 @@
+//! What a dialect gives the reader: whether a call block opens at an offset, and the
+//! scanner of that block. Each dialect's file implements these; the reader runs them. They
+//! live apart from the reader so that the dialects, which the reader reaches through
+//! `auto`, never import the reader back.
+
+use super::scan::{BuildError, Built, Input, Step};
+use super::Dialect;
+
+/// A dialect's scanner for one call block, from its opening marker on.
+pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
+    /// Scans from `*pos` as far as the bytes held go, leaving `*pos` where to resume.
+    fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step;
+    /// Reads the complete block `start..end` into its calls.
+    fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError>;
+    /// The dialect the block belongs to.
+    fn dialect(&self) -> Dialect;
+    /// What the block still waits for, for an unterminated block's error.
+    fn awaits(&self) -> &'static str;
+}
+
+/// Whether a call block opens at an offset.
+pub(super) enum Opens {
+    /// It does; its scanner resumes at `from`.
+    Yes {
+        block: Box<dyn BlockScan>,
+        from: u64,
+    },
+    No,
+    /// The bytes held end before it is clear.
+    Need,
+}
+
+/// The scanner of a block a dialect opens, boxed.
+pub(super) fn opened(block: impl BlockScan + 'static, from: u64) -> Opens {
+    Opens::Yes {
+        block: Box::new(block),
+        from,
+    }
+}
