@@ -76,15 +76,7 @@ fn parse(config: &ParserConfig, input: &[u8], chunk: usize) -> usize {
 
 fn bench(c: &mut Criterion) {
     let size = 1 << 20;
-    let dialects = [
-        Dialect::Hermes,
-        Dialect::Llama3,
-        Dialect::Mistral,
-        Dialect::Pythonic,
-        Dialect::Deepseek,
-        Dialect::Qwen3Xml,
-        Dialect::Harmony,
-    ];
+    let dialects = Dialect::others().iter().copied();
     let mut group = c.benchmark_group("dialects");
     group.sample_size(10);
     for dialect in dialects {

@@ -15,17 +15,6 @@ const DATA: &str = concat!(
     "/tests/data/bfcl/possible_answer/"
 );
 
-/// The dialects with a renderer here: all but atfunc and auto.
-const DIALECTS: [Dialect; 7] = [
-    Dialect::Hermes,
-    Dialect::Llama3,
-    Dialect::Mistral,
-    Dialect::Pythonic,
-    Dialect::Deepseek,
-    Dialect::Qwen3Xml,
-    Dialect::Harmony,
-];
-
 /// A call as the ground truth gives it: a name and JSON arguments in order.
 type Expected = (String, Map<String, Json>);
 
@@ -271,7 +260,7 @@ fn check_calls(dialect: Dialect, events: &[Event], expected: &[Expected], text: 
 fn ground_truth_answers_in_every_dialect_at_every_chunking() {
     let answers = answers();
     assert!(answers.len() > 900);
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         for (k, calls) in answers.iter().enumerate() {
             let text = render(dialect, calls, k);
             let events = events_everywhere(dialect, &text, 1);
@@ -283,7 +272,7 @@ fn ground_truth_answers_in_every_dialect_at_every_chunking() {
 #[test]
 fn auto_picks_the_dialect_of_every_answer() {
     let answers = answers();
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         for (k, calls) in answers.iter().enumerate() {
             let text = render(dialect, calls, k);
             let fixed = events_everywhere(dialect, &text, 0);
@@ -327,7 +316,7 @@ fn hostile_args_for(dialect: Dialect) -> Map<String, Json> {
 
 #[test]
 fn hostile_strings_in_every_dialect() {
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         let args = hostile_args_for(dialect);
         let calls = vec![
             ("météo.prévision".to_owned(), args.clone()),
@@ -362,7 +351,7 @@ fn a_partial_marker_at_the_end_is_text() {
 
 #[test]
 fn unterminated_calls_are_malformed_with_their_text() {
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         let calls = vec![("f".to_owned(), hostile_args_for(dialect))];
         let text = render(dialect, &calls, 0);
         let text = text.strip_suffix("\nThat should do it.").unwrap_or(&text);
@@ -420,7 +409,7 @@ fn limits_apply_to_dialects() {
 
 #[test]
 fn a_hundred_thousand_calls_in_bounded_memory() {
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         let mut args = Map::new();
         args.insert("city".into(), json!("Zürich {]"));
         let one = render(dialect, &[("f".to_owned(), args)], 0);
@@ -471,7 +460,7 @@ fn one_answer_per_dialect_snapshot() {
         }),
         ("clock.now".to_owned(), Map::new()),
     ];
-    for dialect in DIALECTS {
+    for &dialect in Dialect::others() {
         let text = render(dialect, &calls, 1);
         let events = events_everywhere(dialect, &text, 2);
         insta::assert_json_snapshot!(format!("dialect_{dialect}"), events);
@@ -508,7 +497,7 @@ proptest! {
     /// its calls are the calls, whatever the chunking.
     #[test]
     fn generated_completions_read_back(pieces in pieces(), seed in any::<u64>(), pick in 0usize..7) {
-        let dialect = DIALECTS[pick];
+        let dialect = Dialect::others()[pick];
         let mut text = String::new();
         let mut prose = String::new();
         let mut expected = Vec::new();

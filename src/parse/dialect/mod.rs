@@ -121,6 +121,11 @@ impl Dialect {
         Dialect::Auto,
     ];
 
+    /// The other models' formats: every dialect but `Atfunc` and `Auto`.
+    pub fn others() -> &'static [Dialect] {
+        &Dialect::ALL[1..Dialect::ALL.len() - 1]
+    }
+
     /// The name the command line and the config use: `hermes`, `qwen3_xml`, `auto`, ...
     pub fn name(self) -> &'static str {
         match self {

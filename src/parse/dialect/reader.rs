@@ -3,7 +3,9 @@
 use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
-use crate::parse::{count_chars, Call, Event, ParseError, ParseErrorKind, ParserConfig, Span};
+use crate::parse::{
+    count_chars, release_text, Call, Event, ParseError, ParseErrorKind, ParserConfig, Span,
+};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
 const HARD_MAX_DEPTH: usize = 512;
@@ -360,8 +362,8 @@ impl Reader {
         self.pos = at;
     }
 
-    /// Releases `data[from..to]` as text and invalid-UTF-8 events. Unless `last`, a
-    /// character cut off at `to` is held back. Returns the index up to which bytes went out.
+    /// Releases `data[from..to]` as text and invalid-UTF-8 events (see
+    /// [`release_text`](crate::parse::release_text)).
     fn emit_text(
         &mut self,
         data: &[u8],
@@ -370,47 +372,13 @@ impl Reader {
         out: &mut Vec<Event>,
         last: bool,
     ) -> usize {
-        let mut i = from;
-        while i < to {
-            let bytes = data.get(i..to).unwrap_or_default();
-            match std::str::from_utf8(bytes) {
-                Ok(s) => {
-                    out.push(Event::Text { text: s.to_owned() });
-                    i = to;
-                }
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    if let Some(s) = bytes
-                        .get(..valid)
-                        .and_then(|v| std::str::from_utf8(v).ok())
-                        .filter(|s| !s.is_empty())
-                    {
-                        out.push(Event::Text { text: s.to_owned() });
-                    }
-                    let bad_start = i + valid;
-                    let bad_len = match e.error_len() {
-                        Some(n) => n,
-                        None if last => to - bad_start,
-                        None => {
-                            i = bad_start;
-                            break;
-                        }
-                    };
-                    let bad = data
-                        .get(bad_start..bad_start + bad_len)
-                        .unwrap_or_default()
-                        .to_vec();
-                    let start = self.base + bad_start as u64;
-                    let char_start = self.count_to(data, start);
-                    self.counted = start + bad_len as u64;
-                    self.chars += 1;
-                    let span = Span::new(start, self.counted).with_chars(char_start, self.chars);
-                    out.push(Event::InvalidUtf8 { span, bytes: bad });
-                    i = bad_start + bad_len;
-                }
-            }
-        }
-        i
+        let base = self.base;
+        release_text(data, from, to, base, last, out, |start, end| {
+            let char_start = self.count_to(data, start);
+            self.counted = end;
+            self.chars += 1;
+            Span::new(start, end).with_chars(char_start, self.chars)
+        })
     }
 
     fn span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
