@@ -2,8 +2,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::{parse_events, Event};
 use atfunc::parse::Value;
+use atfunc::{parse_events, Event};
 use libfuzzer_sys::fuzz_target;
 
 /// A value to render; the parser must read back exactly [`Gen::value`].

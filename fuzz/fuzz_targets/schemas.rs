@@ -7,9 +7,9 @@
 
 use arbitrary::Arbitrary;
 use atfunc::grammar::{grammar, Choice, GrammarOptions};
-use atfunc::{load_interfaces, render_prompt};
 use atfunc::interface::validate_all;
 use atfunc::render::PromptOptions;
+use atfunc::{load_interfaces, render_prompt};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value as Json};
 

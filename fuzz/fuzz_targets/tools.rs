@@ -9,10 +9,11 @@
 
 use arbitrary::Arbitrary;
 use atfunc::batch::Batch;
+use atfunc::bind::NameMatch;
 use atfunc::grammar::{gbnf, Choice, GrammarOptions};
-use atfunc::interop::{render, ToolFormat, Options};
-use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, Catalog};
 use atfunc::interface::validate_all;
+use atfunc::interop::{render, Options, ToolFormat};
+use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, Catalog};
 use atfunc::{Event, Interface};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
@@ -129,7 +130,12 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
         let _ = render(&interfaces, format, &Options::default());
     }
     for case_sensitive in [false, true] {
-        let catalog = Catalog::new(interfaces.clone()).with_case_sensitive(case_sensitive);
+        let matching = if case_sensitive {
+            NameMatch::ExactCase
+        } else {
+            NameMatch::IgnoreCase
+        };
+        let catalog = Catalog::new(interfaces.clone()).matching(matching);
         for event in parse_events(completion) {
             if let Event::Call(call) = event {
                 let _ = bind(&call, &catalog);
