@@ -46,6 +46,7 @@
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 
+mod chars;
 mod dialect;
 mod scan;
 mod syntax;
@@ -56,6 +57,7 @@ pub use types::{
     Bodies, Call, Event, FunctionNames, ParseError, ParseErrorKind, ParserConfig, Span, Value,
 };
 
+use chars::CharCount;
 pub(crate) use syntax::is_number;
 
 use scan::{ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
@@ -120,11 +122,9 @@ pub struct StreamParser {
     prev_ident: bool,
     /// Work done, in scanned characters, for the linearity tests.
     steps: u64,
-    /// Characters are counted up to this absolute offset, which is always at or after
-    /// `base` (bytes are counted before they are let go) and on a character boundary.
-    counted: u64,
-    /// How many characters lie before `counted`.
-    chars: u64,
+    /// Character offsets of the bytes released so far (bytes are counted before they are
+    /// let go).
+    chars: CharCount,
     /// The reader of another dialect, when [`ParserConfig::dialect`] is not atfunc; then
     /// it does all the work and the fields above stay unused.
     other: Option<Box<dialect::Reader>>,
@@ -155,8 +155,7 @@ impl StreamParser {
             body: BodyScan::default(),
             prev_ident: false,
             steps: 0,
-            counted: 0,
-            chars: 0,
+            chars: CharCount::default(),
             other: (config.dialect != Dialect::Atfunc)
                 .then(|| Box::new(dialect::Reader::new(config.clone()))),
             config,
@@ -203,7 +202,7 @@ impl StreamParser {
         if self.buf.is_empty() {
             // Nothing held: scan the chunk where it lies and keep only the unresolved tail.
             let keep = self.run(chunk, out, false);
-            self.count_to(chunk, self.base + keep as u64);
+            self.chars.before(chunk, self.base, self.base + keep as u64);
             self.buf
                 .extend_from_slice(chunk.get(keep..).unwrap_or_default());
             self.base += keep as u64;
@@ -211,7 +210,7 @@ impl StreamParser {
             let mut buf = std::mem::take(&mut self.buf);
             buf.extend_from_slice(chunk);
             let keep = self.run(&buf, out, false);
-            self.count_to(&buf, self.base + keep as u64);
+            self.chars.before(&buf, self.base, self.base + keep as u64);
             buf.drain(..keep.min(buf.len()));
             self.buf = buf;
             self.base += keep as u64;
@@ -634,7 +633,7 @@ impl StreamParser {
         match parsed {
             Ok(p) => {
                 let body = body.map(|(a, b)| lossy(data, self.at(a), self.at(b)));
-                let span = self.span(data, self.cand, end);
+                let span = self.chars.span(data, self.base, self.cand, end);
                 out.push(Event::Call(Call {
                     name: p.name,
                     positional: p.positional,
@@ -684,7 +683,7 @@ impl StreamParser {
     fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
         let (start, end) = (self.at(self.cand), self.at(at));
         let span_bytes = data.get(start..end).unwrap_or_default();
-        let span = self.span(data, self.cand, at);
+        let span = self.chars.span(data, self.base, self.cand, at);
         out.push(Event::Malformed {
             span,
             error: ParseError { kind, offset: at },
@@ -706,56 +705,14 @@ impl StreamParser {
         last: bool,
     ) -> usize {
         let base = self.base;
+        let chars = &mut self.chars;
         let i = release_text(data, from, to, base, last, out, |start, end| {
-            self.invalid_span(data, start, end)
+            chars.invalid_span(data, base, start, end)
         });
         if i > from {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }
         i
-    }
-}
-
-impl StreamParser {
-    /// The span `start..end` of `data` (which starts at `self.base`), with its character
-    /// offsets. Spans are asked for in input order, so counting resumes where it stopped
-    /// and every byte is counted once.
-    fn span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
-        let char_start = self.count_to(data, start);
-        let char_end = self.count_to(data, end);
-        Span::new(start, end).with_chars(char_start, char_end)
-    }
-
-    /// The span of the invalid sequence `start..end`, which counts as one character: the
-    /// replacement character `String::from_utf8_lossy` puts in its place.
-    fn invalid_span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
-        let char_start = self.count_to(data, start);
-        self.counted = end;
-        self.chars += 1;
-        Span::new(start, end).with_chars(char_start, self.chars)
-    }
-
-    /// The number of characters before the absolute offset `abs` (a character boundary in
-    /// `data`); counts on from `counted` when `abs` lies ahead.
-    ///
-    /// The bytes counted here are valid UTF-8: every invalid sequence goes out as an
-    /// [`Event::InvalidUtf8`] whose span is counted by [`invalid_span`](Self::invalid_span)
-    /// (a call or malformed span ends before its first invalid byte), and text is released
-    /// in order. So counting the bytes that start a character is exact, with no second
-    /// validation of text that `emit_text` has already checked.
-    fn count_to(&mut self, data: &[u8], abs: u64) -> u64 {
-        if abs >= self.counted {
-            let from = self.at(self.counted);
-            let to = self.at(abs);
-            self.chars += count_chars(data.get(from..to).unwrap_or_default());
-            self.counted = abs;
-            self.chars
-        } else {
-            // Not reached while spans come in order; kept exact all the same.
-            let from = self.at(abs.max(self.base));
-            let to = self.at(self.counted);
-            self.chars - count_chars(data.get(from..to).unwrap_or_default())
-        }
     }
 }
 
@@ -808,37 +765,6 @@ pub(crate) fn release_text(
         }
     }
     i
-}
-
-/// How many characters the valid UTF-8 `bytes` hold: the bytes that are not continuation
-/// bytes (`0b10xx_xxxx`). Eight bytes at a time, since every released byte passes here.
-fn count_chars(bytes: &[u8]) -> u64 {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const PAIRS: u64 = 0x00FF_00FF_00FF_00FF;
-    let mut continuation = 0u64;
-    let mut rest = bytes;
-    loop {
-        // Per-byte counts in the lanes of one word; 255 words at most, so no lane overflows.
-        let mut lanes = 0u64;
-        let mut words = 0;
-        while let Some((word, tail)) = rest.split_first_chunk::<8>() {
-            let w = u64::from_le_bytes(*word);
-            // Bit 7 set and bit 6 clear: a continuation byte.
-            lanes += ((w & !(w << 1)) >> 7) & LOW;
-            rest = tail;
-            words += 1;
-            if words == 255 {
-                break;
-            }
-        }
-        let pairs = (lanes & PAIRS) + ((lanes >> 8) & PAIRS);
-        continuation += pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
-        if words < 255 {
-            break;
-        }
-    }
-    continuation += rest.iter().filter(|&&b| b & 0xC0 == 0x80).count() as u64;
-    bytes.len() as u64 - continuation
 }
 
 /// `data[from..to]` as a string, invalid UTF-8 replaced.

@@ -4,7 +4,7 @@ use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
 use crate::parse::{
-    count_chars, release_text, Call, Event, ParseError, ParseErrorKind, ParserConfig, Span,
+    release_text, Call, CharCount, Event, ParseError, ParseErrorKind, ParserConfig,
 };
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
@@ -33,10 +33,8 @@ pub(crate) struct Reader {
     /// The block under way, if any.
     block: Option<Box<dyn BlockScan>>,
     steps: u64,
-    /// Characters are counted up to this offset (a character boundary at or after `base`).
-    counted: u64,
-    /// How many characters lie before `counted`.
-    chars: u64,
+    /// Character offsets of the bytes released so far.
+    chars: CharCount,
 }
 
 impl Reader {
@@ -52,8 +50,7 @@ impl Reader {
             cand: 0,
             block: None,
             steps: 0,
-            counted: 0,
-            chars: 0,
+            chars: CharCount::default(),
         }
     }
 
@@ -68,7 +65,7 @@ impl Reader {
     pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         if self.buf.is_empty() {
             let keep = self.run(chunk, out, false);
-            self.count_to(chunk, self.base + keep as u64);
+            self.chars.before(chunk, self.base, self.base + keep as u64);
             self.buf
                 .extend_from_slice(chunk.get(keep..).unwrap_or_default());
             self.base += keep as u64;
@@ -76,7 +73,7 @@ impl Reader {
             let mut buf = std::mem::take(&mut self.buf);
             buf.extend_from_slice(chunk);
             let keep = self.run(&buf, out, false);
-            self.count_to(&buf, self.base + keep as u64);
+            self.chars.before(&buf, self.base, self.base + keep as u64);
             buf.drain(..keep.min(buf.len()));
             self.buf = buf;
             self.base += keep as u64;
@@ -272,7 +269,7 @@ impl Reader {
                         name: built.name.clone(),
                         start,
                     });
-                    let span = self.span(data, start, stop);
+                    let span = self.chars.span(data, self.base, start, stop);
                     out.push(Event::Call(Call {
                         name: built.name,
                         positional: built.positional,
@@ -345,7 +342,7 @@ impl Reader {
             .get(self.at(self.cand)..self.at(at))
             .unwrap_or_default();
         let text = String::from_utf8_lossy(span_bytes).into_owned();
-        let span = self.span(data, self.cand, at);
+        let span = self.chars.span(data, self.base, self.cand, at);
         // Every malformed span answers a started call, as in the atfunc parser; a block
         // that broke may not have a readable name, so none is given.
         out.push(Event::CallStarted {
@@ -373,30 +370,9 @@ impl Reader {
         last: bool,
     ) -> usize {
         let base = self.base;
+        let chars = &mut self.chars;
         release_text(data, from, to, base, last, out, |start, end| {
-            let char_start = self.count_to(data, start);
-            self.counted = end;
-            self.chars += 1;
-            Span::new(start, end).with_chars(char_start, self.chars)
+            chars.invalid_span(data, base, start, end)
         })
-    }
-
-    fn span(&mut self, data: &[u8], start: u64, end: u64) -> Span {
-        let char_start = self.count_to(data, start);
-        let char_end = self.count_to(data, end);
-        Span::new(start, end).with_chars(char_start, char_end)
-    }
-
-    /// Characters before `abs`, counting on from `counted`; every byte counted once. The
-    /// bytes counted are valid UTF-8 (invalid runs are counted by `emit_text`, and a block
-    /// ends before its first invalid byte).
-    fn count_to(&mut self, data: &[u8], abs: u64) -> u64 {
-        if abs >= self.counted {
-            let from = self.at(self.counted);
-            let to = self.at(abs);
-            self.chars += count_chars(data.get(from..to).unwrap_or_default());
-            self.counted = abs;
-        }
-        self.chars
     }
 }
