@@ -566,26 +566,43 @@ proptest! {
     }
 }
 
+/// The small limits the dialects fuzz target reads half its inputs with.
+fn fuzz_limits() -> ParserConfig {
+    ParserConfig {
+        max_call_len: 48,
+        max_depth: 3,
+        max_args: 3,
+        ..config(Dialect::Auto)
+    }
+}
+
+/// The events of `input` read whole, after checking that they rebuild it and that each of
+/// `chunkings` gives the same.
+fn same_at_every_chunking(
+    input: &[u8],
+    config: &ParserConfig,
+    chunkings: &[&[usize]],
+) -> Vec<Event> {
+    let whole = merge(events_in_chunks_config(input, config, &[input.len()]));
+    assert_reproduces(input, &whole);
+    for sizes in chunkings {
+        assert_eq!(
+            merge(events_in_chunks_config(input, config, sizes)),
+            whole,
+            "pieces of {sizes:?}"
+        );
+    }
+    whole
+}
+
 /// Found by `fuzz/fuzz_targets/dialects.rs`: a malformed block followed by a stray
 /// continuation byte took the byte into its span when it was in the same chunk, and left
 /// it out when it came later.
 #[test]
 fn a_stray_continuation_byte_after_a_malformed_block() {
     let input: &[u8] = b"[\xe5\x90\x90\x90`[AR[f(] ]\x90";
-    let config = ParserConfig {
-        max_call_len: 48,
-        max_depth: 3,
-        max_args: 3,
-        ..config(Dialect::Auto)
-    };
-    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
-    assert_reproduces(input, &whole);
-    for sizes in [vec![1], vec![2], vec![15]] {
-        assert_eq!(
-            merge(events_in_chunks_config(input, &config, &sizes)),
-            whole
-        );
-    }
+    let config = fuzz_limits();
+    let whole = same_at_every_chunking(input, &config, &[&[1], &[2], &[15]]);
     assert!(matches!(whole.last(), Some(Event::InvalidUtf8 { bytes, .. }) if bytes == &[0x90]));
 }
 
@@ -596,20 +613,8 @@ fn a_stray_continuation_byte_after_a_malformed_block() {
 #[test]
 fn a_failure_past_the_call_limit_is_the_limit() {
     let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
-    let config = ParserConfig {
-        max_call_len: 48,
-        max_depth: 3,
-        max_args: 3,
-        ..config(Dialect::Auto)
-    };
-    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
-    assert_reproduces(input, &whole);
-    for sizes in [vec![1], vec![3], vec![7]] {
-        assert_eq!(
-            merge(events_in_chunks_config(input, &config, &sizes)),
-            whole
-        );
-    }
+    let config = fuzz_limits();
+    let whole = same_at_every_chunking(input, &config, &[&[1], &[3], &[7]]);
     assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
 }
 
@@ -618,20 +623,8 @@ fn a_failure_past_the_call_limit_is_the_limit() {
 #[test]
 fn a_llama3_block_that_is_no_object_is_refused_at_once() {
     let input: &[u8] = b"\x01\x00]DD\x01.rA\x10<|python_tag|>[TOOL_\xff\xff\xff;CA`\x00\x00|>AR[fxx.x(]to\xfe\xff\xff\xff]\x1a]\xff\xff\xff\xfftool_call>\xff\xb7\xa2\xe1";
-    let config = ParserConfig {
-        max_call_len: 48,
-        max_depth: 3,
-        max_args: 3,
-        ..config(Dialect::Auto)
-    };
-    let whole = merge(events_in_chunks_config(input, &config, &[input.len()]));
-    assert_reproduces(input, &whole);
-    for sizes in [vec![1], vec![2, 5], vec![7]] {
-        assert_eq!(
-            merge(events_in_chunks_config(input, &config, &sizes)),
-            whole
-        );
-    }
+    let config = fuzz_limits();
+    same_at_every_chunking(input, &config, &[&[1], &[2, 5], &[7]]);
 }
 
 /// Found by `fuzz/fuzz_targets/dialects.rs`: `<tool_call>` followed by more than 64 blanks
@@ -643,12 +636,5 @@ fn many_blanks_after_tool_call_decide_the_same_at_any_chunking() {
     input.extend(std::iter::repeat_n(b'\r', 90));
     input.extend_from_slice(b"<function=f>\n</function>\n</tool_call> y");
     let config = config(Dialect::Auto);
-    let whole = merge(events_in_chunks_config(&input, &config, &[input.len()]));
-    assert_reproduces(&input, &whole);
-    for sizes in [vec![1], vec![3], vec![40], vec![92, 256, 254, 61]] {
-        assert_eq!(
-            merge(events_in_chunks_config(&input, &config, &sizes)),
-            whole
-        );
-    }
+    same_at_every_chunking(&input, &config, &[&[1], &[3], &[40], &[92, 256, 254, 61]]);
 }
