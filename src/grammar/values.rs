@@ -352,22 +352,7 @@ impl Values {
                 });
                 Node::alt([
                     Node::not_chars(&[('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')]),
-                    Node::seq([
-                        Node::text("\\"),
-                        Node::alt([
-                            Node::chars(&[
-                                ('"', '"'),
-                                ('\\', '\\'),
-                                ('/', '/'),
-                                ('b', 'b'),
-                                ('f', 'f'),
-                                ('n', 'n'),
-                                ('r', 'r'),
-                                ('t', 't'),
-                            ]),
-                            Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
-                        ]),
-                    ]),
+                    json_escape(hex),
                 ])
             });
             Node::seq([
@@ -385,24 +370,7 @@ impl Values {
             let hex = b.rule("hex", |_| {
                 Node::chars(&[('0', '9'), ('a', 'f'), ('A', 'F')])
             });
-            let escape = b.rule("string-escape", |_| {
-                Node::seq([
-                    Node::text("\\"),
-                    Node::alt([
-                        Node::chars(&[
-                            ('"', '"'),
-                            ('\\', '\\'),
-                            ('/', '/'),
-                            ('b', 'b'),
-                            ('f', 'f'),
-                            ('n', 'n'),
-                            ('r', 'r'),
-                            ('t', 't'),
-                        ]),
-                        Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
-                    ]),
-                ])
-            });
+            let escape = b.rule("string-escape", |_| json_escape(hex));
             let plain = [('"', '"'), ('\\', '\\'), ('\u{0}', '\u{1f}')];
             let char = b.rule("string-char", |_| {
                 Node::alt([Node::not_chars(&plain), escape.clone()])
@@ -717,6 +685,26 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
         same_length(&zeros, ys),
     ]));
     Node::alt(kinds)
+}
+
+/// escape ::= "\\" (["\\/bfnrt] | "u" hex{4}): JSON's escapes, `hex` the rule of one hex digit.
+fn json_escape(hex: Node) -> Node {
+    Node::seq([
+        Node::text("\\"),
+        Node::alt([
+            Node::chars(&[
+                ('"', '"'),
+                ('\\', '\\'),
+                ('/', '/'),
+                ('b', 'b'),
+                ('f', 'f'),
+                ('n', 'n'),
+                ('r', 'r'),
+                ('t', 't'),
+            ]),
+            Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
+        ]),
+    ])
 }
 
 #[cfg(test)]
