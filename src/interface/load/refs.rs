@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 /// Limits on what loading may build from a tools file, so a small definition cannot expand
 /// into a large one. Every limit is counted while the schema is written out, not after, and
-/// passing one is a [`LoadError::Limit`] naming the function; nothing is cut silently.
+/// passing one is a [`LoadError::Limit`](super::LoadError::Limit) naming the function; nothing is cut silently.
 ///
 /// A `$ref` writes its definition out in place, so definitions that refer to each other
 /// several times multiply: ten properties that each refer to the object holding them are
