@@ -68,7 +68,7 @@ pub struct CallEvent {
 }
 
 /// A hook that sees every call event; see [`Registry::on_event`](super::Registry::on_event).
-pub type CallEventHook = Arc<dyn Fn(&CallEvent) + Send + Sync>;
+pub(crate) type CallEventHook = Arc<dyn Fn(&CallEvent) + Send + Sync>;
 
 /// Emits the events of one call to a hook, if there is one.
 pub(super) struct CallWatch {

@@ -46,7 +46,7 @@ pub use confirm::{
     DEFAULT_MAX_HELD,
 };
 pub use elements::ToolOutput;
-pub use events::{CallEvent, CallEventHook, CallEventKind};
+pub use events::{CallEvent, CallEventKind};
 #[cfg(feature = "file")]
 pub use file::{FileBox, FileBoxError, FileError, FileErrorKind, DEFAULT_MAX_READ_BYTES};
 #[cfg(feature = "http")]
@@ -59,9 +59,9 @@ pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ControlFunction, ExecutionReport, FoundFunction, FunctionStats, Outcome,
-    OutcomeState, Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings,
-    Stats, StreamEnd, CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
+    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, OutcomeState, Outcomes,
+    RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
+    CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
 pub use toolbox::{CallContext, Extensions, SourceError, ToolBox, ToolError};
 pub use wrappers::{

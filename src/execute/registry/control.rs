@@ -14,7 +14,7 @@ pub const CONTROL_DOMAIN: &str = "tools";
 /// One of the registry's control functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
-pub enum ControlFunction {
+pub(crate) enum ControlFunction {
     /// `tools.get_toolboxes()`: the names of the registered boxes.
     GetToolboxes,
     /// `tools.get_functions(toolbox?)`: the functions, all or of one box.

@@ -35,7 +35,7 @@ mod stream;
 mod turn;
 mod view;
 
-pub use control::{ControlFunction, CONTROL_DOMAIN};
+pub use control::CONTROL_DOMAIN;
 pub use outcome::{ExecutionReport, Outcome, OutcomeState, ERROR_TEXT_FLOOR};
 pub use registration::{FoundFunction, RegisterError, Registry, RegistryPrompt};
 pub use run::CallOptions;

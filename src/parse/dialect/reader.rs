@@ -3,9 +3,9 @@
 use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
-use crate::parse::{
-    release_text, Call, CharCount, Event, ParseError, ParseErrorKind, ParserConfig,
-};
+use crate::parse::chars::CharCount;
+use crate::parse::release::release_text;
+use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
 const HARD_MAX_DEPTH: usize = 512;

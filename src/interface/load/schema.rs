@@ -1,0 +1,277 @@
+//! The two imported shapes: an OpenAI tool and a bare function definition, both with JSON
+//! Schema `parameters`, read as params.
+
+use super::refs::resolve_schema;
+use super::sink::{check_function_name, optional_string, returns_text, Sink};
+use crate::interface::{Interface, Kind, Param, ParamType};
+use crate::messages::json_kind;
+use serde_json::{Map, Value as Json};
+
+/// Splits a dotted name at its last dot into domain and function name.
+fn split_name(full: &str) -> (Option<String>, String) {
+    match full.rsplit_once('.') {
+        Some((domain, name)) => (Some(domain.to_owned()), name.to_owned()),
+        None => (None, full.to_owned()),
+    }
+}
+
+/// Shape (b) and (c): a function with JSON Schema `parameters`.
+pub(super) fn load_schema_function(
+    index: usize,
+    map: &Map<String, Json>,
+    sink: &mut Sink,
+) -> Option<Interface> {
+    let full = match map.get("name") {
+        Some(Json::String(name)) => name.clone(),
+        _ => {
+            sink.function = format!("#{}", index + 1);
+            sink.report("missing required field 'name'");
+            return None;
+        }
+    };
+    let (domain, name) = split_name(&full);
+    sink.function = name.clone();
+    sink.toolbox = domain.clone().unwrap_or_default();
+    check_function_name(&full, sink);
+    let description = optional_string(map, "description", sink).unwrap_or_default();
+    let mut params = Vec::new();
+    match map.get("parameters") {
+        None | Some(Json::Null) => {}
+        Some(schema @ Json::Object(_)) => {
+            // Schemas generated from types (pydantic, schemars) name shared parts in
+            // `$defs` and point at them; the model is shown them written out in place.
+            match resolve_schema(schema, sink.budget) {
+                Ok(Json::Object(schema)) => {
+                    params = schema_object_properties(&schema, sink, "parameters");
+                }
+                Ok(_) => {}
+                Err(limit) => {
+                    sink.exceeded = Some(limit);
+                    return None;
+                }
+            }
+        }
+        Some(other) => sink.report(format!(
+            "field 'parameters' must be a JSON Schema object, found {}",
+            json_kind(other)
+        )),
+    }
+    Some(Interface {
+        domain,
+        name,
+        original: None,
+        kind: Kind::Function,
+        description,
+        params,
+        request_body: Vec::new(),
+        returns: map.get("returns").and_then(returns_text),
+        response_type: None,
+    })
+}
+
+/// Whether a schema allows `null` (`"type": ["string", "null"]`).
+fn is_nullable(def: &Json) -> bool {
+    match def.get("type") {
+        Some(Json::Array(types)) => types.iter().any(|t| t == "null"),
+        Some(Json::String(t)) => t == "null",
+        _ => false,
+    }
+}
+
+/// The properties of a JSON Schema object as params, with `required` applied.
+pub(super) fn schema_object_properties(
+    schema: &Map<String, Json>,
+    sink: &mut Sink,
+    at: &str,
+) -> Vec<Param> {
+    let required: Vec<&str> = match schema.get("required") {
+        Some(Json::Array(names)) => names.iter().filter_map(Json::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let mut params = Vec::new();
+    match schema.get("properties") {
+        None | Some(Json::Null) => {}
+        Some(Json::Object(props)) => {
+            for (name, def) in props {
+                let path = format!("{at}.{name}");
+                let mut param = schema_param(name, def, sink, &path);
+                // Strict schemas list every field as required and let the optional ones be
+                // null; a call binds `null` as left out, so such a field is optional here.
+                param.required = required.contains(&name.as_str()) && !is_nullable(def);
+                params.push(param);
+            }
+        }
+        Some(other) => sink.report(format!(
+            "'{at}.properties' must be an object, found {}",
+            json_kind(other)
+        )),
+    }
+    // Schemas in the wild list required keys of an open object without describing them
+    // (BFCL does); such a key is still required, of any type. A closed object (its
+    // `properties` given and `additionalProperties: false`) can hold no such key, so no
+    // call could satisfy it: that is a mistake in the schema.
+    let closed = matches!(schema.get("properties"), Some(Json::Object(_)))
+        && schema.get("additionalProperties") == Some(&Json::Bool(false));
+    for name in required {
+        if closed && !params.iter().any(|p| p.name == name) {
+            sink.report(format!(
+                "'{at}.required' names '{name}', which is not one of its properties and \
+                 'additionalProperties' is false: describe it under 'properties' or drop it"
+            ));
+            continue;
+        }
+        if !params.iter().any(|p| p.name == name) {
+            let mut param = Param::new(name, ParamType::Any);
+            param.required = true;
+            params.push(param);
+        }
+    }
+    params
+}
+
+/// One JSON Schema property as a param (not yet marked required).
+pub(super) fn schema_param(name: &str, def: &Json, sink: &mut Sink, at: &str) -> Param {
+    let mut param = Param::new(name, ParamType::Any);
+    let Some(map) = def.as_object() else {
+        // `true` is the schema that accepts anything.
+        if def != &Json::Bool(true) {
+            sink.report(format!(
+                "'{at}' must be a JSON Schema object, found {}",
+                json_kind(def)
+            ));
+        }
+        return param;
+    };
+    param.description = optional_string(map, "description", sink).unwrap_or_default();
+    param.ty = schema_type(map, sink, at);
+    fill_constraints(&mut param, map, sink, at);
+    param
+}
+
+/// The type of a JSON Schema, resolving aliases and nested properties/items.
+fn schema_type(map: &Map<String, Json>, sink: &mut Sink, at: &str) -> ParamType {
+    let declared = match map.get("type") {
+        Some(Json::String(name)) => Some(name.as_str()),
+        // ["string", "null"]: a nullable type is that type.
+        Some(Json::Array(names)) => {
+            let non_null: Vec<&str> = names
+                .iter()
+                .filter_map(Json::as_str)
+                .filter(|n| *n != "null")
+                .collect();
+            if non_null.len() == 1 {
+                non_null.first().copied()
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    let base = match declared {
+        Some(name) => match ParamType::from_name(name) {
+            Some(ty) => ty,
+            None => {
+                sink.report(format!("'{at}' has unknown type '{name}'{}", TYPE_HINT));
+                ParamType::Any
+            }
+        },
+        None if map.contains_key("properties") => ParamType::Object {
+            properties: Vec::new(),
+        },
+        None if map.contains_key("items") => ParamType::Array { items: None },
+        None => infer_from_enum(map).unwrap_or(ParamType::Any),
+    };
+    match base {
+        ParamType::Object { .. } => ParamType::Object {
+            properties: schema_object_properties(map, sink, at),
+        },
+        ParamType::Array { .. } => {
+            let items = match map.get("items") {
+                Some(Json::Object(item)) => {
+                    let path = format!("{at}.items");
+                    let mut param = schema_param("", &Json::Object(item.clone()), sink, &path);
+                    param.required = true;
+                    Some(Box::new(param))
+                }
+                _ => None,
+            };
+            ParamType::Array { items }
+        }
+        other => other,
+    }
+}
+
+pub(super) const TYPE_HINT: &str =
+    ": use string, number, integer, boolean, object, array or any (aliases: dict, float, double, int, bool, tuple, list)";
+
+/// A schema with only `enum` says its type through its values.
+fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
+    let values = map.get("enum")?.as_array()?;
+    let first = values.first()?;
+    let whole = |v: &Json| matches!(v, Json::Number(n) if n.is_i64() || n.is_u64());
+    let ty = match first {
+        Json::String(_) => ParamType::String,
+        Json::Bool(_) => ParamType::Boolean,
+        // Integer only when every choice is one: `[1, 2.5]` must admit 2.5.
+        Json::Number(_) if values.iter().all(whole) => ParamType::Integer,
+        Json::Number(_) => ParamType::Number,
+        _ => return None,
+    };
+    values
+        .iter()
+        .all(|v| std::mem::discriminant(v) == std::mem::discriminant(first))
+        .then_some(ty)
+}
+
+/// Reads `enum`/`choices`, `minimum`/`min`, `maximum`/`max`, `default` and `format` onto
+/// `param`.
+pub(super) fn fill_constraints(
+    param: &mut Param,
+    map: &Map<String, Json>,
+    sink: &mut Sink,
+    at: &str,
+) {
+    if let Some(choices) = map.get("enum").or_else(|| map.get("choices")) {
+        match choices {
+            Json::Array(values) if !values.is_empty() => param.choices = Some(values.clone()),
+            Json::Array(_) => sink.report(format!("'{at}' has an empty list of choices")),
+            other => sink.report(format!(
+                "'{at}.enum' must be a list of values, found {}",
+                json_kind(other)
+            )),
+        }
+    }
+    for (keys, slot) in [
+        (["minimum", "min"], &mut param.min),
+        (["maximum", "max"], &mut param.max),
+    ] {
+        for key in keys {
+            match map.get(key) {
+                None | Some(Json::Null) => {}
+                Some(Json::Number(n)) => *slot = n.as_f64(),
+                Some(other) => sink.report(format!(
+                    "'{at}.{key}' must be a number, found {}",
+                    json_kind(other)
+                )),
+            }
+        }
+    }
+    if let (Some(min), Some(max)) = (param.min, param.max) {
+        if min > max {
+            sink.report(format!(
+                "'{at}' has a minimum {min} above its maximum {max}"
+            ));
+        }
+    }
+    if let Some(default) = map.get("default") {
+        param.default = Some(default.clone());
+    }
+    match map.get("format") {
+        None | Some(Json::Null) => {}
+        Some(Json::String(format)) => param.format = Some(format.clone()),
+        Some(other) => sink.report(format!(
+            "'{at}.format' must be a string such as \"date\" or \"email\", found {}",
+            json_kind(other)
+        )),
+    }
+}

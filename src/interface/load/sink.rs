@@ -1,0 +1,75 @@
+//! What every reader of a definition shares: the sink its problems go to, and the fields
+//! every shape has (the function's name, its description, what it returns).
+
+use super::refs::{Budget, LoadLimit};
+use crate::interface::validate::ValidationError as Problem;
+use crate::interface::validate::{ValidationError, ValidationErrorKind};
+use crate::messages::json_kind;
+use serde_json::{Map, Value as Json};
+
+/// Collects problems for the definition being read, labelled with its function and toolbox.
+pub(super) struct Sink<'a> {
+    pub(super) problems: &'a mut Vec<Problem>,
+    pub(super) function: String,
+    pub(super) toolbox: String,
+    /// What `$ref`s may still write out in this load.
+    pub(super) budget: &'a mut Budget,
+    /// The limit this definition went past, if it did.
+    pub(super) exceeded: Option<LoadLimit>,
+}
+
+impl Sink<'_> {
+    pub(super) fn report(&mut self, message: impl Into<String>) {
+        self.report_as(ValidationErrorKind::Definition, message);
+    }
+
+    pub(super) fn report_as(&mut self, kind: ValidationErrorKind, message: impl Into<String>) {
+        self.problems.push(ValidationError {
+            function: self.function.clone(),
+            toolbox: self.toolbox.clone(),
+            kind,
+            message: message.into(),
+        });
+    }
+}
+
+/// Any name will do (the loader gives it an identifier a call can write; see
+/// [`names`]), as long as neither it nor a dotted part of it is empty.
+pub(super) fn check_function_name(full: &str, sink: &mut Sink) {
+    if full.split('.').any(|part| part.trim().is_empty()) {
+        sink.report_as(ValidationErrorKind::Name, format!(
+            "function name '{full}' is empty or has an empty part: give a name (a domain and a name joined by '.')"
+        ));
+    }
+}
+
+pub(super) fn optional_string(
+    map: &Map<String, Json>,
+    key: &str,
+    sink: &mut Sink,
+) -> Option<String> {
+    match map.get(key) {
+        None | Some(Json::Null) => None,
+        Some(Json::String(s)) => Some(s.clone()),
+        Some(other) => {
+            sink.report(format!(
+                "field '{key}' must be a string, found {}",
+                json_kind(other)
+            ));
+            None
+        }
+    }
+}
+
+/// `returns` may be a type name or a small schema; keep a short text either way.
+pub(super) fn returns_text(value: &Json) -> Option<String> {
+    match value {
+        Json::String(s) => Some(s.clone()),
+        Json::Null => None,
+        Json::Object(map) => match map.get("type") {
+            Some(Json::String(t)) => Some(t.clone()),
+            _ => Some(value.to_string()),
+        },
+        other => Some(other.to_string()),
+    }
+}
