@@ -54,7 +54,7 @@
 //! assert_eq!(result.unwrap(), json!(2.5));
 //! ```
 
-use crate::execute::{CallContext, ToolBox, ToolError, ToolOutput};
+use crate::execute::{BuildError, CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{load_interfaces, Interface, LoadError, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use futures::future::BoxFuture;
@@ -164,7 +164,11 @@ pub fn tool_id(type_name: &str) -> String {
 }
 
 /// Why a typed tool could not be registered.
-#[derive(Debug, thiserror::Error)]
+///
+/// [`Registry::register`](crate::execute::Registry::register) reports each as a
+/// [`BuildError`] of [`RegisterError::Build`](crate::execute::RegisterError::Build);
+/// [`BuildError::downcast_ref`] gives it back.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TypedError {
     /// The arguments type is not a struct with named fields (or `()`).
@@ -181,9 +185,9 @@ pub enum TypedError {
     Interface {
         /// The function's qualified name.
         name: String,
-        /// Every problem found.
+        /// Every problem found; shared, so that a `TypedError` is `Clone`.
         #[source]
-        source: LoadError,
+        source: Arc<LoadError>,
     },
     /// The box already has a function of that name (ignoring case: calls match names
     /// ignoring case).
@@ -265,7 +269,7 @@ pub fn interface_of<A: JsonSchema>(name: &str) -> Result<Interface, TypedError> 
     }]);
     let mut interfaces = load_interfaces(&definition).map_err(|source| TypedError::Interface {
         name: qualified.clone(),
-        source,
+        source: Arc::new(source),
     })?;
     interfaces.pop().ok_or_else(|| TypedError::NotAnObject {
         name: qualified,
@@ -559,8 +563,8 @@ impl ToolBox for TypedBox {
         self.entries.iter().map(|e| e.interface.clone()).collect()
     }
 
-    fn build_errors(&self) -> Vec<String> {
-        self.problems.iter().map(ToString::to_string).collect()
+    fn build_errors(&self) -> Vec<BuildError> {
+        self.problems.iter().cloned().map(BuildError::new).collect()
     }
 
     async fn call(

@@ -2,8 +2,8 @@
 //! as every other tool's, and the errors for arguments that do not fit.
 #![cfg(feature = "typed")]
 
+use atfunc::execute::{BuildError, RegisterError, Registry, ToolBoxExt};
 use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
-use atfunc::execute::{RegisterError, Registry, ToolBoxExt};
 use atfunc::interface::validate_toolbox;
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
@@ -521,4 +521,33 @@ fn typed_builders_chain_and_registration_lists_every_problem() {
         .map(|i| i.name)
         .collect();
     assert_eq!(names, ["halve"]);
+}
+
+#[test]
+fn registration_errors_keep_their_type() {
+    let error = Registry::new()
+        .register(box_with_two_problems())
+        .unwrap_err();
+    let RegisterError::Build { name, errors } = &error else {
+        panic!("not a build error: {error}");
+    };
+    assert_eq!(name, "math");
+    assert!(matches!(
+        errors[0].downcast_ref::<TypedError>(),
+        Some(TypedError::NotAnObject { name, .. }) if name == "math.shout"
+    ));
+    assert!(matches!(
+        errors[1].downcast_ref::<TypedError>(),
+        Some(TypedError::Duplicate { box_name, name }) if box_name == "math" && name == "Halve"
+    ));
+    // The message is each error's, as before.
+    assert_eq!(
+        errors[1].to_string(),
+        "tool box 'math' already has a function 'Halve'"
+    );
+    // A box that has only a message still reports one.
+    assert_eq!(BuildError::from("no name").to_string(), "no name");
+    assert!(BuildError::from("no name")
+        .downcast_ref::<TypedError>()
+        .is_none());
 }
