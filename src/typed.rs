@@ -18,8 +18,9 @@
 //!   `Returned: Error: ...`, [`Outcome::is_error`](crate::execute::Outcome::is_error) is
 //!   true and the registry's statistics count it.
 //!
-//! Arguments that do not deserialise are an error too; the message names the argument and
-//! the type it needs.
+//! Arguments that do not deserialise are an error too; the message names the argument by
+//! its path (`mailbox.address`, `items[2].qty`, `shape.Circle.r` inside an enum's variant)
+//! and the type it needs.
 //!
 //! # Ids from type names
 //!
@@ -660,15 +661,40 @@ fn deserialize<A: DeserializeOwned>(
     } else {
         Json::Object(args)
     };
-    serde_json::from_value::<A>(value.clone()).map_err(|error| {
+    serde_path_to_error::deserialize::<_, A>(&value).map_err(|error| {
         let problem = value
             .as_object()
             .and_then(|args| mismatch(args, params, ""))
-            .unwrap_or_else(|| error.to_string().replace('`', "'"));
+            .unwrap_or_else(|| serde_problem(&error));
         ToolError::msg(format!(
             "Invalid arguments for function '{function}': {problem}"
         ))
     })
+}
+
+/// serde's message, after the path of the value it is about when that is not the whole
+/// arguments object: a value the interface does not describe (the fields of an enum's
+/// variant, a map's values) fails in serde alone, whose message names no field. An unknown
+/// field is named by the message; the path is that of the object holding it.
+fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    use serde_path_to_error::Segment;
+    let message = error.inner().to_string().replace('`', "'");
+    let mut segments: Vec<&Segment> = error.path().iter().collect();
+    if message.starts_with("unknown field") {
+        segments.pop();
+    }
+    let mut path = String::new();
+    for segment in segments {
+        if !path.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+            path.push('.');
+        }
+        path.push_str(&segment.to_string());
+    }
+    if path.is_empty() {
+        message
+    } else {
+        format!("argument '{path}': {message}")
+    }
 }
 
 /// The first argument that is missing though required, or whose JSON does not fit its

@@ -551,3 +551,71 @@ fn registration_errors_keep_their_type() {
         .downcast_ref::<TypedError>()
         .is_none());
 }
+
+/// A shape to draw.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Shape {
+    /// A circle.
+    Circle {
+        /// Its radius.
+        r: f64,
+    },
+    /// A square, by its side.
+    Square(f64),
+    /// A point.
+    Dot,
+}
+
+/// Some of one thing.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Item {
+    /// How many.
+    qty: u32,
+}
+
+/// Stock a shelf.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Stock {
+    /// The shelf's label.
+    shape: Shape,
+    /// The items on each shelf.
+    shelves: std::collections::BTreeMap<String, Vec<Item>>,
+}
+
+#[tokio::test]
+async fn a_bad_nested_value_is_named_by_its_path() {
+    let tools = TypedBox::new("store")
+        .function("stock", |_: Stock| Ok::<_, String>(()))
+        .build()
+        .unwrap();
+    let ctx = CallContext::new();
+    let cases = [
+        (
+            json!({"shape": {"Circle": {"r": "x"}}, "shelves": {}}),
+            r#"argument 'shape.Circle.r': invalid type: string "x", expected f64"#,
+        ),
+        (
+            json!({"shape": "Dot", "shelves": {"top": [{"qty": 1}, {"qty": 2}, {"qty": "x"}]}}),
+            r#"argument 'shelves.top[2].qty': invalid type: string "x", expected u32"#,
+        ),
+        (
+            json!({"shape": "Dot", "shelves": {"top": [{"qty": 1, "size": 2}]}}),
+            "argument 'shelves.top[0]': unknown field 'size', expected 'qty'",
+        ),
+    ];
+    for (case, expected) in cases {
+        let error = tools
+            .call("stock", args(case.clone()), &ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Invalid arguments for function 'store.stock': {expected}"),
+            "{case}"
+        );
+    }
+}
