@@ -211,6 +211,19 @@ pub enum TypedError {
 /// constants) is a string with choices. A recursive type keeps a reference there, which
 /// becomes a parameter of type `any`.
 ///
+/// An atfunc interface has no union and no map type, so some Rust types are shown less
+/// precisely than serde reads them (serde still checks the whole value when the call runs,
+/// and a bad value is named by its path):
+///
+/// - An enum whose variants all carry fields, in any serde tagging, is one `object` with
+///   every variant's fields. A field is required only where every variant requires it; a
+///   tag (`#[serde(tag = "kind")]`) is a choice of the variants' names; a field the
+///   variants type differently is `any`. Lost: which fields go with which variant. With
+///   external tagging each variant is a field named after it, described by its doc comment.
+/// - An enum with variants of different JSON types (unit variants beside variants with
+///   fields, `#[serde(untagged)]` of a number and a struct) is `any`.
+/// - A `HashMap` or `BTreeMap` is an `object` without fields. Lost: the type of its values.
+///
 /// ```
 /// use atfunc::typed::interface_of;
 ///
@@ -304,6 +317,11 @@ fn simplify(schema: &mut Json) {
                 map.entry("type").or_insert(json!(json_type(first)));
             }
             map.insert("enum".into(), Json::Array(choices));
+        } else if let Some(merged) = merged_objects(&non_null) {
+            map.shift_remove(key);
+            for (k, v) in merged {
+                map.entry(k).or_insert(v);
+            }
         }
     }
     if let Some(value) = map.shift_remove("const") {
@@ -316,6 +334,87 @@ fn simplify(schema: &mut Json) {
     if let Some(items) = map.get_mut("items") {
         simplify(items);
     }
+}
+
+/// Branches that are each an object (an enum whose variants carry fields, in any of serde's
+/// taggings) as one object: every variant's fields, each required only where every variant
+/// requires it. A field in several variants keeps its schema where they agree, and a tag
+/// (one constant per variant) becomes a choice of them; where they disagree it is of any
+/// type. Which fields go together is lost: serde checks that when the call runs.
+fn merged_objects(branches: &[&Json]) -> Option<Map<String, Json>> {
+    if branches.len() < 2 || !branches.iter().all(|b| is_object_schema(b)) {
+        return None;
+    }
+    let mut fields: Vec<(String, Vec<Json>)> = Vec::new();
+    for branch in branches {
+        let Some(Json::Object(properties)) = branch.get("properties") else {
+            continue;
+        };
+        // A variant with one field (serde's external tagging: `{"Circle": {...}}`) lends
+        // the field its doc comment.
+        let lent = branch.get("description").filter(|_| properties.len() == 1);
+        for (name, schema) in properties {
+            let mut schema = schema.clone();
+            if let (Some(description), Json::Object(map)) = (lent, &mut schema) {
+                map.entry("description").or_insert(description.clone());
+            }
+            match fields.iter_mut().find(|(known, _)| known == name) {
+                Some((_, schemas)) => schemas.push(schema),
+                None => fields.push((name.clone(), vec![schema])),
+            }
+        }
+    }
+    let required: Vec<Json> = fields
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| branches.iter().all(|b| requires(b, name)))
+        .map(|name| json!(name))
+        .collect();
+    let properties: Map<String, Json> = fields
+        .into_iter()
+        .map(|(name, schemas)| (name, merged_field(schemas)))
+        .collect();
+    let mut merged = Map::new();
+    merged.insert("type".into(), json!("object"));
+    merged.insert("properties".into(), Json::Object(properties));
+    if !required.is_empty() {
+        merged.insert("required".into(), Json::Array(required));
+    }
+    Some(merged)
+}
+
+/// One field of several variants: its schema where they agree, a choice of their constants
+/// for a tag, else any type with the first description.
+fn merged_field(schemas: Vec<Json>) -> Json {
+    if let Some(first) = schemas.first().filter(|f| schemas.iter().all(|s| s == *f)) {
+        return first.clone();
+    }
+    let refs: Vec<&Json> = schemas.iter().collect();
+    if let Some(choices) = constants(&refs) {
+        let mut choices_unique: Vec<Json> = Vec::new();
+        for choice in choices {
+            if !choices_unique.contains(&choice) {
+                choices_unique.push(choice);
+            }
+        }
+        let ty = choices_unique.first().map(json_type).unwrap_or("string");
+        return json!({"type": ty, "enum": choices_unique});
+    }
+    match schemas.iter().find_map(|s| s.get("description")) {
+        Some(description) => json!({"description": description}),
+        None => json!({}),
+    }
+}
+
+fn requires(branch: &Json, name: &str) -> bool {
+    match branch.get("required") {
+        Some(Json::Array(names)) => names.iter().any(|n| n.as_str() == Some(name)),
+        _ => false,
+    }
+}
+
+fn is_object_schema(schema: &Json) -> bool {
+    schema.get("type").and_then(Json::as_str) == Some("object")
 }
 
 fn is_null_schema(schema: &Json) -> bool {

@@ -619,3 +619,138 @@ async fn a_bad_nested_value_is_named_by_its_path() {
         );
     }
 }
+
+/// A shape, tagged inside.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[allow(dead_code)]
+enum Tagged {
+    /// A circle.
+    Circle {
+        /// Its radius.
+        r: f64,
+    },
+    /// A rectangle.
+    Rect {
+        /// Its width.
+        w: f64,
+        /// Its height.
+        h: f64,
+    },
+}
+
+/// A shape, tag and content side by side.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+#[allow(dead_code)]
+enum Adjacent {
+    Circle { r: f64 },
+    Square(f64),
+}
+
+/// A shape, tagged outside, every variant with fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum External {
+    /// A circle.
+    Circle { r: f64 },
+    /// A square.
+    Square { side: f64 },
+}
+
+/// A number or a circle.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Untagged {
+    Number(f64),
+    Circle { r: f64 },
+}
+
+/// Draw shapes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Draw {
+    /// Variants with and without data.
+    shape: Shape,
+    /// Internally tagged.
+    tagged: Tagged,
+    /// Adjacently tagged.
+    adjacent: Adjacent,
+    /// Externally tagged.
+    external: External,
+    /// Untagged.
+    untagged: Untagged,
+    /// Counts by name.
+    counts: std::collections::HashMap<String, u32>,
+    /// Items by name.
+    items: std::collections::BTreeMap<String, Item>,
+}
+
+/// An enum whose variants all carry fields is one object of every variant's fields (a tag is
+/// a choice of the variants); a map is an object; variants with and without data, or of
+/// different JSON types, are of any type. serde checks the rest when the call runs.
+#[tokio::test]
+async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() {
+    let draw = interface_of::<Draw>("paint.draw").unwrap();
+    assert_eq!(
+        atfunc::render::render_interface(&draw),
+        "@paint.draw( <*shape{any}>, <*tagged{object}>, <*adjacent{object}>, <*external{object}>, \
+         <*untagged{any}>, <*counts{object}>, <*items{object}> )\n\
+         Description: Draw shapes.\n\
+         tagged: { <*kind{\"circle\"|\"rect\"}>, <r{number}>, <w{number}>, <h{number}> }\n\
+         adjacent: { <*t{\"Circle\"|\"Square\"}>, <*c{any}> }\n\
+         external: { Circle: { <*r{number}> }, Square: { <*side{number}> } }\n"
+    );
+    let external = draw.params.iter().find(|p| p.name == "external").unwrap();
+    let ParamType::Object { properties } = &external.ty else {
+        panic!("not an object: {external:?}");
+    };
+    // A variant's doc comment describes the field that names it.
+    assert_eq!(properties[0].description, "A circle.");
+
+    // The merged object is checked as far as it goes; serde does the rest.
+    let tools = TypedBox::new("paint")
+        .function("draw", |args: Draw| {
+            Ok::<_, String>(format!("{:?}", args.tagged))
+        })
+        .build()
+        .unwrap();
+    let ctx = CallContext::new();
+    let call = |tagged: Json| {
+        args(json!({
+            "shape": "Dot", "tagged": tagged, "adjacent": {"t": "Square", "c": 2.0},
+            "external": {"Square": {"side": 1.0}}, "untagged": 1.0,
+            "counts": {"a": 1}, "items": {"b": {"qty": 2}},
+        }))
+    };
+    let drawn = tools
+        .call("draw", call(json!({"kind": "circle", "r": 1.5})), &ctx)
+        .await;
+    assert_eq!(drawn.unwrap(), json!("Circle { r: 1.5 }"));
+    let errors = [
+        (
+            json!({"kind": "oval"}),
+            "argument 'tagged.kind' must be one of \"circle\", \"rect\", found \"oval\"",
+        ),
+        (
+            json!({"kind": "circle", "r": "x"}),
+            "argument 'tagged.r' must be a number, found \"x\"",
+        ),
+        (
+            json!({"kind": "rect", "w": 1.0}),
+            "argument 'tagged': missing field 'h'",
+        ),
+    ];
+    for (tagged, expected) in errors {
+        let error = tools
+            .call("draw", call(tagged.clone()), &ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Invalid arguments for function 'paint.draw': {expected}"),
+            "{tagged}"
+        );
+    }
+}
