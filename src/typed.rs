@@ -18,8 +18,9 @@
 //!   `Returned: Error: ...`, [`Outcome::is_error`](crate::execute::Outcome::is_error) is
 //!   true and the registry's statistics count it.
 //!
-//! Arguments that do not deserialise are an error too; the message names the argument and
-//! the type it needs.
+//! Arguments that do not deserialise are an error too; the message names the argument by
+//! its path (`mailbox.address`, `items[2].qty`, `shape.Circle.r` inside an enum's variant)
+//! and the type it needs.
 //!
 //! # Ids from type names
 //!
@@ -54,7 +55,7 @@
 //! assert_eq!(result.unwrap(), json!(2.5));
 //! ```
 
-use crate::execute::{CallContext, ToolBox, ToolError, ToolOutput};
+use crate::execute::{BuildError, CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{load_interfaces, Interface, LoadError, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use futures::future::BoxFuture;
@@ -164,7 +165,11 @@ pub fn tool_id(type_name: &str) -> String {
 }
 
 /// Why a typed tool could not be registered.
-#[derive(Debug, thiserror::Error)]
+///
+/// [`Registry::register`](crate::execute::Registry::register) reports each as a
+/// [`BuildError`] of [`RegisterError::Build`](crate::execute::RegisterError::Build);
+/// [`BuildError::downcast_ref`] gives it back.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum TypedError {
     /// The arguments type is not a struct with named fields (or `()`).
@@ -181,9 +186,9 @@ pub enum TypedError {
     Interface {
         /// The function's qualified name.
         name: String,
-        /// Every problem found.
+        /// Every problem found; shared, so that a `TypedError` is `Clone`.
         #[source]
-        source: LoadError,
+        source: Arc<LoadError>,
     },
     /// The box already has a function of that name (ignoring case: calls match names
     /// ignoring case).
@@ -205,6 +210,19 @@ pub enum TypedError {
 /// `anyOf` with `null`) is `T`, and an enum whose variants carry doc comments (a `oneOf` of
 /// constants) is a string with choices. A recursive type keeps a reference there, which
 /// becomes a parameter of type `any`.
+///
+/// An atfunc interface has no union and no map type, so some Rust types are shown less
+/// precisely than serde reads them (serde still checks the whole value when the call runs,
+/// and a bad value is named by its path):
+///
+/// - An enum whose variants all carry fields, in any serde tagging, is one `object` with
+///   every variant's fields. A field is required only where every variant requires it; a
+///   tag (`#[serde(tag = "kind")]`) is a choice of the variants' names; a field the
+///   variants type differently is `any`. Lost: which fields go with which variant. With
+///   external tagging each variant is a field named after it, described by its doc comment.
+/// - An enum with variants of different JSON types (unit variants beside variants with
+///   fields, `#[serde(untagged)]` of a number and a struct) is `any`.
+/// - A `HashMap` or `BTreeMap` is an `object` without fields. Lost: the type of its values.
 ///
 /// ```
 /// use atfunc::typed::interface_of;
@@ -265,7 +283,7 @@ pub fn interface_of<A: JsonSchema>(name: &str) -> Result<Interface, TypedError> 
     }]);
     let mut interfaces = load_interfaces(&definition).map_err(|source| TypedError::Interface {
         name: qualified.clone(),
-        source,
+        source: Arc::new(source),
     })?;
     interfaces.pop().ok_or_else(|| TypedError::NotAnObject {
         name: qualified,
@@ -299,6 +317,11 @@ fn simplify(schema: &mut Json) {
                 map.entry("type").or_insert(json!(json_type(first)));
             }
             map.insert("enum".into(), Json::Array(choices));
+        } else if let Some(merged) = merged_objects(&non_null) {
+            map.shift_remove(key);
+            for (k, v) in merged {
+                map.entry(k).or_insert(v);
+            }
         }
     }
     if let Some(value) = map.shift_remove("const") {
@@ -311,6 +334,87 @@ fn simplify(schema: &mut Json) {
     if let Some(items) = map.get_mut("items") {
         simplify(items);
     }
+}
+
+/// Branches that are each an object (an enum whose variants carry fields, in any of serde's
+/// taggings) as one object: every variant's fields, each required only where every variant
+/// requires it. A field in several variants keeps its schema where they agree, and a tag
+/// (one constant per variant) becomes a choice of them; where they disagree it is of any
+/// type. Which fields go together is lost: serde checks that when the call runs.
+fn merged_objects(branches: &[&Json]) -> Option<Map<String, Json>> {
+    if branches.len() < 2 || !branches.iter().all(|b| is_object_schema(b)) {
+        return None;
+    }
+    let mut fields: Vec<(String, Vec<Json>)> = Vec::new();
+    for branch in branches {
+        let Some(Json::Object(properties)) = branch.get("properties") else {
+            continue;
+        };
+        // A variant with one field (serde's external tagging: `{"Circle": {...}}`) lends
+        // the field its doc comment.
+        let lent = branch.get("description").filter(|_| properties.len() == 1);
+        for (name, schema) in properties {
+            let mut schema = schema.clone();
+            if let (Some(description), Json::Object(map)) = (lent, &mut schema) {
+                map.entry("description").or_insert(description.clone());
+            }
+            match fields.iter_mut().find(|(known, _)| known == name) {
+                Some((_, schemas)) => schemas.push(schema),
+                None => fields.push((name.clone(), vec![schema])),
+            }
+        }
+    }
+    let required: Vec<Json> = fields
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| branches.iter().all(|b| requires(b, name)))
+        .map(|name| json!(name))
+        .collect();
+    let properties: Map<String, Json> = fields
+        .into_iter()
+        .map(|(name, schemas)| (name, merged_field(schemas)))
+        .collect();
+    let mut merged = Map::new();
+    merged.insert("type".into(), json!("object"));
+    merged.insert("properties".into(), Json::Object(properties));
+    if !required.is_empty() {
+        merged.insert("required".into(), Json::Array(required));
+    }
+    Some(merged)
+}
+
+/// One field of several variants: its schema where they agree, a choice of their constants
+/// for a tag, else any type with the first description.
+fn merged_field(schemas: Vec<Json>) -> Json {
+    if let Some(first) = schemas.first().filter(|f| schemas.iter().all(|s| s == *f)) {
+        return first.clone();
+    }
+    let refs: Vec<&Json> = schemas.iter().collect();
+    if let Some(choices) = constants(&refs) {
+        let mut choices_unique: Vec<Json> = Vec::new();
+        for choice in choices {
+            if !choices_unique.contains(&choice) {
+                choices_unique.push(choice);
+            }
+        }
+        let ty = choices_unique.first().map(json_type).unwrap_or("string");
+        return json!({"type": ty, "enum": choices_unique});
+    }
+    match schemas.iter().find_map(|s| s.get("description")) {
+        Some(description) => json!({"description": description}),
+        None => json!({}),
+    }
+}
+
+fn requires(branch: &Json, name: &str) -> bool {
+    match branch.get("required") {
+        Some(Json::Array(names)) => names.iter().any(|n| n.as_str() == Some(name)),
+        _ => false,
+    }
+}
+
+fn is_object_schema(schema: &Json) -> bool {
+    schema.get("type").and_then(Json::as_str) == Some("object")
 }
 
 fn is_null_schema(schema: &Json) -> bool {
@@ -559,8 +663,8 @@ impl ToolBox for TypedBox {
         self.entries.iter().map(|e| e.interface.clone()).collect()
     }
 
-    fn build_errors(&self) -> Vec<String> {
-        self.problems.iter().map(ToString::to_string).collect()
+    fn build_errors(&self) -> Vec<BuildError> {
+        self.problems.iter().cloned().map(BuildError::new).collect()
     }
 
     async fn call(
@@ -656,15 +760,40 @@ fn deserialize<A: DeserializeOwned>(
     } else {
         Json::Object(args)
     };
-    serde_json::from_value::<A>(value.clone()).map_err(|error| {
+    serde_path_to_error::deserialize::<_, A>(&value).map_err(|error| {
         let problem = value
             .as_object()
             .and_then(|args| mismatch(args, params, ""))
-            .unwrap_or_else(|| error.to_string().replace('`', "'"));
+            .unwrap_or_else(|| serde_problem(&error));
         ToolError::msg(format!(
             "Invalid arguments for function '{function}': {problem}"
         ))
     })
+}
+
+/// serde's message, after the path of the value it is about when that is not the whole
+/// arguments object: a value the interface does not describe (the fields of an enum's
+/// variant, a map's values) fails in serde alone, whose message names no field. An unknown
+/// field is named by the message; the path is that of the object holding it.
+fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    use serde_path_to_error::Segment;
+    let message = error.inner().to_string().replace('`', "'");
+    let mut segments: Vec<&Segment> = error.path().iter().collect();
+    if message.starts_with("unknown field") {
+        segments.pop();
+    }
+    let mut path = String::new();
+    for segment in segments {
+        if !path.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+            path.push('.');
+        }
+        path.push_str(&segment.to_string());
+    }
+    if path.is_empty() {
+        message
+    } else {
+        format!("argument '{path}': {message}")
+    }
 }
 
 /// The first argument that is missing though required, or whose JSON does not fit its

@@ -1,7 +1,7 @@
 //! Building blocks: a box from closures, an empty box, and a box of boxes.
 
 use super::args::Args;
-use super::toolbox::{CallContext, ToolBox, ToolError};
+use super::toolbox::{BuildError, CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
@@ -341,7 +341,7 @@ impl ToolBox for MultiBox {
         first_error.map_or(Ok(()), Err)
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.children
             .iter()
             .flat_map(|child| child.build_errors())

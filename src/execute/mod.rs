@@ -63,7 +63,7 @@ pub use registry::{
     RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
     CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
-pub use toolbox::{CallContext, Extensions, SourceError, ToolBox, ToolError};
+pub use toolbox::{BuildError, CallContext, Extensions, SourceError, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,
 };

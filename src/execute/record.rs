@@ -1,7 +1,7 @@
 //! Recording calls as JSON Lines, and replaying a recording without running anything.
 
 use super::panics::call_guarded;
-use super::toolbox::{CallContext, ToolBox, ToolError};
+use super::toolbox::{BuildError, CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use crate::messages::qualified;
 use async_trait::async_trait;
@@ -121,7 +121,7 @@ impl<B: ToolBox> ToolBox for Recording<B> {
         self.inner.close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.inner.build_errors()
     }
 }

@@ -92,12 +92,82 @@ pub trait ToolBox: Send + Sync {
         Ok(())
     }
 
-    /// What went wrong while the box was put together, one message each: a builder that
+    /// What went wrong while the box was put together, one error each: a builder that
     /// chains (a `TypedBox` of feature `typed`) keeps its errors until here, and
     /// [`Registry::register`](super::Registry::register) refuses a box that reports any.
     /// None by default; a wrapper reports its inner box's.
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         Vec::new()
+    }
+}
+
+/// One error made while a tool box was put together ([`ToolBox::build_errors`]), kept as
+/// the error value the box made, so a caller can [`downcast_ref`](BuildError::downcast_ref)
+/// it back to its type (a `TypedBox` reports `typed::TypedError`s). A box that has only a
+/// message makes one with `From<String>` or `From<&str>`.
+///
+/// Shared, so that a [`RegisterError`](super::RegisterError) stays `Clone`; two are equal
+/// when they are the same error, as [`SourceError`]s are. Its `Display` is the error's.
+///
+/// ```
+/// use atfunc::execute::BuildError;
+///
+/// let error = BuildError::new(std::io::Error::other("no config"));
+/// assert_eq!(error.to_string(), "no config");
+/// assert!(error.downcast_ref::<std::io::Error>().is_some());
+/// assert_eq!(BuildError::from("no name").to_string(), "no name");
+/// ```
+#[derive(Debug, Clone)]
+pub struct BuildError(Arc<dyn std::error::Error + Send + Sync>);
+
+impl BuildError {
+    /// Keeps `error` as it is.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> BuildError {
+        BuildError(Arc::new(error))
+    }
+
+    /// The error the box made.
+    pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+
+    /// The error as `E`, when it is one.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+impl PartialEq for BuildError {
+    fn eq(&self, other: &BuildError) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// A box that has only a message.
+impl From<String> for BuildError {
+    fn from(message: String) -> BuildError {
+        BuildError(Arc::from(Box::<dyn std::error::Error + Send + Sync>::from(
+            message,
+        )))
+    }
+}
+
+/// A box that has only a message.
+impl From<&str> for BuildError {
+    fn from(message: &str) -> BuildError {
+        BuildError::from(message.to_owned())
     }
 }
 
@@ -124,7 +194,7 @@ impl<T: ToolBox + ?Sized> ToolBox for Arc<T> {
         (**self).close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         (**self).build_errors()
     }
 }
@@ -152,7 +222,7 @@ impl<T: ToolBox + ?Sized> ToolBox for Box<T> {
         (**self).close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         (**self).build_errors()
     }
 }

@@ -2,7 +2,7 @@
 //! without adding tools.
 
 use super::panics::call_guarded;
-use super::toolbox::{CallContext, ToolBox, ToolError};
+use super::toolbox::{BuildError, CallContext, ToolBox, ToolError};
 use crate::interface::Interface;
 use crate::messages::qualified;
 use async_trait::async_trait;
@@ -145,7 +145,7 @@ impl<B: ToolBox> ToolBox for Hooked<B> {
         self.inner.close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.inner.build_errors()
     }
 }
@@ -227,7 +227,7 @@ impl<B: ToolBox> ToolBox for Conditional<B> {
         self.inner.close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.inner.build_errors()
     }
 }
@@ -364,7 +364,7 @@ impl<B: ToolBox> ToolBox for Scoped<B> {
         self.inner.close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.inner.build_errors()
     }
 }
@@ -412,7 +412,7 @@ impl<B: ToolBox> ToolBox for Timeout<B> {
         self.inner.close().await
     }
 
-    fn build_errors(&self) -> Vec<String> {
+    fn build_errors(&self) -> Vec<BuildError> {
         self.inner.build_errors()
     }
 }

@@ -2,8 +2,8 @@
 //! as every other tool's, and the errors for arguments that do not fit.
 #![cfg(feature = "typed")]
 
+use atfunc::execute::{BuildError, RegisterError, Registry, ToolBoxExt};
 use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
-use atfunc::execute::{RegisterError, Registry, ToolBoxExt};
 use atfunc::interface::validate_toolbox;
 use atfunc::interop::{to_openai_tools, Options};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
@@ -521,4 +521,236 @@ fn typed_builders_chain_and_registration_lists_every_problem() {
         .map(|i| i.name)
         .collect();
     assert_eq!(names, ["halve"]);
+}
+
+#[test]
+fn registration_errors_keep_their_type() {
+    let error = Registry::new()
+        .register(box_with_two_problems())
+        .unwrap_err();
+    let RegisterError::Build { name, errors } = &error else {
+        panic!("not a build error: {error}");
+    };
+    assert_eq!(name, "math");
+    assert!(matches!(
+        errors[0].downcast_ref::<TypedError>(),
+        Some(TypedError::NotAnObject { name, .. }) if name == "math.shout"
+    ));
+    assert!(matches!(
+        errors[1].downcast_ref::<TypedError>(),
+        Some(TypedError::Duplicate { box_name, name }) if box_name == "math" && name == "Halve"
+    ));
+    // The message is each error's, as before.
+    assert_eq!(
+        errors[1].to_string(),
+        "tool box 'math' already has a function 'Halve'"
+    );
+    // A box that has only a message still reports one.
+    assert_eq!(BuildError::from("no name").to_string(), "no name");
+    assert!(BuildError::from("no name")
+        .downcast_ref::<TypedError>()
+        .is_none());
+}
+
+/// A shape to draw.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum Shape {
+    /// A circle.
+    Circle {
+        /// Its radius.
+        r: f64,
+    },
+    /// A square, by its side.
+    Square(f64),
+    /// A point.
+    Dot,
+}
+
+/// Some of one thing.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Item {
+    /// How many.
+    qty: u32,
+}
+
+/// Stock a shelf.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Stock {
+    /// The shelf's label.
+    shape: Shape,
+    /// The items on each shelf.
+    shelves: std::collections::BTreeMap<String, Vec<Item>>,
+}
+
+#[tokio::test]
+async fn a_bad_nested_value_is_named_by_its_path() {
+    let tools = TypedBox::new("store")
+        .function("stock", |_: Stock| Ok::<_, String>(()))
+        .build()
+        .unwrap();
+    let ctx = CallContext::new();
+    let cases = [
+        (
+            json!({"shape": {"Circle": {"r": "x"}}, "shelves": {}}),
+            r#"argument 'shape.Circle.r': invalid type: string "x", expected f64"#,
+        ),
+        (
+            json!({"shape": "Dot", "shelves": {"top": [{"qty": 1}, {"qty": 2}, {"qty": "x"}]}}),
+            r#"argument 'shelves.top[2].qty': invalid type: string "x", expected u32"#,
+        ),
+        (
+            json!({"shape": "Dot", "shelves": {"top": [{"qty": 1, "size": 2}]}}),
+            "argument 'shelves.top[0]': unknown field 'size', expected 'qty'",
+        ),
+    ];
+    for (case, expected) in cases {
+        let error = tools
+            .call("stock", args(case.clone()), &ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Invalid arguments for function 'store.stock': {expected}"),
+            "{case}"
+        );
+    }
+}
+
+/// A shape, tagged inside.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[allow(dead_code)]
+enum Tagged {
+    /// A circle.
+    Circle {
+        /// Its radius.
+        r: f64,
+    },
+    /// A rectangle.
+    Rect {
+        /// Its width.
+        w: f64,
+        /// Its height.
+        h: f64,
+    },
+}
+
+/// A shape, tag and content side by side.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "t", content = "c")]
+#[allow(dead_code)]
+enum Adjacent {
+    Circle { r: f64 },
+    Square(f64),
+}
+
+/// A shape, tagged outside, every variant with fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+enum External {
+    /// A circle.
+    Circle { r: f64 },
+    /// A square.
+    Square { side: f64 },
+}
+
+/// A number or a circle.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Untagged {
+    Number(f64),
+    Circle { r: f64 },
+}
+
+/// Draw shapes.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Draw {
+    /// Variants with and without data.
+    shape: Shape,
+    /// Internally tagged.
+    tagged: Tagged,
+    /// Adjacently tagged.
+    adjacent: Adjacent,
+    /// Externally tagged.
+    external: External,
+    /// Untagged.
+    untagged: Untagged,
+    /// Counts by name.
+    counts: std::collections::HashMap<String, u32>,
+    /// Items by name.
+    items: std::collections::BTreeMap<String, Item>,
+}
+
+/// An enum whose variants all carry fields is one object of every variant's fields (a tag is
+/// a choice of the variants); a map is an object; variants with and without data, or of
+/// different JSON types, are of any type. serde checks the rest when the call runs.
+#[tokio::test]
+async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() {
+    let draw = interface_of::<Draw>("paint.draw").unwrap();
+    assert_eq!(
+        atfunc::render::render_interface(&draw),
+        "@paint.draw( <*shape{any}>, <*tagged{object}>, <*adjacent{object}>, <*external{object}>, \
+         <*untagged{any}>, <*counts{object}>, <*items{object}> )\n\
+         Description: Draw shapes.\n\
+         tagged: { <*kind{\"circle\"|\"rect\"}>, <r{number}>, <w{number}>, <h{number}> }\n\
+         adjacent: { <*t{\"Circle\"|\"Square\"}>, <*c{any}> }\n\
+         external: { Circle: { <*r{number}> }, Square: { <*side{number}> } }\n"
+    );
+    let external = draw.params.iter().find(|p| p.name == "external").unwrap();
+    let ParamType::Object { properties } = &external.ty else {
+        panic!("not an object: {external:?}");
+    };
+    // A variant's doc comment describes the field that names it.
+    assert_eq!(properties[0].description, "A circle.");
+
+    // The merged object is checked as far as it goes; serde does the rest.
+    let tools = TypedBox::new("paint")
+        .function("draw", |args: Draw| {
+            Ok::<_, String>(format!("{:?}", args.tagged))
+        })
+        .build()
+        .unwrap();
+    let ctx = CallContext::new();
+    let call = |tagged: Json| {
+        args(json!({
+            "shape": "Dot", "tagged": tagged, "adjacent": {"t": "Square", "c": 2.0},
+            "external": {"Square": {"side": 1.0}}, "untagged": 1.0,
+            "counts": {"a": 1}, "items": {"b": {"qty": 2}},
+        }))
+    };
+    let drawn = tools
+        .call("draw", call(json!({"kind": "circle", "r": 1.5})), &ctx)
+        .await;
+    assert_eq!(drawn.unwrap(), json!("Circle { r: 1.5 }"));
+    let errors = [
+        (
+            json!({"kind": "oval"}),
+            "argument 'tagged.kind' must be one of \"circle\", \"rect\", found \"oval\"",
+        ),
+        (
+            json!({"kind": "circle", "r": "x"}),
+            "argument 'tagged.r' must be a number, found \"x\"",
+        ),
+        (
+            json!({"kind": "rect", "w": 1.0}),
+            "argument 'tagged': missing field 'h'",
+        ),
+    ];
+    for (tagged, expected) in errors {
+        let error = tools
+            .call("draw", call(tagged.clone()), &ctx)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("Invalid arguments for function 'paint.draw': {expected}"),
+            "{tagged}"
+        );
+    }
 }

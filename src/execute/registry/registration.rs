@@ -11,7 +11,7 @@ use super::view::{Settings, View};
 use crate::bind::{ArgParser, BindError, Catalog, NameMatch};
 use crate::execute::confirm::Confirmer;
 use crate::execute::events::CallEvent;
-use crate::execute::toolbox::{CallContext, ToolBox, ToolError};
+use crate::execute::toolbox::{BuildError, CallContext, ToolBox, ToolError};
 use crate::format::{OutputFilter, DEFAULT_TRUNCATE_LENGTH};
 use crate::interface::{validate_toolbox, Interface, ValidationErrors};
 use crate::parse::{Bodies, ParserConfig};
@@ -32,12 +32,13 @@ pub enum RegisterError {
     Validation(#[from] ValidationErrors),
     /// The box reported errors made while it was put together
     /// ([`ToolBox::build_errors`]): a typed tool whose arguments make no interface.
-    #[error("tool box '{name}' was not built: {}", errors.join("; "))]
+    #[error("tool box '{name}' was not built: {}", joined(errors))]
     Build {
         /// The box's name.
         name: String,
-        /// Every error, in the order it was made.
-        errors: Vec<String>,
+        /// Every error, in the order it was made; each keeps its type (a `TypedBox`'s are
+        /// `typed::TypedError`s, see [`BuildError::downcast_ref`]).
+        errors: Vec<BuildError>,
     },
     /// A box of that name (or, for a case-insensitive translator, of that name in another
     /// case) is registered already.
@@ -72,6 +73,15 @@ pub enum RegisterError {
         /// The name asked for.
         name: String,
     },
+}
+
+/// The errors' messages, `; ` between them.
+fn joined(errors: &[BuildError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A function found by its path.
