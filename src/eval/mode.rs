@@ -58,6 +58,9 @@ pub struct Mode {
     /// Variant `guard`: the grammar's strings may not begin with `,` or `)`
     /// ([`GrammarOptions::guard_string_start`](crate::GrammarOptions::guard_string_start)).
     pub guard: bool,
+    /// Variant `bare`: the grammar also takes a text value as a bare word, `city=Oslo`
+    /// ([`GrammarOptions::bare_strings`](crate::grammar::GrammarOptions::bare_strings)).
+    pub bare: bool,
 }
 
 impl Mode {
@@ -70,6 +73,7 @@ impl Mode {
             named: false,
             slot: false,
             guard: false,
+            bare: false,
         }
     }
 }
@@ -98,6 +102,9 @@ impl fmt::Display for Mode {
         }
         if self.guard {
             f.write_str("+guard")?;
+        }
+        if self.bare {
+            f.write_str("+bare")?;
         }
         Ok(())
     }
@@ -130,16 +137,22 @@ impl FromStr for Mode {
                 "named" => mode.named = true,
                 "slot" => mode.slot = true,
                 "guard" => mode.guard = true,
+                "bare" => mode.bare = true,
                 other => {
                     return Err(format!(
                         "unknown variant '{other}' in mode '{text}': use +desc, +example, \
-                         +named, +slot or +guard"
+                         +named, +slot, +guard or +bare"
                     ))
                 }
             }
         }
         if strategy == Strategy::Native
-            && (mode.descriptions || mode.example || mode.named || mode.slot || mode.guard)
+            && (mode.descriptions
+                || mode.example
+                || mode.named
+                || mode.slot
+                || mode.guard
+                || mode.bare)
         {
             return Err(format!(
                 "mode '{text}': native sends the tools as JSON Schema, the prompt variants \

@@ -493,6 +493,7 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         choice,
         single: !case.category.contains("parallel"),
         guard_string_start: mode.guard || defaults.guard_string_start,
+        bare_strings: mode.bare || defaults.bare_strings,
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))

@@ -140,6 +140,12 @@ pub struct GrammarOptions {
     /// still be written with an escape (`"\u002c..."`). Default true (measured in
     /// EVAL.md: it ended every such runaway string of SmolLM2-135M).
     pub guard_string_start: bool,
+    /// A text parameter may also be written as a bare word (`city=Oslo`), as the call
+    /// syntax allows: up to the `,` or `)` that ends the argument, on one line, with no
+    /// quote, bracket or parenthesis. A model that writes its values unquoted (its own
+    /// spelling, see EVAL.md) need not open a string it did not mean to; a value with a
+    /// comma or a parenthesis still needs quotes. Default false.
+    pub bare_strings: bool,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -158,6 +164,7 @@ impl Default for GrammarOptions {
             lead_in: 100,
             any_depth: 3,
             guard_string_start: true,
+            bare_strings: false,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -236,6 +243,7 @@ pub fn grammar(
     let values = Values {
         any_depth: options.any_depth,
         guard_string_start: options.guard_string_start,
+        bare_strings: options.bare_strings,
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {

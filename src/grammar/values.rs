@@ -45,6 +45,9 @@ pub(crate) struct Values {
     /// Whether a string's first character may not be `,` or `)`
     /// ([`GrammarOptions::guard_string_start`](super::GrammarOptions::guard_string_start)).
     pub guard_string_start: bool,
+    /// Whether a text parameter may be a bare word
+    /// ([`GrammarOptions::bare_strings`](super::GrammarOptions::bare_strings)).
+    pub bare_strings: bool,
 }
 
 fn digit() -> Node {
@@ -81,10 +84,18 @@ impl Values {
         let bounded = param.min.is_some() || param.max.is_some();
         match &param.ty {
             ParamType::String => Some(
-                param
+                match param
                     .known_format()
                     .and_then(|format| self.formatted(b, format))
-                    .unwrap_or_else(|| self.string(b)),
+                {
+                    Some(formatted) => formatted,
+                    // Only a call's own argument (depth 0): inside a JSON object or list
+                    // an unquoted word is read as a JSON token, not as text.
+                    None if self.bare_strings && slot == Slot::Named && depth == 0 => {
+                        Node::alt([self.string(b), bare_word(b)])
+                    }
+                    None => self.string(b),
+                },
             ),
             ParamType::Boolean => Some(b.rule("boolean", |_| {
                 Node::alt([Node::text("true"), Node::text("false")])
@@ -685,6 +696,76 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
         same_length(&zeros, ys),
     ]));
     Node::alt(kinds)
+}
+
+/// bare ::= an unquoted word as the call syntax reads it (see grammar/atfunc.ebnf),
+/// narrowed to what cannot be misread: it starts with no blank, quote, bracket or
+/// parenthesis, holds no parenthesis, comma or line break, and is not a word the parser
+/// reads as null (`null`, `None`, trailing blanks aside), which would leave the
+/// argument out. It ends at the `,` or `)` after it.
+fn bare_word(b: &mut Builder) -> Node {
+    b.rule("bare", |b| {
+        let rest = b.rule("bare-char", |_| Node::not_chars(BARE_STOP));
+        bare_level(b, &["null", "None"], Level::First, &rest)
+    })
+}
+
+/// What no character of a bare word is: parentheses, a comma, control characters (line
+/// breaks among them).
+const BARE_STOP: &[(char, char)] = &[('(', ')'), (',', ','), ('\u{0}', '\u{1f}')];
+
+/// Where in a bare word [`bare_level`] stands.
+#[derive(Clone, Copy, PartialEq)]
+enum Level {
+    /// At its first character.
+    First,
+    /// Inside a prefix of one of the words it may not be, which it may end on.
+    Inside,
+    /// Right after one of those words: something other than blanks must follow.
+    AfterWord,
+}
+
+/// The rest of a bare word that must not be one of `words` (their remaining suffixes),
+/// as a small trie: a character that begins no suffix leaves the words behind (any
+/// `bare-char`s follow), one that does goes a level down.
+fn bare_level(b: &mut Builder, words: &[&str], level: Level, rest: &Node) -> Node {
+    let mut next: Vec<char> = words.iter().filter_map(|w| w.chars().next()).collect();
+    next.sort_unstable();
+    next.dedup();
+    let mut stop: Vec<(char, char)> = BARE_STOP.to_vec();
+    if level == Level::First {
+        stop.extend([('"', '"'), ('\'', '\''), ('[', '['), ('{', '{')]);
+    }
+    if level != Level::Inside {
+        stop.extend([(' ', ' '), ('\t', '\t')]);
+    }
+    stop.extend(next.iter().map(|&c| (c, c)));
+    let mut branches = vec![Node::seq([
+        Node::not_chars(&stop),
+        Node::repeat(rest.clone(), 0, None),
+    ])];
+    if level == Level::AfterWord {
+        // Blanks, then something that is not one: `null x` is the word "null x".
+        let mut solid: Vec<(char, char)> = BARE_STOP.to_vec();
+        solid.extend([(' ', ' '), ('\t', '\t')]);
+        branches.push(Node::seq([
+            Node::repeat(Node::chars(&[(' ', ' '), ('\t', '\t')]), 1, None),
+            Node::not_chars(&solid),
+            Node::repeat(rest.clone(), 0, None),
+        ]));
+    }
+    for c in next {
+        let tails: Vec<&str> = words.iter().filter_map(|w| w.strip_prefix(c)).collect();
+        let ends_word = tails.contains(&"");
+        let longer: Vec<&str> = tails.into_iter().filter(|t| !t.is_empty()).collect();
+        let below = if ends_word {
+            bare_level(b, &longer, Level::AfterWord, rest)
+        } else {
+            Node::optional(bare_level(b, &longer, Level::Inside, rest))
+        };
+        branches.push(Node::seq([Node::text(c.to_string()), below]));
+    }
+    Node::alt(branches)
 }
 
 /// escape ::= "\\" (["\\/bfnrt] | "u" hex{4}): JSON's escapes, `hex` the rule of one hex digit.

@@ -371,10 +371,16 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn samples_parse_and_bind(interfaces in interfaces(), pick in any::<u8>(), single in any::<bool>()) {
+    fn samples_parse_and_bind(
+        interfaces in interfaces(),
+        pick in any::<u8>(),
+        single in any::<bool>(),
+        bare_strings in any::<bool>(),
+    ) {
         let options = GrammarOptions {
             choice: choice(&interfaces, pick),
             single,
+            bare_strings,
             ..GrammarOptions::default()
         };
         match grammar(&interfaces, &options) {
@@ -779,6 +785,97 @@ fn every_bfcl_function_samples_calls_that_bind() {
     }
 }
 
+#[test]
+fn every_bfcl_function_samples_bare_words_that_bind() {
+    for (id, interfaces) in bfcl_entries() {
+        let catalog = catalog(&interfaces, None);
+        let options = GrammarOptions {
+            choice: Choice::Required,
+            bare_strings: true,
+            ..GrammarOptions::default()
+        };
+        let g = grammar(&interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
+        check_samples(&g, &catalog, &options, 6);
+    }
+}
+
+#[test]
+fn bare_words_are_text_values_that_bind_as_written() {
+    let interfaces = vec![Interface::new("find")
+        .in_domain("map")
+        .param(Param::new("city", ParamType::String).required())
+        .param(Param::new("near", ParamType::String))
+        .param(Param::new("limit", ParamType::Integer))];
+    let catalog = catalog(&interfaces, None);
+    let options = GrammarOptions {
+        choice: Choice::Required,
+        bare_strings: true,
+        ..GrammarOptions::default()
+    };
+    let g = grammar(&interfaces, &options).unwrap();
+    for (written, city) in [
+        ("Oslo", "Oslo"),
+        ("New York", "New York"),
+        ("nullable", "nullable"),
+        ("null x", "null x"),
+        ("Nonesuch", "Nonesuch"),
+        ("nul", "nul"),
+        ("n", "n"),
+        ("No", "No"),
+        ("5", "5"),
+        ("true", "true"),
+        ("./notes.txt", "./notes.txt"),
+        ("O'Brien \"Jr\"", "O'Brien \"Jr\""),
+        ("Oslo  ", "Oslo"),
+        ("\"null\"", "null"),
+        ("\"Los Angeles, CA\"", "Los Angeles, CA"),
+    ] {
+        let text = format!("@map.find(city={written}, limit=3)");
+        assert!(g.accepts(&text), "refused: {text}");
+        let calls: Vec<_> = parse_events(&text)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Call(call) => Some(call),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1, "{text}");
+        let bound = bind(&calls[0], &catalog).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(bound.args["city"], Json::from(city), "{text}");
+    }
+    for refused in [
+        // Read as null, which leaves the argument out: a required one would not bind.
+        "null",
+        "None",
+        "null ",
+        // Not a bare word, or not one that ends where it seems to.
+        " Oslo",
+        "Los Angeles, CA",
+        "f(x)",
+        "[Oslo]",
+        "{Oslo}",
+        "'Oslo'",
+        "Oslo\nBergen",
+    ] {
+        let text = format!("@map.find(city={refused})");
+        assert!(!g.accepts(&text), "accepted: {text:?}");
+    }
+    // An optional text parameter takes them the same way; numbers stay numbers.
+    assert!(g.accepts("@map.find(city=Oslo, near=Central Station)"));
+    assert!(!g.accepts("@map.find(city=Oslo, limit=three)"));
+    // Off by default: a text value is quoted.
+    let quoted = grammar(
+        &interfaces,
+        &GrammarOptions {
+            choice: Choice::Required,
+            ..GrammarOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(!quoted.accepts("@map.find(city=Oslo)"));
+    assert!(quoted.accepts("@map.find(city=\"Oslo\")"));
+}
+
 // ---------------------------------------------------------------- llama.cpp
 
 /// Texts near `text` that the recogniser refuses: each must be refused by the engine too.
@@ -846,6 +943,12 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         }
         let g = grammar(&interfaces, &GrammarOptions::default()).unwrap();
         cases.push(engine_case(&format!("{id} auto"), &g, 0..2));
+        let bare = GrammarOptions {
+            bare_strings: true,
+            ..GrammarOptions::default()
+        };
+        let g = grammar(&interfaces, &bare).unwrap();
+        cases.push(engine_case(&format!("{id} bare"), &g, 0..2));
     }
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = (interfaces(), any::<u8>(), any::<bool>());
