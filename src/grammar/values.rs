@@ -706,7 +706,7 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
 fn bare_word(b: &mut Builder) -> Node {
     b.rule("bare", |b| {
         let rest = b.rule("bare-char", |_| Node::not_chars(BARE_STOP));
-        bare_level(b, &["null", "None"], Level::First, &rest)
+        bare_level(&["null", "None"], Level::First, &rest)
     })
 }
 
@@ -728,7 +728,7 @@ enum Level {
 /// The rest of a bare word that must not be one of `words` (their remaining suffixes),
 /// as a small trie: a character that begins no suffix leaves the words behind (any
 /// `bare-char`s follow), one that does goes a level down.
-fn bare_level(b: &mut Builder, words: &[&str], level: Level, rest: &Node) -> Node {
+fn bare_level(words: &[&str], level: Level, rest: &Node) -> Node {
     let mut next: Vec<char> = words.iter().filter_map(|w| w.chars().next()).collect();
     next.sort_unstable();
     next.dedup();
@@ -759,9 +759,9 @@ fn bare_level(b: &mut Builder, words: &[&str], level: Level, rest: &Node) -> Nod
         let ends_word = tails.contains(&"");
         let longer: Vec<&str> = tails.into_iter().filter(|t| !t.is_empty()).collect();
         let below = if ends_word {
-            bare_level(b, &longer, Level::AfterWord, rest)
+            bare_level(&longer, Level::AfterWord, rest)
         } else {
-            Node::optional(bare_level(b, &longer, Level::Inside, rest))
+            Node::optional(bare_level(&longer, Level::Inside, rest))
         };
         branches.push(Node::seq([Node::text(c.to_string()), below]));
     }
