@@ -1,9 +1,21 @@
 //! The wording that messages across the crate share, so that each thing is said one way:
 //! a JSON value's kind, serde_json's message without its position, a function's qualified
-//! name, and the "did you mean" suggestion for a misspelt name.
+//! name, a size in bytes, and the "did you mean" suggestion for a misspelt name.
 
 use serde_json::Value as Json;
 use unicase::UniCase;
+
+/// A size as a limit is given: `1 MiB`, `64 KiB`, `1000 bytes`.
+#[cfg_attr(not(any(feature = "command", feature = "http")), allow(dead_code))]
+pub(crate) fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n & ((1 << 10) - 1) == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
 
 /// How a JSON value is named in messages: `found a list`, `not a boolean`.
 pub(crate) fn json_kind(value: &Json) -> &'static str {

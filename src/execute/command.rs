@@ -436,7 +436,7 @@ impl CommandBox {
         if out.overflowed {
             return Err(ToolError::msg(redact(format!(
                 "Function '{qualified}' wrote more than {} of output and was stopped; ask for less. Its output began: {}",
-                human_bytes(max),
+                crate::messages::human_bytes(max),
                 excerpt(&String::from_utf8_lossy(&out.bytes))
             ))));
         }
@@ -673,16 +673,5 @@ fn excerpt(text: &str) -> String {
     match chars.nth(EXCERPT_CHARS) {
         Some((cut, _)) => format!("{}…", text.get(..cut).unwrap_or_default()),
         None => text.to_owned(),
-    }
-}
-
-/// `1 MiB`, `64 KiB`, `1000 bytes`.
-fn human_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n & ((1 << 10) - 1) == 0 {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} bytes")
     }
 }

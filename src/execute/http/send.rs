@@ -218,7 +218,7 @@ impl HttpBox {
     fn too_large(&self, qualified: &str, shown: &str, status: reqwest::StatusCode) -> ToolError {
         ToolError::Failed(format!(
             "Function '{qualified}' got an answer larger than {} (HTTP {} from {shown}), which was refused; ask for less (a filter, a smaller page)",
-            human_bytes(self.max_response_bytes),
+            crate::messages::human_bytes(self.max_response_bytes),
             status.as_u16()
         ))
     }
@@ -279,17 +279,6 @@ fn push_query(query: &mut Vec<(String, String)>, name: &str, value: &Json) {
             }
         }
         other => query.push((name.to_owned(), other.to_string())),
-    }
-}
-
-/// `1 MiB`, `64 KiB`, `1000 bytes`.
-fn human_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n & ((1 << 20) - 1) == 0 {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n & ((1 << 10) - 1) == 0 {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} bytes")
     }
 }
 
