@@ -561,8 +561,14 @@ mod tests {
 
     #[test]
     fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {
-        // `http://` has no host: it was once taken and failed every case instead.
-        for endpoint in ["ftp://x", "localhost:8080", "http://"] {
+        // The last two have no valid host: they were once taken, and every case failed.
+        for endpoint in [
+            "ftp://x",
+            "localhost:8080",
+            "http://",
+            "http://exa mple:8080",
+            "http://:8080",
+        ] {
             let error = Evaluator::new(EvalOptions {
                 endpoint: endpoint.to_owned(),
                 ..EvalOptions::default()
