@@ -23,6 +23,11 @@
 //!    gateway's `ApiError`, the evaluator's failed case). A [`reqwest::Error`] in it still
 //!    names the URL: the evaluator shows it, the gateway drops it before a client sees it.
 
+// Each caller uses its part of the client (the gateway one time limit and `/v1/models`,
+// the evaluator the other and llama-server's routes): built for one alone, the other's
+// part is unused, not dead.
+#![cfg_attr(not(all(feature = "serve", feature = "eval")), allow(dead_code))]
+
 mod answer;
 #[cfg(test)]
 mod tests;
