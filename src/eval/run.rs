@@ -4,7 +4,7 @@ use super::case::Case;
 use super::mode::{prompt, Mode, Strategy};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog};
-use crate::endpoint::{self, AnswerError};
+use crate::endpoint::{AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
@@ -82,10 +82,8 @@ pub struct CaseOutcome {
 /// An OpenAI-compatible endpoint, asked one case at a time.
 #[derive(Debug, Clone)]
 pub struct Evaluator {
-    http: reqwest::Client,
-    url: String,
-    /// The server's root (the endpoint without `/v1`), for llama-server's own routes.
-    root: String,
+    /// Its time limit bounds each request as a whole.
+    endpoint: Endpoint,
     options: EvalOptions,
 }
 
@@ -107,29 +105,19 @@ struct Read {
 impl Evaluator {
     /// An evaluator for `options.endpoint`.
     pub fn new(options: EvalOptions) -> Result<Evaluator, String> {
-        let http = reqwest::Client::builder()
-            .timeout(options.timeout)
-            .build()
-            .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
-        let base = options.endpoint.trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(format!(
+        let endpoint = Endpoint::new(
+            &options.endpoint,
+            TimeLimit::Whole(options.timeout),
+            options.max_response_bytes,
+        )
+        .map_err(|error| match error {
+            SetupError::NotUrl(_) | SetupError::NotHttp => format!(
                 "the endpoint must be an http(s) URL, found '{}'",
                 options.endpoint
-            ));
-        }
-        let url = if base.ends_with("/v1") {
-            format!("{base}/chat/completions")
-        } else {
-            format!("{base}/v1/chat/completions")
-        };
-        let root = base.strip_suffix("/v1").unwrap_or(base).to_owned();
-        Ok(Evaluator {
-            http,
-            url,
-            root,
-            options,
-        })
+            ),
+            SetupError::Client(e) => format!("cannot set up the HTTP client: {e}"),
+        })?;
+        Ok(Evaluator { endpoint, options })
     }
 
     /// Puts `case` to the endpoint in `mode` and scores the answer. Never fails: an
@@ -349,7 +337,7 @@ impl Evaluator {
         request: &Map<String, Json>,
         outcome: &mut CaseOutcome,
     ) -> Result<Answer, String> {
-        let (answer, body) = self.post(&self.url, request).await?;
+        let (answer, body) = self.post(Route::ChatCompletions, request).await?;
         let message = answer.pointer("/choices/0/message").ok_or_else(|| {
             format!(
                 "endpoint answer has no choices[0].message: {}",
@@ -392,9 +380,7 @@ impl Evaluator {
         let messages = request.get("messages").cloned().unwrap_or(Json::Null);
         let mut apply = Map::new();
         apply.insert("messages".into(), messages);
-        let (templated, body) = self
-            .post(&format!("{}/apply-template", self.root), &apply)
-            .await?;
+        let (templated, body) = self.post(Route::ApplyTemplate, &apply).await?;
         let prompt = templated
             .get("prompt")
             .and_then(Json::as_str)
@@ -413,9 +399,7 @@ impl Evaluator {
                 completion.insert(field.into(), value.clone());
             }
         }
-        let (answer, body) = self
-            .post(&format!("{}/completion", self.root), &completion)
-            .await?;
+        let (answer, body) = self.post(Route::Completion, &completion).await?;
         let text = answer
             .get("content")
             .and_then(Json::as_str)
@@ -432,22 +416,29 @@ impl Evaluator {
         Ok(answer)
     }
 
-    /// One POST of `body` to `url`: its answer as JSON, and as text (for messages).
-    async fn post(&self, url: &str, body: &Map<String, Json>) -> Result<(Json, String), String> {
-        let mut response = self
-            .http
-            .post(url)
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| describe(&e, self.options.timeout))?;
-        let status = response.status();
-        let limit = self.options.max_response_bytes;
-        if !status.is_success() {
+    /// One POST of `body` to `route`: its answer as JSON, and as text (for messages).
+    async fn post(&self, route: Route, body: &Map<String, Json>) -> Result<(Json, String), String> {
+        let body =
+            serde_json::to_vec(body).map_err(|e| format!("cannot write the request: {e}"))?;
+        match self.endpoint.post_json(route, body, None).await {
+            Ok(answer) => Ok((answer.json, answer.text)),
+            Err(error) => Err(failure(error, self.options.timeout)),
+        }
+    }
+}
+
+/// The reason a case fails whose request failed.
+fn failure(error: EndpointError, timeout: Duration) -> String {
+    match error {
+        EndpointError::Unreachable(error) => describe(&error, timeout),
+        EndpointError::TimedOut(after) => timed_out(after),
+        EndpointError::Answer(error) => answer_error(error, timeout),
+        EndpointError::Status { status, body } => {
+            let body = match body {
+                Ok(body) => body,
+                Err(error) => return answer_error(error, timeout),
+            };
             // An error's text is only quoted: bytes that are not UTF-8 are shown replaced.
-            let body = endpoint::read_bytes(&mut response, limit, None)
-                .await
-                .map_err(|e| answer_error(e, self.options.timeout))?;
             let body = String::from_utf8_lossy(&body);
             let message = serde_json::from_str::<Json>(&body)
                 .ok()
@@ -457,18 +448,12 @@ impl Evaluator {
                         .map(str::to_owned)
                 })
                 .unwrap_or_else(|| excerpt(&body));
-            return Err(format!("endpoint answered {status}: {message}"));
+            format!("endpoint answered {status}: {message}")
         }
-        let body = endpoint::read_text(&mut response, limit, None)
-            .await
-            .map_err(|e| answer_error(e, self.options.timeout))?;
-        let answer: Json = serde_json::from_str(&body).map_err(|e| {
-            format!(
-                "endpoint answered with invalid JSON ({e}): {}",
-                excerpt(&body)
-            )
-        })?;
-        Ok((answer, body))
+        EndpointError::NotJson { error, text } => format!(
+            "endpoint answered with invalid JSON ({error}): {}",
+            excerpt(&text)
+        ),
     }
 }
 
@@ -549,12 +534,16 @@ fn read_text(text: &str, catalog: &Catalog) -> Read {
 
 fn describe(error: &reqwest::Error, timeout: Duration) -> String {
     if error.is_timeout() {
-        format!("endpoint timed out after {} s", timeout.as_secs())
+        timed_out(timeout)
     } else if error.is_connect() {
         format!("cannot reach the endpoint: {error}")
     } else {
         format!("endpoint request failed: {error}")
     }
+}
+
+fn timed_out(after: Duration) -> String {
+    format!("endpoint timed out after {} s", after.as_secs())
 }
 
 /// The start of a body, for an error message.
@@ -564,5 +553,64 @@ fn excerpt(body: &str) -> String {
         format!("{cut}...")
     } else {
         cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {
+        // The last two have no valid host: they were once taken, and every case failed.
+        for endpoint in [
+            "ftp://x",
+            "localhost:8080",
+            "http://",
+            "http://exa mple:8080",
+            "http://:8080",
+        ] {
+            let error = Evaluator::new(EvalOptions {
+                endpoint: endpoint.to_owned(),
+                ..EvalOptions::default()
+            })
+            .unwrap_err();
+            assert_eq!(
+                error,
+                format!("the endpoint must be an http(s) URL, found '{endpoint}'")
+            );
+        }
+    }
+
+    #[test]
+    fn a_failed_request_is_put_in_the_evaluators_words() {
+        let timeout = Duration::from_secs(3);
+        assert_eq!(
+            failure(EndpointError::TimedOut(timeout), timeout),
+            "endpoint timed out after 3 s"
+        );
+        let status = |body: &[u8]| EndpointError::Status {
+            status: reqwest::StatusCode::BAD_REQUEST,
+            body: Ok(body.to_vec()),
+        };
+        assert_eq!(
+            failure(
+                status(br#"{"error": {"message": "no such model"}}"#),
+                timeout
+            ),
+            "endpoint answered 400 Bad Request: no such model"
+        );
+        assert_eq!(
+            failure(status(b"plain \xff text"), timeout),
+            "endpoint answered 400 Bad Request: plain \u{fffd} text"
+        );
+        let too_large = EndpointError::Status {
+            status: reqwest::StatusCode::BAD_REQUEST,
+            body: Err(AnswerError::TooLarge { limit: 8 }),
+        };
+        assert_eq!(
+            failure(too_large, timeout),
+            "endpoint answer is larger than 8 bytes (raise --max-response-bytes to read it)"
+        );
     }
 }

@@ -226,7 +226,7 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
             match chunk {
                 Ok(Some(chunk)) => {
                     sent += chunk.len();
-                    if sent > gateway.upstream.max_response_bytes {
+                    if sent > gateway.upstream.max_response_bytes() {
                         tx.send(error_event(&gateway.upstream.too_large())).await;
                         return;
                     }

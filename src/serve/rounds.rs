@@ -98,7 +98,7 @@ impl Rounds<'_> {
         if !is_event_stream(response) {
             return self.read_whole(turn, response, writer, usage, finish).await;
         }
-        let mut decoder = SseDecoder::new(upstream.max_response_bytes);
+        let mut decoder = SseDecoder::new(upstream.max_response_bytes());
         let mut answer_usage = None;
         let mut received = 0usize;
         let mut datas = Vec::new();
@@ -119,7 +119,7 @@ impl Rounds<'_> {
                 }
                 Ok(Some(chunk)) => {
                     received += chunk.len();
-                    if received > upstream.max_response_bytes {
+                    if received > upstream.max_response_bytes() {
                         return StreamEnd::Failed(upstream.too_large());
                     }
                     if decoder.feed(&chunk, &mut datas).is_err() {

@@ -1,7 +1,7 @@
-//! The upstream server: requests with a time limit, bodies with a size limit.
+//! The upstream server: the shared endpoint client, its errors in the gateway's words.
 
 use super::ApiError;
-use crate::endpoint::{self, error_chain, AnswerError};
+use crate::endpoint::{error_chain, AnswerError, Endpoint, EndpointError, Route, TimeLimit};
 use axum::body::Bytes;
 use axum::http::{header, HeaderValue, StatusCode};
 use serde_json::Value as Json;
@@ -10,13 +10,9 @@ use std::time::Duration;
 /// The OpenAI-compatible server the gateway stands in front of.
 #[derive(Debug, Clone)]
 pub(crate) struct Upstream {
-    client: reqwest::Client,
-    chat_url: String,
-    models_url: String,
-    /// Longest wait for the response head and between two pieces of its body.
-    pub(crate) timeout: Duration,
-    /// Largest response body read.
-    pub(crate) max_response_bytes: usize,
+    /// Its time limit bounds the wait for the response head and between two pieces of
+    /// its body.
+    endpoint: Endpoint,
 }
 
 /// What the upstream answered before its body: a response to read.
@@ -29,31 +25,24 @@ impl Upstream {
         timeout: Duration,
         max_response_bytes: usize,
     ) -> Result<Upstream, String> {
-        let base = base.trim_end_matches('/');
-        let parsed =
-            reqwest::Url::parse(base).map_err(|e| format!("invalid upstream URL '{base}': {e}"))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!(
-                "invalid upstream URL '{base}': use http:// or https://"
-            ));
-        }
-        let api = if base.ends_with("/v1") {
-            base.to_owned()
-        } else {
-            format!("{base}/v1")
-        };
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-        Ok(Upstream {
-            client,
-            chat_url: format!("{api}/chat/completions"),
-            models_url: format!("{api}/models"),
-            timeout,
-            max_response_bytes,
-        })
+        use crate::endpoint::SetupError;
+        let endpoint = Endpoint::new(base, TimeLimit::EachWait(timeout), max_response_bytes)
+            .map_err(|error| {
+                let base = base.trim_end_matches('/');
+                match error {
+                    SetupError::NotUrl(why) => format!("invalid upstream URL '{base}': {why}"),
+                    SetupError::NotHttp => {
+                        format!("invalid upstream URL '{base}': use http:// or https://")
+                    }
+                    SetupError::Client(e) => format!("cannot start the HTTP client: {e}"),
+                }
+            })?;
+        Ok(Upstream { endpoint })
+    }
+
+    /// Largest response body read.
+    pub(crate) fn max_response_bytes(&self) -> usize {
+        self.endpoint.max_response_bytes()
     }
 
     /// `POST /v1/chat/completions` with `body`; returns once the response head is in.
@@ -62,38 +51,18 @@ impl Upstream {
         body: Bytes,
         auth: Option<&HeaderValue>,
     ) -> Result<Response, ApiError> {
-        let mut request = self
-            .client
-            .post(&self.chat_url)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(body);
-        if let Some(auth) = auth {
-            request = request.header(header::AUTHORIZATION, auth.clone());
-        }
-        self.send(request).await
+        self.endpoint
+            .post(Route::ChatCompletions, body, auth)
+            .await
+            .map_err(|e| self.error(e))
     }
 
     /// `GET /v1/models`.
     pub(crate) async fn models(&self, auth: Option<&HeaderValue>) -> Result<Response, ApiError> {
-        let mut request = self.client.get(&self.models_url);
-        if let Some(auth) = auth {
-            request = request.header(header::AUTHORIZATION, auth.clone());
-        }
-        self.send(request).await
-    }
-
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<Response, ApiError> {
-        match tokio::time::timeout(self.timeout, request.send()).await {
-            Err(_) => Err(ApiError::timeout(self.timeout)),
-            Ok(Err(error)) if error.is_timeout() => Err(ApiError::timeout(self.timeout)),
-            // reqwest names the URL in its message: clients are not to learn the
-            // upstream's address, path or credentials.
-            Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
-                "Cannot reach the upstream server: {}",
-                error_chain(&error.without_url())
-            ))),
-            Ok(Ok(response)) => Ok(response),
-        }
+        self.endpoint
+            .get(Route::Models, auth)
+            .await
+            .map_err(|e| self.error(e))
     }
 
     /// The next piece of a response body, `None` at its end.
@@ -101,22 +70,41 @@ impl Upstream {
         &self,
         response: &mut Response,
     ) -> Result<Option<Bytes>, ApiError> {
-        match tokio::time::timeout(self.timeout, response.chunk()).await {
-            Err(_) => Err(ApiError::timeout(self.timeout)),
-            Ok(Err(error)) => Err(ApiError::bad_gateway(format!(
-                "The upstream server broke off its answer: {}",
-                error_chain(&error.without_url())
-            ))),
-            Ok(Ok(chunk)) => Ok(chunk),
-        }
+        self.endpoint
+            .next_piece(response)
+            .await
+            .map_err(|e| self.answer_error(e))
     }
 
     /// A whole response body, within the size limit.
     pub(crate) async fn read_body(&self, response: &mut Response) -> Result<Bytes, ApiError> {
-        endpoint::read_bytes(response, self.max_response_bytes, Some(self.timeout))
+        self.endpoint
+            .read_bytes(response)
             .await
             .map(Bytes::from)
             .map_err(|e| self.answer_error(e))
+    }
+
+    /// The error for a request that failed.
+    fn error(&self, error: EndpointError) -> ApiError {
+        match error {
+            EndpointError::TimedOut(after) => ApiError::timeout(after),
+            // reqwest names the URL in its message: clients are not to learn the
+            // upstream's address, path or credentials.
+            EndpointError::Unreachable(error) => ApiError::bad_gateway(format!(
+                "Cannot reach the upstream server: {}",
+                error_chain(&error.without_url())
+            )),
+            EndpointError::Answer(error) => self.answer_error(error),
+            // An error body that cannot be read is left out; the status still says what
+            // happened.
+            EndpointError::Status { status, body } => {
+                ApiError::from_upstream(status, &body.unwrap_or_default())
+            }
+            EndpointError::NotJson { error, .. } => ApiError::bad_gateway(format!(
+                "The upstream server's answer is not JSON ({error})"
+            )),
+        }
     }
 
     /// The error for an answer that could not be read.
@@ -135,16 +123,11 @@ impl Upstream {
 
     /// A response as an error when its status is one: its body read (as far as the limit
     /// allows) and turned into OpenAI's error shape.
-    pub(crate) async fn check(&self, mut response: Response) -> Result<Response, ApiError> {
-        let status = response.status();
-        if status.is_success() {
-            return Ok(response);
-        }
-        let body = match self.read_body(&mut response).await {
-            Ok(body) => body,
-            Err(_) => Bytes::new(),
-        };
-        Err(ApiError::from_upstream(status, &body))
+    pub(crate) async fn check(&self, response: Response) -> Result<Response, ApiError> {
+        self.endpoint
+            .check(response)
+            .await
+            .map_err(|e| self.error(e))
     }
 
     /// [`Upstream::chat`], its answer [checked](Upstream::check): an error status is an
@@ -164,19 +147,17 @@ impl Upstream {
         body: Bytes,
         auth: Option<&HeaderValue>,
     ) -> Result<Json, ApiError> {
-        let mut response = self.chat_checked(body, auth).await?;
-        let body = endpoint::read_text(&mut response, self.max_response_bytes, Some(self.timeout))
+        self.endpoint
+            .post_json(Route::ChatCompletions, body, auth)
             .await
-            .map_err(|e| self.answer_error(e))?;
-        serde_json::from_str(&body).map_err(|e| {
-            ApiError::bad_gateway(format!("The upstream server's answer is not JSON ({e})"))
-        })
+            .map(|answer| answer.json)
+            .map_err(|e| self.error(e))
     }
 
     /// The error for a body over the limit.
     pub(crate) fn too_large(&self) -> ApiError {
         self.answer_error(AnswerError::TooLarge {
-            limit: self.max_response_bytes,
+            limit: self.max_response_bytes(),
         })
     }
 }
@@ -226,20 +207,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_take_v1_once() {
-        for base in [
-            "http://127.0.0.1:11434",
-            "http://127.0.0.1:11434/",
-            "http://127.0.0.1:11434/v1",
-        ] {
-            let upstream = Upstream::new(base, Duration::from_secs(1), 1).unwrap();
-            assert_eq!(
-                upstream.chat_url,
-                "http://127.0.0.1:11434/v1/chat/completions"
-            );
-            assert_eq!(upstream.models_url, "http://127.0.0.1:11434/v1/models");
-        }
-        assert!(Upstream::new("ftp://x", Duration::from_secs(1), 1).is_err());
+    fn a_bad_url_says_so_in_the_gateways_words() {
+        let error = Upstream::new("ftp://x/", Duration::from_secs(1), 1).unwrap_err();
+        assert_eq!(
+            error,
+            "invalid upstream URL 'ftp://x': use http:// or https://"
+        );
+        let error = Upstream::new("nowhere", Duration::from_secs(1), 1).unwrap_err();
+        assert_eq!(
+            error,
+            "invalid upstream URL 'nowhere': relative URL without a base"
+        );
     }
 
     #[tokio::test]

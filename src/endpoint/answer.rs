@@ -1,5 +1,4 @@
-//! Reading an OpenAI-compatible endpoint's answer, the same way for the gateway
-//! ([`crate::serve`], which calls it the upstream) and the evaluator ([`crate::eval`]).
+//! Reading an endpoint's answer within the size limit.
 //!
 //! An answer is read piece by piece and refused as soon as it passes the size limit, so
 //! an endpoint that sends without end costs the limit and no more; the text of a whole
@@ -8,12 +7,10 @@
 //! model never wrote. Both callers turn an [`AnswerError`] into their own words (a 502 for
 //! the gateway's client, a failed case for the evaluator), from the same reasons.
 
+use super::error_chain;
+use bytes::Bytes;
 use reqwest::Response;
 use std::time::Duration;
-
-/// The default of both callers' limit on an answer's size (`max_response_bytes`):
-/// 16 MiB, many times the longest answer a model writes.
-pub(crate) const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;
 
 /// Why an answer could not be read.
 #[derive(Debug)]
@@ -51,10 +48,10 @@ impl AnswerError {
 
 /// The next piece of an answer, `None` at its end; `wait` bounds the wait for it (`None`
 /// leaves that to the client's own time limit).
-async fn next_piece(
+pub(super) async fn next_piece(
     response: &mut Response,
     wait: Option<Duration>,
-) -> Result<Option<impl AsRef<[u8]>>, AnswerError> {
+) -> Result<Option<Bytes>, AnswerError> {
     let piece = match wait {
         Some(wait) => tokio::time::timeout(wait, response.chunk())
             .await
@@ -65,7 +62,7 @@ async fn next_piece(
 }
 
 /// A whole answer's bytes, refused once they pass `limit`.
-pub(crate) async fn read_bytes(
+pub(super) async fn read_bytes(
     response: &mut Response,
     limit: usize,
     wait: Option<Duration>,
@@ -77,17 +74,16 @@ pub(crate) async fn read_bytes(
     // `declared` is at most `limit` here, so it fits.
     let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
     while let Some(piece) = next_piece(response, wait).await? {
-        let piece = piece.as_ref();
         if piece.len() > limit - body.len() {
             return Err(AnswerError::TooLarge { limit });
         }
-        body.extend_from_slice(piece);
+        body.extend_from_slice(&piece);
     }
     Ok(body)
 }
 
 /// A whole answer as text: within `limit`, and UTF-8.
-pub(crate) async fn read_text(
+pub(super) async fn read_text(
     response: &mut Response,
     limit: usize,
     wait: Option<Duration>,
@@ -96,19 +92,4 @@ pub(crate) async fn read_text(
     String::from_utf8(body).map_err(|e| AnswerError::NotUtf8 {
         at: e.utf8_error().valid_up_to(),
     })
-}
-
-/// An error and its sources, joined: reqwest's own message alone rarely says what failed.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
