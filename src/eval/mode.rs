@@ -61,6 +61,9 @@ pub struct Mode {
     /// Variant `bare`: the grammar also takes a text value as a bare word, `city=Oslo`
     /// ([`GrammarOptions::bare_strings`](crate::grammar::GrammarOptions::bare_strings)).
     pub bare: bool,
+    /// Variant `nolead`: the grammar asks for the call at once, without the short lead-in
+    /// of prose it allows by default ([`GrammarOptions::lead_in`](crate::grammar::GrammarOptions::lead_in) 0).
+    pub no_lead: bool,
 }
 
 impl Mode {
@@ -74,6 +77,7 @@ impl Mode {
             slot: false,
             guard: false,
             bare: false,
+            no_lead: false,
         }
     }
 }
@@ -105,6 +109,9 @@ impl fmt::Display for Mode {
         }
         if self.bare {
             f.write_str("+bare")?;
+        }
+        if self.no_lead {
+            f.write_str("+nolead")?;
         }
         Ok(())
     }
@@ -138,10 +145,11 @@ impl FromStr for Mode {
                 "slot" => mode.slot = true,
                 "guard" => mode.guard = true,
                 "bare" => mode.bare = true,
+                "nolead" => mode.no_lead = true,
                 other => {
                     return Err(format!(
                         "unknown variant '{other}' in mode '{text}': use +desc, +example, \
-                         +named, +slot, +guard or +bare"
+                         +named, +slot, +guard, +bare or +nolead"
                     ))
                 }
             }
@@ -152,7 +160,8 @@ impl FromStr for Mode {
                 || mode.named
                 || mode.slot
                 || mode.guard
-                || mode.bare)
+                || mode.bare
+                || mode.no_lead)
         {
             return Err(format!(
                 "mode '{text}': native sends the tools as JSON Schema, the prompt variants \

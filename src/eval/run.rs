@@ -479,6 +479,7 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         single: !case.category.contains("parallel"),
         guard_string_start: mode.guard || defaults.guard_string_start,
         bare_strings: mode.bare || defaults.bare_strings,
+        lead_in: if mode.no_lead { 0 } else { defaults.lead_in },
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))

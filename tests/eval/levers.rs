@@ -93,3 +93,35 @@ fn the_example_variants_rewrite_only_the_example_call() {
     assert_eq!(mode("grammar+guard").to_string(), "grammar+guard");
     assert!("native+guard".parse::<Mode>().is_err());
 }
+
+/// `+bare` and `+nolead` name grammar options: a text argument as a bare word, and no prose
+/// before the call. Both round-trip as mode names and do not apply to `native`.
+#[test]
+fn the_bare_and_nolead_variants_name_grammar_options() {
+    let mode = |text: &str| text.parse::<Mode>().unwrap();
+    let both = mode("grammar+bare+nolead");
+    assert!(both.bare && both.no_lead);
+    assert_eq!(both.to_string(), "grammar+bare+nolead");
+    assert!("native+nolead".parse::<Mode>().is_err());
+    assert!("native+bare".parse::<Mode>().is_err());
+    let required = GrammarOptions {
+        choice: Choice::Required,
+        ..GrammarOptions::default()
+    };
+    let with_lead = grammar(&derivative(), &required).unwrap();
+    let no_lead = grammar(
+        &derivative(),
+        &GrammarOptions {
+            lead_in: 0,
+            ..required.clone()
+        },
+    )
+    .unwrap();
+    let call = "@calculus.derivative(function=\"x^2\")";
+    for g in [&with_lead, &no_lead] {
+        assert!(g.accepts(call));
+    }
+    let led = format!("The derivative is easy: {call}");
+    assert!(with_lead.accepts(&led));
+    assert!(!no_lead.accepts(&led), "no prose before the call");
+}
