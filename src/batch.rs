@@ -53,7 +53,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod stream;
-pub use stream::{RecordStream, TEXT_RECORD_LIMIT};
+pub use stream::{RecordStream, TextRelease, TEXT_RECORD_LIMIT};
 
 /// How many bytes of a span an error record quotes in its `raw` field.
 pub const RAW_LIMIT: usize = 200;

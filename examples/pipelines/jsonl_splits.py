@@ -139,11 +139,12 @@ def loaded_tools(text: str):
     return atfunc.Tools(text)
 
 
-def parse_batch(table: pa.Table, tools=None) -> pa.Table:
+def parse_batch(table: pa.Table, tools=None, dialect: str = "atfunc") -> pa.Table:
     """The output lines for a table of `line` and `text` (as `read_split` gives it), as a
     one-column table `value`: one line per record, exactly as `atfunc parse --jsonl` prints
     it for the same file (blank lines give none). `tools`: the `--tools`, as the text of a
-    tools file or an `atfunc.Tools`, or None."""
+    tools file or an `atfunc.Tools`, or None. `dialect`: the `--dialect`, the call format
+    the completions are written in."""
     import atfunc
 
     tools = loaded_tools(tools) if isinstance(tools, str) else tools
@@ -158,7 +159,7 @@ def parse_batch(table: pa.Table, tools=None) -> pa.Table:
                 f"{first_line} to {piece.column('line')[-1].as_py()} are {piece.num_rows}"
             )
         out = atfunc.parse_jsonl(piece.column("text").combine_chunks(), tools,
-                                 first_line=first_line)
+                                 first_line=first_line, dialect=dialect)
         # A blank line gives None: the CLI prints nothing for it.
         pieces.append(out.drop_null())
     return pa.table({"value": pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())})

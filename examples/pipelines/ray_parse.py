@@ -1,11 +1,13 @@
 """`atfunc parse --jsonl` on Ray Data: the same output records, from every node of a cluster.
 
     python examples/pipelines/ray_parse.py INPUT.jsonl OUTPUT_DIR [--tools FILE]
-        [--address ADDRESS] [--num-cpus N] [--split-mb MB] [--wheel ATFUNC.whl]
+        [--dialect NAME] [--address ADDRESS] [--num-cpus N] [--split-mb MB]
+        [--wheel ATFUNC.whl]
 
 INPUT.jsonl holds records `{"id", "completion", "tools"}`, one a line; OUTPUT_DIR gets JSON
 Lines files whose lines, taken together, are exactly the lines `atfunc parse --jsonl
-[--tools FILE] INPUT.jsonl` prints (in another order, spread over several files).
+[--tools FILE] [--dialect NAME] INPUT.jsonl` prints (in another order, spread over several
+files).
 
 The plan:
 
@@ -96,14 +98,15 @@ class LinesDatasink(BlockBasedFileDatasink):
         file.write(jsonl_splits.output_bytes(values))
 
 
-def parse_step(batch: pa.Table, tools: Optional[str]) -> pa.Table:
-    return jsonl_splits.parse_batch(batch, tools)
+def parse_step(batch: pa.Table, tools: Optional[str], dialect: str) -> pa.Table:
+    return jsonl_splits.parse_batch(batch, tools, dialect)
 
 
 def run(input_path: str, output_dir: str, tools: Optional[str] = None,
-        split_bytes: Optional[int] = None) -> None:
+        split_bytes: Optional[int] = None, dialect: str = "atfunc") -> None:
     """Parses `input_path` into JSON Lines files under `output_dir` on the Ray cluster this
-    process is connected to. `tools` is the text of a tools file, or None."""
+    process is connected to. `tools` is the text of a tools file, or None; `dialect` the
+    call format of the completions (`atfunc parse --dialect`)."""
     if split_bytes is None:
         size = Path(input_path).stat().st_size if Path(input_path).exists() else 0
         split_bytes = jsonl_splits.split_bytes_for(size, int(ray.cluster_resources().get("CPU", 1)))
@@ -113,7 +116,7 @@ def run(input_path: str, output_dir: str, tools: Optional[str] = None,
     records = ray.data.read_datasource(source, override_num_blocks=max(1, source.splits))
     parsed = records.map_batches(
         parse_step,
-        fn_kwargs={"tools": tools},
+        fn_kwargs={"tools": tools, "dialect": dialect},
         batch_format="pyarrow",
         # A whole split a batch (it is bounded already): with a batch size Ray runs the
         # parse apart from the read and passes every split through its object store; without,
@@ -129,6 +132,9 @@ def main(argv: Optional[Iterable[str]] = None) -> None:
     parser.add_argument("input", help="records, one JSON object a line (a path or a URI)")
     parser.add_argument("output", help="the folder that gets the output files")
     parser.add_argument("--tools", type=Path, help="tools for records without their own")
+    parser.add_argument("--dialect", default="atfunc",
+                        help="the call format of the completions, as for `atfunc parse "
+                        "--dialect` (default: atfunc)")
     parser.add_argument("--address", help="a Ray cluster to join (default: start one here)")
     parser.add_argument("--num-cpus", type=int, help="CPUs of the local Ray (default: all)")
     parser.add_argument("--split-mb", type=float, help="split size in MB (default: by CPUs)")
@@ -137,6 +143,10 @@ def main(argv: Optional[Iterable[str]] = None) -> None:
     args = parser.parse_args(argv)
     tools = args.tools.read_text(encoding="utf-8") if args.tools else None
     split_bytes = int(args.split_mb * 1e6) if args.split_mb else None
+    # A misspelt name fails here, before a cluster is started or joined.
+    import atfunc
+
+    atfunc.parse("", dialect=args.dialect)
 
     # The helper module and, if given, the atfunc wheel go to every node with the job.
     runtime_env = {
@@ -150,7 +160,7 @@ def main(argv: Optional[Iterable[str]] = None) -> None:
                  log_to_driver=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
     started = time.perf_counter()
-    run(args.input, args.output, tools, split_bytes)
+    run(args.input, args.output, tools, split_bytes, args.dialect)
     seconds = time.perf_counter() - started
     print(f"parsed {args.input} into {args.output} in {seconds:.2f} s", file=sys.stderr)
     ray.shutdown()

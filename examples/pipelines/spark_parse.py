@@ -1,13 +1,14 @@
 """`atfunc parse --jsonl` on PySpark: the same output records, from every executor.
 
     python examples/pipelines/spark_parse.py INPUT.jsonl OUTPUT_DIR [--tools FILE]
-        [--master MASTER] [--split-mb MB]
+        [--dialect NAME] [--master MASTER] [--split-mb MB]
     spark-submit --master spark://head:7077 --py-files examples/pipelines/jsonl_splits.py \\
         examples/pipelines/spark_parse.py INPUT.jsonl OUTPUT_DIR
 
 INPUT.jsonl holds records `{"id", "completion", "tools"}`, one a line; OUTPUT_DIR gets text
 files (`part-*`) whose lines, taken together, are exactly the lines `atfunc parse --jsonl
-[--tools FILE] INPUT.jsonl` prints (in another order, spread over several files).
+[--tools FILE] [--dialect NAME] INPUT.jsonl` prints (in another order, spread over several
+files).
 
 The plan:
 
@@ -52,19 +53,20 @@ SPLIT_SCHEMA = StructType(
 
 
 def parse_splits(
-    batches: Iterator[pa.RecordBatch], tools: Optional[str]
+    batches: Iterator[pa.RecordBatch], tools: Optional[str], dialect: str = "atfunc"
 ) -> Iterator[pa.RecordBatch]:
     """For `mapInArrow`: batches of splits in, batches of output lines (`value`) out."""
     for batch in batches:
         for row in batch.to_pylist():
             lines = jsonl_splits.read_split(jsonl_splits.Split(**row))
-            yield from jsonl_splits.parse_batch(lines, tools).to_batches()
+            yield from jsonl_splits.parse_batch(lines, tools, dialect).to_batches()
 
 
 def run(spark: SparkSession, input_path: str, output_dir: str, tools: Optional[str] = None,
-        split_bytes: Optional[int] = None) -> None:
+        split_bytes: Optional[int] = None, dialect: str = "atfunc") -> None:
     """Parses `input_path` into text files under `output_dir` with `spark`. `tools` is the
-    text of a tools file, or None."""
+    text of a tools file, or None; `dialect` the call format of the completions (`atfunc
+    parse --dialect`)."""
     context = spark.sparkContext
     if split_bytes is None:
         size = Path(input_path).stat().st_size if Path(input_path).exists() else 0
@@ -74,7 +76,7 @@ def run(spark: SparkSession, input_path: str, output_dir: str, tools: Optional[s
     # One partition a split: a split is the unit of work, sized for the cluster already.
     frame = spark.createDataFrame(context.parallelize(rows, max(1, len(rows))), SPLIT_SCHEMA)
     parsed = frame.mapInArrow(
-        lambda batches: parse_splits(batches, tools),
+        lambda batches: parse_splits(batches, tools, dialect),
         StructType([StructField("value", StringType(), False)]),
     )
     parsed.write.mode("errorifexists").text(output_dir)
@@ -113,17 +115,24 @@ def main(argv: Optional[Iterable[str]] = None) -> None:
     parser.add_argument("input", help="records, one JSON object a line (a path or a URI)")
     parser.add_argument("output", help="the folder that gets the output files (must not exist)")
     parser.add_argument("--tools", type=Path, help="tools for records without their own")
+    parser.add_argument("--dialect", default="atfunc",
+                        help="the call format of the completions, as for `atfunc parse "
+                        "--dialect` (default: atfunc)")
     parser.add_argument("--master", help="the Spark master (default: local[2])")
     parser.add_argument("--split-mb", type=float, help="split size in MB (default: by cores)")
     args = parser.parse_args(argv)
     tools = args.tools.read_text(encoding="utf-8") if args.tools else None
     split_bytes = int(args.split_mb * 1e6) if args.split_mb else None
+    # A misspelt name fails here, before Spark starts.
+    import atfunc
+
+    atfunc.parse("", dialect=args.dialect)
 
     spark = session(args.master)
     spark.sparkContext.setLogLevel("WARN")
     spark.sparkContext.addPyFile(jsonl_splits.__file__)
     started = time.perf_counter()
-    run(spark, args.input, args.output, tools, split_bytes)
+    run(spark, args.input, args.output, tools, split_bytes, args.dialect)
     seconds = time.perf_counter() - started
     print(f"parsed {args.input} into {args.output} in {seconds:.2f} s", file=sys.stderr)
     spark.stop()

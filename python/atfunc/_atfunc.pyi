@@ -45,6 +45,18 @@ _Record = dict
 
 `span` is `[start, end]` in bytes of the UTF-8 text, `chars` the same in characters."""
 
+_Dialect = Literal[
+    "atfunc", "hermes", "llama3", "mistral", "pythonic", "deepseek", "qwen3_xml", "harmony",
+    "auto",
+]
+"""The call format a completion is written in, as `atfunc parse --dialect` names it:
+atfunc's own `@name(args)` (the default); `hermes` (`<tool_call>{"name", "arguments"}
+</tool_call>`: Hermes, Qwen 2.5/3), `llama3` (`<|python_tag|>{"name", "parameters"}`),
+`mistral` (`[TOOL_CALLS]`), `pythonic` (`[f(a=1), g(b='x')]`: Llama 3.2/4), `deepseek`
+(`<｜tool▁calls▁begin｜>`), `qwen3_xml` (`<function=f><parameter=a>`: Qwen3-Coder), `harmony`
+(`to=functions.f`: gpt-oss), or `auto`: whichever of those (not atfunc) the completion's
+first opening marker belongs to. An unknown name raises ValueError listing the names."""
+
 _ArrowTexts = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
 
 class ToolsError(ValueError):
@@ -115,6 +127,7 @@ def parse(
     tools: Optional[_ToolsLike] = None,
     *,
     with_text: bool = False,
+    dialect: _Dialect = "atfunc",
 ) -> List[_Record]:
     """The record of every call-shaped span of `text`, in order, exactly as the lines
     `atfunc parse` (with `--tools`, when `tools` is given) prints for it. Bytes may hold
@@ -122,20 +135,35 @@ def parse(
 
     `with_text=True` is `--text`: the text around the calls comes too, as `{"text": ...}`
     records (adjacent text in one record, cut every 64 KiB) and `{"invalid_utf8": hex,
-    "span", "chars"}` records for bytes that are not UTF-8."""
+    "span", "chars"}` records for bytes that are not UTF-8. `dialect` is `--dialect`: the
+    call format to read (see `_Dialect`)."""
 
 @final
 class StreamParser:
     """Parses a completion that arrives in pieces. `feed` and `finish` each return the
     records that became complete; all of them together equal `parse` of the whole text,
-    however it was split (even inside a character, for bytes). `with_text` as for
-    `parse`."""
+    however it was split (even inside a character, for bytes). `with_text` and `dialect`
+    as for `parse`.
+
+    With `with_text`, `text_release` says when text goes out. `"early"` (the default):
+    each `feed` returns the text known by then not to be part of a call, so a chat UI
+    shows an answer as it arrives; only what may still start a call (an `@name`, the
+    start of a dialect's marker such as `<tool_call>`, a character cut in two) is held
+    until the next piece tells. The text records then follow the pieces, and joined are
+    the text `parse` gives. `"gap"`: one text record per run of text between calls, given
+    out when the call after it or the end is read, exactly `parse`'s records."""
 
     def __new__(
-        cls, tools: Optional[_ToolsLike] = None, *, with_text: bool = False
+        cls,
+        tools: Optional[_ToolsLike] = None,
+        *,
+        with_text: bool = False,
+        dialect: _Dialect = "atfunc",
+        text_release: Literal["early", "gap"] = "early",
     ) -> "StreamParser": ...
     def feed(self, chunk: Union[str, bytes, bytearray]) -> List[_Record]:
-        """The next piece; returns the records it completed."""
+        """The next piece; returns the records it completed (and, with `with_text`, the
+        text it released)."""
     def finish(self) -> List[_Record]:
         """The end of the completion: returns the last records (a call left open is an
         error record). The parser is then ready for the next completion, offsets from 0."""
@@ -149,11 +177,13 @@ def parse_jsonl(
     *,
     first_line: int = 1,
     threads: Optional[int] = None,
+    dialect: _Dialect = "atfunc",
 ) -> pa.ChunkedArray:
     """For each input line of `atfunc parse --jsonl` (a record `{"id", "completion",
     "tools"}`), exactly the output line it prints (without the newline): `{"id", "calls",
     "errors"}`, or `{"id", "line", "error"}` for a line that is not a record. `tools` are
-    the `--tools`; a record's own `tools` win over them.
+    the `--tools`; a record's own `tools` win over them. `dialect` is `--dialect`: the call
+    format the completions are written in (see `_Dialect`).
 
     One element out per element in, in order. A blank line (empty or only whitespace), for
     which the CLI prints nothing, gives None, and so does None. `first_line` is the line
@@ -177,11 +207,16 @@ def parse_jsonl(  # type: ignore[overload-cannot-match, unused-ignore]
     *,
     first_line: int = 1,
     threads: Optional[int] = None,
+    dialect: _Dialect = "atfunc",
 ) -> pa.StringArray: ...
 
 @overload
 def parse_arrow(
-    texts: pa.ChunkedArray, tools: Optional[_ToolsLike] = None, *, threads: Optional[int] = None
+    texts: pa.ChunkedArray,
+    tools: Optional[_ToolsLike] = None,
+    *,
+    threads: Optional[int] = None,
+    dialect: _Dialect = "atfunc",
 ) -> pa.ChunkedArray:
     """The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
     with that completion, one struct per text (None for None):
@@ -196,7 +231,7 @@ def parse_arrow(
 
     `args` (bound calls, with tools), `positional` and `named` (without) are _JSON text;
     the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
-    Input and `threads` as for `parse_jsonl`; binary input with invalid UTF-8 is read with
+    Input, `threads` and `dialect` as for `parse_jsonl`; binary input with invalid UTF-8 is read with
     it replaced."""
 
 @overload
@@ -205,6 +240,7 @@ def parse_arrow(  # type: ignore[overload-cannot-match, unused-ignore]
     tools: Optional[_ToolsLike] = None,
     *,
     threads: Optional[int] = None,
+    dialect: _Dialect = "atfunc",
 ) -> pa.StructArray: ...
 
 def format_results(records: Iterable[Mapping[str, Any]]) -> str:

@@ -3,11 +3,17 @@
 //! Both are the core's [`RecordStream`], the one `atfunc parse` prints from (with the text
 //! around calls too, as `--text` prints it, when asked): chunks in, the call and error
 //! records they complete out, the same on every chunking. `parse` is one stream fed the
-//! whole text, so it equals a `StreamParser` fed the same text in any pieces.
+//! whole text, so it equals a `StreamParser` fed the same text in any pieces (the text
+//! records once adjacent ones are joined: a `StreamParser` gives text out at every `feed`,
+//! [`TextRelease::Early`], unless told `text_release="gap"`).
+//!
+//! `dialect=` names the call format read (`atfunc parse --dialect`).
 
 use crate::convert::json_to_py;
 use crate::tools::{self, Tools};
-use atfunc::batch::RecordStream;
+use atfunc::batch::{RecordStream, TextRelease};
+use atfunc::parse::Dialect;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 use serde_json::Value as Json;
@@ -38,6 +44,24 @@ fn chunk_bytes<'a>(chunk: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     })
 }
 
+/// The dialect called `name` (`atfunc parse --dialect NAME`); ValueError listing the names
+/// otherwise.
+pub(crate) fn dialect(name: &str) -> PyResult<Dialect> {
+    name.parse::<Dialect>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// `text_release=`: "early" or "gap".
+fn text_release(name: &str) -> PyResult<TextRelease> {
+    match name {
+        "early" => Ok(TextRelease::Early),
+        "gap" => Ok(TextRelease::PerGap),
+        other => Err(PyValueError::new_err(format!(
+            "unknown text_release '{other}': use \"early\" (text out at every feed) or \"gap\" (one record per run of text between calls)"
+        ))),
+    }
+}
+
 fn to_list<'py>(py: Python<'py>, records: &[Json]) -> PyResult<Bound<'py, PyList>> {
     let items = records
         .iter()
@@ -57,20 +81,24 @@ fn maybe_detached<T: Send>(py: Python<'_>, len: usize, work: impl FnOnce() -> T 
 
 /// The records of every call-shaped span in `text` (str or bytes), in text order, each the
 /// dict a line of `atfunc parse` prints (`with_text`: `atfunc parse --text`, the text
-/// around the calls too).
+/// around the calls too, one record per run of text between calls; `dialect`: `--dialect`).
 #[pyfunction]
-#[pyo3(signature = (text, tools = None, *, with_text = false))]
+#[pyo3(signature = (text, tools = None, *, with_text = false, dialect = "atfunc"))]
 pub(crate) fn parse<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     tools: Option<&Bound<'py, PyAny>>,
     with_text: bool,
+    dialect: &str,
 ) -> PyResult<Bound<'py, PyList>> {
+    let dialect = self::dialect(dialect)?;
     let tools = tools::optional(py, tools)?;
     let catalog = tools.map(|t| t.get().catalog.clone());
     let bytes = chunk_bytes(text)?;
     let records = maybe_detached(py, bytes.len(), || {
-        let mut stream = RecordStream::new(catalog).with_text(with_text);
+        let mut stream = RecordStream::new(catalog)
+            .with_dialect(dialect)
+            .with_text(with_text);
         let mut out = Vec::new();
         stream.feed(&bytes, &mut out);
         stream.finish(&mut out);
@@ -81,7 +109,10 @@ pub(crate) fn parse<'py>(
 
 /// A parser for a completion that arrives in pieces: `feed` each piece, then `finish`.
 /// Each returns the records that became complete, so the records of all the calls
-/// together equal `parse` of the whole text, however it was split.
+/// together equal `parse` of the whole text, however it was split. With `with_text`, each
+/// `feed` also returns the text known by then not to be part of a call
+/// (`text_release="early"`, the default), or the text comes as `parse` gives it, one
+/// record per run between calls (`"gap"`).
 #[pyclass(module = "atfunc", name = "StreamParser")]
 pub(crate) struct StreamParser {
     records: RecordStream,
@@ -91,16 +122,23 @@ pub(crate) struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (tools = None, *, with_text = false))]
+    #[pyo3(signature = (tools = None, *, with_text = false, dialect = "atfunc", text_release = "early"))]
     fn new(
         py: Python<'_>,
         tools: Option<&Bound<'_, PyAny>>,
         with_text: bool,
+        dialect: &str,
+        text_release: &str,
     ) -> PyResult<StreamParser> {
+        let dialect = self::dialect(dialect)?;
+        let release = self::text_release(text_release)?;
         let tools = tools::optional(py, tools)?;
         let catalog = tools.as_ref().map(|t| t.get().catalog.clone());
         Ok(StreamParser {
-            records: RecordStream::new(catalog).with_text(with_text),
+            records: RecordStream::new(catalog)
+                .with_dialect(dialect)
+                .with_text(with_text)
+                .with_text_release(release),
             tools,
         })
     }

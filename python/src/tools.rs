@@ -9,12 +9,13 @@
 use atfunc::batch::Batch;
 use atfunc::interface::load_valid_interfaces;
 use atfunc::interface::LoadLimits;
+use atfunc::parse::Dialect;
 use atfunc::{Catalog, Interface, LoadError};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value as Json;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pyo3::create_exception!(
     atfunc,
@@ -30,10 +31,40 @@ pub struct Tools {
     pub(crate) catalog: Arc<Catalog>,
     /// For `parse_jsonl`: kept with the tools so that its cache of the records' own tool
     /// sets lives from one batch to the next.
-    pub(crate) batch: Arc<Batch>,
+    pub(crate) batches: Batches,
     /// The definitions as JSON text, for pickling: a worker of Ray or Spark that gets a
     /// `Tools` loads the same definitions, wherever they were read from.
     json: String,
+}
+
+/// The [`Batch`] of each dialect for one tool set (or none), made when first asked for
+/// and kept, with its cache of the records' own tool sets, for the next call.
+pub(crate) struct Batches {
+    tools: Option<Catalog>,
+    /// In the order of [`Dialect::ALL`].
+    made: [OnceLock<Arc<Batch>>; Dialect::ALL.len()],
+}
+
+impl Batches {
+    pub(crate) fn new(tools: Option<Catalog>) -> Batches {
+        Batches {
+            tools,
+            made: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+
+    /// The batch that reads completions written in `dialect`.
+    pub(crate) fn get(&self, dialect: Dialect) -> Arc<Batch> {
+        let make = || Arc::new(Batch::new(self.tools.clone()).with_dialect(dialect));
+        match Dialect::ALL
+            .iter()
+            .position(|d| *d == dialect)
+            .and_then(|i| self.made.get(i))
+        {
+            Some(made) => made.get_or_init(make).clone(),
+            None => make(),
+        }
+    }
 }
 
 #[pymethods]
@@ -50,7 +81,7 @@ impl Tools {
         }
         Ok(Tools {
             interfaces: Arc::new(interfaces),
-            batch: Arc::new(Batch::new(Some(catalog.clone()))),
+            batches: Batches::new(Some(catalog.clone())),
             catalog: Arc::new(catalog),
             json,
         })

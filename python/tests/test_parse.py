@@ -49,7 +49,9 @@ def test_text_records_equal_the_cli(cli, index):
     assert atfunc.parse(data, with_text=True) == expected
     rng = random.Random(3)
     cuts = [rng.randrange(len(data) + 1) for _ in range(6)]
-    assert stream(split(data, cuts), with_text=True) == expected
+    assert stream(split(data, cuts), with_text=True, text_release="gap") == expected
+    # Text given out at every feed: the same records once adjacent text is joined.
+    assert merged(stream(split(data, cuts), with_text=True)) == merged(expected)
 
 
 def test_records_carry_bound_arguments():
@@ -60,12 +62,23 @@ def test_records_carry_bound_arguments():
     ]
 
 
-def stream(pieces, tools=None, with_text=False):
-    parser = atfunc.StreamParser(tools, with_text=with_text)
+def stream(pieces, tools=None, with_text=False, **options):
+    parser = atfunc.StreamParser(tools, with_text=with_text, **options)
     records = []
     for piece in pieces:
         records += parser.feed(piece)
     return records + parser.finish()
+
+
+def merged(records):
+    """Adjacent text records joined."""
+    out = []
+    for record in records:
+        if "text" in record and out and "text" in out[-1]:
+            out[-1] = {"text": out[-1]["text"] + record["text"]}
+        else:
+            out.append(dict(record))
+    return out
 
 
 def split(data, cuts):
@@ -119,3 +132,47 @@ def test_wrong_chunk_types_are_refused():
     with pytest.raises(TypeError, match="str or bytes"):
         atfunc.StreamParser().feed(12)
     assert atfunc.parse(bytearray(b"@a.b()"))[0]["name"] == "a.b"
+
+
+def test_text_without_calls_reaches_a_chat_ui_before_the_answer_ends():
+    answer = "The capital of Norway is Oslo. It lies at the end of the Oslofjord; Blåbær 🙂!"
+    tokens = [answer[i:i + 4] for i in range(0, len(answer), 4)]
+    shown = []
+
+    def model():
+        for k, token in enumerate(tokens):
+            # Before the model writes the next token, the UI shows all it wrote so far.
+            assert "".join(shown) == "".join(tokens[:k])
+            yield token
+
+    parser = atfunc.StreamParser(with_text=True)
+    for token in model():
+        shown += [r["text"] for r in parser.feed(token)]
+    # The whole answer was on screen before it ended.
+    assert "".join(shown) == answer
+    assert parser.finish() == []
+
+
+def test_text_is_held_only_where_a_call_may_start():
+    parser = atfunc.StreamParser(with_text=True)
+    assert parser.feed("Mail bob@example.org or ") == [{"text": "Mail bob@example.org or "}]
+    assert parser.feed("call @weather") == [{"text": "call "}]
+    assert parser.feed('.get("Oslo") now') == [
+        {"name": "weather.get", "positional": ["Oslo"], "named": {}, "body": None,
+         "span": [29, 49], "chars": [29, 49]},
+        {"text": " now"},
+    ]
+    assert parser.feed("@ home") == [{"text": "@ home"}]
+    assert parser.finish() == []
+    hermes = atfunc.StreamParser(with_text=True, dialect="hermes")
+    assert hermes.feed("Sure <tool_") == [{"text": "Sure "}]
+    assert hermes.feed("box> done") == [{"text": "<tool_box> done"}]
+
+
+def test_text_release_gap_keeps_one_record_per_run_of_text():
+    parser = atfunc.StreamParser(with_text=True, text_release="gap")
+    assert parser.feed("Hello ") == []
+    assert parser.feed("there @a.b(1) bye")[0] == {"text": "Hello there "}
+    assert parser.finish() == [{"text": " bye"}]
+    with pytest.raises(ValueError, match="text_release"):
+        atfunc.StreamParser(text_release="soon")

@@ -1,5 +1,18 @@
 //! The records `atfunc parse` prints, for a stream of chunks: one implementation that the
 //! CLI and the Python package share, so their records agree on every chunking.
+//!
+//! The contract:
+//! 1. Call and error records are the same on every chunking, in text order, each given out
+//!    by the `feed` (or `finish`) that completes its span.
+//! 2. Text records (with [`RecordStream::with_text`]) never hold a byte of a call's or an
+//!    error's span: the parser releases text only once no call can start in it, and a
+//!    marker that is still being read (`@name`, `<tool_call`, `[TOOL_CALLS`, ...) stays
+//!    held.
+//! 3. When text goes out is the [`TextRelease`]: [`PerGap`](TextRelease::PerGap) gives one
+//!    record per run of text between calls, the same on every chunking (`atfunc parse
+//!    --text`); [`Early`](TextRelease::Early) gives out at the end of every `feed` the text
+//!    released so far, for a reader that shows an answer as it comes. Either way the text
+//!    records, joined, are the same text on every chunking.
 
 use super::{add_span, call_record, malformed_record, parser_config, CallHead, RecordOptions};
 use crate::parse::{Dialect, Span};
@@ -12,6 +25,21 @@ use std::sync::Arc;
 /// A text record is cut at this many bytes, so memory stays bounded on endless prose and
 /// the cut points do not depend on how the input was chunked.
 pub const TEXT_RECORD_LIMIT: usize = 64 * 1024;
+
+/// When [`RecordStream`] gives out the text around calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TextRelease {
+    /// One record per run of text between calls (cut every [`TEXT_RECORD_LIMIT`] bytes),
+    /// given out once the call after it, or the end, is read; the records are the same
+    /// however the input was chunked. The default; what `atfunc parse --text` prints.
+    #[default]
+    PerGap,
+    /// At the end of every [`feed`](RecordStream::feed), the text known by then not to
+    /// be part of a call, so an answer without calls shows as it arrives. The cut points
+    /// follow the chunks; the text, joined, is the same as with `PerGap`.
+    Early,
+}
 
 /// Chunks of a completion in, the records `atfunc parse` prints out: a call record for
 /// each call (bound against the catalog when there is one), an error record for each
@@ -43,6 +71,8 @@ pub struct RecordStream {
     events: Vec<Event>,
     /// The text around calls, when it is wanted.
     prose: Option<Prose>,
+    /// When `prose` gives its text out.
+    release: TextRelease,
     /// For a dialect other than atfunc, whose calls do not start with `@name(` as
     /// [`CallHead`] expects: the bytes the parser may still hand out (those it holds and
     /// the last chunk), from this absolute offset, for the `raw` field of error records.
@@ -61,6 +91,7 @@ impl RecordStream {
             head: CallHead::default(),
             events: Vec::new(),
             prose: None,
+            release: TextRelease::PerGap,
             recent: None,
         }
     }
@@ -83,6 +114,29 @@ impl RecordStream {
         self
     }
 
+    /// When the text records go out (default [`TextRelease::PerGap`]); no effect without
+    /// [`with_text`](Self::with_text).
+    ///
+    /// ```
+    /// use atfunc::batch::{RecordStream, TextRelease};
+    ///
+    /// let mut stream = RecordStream::new(None)
+    ///     .with_text(true)
+    ///     .with_text_release(TextRelease::Early);
+    /// let mut records = Vec::new();
+    /// stream.feed(b"Hello, ", &mut records);
+    /// assert_eq!(records, [serde_json::json!({"text": "Hello, "})]);
+    /// // An `@` may start a call: it is held until that is known.
+    /// stream.feed(b"mail me @", &mut records);
+    /// assert_eq!(records[1]["text"], "mail me ");
+    /// stream.feed(b" home", &mut records);
+    /// assert_eq!(records[2]["text"], "@ home");
+    /// ```
+    pub fn with_text_release(mut self, release: TextRelease) -> RecordStream {
+        self.release = release;
+        self
+    }
+
     /// Feeds `chunk`; appends the records it completes to `out`.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Json>) {
         self.head.see(chunk);
@@ -91,6 +145,13 @@ impl RecordStream {
         }
         self.parser.feed_into(chunk, &mut self.events);
         self.drain(chunk, out);
+        if self.release == TextRelease::Early {
+            if let Some(prose) = &mut self.prose {
+                // Invalid bytes stay held: they show nothing, and held they merge into one
+                // record as with `PerGap`.
+                prose.flush_text(out);
+            }
+        }
         // Everything before the bytes the parser holds has been handed out.
         let held = self.parser.buffered_len();
         if let Some((base, recent)) = &mut self.recent {
@@ -230,5 +291,231 @@ impl Prose {
             add_span(&mut record, span);
             out.push(record);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One call in each dialect, calling `a.b` with `x=1` (`auto`: hermes's).
+    fn call(dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::Hermes | Dialect::Auto => "<tool_call>\n{\"name\": \"a.b\", \"arguments\": {\"x\": 1}}\n</tool_call>",
+            Dialect::Llama3 => "<|python_tag|>{\"name\": \"a.b\", \"parameters\": {\"x\": 1}}",
+            Dialect::Mistral => "[TOOL_CALLS]a.b[ARGS]{\"x\": 1}",
+            Dialect::Pythonic => "[a.b(x=1)]",
+            Dialect::Deepseek => "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a.b<｜tool▁sep｜>{\"x\": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+            Dialect::Qwen3Xml => "<tool_call>\n<function=a.b>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>",
+            Dialect::Harmony => "<|channel|>commentary to=functions.a.b <|constrain|>json<|message|>{\"x\": 1}<|call|>",
+            _ => "@a.b(x=1)",
+        }
+    }
+
+    /// Pieces an answer is made of: prose, the dialect's call, the call cut short (an error
+    /// or text), the start of a marker, bytes that are not UTF-8.
+    fn pieces(dialect: Dialect) -> Vec<Vec<u8>> {
+        let call = call(dialect).as_bytes();
+        let mut pieces: Vec<Vec<u8>> = [
+            "Sure. ",
+            "bob@example.org ",
+            "é😀 ",
+            "\n",
+            "[",
+            "<",
+            "{",
+            "x]",
+            "<|",
+            "@a.",
+            "[TOOL_CALLS",
+            "<tool_",
+            "(1)",
+            "<｜tool",
+        ]
+        .iter()
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+        pieces.push(call.to_vec());
+        pieces.push(call.to_vec());
+        pieces.push(call.get(..call.len() / 2).unwrap_or_default().to_vec());
+        pieces.push(b"\xff\xfe".to_vec());
+        pieces.push("😀".as_bytes().get(..2).unwrap_or_default().to_vec());
+        pieces
+    }
+
+    fn stream(dialect: Dialect, release: TextRelease) -> RecordStream {
+        RecordStream::new(None)
+            .with_dialect(dialect)
+            .with_text(true)
+            .with_text_release(release)
+    }
+
+    /// The records of `input` fed in pieces of `sizes` (cycled), and how many records each
+    /// feed had given out by its end.
+    fn records_in_chunks(
+        mut stream: RecordStream,
+        input: &[u8],
+        sizes: &[usize],
+    ) -> (Vec<Json>, Vec<usize>) {
+        let mut out = Vec::new();
+        let mut after_feed = Vec::new();
+        let mut rest = input;
+        let mut k = 0;
+        while !rest.is_empty() {
+            let n = sizes
+                .get(k % sizes.len())
+                .copied()
+                .unwrap_or(1)
+                .clamp(1, rest.len());
+            k += 1;
+            let (chunk, tail) = rest.split_at(n);
+            stream.feed(chunk, &mut out);
+            after_feed.push(out.len());
+            rest = tail;
+        }
+        stream.finish(&mut out);
+        (out, after_feed)
+    }
+
+    /// Adjacent text records joined into one.
+    fn merged(records: Vec<Json>) -> Vec<Json> {
+        let mut out: Vec<Json> = Vec::new();
+        for record in records {
+            if let (Some(text), Some(last)) = (record["text"].as_str(), out.last_mut()) {
+                if let Some(held) = last["text"].as_str() {
+                    let joined = format!("{held}{text}");
+                    *last = json!({ "text": joined });
+                    continue;
+                }
+            }
+            out.push(record);
+        }
+        out
+    }
+
+    /// `input` read as `dialect` fed whole, in 1-, 3-byte pieces and in `random` pieces:
+    /// `PerGap` gives the same records every time; `Early` the same once adjacent text is
+    /// joined, so no byte of a call or an error ever went out as text.
+    fn check_every_chunking(dialect: Dialect, input: &[u8], random: &[usize]) {
+        let whole = records_in_chunks(
+            stream(dialect, TextRelease::PerGap),
+            input,
+            &[input.len().max(1)],
+        )
+        .0;
+        let expected = merged(whole.clone());
+        for sizes in [&[input.len().max(1)][..], &[1], &[3], random] {
+            let (gap, _) = records_in_chunks(stream(dialect, TextRelease::PerGap), input, sizes);
+            assert_eq!(
+                gap, whole,
+                "{dialect} per gap, pieces {sizes:?} of {input:?}"
+            );
+            let (early, _) = records_in_chunks(stream(dialect, TextRelease::Early), input, sizes);
+            assert_eq!(
+                merged(early),
+                expected,
+                "{dialect} early, pieces {sizes:?} of {input:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn early_text_is_the_whole_texts_text_at_every_chunking(
+            dialect in prop::sample::select(Dialect::ALL.to_vec()),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 0..12),
+            sizes in prop::collection::vec(1usize..9, 1..16),
+        ) {
+            let pieces = pieces(dialect);
+            let input: Vec<u8> = picks.iter().flat_map(|i| i.get(&pieces).clone()).collect();
+            check_every_chunking(dialect, &input, &sizes);
+        }
+    }
+
+    #[test]
+    fn every_dialects_answer_gives_the_same_text_at_every_chunking() {
+        for dialect in Dialect::ALL {
+            let input = format!(
+                "Let me look. <tool [x] {} done é {}",
+                call(dialect),
+                call(dialect)
+            );
+            check_every_chunking(dialect, input.as_bytes(), &[2, 5, 1, 7]);
+        }
+    }
+
+    #[test]
+    fn text_without_calls_goes_out_at_each_feed() {
+        let answer = "The capital of Norway is Oslo; it lies at the end of a fjord. Blåbær!";
+        for dialect in Dialect::ALL {
+            let (records, after_feed) =
+                records_in_chunks(stream(dialect, TextRelease::Early), answer.as_bytes(), &[3]);
+            assert_eq!(
+                merged(records.clone()),
+                [json!({ "text": answer })],
+                "{dialect}"
+            );
+            // Every feed but one that ends inside `å` or `æ` gave out text.
+            let quiet = after_feed.windows(2).filter(|w| w[0] == w[1]).count();
+            assert!(quiet <= 2, "{dialect}: {after_feed:?}");
+            assert!(after_feed.first().is_some_and(|&n| n == 1), "{dialect}");
+            // With `PerGap` nothing goes out before the end.
+            let (_, after_feed) = records_in_chunks(
+                stream(dialect, TextRelease::PerGap),
+                answer.as_bytes(),
+                &[3],
+            );
+            assert!(
+                after_feed.iter().all(|&n| n == 0),
+                "{dialect}: {after_feed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_marker_is_held_while_it_may_start_a_call() {
+        for dialect in Dialect::ALL {
+            let call = call(dialect);
+            // The bytes of the call up to its first ASCII letter or digit after the opening
+            // punctuation: always the start of the opening marker.
+            let marker_len = call
+                .char_indices()
+                .skip(1)
+                .find(|(_, c)| c.is_ascii_alphanumeric())
+                .map_or(1, |(i, _)| i + 1);
+            let (marker, rest) = call.split_at(marker_len);
+            let mut stream = stream(dialect, TextRelease::Early);
+            let mut out = Vec::new();
+            for byte in format!("Hi there {marker}").bytes() {
+                stream.feed(&[byte], &mut out);
+            }
+            assert_eq!(
+                merged(out.clone()),
+                [json!({ "text": "Hi there " })],
+                "{dialect}"
+            );
+            stream.feed(rest.as_bytes(), &mut out);
+            stream.feed(b" bye", &mut out);
+            stream.finish(&mut out);
+            let out = merged(out);
+            assert_eq!(out.len(), 3, "{dialect}: {out:?}");
+            assert_eq!(out[1]["name"], "a.b", "{dialect}: {out:?}");
+            assert_eq!(out[2]["text"], " bye", "{dialect}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn invalid_bytes_merge_across_feeds_as_with_per_gap() {
+        let mut stream = stream(Dialect::Atfunc, TextRelease::Early);
+        let mut out = Vec::new();
+        for chunk in [&b"ok "[..], b"\xff", b"\xfe", b" fine"] {
+            stream.feed(chunk, &mut out);
+        }
+        stream.finish(&mut out);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[1]["invalid_utf8"], "fffe");
     }
 }

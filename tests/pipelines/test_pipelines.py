@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -26,6 +27,8 @@ import make_records  # noqa: E402
 
 # At least 10,000 processable records, plus about one line in a hundred that is not one.
 RECORDS = 12_000
+# Records of answers in the hermes dialect, for the `--dialect` runs.
+HERMES_RECORDS = 2_000
 # One pipeline run, start-up included; a loaded two-core machine takes about a minute.
 TIMEOUT = 240
 
@@ -42,6 +45,49 @@ def records(tmp_path_factory) -> tuple[Path, Path]:
         file.write(b'{"id": "last", "completion": "@a.b(3)"}')
     tools.write_text(json.dumps(make_records.TOOLS_FILE), encoding="utf-8")
     return path, tools
+
+
+def hermes_completion(rng: random.Random) -> str:
+    """An answer with calls written as Hermes models write them, atfunc calls among the
+    text (which the hermes dialect reads as text), sometimes a block cut short."""
+    text = [rng.choice(make_records.PROSE)]
+    for _ in range(rng.randrange(4)):
+        if rng.randrange(2):
+            call = {"name": "weather.get_current_weather",
+                    "arguments": {"location": rng.choice(make_records.CITIES)}}
+        else:
+            call = {"name": "math.calculate_power",
+                    "arguments": {"base": rng.randrange(100), "exponent": rng.randrange(30)}}
+        block = f"<tool_call>\n{json.dumps(call, ensure_ascii=rng.randrange(2) == 0)}\n</tool_call>"
+        if rng.randrange(10) == 0:
+            block = block[: len(block) // 2]
+        text.append(block)
+        text.append(rng.choice(make_records.PROSE))
+    if rng.randrange(5) == 0:
+        text.append(make_records.good_call(rng))
+    return "".join(text)
+
+
+@pytest.fixture(scope="module")
+def hermes_records(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("hermes") / "records.jsonl"
+    rng = random.Random(5)
+    with open(path, "w", encoding="utf-8") as file:
+        for number in range(HERMES_RECORDS):
+            file.write(json.dumps({"id": number, "completion": hermes_completion(rng)}) + "\n")
+    return path
+
+
+def assert_dialect_records(got: list[str], expected: list[str]) -> None:
+    assert len(expected) == HERMES_RECORDS
+    # The calls were read in the dialect, bound or not, and the cut-off blocks are errors.
+    assert any('"calls":[{"name":"weather.get_current_weather"' in line for line in expected)
+    assert any('"errors":[{' in line for line in expected)
+    missing, extra = Counter(expected) - Counter(got), Counter(got) - Counter(expected)
+    assert not missing and not extra, (
+        f"{sum(missing.values())} lines missing, {sum(extra.values())} extra; "
+        f"first missing: {next(iter(missing), None)!r}; first extra: {next(iter(extra), None)!r}"
+    )
 
 
 def cli_lines(*args: str) -> list[str]:
@@ -106,6 +152,34 @@ def test_spark_pipeline_prints_what_the_cli_prints(records, tmp_path):
     run_pipeline("spark_parse.py", str(path), str(out), "--tools", str(tools),
                  "--master", "local[2]", "--split-mb", "2.5")
     assert_same_records(output_lines(out, "part-*"), cli_lines("--tools", str(tools), str(path)))
+
+
+def test_ray_pipeline_reads_another_dialect(hermes_records, tmp_path):
+    out = tmp_path / "out"
+    run_pipeline("ray_parse.py", str(hermes_records), str(out), "--num-cpus", "2",
+                 "--dialect", "hermes")
+    expected = cli_lines("--dialect", "hermes", str(hermes_records))
+    assert expected != cli_lines(str(hermes_records))
+    assert_dialect_records(output_lines(out, "*.jsonl"), expected)
+
+
+def test_spark_pipeline_reads_another_dialect(records, hermes_records, tmp_path):
+    _, tools = records
+    out = tmp_path / "out"
+    run_pipeline("spark_parse.py", str(hermes_records), str(out), "--tools", str(tools),
+                 "--master", "local[2]", "--split-mb", "0.2", "--dialect", "auto")
+    expected = cli_lines("--tools", str(tools), "--dialect", "auto", str(hermes_records))
+    assert any('"args":{"location":' in line for line in expected)
+    assert_dialect_records(output_lines(out, "part-*"), expected)
+
+
+def test_a_pipeline_refuses_an_unknown_dialect(hermes_records, tmp_path):
+    done = subprocess.run([sys.executable, str(PIPELINES / "spark_parse.py"),
+                           str(hermes_records), str(tmp_path / "out"), "--dialect", "hermez"],
+                          capture_output=True, timeout=TIMEOUT, cwd=ROOT)
+    assert done.returncode != 0
+    assert b"unknown dialect `hermez`" in done.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_spark_local_workers_use_the_drivers_interpreter(records, tmp_path):

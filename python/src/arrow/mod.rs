@@ -14,16 +14,19 @@
 //! `parse_jsonl` gives each line the text `atfunc parse --jsonl` prints for it
 //! ([`Batch::process_line`]); a blank line, for which the CLI prints nothing, gives `None`.
 //! `parse_arrow` gives each text its calls and errors as structs, the fields of the records
-//! `parse --jsonl` prints for a record with that completion.
+//! `parse --jsonl` prints for a record with that completion. Both read the calls in the
+//! format `dialect=` names (`--dialect`).
 
 mod input;
 mod results;
 mod workers;
 
-use crate::tools::{self, Tools};
+use crate::records::dialect;
+use crate::tools::{self, Batches, Tools};
 use arrow_array::{ArrayRef, LargeStringArray, StringArray};
 use arrow_schema::{DataType, Field, FieldRef};
 use atfunc::batch::{completion_records, Batch, RecordOptions};
+use atfunc::parse::Dialect;
 use atfunc::Catalog;
 use input::Input;
 use pyo3::exceptions::PyValueError;
@@ -63,28 +66,34 @@ fn catalog(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<Option<
     Ok(tools::optional(py, tools)?.map(|t: Py<Tools>| t.get().catalog.clone()))
 }
 
-/// The batch for `tools`: the one kept with them, or one shared by every call without
-/// tools, so the cache of the records' own tool sets outlives a call.
-fn batch(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<Batch>> {
-    static NO_TOOLS: OnceLock<Arc<Batch>> = OnceLock::new();
+/// The batch for `tools` and `dialect`: the one kept with the tools, or one shared by every
+/// call without tools, so the cache of the records' own tool sets outlives a call.
+fn batch(
+    py: Python<'_>,
+    tools: Option<&Bound<'_, PyAny>>,
+    dialect: Dialect,
+) -> PyResult<Arc<Batch>> {
+    static NO_TOOLS: OnceLock<Batches> = OnceLock::new();
     Ok(match tools::optional(py, tools)? {
-        Some(tools) => tools.get().batch.clone(),
-        None => NO_TOOLS.get_or_init(|| Arc::new(Batch::new(None))).clone(),
+        Some(tools) => tools.get().batches.get(dialect),
+        None => NO_TOOLS.get_or_init(|| Batches::new(None)).get(dialect),
     })
 }
 
 /// The output line `atfunc parse --jsonl` prints for each line of `lines`.
 #[pyfunction]
-#[pyo3(signature = (lines, tools = None, *, first_line = 1, threads = None))]
+#[pyo3(signature = (lines, tools = None, *, first_line = 1, threads = None, dialect = "atfunc"))]
 pub(crate) fn parse_jsonl(
     py: Python<'_>,
     lines: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     first_line: u64,
     threads: Option<usize>,
+    dialect: &str,
 ) -> PyResult<Py<PyAny>> {
+    let dialect = self::dialect(dialect)?;
     let workers = Workers::new(threads)?;
-    let batch = batch(py, tools)?;
+    let batch = batch(py, tools, dialect)?;
     let input = Input::read(lines)?;
     let large = input.large();
     let lengths = input.lengths();
@@ -124,13 +133,15 @@ pub(crate) fn parse_jsonl(
 
 /// The calls and errors of each text of `texts`, as structs.
 #[pyfunction]
-#[pyo3(signature = (texts, tools = None, *, threads = None))]
+#[pyo3(signature = (texts, tools = None, *, threads = None, dialect = "atfunc"))]
 pub(crate) fn parse_arrow(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     threads: Option<usize>,
+    dialect: &str,
 ) -> PyResult<Py<PyAny>> {
+    let dialect = self::dialect(dialect)?;
     let workers = Workers::new(threads)?;
     let catalog = catalog(py, tools)?;
     let input = Input::read(texts)?;
@@ -144,7 +155,7 @@ pub(crate) fn parse_arrow(
                     &text,
                     &RecordOptions {
                         catalog: catalog.as_deref(),
-                        ..RecordOptions::default()
+                        dialect,
                     },
                 ))
             })
