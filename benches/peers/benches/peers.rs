@@ -5,20 +5,24 @@
 //! pieces (moved to character boundaries) and whole, in one process. Each answer is one
 //! stream: atfunc gets a new parser per answer; the peer's parser is `reset` between
 //! answers (a new one for `pythonic`, which has no `reset`), so neither pays for building
-//! regexes per answer. Whole, the peer runs `parse_complete_with_tools`.
+//! regexes per answer. Whole, the peer runs `parse_complete_with_tools`. `16t` is the
+//! 16-byte pieces with no special token cut (`tokens_whole`), as a model's stream gives
+//! them: the peer's DeepSeek readers read no call when a marker is cut.
 
 use atfunc_peers::{
     answers, atfunc_calls, atfunc_parser, cuts, peer_complete, peer_registry, peer_streamed,
-    Form, Tools,
+    tokens_whole, Form, Tools,
 };
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
-/// One stream of the input: the text, its cuts at 1 and 16 bytes, the request's tools.
+/// One stream of the input: the text, its cuts at 1 and 16 bytes (and at 16 with no special
+/// token cut), the request's tools.
 struct Stream {
     text: String,
     by_1: Vec<usize>,
     by_16: Vec<usize>,
+    by_16_tokens: Vec<usize>,
     tools: Tools,
 }
 
@@ -33,9 +37,11 @@ fn streams(form: Form, len: usize) -> Vec<Stream> {
         }
         let text = form.render(&answer.calls);
         total += text.len();
+        let by_16 = cuts(&text, &[16]);
         out.push(Stream {
             by_1: cuts(&text, &[1]),
-            by_16: cuts(&text, &[16]),
+            by_16_tokens: tokens_whole(&text, &by_16, form.special_tokens()),
+            by_16,
             text,
             tools: answer.tools.clone(),
         });
@@ -52,11 +58,12 @@ fn bench(c: &mut Criterion) {
         let bytes: usize = input.iter().map(|s| s.text.len()).sum();
         group.throughput(Throughput::Bytes(bytes as u64));
         let name = form.peer();
-        for chunk in ["1", "16", "whole"] {
+        for chunk in ["1", "16", "16t", "whole"] {
             let feed = |s: &'_ Stream| -> Option<Vec<usize>> {
                 match chunk {
                     "1" => Some(s.by_1.clone()),
                     "16" => Some(s.by_16.clone()),
+                    "16t" => Some(s.by_16_tokens.clone()),
                     _ => None,
                 }
             };

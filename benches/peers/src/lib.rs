@@ -124,6 +124,24 @@ impl Form {
         }
     }
 
+    /// The form's markers that are one special token in the model's vocabulary, so a real
+    /// stream never cuts them.
+    pub fn special_tokens(self) -> &'static [&'static str] {
+        match self {
+            Form::Hermes | Form::HermesArray | Form::Qwen3Xml => &["<tool_call>", "</tool_call>"],
+            Form::Llama3 => &["<|python_tag|>"],
+            Form::MistralArray | Form::MistralArgs => &["[TOOL_CALLS]", "[ARGS]"],
+            Form::Pythonic => &[],
+            Form::DeepseekV3 | Form::DeepseekV31 => &[
+                "<｜tool▁calls▁begin｜>",
+                "<｜tool▁calls▁end｜>",
+                "<｜tool▁call▁begin｜>",
+                "<｜tool▁call▁end｜>",
+                "<｜tool▁sep｜>",
+            ],
+        }
+    }
+
     /// One answer in this form, with prose before and after.
     pub fn render(self, calls: &[Expected]) -> String {
         let object = |(name, args): &Expected, key: &str| {
@@ -346,6 +364,26 @@ pub fn cuts(text: &str, sizes: &[usize]) -> Vec<usize> {
     out
 }
 
+/// `cuts` with every cut that falls inside one of `tokens` in `text` moved to the token's
+/// end: the pieces a tokenizer could give, where a special token comes in one piece.
+pub fn tokens_whole(text: &str, cuts: &[usize], tokens: &[&str]) -> Vec<usize> {
+    let spans: Vec<(usize, usize)> = tokens
+        .iter()
+        .flat_map(|t| text.match_indices(t).map(|(at, t)| (at, at + t.len())))
+        .collect();
+    let mut out: Vec<usize> = Vec::with_capacity(cuts.len());
+    for &cut in cuts {
+        let cut = spans
+            .iter()
+            .find(|&&(start, end)| start < cut && cut < end)
+            .map_or(cut, |&(_, end)| end);
+        if out.last().is_none_or(|&last| cut > last) {
+            out.push(cut);
+        }
+    }
+    out
+}
+
 /// `text` in pieces that end at `cuts`.
 pub fn pieces<'a>(text: &'a str, cuts: &'a [usize]) -> impl Iterator<Item = &'a str> + 'a {
     let mut start = 0;
@@ -485,8 +523,9 @@ pub fn atfunc_matches(read: &[Call], expected: &[Expected]) -> bool {
                 && call.named.iter().all(|(key, value)| {
                     args.get(key).is_some_and(|want| match (value, want) {
                         (Value::Bare(raw), Json::String(s)) => raw == s,
-                        (Value::Bare(raw), other) => serde_json::from_str::<Json>(raw)
-                            .is_ok_and(|v| json_equal(&v, other)),
+                        (Value::Bare(raw), other) => {
+                            serde_json::from_str::<Json>(raw).is_ok_and(|v| json_equal(&v, other))
+                        }
                         (value, want) => json_equal(&value.to_json(), want),
                     })
                 })
