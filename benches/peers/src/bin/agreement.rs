@@ -42,7 +42,7 @@ fn percent(right: usize, of: usize) -> String {
     if right == of {
         "100 %".into()
     } else {
-        format!("{share:.1} % ({right}/{of})")
+        format!("{share:.2} % ({right}/{of})")
     }
 }
 
