@@ -7,9 +7,10 @@
 //!
 //! The model's text is read in the gateway's upstream dialect: atfunc's `@name(args)`, or
 //! another model's own format (`<tool_call>` JSON, a Python list of calls, ...). In another
-//! format the model names tools and parameters as the client defined them, and repair
-//! rounds never show it atfunc's syntax; `tool_calls` the upstream sends itself are passed
-//! on as they came, at the end of the answer.
+//! format the model names tools and parameters as the client defined them (binding finds
+//! them by those names as well as by the ones atfunc gives them), and repair rounds never
+//! show it atfunc's syntax; `tool_calls` the upstream sends itself are passed on as they
+//! came, at the end of the answer.
 
 use super::constrain::UpstreamKind;
 use super::request::Request;
@@ -577,11 +578,6 @@ impl Turn {
     }
 
     fn call(&mut self, call: Call, out: &mut Vec<Out>) {
-        let call = if self.native {
-            self.tools.model_call(call)
-        } else {
-            call
-        };
         let bound = match bind(&call, &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
@@ -970,6 +966,76 @@ mod tests {
             shape(&out),
             json!({"text": "Checking.\n\nIt is 21C.", "calls": []})
         );
+    }
+
+    fn native_turn(dialect: Dialect, choice: Choice, rounds: usize) -> Turn {
+        let mut request = Request::parse(br#"{"model": "m"}"#).unwrap();
+        request.push_message(&json!({"role": "user", "content": "hi"}));
+        Turn::new(tools(), request, choice, false, rounds, dialect)
+    }
+
+    #[test]
+    fn a_models_own_format_reads_the_same_whatever_the_chunks() {
+        let answer = "Sure. <tool_call>{\"name\": \"get-weather\", \"arguments\": \
+                      {\"city\": \"Oslo\", \"days\": \"3\"}}</tool_call> Bye.";
+        for size in 1..8 {
+            let (out, end) = run(
+                &mut native_turn(Dialect::Hermes, Choice::Auto, 1),
+                answer,
+                size,
+            );
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "Sure. Bye.", "calls": [
+                    ["get-weather", "{\"city\":\"Oslo\",\"days\":3}"]]}),
+                "chunks of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unreadable_block_in_a_models_own_format_is_repaired() {
+        let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 1);
+        let (out, end) = run(&mut turn, "Hm. <tool_call>{\"name\": ", 3);
+        assert_eq!(end, RoundEnd::Repair);
+        assert_eq!(shape(&out), json!({"text": "Hm.", "calls": []}));
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
+        assert!(
+            note.starts_with("Function call: <tool_call>{\"name\":\nReturned: Error: This call could not be read: "),
+            "{note}"
+        );
+        assert!(!note.contains('@'), "{note}");
+    }
+
+    #[test]
+    fn the_upstreams_own_calls_are_pieced_together_and_passed_on() {
+        let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 0);
+        let mut out = Vec::new();
+        turn.feed("Here.", &mut out);
+        turn.take_upstream_calls(&json!([{"index": 0, "id": "call_a", "function":
+            {"name": "get-weather", "arguments": "{\"city\": "}}]));
+        turn.take_upstream_calls(&json!([{"index": 0, "function": {"arguments": "\"Rome\"}"}}]));
+        assert_eq!(turn.end_round(&mut out), RoundEnd::Done);
+        assert_eq!(
+            out,
+            [
+                Out::Text("Here.".into()),
+                Out::Call {
+                    id: "call_a".into(),
+                    name: "get-weather".into(),
+                    arguments: "{\"city\": \"Rome\"}".into()
+                }
+            ]
+        );
+        assert_eq!(turn.finish_reason(Some("stop")), "tool_calls");
+
+        // atfunc text's upstream is sent no tools: it keeps what it did before.
+        let mut atfunc = super::tests::turn(Choice::Auto, 0);
+        let mut out = Vec::new();
+        atfunc.take_upstream_calls(&json!([{"function": {"name": "get-weather"}}]));
+        atfunc.end_round(&mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]

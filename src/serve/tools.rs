@@ -10,7 +10,6 @@ use super::ApiError;
 use crate::bind::{BoundCall, Catalog};
 use crate::grammar::Choice;
 use crate::interface::{dotted_identifier, load_valid_interfaces, Interface, LoadLimits};
-use crate::parse::Call;
 use crate::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
@@ -249,22 +248,6 @@ impl ToolSet {
     /// The name a call writes for the tool a bound call went to (`Choice::Function` holds it).
     pub(crate) fn written_name(&self, bound: &BoundCall) -> Option<String> {
         self.catalog.get(bound.index).map(Interface::qualified_name)
-    }
-
-    /// A call written in another model's format, which names the tool and its parameters
-    /// as the client defined them (the model was shown the client's tools as they came),
-    /// under the names calls bind against. A name the client did not define stays as it is.
-    pub(crate) fn model_call(&self, mut call: Call) -> Call {
-        let Some(interface) = self.by_client_name(&call.name) else {
-            return call;
-        };
-        call.name = interface.qualified_name();
-        for (key, _) in &mut call.named {
-            if let Some(param) = interface.params.iter().find(|p| p.original_name() == key) {
-                key.clone_from(&param.name);
-            }
-        }
-        call
     }
 
     /// The client's name of the tool calls write as `written` (as `Choice::Function` holds
