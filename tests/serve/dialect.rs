@@ -245,7 +245,7 @@ fn request() -> Json {
 /// `answer`, read in `dialect`, is `expected` whole and streamed.
 async fn reads_as(dialect: Dialect, answer: &str, expected: Json) {
     let message = json!({"content": answer});
-    let setup = Setup::new(dialect, &[message.clone()]).await;
+    let setup = Setup::new(dialect, std::slice::from_ref(&message)).await;
     let (status, whole) = setup.whole(&request()).await;
     assert_eq!(status, 200, "{whole}");
     assert_eq!(joined(&whole), expected, "{dialect}: {whole}");
@@ -398,7 +398,7 @@ async fn the_upstreams_own_tool_calls_are_passed_on() {
     let message = json!({"content": "On it.", "tool_calls": [{"id": "call_up1",
         "type": "function", "function": {"name": "get-weather",
         "arguments": "{\"city\": \"Rome\"}"}}]});
-    let setup = Setup::new(Dialect::Hermes, &[message.clone()]).await;
+    let setup = Setup::new(Dialect::Hermes, std::slice::from_ref(&message)).await;
     let expected = json!({"content": "On it.", "calls": [
         {"name": "get-weather", "arguments": "{\"city\": \"Rome\"}"}]});
     let (_, whole) = setup.whole(&request()).await;
