@@ -3,6 +3,7 @@
 
 use super::Failure;
 use atfunc::config::Config;
+use atfunc::parse::Dialect;
 use atfunc::serve::{Gateway, Options, UpstreamKind, DEFAULT_LISTEN};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,6 +91,13 @@ pub(crate) struct ServeArgs {
     /// older vLLM), sglang (`ebnf`).
     #[arg(long, value_enum, value_name = "KIND", default_value = "llama-cpp")]
     upstream_kind: UpstreamKind,
+    /// The call format the upstream's model writes as plain content: atfunc (the gateway
+    /// prompts it with atfunc's syntax), or the model's own format behind a server without
+    /// a tool parser: hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, or
+    /// auto (the format of the first call marker in each answer). With another format than
+    /// atfunc, the tools go upstream as they came and --constrain is refused.
+    #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
+    upstream_dialect: Dialect,
 }
 
 fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure> {
@@ -159,6 +167,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             constrain_per_request: args.constrain_per_request,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
+            upstream_dialect: args.upstream_dialect,
             max_concurrent: args.max_concurrent,
             header_timeout,
             body_timeout,

@@ -4,18 +4,26 @@
 //!
 //! The same machine serves streaming and non-streaming requests, so the deltas of a stream
 //! add up to the answer of the same request made without `stream`.
+//!
+//! The model's text is read in the gateway's upstream dialect: atfunc's `@name(args)`, or
+//! another model's own format (`<tool_call>` JSON, a Python list of calls, ...). In another
+//! format the model names tools and parameters as the client defined them (binding finds
+//! them by those names as well as by the ones atfunc gives them), and repair rounds never
+//! show it atfunc's syntax; `tool_calls` the upstream sends itself are passed on as they
+//! came, at the end of the answer.
 
 use super::constrain::UpstreamKind;
 use super::request::Request;
 use super::tools::ToolSet;
 use crate::bind::bind;
+use crate::format::format_results;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
     RepairOptions,
 };
 use crate::grammar::Choice;
 use crate::interop::CallIds;
-use crate::parse::{Call, Event, ParserConfig, StreamParser};
+use crate::parse::{Call, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
@@ -172,6 +180,21 @@ pub(crate) struct Turn {
     ids: CallIds,
     /// The grammar repair rounds send (calls only), and the field it goes in.
     repair_grammar: Option<(UpstreamKind, String)>,
+    /// Whether the model writes its own call format (a dialect other than atfunc): calls
+    /// name the client's tools, and messages to it do not teach atfunc's syntax.
+    native: bool,
+    /// `tool_calls` the upstream sent itself this round, by their index, pieced together
+    /// from stream deltas; passed on when the round ends.
+    upstream_calls: Vec<UpstreamCall>,
+}
+
+/// A call the upstream sent as a `tool_calls` entry of its own.
+#[derive(Debug, Default)]
+struct UpstreamCall {
+    index: u64,
+    id: Option<String>,
+    name: String,
+    arguments: String,
 }
 
 impl std::fmt::Debug for Turn {
@@ -192,12 +215,16 @@ impl Turn {
         choice: Choice,
         single_call: bool,
         repair_rounds: usize,
+        dialect: Dialect,
     ) -> Turn {
         // Only a call that may take a body waits past its `)`; client tools never do.
-        let parser = StreamParser::new(ParserConfig {
-            bodies: tools.catalog.bodies(),
-            ..ParserConfig::default()
-        });
+        let parser = StreamParser::new(
+            ParserConfig {
+                bodies: tools.catalog.bodies(),
+                ..ParserConfig::default()
+            }
+            .with_dialect(dialect),
+        );
         Turn {
             tools,
             request,
@@ -217,6 +244,102 @@ impl Turn {
             named_called: false,
             ids: CallIds::random(),
             repair_grammar: None,
+            native: dialect != Dialect::Atfunc,
+            upstream_calls: Vec::new(),
+        }
+    }
+
+    /// Takes in the `tool_calls` of an upstream answer (a message's, or a stream delta's
+    /// pieces): in another model's format the upstream may read calls itself, and those
+    /// are passed on as they came, unbound, when the round ends. Ignored for atfunc text,
+    /// whose upstream is sent no tools.
+    pub(crate) fn take_upstream_calls(&mut self, tool_calls: &Json) {
+        let Some(entries) = tool_calls.as_array().filter(|_| self.native) else {
+            return;
+        };
+        for (position, entry) in entries.iter().enumerate() {
+            let index = entry
+                .get("index")
+                .and_then(Json::as_u64)
+                .unwrap_or(position as u64);
+            let at = match self.upstream_calls.iter().position(|c| c.index == index) {
+                Some(at) => at,
+                None => {
+                    self.upstream_calls.push(UpstreamCall {
+                        index,
+                        ..UpstreamCall::default()
+                    });
+                    self.upstream_calls.len() - 1
+                }
+            };
+            let Some(call) = self.upstream_calls.get_mut(at) else {
+                continue;
+            };
+            if let Some(id) = entry.get("id").and_then(Json::as_str) {
+                call.id = Some(id.to_owned());
+            }
+            let function = entry.get("function");
+            if let Some(name) = function.and_then(|f| f.get("name")).and_then(Json::as_str) {
+                call.name.push_str(name);
+            }
+            match function.and_then(|f| f.get("arguments")) {
+                Some(Json::String(piece)) => call.arguments.push_str(piece),
+                Some(Json::Null) | None => {}
+                Some(object) => call.arguments.push_str(&object.to_string()),
+            }
+        }
+    }
+
+    /// Passes on the calls the upstream sent itself this round.
+    fn flush_upstream_calls(&mut self, out: &mut Vec<Out>) {
+        for call in std::mem::take(&mut self.upstream_calls) {
+            if call.name.is_empty() {
+                continue;
+            }
+            let arguments = if call.arguments.trim().is_empty() {
+                String::from("{}")
+            } else {
+                call.arguments
+            };
+            let written = self.tools.atfunc_name(&call.name);
+            if let Choice::Function(name) = &self.choice {
+                if !written.eq_ignore_ascii_case(name) {
+                    let shown = format!("{}({arguments})", call.name);
+                    let error = self.only_named_error(name);
+                    self.refuse(&shown.clone(), out, || Refused { shown, error });
+                    continue;
+                }
+                self.named_called = true;
+            }
+            if self.single_call && self.calls > 0 {
+                continue;
+            }
+            if self.calls >= MAX_CALLS {
+                let shown = format!("{}({arguments})", call.name);
+                self.refuse(&shown.clone(), out, || Refused {
+                    shown,
+                    error: too_many_calls_error(),
+                });
+                continue;
+            }
+            self.calls += 1;
+            self.round_called = true;
+            self.shaper.after_call = true;
+            out.push(Out::Call {
+                id: call.id.unwrap_or_else(|| self.ids.next_id()),
+                name: call.name,
+                arguments,
+            });
+        }
+    }
+
+    /// The error of a call of another tool than the named `tool_choice` asks for.
+    fn only_named_error(&self, name: &str) -> String {
+        if self.native {
+            let client = self.tools.client_name(name);
+            format!("This answer must call {client}, and no other function")
+        } else {
+            format!("This answer must call @{name}, and no other function")
         }
     }
 
@@ -269,6 +392,7 @@ impl Turn {
         for event in self.parser.finish() {
             self.event(event, out);
         }
+        self.flush_upstream_calls(out);
         let refused = std::mem::take(&mut self.refused);
         let refused_count = std::mem::take(&mut self.refused_count);
         let refused_text = std::mem::take(&mut self.refused_text);
@@ -345,13 +469,15 @@ impl Turn {
             (Choice::Function(name), true) => MissingCall::Named(name),
             (_, true) => MissingCall::Any,
         };
-        let mut note = repair_note(
-            &records,
-            &RepairOptions {
-                others_made: called,
-                missing,
-            },
-        );
+        let options = RepairOptions {
+            others_made: called,
+            missing,
+        };
+        let mut note = if self.native {
+            self.native_repair_note(&records, &options)
+        } else {
+            repair_note(&records, &options)
+        };
         let left_out = refused_count.saturating_sub(records.len());
         if left_out > 0 {
             let calls = if left_out == 1 { "call" } else { "calls" };
@@ -362,12 +488,53 @@ impl Turn {
         note
     }
 
+    /// [`repair_note`] for a model that writes its own call format: the same blocks, and
+    /// requests that name no syntax (atfunc's would teach it a second one).
+    fn native_repair_note(&self, records: &[CallRecord], options: &RepairOptions) -> String {
+        let mut note = String::new();
+        if !records.is_empty() {
+            note.push_str(&format_results(records));
+            note.push_str(
+                "\nThese calls were not made. Write them again, corrected, in the same \
+                 tool-call format: only these calls, no other text.",
+            );
+            if options.others_made {
+                note.push_str(" Your other calls were made: do not repeat them.");
+            }
+        }
+        let ask = match options.missing {
+            MissingCall::None => return note,
+            MissingCall::Any => String::from(
+                "This answer must call at least one of the tools you were given. Write the \
+                 call now, and nothing else.",
+            ),
+            MissingCall::Named(name) => format!(
+                "This answer must call {}. Write the call now, and nothing else.",
+                self.tools.client_name(name)
+            ),
+        };
+        if !note.is_empty() {
+            note.push_str("\n\n");
+        }
+        note.push_str(&ask);
+        note
+    }
+
     fn event(&mut self, event: Event, out: &mut Vec<Out>) {
         match event {
             Event::Text { text } => self.text(&text, out),
             Event::InvalidUtf8 { bytes, .. } => self.text(&String::from_utf8_lossy(&bytes), out),
             Event::CallStarted { .. } => {}
             Event::Call(call) => self.call(call, out),
+            // In a model's own format a malformed event is a call block gone wrong (its
+            // opening marker was written); prose never makes one.
+            Event::Malformed { error, text, .. } if self.native => {
+                let shown = text.trim().to_owned();
+                self.refuse(&text, out, || Refused {
+                    shown,
+                    error: format!("This call could not be read: {error}"),
+                });
+            }
             Event::Malformed { error, text, .. } => {
                 let written = text.strip_prefix('@').unwrap_or(&text);
                 let name = written.split('(').next().unwrap_or(written).trim();
@@ -400,25 +567,34 @@ impl Turn {
             .map_or_else(|| format!("@{}", call_text(call)), str::to_owned)
     }
 
+    /// How a repair round quotes a refused call: in atfunc's syntax, or, for a model that
+    /// writes its own format, as it wrote it.
+    fn shown(&self, call: &Call, raw: &str) -> String {
+        if self.native {
+            raw.trim().to_owned()
+        } else {
+            call_text(call)
+        }
+    }
+
     fn call(&mut self, call: Call, out: &mut Vec<Out>) {
         let bound = match bind(&call, &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
                 let raw = self.raw_text(&call);
+                let shown = self.shown(&call, &raw);
                 return self.refuse(&raw, out, || Refused {
-                    shown: call_text(&call),
+                    shown,
                     error: error.to_string(),
                 });
             }
         };
         if let Choice::Function(name) = &self.choice {
             if self.tools.written_name(&bound).as_ref() != Some(name) {
-                let error = format!("This answer must call @{name}, and no other function");
+                let error = self.only_named_error(name);
                 let raw = self.raw_text(&call);
-                return self.refuse(&raw, out, || Refused {
-                    shown: call_text(&call),
-                    error,
-                });
+                let shown = self.shown(&call, &raw);
+                return self.refuse(&raw, out, || Refused { shown, error });
             }
             self.named_called = true;
         }
@@ -428,12 +604,10 @@ impl Turn {
         }
         if self.calls >= MAX_CALLS {
             let raw = self.raw_text(&call);
+            let shown = self.shown(&call, &raw);
             return self.refuse(&raw, out, || Refused {
-                shown: call_text(&call),
-                error: format!(
-                    "This request already made {MAX_CALLS} calls, the most one request may make; \
-                     make this call after their results"
-                ),
+                shown,
+                error: too_many_calls_error(),
             });
         }
         self.calls += 1;
@@ -469,10 +643,20 @@ impl Turn {
     }
 }
 
+fn too_many_calls_error() -> String {
+    format!(
+        "This request already made {MAX_CALLS} calls, the most one request may make; \
+         make this call after their results"
+    )
+}
+
 /// What reads an upstream answer as it streams in.
 pub(crate) trait Reader {
     /// Feeds the next piece of the answer.
     fn feed(&mut self, delta: &str, out: &mut Vec<Out>);
+    /// Takes in the `tool_calls` (or a stream delta's pieces of them) the upstream sent
+    /// beside the text. Dropped unless the reader passes them on.
+    fn upstream_calls(&mut self, _tool_calls: &Json) {}
     /// Whether the answer under way is not the client's (a repair round): its text is
     /// dropped and its finish reason ignored.
     fn quiet(&self) -> bool;
@@ -481,6 +665,10 @@ pub(crate) trait Reader {
 impl Reader for Turn {
     fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
         Turn::feed(self, delta, out);
+    }
+
+    fn upstream_calls(&mut self, tool_calls: &Json) {
+        self.take_upstream_calls(tool_calls);
     }
 
     fn quiet(&self) -> bool {
@@ -568,7 +756,7 @@ mod tests {
     fn turn(choice: Choice, rounds: usize) -> Turn {
         let mut request = Request::parse(br#"{"model": "m"}"#).unwrap();
         request.push_message(&json!({"role": "user", "content": "hi"}));
-        Turn::new(tools(), request, choice, false, rounds)
+        Turn::new(tools(), request, choice, false, rounds, Dialect::Atfunc)
     }
 
     /// The turn's message `i`, as it goes upstream.
@@ -778,6 +966,76 @@ mod tests {
             shape(&out),
             json!({"text": "Checking.\n\nIt is 21C.", "calls": []})
         );
+    }
+
+    fn native_turn(dialect: Dialect, choice: Choice, rounds: usize) -> Turn {
+        let mut request = Request::parse(br#"{"model": "m"}"#).unwrap();
+        request.push_message(&json!({"role": "user", "content": "hi"}));
+        Turn::new(tools(), request, choice, false, rounds, dialect)
+    }
+
+    #[test]
+    fn a_models_own_format_reads_the_same_whatever_the_chunks() {
+        let answer = "Sure. <tool_call>{\"name\": \"get-weather\", \"arguments\": \
+                      {\"city\": \"Oslo\", \"days\": \"3\"}}</tool_call> Bye.";
+        for size in 1..8 {
+            let (out, end) = run(
+                &mut native_turn(Dialect::Hermes, Choice::Auto, 1),
+                answer,
+                size,
+            );
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "Sure. Bye.", "calls": [
+                    ["get-weather", "{\"city\":\"Oslo\",\"days\":3}"]]}),
+                "chunks of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unreadable_block_in_a_models_own_format_is_repaired() {
+        let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 1);
+        let (out, end) = run(&mut turn, "Hm. <tool_call>{\"name\": ", 3);
+        assert_eq!(end, RoundEnd::Repair);
+        assert_eq!(shape(&out), json!({"text": "Hm.", "calls": []}));
+        let note = message_of(&turn, 2)["content"].as_str().unwrap().to_owned();
+        assert!(
+            note.starts_with("Function call: <tool_call>{\"name\":\nReturned: Error: This call could not be read: "),
+            "{note}"
+        );
+        assert!(!note.contains('@'), "{note}");
+    }
+
+    #[test]
+    fn the_upstreams_own_calls_are_pieced_together_and_passed_on() {
+        let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 0);
+        let mut out = Vec::new();
+        turn.feed("Here.", &mut out);
+        turn.take_upstream_calls(&json!([{"index": 0, "id": "call_a", "function":
+            {"name": "get-weather", "arguments": "{\"city\": "}}]));
+        turn.take_upstream_calls(&json!([{"index": 0, "function": {"arguments": "\"Rome\"}"}}]));
+        assert_eq!(turn.end_round(&mut out), RoundEnd::Done);
+        assert_eq!(
+            out,
+            [
+                Out::Text("Here.".into()),
+                Out::Call {
+                    id: "call_a".into(),
+                    name: "get-weather".into(),
+                    arguments: "{\"city\": \"Rome\"}".into()
+                }
+            ]
+        );
+        assert_eq!(turn.finish_reason(Some("stop")), "tool_calls");
+
+        // atfunc text's upstream is sent no tools: it keeps what it did before.
+        let mut atfunc = super::tests::turn(Choice::Auto, 0);
+        let mut out = Vec::new();
+        atfunc.take_upstream_calls(&json!([{"function": {"name": "get-weather"}}]));
+        atfunc.end_round(&mut out);
+        assert!(out.is_empty(), "{out:?}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, is_event_stream, Response as UpstreamResponse};
 use super::{constrain, execute, ApiError, Gateway};
 use crate::grammar::Choice;
+use crate::parse::Dialect;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -68,6 +69,13 @@ pub(crate) async fn handle(
             ))
         }
     };
+    let dialect = gateway.options.upstream_dialect;
+    if dialect != Dialect::Atfunc && request.get("atfunc_constrain") == Some(Json::Bool(true)) {
+        return Err(ApiError::bad_request(format!(
+            "This gateway reads the model's own call format ({dialect}), and grammars are \
+             only made for atfunc's syntax: send the request without 'atfunc_constrain'"
+        )));
+    }
     let constrain = match request.get("atfunc_constrain") {
         Some(Json::Bool(true))
             if !gateway.options.constrain && !gateway.options.constrain_per_request =>
@@ -127,6 +135,9 @@ pub(crate) async fn handle(
     let messages = request.take_messages().ok_or_else(not_a_list)?;
     let messages: Vec<Box<RawValue>> =
         serde_json::from_str(messages.get()).map_err(|_| not_a_list())?;
+    if dialect != Dialect::Atfunc {
+        return native_turn(gateway, auth, request, messages, tools, choice, single_call).await;
+    }
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
         request.remove(field);
@@ -163,18 +174,70 @@ pub(crate) async fn handle(
     if let Some(grammars) = &grammars {
         kind.put_in(&mut request, grammars.first.clone());
     }
-    let stream = request.get("stream") == Some(Json::Bool(true));
     let mut turn = Turn::new(
         tools,
         request,
         choice,
         single_call,
         gateway.options.repair_rounds,
+        Dialect::Atfunc,
     );
     if let Some(repair) = grammars.and_then(|g| g.repair) {
         turn.constrain_repairs(kind, repair);
     }
-    if stream {
+    run_turn(gateway, auth, turn).await
+}
+
+/// A request with tools for a model that writes its own call format
+/// ([`Options::upstream_dialect`](super::Options::upstream_dialect)): the upstream's chat
+/// template shows the tools and the history as they came, so neither is rewritten and no
+/// prompt is added. `tool_choice` goes upstream as `"none"`: a server without a tool parser
+/// refuses `auto` (vLLM) and would enforce a named tool with a JSON schema, not the model's
+/// format; the gateway checks `required` and a named tool itself, with repair rounds.
+async fn native_turn(
+    gateway: Arc<Gateway>,
+    auth: Option<HeaderValue>,
+    mut request: Request,
+    messages: Vec<Box<RawValue>>,
+    tools: Arc<ToolSet>,
+    choice: Choice,
+    single_call: bool,
+) -> Result<Response, ApiError> {
+    request.remove("atfunc_execute");
+    request.remove("atfunc_constrain");
+    request.set_messages(messages);
+    if choice == Choice::None {
+        let body = Bytes::from(request.body(None));
+        return pass_through(gateway, body, auth).await;
+    }
+    if request
+        .get("n")
+        .and_then(|n| n.as_u64())
+        .is_some_and(|n| n > 1)
+    {
+        return Err(ApiError::bad_request(
+            "'n' above 1 is not supported with tools",
+        ));
+    }
+    request.remove("parallel_tool_calls");
+    request.insert("tool_choice", &Json::String("none".into()));
+    let turn = Turn::new(
+        tools,
+        request,
+        choice,
+        single_call,
+        gateway.options.repair_rounds,
+        gateway.options.upstream_dialect,
+    );
+    run_turn(gateway, auth, turn).await
+}
+
+async fn run_turn(
+    gateway: Arc<Gateway>,
+    auth: Option<HeaderValue>,
+    turn: Turn,
+) -> Result<Response, ApiError> {
+    if turn.request().get("stream") == Some(Json::Bool(true)) {
         stream_turn(gateway, auth, turn).await
     } else {
         whole_turn(gateway, auth, turn).await
@@ -289,6 +352,9 @@ async fn whole_turn(
         }
         let content = content_text(message.and_then(|m| m.get("content")));
         turn.feed(&content, &mut out);
+        if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
+            turn.take_upstream_calls(calls);
+        }
         if turn.end_round(&mut out) == RoundEnd::Done {
             break;
         }

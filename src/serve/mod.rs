@@ -81,6 +81,29 @@
 //! A request's tools are loaded within [`Options::load_limits`]: schemas whose `$ref`s
 //! would write out more than that are answered 400 naming the function and the limit.
 //!
+//! # Other formats
+//!
+//! With [`Options::upstream_dialect`] (`--upstream-dialect`) other than `atfunc`, the
+//! model behind the upstream is one trained for function calling that writes its calls in
+//! its own format as plain content, because its server has no tool parser (vLLM without
+//! `--tool-call-parser`, a raw llama.cpp, a custom server). Steps 1 to 3 change: the
+//! request's `tools` and its history (assistant `tool_calls`, `tool` messages) go upstream
+//! as they came, for the model's chat template to show; no atfunc prompt is added;
+//! `tool_choice` goes as `"none"` (a server without a tool parser refuses `auto`, and
+//! would enforce a named tool with a JSON schema, not in the model's format) and
+//! `parallel_tool_calls` is left out. Step 4 reads the answer in that format (`auto`: the
+//! format of the first call marker in each answer) into the same `tool_calls`, whole or
+//! streamed, with the text around calls as `content`. The model names tools and
+//! parameters as the client defined them. `tool_choice: "required"`, a named tool and
+//! `parallel_tool_calls: false` are checked as for atfunc text (a repair round when a call
+//! is missing, the first call kept), but not stated to the model: only its template
+//! speaks to it. A call block that cannot be read (its opening marker written, the rest
+//! not in the format) is refused like a call that does not bind, and repair messages show
+//! each call as the model wrote it and never ask for atfunc's syntax. No grammar is made
+//! for other formats: `atfunc_constrain: true` is answered 400. `tool_calls` the upstream
+//! sends itself (a server that did read them) are passed on as they came, after the calls
+//! read from the text. `atfunc_execute` requests still use atfunc's syntax.
+//!
 //! # Pass-through
 //!
 //! A request without `tools` (absent, `null` or empty) is forwarded byte for byte, and a
@@ -189,6 +212,7 @@ pub use upstream::shown_url;
 
 use crate::execute::Registry;
 use crate::interface::LoadLimits;
+use crate::parse::Dialect;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -239,6 +263,15 @@ pub struct Options {
     pub load_limits: LoadLimits,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
+    /// The call format the upstream's model writes in its plain content. Default
+    /// [`Dialect::Atfunc`]: the gateway prompts the model with atfunc's syntax. Any other
+    /// (`hermes`, `pythonic`, ..., or `auto`) is for a model that writes its own format
+    /// behind a server that does not read it (vLLM without a tool parser, a raw
+    /// llama.cpp): the request's `tools` go upstream as they came and the answer is read
+    /// in that format (see [Other formats](self#other-formats)). Grammars are only made for
+    /// atfunc's syntax: [`Gateway::new`] refuses [`Options::constrain`] and
+    /// [`Options::constrain_per_request`] with another dialect.
+    pub upstream_dialect: Dialect,
     /// Most requests handled at once (at least 1); one more is answered 503 at once.
     /// Default 64.
     pub max_concurrent: usize,
@@ -285,6 +318,7 @@ impl Default for Options {
             constrain_per_request: false,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
+            upstream_dialect: Dialect::Atfunc,
             max_concurrent: DEFAULT_MAX_CONCURRENT,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
@@ -313,6 +347,7 @@ impl std::fmt::Debug for Options {
             .field("constrain_per_request", &self.constrain_per_request)
             .field("load_limits", &self.load_limits)
             .field("upstream_kind", &self.upstream_kind)
+            .field("upstream_dialect", &self.upstream_dialect)
             .field("max_concurrent", &self.max_concurrent)
             .field("header_timeout", &self.header_timeout)
             .field("body_timeout", &self.body_timeout)
@@ -383,6 +418,16 @@ impl Gateway {
                     "the {what} time limit must be more than zero"
                 )));
             }
+        }
+        if options.upstream_dialect != Dialect::Atfunc
+            && (options.constrain || options.constrain_per_request)
+        {
+            return Err(SetupError(format!(
+                "grammars are only made for atfunc's syntax, and the upstream dialect is {}: \
+                 leave out --constrain and --constrain-per-request, or use --upstream-dialect \
+                 atfunc",
+                options.upstream_dialect
+            )));
         }
         if options.execute_all && options.registry.is_none() {
             return Err(SetupError(

@@ -186,6 +186,9 @@ impl Rounds<'_> {
                 if let Some(text) = delta.and_then(|d| d.get("content")).and_then(Json::as_str) {
                     turn.feed(text, &mut out);
                 }
+                if let Some(calls) = delta.and_then(|d| d.get("tool_calls")) {
+                    turn.upstream_calls(calls);
+                }
             }
             extra.extend(writer.pieces(out));
             if !self.send(extra).await {
@@ -240,13 +243,13 @@ impl Rounds<'_> {
                 *finish = Some(reason.to_owned());
             }
         }
-        let content = content_text(
-            choice
-                .and_then(|c| c.get("message"))
-                .and_then(|m| m.get("content")),
-        );
+        let message = choice.and_then(|c| c.get("message"));
+        let content = content_text(message.and_then(|m| m.get("content")));
         let mut out = Vec::new();
         turn.feed(&content, &mut out);
+        if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
+            turn.upstream_calls(calls);
+        }
         if self.send(writer.pieces(out)).await {
             StreamEnd::Done
         } else {

@@ -250,6 +250,16 @@ impl ToolSet {
         self.catalog.get(bound.index).map(Interface::qualified_name)
     }
 
+    /// The client's name of the tool calls write as `written` (as `Choice::Function` holds
+    /// it); `written` itself when no tool has that name.
+    pub(crate) fn client_name(&self, written: &str) -> String {
+        self.catalog
+            .interfaces()
+            .iter()
+            .find(|interface| interface.qualified_name() == written)
+            .map_or_else(|| written.to_owned(), Interface::original_qualified_name)
+    }
+
     /// Reads `tool_choice` (absent or `null` is `auto`).
     pub(crate) fn choice(&self, choice: Option<&Json>) -> Result<Choice, ApiError> {
         let named = |name: &str| match self.by_client_name(name) {

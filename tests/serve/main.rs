@@ -1,12 +1,14 @@
 //! The gateway, `atfunc serve`: against the official `openai` Python client and a scripted
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
-//! (`gateway_hold.rs`); and one limit and one behaviour for an endpoint's answer in the
+//! (`gateway_hold.rs`); in front of a model that writes its own call format (`dialect.rs`);
+//! and one limit and one behaviour for an endpoint's answer in the
 //! gateway and the evaluator (`endpoint_answers.rs`).
 
 #[cfg(feature = "cli")]
 #[path = "../support/missing.rs"]
 mod missing;
 
+mod dialect;
 mod endpoint_answers;
 mod gateway;
 mod gateway_hold;

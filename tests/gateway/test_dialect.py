@@ -1,0 +1,73 @@
+"""--upstream-dialect: the gateway in front of a model that writes its own call format
+(here hermes, as Qwen 2.5 does behind a vLLM without a tool parser)."""
+
+import os
+import subprocess
+
+import pytest
+from common import TOOLS, USER, accumulate, summary
+from scripted_upstream import Completion
+
+HERMES = (
+    "Let me look.\n<tool_call>\n"
+    '{"name": "get-weather", "arguments": {"city": "Paris", "days": 2}}\n'
+    "</tool_call>"
+)
+
+
+def ask(gateway, upstream, replies, stream=False, **kwargs):
+    upstream.script(*replies)
+    params = {"model": "tiny-model", "messages": USER, "tools": TOOLS, **kwargs}
+    client = gateway.client()
+    if stream:
+        result, _ = accumulate(client.chat.completions.create(stream=True, **params))
+        return result
+    return summary(client.chat.completions.create(**params))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_hermes_answer_comes_back_as_tool_calls(start_gateway, upstream, stream):
+    gateway = start_gateway("--upstream-dialect", "hermes")
+    result = ask(gateway, upstream, [Completion(HERMES)], stream=stream)
+    assert result == {
+        "content": "Let me look.",
+        "calls": [("get-weather", {"city": "Paris", "days": 2})],
+        "finish_reason": "tool_calls",
+    }
+    [sent] = upstream.chat_requests()
+    body = sent["json"]
+    # The model's own chat template shows the tools: they go as they came, no prompt added.
+    assert body["tools"] == TOOLS
+    assert body["tool_choice"] == "none"
+    assert body["messages"] == USER
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_that_does_not_bind_is_repaired_in_the_models_format(start_gateway, upstream, stream):
+    gateway = start_gateway("--upstream-dialect", "hermes")
+    bad = '<tool_call>{"name": "get-weather", "arguments": {"days": 2}}</tool_call>'
+    result = ask(gateway, upstream, [Completion(bad), Completion(HERMES)], stream=stream)
+    assert result["calls"] == [("get-weather", {"city": "Paris", "days": 2})]
+    note = upstream.chat_requests()[1]["json"]["messages"][-1]
+    assert note["role"] == "user"
+    assert note["content"].startswith("Function call: " + bad + "\nReturned: Error: Missing required")
+    assert "@" not in note["content"]
+
+
+def run_serve(*args):
+    binary = os.environ["ATFUNC_BIN"]
+    return subprocess.run(
+        [binary, "serve", "--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1:0", *args],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+
+
+def test_an_unknown_dialect_or_a_grammar_with_one_is_a_command_line_error():
+    unknown = run_serve("--upstream-dialect", "klingon")
+    assert unknown.returncode != 0
+    assert "hermes" in unknown.stderr and "pythonic" in unknown.stderr, unknown.stderr
+    constrained = run_serve("--upstream-dialect", "hermes", "--constrain")
+    assert constrained.returncode != 0
+    assert "the upstream dialect is hermes" in constrained.stderr, constrained.stderr
