@@ -31,7 +31,8 @@ pub(crate) struct EvalArgs {
     answers: Vec<PathBuf>,
     /// Modes to measure, comma-separated: text, repair, grammar, auto (grammar under
     /// tool_choice "auto"), lazy (a lazy grammar that starts at `@`, llama-server only),
-    /// native; a text-based mode takes prompt variants after a +: +desc (parameter
+    /// decide (a constrained choice of one function or none, then that function's
+    /// grammar), native; a text-based mode takes prompt variants after a +: +desc (parameter
     /// descriptions in the prompt), +example (the preamble's example from the case's own
     /// tools).
     #[arg(
@@ -56,6 +57,9 @@ pub(crate) struct EvalArgs {
     /// The longest wait for one answer, in seconds; a case that waits longer fails.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]
     timeout: u64,
+    /// The `max_tokens` of `decide`'s first request (one function's name, or none).
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    decide_max_tokens: u32,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -158,6 +162,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         repair_rounds: args.repair_rounds,
         max_response_bytes: args.max_response_bytes,
+        decide_max_tokens: args.decide_max_tokens,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.

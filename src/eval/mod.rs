@@ -43,7 +43,13 @@
 //!    `tool_choice: "auto"`: prose without `@`, calls that bind, or no call.
 //! 5. `lazy`: as `grammar`, sent lazily (llama.cpp's `grammar_lazy` with the trigger word
 //!    `@`): prose is free until the model writes `@`, then only calls that bind.
-//! 6. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
+//! 6. `decide`: `tool_choice: "auto"` in two steps. First a short request (at most
+//!    [`EvalOptions::decide_max_tokens`]): the messages of `text` and [`DECIDE_QUESTION`]
+//!    after them, with a grammar that allows exactly one function's name as the prompt
+//!    shows it, or [`NO_FUNCTION`]. For a name, the `grammar` request follows with the
+//!    grammar of that one function (the mode's variants apply to it as to `grammar`); for
+//!    `none` the answer has no call. Both requests' tokens count.
+//! 7. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
 //!    each `tool_calls` entry is read back under its atfunc name and bound like a call
 //!    the model wrote.
 //!
@@ -73,7 +79,7 @@ pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy};
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator};
+pub use run::{CaseOutcome, EvalOptions, Evaluator, DECIDE_QUESTION, NO_FUNCTION};
 
 /// The old name of [`CaseOutcome`].
 #[deprecated(

@@ -24,6 +24,10 @@ pub enum Strategy {
     /// `tool_choice: "auto"` with a lazy grammar: free prose until the model writes `@`,
     /// then only calls that bind (llama.cpp's `grammar_lazy` with an `@` trigger).
     Lazy,
+    /// `tool_choice: "auto"` decided first: one short request whose grammar allows only a
+    /// function's name or `none`; then, for a name, the `Grammar` request with that one
+    /// function's grammar, and for `none`, no call.
+    Decide,
     /// The endpoint's own function calling: the tools in `tools`, its `tool_calls` scored.
     Native,
 }
@@ -90,6 +94,7 @@ impl fmt::Display for Mode {
             Strategy::Grammar => "grammar",
             Strategy::Auto => "auto",
             Strategy::Lazy => "lazy",
+            Strategy::Decide => "decide",
             Strategy::Native => "native",
         })?;
         if self.descriptions {
@@ -128,11 +133,12 @@ impl FromStr for Mode {
             "grammar" => Strategy::Grammar,
             "auto" => Strategy::Auto,
             "lazy" => Strategy::Lazy,
+            "decide" => Strategy::Decide,
             "native" => Strategy::Native,
             other => {
                 return Err(format!(
-                    "unknown mode '{other}': use text, repair, grammar, auto, lazy or native, \
-                     optionally with +desc and +example"
+                    "unknown mode '{other}': use text, repair, grammar, auto, lazy, decide or \
+                     native, optionally with +desc and +example"
                 ))
             }
         };

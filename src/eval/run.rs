@@ -30,6 +30,10 @@ pub struct EvalOptions {
     /// Largest answer read, in bytes, as the gateway's option of the same name: a larger
     /// answer fails its case, saying so. Default 16 MiB.
     pub max_response_bytes: usize,
+    /// The `max_tokens` of `decide`'s first request, which writes one function's name or
+    /// `none`. A name cut by it fails its case, saying so. Default 32 (BFCL's longest
+    /// names take about half of that).
+    pub decide_max_tokens: u32,
 }
 
 impl Default for EvalOptions {
@@ -41,6 +45,7 @@ impl Default for EvalOptions {
             timeout: Duration::from_secs(120),
             repair_rounds: 2,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
+            decide_max_tokens: 32,
         }
     }
 }
@@ -189,7 +194,8 @@ impl Evaluator {
         outcome
     }
 
-    /// `text`, `repair` and `grammar`: the atfunc prompt, the answer parsed and bound.
+    /// `text`, `repair`, `grammar`, `auto`, `lazy` and `decide`: the atfunc prompt, the
+    /// answer parsed and bound.
     async fn text(
         &self,
         case: &Case,
@@ -229,6 +235,16 @@ impl Evaluator {
                     json!([{"type": 1, "value": "@"}]),
                 );
                 request.insert("preserved_tokens".into(), json!(["@"]));
+            }
+            Strategy::Decide => {
+                let Some(name) = self.decide(case, &messages, outcome).await? else {
+                    // `none`: the answer is the decision, without a call.
+                    return Ok(Read::default());
+                };
+                request.insert(
+                    "grammar".into(),
+                    Json::String(grammar(case, Choice::Function(name), mode)?),
+                );
             }
             Strategy::Text | Strategy::Repair | Strategy::Native => {}
         }
@@ -277,6 +293,47 @@ impl Evaluator {
             bound: kept,
             refused: unresolved,
         })
+    }
+
+    /// `decide`, its first step: `messages` (the case's, with the atfunc prompt) and
+    /// [`DECIDE_QUESTION`] after them, answered under a grammar that allows exactly one
+    /// function's name as the prompt shows it, or [`NO_FUNCTION`]. The name chosen, or
+    /// `None` for no call; the usage is added to `outcome`.
+    async fn decide(
+        &self,
+        case: &Case,
+        messages: &[Json],
+        outcome: &mut CaseOutcome,
+    ) -> Result<Option<String>, String> {
+        let names: Vec<String> = case
+            .interfaces
+            .iter()
+            .map(|interface| interface.qualified_name())
+            .collect();
+        let mut asked = messages.to_vec();
+        asked.push(json!({"role": "user", "content": DECIDE_QUESTION}));
+        let mut request = self.request();
+        request.insert(
+            "max_tokens".into(),
+            Json::from(self.options.decide_max_tokens),
+        );
+        request.insert("messages".into(), Json::Array(asked));
+        request.insert("grammar".into(), Json::String(decision_grammar(&names)));
+        let answer = self.ask(&request, outcome).await?;
+        outcome.answer = answer.text.clone();
+        let written = answer.text.trim();
+        if written == NO_FUNCTION {
+            return Ok(None);
+        }
+        match names.iter().find(|name| name.as_str() == written) {
+            Some(name) => Ok(Some(name.clone())),
+            None => Err(format!(
+                "the decision '{}' is neither a function's name nor '{NO_FUNCTION}': a name \
+                 cut at the decision's limit of {} tokens? Raise --decide-max-tokens",
+                excerpt(written),
+                self.options.decide_max_tokens
+            )),
+        }
     }
 
     /// `native`: the tools as an OpenAI `tools` array; each `tool_calls` entry is read
@@ -483,6 +540,42 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
+}
+
+/// `decide`'s question, after the case's messages in its first request.
+pub const DECIDE_QUESTION: &str =
+    "Which function answers the last message? Write its name, or none.";
+
+/// `decide`'s word for "no function". A function of that name cannot be chosen: the word
+/// means no call.
+pub const NO_FUNCTION: &str = "none";
+
+/// The GBNF grammar of `decide`'s first answer: one of `names`, or [`NO_FUNCTION`].
+fn decision_grammar(names: &[String]) -> String {
+    let quoted: Vec<String> = names
+        .iter()
+        .map(String::as_str)
+        .chain([NO_FUNCTION])
+        .map(gbnf_literal)
+        .collect();
+    format!("root ::= {}\n", quoted.join(" | "))
+}
+
+/// `text` as a GBNF string literal.
+fn gbnf_literal(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that

