@@ -1,0 +1,278 @@
+//! A Rust type's JSON Schema, made into an [`Interface`]: schemars writes the schema, and
+//! the shapes it writes that the interface model has no word for are simplified first.
+
+use super::TypedError;
+use crate::interface::{load_interfaces, Interface};
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde_json::{json, Map, Value as Json};
+use std::sync::Arc;
+
+/// The interface of a function whose arguments are `A`: `A`'s JSON Schema, as
+/// [`load_interfaces`] reads it, under `name` as a call writes it (`mail.send_email`; a name
+/// without a dot is a root function). The description is `A`'s doc comment; give another
+/// with [`Interface::describe`].
+///
+/// The schema is generated with every subschema inlined; `Option<T>` (a nullable type or an
+/// `anyOf` with `null`) is `T`, and an enum whose variants carry doc comments (a `oneOf` of
+/// constants) is a string with choices. A recursive type keeps a reference there, which
+/// becomes a parameter of type `any`.
+///
+/// An atfunc interface has no union and no map type, so some Rust types are shown less
+/// precisely than serde reads them (serde still checks the whole value when the call runs,
+/// and a bad value is named by its path):
+///
+/// - An enum whose variants all carry fields, in any serde tagging, is one `object` with
+///   every variant's fields. A field is required only where every variant requires it; a
+///   tag (`#[serde(tag = "kind")]`) is a choice of the variants' names; a field the
+///   variants type differently is `any`. Lost: which fields go with which variant. With
+///   external tagging each variant is a field named after it, described by its doc comment.
+/// - An enum with variants of different JSON types (unit variants beside variants with
+///   fields, `#[serde(untagged)]` of a number and a struct) is `any`.
+/// - A `HashMap` or `BTreeMap` is an `object` without fields. Lost: the type of its values.
+///
+/// ```
+/// use atfunc::typed::interface_of;
+///
+/// /// Send an email.
+/// #[derive(schemars::JsonSchema)]
+/// struct Send {
+///     /// Who gets it.
+///     to: String,
+/// }
+///
+/// let send = interface_of::<Send>("mail.send").unwrap();
+/// assert_eq!((send.domain.as_deref(), send.name.as_str()), (Some("mail"), "send"));
+/// assert_eq!(send.description, "Send an email.");
+/// assert_eq!(interface_of::<Send>("send").unwrap().domain, None);
+/// ```
+pub fn interface_of<A: JsonSchema>(name: &str) -> Result<Interface, TypedError> {
+    let qualified = name.to_owned();
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value();
+    simplify(&mut schema);
+    let Json::Object(mut schema) = schema else {
+        return Err(TypedError::NotAnObject {
+            name: qualified,
+            schema: schema.to_string(),
+        });
+    };
+    // The root title is the type's name, which says nothing the function's name does not.
+    schema.shift_remove("title");
+    let doc = match schema.shift_remove("description") {
+        Some(Json::String(doc)) => doc,
+        _ => String::new(),
+    };
+    match schema.get("type").and_then(Json::as_str) {
+        Some("object") => {}
+        // `()`: a function without arguments.
+        Some("null") => {
+            schema = Map::new();
+            schema.insert("type".into(), json!("object"));
+        }
+        _ => {
+            return Err(TypedError::NotAnObject {
+                name: qualified,
+                schema: Json::Object(schema).to_string(),
+            })
+        }
+    }
+    let definition = json!([{
+        "name": qualified,
+        "description": doc,
+        "parameters": schema,
+    }]);
+    let mut interfaces = load_interfaces(&definition).map_err(|source| TypedError::Interface {
+        name: qualified.clone(),
+        source: Arc::new(source),
+    })?;
+    interfaces.pop().ok_or_else(|| TypedError::NotAnObject {
+        name: qualified,
+        schema: definition.to_string(),
+    })
+}
+
+/// Rewrites what schemars writes into what [`load_interfaces`] reads, in place.
+fn simplify(schema: &mut Json) {
+    let Json::Object(map) = schema else {
+        return;
+    };
+    // `Option<Struct>` is `anyOf: [{...}, {"type": "null"}]`: the struct, nullable.
+    for key in ["anyOf", "oneOf"] {
+        let Some(Json::Array(branches)) = map.get(key) else {
+            continue;
+        };
+        let non_null: Vec<&Json> = branches.iter().filter(|b| !is_null_schema(b)).collect();
+        if let [only] = non_null.as_slice() {
+            let only = (*only).clone();
+            map.shift_remove(key);
+            if let Json::Object(inner) = only {
+                for (k, v) in inner {
+                    // The outer description (the field's doc comment) wins.
+                    map.entry(k).or_insert(v);
+                }
+            }
+        } else if let Some(choices) = constants(&non_null) {
+            map.shift_remove(key);
+            if let Some(first) = choices.first() {
+                map.entry("type").or_insert(json!(json_type(first)));
+            }
+            map.insert("enum".into(), Json::Array(choices));
+        } else if let Some(merged) = merged_objects(&non_null) {
+            map.shift_remove(key);
+            for (k, v) in merged {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+    if let Some(value) = map.shift_remove("const") {
+        map.entry("type").or_insert(json!(json_type(&value)));
+        map.insert("enum".into(), json!([value]));
+    }
+    if let Some(Json::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(simplify);
+    }
+    if let Some(items) = map.get_mut("items") {
+        simplify(items);
+    }
+}
+
+/// Branches that are each an object (an enum whose variants carry fields, in any of serde's
+/// taggings) as one object: every variant's fields, each required only where every variant
+/// requires it. A field in several variants keeps its schema where they agree, and a tag
+/// (one constant per variant) becomes a choice of them; where they disagree it is of any
+/// type. Which fields go together is lost: serde checks that when the call runs.
+fn merged_objects(branches: &[&Json]) -> Option<Map<String, Json>> {
+    if branches.len() < 2 || !branches.iter().all(|b| is_object_schema(b)) {
+        return None;
+    }
+    let mut fields: Vec<(String, Vec<Json>)> = Vec::new();
+    for branch in branches {
+        let Some(Json::Object(properties)) = branch.get("properties") else {
+            continue;
+        };
+        // A variant with one field (serde's external tagging: `{"Circle": {...}}`) lends
+        // the field its doc comment.
+        let lent = branch.get("description").filter(|_| properties.len() == 1);
+        for (name, schema) in properties {
+            let mut schema = schema.clone();
+            if let (Some(description), Json::Object(map)) = (lent, &mut schema) {
+                map.entry("description").or_insert(description.clone());
+            }
+            match fields.iter_mut().find(|(known, _)| known == name) {
+                Some((_, schemas)) => schemas.push(schema),
+                None => fields.push((name.clone(), vec![schema])),
+            }
+        }
+    }
+    let required: Vec<Json> = fields
+        .iter()
+        .map(|(name, _)| name)
+        .filter(|name| branches.iter().all(|b| requires(b, name)))
+        .map(|name| json!(name))
+        .collect();
+    let properties: Map<String, Json> = fields
+        .into_iter()
+        .map(|(name, schemas)| (name, merged_field(schemas)))
+        .collect();
+    let mut merged = Map::new();
+    merged.insert("type".into(), json!("object"));
+    merged.insert("properties".into(), Json::Object(properties));
+    if !required.is_empty() {
+        merged.insert("required".into(), Json::Array(required));
+    }
+    Some(merged)
+}
+
+/// One field of several variants: its schema where they agree, a choice of their constants
+/// for a tag, else any type with the first description.
+fn merged_field(schemas: Vec<Json>) -> Json {
+    if let Some(first) = schemas.first().filter(|f| schemas.iter().all(|s| s == *f)) {
+        return first.clone();
+    }
+    let refs: Vec<&Json> = schemas.iter().collect();
+    if let Some(choices) = constants(&refs) {
+        let mut choices_unique: Vec<Json> = Vec::new();
+        for choice in choices {
+            if !choices_unique.contains(&choice) {
+                choices_unique.push(choice);
+            }
+        }
+        let ty = choices_unique.first().map(json_type).unwrap_or("string");
+        return json!({"type": ty, "enum": choices_unique});
+    }
+    match schemas.iter().find_map(|s| s.get("description")) {
+        Some(description) => json!({"description": description}),
+        None => json!({}),
+    }
+}
+
+fn requires(branch: &Json, name: &str) -> bool {
+    match branch.get("required") {
+        Some(Json::Array(names)) => names.iter().any(|n| n.as_str() == Some(name)),
+        _ => false,
+    }
+}
+
+fn is_object_schema(schema: &Json) -> bool {
+    schema.get("type").and_then(Json::as_str) == Some("object")
+}
+
+fn is_null_schema(schema: &Json) -> bool {
+    schema.get("type").and_then(Json::as_str) == Some("null")
+}
+
+/// The values of branches that are each one constant (`{"const": x}` or `{"enum": [x]}`)
+/// of one JSON type: an enum whose variants have doc comments.
+fn constants(branches: &[&Json]) -> Option<Vec<Json>> {
+    let values: Vec<Json> = branches
+        .iter()
+        .map(|branch| match (branch.get("const"), branch.get("enum")) {
+            (Some(value), _) => Some(value.clone()),
+            (None, Some(Json::Array(values))) if values.len() == 1 => values.first().cloned(),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let first = values.first()?;
+    values
+        .iter()
+        .all(|v| json_type(v) == json_type(first))
+        .then_some(values)
+}
+
+fn json_type(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "boolean",
+        Json::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Json::Number(_) => "number",
+        Json::String(_) => "string",
+        Json::Array(_) => "array",
+        Json::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simplify_merges_a_nullable_branch_under_the_outer_description() {
+        let mut schema = json!({"description": "outer", "anyOf": [
+            {"type": "object", "description": "inner", "properties": {"a": {"const": 1}}},
+            {"type": "null"}
+        ]});
+        simplify(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"description": "outer", "type": "object",
+                   "properties": {"a": {"type": "integer", "enum": [1]}}})
+        );
+    }
+}

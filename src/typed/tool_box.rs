@@ -1,0 +1,447 @@
+//! [`TypedBox`]: typed functions and [`TypedTool`]s as a tool box, their arguments
+//! checked against the interface and deserialised, their results made into JSON.
+
+use super::{interface_of, TypedError, TypedTool};
+use crate::execute::{BuildError, CallContext, ToolBox, ToolError, ToolOutput};
+use crate::interface::{Interface, Param, ParamType};
+use crate::messages::{json_kind, qualified};
+use futures::future::BoxFuture;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value as Json};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+type Run = Box<
+    dyn for<'a> Fn(Map<String, Json>, &'a CallContext) -> BoxFuture<'a, Result<Json, ToolError>>
+        + Send
+        + Sync,
+>;
+
+struct Entry {
+    interface: Interface,
+    run: Run,
+}
+
+/// A tool box of typed tools under one domain.
+///
+/// Add tools with [`tool`](TypedBox::tool) (a [`TypedTool`]), [`function`](TypedBox::function)
+/// (a plain function or closure) or [`async_function`](TypedBox::async_function). A plain
+/// function runs on the caller's task: give work that blocks for long to `async_function`
+/// and `tokio::task::spawn_blocking`.
+///
+/// # Errors at registration
+///
+/// The builder methods chain as [`FnBox`](crate::execute::FnBox)'s do: a tool that cannot
+/// be added (its arguments make no interface, its name is taken) is kept as a problem, not
+/// returned at that step, and [`Registry::register`](crate::execute::Registry::register)
+/// refuses the box, listing every problem ([`RegisterError::Build`]). [`build`](TypedBox::build)
+/// reports them without a registry, for a box used on its own.
+///
+/// ```
+/// use atfunc::execute::{RegisterError, Registry};
+/// use atfunc::typed::{TypedBox, TypedError};
+///
+/// /// Halve a number.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Halve {
+///     x: f64,
+/// }
+///
+/// // A `String` is no arguments struct: the second tool cannot be added.
+/// let tools = || {
+///     TypedBox::new("math")
+///         .function("halve", |args: Halve| Ok::<_, String>(args.x / 2.0))
+///         .function("shout", |text: String| Ok::<_, String>(text.to_uppercase()))
+/// };
+/// assert!(matches!(tools().build(), Err(TypedError::NotAnObject { name, .. }) if name == "math.shout"));
+///
+/// let error = Registry::new().register(tools()).unwrap_err();
+/// assert!(matches!(error, RegisterError::Build { .. }));
+/// assert!(error.to_string().starts_with(
+///     "tool box 'math' was not built: the arguments of 'math.shout' must be a struct"
+/// ));
+/// ```
+///
+/// [`RegisterError::Build`]: crate::execute::RegisterError::Build
+pub struct TypedBox {
+    name: String,
+    entries: Vec<Entry>,
+    /// Tools that could not be added, in the order they were asked for.
+    problems: Vec<TypedError>,
+}
+
+impl fmt::Debug for TypedBox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let functions: Vec<&str> = self
+            .entries
+            .iter()
+            .map(|e| e.interface.name.as_str())
+            .collect();
+        f.debug_struct("TypedBox")
+            .field("name", &self.name)
+            .field("functions", &functions)
+            .field("problems", &self.problems)
+            .finish()
+    }
+}
+
+impl TypedBox {
+    /// An empty box; `name` is the domain of its functions.
+    pub fn new(name: impl Into<String>) -> TypedBox {
+        TypedBox {
+            name: name.into(),
+            entries: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The box, or the first tool that could not be added. [`Registry::register`]
+    /// makes the same check (listing every problem), so a box headed for a registry
+    /// needs no `build`.
+    ///
+    /// [`Registry::register`]: crate::execute::Registry::register
+    pub fn build(mut self) -> Result<TypedBox, TypedError> {
+        if self.problems.is_empty() {
+            Ok(self)
+        } else {
+            Err(self.problems.swap_remove(0))
+        }
+    }
+
+    /// The function `name` of this box, as a call writes it.
+    fn qualified(&self, name: &str) -> String {
+        qualified(&self.name, name)
+    }
+
+    /// The interface of function `name` of this box, or `None` with the problem kept for
+    /// registration to report.
+    fn interface_or_problem<A: JsonSchema>(&mut self, name: &str) -> Option<Interface> {
+        match interface_of::<A>(&self.qualified(name)) {
+            Ok(interface) => Some(interface),
+            Err(problem) => {
+                self.problems.push(problem);
+                None
+            }
+        }
+    }
+
+    /// Adds a [`TypedTool`] under its [`id`](TypedTool::id), described by
+    /// [`TypedTool::description`] or else the doc comment of its arguments type.
+    pub fn tool<T: TypedTool>(mut self, tool: T) -> TypedBox {
+        let Some(interface) = self.interface_or_problem::<T::Args>(&tool.id()) else {
+            return self;
+        };
+        let interface = match tool.description() {
+            Some(description) => interface.describe(description),
+            None => interface,
+        };
+        let tool = Arc::new(tool);
+        let function = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run = Box::new(move |args, ctx| {
+            let tool = Arc::clone(&tool);
+            let parsed = deserialize::<T::Args>(args, &function, &params);
+            let function = function.clone();
+            Box::pin(async move { envelope(tool.call(parsed?, ctx).await, &function, ctx) })
+        });
+        self.push(interface, run)
+    }
+
+    /// Adds a plain function `name`, described by the doc comment of its arguments type.
+    pub fn function<A, T, E, F>(mut self, name: &str, function: F) -> TypedBox
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        T: IntoToolOutput + 'static,
+        E: fmt::Display + 'static,
+        F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
+    {
+        let Some(interface) = self.interface_or_problem::<A>(name) else {
+            return self;
+        };
+        let qualified = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run = Box::new(move |args, ctx| {
+            let result = deserialize::<A>(args, &qualified, &params)
+                .and_then(|args| envelope(function(args), &qualified, ctx));
+            Box::pin(futures::future::ready(result))
+        });
+        self.push(interface, run)
+    }
+
+    /// Adds an async function `name`, described by the doc comment of its arguments type.
+    pub fn async_function<A, T, E, F, Fut>(mut self, name: &str, function: F) -> TypedBox
+    where
+        A: DeserializeOwned + JsonSchema + 'static,
+        T: IntoToolOutput + 'static,
+        E: fmt::Display + 'static,
+        F: Fn(A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        let Some(interface) = self.interface_or_problem::<A>(name) else {
+            return self;
+        };
+        let qualified = interface.qualified_name();
+        let params = interface.params.clone();
+        let run: Run =
+            Box::new(
+                move |args, ctx| match deserialize::<A>(args, &qualified, &params) {
+                    Ok(args) => {
+                        let future = function(args);
+                        let qualified = qualified.clone();
+                        Box::pin(async move { envelope(future.await, &qualified, ctx) })
+                    }
+                    Err(error) => Box::pin(futures::future::ready(Err(error))),
+                },
+            );
+        self.push(interface, run)
+    }
+
+    fn push(mut self, interface: Interface, run: Run) -> TypedBox {
+        let taken = self
+            .entries
+            .iter()
+            .any(|e| e.interface.name.to_lowercase() == interface.name.to_lowercase());
+        if taken {
+            self.problems.push(TypedError::Duplicate {
+                box_name: self.name.clone(),
+                name: interface.name,
+            });
+        } else {
+            self.entries.push(Entry { interface, run });
+        }
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolBox for TypedBox {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn interfaces(&self, _ctx: &CallContext) -> Vec<Interface> {
+        self.entries.iter().map(|e| e.interface.clone()).collect()
+    }
+
+    fn build_errors(&self) -> Vec<BuildError> {
+        self.problems.iter().cloned().map(BuildError::new).collect()
+    }
+
+    async fn call(
+        &self,
+        function: &str,
+        args: Map<String, Json>,
+        ctx: &CallContext,
+    ) -> Result<Json, ToolError> {
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.interface.name == function)
+            .ok_or_else(|| ToolError::unknown(function))?;
+        (entry.run)(args, ctx).await
+    }
+}
+
+/// What a typed tool may return: any `Serialize` value, sent as its JSON, or a
+/// [`ToolOutput`], whose value the model reads and whose elements go to the client.
+///
+/// ```
+/// use atfunc::execute::{FnBox, Registry, ToolOutput};
+/// use atfunc::typed::TypedBox;
+/// use atfunc::json;
+///
+/// /// Show a city's weather to the user.
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Show {
+///     city: String,
+/// }
+///
+/// let tools = TypedBox::new("weather")
+///     .function("show", |args: Show| {
+///         let card = json!({"type": "card", "title": args.city, "body": "21 °C, sunny"});
+///         Ok::<_, String>(ToolOutput::new(json!("The card is on the user's screen.")).with_element(card))
+///     });
+/// let registry = Registry::new();
+/// registry.register(tools).unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let report = registry.execute_response(r#"@weather.show("Oslo")"#).await;
+/// assert_eq!(report.calls[0].result, Ok(json!("The card is on the user's screen.")));
+/// assert_eq!(report.calls[0].elements[0]["title"], "Oslo");
+/// # });
+/// ```
+pub trait IntoToolOutput {
+    /// The value and elements, or why the value is not JSON.
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error>;
+}
+
+impl<T: Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error> {
+        serde_json::to_value(&self).map(ToolOutput::new)
+    }
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, serde_json::Error> {
+        Ok(self)
+    }
+}
+
+/// The tool's outcome as the model sees it, its elements added to the call; see the module
+/// docs.
+fn envelope<T: IntoToolOutput, E: fmt::Display>(
+    outcome: Result<T, E>,
+    function: &str,
+    ctx: &CallContext,
+) -> Result<Json, ToolError> {
+    match outcome {
+        Ok(value) => match value.into_tool_output() {
+            Ok(output) => Ok(ctx.add_output(output)),
+            Err(error) => Err(ToolError::msg(format!(
+                "Function '{function}' returned a result that is not JSON ({error}); the call may have had its effect"
+            ))),
+        },
+        // The same failure path as every other tool: an error result, counted as one.
+        Err(error) => Err(ToolError::Failed(error.to_string())),
+    }
+}
+
+/// Deserialises the arguments; on failure, names the argument and the type it needs.
+fn deserialize<A: DeserializeOwned>(
+    args: Map<String, Json>,
+    function: &str,
+    params: &[Param],
+) -> Result<A, ToolError> {
+    // `()` and unit structs deserialise from null, not from an empty object.
+    let value = if args.is_empty() && params.is_empty() {
+        match serde_json::from_value::<A>(Json::Null) {
+            Ok(unit) => return Ok(unit),
+            Err(_) => Json::Object(args),
+        }
+    } else {
+        Json::Object(args)
+    };
+    serde_path_to_error::deserialize::<_, A>(&value).map_err(|error| {
+        let problem = value
+            .as_object()
+            .and_then(|args| mismatch(args, params, ""))
+            .unwrap_or_else(|| serde_problem(&error));
+        ToolError::msg(format!(
+            "Invalid arguments for function '{function}': {problem}"
+        ))
+    })
+}
+
+/// serde's message, after the path of the value it is about when that is not the whole
+/// arguments object: a value the interface does not describe (the fields of an enum's
+/// variant, a map's values) fails in serde alone, whose message names no field. An unknown
+/// field is named by the message; the path is that of the object holding it.
+fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    use serde_path_to_error::Segment;
+    let message = error.inner().to_string().replace('`', "'");
+    let mut segments: Vec<&Segment> = error.path().iter().collect();
+    if message.starts_with("unknown field") {
+        segments.pop();
+    }
+    let mut path = String::new();
+    for segment in segments {
+        if !path.is_empty() && !matches!(segment, Segment::Seq { .. }) {
+            path.push('.');
+        }
+        path.push_str(&segment.to_string());
+    }
+    if path.is_empty() {
+        message
+    } else {
+        format!("argument '{path}': {message}")
+    }
+}
+
+/// The first argument that is missing though required, or whose JSON does not fit its
+/// declared type, choices or bounds: "argument 'path' must be ..., found ...".
+fn mismatch(args: &Map<String, Json>, params: &[Param], prefix: &str) -> Option<String> {
+    params.iter().find_map(|param| {
+        let path = format!("{prefix}{}", param.name);
+        match args.get(&param.name) {
+            None | Some(Json::Null) if param.required => {
+                Some(format!("missing required argument '{path}'"))
+            }
+            None => None,
+            Some(value) => check(value, param, &path),
+        }
+    })
+}
+
+fn check(value: &Json, param: &Param, path: &str) -> Option<String> {
+    if value.is_null() {
+        // Null stands for "not given"; `mismatch` reports a required one.
+        return None;
+    }
+    let fits = match (&param.ty, value) {
+        (ParamType::String, Json::String(_))
+        | (ParamType::Boolean, Json::Bool(_))
+        | (ParamType::Number, Json::Number(_))
+        | (ParamType::Any, _) => true,
+        (ParamType::Integer, Json::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        (ParamType::Object { properties }, Json::Object(fields)) => {
+            return mismatch(fields, properties, &format!("{path}."));
+        }
+        (ParamType::Array { items }, Json::Array(values)) => {
+            let item = items.as_deref()?;
+            return values
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| check(v, item, &format!("{path}[{i}]")));
+        }
+        _ => false,
+    };
+    let found = shown(value);
+    if !fits {
+        let article = match param.ty {
+            ParamType::Integer | ParamType::Object { .. } | ParamType::Array { .. } => "an",
+            _ => "a",
+        };
+        return Some(format!(
+            "argument '{path}' must be {article} {}, found {found}",
+            param.ty
+        ));
+    }
+    if let Some(choices) = &param.choices {
+        if !choices.contains(value) {
+            let listed: Vec<String> = choices.iter().map(Json::to_string).collect();
+            return Some(format!(
+                "argument '{path}' must be one of {}, found {found}",
+                listed.join(", ")
+            ));
+        }
+    }
+    let number = value.as_f64()?;
+    if let Some(min) = param.min.filter(|min| number < *min) {
+        return Some(format!(
+            "argument '{path}' must be at least {min}, found {found}"
+        ));
+    }
+    if let Some(max) = param.max.filter(|max| number > *max) {
+        return Some(format!(
+            "argument '{path}' must be at most {max}, found {found}"
+        ));
+    }
+    None
+}
+
+/// A value as quoted in an error: short, and named by kind when long.
+fn shown(value: &Json) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= 40 {
+        return text;
+    }
+    match value {
+        Json::String(_) => "a long string".into(),
+        Json::Array(_) | Json::Object(_) => json_kind(value).into(),
+        _ => text,
+    }
+}
