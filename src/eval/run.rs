@@ -556,26 +556,9 @@ fn decision_grammar(names: &[String]) -> String {
         .iter()
         .map(String::as_str)
         .chain([NO_FUNCTION])
-        .map(gbnf_literal)
+        .map(crate::grammar::gbnf_literal)
         .collect();
     format!("root ::= {}\n", quoted.join(" | "))
-}
-
-/// `text` as a GBNF string literal.
-fn gbnf_literal(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that

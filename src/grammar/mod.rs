@@ -74,6 +74,9 @@
 mod tree;
 mod values;
 
+/// `text` as a GBNF string literal, for grammars written outside this module.
+#[cfg_attr(not(feature = "eval"), allow(unused_imports))]
+pub(crate) use tree::literal as gbnf_literal;
 pub use tree::Grammar;
 
 use crate::interface::Interface;

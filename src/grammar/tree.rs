@@ -492,7 +492,7 @@ impl Rng {
 }
 
 /// A GBNF string literal.
-fn literal(text: &str) -> String {
+pub(crate) fn literal(text: &str) -> String {
     let mut out = String::from("\"");
     for c in text.chars() {
         match c {

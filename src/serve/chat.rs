@@ -147,15 +147,7 @@ pub(crate) async fn handle(
         let body = Bytes::from(request.body(None));
         return pass_through(gateway, body, auth).await;
     }
-    if request
-        .get("n")
-        .and_then(|n| n.as_u64())
-        .is_some_and(|n| n > 1)
-    {
-        return Err(ApiError::bad_request(
-            "'n' above 1 is not supported with tools",
-        ));
-    }
+    refuse_several_choices(&request)?;
     let mut messages = messages;
     add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
     request.set_messages(messages);
@@ -210,15 +202,7 @@ async fn native_turn(
         let body = Bytes::from(request.body(None));
         return pass_through(gateway, body, auth).await;
     }
-    if request
-        .get("n")
-        .and_then(|n| n.as_u64())
-        .is_some_and(|n| n > 1)
-    {
-        return Err(ApiError::bad_request(
-            "'n' above 1 is not supported with tools",
-        ));
-    }
+    refuse_several_choices(&request)?;
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
     let turn = Turn::new(
@@ -242,6 +226,20 @@ async fn run_turn(
     } else {
         whole_turn(gateway, auth, turn).await
     }
+}
+
+/// Several choices (`n` above 1) cannot share one turn's calls: refused with tools.
+fn refuse_several_choices(request: &Request) -> Result<(), ApiError> {
+    if request
+        .get("n")
+        .and_then(|n| n.as_u64())
+        .is_some_and(|n| n > 1)
+    {
+        return Err(ApiError::bad_request(
+            "'n' above 1 is not supported with tools",
+        ));
+    }
+    Ok(())
 }
 
 async fn pass_through(
