@@ -3,7 +3,7 @@
 
 use super::chars::CharCount;
 use super::dialect::Dialect;
-use super::release::release_text;
+use super::release::{release_text, HeldTail};
 use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind, ParserConfig};
 use super::{dialect, syntax};
@@ -76,6 +76,16 @@ pub struct StreamParser {
     other: Option<Box<dialect::Reader>>,
 }
 
+impl HeldTail for StreamParser {
+    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount) {
+        (&mut self.buf, &mut self.base, &mut self.chars)
+    }
+
+    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+        StreamParser::run(self, data, out, eof)
+    }
+}
+
 impl Default for StreamParser {
     fn default() -> Self {
         StreamParser::new(ParserConfig::default())
@@ -145,22 +155,7 @@ impl StreamParser {
     /// Kept out of line so that the fast path of [`feed_into`](Self::feed_into) stays small.
     #[inline(never)]
     fn scan_chunk(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        if self.buf.is_empty() {
-            // Nothing held: scan the chunk where it lies and keep only the unresolved tail.
-            let keep = self.run(chunk, out, false);
-            self.chars.before(chunk, self.base, self.base + keep as u64);
-            self.buf
-                .extend_from_slice(chunk.get(keep..).unwrap_or_default());
-            self.base += keep as u64;
-        } else {
-            let mut buf = std::mem::take(&mut self.buf);
-            buf.extend_from_slice(chunk);
-            let keep = self.run(&buf, out, false);
-            self.chars.before(&buf, self.base, self.base + keep as u64);
-            buf.drain(..keep.min(buf.len()));
-            self.buf = buf;
-            self.base += keep as u64;
-        }
+        self.feed_held(chunk, out);
     }
 
     /// The common case of a long call: inside a string, every byte held is scanned and the

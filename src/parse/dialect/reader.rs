@@ -4,7 +4,7 @@ use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
 use crate::parse::chars::CharCount;
-use crate::parse::release::release_text;
+use crate::parse::release::{release_text, HeldTail};
 use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
@@ -37,6 +37,16 @@ pub(crate) struct Reader {
     chars: CharCount,
 }
 
+impl HeldTail for Reader {
+    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount) {
+        (&mut self.buf, &mut self.base, &mut self.chars)
+    }
+
+    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+        Reader::run(self, data, out, eof)
+    }
+}
+
 impl Reader {
     pub(crate) fn new(config: ParserConfig) -> Reader {
         let asked = config.dialect;
@@ -63,21 +73,7 @@ impl Reader {
     }
 
     pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        if self.buf.is_empty() {
-            let keep = self.run(chunk, out, false);
-            self.chars.before(chunk, self.base, self.base + keep as u64);
-            self.buf
-                .extend_from_slice(chunk.get(keep..).unwrap_or_default());
-            self.base += keep as u64;
-        } else {
-            let mut buf = std::mem::take(&mut self.buf);
-            buf.extend_from_slice(chunk);
-            let keep = self.run(&buf, out, false);
-            self.chars.before(&buf, self.base, self.base + keep as u64);
-            buf.drain(..keep.min(buf.len()));
-            self.buf = buf;
-            self.base += keep as u64;
-        }
+        self.feed_held(chunk, out);
     }
 
     /// Ends the input; the reader starts over for the next one.
