@@ -3,8 +3,9 @@
 use super::Failure;
 use atfunc::eval::{
     chart_svg, load_cases, resume, run_remaining, CaseOutcome, EvalOptions, Evaluator, Mode,
-    Report, Resumed, Settings,
+    Report, Resumed, Settings, Strategy,
 };
+use atfunc::parse::Dialect;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, HashSet};
@@ -32,9 +33,10 @@ pub(crate) struct EvalArgs {
     /// Modes to measure, comma-separated: text, repair, grammar, auto (grammar under
     /// tool_choice "auto"), lazy (a lazy grammar that starts at `@`, llama-server only),
     /// decide (a constrained choice of one function or none, then that function's
-    /// grammar), native; a text-based mode takes prompt variants after a +: +desc (parameter
-    /// descriptions in the prompt), +example (the preamble's example from the case's own
-    /// tools).
+    /// grammar), native, dialect (the tools in `tools`, the answer's content read in the
+    /// model's own call format, see --dialect); a text-based mode takes prompt variants
+    /// after a +: +desc (parameter descriptions in the prompt), +example (the preamble's
+    /// example from the case's own tools).
     #[arg(
         long,
         value_name = "MODES",
@@ -60,6 +62,10 @@ pub(crate) struct EvalArgs {
     /// The `max_tokens` of `decide`'s first request (one function's name, or none).
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
+    /// The call format mode `dialect` reads: hermes, llama3, mistral, pythonic, deepseek,
+    /// qwen3_xml, harmony, or auto (the format of the first call marker in each answer).
+    #[arg(long, value_name = "NAME|auto", default_value = "auto")]
+    dialect: Dialect,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -97,6 +103,13 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             return Err(Failure(format!("mode '{name}' is given twice")));
         }
         names.push(name);
+    }
+    let reads_dialect = modes.iter().any(|m| m.strategy == Strategy::Dialect);
+    if reads_dialect && args.dialect == Dialect::Atfunc {
+        return Err(Failure(String::from(
+            "mode 'dialect' reads a model's own call format, and --dialect is atfunc: give \
+             the model's format (or auto), or measure atfunc's syntax with mode text",
+        )));
     }
     let mut loaded = atfunc::eval::Loaded::default();
     let mut available: BTreeMap<String, usize> = BTreeMap::new();
@@ -136,6 +149,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         model: args.model.clone(),
         max_tokens: args.max_tokens,
         repair_rounds: args.repair_rounds,
+        dialect: reads_dialect.then(|| args.dialect.to_string()),
     };
     let servers: BTreeMap<String, String> = match &args.server_note {
         Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
@@ -163,6 +177,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         repair_rounds: args.repair_rounds,
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
+        dialect: args.dialect,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.
@@ -192,7 +207,11 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             .cloned()
             .collect();
         let mut report = Report::new(&all_modes, outcomes, loaded.skipped.clone(), interrupted);
-        report.settings = Some(settings.clone());
+        // An earlier run's dialect stays named while its outcomes are in the report.
+        report.settings = Some(Settings {
+            dialect: settings.dialect.clone().or_else(|| resumed.dialect.clone()),
+            ..settings.clone()
+        });
         report.servers = all_servers.clone();
         report.available = all_available.clone();
         report

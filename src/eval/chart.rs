@@ -32,7 +32,7 @@ fn draw<DB: DrawingBackend>(
         .x_label_area_size(40)
         .y_label_area_size(48)
         .build_cartesian_2d(0f64..n as f64, 0f64..100f64)?;
-    let names: Vec<String> = report.modes.iter().map(|m| m.mode.clone()).collect();
+    let names: Vec<String> = report.modes.iter().map(|m| report.label(&m.mode)).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()

@@ -52,6 +52,13 @@
 //! 7. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
 //!    each `tool_calls` entry is read back under its atfunc name and bound like a call
 //!    the model wrote.
+//! 8. `dialect`: the request `atfunc serve --upstream-dialect` sends to a server whose
+//!    model writes its own call format as plain content (no tool parser): the functions
+//!    as an OpenAI `tools` array for the server's chat template, the case's messages
+//!    without an atfunc prompt, `tool_choice: "none"`. The answer's content is read in
+//!    [`EvalOptions::dialect`] (`hermes`, `pythonic`, ..., or `auto`), each call bound
+//!    under the name the model was shown; a call block that cannot be read counts as a
+//!    call that does not bind. The report names the dialect ([`Settings::dialect`]).
 //!
 //! Every request is greedy (`temperature` 0), non-streamed, limited to
 //! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. Its answer is read as the

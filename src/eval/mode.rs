@@ -30,10 +30,23 @@ pub enum Strategy {
     Decide,
     /// The endpoint's own function calling: the tools in `tools`, its `tool_calls` scored.
     Native,
+    /// A model that writes its own call format as plain content (a server without a tool
+    /// parser): the tools in `tools` for its chat template, no atfunc prompt, and the
+    /// answer's content read in [`EvalOptions::dialect`](super::EvalOptions::dialect), as
+    /// `atfunc serve --upstream-dialect` reads it.
+    Dialect,
+}
+
+impl Strategy {
+    /// Whether the atfunc prompt (and so the prompt variants) is sent.
+    fn prompted(self) -> bool {
+        !matches!(self, Strategy::Native | Strategy::Dialect)
+    }
 }
 
 /// A strategy and the prompt variants it runs with: `text`, `repair+desc`,
-/// `grammar+desc+example`. Variants change the atfunc prompt, so `native` takes none.
+/// `grammar+desc+example`. Variants change the atfunc prompt, so `native` and `dialect`
+/// take none.
 ///
 /// ```
 /// use atfunc::eval::{Mode, Strategy};
@@ -96,6 +109,7 @@ impl fmt::Display for Mode {
             Strategy::Lazy => "lazy",
             Strategy::Decide => "decide",
             Strategy::Native => "native",
+            Strategy::Dialect => "dialect",
         })?;
         if self.descriptions {
             f.write_str("+desc")?;
@@ -135,10 +149,11 @@ impl FromStr for Mode {
             "lazy" => Strategy::Lazy,
             "decide" => Strategy::Decide,
             "native" => Strategy::Native,
+            "dialect" => Strategy::Dialect,
             other => {
                 return Err(format!(
-                    "unknown mode '{other}': use text, repair, grammar, auto, lazy, decide or \
-                     native, optionally with +desc and +example"
+                    "unknown mode '{other}': use text, repair, grammar, auto, lazy, decide, \
+                     native or dialect, optionally with +desc and +example"
                 ))
             }
         };
@@ -160,7 +175,7 @@ impl FromStr for Mode {
                 }
             }
         }
-        if strategy == Strategy::Native
+        if !strategy.prompted()
             && (mode.descriptions
                 || mode.example
                 || mode.named
@@ -170,8 +185,9 @@ impl FromStr for Mode {
                 || mode.no_lead)
         {
             return Err(format!(
-                "mode '{text}': native sends the tools as JSON Schema, the prompt variants \
-                 do not apply"
+                "mode '{text}': {strategy} sends the tools as JSON Schema, the prompt \
+                 variants do not apply",
+                strategy = Mode::new(strategy)
             ));
         }
         Ok(mode)

@@ -146,6 +146,10 @@ pub struct Settings {
     pub max_tokens: u32,
     /// How often `repair` asks again.
     pub repair_rounds: usize,
+    /// The call format `dialect` mode read the answers in (`hermes`, `auto`, ...), when
+    /// the run measured that mode. A report of one dialect is not continued with another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialect: Option<String>,
 }
 
 /// The outcomes of an earlier run that a new one continues ([`resume`]).
@@ -159,6 +163,8 @@ pub struct Resumed {
     pub servers: BTreeMap<String, String>,
     /// Its case counts per category.
     pub available: BTreeMap<String, usize>,
+    /// The dialect its `dialect` mode was measured with, if it measured that mode.
+    pub dialect: Option<String>,
 }
 
 impl Resumed {
@@ -172,9 +178,10 @@ impl Resumed {
 }
 
 /// Reads a report that an earlier run wrote ([`Report::to_json`]) to continue from it.
-/// It must have been measured with the same `settings`, and each mode of `servers` that
-/// it already holds outcomes of on the same server note; otherwise the error says what
-/// differs.
+/// It must have been measured with the same `settings` (a [`Settings::dialect`] given
+/// on one side only is no difference: only one run measured `dialect` mode), and each
+/// mode of `servers` that it already holds outcomes of on the same server note; otherwise
+/// the error says what differs.
 pub fn resume(
     text: &str,
     settings: &Settings,
@@ -187,7 +194,22 @@ pub fn resume(
         .cloned()
         .ok_or("it has no \"settings\", so it cannot be continued")
         .and_then(|s| serde_json::from_value(s).map_err(|_| "its \"settings\" are not readable"))?;
-    if &theirs != settings {
+    if let (Some(theirs), Some(ours)) = (&theirs.dialect, &settings.dialect) {
+        if theirs != ours {
+            return Err(format!(
+                "its mode 'dialect' read the answers as {theirs}, and this run reads them as \
+                 {ours}"
+            ));
+        }
+    }
+    let same = Settings {
+        dialect: None,
+        ..theirs.clone()
+    } == Settings {
+        dialect: None,
+        ..settings.clone()
+    };
+    if !same {
         return Err(format!(
             "it was measured with other settings (model '{}', max_tokens {}, repair_rounds {}; \
              now model '{}', max_tokens {}, repair_rounds {})",
@@ -230,6 +252,7 @@ pub fn resume(
     let available = serde_json::from_value(report.get("available").cloned().unwrap_or(json!({})))
         .unwrap_or_default();
     Ok(Resumed {
+        dialect: theirs.dialect,
         modes,
         outcomes: outcomes
             .into_iter()
@@ -295,6 +318,15 @@ impl Report {
         }
     }
 
+    /// How `mode` is shown in the table, the Markdown and the chart: as it is named, and
+    /// `dialect` with the format it read (`dialect (hermes)`).
+    pub fn label(&self, mode: &str) -> String {
+        match self.settings.as_ref().and_then(|s| s.dialect.as_deref()) {
+            Some(dialect) if mode == "dialect" => format!("dialect ({dialect})"),
+            _ => mode.to_owned(),
+        }
+    }
+
     /// `{"modes": {"<mode>": {"cases", "accuracy", "valid", "no_call", ..., "categories":
     /// {...}}}, "settings", "servers", "available", "skipped", "interrupted", "outcomes"}`.
     pub fn to_json(&self) -> Json {
@@ -329,7 +361,7 @@ impl Report {
             "mode", "cases", "accuracy", "valid", "no call", "p50 ms", "p95 ms", "tokens in", "out"
         );
         for mode in &self.modes {
-            line(&mut out, &mode.mode, &mode.all);
+            line(&mut out, &self.label(&mode.mode), &mode.all);
             if mode.categories.len() > 1 {
                 for (name, summary) in &mode.categories {
                     line(&mut out, &format!("  {name}"), summary);
@@ -338,7 +370,7 @@ impl Report {
         }
         for mode in &self.modes {
             if let Some(note) = self.servers.get(&mode.mode) {
-                let _ = writeln!(out, "{}: measured on {note}", mode.mode);
+                let _ = writeln!(out, "{}: measured on {note}", self.label(&mode.mode));
             }
         }
         if !self.skipped.is_empty() {
@@ -384,7 +416,12 @@ impl Report {
         out.push_str("---|\n");
         for mode in &self.modes {
             let server = self.servers.get(&mode.mode).map_or("", String::as_str);
-            let _ = write!(out, "| {} | {} |", mode.mode, server.replace('|', "/"));
+            let _ = write!(
+                out,
+                "| {} | {} |",
+                self.label(&mode.mode),
+                server.replace('|', "/")
+            );
             for name in &categories {
                 let cell = mode
                     .categories

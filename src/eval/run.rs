@@ -9,8 +9,10 @@ use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
 use crate::grammar::Choice;
-use crate::interop::{parse_tool_call, to_openai_tools, ControlFields, Options as InteropOptions};
-use crate::parse::{parse_events, Event};
+use crate::interop::{
+    parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions,
+};
+use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
 use std::time::{Duration, Instant};
 
@@ -34,6 +36,10 @@ pub struct EvalOptions {
     /// `none`. A name cut by it fails its case, saying so. Default 32 (BFCL's longest
     /// names take about half of that).
     pub decide_max_tokens: u32,
+    /// The call format `dialect` mode reads the answers' content in: a model's own
+    /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call marker in each
+    /// answer). Default `auto`.
+    pub dialect: Dialect,
 }
 
 impl Default for EvalOptions {
@@ -46,6 +52,7 @@ impl Default for EvalOptions {
             repair_rounds: 2,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
+            dialect: Dialect::Auto,
         }
     }
 }
@@ -146,6 +153,7 @@ impl Evaluator {
         };
         let result = match mode.strategy {
             Strategy::Native => self.native(case, &mut outcome).await,
+            Strategy::Dialect => self.dialect(case, &mut outcome).await,
             _ => self.text(case, mode, &mut outcome).await,
         };
         outcome.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -246,7 +254,7 @@ impl Evaluator {
                     Json::String(grammar(case, Choice::Function(name), mode)?),
                 );
             }
-            Strategy::Text | Strategy::Repair | Strategy::Native => {}
+            Strategy::Text | Strategy::Repair | Strategy::Native | Strategy::Dialect => {}
         }
         let rounds = match mode.strategy {
             Strategy::Repair => self.options.repair_rounds,
@@ -350,30 +358,43 @@ impl Evaluator {
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
         let catalog = Catalog::new(case.interfaces.clone());
-        let mut read = Read::default();
-        for entry in &answer.tool_calls {
-            let shown = entry
-                .pointer("/function/name")
-                .and_then(Json::as_str)
-                .unwrap_or("?")
-                .to_owned();
-            let text = match parse_tool_call(entry, &rendered.names, &options)
-                .map_err(|e| e.to_string())
-                .and_then(|call| call.call_text().map_err(|e| e.to_string()))
-            {
-                Ok(text) => text,
-                Err(error) => {
-                    read.refused.push(CallRecord {
-                        call_text: shown,
-                        result: Err(error),
-                    });
-                    continue;
-                }
-            };
-            let one = read_text(&text, &catalog);
-            read.bound.extend(one.bound);
-            read.refused.extend(one.refused);
-        }
+        Ok(read_tool_calls(
+            &answer.tool_calls,
+            &rendered.names,
+            &options,
+            &catalog,
+        ))
+    }
+
+    /// `dialect`: the request `atfunc serve --upstream-dialect` sends for a model that
+    /// writes its own call format. The tools go as an OpenAI `tools` array (the server's
+    /// chat template shows them to the model), the case's messages as they are, no atfunc
+    /// prompt, and `tool_choice: "none"`: a server without a tool parser refuses `auto`
+    /// (vLLM), and would enforce a call with a JSON schema, not in the model's format. The
+    /// answer's content is read in [`EvalOptions::dialect`], each call bound under the
+    /// name the model was shown; `tool_calls` the server read itself are read as in
+    /// `native`, after them (the gateway passes them on too).
+    async fn dialect(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
+        let options = InteropOptions {
+            control_fields: ControlFields::none(),
+        };
+        let rendered = to_openai_tools(&case.interfaces, &options);
+        let mut request = self.request();
+        request.insert("messages".into(), Json::Array(case.messages.clone()));
+        request.insert("tools".into(), rendered.tools.clone());
+        request.insert("tool_choice".into(), Json::from("none"));
+        let answer = self.ask(&request, outcome).await?;
+        outcome.answer = answer.text.clone();
+        let catalog = Catalog::new(case.interfaces.clone());
+        let mut read = read_dialect(
+            &answer.text,
+            self.options.dialect,
+            &rendered.names,
+            &catalog,
+        );
+        let server = read_tool_calls(&answer.tool_calls, &rendered.names, &options, &catalog);
+        read.bound.extend(server.bound);
+        read.refused.extend(server.refused);
         Ok(read)
     }
 
@@ -603,6 +624,89 @@ fn read_text(text: &str, catalog: &Catalog) -> Read {
                     });
                 }
             }
+            _ => {}
+        }
+    }
+    read
+}
+
+/// The calls of `tool_calls` entries: each read under its model name ([`NameMap`]),
+/// written as call text and bound like a call the model wrote.
+fn read_tool_calls(
+    entries: &[Json],
+    names: &NameMap,
+    options: &InteropOptions,
+    catalog: &Catalog,
+) -> Read {
+    let mut read = Read::default();
+    for entry in entries {
+        let shown = entry
+            .pointer("/function/name")
+            .and_then(Json::as_str)
+            .unwrap_or("?")
+            .to_owned();
+        let text = match parse_tool_call(entry, names, options)
+            .map_err(|e| e.to_string())
+            .and_then(|call| call.call_text().map_err(|e| e.to_string()))
+        {
+            Ok(text) => text,
+            Err(error) => {
+                read.refused.push(CallRecord {
+                    call_text: shown,
+                    result: Err(error),
+                });
+                continue;
+            }
+        };
+        let one = read_text(&text, catalog);
+        read.bound.extend(one.bound);
+        read.refused.extend(one.refused);
+    }
+    read
+}
+
+/// The calls of an answer written in a model's own format (`dialect`), as the gateway
+/// reads them: a call names a tool as the model was shown it (its model name, or its name
+/// as defined), and its arguments by the names the tool's schema gives them. A call block
+/// that cannot be read (its opening marker written, the rest not in the format) is a
+/// call gone wrong, never prose. A refused call is quoted as the model wrote it.
+fn read_dialect(text: &str, dialect: Dialect, names: &NameMap, catalog: &Catalog) -> Read {
+    let mut parser = StreamParser::new(
+        ParserConfig {
+            bodies: catalog.bodies(),
+            ..ParserConfig::default()
+        }
+        .with_dialect(dialect),
+    );
+    let mut events = parser.feed_str(text);
+    parser.finish_into(&mut events);
+    let mut read = Read::default();
+    for event in events {
+        match event {
+            Event::Call(mut call) => {
+                let written = usize::try_from(call.span.start)
+                    .ok()
+                    .zip(usize::try_from(call.span.end).ok())
+                    .and_then(|(start, end)| text.get(start..end))
+                    .map_or_else(|| call_text(&call), |raw| raw.trim().to_owned());
+                if let Some(qualified) = names.qualified(&call.name) {
+                    let model_name = std::mem::replace(&mut call.name, qualified.to_owned());
+                    for (key, _) in &mut call.named {
+                        *key = names.written_param(&model_name, key).to_owned();
+                    }
+                }
+                match bind(&call, catalog) {
+                    Ok(bound) => read.bound.push(bound),
+                    Err(error) => read.refused.push(CallRecord {
+                        call_text: written,
+                        result: Err(error.to_string()),
+                    }),
+                }
+            }
+            Event::Malformed { error, text, .. } => read.refused.push(CallRecord {
+                call_text: text.trim().to_owned(),
+                result: Err(format!("This call could not be read: {error}")),
+            }),
             _ => {}
         }
     }

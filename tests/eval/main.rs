@@ -1,5 +1,5 @@
 //! The evaluator, `atfunc eval`: BFCL scoring and every mode against a scripted endpoint
-//! (`eval.rs`), the `decide` mode (`decide.rs`), continuing a run, `irrelevance` and the auto and lazy grammar modes
+//! (`eval.rs`), the `decide` mode (`decide.rs`), the `dialect` mode (`dialect.rs`), continuing a run, `irrelevance` and the auto and lazy grammar modes
 //! (`resume.rs`), the levers measured on a real model (`levers.rs`), and against a real small model served by llama-cpp-python (`eval_model.rs`;
 //! run it alone with `cargo test --all-features --test eval eval_model`).
 
@@ -14,6 +14,7 @@ mod missing;
 mod support;
 
 mod decide;
+mod dialect;
 mod eval;
 mod eval_model;
 mod levers;
