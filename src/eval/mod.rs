@@ -82,11 +82,13 @@ mod report;
 mod run;
 mod score;
 
+/// `decide`'s question and its word for no call, shared with the gateway's `--decide`.
+pub use crate::grammar::{DECIDE_QUESTION, NO_FUNCTION};
 pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy};
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator, DECIDE_QUESTION, NO_FUNCTION};
+pub use run::{CaseOutcome, EvalOptions, Evaluator};
 
 /// The old name of [`CaseOutcome`].
 #[deprecated(

@@ -8,7 +8,9 @@ use crate::endpoint::{AnswerError, Endpoint, EndpointError, Route, SetupError, T
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
-use crate::grammar::Choice;
+use crate::grammar::{
+    decision_gbnf, decision_names, read_decision, Choice, Decision, DECIDE_QUESTION, NO_FUNCTION,
+};
 use crate::interop::{
     parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions,
 };
@@ -313,11 +315,7 @@ impl Evaluator {
         messages: &[Json],
         outcome: &mut CaseOutcome,
     ) -> Result<Option<String>, String> {
-        let names: Vec<String> = case
-            .interfaces
-            .iter()
-            .map(|interface| interface.qualified_name())
-            .collect();
+        let names = decision_names(&case.interfaces);
         let mut asked = messages.to_vec();
         asked.push(json!({"role": "user", "content": DECIDE_QUESTION}));
         let mut request = self.request();
@@ -326,19 +324,16 @@ impl Evaluator {
             Json::from(self.options.decide_max_tokens),
         );
         request.insert("messages".into(), Json::Array(asked));
-        request.insert("grammar".into(), Json::String(decision_grammar(&names)));
+        request.insert("grammar".into(), Json::String(decision_gbnf(&names)));
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
-        let written = answer.text.trim();
-        if written == NO_FUNCTION {
-            return Ok(None);
-        }
-        match names.iter().find(|name| name.as_str() == written) {
-            Some(name) => Ok(Some(name.clone())),
-            None => Err(format!(
+        match read_decision(&answer.text, &names) {
+            Decision::Function(name) => Ok(Some(name)),
+            Decision::NoFunction => Ok(None),
+            Decision::Unreadable => Err(format!(
                 "the decision '{}' is neither a function's name nor '{NO_FUNCTION}': a name \
                  cut at the decision's limit of {} tokens? Raise --decide-max-tokens",
-                excerpt(written),
+                excerpt(answer.text.trim()),
                 self.options.decide_max_tokens
             )),
         }
@@ -561,25 +556,6 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
-}
-
-/// `decide`'s question, after the case's messages in its first request.
-pub const DECIDE_QUESTION: &str =
-    "Which function answers the last message? Write its name, or none.";
-
-/// `decide`'s word for "no function". A function of that name cannot be chosen: the word
-/// means no call.
-pub const NO_FUNCTION: &str = "none";
-
-/// The GBNF grammar of `decide`'s first answer: one of `names`, or [`NO_FUNCTION`].
-fn decision_grammar(names: &[String]) -> String {
-    let quoted: Vec<String> = names
-        .iter()
-        .map(String::as_str)
-        .chain([NO_FUNCTION])
-        .map(crate::grammar::gbnf_literal)
-        .collect();
-    format!("root ::= {}\n", quoted.join(" | "))
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that

@@ -71,11 +71,14 @@
 //! Limits: text right after a call that begins with `with_body [[` is read by the parser
 //! as that call's body; the grammar does not forbid it in `Auto` prose.
 
+mod decide;
 mod tree;
 mod values;
 
+pub use decide::{
+    decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION, NO_FUNCTION,
+};
 /// `text` as a GBNF string literal, for grammars written outside this module.
-#[cfg_attr(not(feature = "eval"), allow(unused_imports))]
 pub(crate) use tree::literal as gbnf_literal;
 pub use tree::Grammar;
 
