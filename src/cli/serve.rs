@@ -84,6 +84,16 @@ pub(crate) struct ServeArgs {
     /// pays for).
     #[arg(long)]
     constrain_per_request: bool,
+    /// Under a grammar and tool_choice "auto", decide first: a short request whose grammar
+    /// allows one tool's name or none, then, for a name, the answer under that tool's
+    /// grammar (none: the auto grammar, as without this flag). Needs --constrain (or
+    /// --constrain-per-request).
+    #[arg(long)]
+    decide: bool,
+    /// The max_tokens of --decide's decision request; a name cut by it counts as no
+    /// decision.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    decide_max_tokens: u32,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -165,6 +175,8 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             max_steps: args.max_steps.max(1),
             constrain: args.constrain,
             constrain_per_request: args.constrain_per_request,
+            decide: args.decide,
+            decide_max_tokens: args.decide_max_tokens,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

@@ -186,6 +186,9 @@ pub(crate) struct Turn {
     /// `tool_calls` the upstream sent itself this round, by their index, pieced together
     /// from stream deltas; passed on when the round ends.
     upstream_calls: Vec<UpstreamCall>,
+    /// The usage of a request made for this turn before its first answer (`--decide`'s
+    /// decision), to count in the turn's.
+    counted_usage: Option<Json>,
 }
 
 /// A call the upstream sent as a `tool_calls` entry of its own.
@@ -246,7 +249,18 @@ impl Turn {
             repair_grammar: None,
             native: dialect != Dialect::Atfunc,
             upstream_calls: Vec::new(),
+            counted_usage: None,
         }
+    }
+
+    /// Counts `usage` (of a request made before the first answer) in the turn's usage.
+    pub(crate) fn count_usage(&mut self, usage: Option<Json>) {
+        self.counted_usage = usage;
+    }
+
+    /// The usage [`Turn::count_usage`] was given, once.
+    pub(crate) fn take_counted_usage(&mut self) -> Option<Json> {
+        self.counted_usage.take()
     }
 
     /// Takes in the `tool_calls` of an upstream answer (a message's, or a stream delta's

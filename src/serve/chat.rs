@@ -11,8 +11,8 @@ use super::request::{Request, RequestError};
 use super::rounds::Rounds;
 use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, is_event_stream, Response as UpstreamResponse};
-use super::{constrain, execute, ApiError, Gateway};
-use crate::grammar::Choice;
+use super::{constrain, decide, execute, ApiError, Gateway};
+use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -151,14 +151,32 @@ pub(crate) async fn handle(
     let mut messages = messages;
     add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
     request.set_messages(messages);
+    // `--decide`: a tool the model chose narrows the grammar to its calls; `none`, or a
+    // decision that names no tool, leaves the `auto` grammar (see the module doc).
+    let mut grammar_choice = choice.clone();
+    let mut decision_usage = None;
+    if constrain && gateway.options.decide && choice == Choice::Auto {
+        let (decision, usage) = decide::ask(&gateway, auth.as_ref(), &request, &tools).await?;
+        decision_usage = usage;
+        if let Decision::Function(name) = decision {
+            grammar_choice = Choice::Function(name);
+        }
+    }
     let grammars = if constrain {
-        constrain::grammars(
-            &tools,
-            &choice,
-            single_call,
-            request.size(),
-            gateway.options.max_request_bytes,
-        )?
+        let build = |choice: &Choice| {
+            constrain::grammars(
+                &tools,
+                choice,
+                single_call,
+                request.size(),
+                gateway.options.max_request_bytes,
+            )
+        };
+        match build(&grammar_choice)? {
+            // A chosen tool none of whose calls can bind has no grammar: `auto`'s, then.
+            None if grammar_choice != choice => build(&choice)?,
+            grammars => grammars,
+        }
     } else {
         None
     };
@@ -177,6 +195,7 @@ pub(crate) async fn handle(
     if let Some(repair) = grammars.and_then(|g| g.repair) {
         turn.constrain_repairs(kind, repair);
     }
+    turn.count_usage(decision_usage);
     run_turn(gateway, auth, turn).await
 }
 
@@ -321,6 +340,7 @@ async fn whole_turn(
     let mut out = Vec::new();
     let mut meta: Option<Meta> = None;
     let mut usage = Usage::default();
+    usage.add(turn.take_counted_usage().as_ref());
     let mut finish = None;
     let mut reasoning = None;
     loop {

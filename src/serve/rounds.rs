@@ -38,6 +38,7 @@ impl Rounds<'_> {
         writer: &mut ChunkWriter,
     ) {
         let mut usage = Usage::default();
+        usage.add(turn.take_counted_usage().as_ref());
         let mut finish = None;
         loop {
             match self

@@ -84,6 +84,11 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     script.answers.pop_front().expect("an answer is scripted")
                 };
                 let mut message = message;
+                // A scripted `usage` goes beside `choices`, as servers send it.
+                let usage = message
+                    .as_object_mut()
+                    .and_then(|m| m.remove("usage"))
+                    .unwrap_or(Json::Null);
                 message["role"] = json!("assistant");
                 if stream {
                     (
@@ -91,9 +96,12 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                         stream_events(&message),
                     )
                 } else {
-                    let answer = json!({"id": "chatcmpl-1", "object": "chat.completion",
+                    let mut answer = json!({"id": "chatcmpl-1", "object": "chat.completion",
                         "created": 1, "model": "m",
                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
+                    if !usage.is_null() {
+                        answer["usage"] = usage;
+                    }
                     (
                         [(axum::http::header::CONTENT_TYPE, "application/json")],
                         answer.to_string(),
@@ -108,7 +116,7 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
     format!("http://{address}")
 }
 
-fn tools() -> Json {
+pub(super) fn tools() -> Json {
     json!([{"type": "function", "function": {"name": "get-weather",
         "description": "The weather in a city.",
         "parameters": {"type": "object", "properties": {
@@ -121,21 +129,33 @@ fn tools() -> Json {
 }
 
 /// A gateway reading `dialect` in front of an upstream that answers `answers` in turn.
-struct Setup {
+pub(super) struct Setup {
     script: Arc<Mutex<Script>>,
     address: String,
 }
 
 impl Setup {
     async fn new(dialect: Dialect, answers: &[Json]) -> Setup {
+        Setup::with_options(
+            Options {
+                upstream_dialect: dialect,
+                ..Options::default()
+            },
+            answers,
+        )
+        .await
+    }
+
+    /// A gateway of `options` (its upstream the scripted one) in front of an upstream
+    /// that answers `answers` in turn.
+    pub(super) async fn with_options(options: Options, answers: &[Json]) -> Setup {
         let script = Arc::new(Mutex::new(Script {
             answers: answers.iter().cloned().collect(),
             requests: Vec::new(),
         }));
         let gateway = Gateway::new(Options {
             upstream: upstream(Arc::clone(&script)).await,
-            upstream_dialect: dialect,
-            ..Options::default()
+            ..options
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -148,16 +168,16 @@ impl Setup {
     }
 
     /// Scripts the answers again, for the same request made a second time.
-    fn script(&self, answers: &[Json]) {
+    pub(super) fn script(&self, answers: &[Json]) {
         self.script.lock().unwrap().answers = answers.iter().cloned().collect();
     }
 
-    fn requests(&self) -> Vec<Json> {
+    pub(super) fn requests(&self) -> Vec<Json> {
         std::mem::take(&mut self.script.lock().unwrap().requests)
     }
 
     /// The client's answer to `request`, whole: status and body.
-    async fn whole(&self, request: &Json) -> (u16, Json) {
+    pub(super) async fn whole(&self, request: &Json) -> (u16, Json) {
         let answer = reqwest::Client::new()
             .post(format!("{}/v1/chat/completions", self.address))
             .json(request)
@@ -169,7 +189,7 @@ impl Setup {
 
     /// The client's answer to `request` streamed: the deltas joined into a message, and
     /// the finish reason.
-    async fn streamed(&self, request: &Json) -> (Json, String) {
+    pub(super) async fn streamed(&self, request: &Json) -> (Json, String) {
         let mut request = request.clone();
         request["stream"] = json!(true);
         let text = reqwest::Client::new()
@@ -221,7 +241,7 @@ impl Setup {
 
 /// A whole answer's message as [`Setup::streamed`] joins one: ids left out (each answer
 /// gets fresh ones).
-fn joined(answer: &Json) -> Json {
+pub(super) fn joined(answer: &Json) -> Json {
     let message = &answer["choices"][0]["message"];
     let calls: Vec<Json> = message["tool_calls"]
         .as_array()
@@ -235,7 +255,7 @@ fn joined(answer: &Json) -> Json {
     json!({"content": message["content"], "calls": calls})
 }
 
-fn request() -> Json {
+pub(super) fn request() -> Json {
     json!({"model": "m", "messages": [
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "Weather in Paris and Oslo?"}],

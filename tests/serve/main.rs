@@ -1,6 +1,7 @@
 //! The gateway, `atfunc serve`: against the official `openai` Python client and a scripted
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
 //! (`gateway_hold.rs`); in front of a model that writes its own call format (`dialect.rs`);
+//! deciding first under `tool_choice: "auto"` (`decide.rs`);
 //! and one limit and one behaviour for an endpoint's answer in the
 //! gateway and the evaluator (`endpoint_answers.rs`).
 
@@ -8,6 +9,7 @@
 #[path = "../support/missing.rs"]
 mod missing;
 
+mod decide;
 mod dialect;
 mod endpoint_answers;
 mod gateway;

@@ -1,0 +1,73 @@
+//! `--decide`: under `tool_choice: "auto"` with a grammar, one short request first that
+//! decides which function answers (or none), before the answer itself.
+//!
+//! The decision request is the turn's first request as it would go upstream (the client's
+//! fields, the conversation with the atfunc prompt in front), with:
+//! - one more user message, [`DECIDE_QUESTION`], after the conversation;
+//! - the grammar [`decision_gbnf`] of the tools' names as the prompt lists them
+//!   ([`decision_names`]), or `none`,
+//!   in the field the upstream reads ([`UpstreamKind`](super::UpstreamKind));
+//! - `max_tokens` set to [`Options::decide_max_tokens`](super::Options::decide_max_tokens)
+//!   (and `max_completion_tokens` left out), `stream: false` (and no `stream_options`):
+//!   it is never streamed to the client.
+//!
+//! [`ask`] reads its answer with [`read_decision`]. The evaluator's `decide` mode asks the
+//! same question under the same grammar (`atfunc eval --mode decide`), so the gateway's
+//! decision is the one EVAL.md measures.
+
+use super::request::Request;
+use super::tools::ToolSet;
+use super::{ApiError, Gateway};
+use crate::grammar::{decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION};
+use axum::body::Bytes;
+use axum::http::HeaderValue;
+use serde_json::{json, Value as Json};
+
+/// The decision for `request` (the turn's first request, prompted) over `tools`, and the
+/// upstream's usage for it. An upstream error is the turn's error, as the first request's
+/// would be.
+pub(crate) async fn ask(
+    gateway: &Gateway,
+    auth: Option<&HeaderValue>,
+    request: &Request,
+    tools: &ToolSet,
+) -> Result<(Decision, Option<Json>), ApiError> {
+    let names = decision_names(tools.catalog.interfaces());
+    let asking = decision_request(
+        request,
+        &names,
+        gateway.options.decide_max_tokens,
+        gateway.options.upstream_kind,
+    );
+    let limit = gateway.options.max_request_bytes;
+    if asking.size() > limit {
+        return Err(ApiError::grammar_too_large(&format!(
+            "the decision request with the grammar of the tools' names is larger than the \
+             gateway's limit on requests ({limit} bytes, --max-request-bytes)"
+        )));
+    }
+    let answer = gateway
+        .upstream
+        .chat_json(Bytes::from(asking.body(Some(false))), auth)
+        .await?;
+    let content = super::history::content_text(answer.pointer("/choices/0/message/content"));
+    Ok((
+        read_decision(&content, &names),
+        answer.get("usage").cloned(),
+    ))
+}
+
+/// The decision request for `request`: see the module's contract.
+fn decision_request(
+    request: &Request,
+    names: &[String],
+    max_tokens: u32,
+    kind: super::UpstreamKind,
+) -> Request {
+    let mut asking = request.clone();
+    asking.push_message(&json!({"role": "user", "content": DECIDE_QUESTION}));
+    asking.remove("max_completion_tokens");
+    asking.insert("max_tokens", &Json::from(max_tokens));
+    kind.put_in(&mut asking, decision_gbnf(names));
+    asking
+}
