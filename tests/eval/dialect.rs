@@ -240,6 +240,7 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     let answers = dir.path().join("answers.json");
     let report = dir.path().join("report.json");
     let table = dir.path().join("table.md");
+    let chart = dir.path().join("chart.svg");
     let functions: Json = serde_json::from_str(FUNCTIONS).unwrap();
     let lines: Vec<String> = [
         HERMES,
@@ -300,7 +301,15 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     let read_report =
         || -> Json { serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap() };
 
-    let first = eval(&["--mode", "dialect", "--dialect", "hermes"]);
+    let chart_path = p(&chart);
+    let first = eval(&[
+        "--mode",
+        "dialect",
+        "--dialect",
+        "hermes",
+        "--chart",
+        &chart_path,
+    ]);
     assert!(first.status.success(), "{}", support::stderr(&first));
     let stdout = support::stdout(&first);
     assert!(stdout.contains("dialect (hermes)"), "{stdout}");
@@ -313,6 +322,8 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     assert_eq!(written["modes"]["dialect"]["no_call_answers"], 1);
     let markdown = std::fs::read_to_string(&table).unwrap();
     assert!(markdown.contains("| dialect (hermes) |"), "{markdown}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.contains("dialect (hermes)"), "{svg}");
 
     // Another dialect would mix two readings in one mode: refused, the report untouched.
     let before = std::fs::read_to_string(&report).unwrap();
