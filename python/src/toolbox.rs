@@ -127,6 +127,17 @@ fn runtime_error(error: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(error.to_string())
 }
 
+/// Refuses to run an answer from inside a tool of a running one: the runtime that runs
+/// the outer answer cannot be entered again from its own thread.
+fn not_nested() -> PyResult<()> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(runtime_error(
+            "a Toolbox cannot run an answer from inside one of its tools: return the result and run the next answer after this one",
+        ));
+    }
+    Ok(())
+}
+
 /// A confirmer that asks a Python callable: it gets the held call as a dict and answers
 /// `"run"`, `"decline"` or `"hold"` (or a bool: run or decline).
 struct PyConfirmer(Callable);
@@ -182,9 +193,10 @@ impl NativeRegistry {
         &self,
         py: Python<'_>,
         work: impl std::future::Future<Output = T> + Send,
-    ) -> T {
+    ) -> PyResult<T> {
+        not_nested()?;
         let runtime = &self.runtime;
-        py.detach(|| runtime.block_on(work))
+        Ok(py.detach(|| runtime.block_on(work)))
     }
 
     /// The names of the functions as an OpenAI `tools` array gives them.
@@ -264,7 +276,7 @@ impl NativeRegistry {
     /// Runs every call of a model's whole answer; the turn as a dict.
     fn run(&self, py: Python<'_>, answer: String) -> PyResult<Py<PyAny>> {
         let registry = Arc::clone(&self.registry);
-        let report = self.block_on(py, async move { registry.execute_response(&answer).await });
+        let report = self.block_on(py, async move { registry.execute_response(&answer).await })?;
         json_to_py(py, &turn_json(&report))
     }
 
@@ -310,7 +322,7 @@ impl NativeRegistry {
     /// Runs the held call `id`; its record.
     fn confirm(&self, py: Python<'_>, id: String) -> PyResult<Py<PyAny>> {
         let registry = Arc::clone(&self.registry);
-        let outcome = self.block_on(py, async move { registry.confirm_outcome(&id).await });
+        let outcome = self.block_on(py, async move { registry.confirm_outcome(&id).await })?;
         let outcome = outcome.map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut record = outcome_record(&outcome);
         if let Json::Object(map) = &mut record {
@@ -464,6 +476,7 @@ pub(crate) struct NativeStream {
 impl NativeStream {
     /// The next piece of the answer; the records of the calls it completed.
     fn feed(&self, py: Python<'_>, chunk: String) -> PyResult<Py<PyAny>> {
+        not_nested()?;
         let runtime = &self.runtime;
         let stream = &self.stream;
         let outcomes = py.detach(|| {
@@ -481,6 +494,7 @@ impl NativeStream {
 
     /// The end of the answer: the turn, every call of the answer in it.
     fn finish(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        not_nested()?;
         let runtime = &self.runtime;
         let stream = &self.stream;
         let end = py.detach(|| {

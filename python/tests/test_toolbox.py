@@ -196,6 +196,20 @@ def test_a_raising_tool_gives_an_error_without_a_traceback():
     assert "Traceback" not in text and "toolbox.py" not in text and "KeyError: 'zz'" in text
 
 
+def test_a_tool_that_runs_an_answer_itself_gets_an_error_not_a_crash():
+    toolbox = atfunc.Toolbox()
+
+    @toolbox.tool
+    def again() -> str:
+        """Runs another answer from inside a call."""
+        return toolbox.run("@again()").text
+
+    [record] = toolbox.run("@again()").results
+    assert record["error"].startswith("RuntimeError: a Toolbox cannot run an answer from inside")
+    # The toolbox still works.
+    assert toolbox.run("no calls").results == []
+
+
 def test_results_are_truncated_by_default():
     toolbox = atfunc.Toolbox()
 
