@@ -197,6 +197,18 @@ def _is_model(hint: Any) -> bool:
         and callable(getattr(hint, "model_validate", None))
 
 
+def _model_of(hint: Any) -> Any:
+    """The pydantic model a parameter's value is made into: the hint itself, or the one
+    inside ``Annotated[...]`` or ``Optional[...]``; None for any other hint."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = members[0] if len(members) == 1 else None
+    return hint if _is_model(hint) else None
+
+
 def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
     """The JSON Schema of a type hint, and whether the hint allows None. A pydantic
     model's definitions are gathered into ``defs``."""
@@ -292,8 +304,9 @@ def _make_tool(
         for p in params:
             hint = hints.get(p.name, p.annotation)
             schema, optional = _schema(hint, defs)
-            if _is_model(typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint):
-                models[p.name] = hint if _is_model(hint) else typing.get_args(hint)[0]
+            model = _model_of(hint)
+            if model is not None:
+                models[p.name] = model
             schema = dict(schema)
             if p.name in doc_params and "description" not in schema and doc_params[p.name]:
                 schema["description"] = doc_params[p.name]

@@ -158,6 +158,13 @@ def test_a_pydantic_model_is_a_parameter():
     [record] = turn.results
     assert record["result"] == {"to": {"street": "Main", "number": 7}, "text": "hello"}, record
 
+    @toolbox.tool(name="post.forward")
+    def forward(to: Annotated[Optional[Address], "Where to"] = None) -> str:
+        return f"{type(to).__name__} {to.street if to else ''}"
+
+    turn = toolbox.run('@post.forward(to={"street": "Side", "number": 1}) @post.forward()')
+    assert [r["result"] for r in turn.results] == ["Address Side", "NoneType "]
+
 
 # ---------------------------------------------------------------- running
 
