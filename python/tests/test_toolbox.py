@@ -262,6 +262,28 @@ def test_async_tools_run_in_run_and_on_the_callers_loop_in_run_async():
     assert asyncio.run(inside_a_loop()).results[0]["result"] == "waited"
 
 
+def test_answers_run_async_at_once_and_the_loop_goes_on():
+    toolbox = atfunc.Toolbox()
+    arrived = {}
+
+    @toolbox.tool
+    async def meet(me: str, other: str) -> str:
+        """Waits until the other has arrived too."""
+        arrived.setdefault(me, asyncio.Event()).set()
+        await arrived.setdefault(other, asyncio.Event()).wait()
+        return f"{me} met {other}"
+
+    async def main():
+        # Each answer waits for the other: run one after the other, neither would end.
+        both = asyncio.gather(toolbox.run_async('@meet("a", "b")'),
+                              toolbox.run_async('@meet("b", "a")'))
+        return await asyncio.wait_for(both, timeout=60)
+
+    first, second = asyncio.run(main())
+    assert first.results[0]["result"] == "a met b"
+    assert second.results[0]["result"] == "b met a"
+
+
 def test_calls_run_while_the_answer_still_streams():
     toolbox = atfunc.Toolbox()
     ran = []
