@@ -232,38 +232,49 @@ impl NativeRegistry {
         })
     }
 
-    /// Offers `tools` from now on, each answered by `handlers[qualified name]`.
+    /// Offers `tools` from now on, each answered by `handlers[qualified name]`. When the
+    /// registry refuses them, the tools offered before stay.
     fn set_tools(&self, tools: &Tools, handlers: &Bound<'_, PyDict>) -> PyResult<()> {
-        let mut boxes: Vec<(String, FnBox)> = Vec::new();
+        // One box per domain, in the order the domains first appear.
+        let mut groups: Vec<(String, Vec<(Interface, Callable)>)> = Vec::new();
         for interface in tools.interfaces.iter() {
             let name = interface.qualified_name();
             let handler = handlers.get_item(&name)?.ok_or_else(|| {
                 PyValueError::new_err(format!("no Python function for the tool '{name}'"))
             })?;
-            let handler: Callable = Arc::new(handler.unbind());
+            let tool = (interface.clone(), Arc::new(handler.unbind()));
             let domain = interface.domain.clone().unwrap_or_default();
-            let position = match boxes.iter().position(|(d, _)| *d == domain) {
-                Some(position) => position,
-                None => {
-                    boxes.push((domain.clone(), FnBox::new(domain.clone())));
-                    boxes.len() - 1
-                }
-            };
-            if let Some((_, tool_box)) = boxes.get_mut(position) {
-                let taken = std::mem::replace(tool_box, FnBox::new(domain));
-                *tool_box = taken.function(interface.clone(), move |args, _ctx| {
-                    call_tool(&handler, args)
-                });
+            match groups.iter_mut().find(|(d, _)| *d == domain) {
+                Some((_, group)) => group.push(tool),
+                None => groups.push((domain, vec![tool])),
             }
         }
+        let boxes = groups.into_iter().map(|(domain, group)| {
+            let tool_box = group.into_iter().fold(
+                FnBox::new(domain.clone()),
+                |tool_box, (interface, handler)| {
+                    tool_box.function(interface, move |args, _ctx| call_tool(&handler, args))
+                },
+            );
+            (domain, tool_box)
+        });
         let mut registered = self.boxes.lock().unwrap_or_else(PoisonError::into_inner);
-        for name in registered.drain(..) {
-            self.registry.unregister(&name);
-        }
+        let before: Vec<_> = registered
+            .drain(..)
+            .filter_map(|name| self.registry.unregister(&name))
+            .collect();
         for (name, tool_box) in boxes {
-            self.registry
-                .register(tool_box)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            if let Err(error) = self.registry.register(tool_box) {
+                for name in registered.drain(..) {
+                    self.registry.unregister(&name);
+                }
+                for tool_box in before {
+                    registered.push(tool_box.name().to_owned());
+                    // They were registered together a moment ago.
+                    let _ = self.registry.register_shared(tool_box);
+                }
+                return Err(PyValueError::new_err(error.to_string()));
+            }
             registered.push(name);
         }
         *self

@@ -125,6 +125,20 @@ def test_an_invalid_definition_raises_the_loaders_error():
     assert toolbox.tools.names == []
 
 
+def test_a_tool_that_is_refused_leaves_the_toolbox_as_it_was():
+    toolbox = atfunc.Toolbox()
+    toolbox.add_tool(lambda a, b: a + b, name="math.add", description="Adds.",
+                     args={"a": {"type": "integer"}, "b": {"type": "integer"}})
+    # Toolbox names match ignoring case, so `Math` is the toolbox `math` again: the
+    # loader refuses it.
+    with pytest.raises(atfunc.ToolsError) as caught:
+        toolbox.add_tool(lambda a: -a, name="Math.neg", description="Negates.",
+                         args={"a": {"type": "integer"}})
+    assert "differs only in case" in str(caught.value)
+    assert toolbox.tools.names == ["math.add"]
+    assert toolbox.run("@math.add(1, 2)").results[0]["result"] == 3
+
+
 def test_optional_without_a_default_is_not_required_and_gets_none():
     toolbox = atfunc.Toolbox()
 
