@@ -258,6 +258,9 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
 
 @dataclasses.dataclass
 class _Tool:
+    """A function made a tool: its definition for the loader, the callable the registry
+    calls, and the parsers of its parameters."""
+
     definition: Dict[str, Any]
     handler: Callable[[Dict[str, Any]], "tuple[bool, str]"]
     parsers: Dict[str, Callable[[Any], Any]]
@@ -290,6 +293,9 @@ def _make_tool(
         # required}}; the loader checks what it says.
         defaults = {p.name: p.default for p in params}
         for key, spec in args.items():
+            if not isinstance(spec, Mapping):
+                properties[key] = spec  # the loader says what a parameter must be
+                continue
             spec = dict(spec)
             parser = spec.pop("parser", None)
             if parser is not None:

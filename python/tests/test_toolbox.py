@@ -121,6 +121,8 @@ def test_an_invalid_definition_raises_the_loaders_error():
         toolbox.add_tool(lambda x: x, name="bad.tool", args={"x": {"type": "nope"}})
     assert "unknown type 'nope'" in str(caught.value)
     assert caught.value.problems
+    with pytest.raises(atfunc.ToolsError, match="must be a JSON Schema object"):
+        toolbox.add_tool(lambda x: x, name="bad.tool", args={"x": "string"})
     # The toolbox is as it was.
     assert toolbox.tools.names == []
 
