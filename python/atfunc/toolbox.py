@@ -1,0 +1,526 @@
+"""Python functions as tools: `Toolbox`, the turn it gives, and its streaming form.
+
+A function's interface comes from its signature, type hints and docstring (or from an
+explicit ``args`` dict) and is written as a tool definition that the crate's loader reads
+and validates. Calls run in the crate's own registry, exactly as Rust tools do; only the
+function itself is Python.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections.abc
+import dataclasses
+import enum
+import inspect
+import json
+import re
+import threading
+import typing
+from typing import Annotated, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence
+
+from ._atfunc import Tools, _Registry, grammar, render
+
+__all__ = ["Toolbox", "Turn", "ToolStream"]
+
+# The event loop that async tools run on while `run_async` runs the answer in a worker
+# thread: the caller's own loop, so a tool may use what lives there.
+_state = threading.local()
+
+
+@dataclasses.dataclass
+class Turn:
+    """The calls of one answer and what to send back.
+
+    ``results``: one record per call, in the order written: ``{"call_id", "name",
+    "args", "result" | "error", "span", "chars"}`` (``confirmation_id`` for a call held
+    for confirmation); ``text``: the result blocks the model reads on its next turn, each
+    result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
+    message ``text`` goes in (``"user"``: a model without native tool calls reads
+    results there)."""
+
+    results: List[Dict[str, Any]]
+    text: str
+    role: str = "user"
+
+    @property
+    def message(self) -> Dict[str, str]:
+        """``{"role": role, "content": text}``, the message for the next turn."""
+        return {"role": self.role, "content": self.text}
+
+    def __bool__(self) -> bool:
+        """Whether the answer had any call."""
+        return bool(self.results)
+
+
+class ToolStream:
+    """An answer fed as it streams: each call runs as soon as it is complete.
+
+    ``feed(chunk)`` returns the records of the calls the chunk completed; ``finish()``
+    returns the `Turn` of the whole answer. ``feed_async`` and ``finish_async`` do the same
+    from a coroutine, async tools on the caller's event loop."""
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+
+    def feed(self, chunk: str) -> List[Dict[str, Any]]:
+        """The next piece of the answer; the records of the calls it completed."""
+        return self._native.feed(chunk)
+
+    def finish(self) -> Turn:
+        """The end of the answer: the turn with every call of it."""
+        return Turn(**self._native.finish())
+
+    async def feed_async(self, chunk: str) -> List[Dict[str, Any]]:
+        """`feed` from a coroutine: calls run in a worker thread."""
+        return await _in_worker(self._native.feed, chunk)
+
+    async def finish_async(self) -> Turn:
+        """`finish` from a coroutine."""
+        return Turn(**await _in_worker(self._native.finish))
+
+
+async def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
+    """Runs ``work`` in a worker thread; async tools it calls run on this loop."""
+    loop = asyncio.get_running_loop()
+
+    def run() -> Any:
+        _state.loop = loop
+        try:
+            return work(*args)
+        finally:
+            _state.loop = None
+
+    return await loop.run_in_executor(None, run)
+
+
+def _await(awaitable: Any) -> Any:
+    """The value of an async tool's coroutine, from the thread the call runs on."""
+    loop = getattr(_state, "loop", None)
+    if loop is not None:
+        return asyncio.run_coroutine_threadsafe(awaitable, loop).result()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(awaitable)
+    # `run` called from inside a running loop: the coroutine gets a loop of its own.
+    box: Dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = asyncio.run(awaitable)
+        except BaseException as error:  # handed to the calling thread
+            box["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _jsonable(value: Any) -> Any:
+    """A result value ``json.dumps`` cannot write, as a value it can."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):  # pydantic
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+# ---------------------------------------------------------------- interfaces
+
+
+def _description_and_params(doc: Optional[str]) -> "tuple[str, Dict[str, str]]":
+    """The first paragraph of a docstring, and the parameter lines it documents in the
+    Google (``Args:``), numpy (``Parameters``) or reST (``:param x:``) style."""
+    if not doc:
+        return "", {}
+    doc = inspect.cleandoc(doc)
+    first = doc.split("\n\n", 1)[0]
+    if re.match(r"^\s*(Args|Arguments|Parameters|Returns|Raises|:param)\b", first):
+        first = ""
+    description = " ".join(line.strip() for line in first.splitlines()).strip()
+    params: Dict[str, str] = {}
+    for line_match in re.finditer(r"^\s*:param\s+(?:[^:]*\s)?(\w+):\s*(.+)$", doc, re.M):
+        params[line_match.group(1)] = line_match.group(2).strip()
+    lines = doc.splitlines()
+    section = None
+    current = None
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if re.match(r"^(Args|Arguments|Parameters):?$", stripped):
+            section = "google" if stripped.endswith(":") else "numpy"
+            current = None
+            continue
+        if section is None:
+            continue
+        if section == "numpy" and re.match(r"^-+$", stripped):
+            continue
+        if not stripped:
+            current = None
+            if section == "google":
+                continue
+        if re.match(r"^(Returns|Raises|Yields|Examples?|Notes?)\b", stripped):
+            section = None
+            continue
+        indent = len(line) - len(line.lstrip())
+        if section == "google":
+            match = re.match(r"^(\w+)\s*(\([^)]*\))?\s*:\s*(.*)$", stripped)
+            if match and (current is None or indent <= current[1]):
+                current = (match.group(1), indent)
+                params[current[0]] = match.group(3).strip()
+            elif current and stripped:
+                params[current[0]] = (params[current[0]] + " " + stripped).strip()
+        else:
+            name = re.match(r"^(\w+)\s*(:.*)?$", stripped)
+            if name and indent == 0:
+                current = (name.group(1), indent)
+                params[current[0]] = ""
+            elif current and stripped:
+                params[current[0]] = (params[current[0]] + " " + stripped).strip()
+    return description, params
+
+
+_SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _is_model(hint: Any) -> bool:
+    """Whether ``hint`` is a pydantic model class (pydantic is never required)."""
+    return isinstance(hint, type) and callable(getattr(hint, "model_json_schema", None)) \
+        and callable(getattr(hint, "model_validate", None))
+
+
+def _model_of(hint: Any) -> Any:
+    """The pydantic model a parameter's value is made into: the hint itself, or the one
+    inside ``Annotated[...]`` or ``Optional[...]``; None for any other hint."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = members[0] if len(members) == 1 else None
+    return hint if _is_model(hint) else None
+
+
+def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
+    """The JSON Schema of a type hint, and whether the hint allows None. A pydantic
+    model's definitions are gathered into ``defs``."""
+    if hint is inspect.Parameter.empty or hint is Any:
+        return {}, False
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    schema: Dict[str, Any]
+    if origin is Annotated:
+        schema, optional = _schema(args[0], defs)
+        notes = [a for a in args[1:] if isinstance(a, str)]
+        if notes:
+            schema = {**schema, "description": " ".join(notes)}
+        return schema, optional
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        members = [a for a in args if a is not type(None)]
+        optional = len(members) < len(args)
+        if len(members) == 1:
+            return _schema(members[0], defs)[0], optional
+        return {"anyOf": [_schema(m, defs)[0] for m in members]}, optional
+    if origin is Literal:
+        values = list(args)
+        kinds = {_SCALARS.get(type(v)) for v in values}
+        choices: Dict[str, Any] = {"enum": values}
+        if len(kinds) == 1 and None not in kinds:
+            choices["type"] = kinds.pop()
+        return choices, False
+    if hint in _SCALARS:
+        return {"type": _SCALARS[hint]}, False
+    if hint is type(None):
+        return {"type": "null"}, True
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return {"enum": [member.value for member in hint]}, False
+    if origin in (list, set, frozenset, tuple, collections.abc.Sequence) or hint in (list, set, tuple):
+        schema = {"type": "array"}
+        if args:
+            schema["items"] = _schema(args[0], defs)[0]
+        return schema, False
+    if origin in (dict, collections.abc.Mapping) or hint is dict:
+        return {"type": "object"}, False
+    if _is_model(hint):
+        schema = hint.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(schema.pop("$defs", {}))
+        return schema, False
+    return {}, False
+
+
+@dataclasses.dataclass
+class _Tool:
+    """A function made a tool: its definition for the loader, the callable the registry
+    calls, and the parsers of its parameters."""
+
+    definition: Dict[str, Any]
+    handler: Callable[[Dict[str, Any]], "tuple[bool, str]"]
+    parsers: Dict[str, Callable[[Any], Any]]
+
+
+def _make_tool(
+    fn: Callable[..., Any],
+    name: Optional[str],
+    description: Optional[str],
+    args: Optional[Mapping[str, Mapping[str, Any]]],
+) -> _Tool:
+    signature = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # hints that do not resolve: read as written
+        hints = {}
+    doc_description, doc_params = _description_and_params(inspect.getdoc(fn))
+    properties: Dict[str, Any] = {}
+    required: List[str] = []
+    defs: Dict[str, Any] = {}
+    models: Dict[str, Any] = {}
+    nullable: List[str] = []
+    parsers: Dict[str, Callable[[Any], Any]] = {}
+    params = [
+        p for p in signature.parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    if args is not None:
+        # The seed's shape: {name: {type, description, choices, min, max, parser,
+        # required}}; the loader checks what it says.
+        defaults = {p.name: p.default for p in params}
+        for key, spec in args.items():
+            if not isinstance(spec, Mapping):
+                properties[key] = spec  # the loader says what a parameter must be
+                continue
+            spec = dict(spec)
+            parser = spec.pop("parser", None)
+            if parser is not None:
+                parsers[key] = parser
+            is_required = spec.pop("required", defaults.get(key, None) is inspect.Parameter.empty)
+            if "description" not in spec and key in doc_params:
+                spec["description"] = doc_params[key]
+            properties[key] = spec
+            if is_required:
+                required.append(key)
+    else:
+        for p in params:
+            hint = hints.get(p.name, p.annotation)
+            schema, optional = _schema(hint, defs)
+            model = _model_of(hint)
+            if model is not None:
+                models[p.name] = model
+            schema = dict(schema)
+            if p.name in doc_params and "description" not in schema and doc_params[p.name]:
+                schema["description"] = doc_params[p.name]
+            if p.default is not inspect.Parameter.empty:
+                try:
+                    json.dumps(p.default)
+                    if p.default is not None:
+                        schema["default"] = p.default
+                except (TypeError, ValueError):
+                    pass
+            elif optional:
+                nullable.append(p.name)
+            else:
+                required.append(p.name)
+            properties[p.name] = schema
+    parameters: Dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if defs:
+        parameters["$defs"] = defs
+    definition = {
+        "name": name or fn.__name__,
+        "description": description if description is not None else doc_description,
+        "parameters": parameters,
+    }
+    positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
+
+    def handler(values: Dict[str, Any]) -> "tuple[bool, str]":
+        try:
+            for key in nullable:
+                values.setdefault(key, None)
+            for key, model in models.items():
+                if key in values and values[key] is not None:
+                    values[key] = model.model_validate(values[key])
+            first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
+            result = fn(*first, **values)
+            if inspect.isawaitable(result):
+                result = _await(result)
+            return True, json.dumps(result, default=_jsonable)
+        except Exception as error:  # the model reads it and may correct its call
+            message = str(error)
+            kind = type(error).__name__
+            return False, f"{kind}: {message}" if message else kind
+
+    return _Tool(definition, handler, parsers)
+
+
+# ---------------------------------------------------------------- the toolbox
+
+
+class Toolbox:
+    """Python functions as tools a model calls, run by atfunc's registry.
+
+    Register plain or async functions with `add_tool` or the `tool` decorator; give the
+    model `prompt()` (or constrain it with `grammar()`); run each answer with `run`,
+    `run_async` or `stream`, and send `Turn.text` back as the next message.
+
+    ``truncate_length``: results longer than this many characters are cut in the text the
+    model reads (default 5000, the library's). ``confirm``: what happens to calls of tools
+    added with ``confirm=True``: None (held until `confirm` or `reject`), ``"run"``,
+    ``"decline"``, ``"hold"``, or a function given the call as a dict that answers one
+    of those (or a bool)."""
+
+    def __init__(self, *, truncate_length: int = 5000, confirm: Any = None) -> None:
+        if truncate_length < 1:
+            raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
+        self._native = _Registry(truncate_length)
+        self._definitions: List[Dict[str, Any]] = []
+        self._handlers: Dict[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]] = {}
+        self._tools: Optional[Tools] = None
+        if confirm is not None:
+            self._native.set_confirmer(confirm)
+
+    # -- registering
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        args: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        *,
+        confirm: bool = False,
+    ) -> Callable[..., Any]:
+        """Offers ``fn`` (a plain or async function) as a tool and returns it.
+
+        ``name``: the tool's name (default ``fn.__name__``; ``"weather.get"`` puts it in
+        the toolbox ``weather``). ``description``: default the docstring's first
+        paragraph. ``args``: the parameters as ``{name: {"type", "description",
+        "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
+        signature, type hints and docstring. ``confirm``: calls wait for confirmation.
+        Raises `ToolsError` (the loader's problems) for a definition that is not valid."""
+        tool = _make_tool(fn, name, description, args)
+        definitions = self._definitions + [tool.definition]
+        tools = Tools(definitions)
+        qualified = tools.names[-1]
+        handlers = {**self._handlers, qualified: tool.handler}
+        self._native.set_tools(tools, handlers)
+        self._definitions, self._handlers, self._tools = definitions, handlers, tools
+        for param, parser in tool.parsers.items():
+            self._native.set_parser(qualified, param, parser)
+        if confirm:
+            self._native.require_confirmation(qualified)
+        return fn
+
+    def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
+        """`add_tool` as a decorator: ``@toolbox.tool`` or ``@toolbox.tool(name=...,
+        description=..., args=..., confirm=...)``."""
+        if fn is None:
+            return lambda fn: self.add_tool(fn, **options)
+        return self.add_tool(fn, **options)
+
+    # -- what the model is given
+
+    @property
+    def tools(self) -> Tools:
+        """The tools as an `atfunc.Tools`, for `render`, `grammar` and `parse`."""
+        if self._tools is None:
+            self._tools = Tools([])
+        return self._tools
+
+    def prompt(self, **options: Any) -> str:
+        """The tools as prompt text (`atfunc.render`)."""
+        return render(self.tools, **options)
+
+    def grammar(self, **options: Any) -> str:
+        """The GBNF grammar of answers whose calls bind to these tools (`atfunc.grammar`)."""
+        return grammar(self.tools, **options)
+
+    # -- running
+
+    def run(self, answer: str) -> Turn:
+        """Runs every call of a model's whole answer, in order; the `Turn`."""
+        return Turn(**self._native.run(answer))
+
+    async def run_async(self, answer: str) -> Turn:
+        """`run` from a coroutine: the answer runs in a worker thread and async tools on
+        this event loop."""
+        return Turn(**await _in_worker(self._native.run, answer))
+
+    def stream(self) -> ToolStream:
+        """A `ToolStream` to feed an answer as it streams; calls run as they complete."""
+        return ToolStream(self._native.stream())
+
+    # -- settings of the registry
+
+    @property
+    def truncate_length(self) -> int:
+        """Results longer than this many characters are cut in `Turn.text`."""
+        return self._native.truncate_length
+
+    @truncate_length.setter
+    def truncate_length(self, length: int) -> None:
+        if length < 1:
+            raise ValueError(f"truncate_length must be at least 1, got {length}")
+        self._native.truncate_length = length
+
+    def on_event(self, callback: Optional[Callable[[Dict[str, Any]], None]]) -> None:
+        """``callback(event)`` at each call's start and end: ``{"event": "start" |
+        "success" | "error" | "held", "call_id", "name", "function", "duration_ms",
+        "error", "confirmation_id"}`` (absent fields left out). None removes it."""
+        self._native.on_event(callback)
+
+    def add_output_filter(self, fn: Callable[[str, Dict[str, Any], str], Optional[str]]) -> None:
+        """``fn(name, args, text)`` may replace a call's result text (return a str) or
+        keep it (None), before truncation."""
+        self._native.add_output_filter(fn)
+
+    def require_confirmation(self, name: str) -> None:
+        """Calls of the tool ``name`` (or of every tool of a toolbox) wait for
+        confirmation."""
+        self._native.require_confirmation(name)
+
+    def set_confirmer(self, confirm: Any) -> None:
+        """Who decides on calls that need confirmation (see the class)."""
+        self._native.set_confirmer(confirm)
+
+    def held(self) -> List[Dict[str, Any]]:
+        """The calls waiting for confirmation."""
+        return self._native.held()
+
+    def confirm(self, confirmation_id: str) -> Dict[str, Any]:
+        """Runs a held call; its record, with ``text``, its result block for the model."""
+        return self._native.confirm(confirmation_id)
+
+    def reject(self, confirmation_id: str) -> None:
+        """Drops a held call without running it."""
+        self._native.reject(confirmation_id)
+
+    # -- OpenAI messages
+
+    def openai_messages(self, turn: "Turn | Sequence[Mapping[str, Any]]") -> List[Dict[str, Any]]:
+        """The calls of a turn as OpenAI messages: an assistant message with their
+        ``tool_calls``, then a ``tool`` message with each result (calls that did not bind
+        are left out: they name no tool)."""
+        records = turn.results if isinstance(turn, Turn) else list(turn)
+        return self._native.openai_messages(json.dumps(records, default=_jsonable))
+
+    def tool_calls_text(self, tool_calls: Sequence[Any]) -> str:
+        """OpenAI ``tool_calls`` (dicts, or the openai client's objects) as atfunc call
+        text, one call a line: `run` it to run them."""
+        entries = [
+            call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+            for call in tool_calls
+        ]
+        return self._native.tool_calls_text(json.dumps(entries))
+
+    def run_tool_calls(self, tool_calls: Sequence[Any]) -> Turn:
+        """Runs OpenAI ``tool_calls``; the `Turn`."""
+        return self.run(self.tool_calls_text(tool_calls))
+
+    def __repr__(self) -> str:
+        return f"<atfunc.Toolbox {self.tools.names}>"

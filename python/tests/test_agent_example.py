@@ -1,0 +1,38 @@
+"""The README's Python agent loop (examples/python/agent.py, shown verbatim in the README)
+runs against a real small model: llama-cpp-python's server with SmolLM2-135M."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from llama_server import llama_server  # noqa: F401 (the fixture)
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "python" / "agent.py"
+
+
+def test_the_readme_shows_the_example_verbatim():
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert EXAMPLE.read_text() in blocks, "README's agent example differs from examples/python/agent.py"
+
+
+def test_the_agent_example_runs_against_a_real_model(llama_server):  # noqa: F811
+    pytest.importorskip("openai", reason="the openai client is not installed (pip install -r tests/gateway/requirements.txt)")
+    env = {**os.environ, "OPENAI_BASE_URL": llama_server.url + "/v1", "OPENAI_API_KEY": "unused"}
+    try:
+        done = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True,
+                              text=True, timeout=300, cwd=REPO)
+    except Exception:
+        llama_server.check_alive("during the example")
+        raise
+    llama_server.check_alive("during the example")
+    assert done.returncode == 0, done.stderr
+    # The first answer had to call the tool (the grammar required it), and it ran: its
+    # result went back to the model.
+    assert "Function call: get_weather(" in done.stdout, done.stdout
+    assert '"sky":"sunny"' in done.stdout, done.stdout
