@@ -367,8 +367,6 @@ impl Reader {
     ) -> usize {
         let base = self.base;
         let chars = &mut self.chars;
-        release_text(data, from, to, base, last, out, |start, end| {
-            chars.invalid_span(data, base, start, end)
-        })
+        release_text(data, from, to, base, last, out, chars)
     }
 }
