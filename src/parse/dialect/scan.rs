@@ -185,8 +185,10 @@ pub(super) struct ValueScan {
     escape: bool,
     /// The offset of the opening bracket, once seen.
     pub start: Option<u64>,
+    /// Whether the value is a list of calls, whose ends `item_ends` records.
+    items: bool,
     /// One past each element that closed a bracket back to depth 1, in order: the ends of
-    /// the calls of a list of calls.
+    /// the calls of a list of calls (left empty for other values: no allocation per call).
     pub item_ends: Vec<u64>,
 }
 
@@ -199,10 +201,21 @@ impl ValueScan {
         }
     }
 
+    /// A JSON list of calls, whose outer `allowance` levels are the call's structure; the
+    /// end of each call is recorded in `item_ends`.
+    pub fn json_list(allowance: usize) -> ValueScan {
+        ValueScan {
+            allowance,
+            items: true,
+            ..ValueScan::default()
+        }
+    }
+
     /// A Python list of calls: the list and each call's parentheses are structure.
     pub fn python() -> ValueScan {
         ValueScan {
             python: true,
+            items: true,
             allowance: 2,
             ..ValueScan::default()
         }
@@ -257,7 +270,9 @@ impl ValueScan {
                 b'}' | b']' | b')' => {
                     self.depth = self.depth.saturating_sub(1);
                     if self.depth == 1 {
-                        self.item_ends.push(at + 1);
+                        if self.items {
+                            self.item_ends.push(at + 1);
+                        }
                     } else if self.depth == 0 {
                         *pos = at + 1;
                         return Step::Done(at + 1);
