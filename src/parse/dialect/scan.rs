@@ -385,6 +385,32 @@ mod tests {
     }
 
     #[test]
+    fn item_ends_kept_only_for_a_list_of_calls() {
+        let text = br#"{"a": [1, 2], "b": {"c": 3}} tail"#;
+        let input = Input {
+            data: text,
+            base: 0,
+            eof: false,
+        };
+        // Arguments: nested values close back to depth 1, and nothing is recorded (no
+        // allocation per call).
+        let mut args = ValueScan::json(1);
+        assert!(matches!(args.scan(&input, &mut 0, 64), Step::Done(_)));
+        assert!(args.item_ends.is_empty());
+        assert_eq!(args.item_ends.capacity(), 0);
+        // A list of calls: each call's end.
+        let text = br#"[{"name": "f"}, {"name": "g"}]"#;
+        let input = Input {
+            data: text,
+            base: 0,
+            eof: false,
+        };
+        let mut list = ValueScan::json_list(3);
+        assert!(matches!(list.scan(&input, &mut 0, 64), Step::Done(_)));
+        assert_eq!(list.item_ends, vec![14, 29]);
+    }
+
+    #[test]
     fn markers_split_and_at_the_end() {
         let held = Input {
             data: b"ab</to",
