@@ -39,6 +39,21 @@ impl CharCount {
         }
     }
 
+    /// Counts the text released at `start` (`ascii`: known to be ASCII, one character a
+    /// byte, so not looked at again) when the count has reached `start`; else
+    /// [`before`](Self::before) counts it when asked.
+    pub(crate) fn released(&mut self, start: u64, text: &str, ascii: bool) {
+        if self.counted == start {
+            let bytes = text.as_bytes();
+            self.counted += bytes.len() as u64;
+            self.chars += if ascii {
+                bytes.len() as u64
+            } else {
+                count_chars(bytes)
+            };
+        }
+    }
+
     /// The span `start..end` of `data` (which starts at `base`), with its character
     /// offsets. Spans are asked for in input order, so counting resumes where it stopped
     /// and every byte is counted once.
@@ -64,32 +79,8 @@ fn index(base: u64, abs: u64) -> usize {
 }
 
 /// How many characters the valid UTF-8 `bytes` hold: the bytes that are not continuation
-/// bytes (`0b10xx_xxxx`). Eight bytes at a time, since every released byte passes here.
+/// bytes (`0b10xx_xxxx`). Every released byte passes here, so the count runs with SIMD
+/// (`bytecount` picks AVX2 or SSE2 at run time).
 fn count_chars(bytes: &[u8]) -> u64 {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const PAIRS: u64 = 0x00FF_00FF_00FF_00FF;
-    let mut continuation = 0u64;
-    let mut rest = bytes;
-    loop {
-        // Per-byte counts in the lanes of one word; 255 words at most, so no lane overflows.
-        let mut lanes = 0u64;
-        let mut words = 0;
-        while let Some((word, tail)) = rest.split_first_chunk::<8>() {
-            let w = u64::from_le_bytes(*word);
-            // Bit 7 set and bit 6 clear: a continuation byte.
-            lanes += ((w & !(w << 1)) >> 7) & LOW;
-            rest = tail;
-            words += 1;
-            if words == 255 {
-                break;
-            }
-        }
-        let pairs = (lanes & PAIRS) + ((lanes >> 8) & PAIRS);
-        continuation += pairs.wrapping_mul(0x0001_0001_0001_0001) >> 48;
-        if words < 255 {
-            break;
-        }
-    }
-    continuation += rest.iter().filter(|&&b| b & 0xC0 == 0x80).count() as u64;
-    bytes.len() as u64 - continuation
+    bytecount::num_chars(bytes) as u64
 }

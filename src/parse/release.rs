@@ -2,7 +2,7 @@
 //! events, the same way for the atfunc parser and every dialect's reader.
 
 use super::chars::CharCount;
-use super::types::{Event, Span};
+use super::types::Event;
 
 /// A reader that holds back the bytes it cannot yet resolve (a call still open, a split
 /// character) and scans each chunk together with them: the atfunc parser and every
@@ -39,11 +39,50 @@ pub(super) trait HeldTail {
     }
 }
 
+/// `bytes` as a string if they are valid UTF-8; else how many leading bytes are valid and
+/// how long the invalid sequence after them is (`None`: a character cut off by the end),
+/// as [`std::str::Utf8Error`] tells them. Every byte of text passes here, so the check runs
+/// with SIMD (`simdutf8`): `basic` for the common case of valid text, then `compat` for
+/// where it stops; the length of the invalid sequence is the standard library's answer for
+/// the few bytes from there.
+pub(super) fn valid_utf8(bytes: &[u8]) -> Result<&str, (usize, Option<usize>)> {
+    if let Ok(s) = simdutf8::basic::from_utf8(bytes) {
+        return Ok(s);
+    }
+    let valid = match simdutf8::compat::from_utf8(bytes) {
+        Ok(s) => return Ok(s),
+        Err(e) => e.valid_up_to(),
+    };
+    match std::str::from_utf8(bytes.get(valid..).unwrap_or_default()) {
+        Err(e) if e.valid_up_to() == 0 => Err((valid, e.error_len())),
+        // Not reached (`compat` stops where the standard library does); the standard
+        // library's answer for the whole, should it ever be.
+        _ => std::str::from_utf8(bytes).map_err(|e| (e.valid_up_to(), e.error_len())),
+    }
+}
+
+/// `bytes` as a string if every byte is ASCII. One pass that ORs the bytes together (the
+/// compiler vectorises it): prose is mostly ASCII, and for ASCII this pass is both
+/// the UTF-8 check and the character count (one character a byte).
+fn ascii_str(bytes: &[u8]) -> Option<&str> {
+    // Blocks long enough that folding the vector lanes into one byte, once per block, costs
+    // little; short enough that non-ASCII text is given up on early.
+    const BLOCK: usize = 1024;
+    for block in bytes.chunks(BLOCK) {
+        if block.iter().fold(0u8, |acc, &b| acc | b) >= 0x80 {
+            return None;
+        }
+    }
+    // SAFETY: every byte of `bytes` is below 0x80 (checked above), and a sequence of ASCII
+    // bytes is valid UTF-8.
+    Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
 /// Releases `data[from..to]` (`data` starts at the absolute offset `base`) as text and
 /// invalid-UTF-8 events, the same for the atfunc parser and every dialect's reader. Unless
-/// `last`, a character cut off at `to` is held back. `invalid(start, end)` gives the span
-/// of an invalid run (absolute offsets; the caller counts it as one character). Returns the
-/// index up to which bytes went out.
+/// `last`, a character cut off at `to` is held back. The characters released are counted
+/// in `chars` as they go out (the bytes were just looked at), and an invalid run counts as
+/// one. Returns the index up to which bytes went out.
 pub(super) fn release_text(
     data: &[u8],
     from: usize,
@@ -51,27 +90,34 @@ pub(super) fn release_text(
     base: u64,
     last: bool,
     out: &mut Vec<Event>,
-    mut invalid: impl FnMut(u64, u64) -> Span,
+    chars: &mut CharCount,
 ) -> usize {
     let mut i = from;
     while i < to {
         let bytes = data.get(i..to).unwrap_or_default();
-        match std::str::from_utf8(bytes) {
+        let start = base + i as u64;
+        if let Some(s) = ascii_str(bytes) {
+            chars.released(start, s, true);
+            out.push(Event::Text { text: s.to_owned() });
+            i = to;
+            continue;
+        }
+        match valid_utf8(bytes) {
             Ok(s) => {
+                chars.released(start, s, false);
                 out.push(Event::Text { text: s.to_owned() });
                 i = to;
             }
-            Err(e) => {
-                let valid = e.valid_up_to();
+            Err((valid, error_len)) => {
                 if let Some(s) = bytes
                     .get(..valid)
-                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .and_then(|v| valid_utf8(v).ok())
                     .filter(|s| !s.is_empty())
                 {
                     out.push(Event::Text { text: s.to_owned() });
                 }
                 let bad_start = i + valid;
-                let bad_len = match e.error_len() {
+                let bad_len = match error_len {
                     Some(n) => n,
                     None if last => to - bad_start,
                     None => return bad_start,
@@ -81,11 +127,62 @@ pub(super) fn release_text(
                     .unwrap_or_default()
                     .to_vec();
                 let start = base + bad_start as u64;
-                let span = invalid(start, start + bad_len as u64);
+                let span = chars.invalid_span(data, base, start, start + bad_len as u64);
                 out.push(Event::InvalidUtf8 { span, bytes: bad });
                 i = bad_start + bad_len;
             }
         }
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_utf8;
+
+    /// The standard library's answer, in `valid_utf8`'s terms.
+    fn std_answer(bytes: &[u8]) -> Result<&str, (usize, Option<usize>)> {
+        std::str::from_utf8(bytes).map_err(|e| (e.valid_up_to(), e.error_len()))
+    }
+
+    #[test]
+    fn valid_utf8_answers_as_the_standard_library() {
+        // Every one- and two-byte sequence of bytes that matter to UTF-8, and three-byte
+        // sequences of lead and continuation bytes, after text long enough for the SIMD
+        // paths (ASCII and not) and before more of it, or at the very end.
+        let bytes: Vec<u8> = vec![
+            b'a', 0x7F, 0x80, 0x8F, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xED,
+            0xEE, 0xEF, 0xF0, 0xF1, 0xF4, 0xF5, 0xFF,
+        ];
+        let mut middles: Vec<Vec<u8>> = Vec::new();
+        for &a in &bytes {
+            middles.push(vec![a]);
+            for &b in &bytes {
+                middles.push(vec![a, b]);
+                for &c in &[0x80u8, 0xBF, b'a'] {
+                    middles.push(vec![a, b, c]);
+                }
+            }
+        }
+        middles.push("€😀".as_bytes().to_vec());
+        let prefixes = [
+            "",
+            "plain ascii text, long enough for a vector or two: 0123456789abcdefghijklmnop",
+            "Zürich 東京 😀 and more text in several scripts, long enough: 0123456789",
+        ];
+        for prefix in prefixes {
+            for middle in &middles {
+                for suffix in [
+                    "",
+                    " and then some ascii text after it, again long enough....",
+                    "日本語",
+                ] {
+                    let mut text = prefix.as_bytes().to_vec();
+                    text.extend_from_slice(middle);
+                    text.extend_from_slice(suffix.as_bytes());
+                    assert_eq!(valid_utf8(&text), std_answer(&text), "{text:?}");
+                }
+            }
+        }
+    }
 }

@@ -61,7 +61,7 @@ pub(crate) fn plain_string_bytes(bytes: &[u8], quote: u8) -> bool {
         }
     }
     // Neither byte occurs inside a multi-byte character, so a byte search is exact.
-    memchr::memchr2(quote, b'\\', bytes).is_none() && std::str::from_utf8(bytes).is_ok()
+    memchr::memchr2(quote, b'\\', bytes).is_none() && simdutf8::basic::from_utf8(bytes).is_ok()
 }
 
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;

@@ -3,7 +3,7 @@
 
 use super::chars::CharCount;
 use super::dialect::Dialect;
-use super::release::{release_text, HeldTail};
+use super::release::{release_text, valid_utf8, HeldTail};
 use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind, ParserConfig};
 use super::{dialect, syntax};
@@ -378,9 +378,9 @@ impl StreamParser {
                 // once.
                 let k = memchr::memchr2(quote, b'\\', hay).unwrap_or(hay.len());
                 let plain = hay.get(..k).unwrap_or_default();
-                match std::str::from_utf8(plain) {
+                match valid_utf8(plain) {
                     Ok(_) => k,
-                    Err(e) => e.valid_up_to(),
+                    Err((valid, _)) => valid,
                 }
             } else {
                 self.args.plain_run(hay)
@@ -647,9 +647,7 @@ impl StreamParser {
     ) -> usize {
         let base = self.base;
         let chars = &mut self.chars;
-        let i = release_text(data, from, to, base, last, out, |start, end| {
-            chars.invalid_span(data, base, start, end)
-        });
+        let i = release_text(data, from, to, base, last, out, chars);
         if i > from {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }
@@ -668,12 +666,21 @@ fn lossy(data: &[u8], from: usize, to: usize) -> String {
 }
 
 /// Whether `bytes` ends with a whole identifier character.
+#[inline]
 fn last_char_is_ident(bytes: &[u8]) -> bool {
-    let Some(&last) = bytes.last() else {
+    match bytes.last() {
+        None => false,
+        Some(&last) if last < 0x80 => last.is_ascii_alphanumeric() || last == b'_',
+        Some(_) => last_non_ascii_is_ident(bytes),
+    }
+}
+
+/// [`last_char_is_ident`] for text that does not end in ASCII, kept out of line: the
+/// function is asked at every `@` and every release of text.
+#[inline(never)]
+fn last_non_ascii_is_ident(bytes: &[u8]) -> bool {
+    if bytes.is_empty() {
         return false;
-    };
-    if last < 0x80 {
-        return last.is_ascii_alphanumeric() || last == b'_';
     }
     // Walk back to the lead byte of the last character (at most 4 bytes).
     let mut start = bytes.len() - 1;

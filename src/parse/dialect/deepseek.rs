@@ -20,6 +20,7 @@
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_args, BuildError, Built, Found, Input, Match, Step, ValueScan};
 use super::Dialect;
+use crate::parse::release::valid_utf8;
 
 pub(super) const OPEN: &[u8] = "<｜tool▁calls▁begin｜>".as_bytes();
 const CLOSE: &[u8] = "<｜tool▁calls▁end｜>".as_bytes();
@@ -199,8 +200,7 @@ impl BlockScan for Deepseek {
             .iter()
             .map(|piece| {
                 let name = String::from_utf8_lossy(input.slice(piece.name.0, piece.name.1));
-                let args = std::str::from_utf8(input.slice(piece.args.0, piece.args.1))
-                    .unwrap_or_default();
+                let args = valid_utf8(input.slice(piece.args.0, piece.args.1)).unwrap_or_default();
                 Ok(Built {
                     name: name.trim().to_owned(),
                     positional: Vec::new(),

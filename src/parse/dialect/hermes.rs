@@ -26,7 +26,7 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
         Match::Yes(end) => {
             let block = Hermes {
                 // An array, its call objects and their arguments are the call's structure.
-                value: ValueScan::json(3),
+                value: ValueScan::json_list(3),
                 value_end: None,
             };
             opened(block, end)

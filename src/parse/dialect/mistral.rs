@@ -10,6 +10,7 @@ use super::scan::{
     json_args, json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan,
 };
 use super::Dialect;
+use crate::parse::release::valid_utf8;
 
 pub(super) const OPEN: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";
@@ -46,7 +47,7 @@ impl BlockScan for Mistral {
                     Match::Yes(_) => return input.expected(p, "a function name or `[`"),
                     Match::No => {
                         self.array = true;
-                        self.value = ValueScan::json(3);
+                        self.value = ValueScan::json_list(3);
                     }
                 },
                 Some(_) => {
@@ -61,12 +62,11 @@ impl BlockScan for Mistral {
             // A name is short: look no further than its limit (and never through the rest of
             // a large input once per call).
             let rest = rest.get(..MAX_NAME as usize + 4).unwrap_or(rest);
-            let (valid, cut) = match std::str::from_utf8(rest) {
+            let (valid, cut) = match valid_utf8(rest) {
                 Ok(s) => (s, false),
-                Err(e) => (
-                    std::str::from_utf8(rest.get(..e.valid_up_to()).unwrap_or_default())
-                        .unwrap_or_default(),
-                    e.error_len().is_none(),
+                Err((valid, error_len)) => (
+                    valid_utf8(rest.get(..valid).unwrap_or_default()).unwrap_or_default(),
+                    error_len.is_none(),
                 ),
             };
             let run = valid
@@ -99,7 +99,7 @@ impl BlockScan for Mistral {
         let (Some(start), Some(value_end)) = (self.value.start, self.value_end) else {
             return Err(("a JSON value".into(), "none".into()));
         };
-        let text = std::str::from_utf8(input.slice(start, value_end)).unwrap_or_default();
+        let text = valid_utf8(input.slice(start, value_end)).unwrap_or_default();
         if let Some((name_start, Some(name_end))) = self.name {
             let name = String::from_utf8_lossy(input.slice(name_start, name_end)).into_owned();
             return Ok(vec![Built {

@@ -4,7 +4,7 @@ use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
 use crate::parse::chars::CharCount;
-use crate::parse::release::{release_text, HeldTail};
+use crate::parse::release::{release_text, valid_utf8, HeldTail};
 use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
@@ -214,14 +214,15 @@ impl Reader {
         let bytes = data
             .get(self.at(self.cand)..self.at(end))
             .unwrap_or_default();
-        if let Err(e) = std::str::from_utf8(bytes) {
+        // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
+        if let Err((valid, _)) = valid_utf8(bytes) {
             // Invalid UTF-8 is never part of a call: the block ends before it.
-            let at = self.cand + e.valid_up_to() as u64;
+            let at = self.cand + valid as u64;
             let kind = ParseErrorKind::Unexpected {
                 expected: "valid UTF-8".to_owned(),
                 found: format!(
                     "byte 0x{:02X}",
-                    bytes.get(e.valid_up_to()).copied().unwrap_or_default()
+                    bytes.get(valid).copied().unwrap_or_default()
                 ),
             };
             self.malformed(data, out, at, kind);
@@ -367,8 +368,6 @@ impl Reader {
     ) -> usize {
         let base = self.base;
         let chars = &mut self.chars;
-        release_text(data, from, to, base, last, out, |start, end| {
-            chars.invalid_span(data, base, start, end)
-        })
+        release_text(data, from, to, base, last, out, chars)
     }
 }

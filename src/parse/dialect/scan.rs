@@ -185,8 +185,10 @@ pub(super) struct ValueScan {
     escape: bool,
     /// The offset of the opening bracket, once seen.
     pub start: Option<u64>,
+    /// Whether the value is a list of calls, whose ends `item_ends` records.
+    items: bool,
     /// One past each element that closed a bracket back to depth 1, in order: the ends of
-    /// the calls of a list of calls.
+    /// the calls of a list of calls (left empty for other values: no allocation per call).
     pub item_ends: Vec<u64>,
 }
 
@@ -199,10 +201,21 @@ impl ValueScan {
         }
     }
 
+    /// A JSON list of calls, whose outer `allowance` levels are the call's structure; the
+    /// end of each call is recorded in `item_ends`.
+    pub fn json_list(allowance: usize) -> ValueScan {
+        ValueScan {
+            allowance,
+            items: true,
+            ..ValueScan::default()
+        }
+    }
+
     /// A Python list of calls: the list and each call's parentheses are structure.
     pub fn python() -> ValueScan {
         ValueScan {
             python: true,
+            items: true,
             allowance: 2,
             ..ValueScan::default()
         }
@@ -257,7 +270,9 @@ impl ValueScan {
                 b'}' | b']' | b')' => {
                     self.depth = self.depth.saturating_sub(1);
                     if self.depth == 1 {
-                        self.item_ends.push(at + 1);
+                        if self.items {
+                            self.item_ends.push(at + 1);
+                        }
                     } else if self.depth == 0 {
                         *pos = at + 1;
                         return Step::Done(at + 1);
@@ -367,6 +382,32 @@ mod tests {
         for piece in 1..8 {
             assert_eq!(scan_in_pieces(text, piece), Some(text.len() as u64 - 5));
         }
+    }
+
+    #[test]
+    fn item_ends_kept_only_for_a_list_of_calls() {
+        let text = br#"{"a": [1, 2], "b": {"c": 3}} tail"#;
+        let input = Input {
+            data: text,
+            base: 0,
+            eof: false,
+        };
+        // Arguments: nested values close back to depth 1, and nothing is recorded (no
+        // allocation per call).
+        let mut args = ValueScan::json(1);
+        assert!(matches!(args.scan(&input, &mut 0, 64), Step::Done(_)));
+        assert!(args.item_ends.is_empty());
+        assert_eq!(args.item_ends.capacity(), 0);
+        // A list of calls: each call's end.
+        let text = br#"[{"name": "f"}, {"name": "g"}]"#;
+        let input = Input {
+            data: text,
+            base: 0,
+            eof: false,
+        };
+        let mut list = ValueScan::json_list(3);
+        assert!(matches!(list.scan(&input, &mut 0, 64), Step::Done(_)));
+        assert_eq!(list.item_ends, vec![14, 29]);
     }
 
     #[test]
