@@ -811,7 +811,10 @@ fn a_required_key_without_a_property_is_refused() {
         .collect();
     assert_eq!(
         keys,
-        [("adults", true, &ParamType::Any), ("children", true, &ParamType::Any)]
+        [
+            ("adults", true, &ParamType::Any),
+            ("children", true, &ParamType::Any)
+        ]
     );
 }
 
