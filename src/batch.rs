@@ -431,7 +431,7 @@ impl Batch {
         let own;
         let catalog = match input.tools {
             Some(raw) => {
-                own = self.load(raw.get())?;
+                own = self.tools_for(raw.get())?;
                 Some(&*own)
             }
             None => self.tools.as_deref(),
@@ -448,8 +448,10 @@ impl Batch {
         })
     }
 
-    /// The catalog for a record's raw `tools` text, from the cache when it was seen before.
-    fn load(&self, raw: &str) -> Result<Arc<Catalog>, String> {
+    /// The catalog for a tool set given as JSON text (a record's raw `tools`), from the
+    /// cache when the same text was seen before; the error is the message an error line
+    /// gives for it (`invalid "tools": ...`).
+    pub fn tools_for(&self, raw: &str) -> Result<Arc<Catalog>, String> {
         let key = {
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             raw.hash(&mut hasher);

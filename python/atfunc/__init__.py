@@ -30,11 +30,25 @@ from ._atfunc import (
     render,
     truncate,
 )
+from ._records import (
+    InvalidUtf8Record,
+    ParsedCall,
+    ParsedUnboundCall,
+    ParseErrorRecord,
+    ParseRecord,
+    TextRecord,
+)
 
 __all__ = [
     "GrammarError",
+    "InvalidUtf8Record",
     "PanicException",
+    "ParseErrorRecord",
+    "ParseRecord",
+    "ParsedCall",
+    "ParsedUnboundCall",
     "StreamParser",
+    "TextRecord",
     "Tools",
     "ToolsError",
     "__version__",
