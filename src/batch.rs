@@ -431,7 +431,7 @@ impl Batch {
         let own;
         let catalog = match input.tools {
             Some(raw) => {
-                own = self.load(raw.get())?;
+                own = self.tools_for(raw.get())?;
                 Some(&*own)
             }
             None => self.tools.as_deref(),
@@ -448,8 +448,10 @@ impl Batch {
         })
     }
 
-    /// The catalog for a record's raw `tools` text, from the cache when it was seen before.
-    fn load(&self, raw: &str) -> Result<Arc<Catalog>, String> {
+    /// The catalog for a tool set given as JSON text (a record's raw `tools`), from the
+    /// cache when the same text was seen before; the error is the message an error line
+    /// gives for it (`invalid "tools": ...`).
+    pub fn tools_for(&self, raw: &str) -> Result<Arc<Catalog>, String> {
         let key = {
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             raw.hash(&mut hasher);
@@ -578,17 +580,17 @@ mod tests {
     fn a_repeated_tool_set_is_loaded_once_and_the_cache_stays_bounded() {
         let batch = Batch::new(None);
         for _ in 0..3 {
-            let loaded = batch.load(TOOLS);
+            let loaded = batch.tools_for(TOOLS);
             assert!(loaded.is_ok());
         }
         assert_eq!(batch.lock().entries.len(), 1);
-        let first = batch.load(TOOLS).ok();
-        let second = batch.load(TOOLS).ok();
+        let first = batch.tools_for(TOOLS).ok();
+        let second = batch.tools_for(TOOLS).ok();
         assert!(matches!((first, second), (Some(a), Some(b)) if Arc::ptr_eq(&a, &b)));
 
         for i in 0..TOOL_CACHE_CAPACITY + 10 {
             let tools = TOOLS.replace("a.b", &format!("a.b{i}"));
-            assert!(batch.load(&tools).is_ok());
+            assert!(batch.tools_for(&tools).is_ok());
         }
         assert_eq!(batch.lock().entries.len(), TOOL_CACHE_CAPACITY);
     }
@@ -604,7 +606,10 @@ mod tests {
     #[test]
     fn invalid_tools_are_an_error_and_cached_too() {
         let batch = Batch::new(None);
-        let error = batch.load(r#"[{"name": "a b"}]"#).err().unwrap_or_default();
+        let error = batch
+            .tools_for(r#"[{"name": "a b"}]"#)
+            .err()
+            .unwrap_or_default();
         assert!(error.starts_with("invalid \"tools\": "), "{error}");
         assert_eq!(batch.lock().entries.len(), 1);
     }

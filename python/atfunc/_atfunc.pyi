@@ -5,6 +5,8 @@ from typing import Any, Callable, Dict, Iterable, List, Literal, Mapping, Option
 
 import pyarrow as pa
 
+from atfunc._records import ParseRecord
+
 __all__ = [
     "GrammarError",
     "PanicException",
@@ -37,8 +39,8 @@ _ToolsLike = Union["Tools", str, os.PathLike, Sequence[Mapping[str, Any]], Mappi
 of a tools file: atfunc's own, OpenAI's `{"type": "function", "function": {...}}` or a bare
 _JSON Schema function."""
 
-_Record = dict
-"""One record, exactly the object a line of `atfunc parse` prints:
+_Record = ParseRecord
+"""One record, exactly the object a line of `atfunc parse` prints (see `atfunc.ParseRecord`):
 
 - a bound call: `{"name", "args", "body", "span", "chars"}` (with tools);
 - a call as written: `{"name", "positional", "named", "body", "span", "chars"}` (without);
@@ -79,10 +81,22 @@ class Tools:
     does not load the tools again.
 
     `root` names the toolbox whose functions are called without their prefix
-    (`@get(...)` for `weather.get`). Raises `ToolsError` listing every problem, `OSError`
-    for a file that cannot be read, `TypeError` for a value that is not _JSON."""
+    (`@get(...)` for `weather.get`), regardless of case; a name that is not one of the
+    tools' toolboxes is a `ToolsError` naming those there are. A `str` is read as _JSON
+    text; give a file's path as a `pathlib.Path`. Raises `ToolsError` listing every
+    problem, `OSError` for a file that cannot be read, `TypeError` for a value that is not
+    _JSON.
+
+    Two `Tools` are equal (`==`, and hash alike) when they load to the same functions with
+    the same root, whichever shape each was given in; `definitions()` gives back what was
+    given."""
 
     def __new__(cls, tools: _ToolsLike, *, root: Optional[str] = None) -> "Tools": ...
+    def definitions(self) -> List[Dict[str, Any]]:
+        """The definitions as they were given (each in its own shape), as a list of dicts:
+        `Tools(tools.definitions())` loads the same tools again."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
     @property
     def names(self) -> List[str]:
         """The qualified names of the functions, in the order they were defined."""
@@ -212,18 +226,22 @@ def parse_jsonl(  # type: ignore[overload-cannot-match, unused-ignore]
     dialect: _Dialect = "atfunc",
 ) -> pa.StringArray: ...
 
+_RowTools = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
+
 @overload
 def parse_arrow(
     texts: pa.ChunkedArray,
     tools: Optional[_ToolsLike] = None,
     *,
+    row_tools: Optional[_RowTools] = None,
+    args: Literal["json", "struct"] = "json",
     threads: Optional[int] = None,
     dialect: _Dialect = "atfunc",
 ) -> pa.ChunkedArray:
     """The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
     with that completion, one struct per text (None for None):
 
-    ```
+    ```text
     struct<
       calls: list<struct<name: string, args: string, positional: string, named: string,
                          body: string, span: struct<start: int64, end: int64>,
@@ -233,24 +251,42 @@ def parse_arrow(
 
     `args` (bound calls, with tools), `positional` and `named` (without) are _JSON text;
     the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
-    Input, `threads` and `dialect` as for `parse_jsonl`; binary input with invalid UTF-8 is read with
-    it replaced."""
+    Input, `threads` and `dialect` as for `parse_jsonl`; binary input with invalid UTF-8 is
+    read with it replaced.
+
+    `row_tools`: each text's own tool set as _JSON text (the `tools` of a `parse --jsonl`
+    record), one per text, None for `tools`; a pyarrow string array or a list. The struct
+    then has a third field, `tools_error: string`: why the text's own set did not load
+    (its `calls` and `errors` are then empty), or null. Each distinct set is loaded once.
+
+    `args="struct"` (tools needed): `args` is a struct with one nullable field per
+    parameter of the tools (of every set, in order of first appearance): `string`,
+    `int64`, `double` or `bool` as the parameter's type says, _JSON text for objects,
+    lists, `any` and a parameter whose types differ between functions or sets."""
 
 @overload
 def parse_arrow(  # type: ignore[overload-cannot-match, unused-ignore]
     texts: Union[pa.Array, Sequence[Optional[str]]],
     tools: Optional[_ToolsLike] = None,
     *,
+    row_tools: Optional[_RowTools] = None,
+    args: Literal["json", "struct"] = "json",
     threads: Optional[int] = None,
     dialect: _Dialect = "atfunc",
 ) -> pa.StructArray: ...
 
-def format_results(records: Iterable[Mapping[str, Any]]) -> str:
+def format_results(
+    records: Iterable[Mapping[str, Any]], *, limit: Optional[int] = 5000
+) -> str:
     """The results of calls as the model reads them on its next turn, one `Function call:
     ... / Returned: ...` block per record. A record is `{"call": text, "result": value}` or
     `{"call": text, "error": message}`; `"name"` and `"args"` (a bound call record of
-    `parse`) may stand for `"call"`. A string result is shown as it is, any other value as
-    compact _JSON."""
+    `parse`) may stand for `"call"`, and an error record of `parse` is the failed call its
+    `raw` text shows, returning its `error`. A string result is shown as it is, any other
+    value as compact _JSON; a record with neither `result` nor `error` shows `(no result)`.
+
+    Each result is cut to `limit` characters (the library's default, 5000) as `truncate`
+    cuts it, an error to no fewer than 1000; `limit=None` cuts nothing."""
 
 def truncate(text: str, limit: int = 5000) -> str:
     """`text` cut to its first `limit` characters, ending with a note of how many more

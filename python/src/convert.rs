@@ -36,3 +36,17 @@ pub(crate) fn json_to_py(py: Python<'_>, value: &Json) -> PyResult<Py<PyAny>> {
         }
     })
 }
+
+/// `value`, given as the argument `name`, as a count or a length: a negative one (or one
+/// past what `T` holds) is a `ValueError` that names the argument, where a conversion of
+/// its own would raise a bare `OverflowError`.
+pub(crate) fn non_negative<T: TryFrom<i64>>(name: &str, value: i64) -> PyResult<T> {
+    if value < 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{name} must be 0 or more, got {value}"
+        )));
+    }
+    T::try_from(value).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name}={value} is too large"))
+    })
+}

@@ -79,9 +79,14 @@ fn maybe_detached<T: Send>(py: Python<'_>, len: usize, work: impl FnOnce() -> T 
     }
 }
 
-/// The records of every call-shaped span in `text` (str or bytes), in text order, each the
-/// dict a line of `atfunc parse` prints (`with_text`: `atfunc parse --text`, the text
-/// around the calls too, one record per run of text between calls; `dialect`: `--dialect`).
+/// The record of every call-shaped span of `text`, in order, exactly as the lines
+/// `atfunc parse` (with `--tools`, when `tools` is given) prints for it. Bytes may hold
+/// invalid UTF-8: it is text, never a call.
+///
+/// `with_text=True` is `--text`: the text around the calls comes too, as `{"text": ...}`
+/// records (adjacent text in one record, cut every 64 KiB) and `{"invalid_utf8": hex,
+/// "span", "chars"}` records for bytes that are not UTF-8. `dialect` is `--dialect`: the
+/// call format to read (see `_Dialect`).
 #[pyfunction]
 #[pyo3(signature = (text, tools = None, *, with_text = false, dialect = "atfunc"))]
 pub(crate) fn parse<'py>(
@@ -107,12 +112,18 @@ pub(crate) fn parse<'py>(
     to_list(py, &records)
 }
 
-/// A parser for a completion that arrives in pieces: `feed` each piece, then `finish`.
-/// Each returns the records that became complete, so the records of all the calls
-/// together equal `parse` of the whole text, however it was split. With `with_text`, each
-/// `feed` also returns the text known by then not to be part of a call
-/// (`text_release="early"`, the default), or the text comes as `parse` gives it, one
-/// record per run between calls (`"gap"`).
+/// Parses a completion that arrives in pieces. `feed` and `finish` each return the
+/// records that became complete; all of them together equal `parse` of the whole text,
+/// however it was split (even inside a character, for bytes). `with_text` and `dialect`
+/// as for `parse`.
+///
+/// With `with_text`, `text_release` says when text goes out. `"early"` (the default):
+/// each `feed` returns the text known by then not to be part of a call, so a chat UI
+/// shows an answer as it arrives; only what may still start a call (an `@name`, the
+/// start of a dialect's marker such as `<tool_call>`, a character cut in two) is held
+/// until the next piece tells. The text records then follow the pieces, and joined are
+/// the text `parse` gives. `"gap"`: one text record per run of text between calls, given
+/// out when the call after it or the end is read, exactly `parse`'s records.
 #[pyclass(module = "atfunc", name = "StreamParser")]
 pub(crate) struct StreamParser {
     records: RecordStream,
@@ -143,8 +154,8 @@ impl StreamParser {
         })
     }
 
-    /// The next piece of the completion (str or bytes; a character may be split between
-    /// two pieces of bytes). Returns the records it completed.
+    /// The next piece; returns the records it completed (and, with `with_text`, the
+    /// text it released).
     fn feed<'py>(
         &mut self,
         py: Python<'py>,
@@ -160,8 +171,8 @@ impl StreamParser {
         to_list(py, &out)
     }
 
-    /// The end of the completion: returns the last records (a call left open is an error
-    /// record). The parser is then ready for another completion.
+    /// The end of the completion: returns the last records (a call left open is an
+    /// error record). The parser is then ready for the next completion, offsets from 0.
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut out = Vec::new();
         self.records.finish(&mut out);

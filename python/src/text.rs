@@ -1,9 +1,11 @@
 //! Text for the model: the prompt (`render`), the GBNF grammar (`grammar`) and the
 //! results of calls (`format_results`, `truncate`, `fit_json`, `call_text`).
 
-use crate::convert::json_to_py;
+use crate::convert::{json_to_py, non_negative};
 use crate::tools;
-use atfunc::format::{call_text_from_args, fit_json as fit, truncate_text, CallRecord};
+use atfunc::format::{
+    call_text_from_args, fit_json as fit, result_text, truncate_text, CallRecord,
+};
 use atfunc::grammar::Choice;
 use atfunc::interop::{Options, ToolFormat};
 use atfunc::render::PromptOptions;
@@ -17,12 +19,16 @@ pyo3::create_exception!(
     atfunc,
     GrammarError,
     PyValueError,
-    "No grammar can be made for these tools and options (an unknown function, or no call that can bind)."
+    "No grammar can be made: `choice` names no function, or no call can be required."
 );
 
-/// The tools as text for a model, as `atfunc render` prints it: the prompt (`format`
-/// "atfunc"; `preamble=False` is `--no-preamble`), or an OpenAI `tools` array or an MCP
-/// `tools/list` result as JSON text ("openai", "mcp").
+/// The tools as text for a model, exactly as `atfunc render` prints it.
+///
+/// `format="atfunc"`: the prompt, the preamble that teaches the call syntax with an
+/// example call, then every function; `preamble=False` leaves the preamble out
+/// (`--no-preamble`), `separator` draws a line under each function. `"openai"`: an OpenAI
+/// `tools` array, `"mcp"`: an MCP `tools/list` result, as JSON text (`json.loads` it); a
+/// tool whose name clashes with an earlier one's is left out with a `UserWarning`.
 #[pyfunction]
 #[pyo3(signature = (tools, *, format = "atfunc", separator = false, preamble = true))]
 pub(crate) fn render(
@@ -65,7 +71,12 @@ pub(crate) fn render(
     Ok(atfunc::render_prompt(&tools.interfaces, &options))
 }
 
-/// The GBNF grammar of answers whose calls bind to `tools`.
+/// The GBNF grammar whose language is the answers whose calls bind to `tools`, as
+/// `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
+/// (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
+/// one function allowed. `single`: at most one call. `lead_in`: most characters before the
+/// first call when a call is required. `any_depth`: how deep `any` values nest. Raises
+/// `GrammarError`.
 #[pyfunction]
 #[pyo3(signature = (tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3))]
 pub(crate) fn grammar(
@@ -73,9 +84,11 @@ pub(crate) fn grammar(
     tools: &Bound<'_, PyAny>,
     choice: &str,
     single: bool,
-    lead_in: u32,
-    any_depth: usize,
+    lead_in: i64,
+    any_depth: i64,
 ) -> PyResult<String> {
+    let lead_in: u32 = non_negative("lead_in", lead_in)?;
+    let any_depth: usize = non_negative("any_depth", any_depth)?;
     let tools = tools::required(py, tools)?;
     let tools = tools.get();
     let Ok(choice) = choice.parse::<Choice>();
@@ -102,21 +115,25 @@ fn to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
     serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("not JSON: {e}")))
 }
 
+/// What a record without a result or an error shows: a call that was parsed but not run
+/// (or whose result was not given) must not read as one that returned `null`.
+const NO_RESULT: &str = "(no result)";
+
+/// The registry's floor for errors (`atfunc::execute::ERROR_TEXT_FLOOR`): a model needs an
+/// error whole to correct its call, so a small limit for bulky results does not cut it.
+const ERROR_TEXT_FLOOR: usize = 1000;
+
 /// One record of `format_results`: `{"call": text, "result": value}` or
 /// `{"call": text, "error": message}`; `{"name", "args"}` (a bound call record of `parse`)
-/// may stand for `"call"`.
+/// may stand for `"call"`, and an error record of `parse` (`{"error", "raw", ...}`) is the
+/// failed call its `raw` text shows.
 fn call_record(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<CallRecord> {
     let record = record.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err("each record is a dict: {\"call\": ..., \"result\": ...} or {\"call\": ..., \"error\": ...}")
     })?;
-    let call_text = match record.get_item("call")? {
-        Some(text) => text.extract::<String>()?,
-        None => {
-            let name = record.get_item("name")?.ok_or_else(|| {
-                PyValueError::new_err(
-                    "a record needs \"call\" (the call as text) or \"name\" and \"args\"",
-                )
-            })?;
+    let call_text = match (record.get_item("call")?, record.get_item("name")?) {
+        (Some(text), _) => text.extract::<String>()?,
+        (None, Some(name)) => {
             let name: String = name.extract()?;
             let args = match record.get_item("args")? {
                 Some(args) => match to_json(py, &args)? {
@@ -127,21 +144,70 @@ fn call_record(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<CallRecord
             };
             call_text_from_args(&name, &args)
         }
+        // A span that did not parse or bind: shown as it was written, as the registry shows
+        // a call it could not run.
+        (None, None) => match record.get_item("raw")? {
+            Some(raw) => {
+                let raw: String = raw.extract()?;
+                raw.strip_prefix('@').unwrap_or(&raw).to_owned()
+            }
+            None => {
+                return Err(PyValueError::new_err(
+                    "a record needs \"call\" (the call as text), \"name\" and \"args\" (a call record of parse) or \"raw\" (an error record of parse)",
+                ))
+            }
+        },
     };
     let result = match (record.get_item("result")?, record.get_item("error")?) {
         (_, Some(error)) if !error.is_none() => Err(error.extract::<String>()?),
         (Some(value), _) => Ok(to_json(py, &value)?),
-        (None, _) => Ok(Json::Null),
+        (None, _) => Ok(Json::String(NO_RESULT.to_owned())),
     };
     Ok(CallRecord { call_text, result })
 }
 
-/// The results of calls as the model reads them on its next turn.
+/// `record` with its result cut to `limit` characters (an error to no fewer than
+/// [`ERROR_TEXT_FLOOR`]), as the registry cuts the results it formats.
+fn cut_record(record: CallRecord, limit: usize) -> CallRecord {
+    let result = match record.result {
+        Ok(value) => match truncate_text(&result_text(&value), limit) {
+            std::borrow::Cow::Borrowed(_) => Ok(value),
+            std::borrow::Cow::Owned(cut) => Ok(Json::String(cut)),
+        },
+        Err(error) => Err(truncate_text(&error, limit.max(ERROR_TEXT_FLOOR)).into_owned()),
+    };
+    CallRecord {
+        call_text: record.call_text,
+        result,
+    }
+}
+
+/// The results of calls as the model reads them on its next turn, one `Function call:
+/// ... / Returned: ...` block per record. A record is `{"call": text, "result": value}` or
+/// `{"call": text, "error": message}`; `"name"` and `"args"` (a bound call record of
+/// `parse`) may stand for `"call"`, and an error record of `parse` is the failed call its
+/// `raw` text shows, returning its `error`. A string result is shown as it is, any other
+/// value as compact _JSON; a record with neither `result` nor `error` shows `(no result)`.
+///
+/// Each result is cut to `limit` characters (the library's default, 5000) as `truncate`
+/// cuts it, an error to no fewer than 1000; `limit=None` cuts nothing.
 #[pyfunction]
-pub(crate) fn format_results(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<String> {
+#[pyo3(signature = (records, *, limit = Some(5000)), text_signature = "(records, *, limit=5000)")]
+pub(crate) fn format_results(
+    py: Python<'_>,
+    records: &Bound<'_, PyAny>,
+    limit: Option<i64>,
+) -> PyResult<String> {
+    let limit: Option<usize> = limit.map(|n| non_negative("limit", n)).transpose()?;
     let records = records
         .try_iter()?
-        .map(|record| call_record(py, &record?))
+        .map(|record| {
+            let record = call_record(py, &record?)?;
+            Ok(match limit {
+                Some(limit) => cut_record(record, limit),
+                None => record,
+            })
+        })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(atfunc::format_results(&records))
 }
@@ -150,27 +216,30 @@ pub(crate) fn format_results(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyRe
 // library's.
 const _: () = assert!(atfunc::format::DEFAULT_TRUNCATE_LENGTH == 5000);
 
-/// `text` cut to its first `limit` characters, saying how many it cut.
+/// `text` cut to its first `limit` characters, ending with a note of how many more
+/// there were; unchanged within the limit.
 #[pyfunction]
 #[pyo3(signature = (text, limit = 5000))]
-pub(crate) fn truncate(text: &Bound<'_, PyString>, limit: usize) -> PyResult<String> {
+pub(crate) fn truncate(text: &Bound<'_, PyString>, limit: i64) -> PyResult<String> {
+    let limit = non_negative("limit", limit)?;
     Ok(truncate_text(&text.to_cow()?, limit).into_owned())
 }
 
-/// `value` itself when its compact JSON has at most `limit` characters, else a
-/// `{"truncated": true, "partial": ..., "hint": ...}` that has.
+/// `value` itself when its compact _JSON has at most `limit` characters; otherwise
+/// `{"truncated": True, "partial": ..., "hint": ...}` whose compact _JSON has.
 #[pyfunction]
 #[pyo3(signature = (value, limit = 5000))]
 pub(crate) fn fit_json(
     py: Python<'_>,
     value: &Bound<'_, PyAny>,
-    limit: usize,
+    limit: i64,
 ) -> PyResult<Py<PyAny>> {
+    let limit = non_negative("limit", limit)?;
     let value = to_json(py, value)?;
     json_to_py(py, &fit(&value, limit))
 }
 
-/// A call as text, as results show it: `weather.get(city="Oslo")`.
+/// A call as the results show it: `weather.get(city="Oslo")`.
 #[pyfunction]
 #[pyo3(signature = (name, args = None))]
 pub(crate) fn call_text(

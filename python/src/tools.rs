@@ -6,6 +6,7 @@
 //! raises `ToolsError`, a `ValueError` whose `problems` attribute lists the problems one
 //! string each.
 
+use crate::convert::json_to_py;
 use atfunc::batch::Batch;
 use atfunc::interface::load_valid_interfaces;
 use atfunc::interface::LoadLimits;
@@ -21,10 +22,22 @@ pyo3::create_exception!(
     atfunc,
     ToolsError,
     PyValueError,
-    "The tools are not valid; `problems` lists every problem found, one string each."
+    "The tools are not valid. The message lists every problem found; `problems` lists\nthem one string each, each naming the function, its toolbox and what to fix."
 );
 
-/// A tool set loaded and validated once, shared by every call that binds against it.
+/// A tool set loaded and validated once; pass it wherever `tools` is taken so a batch
+/// does not load the tools again.
+///
+/// `root` names the toolbox whose functions are called without their prefix
+/// (`@get(...)` for `weather.get`), regardless of case; a name that is not one of the
+/// tools' toolboxes is a `ToolsError` naming those there are. A `str` is read as _JSON
+/// text; give a file's path as a `pathlib.Path`. Raises `ToolsError` listing every
+/// problem, `OSError` for a file that cannot be read, `TypeError` for a value that is not
+/// _JSON.
+///
+/// Two `Tools` are equal (`==`, and hash alike) when they load to the same functions with
+/// the same root, whichever shape each was given in; `definitions()` gives back what was
+/// given.
 #[pyclass(module = "atfunc", frozen, name = "Tools")]
 pub struct Tools {
     pub(crate) interfaces: Arc<Vec<Interface>>,
@@ -77,7 +90,7 @@ impl Tools {
         let json = json.map(|json| json.to_string()).unwrap_or_default();
         let mut catalog = Catalog::new(interfaces.clone());
         if let Some(root) = root {
-            catalog = catalog.with_root(root);
+            catalog = catalog.with_root(root_toolbox(py, &interfaces, &root)?);
         }
         Ok(Tools {
             interfaces: Arc::new(interfaces),
@@ -87,7 +100,8 @@ impl Tools {
         })
     }
 
-    /// Pickling: the arguments that make the same tools again.
+    /// Pickling carries the definitions themselves (not a path), so a Ray or Spark
+    /// worker that gets a `Tools` loads the same tools.
     fn __getnewargs_ex__<'py>(
         &self,
         py: Python<'py>,
@@ -96,6 +110,49 @@ impl Tools {
         let kwargs = PyDict::new(py);
         kwargs.set_item("root", self.catalog.root())?;
         Ok((args, kwargs))
+    }
+
+    /// The definitions as they were given (each in its own shape), as a list of dicts:
+    /// `Tools(tools.definitions())` loads the same tools again.
+    fn definitions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let json: Json = serde_json::from_str(&self.json)
+            .map_err(|e| PyValueError::new_err(format!("the definitions kept: {e}")))?;
+        let list = match json {
+            Json::Array(items) => items,
+            Json::Object(mut map) => {
+                match map.remove("tools").or_else(|| map.remove("functions")) {
+                    Some(Json::Array(items)) => items,
+                    Some(other) => {
+                        map.insert(String::from("tools"), other);
+                        vec![Json::Object(map)]
+                    }
+                    None => vec![Json::Object(map)],
+                }
+            }
+            other => vec![other],
+        };
+        json_to_py(py, &Json::Array(list))
+    }
+
+    // Equal when both load to the same functions and have the same root toolbox,
+    // whichever shape each was given in.
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        match other.cast::<Tools>() {
+            Ok(other) => {
+                let other = other.get();
+                self.interfaces == other.interfaces && self.catalog.root() == other.catalog.root()
+            }
+            Err(_) => false,
+        }
+    }
+
+    // Consistent with `==`: equal tools have the same names and root.
+    fn __hash__(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.names().hash(&mut hasher);
+        self.catalog.root().hash(&mut hasher);
+        hasher.finish()
     }
 
     /// The qualified names of the functions, in the order they were defined.
@@ -107,7 +164,7 @@ impl Tools {
             .collect()
     }
 
-    /// The toolbox whose functions are called without their prefix, if any.
+    /// The root toolbox, if any.
     #[getter]
     fn root(&self) -> Option<String> {
         self.catalog.root().map(str::to_owned)
@@ -131,6 +188,38 @@ impl Tools {
             None => format!("<atfunc.Tools [{shown}{more}]>"),
         }
     }
+}
+
+/// The toolbox `root` names among the functions' toolboxes (as the CLI's `--root-toolbox`,
+/// regardless of case; spelt as the definitions spell it), or a `ToolsError` naming the
+/// toolboxes there are.
+fn root_toolbox(py: Python<'_>, interfaces: &[Interface], root: &str) -> PyResult<String> {
+    let mut toolboxes: Vec<&str> = Vec::new();
+    for domain in interfaces.iter().filter_map(|i| i.domain.as_deref()) {
+        if !toolboxes.contains(&domain) {
+            toolboxes.push(domain);
+        }
+    }
+    if let Some(found) = toolboxes
+        .iter()
+        .find(|d| d.to_lowercase() == root.to_lowercase())
+    {
+        return Ok((*found).to_owned());
+    }
+    let there = if toolboxes.is_empty() {
+        String::from(
+            "these tools have no toolbox (no function name has a prefix such as 'weather.')",
+        )
+    } else {
+        format!("the toolboxes are: {}", toolboxes.join(", "))
+    };
+    Err(tools_error(
+        py,
+        Source::Value,
+        vec![format!(
+            "root '{root}' is not a toolbox of these tools; {there}"
+        )],
+    ))
 }
 
 /// `tools` as given to a function: `None`, a [`Tools`], or anything [`Tools::new`] takes.
@@ -169,12 +258,14 @@ fn tools_json(
     if let Ok(text) = tools.cast::<PyString>() {
         let text = text.to_cow()?;
         let json = parse_json(&text).map_err(|error| {
-            // A str is JSON; a path is a Path. Say so when the str names a file.
+            // A str is JSON; a path is a Path. Say so when the str is no JSON at all.
             let path = std::path::Path::new(text.trim());
-            if !text.trim_start().starts_with(['[', '{']) && path.is_file() {
+            if text.trim_start().starts_with(['[', '{']) {
+                error
+            } else if path.is_file() {
                 format!("{error} (a str is read as JSON; to read the file {text:?}, pass pathlib.Path({text:?}))")
             } else {
-                error
+                format!("{error} (a str is read as JSON text; to read a tools file, pass its path as pathlib.Path(...), not as a str)")
             }
         });
         return Ok((json, Source::Value));

@@ -95,3 +95,67 @@ def test_random_texts_equal_parse_jsonl():
         for line, result in zip(lines.to_pylist(), results):
             want = json.loads(line)
             assert as_records(result) == {"calls": want["calls"], "errors": want["errors"]}
+
+
+def test_each_row_may_bring_its_own_tools():
+    """`row_tools` is parse --jsonl's per-record `tools`: a row's own set wins, None keeps
+    `tools`, and a set that does not load is that row's `tools_error`."""
+    texts = ['@weather.get("Oslo")', '@math.power(2, 3)', "@a.b(1)", "@a.b(1)"]
+    own = [None, json.dumps(TOOLS[1:]), "[{\"name\": \"a b\"}]", None]
+    result = atfunc.parse_arrow(pa.array(texts), TOOLS[:1], row_tools=pa.array(own))
+    rows = result.to_pylist()
+    records = [
+        json.dumps({"id": i, "completion": t, **({"tools": json.loads(o)} if o else {})})
+        for i, (t, o) in enumerate(zip(texts, own))
+    ]
+    lines = [json.loads(line) for line in atfunc.parse_jsonl(records, TOOLS[:1]).to_pylist()]
+    for row, line in zip(rows, lines):
+        if "error" in line:
+            assert row["tools_error"] == line["error"] and row["calls"] == []
+        else:
+            assert row["tools_error"] is None
+            assert as_records(row) == {"calls": line["calls"], "errors": line["errors"]}
+    assert [r["calls"][0]["name"] for r in rows[:2]] == ["weather.get", "math.power"]
+    assert rows[2]["tools_error"].startswith('invalid "tools"')
+    assert rows[3]["errors"][0]["error"].startswith("Unknown function")
+    # Without row_tools the answer has no tools_error field, as before.
+    assert "tools_error" not in atfunc.parse_arrow(texts, TOOLS).type.names
+    with pytest.raises(ValueError, match="row_tools has 1 element"):
+        atfunc.parse_arrow(texts, row_tools=[None])
+
+
+def test_args_as_structs_typed_from_the_tools():
+    texts = ['@weather.get("Oslo", days=3, unit="c")', '@math.power(2, 0.5)', None, "no call"]
+    result = atfunc.parse_arrow(texts, TOOLS, args="struct")
+    args = result.type.field("calls").type.value_type.field("args").type
+    assert [(f.name, f.type) for f in args] == [
+        ("city", pa.string()), ("unit", pa.string()), ("days", pa.int64()),
+        ("base", pa.float64()), ("exponent", pa.float64()),
+    ]
+    rows = result.to_pylist()
+    assert rows[0]["calls"][0]["args"] == {
+        "city": "Oslo", "unit": "c", "days": 3, "base": None, "exponent": None}
+    assert rows[1]["calls"][0]["args"] == {
+        "city": None, "unit": None, "days": None, "base": 2.0, "exponent": 0.5}
+    assert rows[2] is None and rows[3]["calls"] == []
+    # The default stays JSON text.
+    assert json.loads(atfunc.parse_arrow(texts, TOOLS).to_pylist()[0]["calls"][0]["args"]) == {
+        "city": "Oslo", "unit": "c", "days": 3}
+    with pytest.raises(ValueError, match="needs tools"):
+        atfunc.parse_arrow(texts, args="struct")
+    with pytest.raises(ValueError, match="unknown args 'dict'"):
+        atfunc.parse_arrow(texts, TOOLS, args="dict")
+
+
+def test_args_as_structs_over_row_tools_agree_on_one_type():
+    """A parameter whose type differs between tool sets is JSON text in every row."""
+    a = [{"name": "f", "parameters": {"type": "object", "properties": {
+        "x": {"type": "integer"}, "o": {"type": "object"}}}}]
+    b = [{"name": "f", "parameters": {"type": "object", "properties": {
+        "x": {"type": "string"}}}}]
+    result = atfunc.parse_arrow(
+        ['@f(1, {"k": [1]})', '@f("one")'], row_tools=[json.dumps(a), json.dumps(b)],
+        args="struct")
+    rows = result.to_pylist()
+    assert [c["args"] for r in rows for c in r["calls"]] == [
+        {"x": "1", "o": '{"k":[1]}'}, {"x": '"one"', "o": None}]

@@ -117,3 +117,73 @@ def test_grammar_equals_the_cli(cli, options, args):
 def test_grammar_errors_name_the_functions():
     with pytest.raises(atfunc.GrammarError, match="weather.get_current_weather"):
         atfunc.grammar(DEMO_TOOLS, choice="no.such")
+
+
+def test_a_required_key_that_is_no_property_is_refused():
+    bad = [{"name": "a.f", "parameters": {"type": "object",
+            "properties": {"x": {"type": "string"}}, "required": ["y"]}}]
+    with pytest.raises(atfunc.ToolsError) as caught:
+        atfunc.Tools(bad)
+    assert caught.value.problems == [
+        "Validation failed for function 'f' in toolbox 'a': 'parameters.required' names 'y', "
+        "which is not one of its properties: describe it under 'parameters.properties' "
+        "or drop it from 'required'"
+    ]
+
+
+def test_an_integer_with_string_choices_is_refused_at_load():
+    bad = [{"name": "a.f", "parameters": {"type": "object",
+            "properties": {"n": {"type": "integer", "enum": ["1", "2"]}}}}]
+    with pytest.raises(atfunc.ToolsError, match=r"Parameter 'n' is integer but none of its choices"):
+        atfunc.Tools(bad)
+
+
+def test_a_root_that_is_no_toolbox_is_refused_naming_the_toolboxes():
+    with pytest.raises(atfunc.ToolsError) as caught:
+        atfunc.Tools(TOOLS, root="nope")
+    assert caught.value.problems == [
+        "root 'nope' is not a toolbox of these tools; the toolboxes are: weather, math"
+    ]
+    # As the CLI's --root-toolbox: regardless of case, spelt as the definitions spell it.
+    assert atfunc.Tools(TOOLS, root="Weather").root == "weather"
+    with pytest.raises(atfunc.ToolsError, match="these tools have no toolbox"):
+        atfunc.Tools([{"name": "f", "parameters": {"type": "object"}}], root="f")
+
+
+def test_a_str_that_is_no_json_says_a_path_is_a_pathlib_path():
+    with pytest.raises(atfunc.ToolsError) as caught:
+        atfunc.Tools("no-such-dir/tools.json")
+    message = str(caught.value)
+    assert "not valid JSON" in message and "pathlib.Path" in message
+
+
+@pytest.mark.parametrize(
+    "name,call",
+    [
+        ("lead_in", lambda: atfunc.grammar(TOOLS, lead_in=-1)),
+        ("any_depth", lambda: atfunc.grammar(TOOLS, any_depth=-1)),
+        ("limit", lambda: atfunc.truncate("text", -1)),
+        ("limit", lambda: atfunc.fit_json([1], -1)),
+        ("limit", lambda: atfunc.format_results([], limit=-1)),
+        ("threads", lambda: atfunc.parse_jsonl(["{}"], threads=-1)),
+        ("first_line", lambda: atfunc.parse_jsonl(["{}"], first_line=-1)),
+        ("threads", lambda: atfunc.parse_arrow(["@a.b()"], threads=-2)),
+    ],
+)
+def test_a_negative_count_is_a_value_error_naming_it(name, call):
+    with pytest.raises(ValueError, match=f"^{name} must be 0 or more, got -"):
+        call()
+
+
+def test_tools_give_back_their_definitions_and_compare_equal(tmp_path):
+    tools = atfunc.Tools(TOOLS)
+    assert tools.definitions() == TOOLS
+    assert atfunc.Tools(tools.definitions()) == tools
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps({"tools": TOOLS}))
+    from_file = atfunc.Tools(path)
+    assert from_file.definitions() == TOOLS
+    assert from_file == tools and hash(from_file) == hash(tools)
+    assert atfunc.Tools(TOOLS[:1]) != tools
+    assert atfunc.Tools(TOOLS, root="weather") != tools
+    assert tools != TOOLS

@@ -370,7 +370,8 @@ mod tests {
                 "2fa_code": {"type": "string"},
                 "user.id": {"type": "object", "properties": {
                     "org-id": {"type": "integer"}, "name": {"type": "string"}},
-                    "required": ["org-id"]}},
+                    "required": ["org-id"]},
+                "x-trace": {}},
             "required": ["query text", "x-trace"]}}})
     }
 

@@ -145,6 +145,29 @@ fn check_lists_every_problem() {
     assert!(stdout(&ok).contains("ok, 3 function(s) in 3 toolbox(es)"));
 }
 
+/// A required key that is none of the listed properties: `check` names the function and
+/// the key, and `render` refuses the file instead of showing an untyped argument.
+#[test]
+fn a_required_key_without_a_property_is_refused_by_check_and_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    std::fs::write(
+        &path,
+        r#"[{"name": "a.f", "parameters": {"type": "object",
+            "properties": {"x": {"type": "string"}}, "required": ["y"]}}]"#,
+    )
+    .unwrap();
+    let problem = "Validation failed for function 'f' in toolbox 'a': 'parameters.required' names 'y', which is not one of its properties: describe it under 'parameters.properties' or drop it from 'required'";
+    let p = path.display();
+    let out = atfunc(&["check", "--tools", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), format!("{p}: {problem}\n"));
+    let out = atfunc(&["render", "--tools", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(problem), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+}
+
 #[test]
 fn missing_files_exit_2() {
     let out = atfunc(&["render", "--tools", "no/such/file.json"], b"");

@@ -406,17 +406,20 @@ fn every_problem_is_reported_at_once() {
     assert_eq!(list[2], "Validation failed for function 'ok': 'parameters.n' must be a JSON Schema object, found a number");
 }
 
+/// An object that lists no properties is described by its required keys (BFCL's files);
+/// a required key missing from listed properties is refused (see
+/// `a_required_key_without_a_property_is_refused`).
 #[test]
-fn required_keys_without_properties_become_required_untyped_fields() {
+fn required_keys_of_an_object_without_properties_become_required_untyped_fields() {
     let tools = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
-        "properties": {"p": {"type": "dict", "required": ["adults"]}}, "required": ["p", "q"]}}]))
+        "properties": {"p": {"type": "dict", "required": ["adults"]}}, "required": ["p"]}}]))
     .unwrap();
     let names: Vec<_> = tools[0]
         .params
         .iter()
         .map(|p| (p.name.as_str(), p.ty.name(), p.required))
         .collect();
-    assert_eq!(names, [("p", "object", true), ("q", "any", true)]);
+    assert_eq!(names, [("p", "object", true)]);
     match &tools[0].params[0].ty {
         ParamType::Object { properties } => {
             assert_eq!(
@@ -776,25 +779,42 @@ fn an_integer_with_string_choices_is_refused_at_load() {
     );
 }
 
-/// A required key that names no property: kept as a required `any` where the object is
-/// open (BFCL's files list required keys without describing them), refused where the
-/// schema closes the object (`additionalProperties: false`), since no call could give it.
+/// A required key that names none of the listed properties is refused, naming the
+/// function and the key, whether the object is open or closed: no call could be told what
+/// to give for it. Where an object lists no properties at all, its required keys are its
+/// only description (BFCL's files have such objects) and stay required keys of any type.
 #[test]
-fn a_required_key_without_a_property_is_refused_only_in_a_closed_object() {
+fn a_required_key_without_a_property_is_refused() {
     let open = json!([{"name": "f", "parameters": {"type": "object",
         "properties": {"x": {"type": "string"}}, "required": ["x", "y"]}}]);
-    let tools = load_interfaces(&open).unwrap();
-    let y = &tools[0].params[1];
     assert_eq!(
-        (y.name.as_str(), y.required, &y.ty),
-        ("y", true, &ParamType::Any)
+        problems(open),
+        ["Validation failed for function 'f': 'parameters.required' names 'y', which is not one of its properties: describe it under 'parameters.properties' or drop it from 'required'"]
     );
-    let closed = json!([{"name": "f", "parameters": {"type": "object",
-        "properties": {"x": {"type": "string"}}, "required": ["x", "y"],
-        "additionalProperties": false}}]);
+    let closed = json!([{"name": "w.f", "parameters": {"type": "object",
+        "properties": {"o": {"type": "object", "properties": {"a": {"type": "integer"}},
+            "required": ["b"], "additionalProperties": false}}}}]);
     assert_eq!(
         problems(closed),
-        ["Validation failed for function 'f': 'parameters.required' names 'y', which is not one of its properties and 'additionalProperties' is false: describe it under 'properties' or drop it"]
+        ["Validation failed for function 'f' in toolbox 'w': 'parameters.o.required' names 'b', which is not one of its properties: describe it under 'parameters.o.properties' or drop it from 'required'"]
+    );
+    let described_by_keys = json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"population": {"type": "dict", "required": ["adults", "children"]}},
+        "required": ["population"]}}]);
+    let tools = load_interfaces(&described_by_keys).unwrap();
+    let ParamType::Object { properties } = &tools[0].params[0].ty else {
+        panic!("{:?}", tools[0].params[0].ty)
+    };
+    let keys: Vec<(&str, bool, &ParamType)> = properties
+        .iter()
+        .map(|p| (p.name.as_str(), p.required, &p.ty))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("adults", true, &ParamType::Any),
+            ("children", true, &ParamType::Any)
+        ]
     );
 }
 

@@ -425,7 +425,8 @@ fn nested_objects_arrays_choices_bounds_and_defaults_survive_the_round_trip() {
                   "items": {"type": "string", "enum": ["new", "sale"]}}},
                 "required": ["brand"]},
               "anything": {"description": "Free form"},
-              "pairs": {"type": "tuple", "items": {"type": "array", "items": {"type": "float"}}}
+              "pairs": {"type": "tuple", "items": {"type": "array", "items": {"type": "float"}}},
+              "extra": {}
             },
             "required": ["query", "extra"]}}]"#,
     )

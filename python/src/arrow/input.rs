@@ -1,13 +1,13 @@
 //! The texts of `parse_jsonl` and `parse_arrow`: Arrow arrays read in place (the C data
 //! interface), or a list of `str` made into one.
 
+use super::c_data::Imported;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{GenericBinaryType, GenericStringType};
 use arrow_array::{Array, ArrayRef, GenericByteArray, StringArray};
 use arrow_schema::DataType;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3_arrow::input::AnyArray;
 use std::sync::Arc;
 
 /// The input, as chunks of Arrow arrays.
@@ -21,13 +21,13 @@ impl Input {
     pub(super) fn read(input: &Bound<'_, PyAny>) -> PyResult<Input> {
         let arrow = input.hasattr("__arrow_c_array__")? || input.hasattr("__arrow_c_stream__")?;
         if arrow {
-            return match input.extract::<AnyArray>()? {
-                AnyArray::Array(array) => Ok(Input {
-                    chunks: vec![array.into_inner().0],
+            return match super::c_data::import(input)? {
+                Imported::Array(array) => Ok(Input {
+                    chunks: vec![array],
                     chunked: false,
                 }),
-                AnyArray::Stream(stream) => Ok(Input {
-                    chunks: stream.into_chunked_array()?.into_inner().0,
+                Imported::Chunks(chunks) => Ok(Input {
+                    chunks,
                     chunked: true,
                 }),
             };

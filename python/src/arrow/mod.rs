@@ -17,22 +17,23 @@
 //! `parse --jsonl` prints for a record with that completion. Both read the calls in the
 //! format `dialect=` names (`--dialect`).
 
+mod c_data;
 mod input;
 mod results;
 mod workers;
 
+use crate::convert::non_negative;
 use crate::records::dialect;
 use crate::tools::{self, Batches, Tools};
 use arrow_array::{ArrayRef, LargeStringArray, StringArray};
-use arrow_schema::{DataType, Field, FieldRef};
+use arrow_schema::{DataType, Field, FieldRef, Fields};
 use atfunc::batch::{completion_records, Batch, RecordOptions};
 use atfunc::parse::Dialect;
 use atfunc::Catalog;
 use input::Input;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3_arrow::{PyArray, PyChunkedArray};
-use results::{result_fields, results_array, Found};
+use results::{result_fields, results_array, Args, Found};
 use std::sync::{Arc, OnceLock};
 use workers::Workers;
 
@@ -49,51 +50,56 @@ fn split<T>(values: Vec<T>, lengths: &[usize]) -> Vec<Vec<T>> {
 fn answer(
     py: Python<'_>,
     chunked: bool,
-    mut chunks: Vec<ArrayRef>,
+    chunks: Vec<ArrayRef>,
     field: FieldRef,
 ) -> PyResult<Py<PyAny>> {
-    if chunked {
-        let chunked = PyChunkedArray::try_new(chunks, field)?;
-        return Ok(chunked.into_pyarrow(py)?.unbind());
-    }
-    let array = chunks
-        .pop()
-        .ok_or_else(|| PyValueError::new_err("no output array"))?;
-    Ok(PyArray::new(array, field).to_pyarrow(py)?.unbind())
-}
-
-fn catalog(py: Python<'_>, tools: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Catalog>>> {
-    Ok(tools::optional(py, tools)?.map(|t: Py<Tools>| t.get().catalog.clone()))
+    c_data::export(py, chunked, chunks, field)
 }
 
 /// The batch for `tools` and `dialect`: the one kept with the tools, or one shared by every
 /// call without tools, so the cache of the records' own tool sets outlives a call.
-fn batch(
-    py: Python<'_>,
-    tools: Option<&Bound<'_, PyAny>>,
-    dialect: Dialect,
-) -> PyResult<Arc<Batch>> {
+fn batch(tools: Option<&Py<Tools>>, dialect: Dialect) -> Arc<Batch> {
     static NO_TOOLS: OnceLock<Batches> = OnceLock::new();
-    Ok(match tools::optional(py, tools)? {
+    match tools {
         Some(tools) => tools.get().batches.get(dialect),
         None => NO_TOOLS.get_or_init(|| Batches::new(None)).get(dialect),
-    })
+    }
 }
 
-/// The output line `atfunc parse --jsonl` prints for each line of `lines`.
+/// For each input line of `atfunc parse --jsonl` (a record `{"id", "completion",
+/// "tools"}`), exactly the output line it prints (without the newline): `{"id", "calls",
+/// "errors"}`, or `{"id", "line", "error"}` for a line that is not a record. `tools` are
+/// the `--tools`; a record's own `tools` win over them. `dialect` is `--dialect`: the call
+/// format the completions are written in (see `_Dialect`).
+///
+/// One element out per element in, in order. A blank line (empty or only whitespace), for
+/// which the CLI prints nothing, gives None, and so does None. `first_line` is the line
+/// number of the first element, for the `line` of error lines (each element counts as
+/// one line, blank or None). An element is one line: one holding a newline is read as
+/// one record, where the CLI would read two lines.
+///
+/// `lines`: a pyarrow string, large_string, string_view or binary array (read in place,
+/// not copied), a ChunkedArray (the answer is one, with the same chunks) or a list of str.
+/// The answer is a `large_string` array when the input is, or past 2 GiB of output.
+///
+/// Runs with the GIL released. `threads`: None spreads the work over every core (rayon's
+/// pool; `RAYON_NUM_THREADS` sets its size), 1 keeps it in the calling thread (for an
+/// engine such as Ray or Spark that already runs one task per core), N uses a pool of N
+/// threads kept for later calls.
 #[pyfunction]
 #[pyo3(signature = (lines, tools = None, *, first_line = 1, threads = None, dialect = "atfunc"))]
 pub(crate) fn parse_jsonl(
     py: Python<'_>,
     lines: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
-    first_line: u64,
-    threads: Option<usize>,
+    first_line: i64,
+    threads: Option<i64>,
     dialect: &str,
 ) -> PyResult<Py<PyAny>> {
+    let first_line: u64 = non_negative("first_line", first_line)?;
     let dialect = self::dialect(dialect)?;
     let workers = Workers::new(threads)?;
-    let batch = batch(py, tools, dialect)?;
+    let batch = batch(tools::optional(py, tools)?.as_ref(), dialect);
     let input = Input::read(lines)?;
     let large = input.large();
     let lengths = input.lengths();
@@ -131,48 +137,136 @@ pub(crate) fn parse_jsonl(
     )
 }
 
-/// The calls and errors of each text of `texts`, as structs.
+/// The calls and errors of each text, as `atfunc parse --jsonl` finds them in a record
+/// with that completion, one struct per text (None for None):
+///
+/// ```text
+/// struct<
+///   calls: list<struct<name: string, args: string, positional: string, named: string,
+///                      body: string, span: struct<start: int64, end: int64>,
+///                      chars: struct<start: int64, end: int64>>>,
+///   errors: list<struct<error: string, span: ..., chars: ..., raw: string>>>
+/// ```
+///
+/// `args` (bound calls, with tools), `positional` and `named` (without) are _JSON text;
+/// the other pair is null. `body` is the raw text between `with_body [[` and `]]`.
+/// Input, `threads` and `dialect` as for `parse_jsonl`; binary input with invalid UTF-8 is
+/// read with it replaced.
+///
+/// `row_tools`: each text's own tool set as _JSON text (the `tools` of a `parse --jsonl`
+/// record), one per text, None for `tools`; a pyarrow string array or a list. The struct
+/// then has a third field, `tools_error: string`: why the text's own set did not load
+/// (its `calls` and `errors` are then empty), or null. Each distinct set is loaded once.
+///
+/// `args="struct"` (tools needed): `args` is a struct with one nullable field per
+/// parameter of the tools (of every set, in order of first appearance): `string`,
+/// `int64`, `double` or `bool` as the parameter's type says, _JSON text for objects,
+/// lists, `any` and a parameter whose types differ between functions or sets.
 #[pyfunction]
-#[pyo3(signature = (texts, tools = None, *, threads = None, dialect = "atfunc"))]
+#[pyo3(signature = (texts, tools = None, *, row_tools = None, args = "json", threads = None, dialect = "atfunc"))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn parse_arrow(
     py: Python<'_>,
     texts: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
-    threads: Option<usize>,
+    row_tools: Option<&Bound<'_, PyAny>>,
+    args: &str,
+    threads: Option<i64>,
     dialect: &str,
 ) -> PyResult<Py<PyAny>> {
     let dialect = self::dialect(dialect)?;
+    let args_as_struct = match args {
+        "json" => false,
+        "struct" => true,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown args '{other}': use \"json\" (JSON text, the default) or \"struct\" (a struct typed from the tools' parameters)"
+            )))
+        }
+    };
     let workers = Workers::new(threads)?;
-    let catalog = catalog(py, tools)?;
+    let default_tools = tools::optional(py, tools)?;
+    if args_as_struct && default_tools.is_none() && row_tools.is_none() {
+        return Err(PyValueError::new_err(
+            "args=\"struct\" needs tools (tools= or row_tools=): calls are bound to them, and the struct's fields are their parameters",
+        ));
+    }
+    // The texts' own tool sets are loaded (once per distinct set) by the batch kept with
+    // the tools, as `parse_jsonl` loads a record's own `tools`.
+    let batch = batch(default_tools.as_ref(), dialect);
+    let catalog = default_tools.as_ref().map(|t| t.get().catalog.clone());
     let input = Input::read(texts)?;
+    let own = row_tools.map(Input::read).transpose()?;
     let lengths = input.lengths();
-    let chunks: PyResult<Vec<ArrayRef>> = py.detach(|| {
+    // The answer's fields are known only once the texts were read (`args` as a struct).
+    let (chunks, fields) = py.detach(|| -> PyResult<(Vec<ArrayRef>, Fields)> {
         let elements = input.elements()?;
-        let found: Vec<Option<Found>> = workers.map(&elements, |_, text| {
-            text.map(|text| {
-                let text = String::from_utf8_lossy(text);
-                Found::of(completion_records(
-                    &text,
-                    &RecordOptions {
-                        catalog: catalog.as_deref(),
-                        dialect,
-                    },
-                ))
-            })
+        let own = own.as_ref().map(Input::elements).transpose()?;
+        if let Some(own) = &own {
+            if own.len() != elements.len() {
+                return Err(PyValueError::new_err(format!(
+                    "row_tools has {} element(s) and texts {}: give one tool set (or None) per text",
+                    own.len(),
+                    elements.len()
+                )));
+            }
+        }
+        let found: Vec<Option<(Found, Option<Arc<Catalog>>)>> = workers.map(&elements, |i, text| {
+            let text = text?;
+            let own = own.as_ref().and_then(|own| own.get(i).copied().flatten());
+            let loaded = match own {
+                Some(raw) => match batch.tools_for(&String::from_utf8_lossy(raw)) {
+                    Ok(loaded) => Some(loaded),
+                    Err(message) => return Some((Found::tools_error(message), None)),
+                },
+                None => None,
+            };
+            let text = String::from_utf8_lossy(text);
+            let records = completion_records(
+                &text,
+                &RecordOptions {
+                    catalog: loaded.as_deref().or(catalog.as_deref()),
+                    dialect,
+                },
+            );
+            Some((Found::of(records, args_as_struct), loaded))
         });
-        Ok(split(found, &lengths)
+        let (found, sets): (Vec<Option<Found>>, Vec<Option<Arc<Catalog>>>) = found
             .into_iter()
-            .map(|chunk| -> ArrayRef { Arc::new(results_array(&chunk)) })
-            .collect())
-    });
+            .map(|row| match row {
+                Some((found, set)) => (Some(found), set),
+                None => (None, None),
+            })
+            .unzip();
+        let shape = if args_as_struct {
+            let mut seen: Vec<&Arc<Catalog>> = Vec::new();
+            for set in sets.iter().flatten() {
+                if !seen.iter().any(|s| Arc::ptr_eq(s, set)) {
+                    seen.push(set);
+                }
+            }
+            let interfaces = catalog
+                .iter()
+                .chain(seen.iter().copied())
+                .flat_map(|c| c.interfaces());
+            Args::of(interfaces, &found)
+        } else {
+            Args::Json
+        };
+        let with_tools_error = own.is_some();
+        let fields = result_fields(&shape, with_tools_error);
+        let chunks = split(found, &lengths)
+            .into_iter()
+            .map(|chunk| -> ArrayRef {
+                Arc::new(results_array(&chunk, &shape, with_tools_error))
+            })
+            .collect();
+        Ok((chunks, fields))
+    })?;
     answer(
         py,
         input.chunked,
-        chunks?,
-        Arc::new(Field::new(
-            "result",
-            DataType::Struct(result_fields()),
-            true,
-        )),
+        chunks,
+        Arc::new(Field::new("result", DataType::Struct(fields), true)),
     )
 }

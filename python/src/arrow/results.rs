@@ -1,12 +1,17 @@
 //! `parse_arrow`'s answer: a `struct<calls, errors>` per text, built from the records of
-//! `parse --jsonl`.
+//! `parse --jsonl` (with `tools_error` where texts bring their own tool sets; `args` as
+//! JSON text, or as a struct typed from the tools' parameters).
 
 use arrow_array::builder::{Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, ListArray, StructArray};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, StringArray, StructArray,
+};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use atfunc::batch::Records;
-use serde_json::Value as Json;
+use atfunc::interface::ParamType;
+use atfunc::Interface;
+use serde_json::{Map, Value as Json};
 use std::sync::Arc;
 
 /// `struct<start: int64, end: int64>`: a span in bytes or in characters. Signed, since
@@ -18,12 +23,13 @@ fn range_fields() -> Fields {
     ])
 }
 
-/// The fields of a call: the ones of a call record of `atfunc parse`, JSON values as text.
-fn call_fields() -> Fields {
+/// The fields of a call: the ones of a call record of `atfunc parse`, JSON values as text
+/// (`args` as text too, or as the struct `args` says).
+fn call_fields(args: &Args) -> Fields {
     Fields::from(vec![
         Field::new("name", DataType::Utf8, false),
         // Bound calls have `args`; without tools, `positional` and `named` instead.
-        Field::new("args", DataType::Utf8, true),
+        Field::new("args", args.data_type(), true),
         Field::new("positional", DataType::Utf8, true),
         Field::new("named", DataType::Utf8, true),
         Field::new("body", DataType::Utf8, true),
@@ -42,7 +48,9 @@ fn error_fields() -> Fields {
     ])
 }
 
-pub(super) fn result_fields() -> Fields {
+/// The fields of one text's result: `calls` and `errors`, and `tools_error` where the
+/// texts come with their own tool sets.
+pub(super) fn result_fields(args: &Args, tools_error: bool) -> Fields {
     let list = |fields| {
         DataType::List(Arc::new(Field::new(
             "item",
@@ -50,10 +58,117 @@ pub(super) fn result_fields() -> Fields {
             false,
         )))
     };
-    Fields::from(vec![
-        Field::new("calls", list(call_fields()), false),
+    let mut fields = vec![
+        Field::new("calls", list(call_fields(args)), false),
         Field::new("errors", list(error_fields()), false),
-    ])
+    ];
+    if tools_error {
+        fields.push(Field::new("tools_error", DataType::Utf8, true));
+    }
+    Fields::from(fields)
+}
+
+/// How `args` is written: as JSON text (the default), or as a struct with one field per
+/// parameter of the tools, typed from the parameter's type.
+pub(super) enum Args {
+    Json,
+    Struct(Vec<(String, ArgKind)>),
+}
+
+/// The Arrow type of one parameter in `args` as a struct: a string, whole number, number
+/// or boolean as itself; anything else (objects, lists, `any`), or a parameter whose
+/// types differ between functions or whose values do not fit, as JSON text.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum ArgKind {
+    Text,
+    Integer,
+    Float,
+    Boolean,
+    JsonText,
+}
+
+impl ArgKind {
+    fn of(ty: &ParamType) -> ArgKind {
+        match ty {
+            ParamType::String => ArgKind::Text,
+            ParamType::Integer => ArgKind::Integer,
+            ParamType::Number => ArgKind::Float,
+            ParamType::Boolean => ArgKind::Boolean,
+            ParamType::Object { .. } | ParamType::Array { .. } | ParamType::Any => {
+                ArgKind::JsonText
+            }
+        }
+    }
+
+    fn data_type(self) -> DataType {
+        match self {
+            ArgKind::Text | ArgKind::JsonText => DataType::Utf8,
+            ArgKind::Integer => DataType::Int64,
+            ArgKind::Float => DataType::Float64,
+            ArgKind::Boolean => DataType::Boolean,
+        }
+    }
+
+    fn fits(self, value: &Json) -> bool {
+        match self {
+            ArgKind::Text => value.is_string(),
+            ArgKind::Integer => value.is_i64(),
+            ArgKind::Float => value.is_number(),
+            ArgKind::Boolean => value.is_boolean(),
+            ArgKind::JsonText => true,
+        }
+    }
+}
+
+impl Args {
+    /// The struct of every parameter of `interfaces`, in order of first appearance, and of
+    /// every other key the calls in `found` have; a field whose types or values disagree
+    /// is JSON text.
+    pub(super) fn of<'a>(
+        interfaces: impl IntoIterator<Item = &'a Interface>,
+        found: &[Option<Found>],
+    ) -> Args {
+        let mut fields: Vec<(String, ArgKind)> = Vec::new();
+        let widen = |fields: &mut Vec<(String, ArgKind)>, name: &str, kind: ArgKind| match fields
+            .iter_mut()
+            .find(|(n, _)| n == name)
+        {
+            Some((_, known)) if *known != kind => *known = ArgKind::JsonText,
+            Some(_) => {}
+            None => fields.push((name.to_owned(), kind)),
+        };
+        for interface in interfaces {
+            for param in interface.params.iter().chain(&interface.request_body) {
+                widen(&mut fields, &param.name, ArgKind::of(&param.ty));
+            }
+        }
+        for row in found.iter().flatten().flat_map(|f| &f.calls) {
+            for (key, value) in row.args_value.iter().flatten() {
+                match fields.iter_mut().find(|(n, _)| n == key) {
+                    Some((_, kind)) if !value.is_null() && !kind.fits(value) => {
+                        *kind = ArgKind::JsonText
+                    }
+                    Some(_) => {}
+                    None => fields.push((key.clone(), ArgKind::JsonText)),
+                }
+            }
+        }
+        Args::Struct(fields)
+    }
+
+    fn data_type(&self) -> DataType {
+        match self {
+            Args::Json => DataType::Utf8,
+            Args::Struct(fields) => DataType::Struct(struct_fields(fields)),
+        }
+    }
+}
+
+fn struct_fields(fields: &[(String, ArgKind)]) -> Fields {
+    fields
+        .iter()
+        .map(|(name, kind)| Field::new(name, kind.data_type(), true))
+        .collect()
 }
 
 /// One text's calls and errors, their JSON already written as text: made in parallel, so
@@ -62,11 +177,15 @@ pub(super) fn result_fields() -> Fields {
 pub(super) struct Found {
     calls: Vec<CallRow>,
     errors: Vec<ErrorRow>,
+    /// Why the text's own tool set did not load (its calls and errors are then empty).
+    tools_error: Option<String>,
 }
 
 struct CallRow {
     name: String,
+    /// `args` as JSON text, or (for a struct) as the object itself.
     args: Option<String>,
+    args_value: Option<Map<String, Json>>,
     positional: Option<String>,
     named: Option<String>,
     body: Option<String>,
@@ -82,10 +201,25 @@ struct ErrorRow {
 }
 
 impl Found {
-    pub(super) fn of(records: Records) -> Found {
+    /// The records of one text; `args_as_struct` keeps each call's `args` as an object for
+    /// the struct built later.
+    pub(super) fn of(records: Records, args_as_struct: bool) -> Found {
         Found {
-            calls: records.calls.into_iter().map(CallRow::of).collect(),
+            calls: records
+                .calls
+                .into_iter()
+                .map(|record| CallRow::of(record, args_as_struct))
+                .collect(),
             errors: records.errors.into_iter().map(ErrorRow::of).collect(),
+            tools_error: None,
+        }
+    }
+
+    /// A text whose own tool set did not load: no calls, no errors, the reason.
+    pub(super) fn tools_error(message: String) -> Found {
+        Found {
+            tools_error: Some(message),
+            ..Found::default()
         }
     }
 }
@@ -116,12 +250,17 @@ fn take_range(record: &mut Json, key: &str) -> [i64; 2] {
 }
 
 impl CallRow {
-    fn of(mut record: Json) -> CallRow {
+    fn of(mut record: Json, args_as_struct: bool) -> CallRow {
+        let (args, args_value) = match take(&mut record, "args") {
+            Some(Json::Object(map)) if args_as_struct => (None, Some(map)),
+            other => (other.map(|value| value.to_string()), None),
+        };
         let mut json = |key| take(&mut record, key).map(|value| value.to_string());
-        let (args, positional, named) = (json("args"), json("positional"), json("named"));
+        let (positional, named) = (json("positional"), json("named"));
         CallRow {
             name: take_string(&mut record, "name").unwrap_or_default(),
             args,
+            args_value,
             positional,
             named,
             body: take_string(&mut record, "body"),
@@ -164,10 +303,12 @@ impl Ranges {
     }
 }
 
-#[derive(Default)]
-struct Calls {
+struct Calls<'a> {
+    args_shape: &'a Args,
     name: StringBuilder,
     args: StringBuilder,
+    /// For `args` as a struct: each call's object, in order (None: no args).
+    args_values: Vec<Option<&'a Map<String, Json>>>,
     positional: StringBuilder,
     named: StringBuilder,
     body: StringBuilder,
@@ -175,10 +316,25 @@ struct Calls {
     chars: Ranges,
 }
 
-impl Calls {
-    fn push(&mut self, row: &CallRow) {
+impl<'a> Calls<'a> {
+    fn new(args_shape: &'a Args) -> Calls<'a> {
+        Calls {
+            args_shape,
+            name: StringBuilder::new(),
+            args: StringBuilder::new(),
+            args_values: Vec::new(),
+            positional: StringBuilder::new(),
+            named: StringBuilder::new(),
+            body: StringBuilder::new(),
+            span: Ranges::default(),
+            chars: Ranges::default(),
+        }
+    }
+
+    fn push(&mut self, row: &'a CallRow) {
         self.name.append_value(&row.name);
         self.args.append_option(row.args.as_deref());
+        self.args_values.push(row.args_value.as_ref());
         self.positional.append_option(row.positional.as_deref());
         self.named.append_option(row.named.as_deref());
         self.body.append_option(row.body.as_deref());
@@ -187,11 +343,15 @@ impl Calls {
     }
 
     fn finish(mut self) -> StructArray {
+        let args: ArrayRef = match self.args_shape {
+            Args::Json => Arc::new(self.args.finish()),
+            Args::Struct(fields) => Arc::new(args_struct(fields, &self.args_values)),
+        };
         StructArray::new(
-            call_fields(),
+            call_fields(self.args_shape),
             vec![
                 Arc::new(self.name.finish()),
-                Arc::new(self.args.finish()),
+                args,
                 Arc::new(self.positional.finish()),
                 Arc::new(self.named.finish()),
                 Arc::new(self.body.finish()),
@@ -233,9 +393,49 @@ impl Errors {
     }
 }
 
-/// The `struct<calls, errors>` array of one chunk's results (null for a null text).
-pub(super) fn results_array(results: &[Option<Found>]) -> StructArray {
-    let mut calls = Calls::default();
+/// The `args` struct of calls whose arguments are `values` (a null struct for None).
+fn args_struct(fields: &[(String, ArgKind)], values: &[Option<&Map<String, Json>>]) -> StructArray {
+    let nulls = NullBuffer::from_iter(values.iter().map(Option::is_some));
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    if fields.is_empty() {
+        return StructArray::new_empty_fields(values.len(), nulls);
+    }
+    let columns = fields
+        .iter()
+        .map(|(name, kind)| -> ArrayRef {
+            let cells = values
+                .iter()
+                .map(|args| args.and_then(|args| args.get(name)));
+            match kind {
+                ArgKind::Text => Arc::new(StringArray::from_iter(
+                    cells.map(|v| v.and_then(Json::as_str)),
+                )),
+                ArgKind::Integer => Arc::new(Int64Array::from_iter(
+                    cells.map(|v| v.and_then(Json::as_i64)),
+                )),
+                ArgKind::Float => Arc::new(Float64Array::from_iter(
+                    cells.map(|v| v.and_then(Json::as_f64)),
+                )),
+                ArgKind::Boolean => Arc::new(BooleanArray::from_iter(
+                    cells.map(|v| v.and_then(Json::as_bool)),
+                )),
+                ArgKind::JsonText => Arc::new(StringArray::from_iter(
+                    cells.map(|v| v.filter(|v| !v.is_null()).map(|v| v.to_string())),
+                )),
+            }
+        })
+        .collect();
+    StructArray::new(struct_fields(fields), columns, nulls)
+}
+
+/// The `struct<calls, errors>` array of one chunk's results (null for a null text), with
+/// `args` as `args_shape` says and a `tools_error` field when asked for.
+pub(super) fn results_array(
+    results: &[Option<Found>],
+    args_shape: &Args,
+    tools_error: bool,
+) -> StructArray {
+    let mut calls = Calls::new(args_shape);
     let mut errors = Errors::default();
     let mut call_lengths = Vec::with_capacity(results.len());
     let mut error_lengths = Vec::with_capacity(results.len());
@@ -257,12 +457,16 @@ pub(super) fn results_array(results: &[Option<Found>]) -> StructArray {
     };
     let nulls = NullBuffer::from_iter(results.iter().map(Option::is_some));
     let nulls = (nulls.null_count() > 0).then_some(nulls);
-    StructArray::new(
-        result_fields(),
-        vec![
-            list(call_fields(), call_lengths, calls.finish()),
-            list(error_fields(), error_lengths, errors.finish()),
-        ],
-        nulls,
-    )
+    let mut columns = vec![
+        list(call_fields(args_shape), call_lengths, calls.finish()),
+        list(error_fields(), error_lengths, errors.finish()),
+    ];
+    if tools_error {
+        columns.push(Arc::new(StringArray::from_iter(
+            results
+                .iter()
+                .map(|found| found.as_ref().and_then(|f| f.tools_error.as_deref())),
+        )));
+    }
+    StructArray::new(result_fields(args_shape, tools_error), columns, nulls)
 }

@@ -16,8 +16,11 @@ pub(super) enum Workers {
 }
 
 impl Workers {
-    pub(super) fn new(threads: Option<usize>) -> PyResult<Workers> {
+    pub(super) fn new(threads: Option<i64>) -> PyResult<Workers> {
         static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+        let threads = threads
+            .map(|n| crate::convert::non_negative::<usize>("threads", n))
+            .transpose()?;
         match threads {
             None => Ok(Workers::Global),
             Some(0) => Err(PyValueError::new_err(

@@ -106,25 +106,26 @@ pub(super) fn schema_object_properties(
             json_kind(other)
         )),
     }
-    // Schemas in the wild list required keys of an open object without describing them
-    // (BFCL does); such a key is still required, of any type. A closed object (its
-    // `properties` given and `additionalProperties: false`) can hold no such key, so no
-    // call could satisfy it: that is a mistake in the schema.
-    let closed = matches!(schema.get("properties"), Some(Json::Object(_)))
-        && schema.get("additionalProperties") == Some(&Json::Bool(false));
+    // A required key must be one of the properties where the schema lists them: a key
+    // listed only under `required` is a typo or a property left out, and taking it as a
+    // required value of any type would ask every call for an argument the schema never
+    // describes. An object without `properties` is described by its required keys alone
+    // (BFCL's files have such nested objects): each is a required key of any type.
+    let listed = matches!(schema.get("properties"), Some(Json::Object(_)));
     for name in required {
-        if closed && !params.iter().any(|p| p.name == name) {
+        if params.iter().any(|p| p.name == name) {
+            continue;
+        }
+        if listed {
             sink.report(format!(
-                "'{at}.required' names '{name}', which is not one of its properties and \
-                 'additionalProperties' is false: describe it under 'properties' or drop it"
+                "'{at}.required' names '{name}', which is not one of its properties: \
+                 describe it under '{at}.properties' or drop it from 'required'"
             ));
             continue;
         }
-        if !params.iter().any(|p| p.name == name) {
-            let mut param = Param::new(name, ParamType::Any);
-            param.required = true;
-            params.push(param);
-        }
+        let mut param = Param::new(name, ParamType::Any);
+        param.required = true;
+        params.push(param);
     }
     params
 }
