@@ -60,6 +60,14 @@ pub(crate) struct EvalArgs {
     /// The `max_tokens` of `decide`'s first request (one function's name, or none).
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
+    /// Answers asked per request: the first greedy, the others sampled at
+    /// --sample-temperature; the calls most answers agree on (among answers whose calls all
+    /// bind) are scored, ties going to the earlier answer. Every answer's tokens count.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    samples: u32,
+    /// The temperature of the samples after the first (with --samples above 1).
+    #[arg(long, value_name = "T", default_value_t = 0.7)]
+    sample_temperature: f64,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -85,6 +93,12 @@ pub(crate) struct EvalArgs {
 }
 
 pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
+    if !(0.0..=2.0).contains(&args.sample_temperature) {
+        return Err(Failure(format!(
+            "--sample-temperature {}: give a temperature from 0 to 2",
+            args.sample_temperature
+        )));
+    }
     let modes: Vec<Mode> = args
         .mode
         .iter()
@@ -136,6 +150,9 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         model: args.model.clone(),
         max_tokens: args.max_tokens,
         repair_rounds: args.repair_rounds,
+        decide_max_tokens: args.decide_max_tokens,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
     };
     let servers: BTreeMap<String, String> = match &args.server_note {
         Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
@@ -163,6 +180,8 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         repair_rounds: args.repair_rounds,
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.
