@@ -6,6 +6,20 @@
 use atfunc::parse::Dialect;
 use atfunc::{Event, ParserConfig, StreamParser};
 use libfuzzer_sys::fuzz_target;
+use std::sync::OnceLock;
+
+/// `ATFUNC_FUZZ_DIALECT=hermes` (any name `--dialect` takes) pins the dialect, so that each
+/// one can be given a run of its own; unset, the input's first byte picks one.
+fn pinned() -> Option<Dialect> {
+    static PINNED: OnceLock<Option<Dialect>> = OnceLock::new();
+    *PINNED.get_or_init(|| {
+        let name = std::env::var("ATFUNC_FUZZ_DIALECT").ok()?;
+        match name.parse() {
+            Ok(dialect) => Some(dialect),
+            Err(error) => panic!("ATFUNC_FUZZ_DIALECT: {error}"),
+        }
+    })
+}
 
 fn merge(events: Vec<Event>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::new();
@@ -80,7 +94,7 @@ fuzz_target!(|data: &[u8]| {
     let (sizes, input) = rest.split_at(n_sizes);
     // Every dialect but atfunc (the other fuzz targets cover it), auto included.
     let dialects = &Dialect::ALL[1..];
-    let dialect = dialects[pick as usize % dialects.len()];
+    let dialect = pinned().unwrap_or(dialects[pick as usize % dialects.len()]);
     let config = if pick as usize / dialects.len() % 2 == 1 {
         ParserConfig {
             max_call_len: 48,

@@ -66,6 +66,14 @@ pub(crate) struct EvalArgs {
     /// qwen3_xml, harmony, or auto (the format of the first call marker in each answer).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     dialect: Dialect,
+    /// Answers asked per request: the first greedy, the others sampled at
+    /// --sample-temperature; the calls most answers agree on (among answers whose calls all
+    /// bind) are scored, ties going to the earlier answer. Every answer's tokens count.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    samples: u32,
+    /// The temperature of the samples after the first (with --samples above 1).
+    #[arg(long, value_name = "T", default_value_t = 0.7)]
+    sample_temperature: f64,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -91,6 +99,12 @@ pub(crate) struct EvalArgs {
 }
 
 pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
+    if !(0.0..=2.0).contains(&args.sample_temperature) {
+        return Err(Failure(format!(
+            "--sample-temperature {}: give a temperature from 0 to 2",
+            args.sample_temperature
+        )));
+    }
     let modes: Vec<Mode> = args
         .mode
         .iter()
@@ -150,6 +164,9 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_tokens: args.max_tokens,
         repair_rounds: args.repair_rounds,
         dialect: reads_dialect.then(|| args.dialect.to_string()),
+        decide_max_tokens: args.decide_max_tokens,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
     };
     let servers: BTreeMap<String, String> = match &args.server_note {
         Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
@@ -178,6 +195,8 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
         dialect: args.dialect,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.

@@ -20,6 +20,13 @@ pub(crate) struct GrammarArgs {
     /// At most one call (exactly one with required or NAME).
     #[arg(long)]
     single: bool,
+    /// The most characters a string may hold, so a model looping inside one must close it
+    /// (default: no bound).
+    #[arg(long, value_name = "N")]
+    max_string_chars: Option<u32>,
+    /// The most items a list may hold (default: no bound).
+    #[arg(long, value_name = "N")]
+    max_list_items: Option<u32>,
     /// The root toolbox: the old spelling of --root-toolbox.
     #[arg(
         long = "root",
@@ -40,6 +47,8 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
         choice: args.choice,
         single: args.single,
         root: offered.root,
+        max_string_chars: args.max_string_chars,
+        max_list_items: args.max_list_items,
         ..GrammarOptions::default()
     };
     let text = atfunc::gbnf(&offered.interfaces, &options)

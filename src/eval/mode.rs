@@ -81,7 +81,30 @@ pub struct Mode {
     /// Variant `nolead`: the grammar asks for the call at once, without the short lead-in
     /// of prose it allows by default ([`GrammarOptions::lead_in`](crate::grammar::GrammarOptions::lead_in) 0).
     pub no_lead: bool,
+    /// Variant `bound`: the grammar bounds strings to [`BOUND_STRING_CHARS`] characters and
+    /// lists to [`BOUND_LIST_ITEMS`] items
+    /// ([`GrammarOptions::max_string_chars`](crate::grammar::GrammarOptions::max_string_chars)),
+    /// so a value that loops must close before the token limit.
+    pub bound: bool,
+    /// Variant `abstract`: the preamble's example call is [`ABSTRACT_EXAMPLE`], a call of no
+    /// listed function whose values no question asks for, instead of a call of one of the
+    /// case's functions with placeholder values (which a model may copy: `1` for a number).
+    pub abstract_example: bool,
+    /// Variant `grounded`: the grammar's numbers are those the case's user messages write
+    /// ([`GrammarOptions::grounded_numbers`](crate::grammar::GrammarOptions::grounded_numbers)).
+    pub grounded: bool,
 }
+
+/// The most characters of a string under the variant `bound`: more than twice the longest
+/// string of BFCL's answers, and few enough tokens to leave room for the call to close
+/// within the evaluator's default 256.
+pub const BOUND_STRING_CHARS: u32 = 256;
+
+/// The most items of a list under the variant `bound`.
+pub const BOUND_LIST_ITEMS: u32 = 32;
+
+/// The example call of the variant `abstract`.
+pub const ABSTRACT_EXAMPLE: &str = r#"@function_name("text value", number_argument=2)"#;
 
 impl Mode {
     /// A mode without variants.
@@ -95,6 +118,9 @@ impl Mode {
             guard: false,
             bare: false,
             no_lead: false,
+            bound: false,
+            abstract_example: false,
+            grounded: false,
         }
     }
 }
@@ -132,6 +158,15 @@ impl fmt::Display for Mode {
         if self.no_lead {
             f.write_str("+nolead")?;
         }
+        if self.bound {
+            f.write_str("+bound")?;
+        }
+        if self.abstract_example {
+            f.write_str("+abstract")?;
+        }
+        if self.grounded {
+            f.write_str("+grounded")?;
+        }
         Ok(())
     }
 }
@@ -167,10 +202,13 @@ impl FromStr for Mode {
                 "guard" => mode.guard = true,
                 "bare" => mode.bare = true,
                 "nolead" => mode.no_lead = true,
+                "bound" => mode.bound = true,
+                "abstract" => mode.abstract_example = true,
+                "grounded" => mode.grounded = true,
                 other => {
                     return Err(format!(
                         "unknown variant '{other}' in mode '{text}': use +desc, +example, \
-                         +named, +slot, +guard, +bare or +nolead"
+                         +named, +slot, +guard, +bare, +nolead, +bound, +abstract or +grounded"
                     ))
                 }
             }
@@ -182,7 +220,10 @@ impl FromStr for Mode {
                 || mode.slot
                 || mode.guard
                 || mode.bare
-                || mode.no_lead)
+                || mode.no_lead
+                || mode.bound
+                || mode.abstract_example
+                || mode.grounded)
         {
             return Err(format!(
                 "mode '{text}': {strategy} sends the tools as JSON Schema, the prompt \
@@ -228,6 +269,11 @@ pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
     }
     if mode.named || mode.slot {
         prompt = rewrite_example(&prompt, interfaces, mode.named, mode.slot);
+    }
+    if mode.abstract_example {
+        if let Some(line) = prompt.lines().find(|line| line.starts_with('@')) {
+            prompt = prompt.replacen(line, ABSTRACT_EXAMPLE, 1);
+        }
     }
     prompt
 }

@@ -138,7 +138,7 @@ pub struct Report {
 /// What an earlier run must share with this one for its outcomes to be kept: the
 /// request fields that change answers. The endpoint's address is not among them (a
 /// server may move); its note is, per mode ([`Report::servers`]).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Settings {
     /// The `model` field of each request.
     pub model: String,
@@ -150,6 +150,46 @@ pub struct Settings {
     /// the run measured that mode. A report of one dialect is not continued with another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
+    /// The `max_tokens` of `decide`'s first request. Reports written before it was kept
+    /// were measured with 32, the default.
+    #[serde(default = "default_decide_max_tokens")]
+    pub decide_max_tokens: u32,
+    /// Answers asked per request, the calls chosen by a vote
+    /// ([`EvalOptions::samples`](super::EvalOptions::samples)); 1 in older reports.
+    #[serde(default = "one")]
+    pub samples: u32,
+    /// The temperature of the samples after the first
+    /// ([`EvalOptions::sample_temperature`](super::EvalOptions::sample_temperature)).
+    #[serde(default = "default_sample_temperature")]
+    pub sample_temperature: f64,
+}
+
+fn default_decide_max_tokens() -> u32 {
+    32
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn default_sample_temperature() -> f64 {
+    0.7
+}
+
+impl Settings {
+    /// The settings as a line of `name value` pairs, for messages.
+    fn describe(&self) -> String {
+        format!(
+            "model '{}', max_tokens {}, repair_rounds {}, decide_max_tokens {}, samples {}, \
+             sample_temperature {}",
+            self.model,
+            self.max_tokens,
+            self.repair_rounds,
+            self.decide_max_tokens,
+            self.samples,
+            self.sample_temperature
+        )
+    }
 }
 
 /// The outcomes of an earlier run that a new one continues ([`resume`]).
@@ -211,14 +251,9 @@ pub fn resume(
     };
     if !same {
         return Err(format!(
-            "it was measured with other settings (model '{}', max_tokens {}, repair_rounds {}; \
-             now model '{}', max_tokens {}, repair_rounds {})",
-            theirs.model,
-            theirs.max_tokens,
-            theirs.repair_rounds,
-            settings.model,
-            settings.max_tokens,
-            settings.repair_rounds
+            "it was measured with other settings ({}; now {})",
+            theirs.describe(),
+            settings.describe()
         ));
     }
     let outcomes: Vec<CaseOutcome> = serde_json::from_value(

@@ -42,6 +42,14 @@ pub struct EvalOptions {
     /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call marker in each
     /// answer). Default `auto`.
     pub dialect: Dialect,
+    /// Answers asked per request of the text-based modes: the first greedy, the others
+    /// sampled at `sample_temperature` (each with its own seed). Among the answers whose
+    /// calls all bind, the calls most of them agree on win (the same names and arguments,
+    /// in order), a tie going to the earlier answer; with no such answer, the first
+    /// answer stands. Every answer's tokens count. Default 1 (greedy only).
+    pub samples: u32,
+    /// The temperature of the samples after the first. Default 0.7.
+    pub sample_temperature: f64,
 }
 
 impl Default for EvalOptions {
@@ -55,6 +63,8 @@ impl Default for EvalOptions {
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
             dialect: Dialect::Auto,
+            samples: 1,
+            sample_temperature: 0.7,
         }
     }
 }
@@ -267,12 +277,7 @@ impl Evaluator {
         let mut unresolved: Vec<CallRecord> = Vec::new();
         for round in 0..=rounds {
             request.insert("messages".into(), Json::Array(messages.clone()));
-            let answer = if mode.strategy == Strategy::Lazy {
-                self.ask_lazy(&request, outcome).await?
-            } else {
-                self.ask(&request, outcome).await?
-            };
-            let read = read_text(&answer.text, &catalog);
+            let (answer, read) = self.ask_voted(&request, mode, &catalog, outcome).await?;
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
                 unresolved = read.refused;
@@ -303,6 +308,38 @@ impl Evaluator {
             bound: kept,
             refused: unresolved,
         })
+    }
+
+    /// One request of a text-based mode, asked [`EvalOptions::samples`] times (the first
+    /// greedy, the rest sampled), and the answer whose calls win the vote, read.
+    async fn ask_voted(
+        &self,
+        request: &Map<String, Json>,
+        mode: &Mode,
+        catalog: &Catalog,
+        outcome: &mut CaseOutcome,
+    ) -> Result<(Answer, Read), String> {
+        let mut answers: Vec<(Answer, Read)> = Vec::new();
+        for sample in 0..self.options.samples.max(1) {
+            let mut request = request.clone();
+            if sample > 0 {
+                request.insert(
+                    "temperature".into(),
+                    Json::from(self.options.sample_temperature),
+                );
+                request.insert("seed".into(), Json::from(sample));
+            }
+            let answer = if mode.strategy == Strategy::Lazy {
+                self.ask_lazy(&request, outcome).await?
+            } else {
+                self.ask(&request, outcome).await?
+            };
+            let read = read_text(&answer.text, catalog);
+            answers.push((answer, read));
+        }
+        let keys: Vec<Option<String>> = answers.iter().map(|(_, read)| vote_key(read)).collect();
+        let winner = vote(&keys);
+        Ok(answers.swap_remove(winner))
     }
 
     /// `decide`, its first step: `messages` (the case's, with the atfunc prompt) and
@@ -530,6 +567,30 @@ fn failure(error: EndpointError, timeout: Duration) -> String {
     }
 }
 
+/// What an answer votes for: its bound calls (names and arguments, in order), or nothing
+/// when it has no call or a call that does not bind.
+fn vote_key(read: &Read) -> Option<String> {
+    if read.bound.is_empty() || !read.refused.is_empty() {
+        return None;
+    }
+    let calls: Vec<Json> = read.bound.iter().map(|c| json!([c.name, c.args])).collect();
+    Some(Json::Array(calls).to_string())
+}
+
+/// The index of the answer whose key most answers share, the earliest among equals; the
+/// first answer when none has a key.
+fn vote(keys: &[Option<String>]) -> usize {
+    let mut best = (0, 0);
+    for (i, key) in keys.iter().enumerate() {
+        let Some(key) = key else { continue };
+        let count = keys.iter().filter(|k| k.as_ref() == Some(key)).count();
+        if count > best.1 {
+            best = (i, count);
+        }
+    }
+    best.0
+}
+
 /// The reason a case fails whose answer could not be read.
 fn answer_error(error: AnswerError, timeout: Duration) -> String {
     match error {
@@ -553,6 +614,25 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         guard_string_start: mode.guard || defaults.guard_string_start,
         bare_strings: mode.bare || defaults.bare_strings,
         lead_in: if mode.no_lead { 0 } else { defaults.lead_in },
+        max_string_chars: if mode.bound {
+            Some(super::mode::BOUND_STRING_CHARS)
+        } else {
+            defaults.max_string_chars
+        },
+        max_list_items: if mode.bound {
+            Some(super::mode::BOUND_LIST_ITEMS)
+        } else {
+            defaults.max_list_items
+        },
+        grounded_numbers: mode.grounded.then(|| {
+            let said: Vec<&str> = case
+                .messages
+                .iter()
+                .filter(|m| m["role"] == "user")
+                .filter_map(|m| m["content"].as_str())
+                .collect();
+            crate::grammar::numbers_in(&said.join("\n"))
+        }),
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
@@ -716,6 +796,20 @@ fn excerpt(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_vote_takes_the_calls_most_answers_share_and_the_earliest_of_equals() {
+        let k = |s: &str| Some(s.to_owned());
+        // The greedy answer (first) is outvoted by two samples that agree.
+        assert_eq!(vote(&[k("a"), k("b"), None, k("b")]), 1);
+        // A tie goes to the earlier answer.
+        assert_eq!(vote(&[k("a"), k("b")]), 0);
+        assert_eq!(vote(&[None, k("b"), k("a"), k("a"), k("b")]), 1);
+        // Answers without calls that bind do not vote; with none left the first stands.
+        assert_eq!(vote(&[None, None, k("c")]), 2);
+        assert_eq!(vote(&[None, None]), 0);
+        assert_eq!(vote(&[]), 0);
+    }
 
     #[test]
     fn an_endpoint_that_is_not_an_http_url_is_refused_at_once() {

@@ -72,12 +72,14 @@
 //! as that call's body; the grammar does not forbid it in `Auto` prose.
 
 mod decide;
+mod grounded;
 mod tree;
 mod values;
 
 pub use decide::{
     decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION, NO_FUNCTION,
 };
+pub use grounded::numbers_in;
 /// `text` as a GBNF string literal, for grammars written outside this module.
 pub(crate) use tree::literal as gbnf_literal;
 pub use tree::Grammar;
@@ -152,6 +154,26 @@ pub struct GrammarOptions {
     /// spelling, see EVAL.md) need not open a string it did not mean to; a value with a
     /// comma or a parenthesis still needs quotes. Default false.
     pub bare_strings: bool,
+    /// The most characters a string may hold (an escape counts as one), keys and strings
+    /// inside `any` values included. A small model that falls into a loop inside a string
+    /// (`"carbon_gas_carbon_dioxide_gas_..."`) runs to its token limit and its call never
+    /// closes; with a bound it must close the string and can still finish the call. Default
+    /// `None` (no bound): a tool may take long text. Mind the cost: llama.cpp writes a
+    /// bounded repetition out as that many nested rules.
+    pub max_string_chars: Option<u32>,
+    /// The most items a list may hold, and entries an object of free keys, for the same
+    /// reason (`["chicken", "chicken", ...]`). An object's declared fields are bounded by
+    /// their number already. Default `None` (no bound).
+    pub max_list_items: Option<u32>,
+    /// The numbers a number or integer parameter may take, when given: those of the
+    /// conversation ([`numbers_in`] of its text), each as written, the ones that fit the
+    /// parameter's type and bounds. A small model copies a number from its prompt's example
+    /// or invents one; held to the question's numbers it can only choose among them. A
+    /// parameter none of them fits keeps the full number grammar; choices and `any` values
+    /// are not affected. A value the question does not write (a sum, `0.05` for `5 %`)
+    /// cannot be written, so this suits answers that take their numbers from the question.
+    /// Default `None`.
+    pub grounded_numbers: Option<Vec<String>>,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -171,6 +193,9 @@ impl Default for GrammarOptions {
             any_depth: 3,
             guard_string_start: true,
             bare_strings: false,
+            max_string_chars: None,
+            max_list_items: None,
+            grounded_numbers: None,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -250,6 +275,9 @@ pub fn grammar(
         any_depth: options.any_depth,
         guard_string_start: options.guard_string_start,
         bare_strings: options.bare_strings,
+        max_string_chars: options.max_string_chars,
+        max_list_items: options.max_list_items,
+        grounded_numbers: options.grounded_numbers.clone(),
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {

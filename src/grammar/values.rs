@@ -48,6 +48,15 @@ pub(crate) struct Values {
     /// Whether a text parameter may be a bare word
     /// ([`GrammarOptions::bare_strings`](super::GrammarOptions::bare_strings)).
     pub bare_strings: bool,
+    /// The most characters of a string
+    /// ([`GrammarOptions::max_string_chars`](super::GrammarOptions::max_string_chars)).
+    pub max_string_chars: Option<u32>,
+    /// The most items of a list, and entries of an object of any keys
+    /// ([`GrammarOptions::max_list_items`](super::GrammarOptions::max_list_items)).
+    pub max_list_items: Option<u32>,
+    /// The numbers a number parameter may take
+    /// ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers)).
+    pub grounded_numbers: Option<Vec<String>>,
 }
 
 fn digit() -> Node {
@@ -82,6 +91,9 @@ impl Values {
             return (!allowed.is_empty()).then(|| Node::alt(allowed));
         }
         let bounded = param.min.is_some() || param.max.is_some();
+        if let Some(grounded) = self.grounded(param) {
+            return Some(grounded);
+        }
         match &param.ty {
             ParamType::String => Some(
                 match param
@@ -135,7 +147,7 @@ impl Values {
                     }
                 };
                 Some(match item {
-                    Some(item) => list(b, "[", item, "]"),
+                    Some(item) => list(b, "[", item, "]", self.max_list_items),
                     // No element binds: only the empty list does.
                     None => Node::text("[]"),
                 })
@@ -154,6 +166,26 @@ impl Values {
                 self.object(b, properties, depth + 1)
             }
         }
+    }
+
+    /// The numbers of [`Values::grounded_numbers`] that fit a number or integer `param`,
+    /// as alternatives; `None` for another type, or when none fits.
+    fn grounded(&self, param: &Param) -> Option<Node> {
+        let numbers = self.grounded_numbers.as_ref()?;
+        let integer = match param.ty {
+            ParamType::Integer => true,
+            ParamType::Number => false,
+            _ => return None,
+        };
+        let within =
+            |n: f64| param.min.is_none_or(|min| n >= min) && param.max.is_none_or(|max| n <= max);
+        let fitting: Vec<Node> = numbers
+            .iter()
+            .filter(|n| !integer || super::grounded::is_integer(n))
+            .filter(|n| super::grounded::value(n).is_some_and(within))
+            .map(|n| Node::text(n.as_str()))
+            .collect();
+        (!fitting.is_empty()).then(|| Node::alt(fitting))
     }
 
     /// `{"a": 1, "b": 2}` with the declared fields in declared order, the required ones
@@ -368,7 +400,7 @@ impl Values {
             });
             Node::seq([
                 Node::text("\""),
-                Node::repeat(char, 0, None),
+                Node::repeat(char, 0, self.max_string_chars),
                 Node::text("\""),
             ])
         })
@@ -391,11 +423,12 @@ impl Values {
                 ranges.extend([(',', ','), (')', ')')]);
                 Node::alt([Node::not_chars(&ranges), escape])
             });
-            Node::seq([
-                Node::text("\""),
-                Node::optional(Node::seq([first, Node::repeat(char, 0, None)])),
-                Node::text("\""),
-            ])
+            let rest = self.max_string_chars.map(|max| max.saturating_sub(1));
+            let body = match self.max_string_chars {
+                Some(0) => Node::Seq(Vec::new()),
+                _ => Node::optional(Node::seq([first, Node::repeat(char, 0, rest)])),
+            };
+            Node::seq([Node::text("\""), body, Node::text("\"")])
         })
     }
 
@@ -454,7 +487,7 @@ impl Values {
         }
         if levels > 0 {
             let inner = self.any(b, levels - 1, true);
-            kinds.push(list(b, "[", inner, "]"));
+            kinds.push(list(b, "[", inner, "]", self.max_list_items));
             kinds.push(self.any_object(b, levels));
         }
         kinds
@@ -465,19 +498,32 @@ impl Values {
     fn any_object(&self, b: &mut Builder, levels: usize) -> Node {
         let inner = self.any(b, levels.saturating_sub(1), true);
         let key = self.string(b);
-        list(b, "{", Node::seq([key, Node::text(": "), inner]), "}")
+        list(
+            b,
+            "{",
+            Node::seq([key, Node::text(": "), inner]),
+            "}",
+            self.max_list_items,
+        )
     }
 }
 
-/// `open (item (", " item)*)? close`; `item` is written twice, so a large one becomes a
-/// rule.
-fn list(b: &mut Builder, open: &str, item: Node, close: &str) -> Node {
+/// `open (item (", " item){0,max-1})? close`; `item` is written twice, so a large one
+/// becomes a rule.
+fn list(b: &mut Builder, open: &str, item: Node, close: &str, max: Option<u32>) -> Node {
+    if max == Some(0) {
+        return Node::text(format!("{open}{close}"));
+    }
     let item = b.share("item", item);
     Node::seq([
         Node::text(open),
         Node::optional(Node::seq([
             item.clone(),
-            Node::repeat(Node::seq([Node::text(", "), item]), 0, None),
+            Node::repeat(
+                Node::seq([Node::text(", "), item]),
+                0,
+                max.map(|max| max - 1),
+            ),
         ])),
         Node::text(close),
     ])

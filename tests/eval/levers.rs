@@ -125,3 +125,126 @@ fn the_bare_and_nolead_variants_name_grammar_options() {
     assert!(with_lead.accepts(&led));
     assert!(!no_lead.accepts(&led), "no prose before the call");
 }
+
+/// `+bound`: strings of at most 256 characters, lists and free objects of at most 32
+/// entries, so that the loops that ran SmolLM2's answers to the token limit
+/// (`"carbon_gas_carbon_dioxide_gas_..."`, `["chicken", "chicken", ...]`) must close.
+/// Up to the bound the language is the unbounded grammar's.
+#[test]
+fn the_bound_variant_bounds_strings_lists_and_free_objects() {
+    let bound = "grammar+bound".parse::<Mode>().unwrap();
+    assert!(bound.bound);
+    assert_eq!(bound.to_string(), "grammar+bound");
+    assert!("native+bound".parse::<Mode>().is_err());
+    let tools = load_interfaces(&json!([{"name": "pick", "parameters": {"type": "object",
+        "properties": {"text": {"type": "string"}, "items": {"type": "array",
+        "items": {"type": "string"}}, "extra": {"type": "object"}},
+        "required": ["text"]}}]))
+    .unwrap();
+    let free = GrammarOptions {
+        choice: Choice::Required,
+        guard_string_start: false,
+        ..GrammarOptions::default()
+    };
+    for guard in [false, true] {
+        let bounded = GrammarOptions {
+            guard_string_start: guard,
+            max_string_chars: Some(4),
+            max_list_items: Some(2),
+            ..free.clone()
+        };
+        let (with, without) = (
+            grammar(&tools, &bounded).unwrap(),
+            grammar(&tools, &free).unwrap(),
+        );
+        for ok in [
+            r#"@pick(text="")"#,
+            r#"@pick(text="abcd")"#,
+            r#"@pick(text="a\"cd")"#,
+            r#"@pick(text="ab", items=["abcd", "x"])"#,
+            r#"@pick(text="ab", extra={"k": ["a", "b"], "l": 1})"#,
+        ] {
+            assert!(
+                with.accepts(ok),
+                "guard {guard}: the bounded grammar takes {ok}"
+            );
+            assert!(without.accepts(ok), "the free grammar takes {ok}");
+        }
+        for long in [
+            r#"@pick(text="abcde")"#,
+            r#"@pick(text="ab", items=["a", "b", "c"])"#,
+            r#"@pick(text="ab", items=["abcde"])"#,
+            r#"@pick(text="ab", extra={"k": 1, "l": 2, "m": 3})"#,
+            r#"@pick(text="ab", extra={"k": ["a", "b", "c"]})"#,
+        ] {
+            assert!(
+                !with.accepts(long),
+                "guard {guard}: the bounded grammar refuses {long}"
+            );
+            assert!(without.accepts(long), "the free grammar takes {long}");
+        }
+    }
+}
+
+/// `+abstract`: the example call is a call of no listed function, with values no question
+/// asks for; the rest of the prompt is unchanged.
+#[test]
+fn the_abstract_variant_replaces_only_the_example_call() {
+    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
+    let mode = "grammar+abstract".parse::<Mode>().unwrap();
+    assert_eq!(mode.to_string(), "grammar+abstract");
+    let with = prompt(&derivative(), &mode);
+    let example = plain.lines().find(|l| l.starts_with('@')).unwrap();
+    assert!(example.starts_with("@calculus.derivative("), "{example}");
+    assert_eq!(
+        with,
+        plain.replacen(example, atfunc::eval::ABSTRACT_EXAMPLE, 1)
+    );
+}
+
+/// `+grounded`: a number parameter takes only the numbers the question writes (that fit
+/// its type and bounds); one that none fits keeps every number.
+#[test]
+fn grounded_numbers_are_the_questions_own() {
+    assert!("grammar+grounded".parse::<Mode>().unwrap().grounded);
+    assert!("native+grounded".parse::<Mode>().is_err());
+    let tools = load_interfaces(&json!([{"name": "area", "parameters": {"type": "object",
+        "properties": {"base": {"type": "integer"}, "height": {"type": "number"},
+        "scale": {"type": "integer", "minimum": 100}, "tags": {"type": "array",
+        "items": {"type": "integer"}}}, "required": ["base", "height"]}}]))
+    .unwrap();
+    let question =
+        "A triangle with a base of 10 units and a height of 2.5 units; -3 and 1,200 too.";
+    let options = GrammarOptions {
+        choice: Choice::Required,
+        grounded_numbers: Some(atfunc::grammar::numbers_in(question)),
+        ..GrammarOptions::default()
+    };
+    let g = grammar(&tools, &options).unwrap();
+    for ok in [
+        "@area(base=10, height=2.5)",
+        "@area(base=-3, height=10)",
+        "@area(base=1200, height=1200, scale=1200)",
+        // `scale` (at least 100) takes 1200 only; `tags` items, the question's integers.
+        "@area(base=10, height=2.5, tags=[10, -3])",
+    ] {
+        assert!(g.accepts(ok), "{ok}");
+    }
+    for bad in [
+        "@area(base=1, height=1)",
+        "@area(base=2.5, height=2.5)",
+        "@area(base=10, height=5)",
+        "@area(base=10, height=2.5, scale=100)",
+        "@area(base=10, height=2.5, tags=[1])",
+    ] {
+        assert!(!g.accepts(bad), "{bad}");
+    }
+    // When no number of the question fits, the parameter keeps the full number grammar.
+    let none = GrammarOptions {
+        grounded_numbers: Some(atfunc::grammar::numbers_in("no numbers")),
+        ..options.clone()
+    };
+    assert!(grammar(&tools, &none)
+        .unwrap()
+        .accepts("@area(base=1, height=1)"));
+}

@@ -35,6 +35,7 @@ struct Counts {
     flaky: AtomicUsize,
 }
 
+/// `q-vote` answers greedily with a wrong value and sampled with the right one;
 /// `q-good` answers with the right call, `q-chat` with prose, `q-flaky` with a 503 the
 /// first time and the right call after. A chat request that asks for a lazy grammar is
 /// answered in prose: llama-server's chat route drops those fields.
@@ -59,8 +60,13 @@ async fn scripted(
         )
             .into_response();
     }
+    let sampled = request.get("seed").is_some() && request["temperature"] == json!(0.7);
     let text = match question.as_str() {
         "q-chat" => "I cannot answer that with these tools.",
+        // Greedy, a wrong value; sampled (with a seed, at --sample-temperature), the right
+        // one, except for seed 3, which writes a call that does not bind.
+        "q-vote" if !sampled => "@calc.sqrt(x=3)",
+        "q-vote" if request["seed"] == json!(3) => "@calc.sqrt(y=2)",
         _ if lazy => "no grammar",
         _ => "@calc.sqrt(x=2)",
     };
@@ -351,4 +357,102 @@ fn irrelevance_scores_answers_without_a_call_and_live_ids_share_a_category() {
     let table = std::fs::read_to_string(&files.table).unwrap();
     assert!(table.contains("| irrelevance |"), "{table}");
     assert!(table.contains("50.0 % no call"), "{table}");
+}
+
+/// `--samples N`: the first answer greedy, the others sampled with a seed each; the calls
+/// most answers that bind agree on are scored, and every answer's tokens count. The
+/// settings record it, so a run with another count is not continued.
+#[test]
+fn samples_vote_among_answers_that_bind() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    std::fs::write(
+        &files.questions,
+        QUESTIONS
+            .lines()
+            .next()
+            .unwrap()
+            .replace("q-good", "q-vote"),
+    )
+    .unwrap();
+    let greedy = eval(&endpoint, &files, &["--mode", "grammar"]);
+    assert!(greedy.status.success(), "{}", support::stderr(&greedy));
+    assert_eq!(report(&files)["modes"]["grammar"]["correct"], 0);
+    assert_eq!(report(&files)["settings"]["samples"], 1);
+    std::fs::remove_file(&files.report).unwrap();
+
+    // Three answers: x=3 (greedy), x=2, x=2.
+    counts.asked.store(0, Ordering::SeqCst);
+    let three = eval(&endpoint, &files, &["--mode", "grammar", "--samples", "3"]);
+    assert!(three.status.success(), "{}", support::stderr(&three));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 3);
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["correct"], 1, "{written}");
+    assert_eq!(written["outcomes"][0]["completion_tokens"], 30);
+    assert_eq!(written["settings"]["samples"], 3);
+    std::fs::remove_file(&files.report).unwrap();
+
+    // Two answers: x=3 and x=2 tie, the earlier (greedy) wins. Four: seed 3 does not
+    // bind and does not vote, x=2 wins two to one.
+    for (samples, correct) in [("2", 0), ("4", 1)] {
+        let run = eval(
+            &endpoint,
+            &files,
+            &["--mode", "grammar", "--samples", samples],
+        );
+        assert!(run.status.success(), "{}", support::stderr(&run));
+        assert_eq!(
+            report(&files)["modes"]["grammar"]["correct"],
+            correct,
+            "--samples {samples}"
+        );
+        if samples == "4" {
+            break;
+        }
+        std::fs::remove_file(&files.report).unwrap();
+    }
+    let other = eval(&endpoint, &files, &["--mode", "grammar", "--samples", "2"]);
+    let stderr = support::stderr(&other);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("samples 4"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "now model 'default', max_tokens 256, repair_rounds 2, decide_max_tokens 32, samples 2"
+        ),
+        "{stderr}"
+    );
+
+    let hot = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--sample-temperature", "3"],
+    );
+    let stderr = support::stderr(&hot);
+    assert_eq!(hot.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--sample-temperature 3: give a temperature from 0 to 2"),
+        "{stderr}"
+    );
+}
+
+/// A report written before `decide_max_tokens`, `samples` and `sample_temperature` were
+/// kept continues under their defaults.
+#[test]
+fn a_report_without_the_newer_settings_continues_under_their_defaults() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    let first = eval(&endpoint, &files, &["--mode", "grammar", "--limit", "1"]);
+    assert!(first.status.success(), "{}", support::stderr(&first));
+    let mut old = report(&files);
+    let settings = old["settings"].as_object_mut().unwrap();
+    for newer in ["decide_max_tokens", "samples", "sample_temperature"] {
+        assert!(settings.remove(newer).is_some(), "{newer}");
+    }
+    std::fs::write(&files.report, old.to_string()).unwrap();
+    let asked = counts.asked.load(Ordering::SeqCst);
+    let second = eval(&endpoint, &files, &["--mode", "grammar"]);
+    assert!(second.status.success(), "{}", support::stderr(&second));
+    assert_eq!(report(&files)["modes"]["grammar"]["cases"], 3);
+    // The two cases left, one request each (simple_1's is a 503: a failed case).
+    assert_eq!(counts.asked.load(Ordering::SeqCst) - asked, 2);
 }
