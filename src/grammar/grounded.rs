@@ -108,7 +108,7 @@ mod tests {
         assert_eq!(numbers_in("1,2,3"), ["1", "2", "3"]);
         assert_eq!(numbers_in("12,3456"), ["12", "3456"]);
         assert_eq!(numbers_in("v1.2.3"), ["1.2", "3"]);
-        assert_eq!(numbers_in("3e 4E+2 9e999"), ["3", "4E+2"]);
+        assert_eq!(numbers_in("3e 4E+2 9e999"), ["3", "4e+2"]);
         assert_eq!(numbers_in("end 7."), ["7"]);
         assert_eq!(numbers_in("007 0.5 -00 000.25"), ["7", "0.5", "-0", "0.25"]);
         assert!(is_integer("-12") && !is_integer("1.0") && !is_integer("1e3"));
