@@ -580,8 +580,10 @@ fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
         repeated(&mut top, name, 4, &date);
     }
     repeated(&mut top, "p9", 4, &middle);
+    // The fuzzer's `required` also named `p0`, a field of the inner objects only; the
+    // loader now refuses that, and the grammar's size does not depend on it.
     let parameters = serde_json::json!({"type": "object", "properties": top,
-        "required": ["p15", "p1", "p11", "p1", "p0"]});
+        "required": ["p15", "p1", "p11", "p1"]});
     let tools = load_interfaces(&serde_json::json!([
         {"type": "function", "function": {"name": "fz.first", "parameters": parameters.clone()}},
         {"name": "fz.second", "parameters": parameters}
