@@ -303,15 +303,18 @@ def _panic_for_test(message: str) -> None: ...
 
 @final
 class _Registry:
-    """The crate's registry holding Python functions: the native half of
-    `atfunc.Toolbox` (use that). Calls run with the GIL released; each Python function is
-    called with the GIL taken and answers `(True, json_text)` or `(False, message)`."""
+    """The crate's registry holding Python functions, and the runtime that drives its calls:
+    the native half of `atfunc.Toolbox` (use that). Each Python function is called with the
+    GIL taken and answers `(True, json_text)` or `(False, message)`.
+    """
 
     def __new__(cls, truncate_length: int = 5000) -> "_Registry": ...
     def set_tools(self, tools: Tools, handlers: Mapping[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]]) -> None:
-        """Offers `tools` from now on, each answered by `handlers[qualified name]`."""
+        """Offers `tools` from now on, each answered by `handlers[qualified name]`. When the
+        registry refuses them, the tools offered before stay.
+        """
     def run(self, answer: str) -> Dict[str, Any]:
-        """Runs every call of a whole answer: `{"results", "text", "role"}`."""
+        """Runs every call of a model's whole answer; the turn as a dict."""
     def stream(self) -> "_Stream":
         """A stream fed the answer as it arrives."""
     @property
@@ -320,31 +323,41 @@ class _Registry:
     @truncate_length.setter
     def truncate_length(self, length: int) -> None: ...
     def require_confirmation(self, path: str) -> None:
-        """Calls of `path` (a function or a toolbox) wait for confirmation."""
+        """Calls of `path` (a function, or a whole domain) wait for confirmation."""
     def set_confirmer(self, confirmer: Any) -> None:
-        """None, "run", "decline", "hold", a bool, or a callable answering one."""
+        """Who decides on calls that need confirmation: `None` (they are held), a decision
+        (`"run"`, `"decline"`, `"hold"`, a bool) or a callable answering one.
+        """
     def confirm(self, id: str) -> Dict[str, Any]:
-        """Runs a held call; its record with its result block as `text`."""
+        """Runs the held call `id`; its record."""
     def reject(self, id: str) -> None:
-        """Drops a held call."""
+        """Drops the held call `id` without running it."""
     def held(self) -> List[Dict[str, Any]]:
         """The calls waiting for confirmation."""
     def on_event(self, callback: Optional[Callable[[Dict[str, Any]], Any]]) -> None:
-        """`callback(event)` at each call's start and end; None removes it."""
+        """`callback(event)` for each call's start and end."""
     def set_parser(self, function: str, param: str, parser: Callable[[Any], Any]) -> None:
-        """`parser(value)` makes the argument's value before the call; raising refuses it."""
+        """`parser(value)` turns the argument `param` of `function` into its value before the
+        call; it raises to refuse it (the model reads the message).
+        """
     def add_output_filter(self, filter: Callable[[str, Dict[str, Any], str], Optional[str]]) -> None:
-        """`filter(name, args, text)` may replace a call's result text."""
+        """`filter(name, args, text)` may replace a call's result text (a str) or keep it
+        (None).
+        """
     def tool_calls_text(self, tool_calls: str) -> str:
-        """OpenAI `tool_calls` (JSON text) as atfunc call text, one call a line."""
+        """OpenAI `tool_calls` entries (JSON text of a list) as atfunc call text, one call a
+        line, for `run`.
+        """
     def openai_messages(self, records: str) -> List[Dict[str, Any]]:
-        """Records (JSON text) as an assistant message with `tool_calls` and `tool` messages."""
+        """The records of a turn (JSON text of a list) as OpenAI messages: an assistant
+        message with their `tool_calls`, then one `tool` message per call that bound.
+        """
 
 @final
 class _Stream:
-    """An answer fed as it streams (see `atfunc.ToolStream`)."""
+    """An answer fed as it streams: each call runs as soon as it is complete."""
 
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
-        """The next piece; the records of the calls it completed."""
+        """The next piece of the answer; the records of the calls it completed."""
     def finish(self) -> Dict[str, Any]:
-        """The end of the answer: the turn."""
+        """The end of the answer: the turn, every call of the answer in it."""

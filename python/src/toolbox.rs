@@ -32,7 +32,9 @@ use pyo3::types::PyDict;
 use serde_json::{json, Map, Value as Json};
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// The crate's registry holding Python functions, and the runtime that drives its calls.
+/// The crate's registry holding Python functions, and the runtime that drives its calls:
+/// the native half of `atfunc.Toolbox` (use that). Each Python function is called with the
+/// GIL taken and answers `(True, json_text)` or `(False, message)`.
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
@@ -299,6 +301,7 @@ impl NativeRegistry {
         }
     }
 
+    /// Results longer than this many characters are cut.
     #[getter]
     fn truncate_length(&self) -> usize {
         self.registry.truncate_length()
