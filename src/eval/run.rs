@@ -12,7 +12,7 @@ use crate::grammar::{
     decision_gbnf, decision_names, read_decision, Choice, Decision, DECIDE_QUESTION, NO_FUNCTION,
 };
 use crate::interop::{
-    parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions,
+    parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
@@ -379,14 +379,7 @@ impl Evaluator {
     /// `native`: the tools as an OpenAI `tools` array; each `tool_calls` entry is read
     /// back, written as call text and bound like any other call.
     async fn native(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
-        let options = InteropOptions {
-            control_fields: ControlFields::none(),
-        };
-        let rendered = to_openai_tools(&case.interfaces, &options);
-        let mut request = self.request();
-        request.insert("messages".into(), Json::Array(case.messages.clone()));
-        request.insert("tools".into(), rendered.tools.clone());
-        request.insert("tool_choice".into(), Json::from("auto"));
+        let (request, rendered, options) = self.tools_request(case, "auto");
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
         let catalog = Catalog::new(case.interfaces.clone());
@@ -407,14 +400,7 @@ impl Evaluator {
     /// name the model was shown; `tool_calls` the server read itself are read as in
     /// `native`, after them (the gateway passes them on too).
     async fn dialect(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
-        let options = InteropOptions {
-            control_fields: ControlFields::none(),
-        };
-        let rendered = to_openai_tools(&case.interfaces, &options);
-        let mut request = self.request();
-        request.insert("messages".into(), Json::Array(case.messages.clone()));
-        request.insert("tools".into(), rendered.tools.clone());
-        request.insert("tool_choice".into(), Json::from("none"));
+        let (request, rendered, options) = self.tools_request(case, "none");
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
         let catalog = Catalog::new(case.interfaces.clone());
@@ -428,6 +414,25 @@ impl Evaluator {
         read.bound.extend(server.bound);
         read.refused.extend(server.refused);
         Ok(read)
+    }
+
+    /// The request of `native` and `dialect`: the case's messages as they are, its tools
+    /// as an OpenAI `tools` array (without the control functions) and `tool_choice`; with
+    /// the tools as rendered (their names) and the options they were rendered with.
+    fn tools_request(
+        &self,
+        case: &Case,
+        tool_choice: &str,
+    ) -> (Map<String, Json>, Rendered, InteropOptions) {
+        let options = InteropOptions {
+            control_fields: ControlFields::none(),
+        };
+        let rendered = to_openai_tools(&case.interfaces, &options);
+        let mut request = self.request();
+        request.insert("messages".into(), Json::Array(case.messages.clone()));
+        request.insert("tools".into(), rendered.tools.clone());
+        request.insert("tool_choice".into(), Json::from(tool_choice));
+        (request, rendered, options)
     }
 
     /// The fields every request carries.
