@@ -3,6 +3,7 @@
 //! the second grammar forces, and a decision cut short.
 #![cfg(feature = "eval")]
 
+use crate::scripted;
 use atfunc::eval::{
     load_cases, prompt, CaseOutcome, EvalOptions, Evaluator, Mode, DECIDE_QUESTION,
 };
@@ -48,18 +49,11 @@ async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
                 } else {
                     String::from("@calc.cbrt(x=8)")
                 };
-                axum::Json(json!({
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 100, "completion_tokens": 10}
-                }))
+                axum::Json(scripted::says(&text, 100, 10))
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{address}")
+    scripted::serve(app).await
 }
 
 /// `case` put to the scripted endpoint in `mode`: its outcome and the requests it sent.

@@ -5,6 +5,7 @@
 //! the report and its continuation naming the dialect.
 #![cfg(feature = "eval")]
 
+use crate::scripted;
 use crate::support;
 
 use atfunc::eval::{load_cases, Case, CaseOutcome, EvalOptions, Evaluator, Mode};
@@ -28,18 +29,11 @@ async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
                     .and_then(|m| m["content"].as_str())
                     .unwrap_or_default()
                     .to_owned();
-                axum::Json(json!({
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 50, "completion_tokens": 7}
-                }))
+                axum::Json(scripted::says(&text, 50, 7))
             }
         }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{address}")
+    scripted::serve(app).await
 }
 
 const FUNCTIONS: &str = r#"[

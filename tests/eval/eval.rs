@@ -461,30 +461,14 @@ async fn scripted(axum::Json(request): axum::Json<Json>) -> axum::response::Resp
     } else {
         json!({"role": "assistant", "content": text})
     };
-    axum::Json(
-        json!({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                      "usage": {"prompt_tokens": 100, "completion_tokens": 10}}),
-    )
-    .into_response()
+    axum::Json(crate::scripted::completion(message, 100, 10)).into_response()
 }
 
 /// Starts the scripted endpoint on a free loopback port; returns its base URL.
 fn scripted_endpoint() -> String {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let app =
-                axum::Router::new().route("/v1/chat/completions", axum::routing::post(scripted));
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    format!("http://{}", rx.recv().unwrap())
+    crate::scripted::serve_on_thread(
+        axum::Router::new().route("/v1/chat/completions", axum::routing::post(scripted)),
+    )
 }
 
 #[test]

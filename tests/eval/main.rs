@@ -19,3 +19,5 @@ mod eval;
 mod eval_model;
 mod levers;
 mod resume;
+#[cfg(feature = "eval")]
+mod scripted;

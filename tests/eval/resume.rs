@@ -70,11 +70,7 @@ async fn scripted(
         _ if lazy => "no grammar",
         _ => "@calc.sqrt(x=2)",
     };
-    axum::Json(json!({
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 10}
-    }))
-    .into_response()
+    axum::Json(crate::scripted::says(text, 100, 10)).into_response()
 }
 
 /// llama-server's `/apply-template`: the messages' contents, one per line.
@@ -110,24 +106,12 @@ async fn completion(
 fn scripted_endpoint() -> (String, Arc<Counts>) {
     let counts = Arc::new(Counts::default());
     let state = Arc::clone(&counts);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            tx.send(listener.local_addr().unwrap()).unwrap();
-            let app = axum::Router::new()
-                .route("/v1/chat/completions", axum::routing::post(scripted))
-                .route("/apply-template", axum::routing::post(apply_template))
-                .route("/completion", axum::routing::post(completion))
-                .with_state(state);
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (format!("http://{}", rx.recv().unwrap()), counts)
+    let app = axum::Router::new()
+        .route("/v1/chat/completions", axum::routing::post(scripted))
+        .route("/apply-template", axum::routing::post(apply_template))
+        .route("/completion", axum::routing::post(completion))
+        .with_state(state);
+    (crate::scripted::serve_on_thread(app), counts)
 }
 
 fn path(p: &Path) -> String {
