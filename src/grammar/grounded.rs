@@ -86,17 +86,6 @@ pub fn numbers_in(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether `literal` (one of [`numbers_in`]) is a whole number within the grammar's range
-/// of integers.
-pub(crate) fn is_integer(literal: &str) -> bool {
-    literal.parse::<i64>().is_ok()
-}
-
-/// `literal`'s value.
-pub(crate) fn value(literal: &str) -> Option<f64> {
-    literal.parse::<f64>().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +100,17 @@ mod tests {
         assert_eq!(numbers_in("3e 4E+2 9e999"), ["3", "4e+2"]);
         assert_eq!(numbers_in("end 7."), ["7"]);
         assert_eq!(numbers_in("007 0.5 -00 000.25"), ["7", "0.5", "-0", "0.25"]);
-        assert!(is_integer("-12") && !is_integer("1.0") && !is_integer("1e3"));
+        // As the grammar offers them to an integer parameter: whole numbers only.
+        let tools = crate::load_interfaces(&serde_json::json!([{"name": "f", "parameters":
+            {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}]))
+        .unwrap();
+        let options = super::super::GrammarOptions {
+            choice: super::super::Choice::Required,
+            grounded_numbers: Some(numbers_in("-12 1.0 1e3")),
+            ..super::super::GrammarOptions::default()
+        };
+        let grammar = super::super::grammar(&tools, &options).unwrap();
+        assert!(grammar.accepts("@f(n=-12)"));
+        assert!(!grammar.accepts("@f(n=1.0)") && !grammar.accepts("@f(n=1e3)"));
     }
 }

@@ -172,17 +172,16 @@ impl Values {
     /// as alternatives; `None` for another type, or when none fits.
     fn grounded(&self, param: &Param) -> Option<Node> {
         let numbers = self.grounded_numbers.as_ref()?;
-        let integer = match param.ty {
-            ParamType::Integer => true,
-            ParamType::Number => false,
-            _ => return None,
-        };
-        let within =
-            |n: f64| param.min.is_none_or(|min| n >= min) && param.max.is_none_or(|max| n <= max);
+        if !matches!(param.ty, ParamType::Integer | ParamType::Number) {
+            return None;
+        }
+        // Each number as a declared choice would be: of the type, within the bounds.
         let fitting: Vec<Node> = numbers
             .iter()
-            .filter(|n| !integer || super::grounded::is_integer(n))
-            .filter(|n| super::grounded::value(n).is_some_and(within))
+            .filter(|n| {
+                serde_json::from_str::<Json>(n)
+                    .is_ok_and(|value| choice_fits(&value, param, Slot::Named))
+            })
             .map(|n| Node::text(n.as_str()))
             .collect();
         (!fitting.is_empty()).then(|| Node::alt(fitting))
