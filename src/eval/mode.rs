@@ -125,6 +125,25 @@ impl Mode {
     }
 }
 
+impl Mode {
+    /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
+    /// and the check that a strategy takes variants read.
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 10] {
+        [
+            ("desc", &mut self.descriptions),
+            ("example", &mut self.example),
+            ("named", &mut self.named),
+            ("slot", &mut self.slot),
+            ("guard", &mut self.guard),
+            ("bare", &mut self.bare),
+            ("nolead", &mut self.no_lead),
+            ("bound", &mut self.bound),
+            ("abstract", &mut self.abstract_example),
+            ("grounded", &mut self.grounded),
+        ]
+    }
+}
+
 impl fmt::Display for Mode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.strategy {
@@ -137,35 +156,12 @@ impl fmt::Display for Mode {
             Strategy::Native => "native",
             Strategy::Dialect => "dialect",
         })?;
-        if self.descriptions {
-            f.write_str("+desc")?;
-        }
-        if self.example {
-            f.write_str("+example")?;
-        }
-        if self.named {
-            f.write_str("+named")?;
-        }
-        if self.slot {
-            f.write_str("+slot")?;
-        }
-        if self.guard {
-            f.write_str("+guard")?;
-        }
-        if self.bare {
-            f.write_str("+bare")?;
-        }
-        if self.no_lead {
-            f.write_str("+nolead")?;
-        }
-        if self.bound {
-            f.write_str("+bound")?;
-        }
-        if self.abstract_example {
-            f.write_str("+abstract")?;
-        }
-        if self.grounded {
-            f.write_str("+grounded")?;
+        // A copy, to read the flags through the one list of them.
+        let mut copy = *self;
+        for (name, on) in copy.variants_mut() {
+            if *on {
+                write!(f, "+{name}")?;
+            }
         }
         Ok(())
     }
@@ -194,37 +190,24 @@ impl FromStr for Mode {
         };
         let mut mode = Mode::new(strategy);
         for variant in parts {
-            match variant {
-                "desc" => mode.descriptions = true,
-                "example" => mode.example = true,
-                "named" => mode.named = true,
-                "slot" => mode.slot = true,
-                "guard" => mode.guard = true,
-                "bare" => mode.bare = true,
-                "nolead" => mode.no_lead = true,
-                "bound" => mode.bound = true,
-                "abstract" => mode.abstract_example = true,
-                "grounded" => mode.grounded = true,
-                other => {
-                    return Err(format!(
-                        "unknown variant '{other}' in mode '{text}': use +desc, +example, \
-                         +named, +slot, +guard, +bare, +nolead, +bound, +abstract or +grounded"
-                    ))
-                }
-            }
+            let mut variants = mode.variants_mut();
+            let Some((_, on)) = variants.iter_mut().find(|(name, _)| *name == variant) else {
+                let names: Vec<String> = variants
+                    .iter()
+                    .map(|(name, _)| format!("+{name}"))
+                    .collect();
+                let names = names.join(", ");
+                let names = match names.rsplit_once(", ") {
+                    Some((head, last)) => format!("{head} or {last}"),
+                    None => names,
+                };
+                return Err(format!(
+                    "unknown variant '{variant}' in mode '{text}': use {names}"
+                ));
+            };
+            **on = true;
         }
-        if !strategy.prompted()
-            && (mode.descriptions
-                || mode.example
-                || mode.named
-                || mode.slot
-                || mode.guard
-                || mode.bare
-                || mode.no_lead
-                || mode.bound
-                || mode.abstract_example
-                || mode.grounded)
-        {
+        if !strategy.prompted() && mode.variants_mut().iter().any(|(_, on)| **on) {
             return Err(format!(
                 "mode '{text}': {strategy} sends the tools as JSON Schema, the prompt \
                  variants do not apply",
