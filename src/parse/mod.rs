@@ -52,6 +52,7 @@
 
 mod chars;
 mod dialect;
+mod prose;
 mod release;
 mod scan;
 mod stream;

@@ -39,26 +39,76 @@ pub(super) trait HeldTail {
     }
 }
 
-/// `bytes` as a string if they are valid UTF-8; else how many leading bytes are valid and
-/// how long the invalid sequence after them is (`None`: a character cut off by the end),
-/// as [`std::str::Utf8Error`] tells them. Every byte of text passes here, so the check runs
-/// with SIMD (`simdutf8`): `basic` for the common case of valid text, then `compat` for
-/// where it stops; the length of the invalid sequence is the standard library's answer for
-/// the few bytes from there.
-pub(super) fn valid_utf8(bytes: &[u8]) -> Result<&str, (usize, Option<usize>)> {
-    if let Ok(s) = simdutf8::basic::from_utf8(bytes) {
-        return Ok(s);
+/// Where valid UTF-8 stops: the valid text before the stop, and the length of the invalid
+/// sequence there (`None`: a character cut off by the end), as [`std::str::Utf8Error`]
+/// tells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Utf8Stop<'a> {
+    pub valid: &'a str,
+    pub error_len: Option<usize>,
+}
+
+/// `bytes` as a string if they are valid UTF-8; else where that stops. Every byte of text
+/// passes here, so the check runs with SIMD (`simdutf8`) and once over the bytes in the
+/// common cases: valid text, and valid text whose last character the next piece of the
+/// stream completes. Elsewhere `compat` finds the stop, and the standard library gives the
+/// length of the invalid sequence from the few bytes there.
+pub(crate) fn valid_utf8(bytes: &[u8]) -> Result<&str, Utf8Stop<'_>> {
+    let (head, tail) = bytes.split_at(bytes.len() - cut_character(bytes));
+    if let Ok(valid) = simdutf8::basic::from_utf8(head) {
+        if tail.is_empty() {
+            return Ok(valid);
+        }
+        // The tail is a lead byte and fewer continuation bytes than it announces, with no
+        // whole character in it: the standard library says whether it can still become one.
+        if let Err(e) = std::str::from_utf8(tail) {
+            if e.valid_up_to() == 0 {
+                let error_len = e.error_len();
+                return Err(Utf8Stop { valid, error_len });
+            }
+        }
     }
-    let valid = match simdutf8::compat::from_utf8(bytes) {
+    let stop = match simdutf8::compat::from_utf8(bytes) {
         Ok(s) => return Ok(s),
         Err(e) => e.valid_up_to(),
     };
-    match std::str::from_utf8(bytes.get(valid..).unwrap_or_default()) {
-        Err(e) if e.valid_up_to() == 0 => Err((valid, e.error_len())),
+    let (valid, rest) = bytes.split_at(stop.min(bytes.len()));
+    match (std::str::from_utf8(valid), std::str::from_utf8(rest)) {
+        (Ok(valid), Err(e)) if e.valid_up_to() == 0 => Err(Utf8Stop {
+            valid,
+            error_len: e.error_len(),
+        }),
         // Not reached (`compat` stops where the standard library does); the standard
         // library's answer for the whole, should it ever be.
-        _ => std::str::from_utf8(bytes).map_err(|e| (e.valid_up_to(), e.error_len())),
+        _ => std::str::from_utf8(bytes).map_err(|e| {
+            let (valid, _) = bytes.split_at(e.valid_up_to());
+            Utf8Stop {
+                valid: std::str::from_utf8(valid).unwrap_or_default(),
+                error_len: e.error_len(),
+            }
+        }),
     }
+}
+
+/// How many bytes at the end of `bytes` are the start of a character cut off there: a lead
+/// byte followed by fewer continuation bytes than it announces (0 if there is none).
+fn cut_character(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let Some(&b) = bytes.get(bytes.len() - back) else {
+            return 0;
+        };
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: its lead byte lies further back
+        }
+        let needs = match b {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return 0,
+        };
+        return if needs > back { back } else { 0 };
+    }
+    0
 }
 
 /// `bytes` as a string if every byte is ASCII. One pass that ORs the bytes together (the
@@ -78,20 +128,45 @@ fn ascii_str(bytes: &[u8]) -> Option<&str> {
     Some(unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-/// Releases `data[from..to]` (`data` starts at the absolute offset `base`) as text and
-/// invalid-UTF-8 events, the same for the atfunc parser and every dialect's reader. Unless
-/// `last`, a character cut off at `to` is held back. The characters released are counted
-/// in `chars` as they go out (the bytes were just looked at), and an invalid run counts as
-/// one. Returns the index up to which bytes went out.
+/// A range of text to release: `data[from..to]`, where `data` starts at the absolute offset
+/// `base`. `ascii` says the caller has seen every byte of the range below 0x80 (the atfunc
+/// parser learns it while it looks for `@`), so it is not looked at again.
+pub(super) struct Release<'a> {
+    pub data: &'a [u8],
+    pub from: usize,
+    pub to: usize,
+    pub base: u64,
+    pub ascii: bool,
+}
+
+/// Releases a range as text and invalid-UTF-8 events, the same for the atfunc parser and
+/// every dialect's reader. Unless `last`, a character cut off at the range's end is held
+/// back. The characters released are counted in `chars` as they go out (the bytes were
+/// just looked at), and an invalid run counts as one. Returns the index up to which bytes
+/// went out.
 pub(super) fn release_text(
-    data: &[u8],
-    from: usize,
-    to: usize,
-    base: u64,
+    range: Release<'_>,
     last: bool,
     out: &mut Vec<Event>,
     chars: &mut CharCount,
 ) -> usize {
+    let Release {
+        data,
+        from,
+        to,
+        base,
+        ascii,
+    } = range;
+    if ascii && from < to {
+        let bytes = data.get(from..to).unwrap_or_default();
+        debug_assert!(bytes.is_ascii(), "a range released as ASCII is not");
+        // SAFETY: the caller saw every byte of the range below 0x80 (`Release::ascii`), and
+        // ASCII bytes are valid UTF-8.
+        let s = unsafe { std::str::from_utf8_unchecked(bytes) };
+        chars.released(base + from as u64, s, true);
+        out.push(Event::Text { text: s.to_owned() });
+        return to;
+    }
     let mut i = from;
     while i < to {
         let bytes = data.get(i..to).unwrap_or_default();
@@ -108,15 +183,13 @@ pub(super) fn release_text(
                 out.push(Event::Text { text: s.to_owned() });
                 i = to;
             }
-            Err((valid, error_len)) => {
-                if let Some(s) = bytes
-                    .get(..valid)
-                    .and_then(|v| valid_utf8(v).ok())
-                    .filter(|s| !s.is_empty())
-                {
-                    out.push(Event::Text { text: s.to_owned() });
+            Err(Utf8Stop { valid, error_len }) => {
+                if !valid.is_empty() {
+                    out.push(Event::Text {
+                        text: valid.to_owned(),
+                    });
                 }
-                let bad_start = i + valid;
+                let bad_start = i + valid.len();
                 let bad_len = match error_len {
                     Some(n) => n,
                     None if last => to - bad_start,
@@ -138,11 +211,14 @@ pub(super) fn release_text(
 
 #[cfg(test)]
 mod tests {
-    use super::valid_utf8;
+    use super::{valid_utf8, Utf8Stop};
 
     /// The standard library's answer, in `valid_utf8`'s terms.
-    fn std_answer(bytes: &[u8]) -> Result<&str, (usize, Option<usize>)> {
-        std::str::from_utf8(bytes).map_err(|e| (e.valid_up_to(), e.error_len()))
+    fn std_answer(bytes: &[u8]) -> Result<&str, Utf8Stop<'_>> {
+        std::str::from_utf8(bytes).map_err(|e| Utf8Stop {
+            valid: std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap(),
+            error_len: e.error_len(),
+        })
     }
 
     #[test]

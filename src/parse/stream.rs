@@ -3,7 +3,8 @@
 
 use super::chars::CharCount;
 use super::dialect::Dialect;
-use super::release::{release_text, valid_utf8, HeldTail};
+use super::prose;
+use super::release::{release_text, valid_utf8, HeldTail, Release};
 use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind, ParserConfig};
 use super::{dialect, syntax};
@@ -63,6 +64,9 @@ pub struct StreamParser {
     args: ArgScan,
     gap: Gap,
     body: BodyScan,
+    /// Absolute offsets `start..end` of bytes seen to be ASCII while looking for `@`, so
+    /// that their release need not test them again.
+    ascii_run: (u64, u64),
     /// Whether the byte before `text_start` ends an identifier character (then an `@` right
     /// there is prose, as in `bob@example.com`).
     prev_ident: bool,
@@ -109,6 +113,7 @@ impl StreamParser {
             args: ArgScan::new(),
             gap: Gap::Blank,
             body: BodyScan::default(),
+            ascii_run: (0, 0),
             prev_ident: false,
             steps: 0,
             chars: CharCount::default(),
@@ -259,7 +264,9 @@ impl StreamParser {
         loop {
             let from = self.at(self.pos);
             let rest = data.get(from..).unwrap_or_default();
-            let Some(k) = memchr::memchr(b'@', rest) else {
+            let skim = prose::skim(rest);
+            self.saw_ascii(self.pos, skim.ascii);
+            let Some(k) = skim.at else {
                 self.steps += rest.len() as u64;
                 self.pos = self.base + data.len() as u64;
                 let start = self.at(self.text_start);
@@ -277,6 +284,8 @@ impl StreamParser {
             };
             if prev_ident {
                 self.pos = self.base + at as u64 + 1;
+                // The `@` is ASCII too: the run goes on past it.
+                self.saw_ascii(self.pos - 1, 1);
                 continue;
             }
             self.emit_text(data, start, at, out, true);
@@ -285,6 +294,17 @@ impl StreamParser {
             self.dot_last = true;
             self.mode = Mode::Name;
             return true;
+        }
+    }
+
+    /// Notes that the `len` bytes from the absolute offset `start` are ASCII: they extend
+    /// the run of such bytes if it ends at `start`, else begin a new one.
+    fn saw_ascii(&mut self, start: u64, len: usize) {
+        let end = start + len as u64;
+        if self.ascii_run.1 == start {
+            self.ascii_run.1 = end;
+        } else if len > 0 {
+            self.ascii_run = (start, end);
         }
     }
 
@@ -380,7 +400,7 @@ impl StreamParser {
                 let plain = hay.get(..k).unwrap_or_default();
                 match valid_utf8(plain) {
                     Ok(_) => k,
-                    Err((valid, _)) => valid,
+                    Err(stop) => stop.valid.len(),
                 }
             } else {
                 self.args.plain_run(hay)
@@ -645,9 +665,15 @@ impl StreamParser {
         out: &mut Vec<Event>,
         last: bool,
     ) -> usize {
-        let base = self.base;
-        let chars = &mut self.chars;
-        let i = release_text(data, from, to, base, last, out, chars);
+        let (run_start, run_end) = self.ascii_run;
+        let range = Release {
+            data,
+            from,
+            to,
+            base: self.base,
+            ascii: run_start <= self.base + from as u64 && self.base + to as u64 <= run_end,
+        };
+        let i = release_text(range, last, out, &mut self.chars);
         if i > from {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }

@@ -64,10 +64,7 @@ impl BlockScan for Mistral {
             let rest = rest.get(..MAX_NAME as usize + 4).unwrap_or(rest);
             let (valid, cut) = match valid_utf8(rest) {
                 Ok(s) => (s, false),
-                Err((valid, error_len)) => (
-                    valid_utf8(rest.get(..valid).unwrap_or_default()).unwrap_or_default(),
-                    error_len.is_none(),
-                ),
+                Err(stop) => (stop.valid, stop.error_len.is_none()),
             };
             let run = valid
                 .find(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '-')))

@@ -4,7 +4,7 @@ use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
 use crate::parse::chars::CharCount;
-use crate::parse::release::{release_text, valid_utf8, HeldTail};
+use crate::parse::release::{release_text, valid_utf8, HeldTail, Release};
 use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
@@ -215,7 +215,8 @@ impl Reader {
             .get(self.at(self.cand)..self.at(end))
             .unwrap_or_default();
         // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
-        if let Err((valid, _)) = valid_utf8(bytes) {
+        if let Err(stop) = valid_utf8(bytes) {
+            let valid = stop.valid.len();
             // Invalid UTF-8 is never part of a call: the block ends before it.
             let at = self.cand + valid as u64;
             let kind = ParseErrorKind::Unexpected {
@@ -366,8 +367,13 @@ impl Reader {
         out: &mut Vec<Event>,
         last: bool,
     ) -> usize {
-        let base = self.base;
-        let chars = &mut self.chars;
-        release_text(data, from, to, base, last, out, chars)
+        let range = Release {
+            data,
+            from,
+            to,
+            base: self.base,
+            ascii: false,
+        };
+        release_text(range, last, out, &mut self.chars)
     }
 }
