@@ -74,6 +74,12 @@ pub(crate) struct EvalArgs {
     /// The temperature of the samples after the first (with --samples above 1).
     #[arg(long, value_name = "T", default_value_t = 0.7)]
     sample_temperature: f64,
+    /// A field added to every request, NAME=JSON (repeatable): a server's own sampling
+    /// settings, such as llama.cpp's `--request-field dry_multiplier=0.8`. The value is
+    /// JSON (a string in quotes). Recorded in the report's settings: a run with other
+    /// fields does not continue it.
+    #[arg(long = "request-field", value_name = "NAME=JSON", value_parser = request_field)]
+    request_fields: Vec<(String, serde_json::Value)>,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -96,6 +102,21 @@ pub(crate) struct EvalArgs {
     /// Draw accuracy and valid answers per mode as an SVG bar chart.
     #[arg(long, value_name = "OUT.svg")]
     chart: Option<PathBuf>,
+}
+
+/// `NAME=JSON` of `--request-field`.
+fn request_field(text: &str) -> Result<(String, serde_json::Value), String> {
+    let (name, value) = text
+        .split_once('=')
+        .filter(|(name, _)| !name.trim().is_empty())
+        .ok_or_else(|| format!("'{text}': write NAME=JSON, as dry_multiplier=0.8"))?;
+    let value = serde_json::from_str(value).map_err(|e| {
+        format!(
+            "'{text}': the value is not JSON ({e}); a string goes in quotes, as \
+             {name}='\"text\"'"
+        )
+    })?;
+    Ok((name.trim().to_owned(), value))
 }
 
 pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
@@ -159,6 +180,12 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             .collect();
         return Err(Failure(format!("{}: no case to run", files.join(", "))));
     }
+    let mut request_fields = BTreeMap::new();
+    for (name, value) in &args.request_fields {
+        if request_fields.insert(name.clone(), value.clone()).is_some() {
+            return Err(Failure(format!("--request-field {name} is given twice")));
+        }
+    }
     let settings = Settings {
         model: args.model.clone(),
         max_tokens: args.max_tokens,
@@ -167,6 +194,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         decide_max_tokens: args.decide_max_tokens,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
+        request_fields: request_fields.clone(),
     };
     let servers: BTreeMap<String, String> = match &args.server_note {
         Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
@@ -197,6 +225,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         dialect: args.dialect,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
+        request_fields,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.

@@ -162,6 +162,10 @@ pub struct Settings {
     /// ([`EvalOptions::sample_temperature`](super::EvalOptions::sample_temperature)).
     #[serde(default = "default_sample_temperature")]
     pub sample_temperature: f64,
+    /// Fields added to every request ([`EvalOptions::request_fields`](
+    /// super::EvalOptions::request_fields)); none in older reports.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub request_fields: BTreeMap<String, Json>,
 }
 
 fn default_decide_max_tokens() -> u32 {
@@ -179,7 +183,7 @@ fn default_sample_temperature() -> f64 {
 impl Settings {
     /// The settings as a line of `name value` pairs, for messages.
     fn describe(&self) -> String {
-        format!(
+        let mut line = format!(
             "model '{}', max_tokens {}, repair_rounds {}, decide_max_tokens {}, samples {}, \
              sample_temperature {}",
             self.model,
@@ -188,7 +192,11 @@ impl Settings {
             self.decide_max_tokens,
             self.samples,
             self.sample_temperature
-        )
+        );
+        for (name, value) in &self.request_fields {
+            let _ = write!(line, ", {name} {value}");
+        }
+        line
     }
 }
 

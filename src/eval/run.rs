@@ -16,6 +16,7 @@ use crate::interop::{
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Where and how the evaluator asks.
@@ -50,7 +51,32 @@ pub struct EvalOptions {
     pub samples: u32,
     /// The temperature of the samples after the first. Default 0.7.
     pub sample_temperature: f64,
+    /// Fields added to every request as they are (and to `lazy`'s `/completion`): a
+    /// server's own sampling settings, such as llama.cpp's `dry_multiplier` or
+    /// `repeat_penalty`. A field the evaluator writes itself ([`OWN_FIELDS`]) is refused
+    /// by [`Evaluator::new`]. Default none.
+    pub request_fields: BTreeMap<String, Json>,
 }
+
+/// The request fields the evaluator writes itself, which
+/// [`EvalOptions::request_fields`] may not set: the modes differ in them, or the report
+/// records them under their own options.
+pub const OWN_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "max_tokens",
+    "n_predict",
+    "temperature",
+    "seed",
+    "stream",
+    "prompt",
+    "grammar",
+    "grammar_lazy",
+    "grammar_triggers",
+    "preserved_tokens",
+    "tools",
+    "tool_choice",
+];
 
 impl Default for EvalOptions {
     fn default() -> EvalOptions {
@@ -65,6 +91,7 @@ impl Default for EvalOptions {
             dialect: Dialect::Auto,
             samples: 1,
             sample_temperature: 0.7,
+            request_fields: BTreeMap::new(),
         }
     }
 }
@@ -129,6 +156,18 @@ struct Read {
 impl Evaluator {
     /// An evaluator for `options.endpoint`.
     pub fn new(options: EvalOptions) -> Result<Evaluator, String> {
+        if let Some(own) = options
+            .request_fields
+            .keys()
+            .find(|name| OWN_FIELDS.contains(&name.as_str()))
+        {
+            return Err(format!(
+                "the request field '{own}' is the evaluator's own: set it with its option \
+                 (--model, --max-tokens, --samples, --sample-temperature) or by the mode; \
+                 extra fields may be any but {}",
+                OWN_FIELDS.join(", ")
+            ));
+        }
         let endpoint = Endpoint::new(
             &options.endpoint,
             TimeLimit::Whole(options.timeout),
@@ -443,6 +482,9 @@ impl Evaluator {
         // Greedy decoding: the same question gets the same answer in every run.
         request.insert("temperature".into(), Json::from(0));
         request.insert("stream".into(), Json::Bool(false));
+        for (name, value) in &self.options.request_fields {
+            request.insert(name.clone(), value.clone());
+        }
         request
     }
 
@@ -503,6 +545,9 @@ impl Evaluator {
         let mut completion = Map::new();
         completion.insert("prompt".into(), Json::from(prompt));
         completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
+        for (name, value) in &self.options.request_fields {
+            completion.insert(name.clone(), value.clone());
+        }
         for field in [
             "temperature",
             "grammar",

@@ -63,6 +63,9 @@ async fn scripted(
     let sampled = request.get("seed").is_some() && request["temperature"] == json!(0.7);
     let text = match question.as_str() {
         "q-chat" => "I cannot answer that with these tools.",
+        // Loops inside a string unless a request field (a sampler setting) breaks it.
+        "q-loop" if request["dry_multiplier"] != json!(0.8) => "@calc.sqrt(x=\"2, 2, 2, 2",
+        "q-loop" if request["dry_sequence_breakers"] != json!(["\n"]) => "@calc.sqrt(x=1)",
         // Greedy, a wrong value; sampled (with a seed, at --sample-temperature), the right
         // one, except for seed 3, which writes a call that does not bind.
         "q-vote" if !sampled => "@calc.sqrt(x=3)",
@@ -95,7 +98,7 @@ async fn completion(
         && request["preserved_tokens"] == json!(["@"])
         && request["grammar"].as_str().is_some()
         && request["n_predict"] == json!(256);
-    let content = if prompt.ends_with("q-chat") || !lazy {
+    let content = if prompt.ends_with("q-chat") || !lazy || request["dry_multiplier"] == json!(1) {
         "I cannot answer that with these tools."
     } else {
         "Here: @calc.sqrt(x=2)"
@@ -439,4 +442,107 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     assert_eq!(report(&files)["modes"]["grammar"]["cases"], 3);
     // The two cases left, one request each (simple_1's is a 503: a failed case).
     assert_eq!(counts.asked.load(Ordering::SeqCst) - asked, 2);
+}
+
+/// `--request-field NAME=JSON`: each field goes into every request as it is (the chat
+/// route's and `lazy`'s `/completion`), the report's settings record them, and a run with
+/// other fields does not continue it. A field the evaluator writes itself, a value that
+/// is not JSON and a field given twice are refused, saying what to write.
+#[test]
+fn request_fields_reach_every_request_and_are_recorded() {
+    let (endpoint, _counts) = scripted_endpoint();
+    let files = files();
+    std::fs::write(
+        &files.questions,
+        QUESTIONS
+            .lines()
+            .next()
+            .unwrap()
+            .replace("q-good", "q-loop"),
+    )
+    .unwrap();
+    let plain = eval(&endpoint, &files, &["--mode", "grammar"]);
+    assert!(plain.status.success(), "{}", support::stderr(&plain));
+    assert_eq!(report(&files)["modes"]["grammar"]["valid_answers"], 0);
+    assert!(report(&files)["settings"].get("request_fields").is_none());
+    std::fs::remove_file(&files.report).unwrap();
+
+    let dry = [
+        "--mode",
+        "grammar",
+        "--request-field",
+        "dry_multiplier=0.8",
+        "--request-field",
+        r#"dry_sequence_breakers=["\n"]"#,
+    ];
+    let run = eval(&endpoint, &files, &dry);
+    assert!(run.status.success(), "{}", support::stderr(&run));
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["correct"], 1, "{written}");
+    assert_eq!(
+        written["settings"]["request_fields"],
+        json!({"dry_multiplier": 0.8, "dry_sequence_breakers": ["\n"]})
+    );
+    let other = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--request-field", "dry_multiplier=0.8"],
+    );
+    let stderr = support::stderr(&other);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(r#"dry_multiplier 0.8, dry_sequence_breakers ["\n"]; now"#),
+        "{stderr}"
+    );
+    std::fs::remove_file(&files.report).unwrap();
+
+    // `lazy` sends them to `/completion` too: the scripted server answers prose there
+    // when it sees dry_multiplier 1.
+    let lazy = eval(
+        &endpoint,
+        &files,
+        &["--mode", "lazy", "--request-field", "dry_multiplier=1"],
+    );
+    assert!(lazy.status.success(), "{}", support::stderr(&lazy));
+    assert_eq!(report(&files)["modes"]["lazy"]["no_call"], 1.0);
+    std::fs::remove_file(&files.report).unwrap();
+
+    for (field, says) in [
+        (
+            "temperature=0.5",
+            "the request field 'temperature' is the evaluator's own",
+        ),
+        (
+            "stop=END",
+            "the value is not JSON (expected value at line 1 column 1); a string goes in quotes",
+        ),
+        ("=1", "'=1': write NAME=JSON, as dry_multiplier=0.8"),
+    ] {
+        let refused = eval(
+            &endpoint,
+            &files,
+            &["--mode", "grammar", "--request-field", field],
+        );
+        let stderr = support::stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{field}: {stderr}");
+        assert!(stderr.contains(says), "{field}: {stderr}");
+    }
+    let twice = eval(
+        &endpoint,
+        &files,
+        &[
+            "--mode",
+            "grammar",
+            "--request-field",
+            "top_k=1",
+            "--request-field",
+            "top_k=2",
+        ],
+    );
+    let stderr = support::stderr(&twice);
+    assert_eq!(twice.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--request-field top_k is given twice"),
+        "{stderr}"
+    );
 }
