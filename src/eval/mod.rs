@@ -88,7 +88,7 @@ pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS};
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator};
+pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};
 
 /// The old name of [`CaseOutcome`].
 #[deprecated(

@@ -93,6 +93,10 @@ pub struct Mode {
     /// Variant `grounded`: the grammar's numbers are those the case's user messages write
     /// ([`GrammarOptions::grounded_numbers`](crate::grammar::GrammarOptions::grounded_numbers)).
     pub grounded: bool,
+    /// Variant `once`: an answer is read up to the first call that repeats an earlier one
+    /// (the same function with the same arguments); the repeat and what follows are
+    /// dropped. The request is unchanged.
+    pub once: bool,
 }
 
 /// The most characters of a string under the variant `bound`: more than twice the longest
@@ -121,6 +125,7 @@ impl Mode {
             bound: false,
             abstract_example: false,
             grounded: false,
+            once: false,
         }
     }
 }
@@ -128,7 +133,7 @@ impl Mode {
 impl Mode {
     /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
     /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 10] {
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 11] {
         [
             ("desc", &mut self.descriptions),
             ("example", &mut self.example),
@@ -140,6 +145,7 @@ impl Mode {
             ("bound", &mut self.bound),
             ("abstract", &mut self.abstract_example),
             ("grounded", &mut self.grounded),
+            ("once", &mut self.once),
         ]
     }
 }

@@ -373,7 +373,7 @@ impl Evaluator {
             } else {
                 self.ask(&request, outcome).await?
             };
-            let read = read_text(&answer.text, catalog);
+            let read = read_text(&answer.text, catalog, mode.once);
             answers.push((answer, read));
         }
         let keys: Vec<Option<String>> = answers.iter().map(|(_, read)| vote_key(read)).collect();
@@ -708,17 +708,32 @@ fn with_system(messages: &[Json], prompt: &str) -> Vec<Json> {
 
 /// The calls of an answer: those that bind, and those that do not (with the error the
 /// model would be shown). Prose that merely contains `@` is not a call.
-fn read_text(text: &str, catalog: &Catalog) -> Read {
+///
+/// With `once` (the variant `+once`) the answer ends before the first call that repeats an
+/// earlier one, the same function (names compared as binding does, case folded) with the
+/// same arguments and body: a small model that cannot stop writes its calls again and
+/// again until its token limit, and the repeat, the rest, and the call the limit cut
+/// short among it are not read.
+fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
     let mut read = Read::default();
+    let mut seen: Vec<crate::parse::Call> = Vec::new();
     for event in parse_events(text) {
         match event {
-            Event::Call(call) => match bind(&call, catalog) {
-                Ok(bound) => read.bound.push(bound),
-                Err(error) => read.refused.push(CallRecord {
-                    call_text: call_text(&call),
-                    result: Err(error.to_string()),
-                }),
-            },
+            Event::Call(call) if once && seen.iter().any(|earlier| same_call(earlier, &call)) => {
+                break
+            }
+            Event::Call(call) => {
+                match bind(&call, catalog) {
+                    Ok(bound) => read.bound.push(bound),
+                    Err(error) => read.refused.push(CallRecord {
+                        call_text: call_text(&call),
+                        result: Err(error.to_string()),
+                    }),
+                }
+                if once {
+                    seen.push(call);
+                }
+            }
             Event::Malformed { error, text, .. } => {
                 let written = text.strip_prefix('@').unwrap_or(&text);
                 let name = written.split('(').next().unwrap_or(written).trim();
@@ -734,6 +749,15 @@ fn read_text(text: &str, catalog: &Catalog) -> Read {
         }
     }
     read
+}
+
+/// Whether two calls are the same: the same function, as binding finds it (case folded),
+/// with the same arguments in the same order and the same body.
+fn same_call(a: &crate::parse::Call, b: &crate::parse::Call) -> bool {
+    unicase::UniCase::new(a.name.as_str()) == unicase::UniCase::new(b.name.as_str())
+        && a.positional == b.positional
+        && a.named == b.named
+        && a.body == b.body
 }
 
 /// The calls of `tool_calls` entries: each read under its model name ([`NameMap`]),
@@ -764,7 +788,7 @@ fn read_tool_calls(
                 continue;
             }
         };
-        let one = read_text(&text, catalog);
+        let one = read_text(&text, catalog, false);
         read.bound.extend(one.bound);
         read.refused.extend(one.refused);
     }

@@ -63,6 +63,10 @@ async fn scripted(
     let sampled = request.get("seed").is_some() && request["temperature"] == json!(0.7);
     let text = match question.as_str() {
         "q-chat" => "I cannot answer that with these tools.",
+        // The same call again, in another case, then a call the token limit cut short.
+        "q-repeat" => "@calc.sqrt(x=2)\n@CALC.SQRT(x=2)\n@calc.sqrt(x=",
+        // Two different calls: no repeat.
+        "q-two" => "@calc.sqrt(x=2)\n@calc.sqrt(x=3)\n@calc.sqrt(x=3)",
         // Loops inside a string unless a request field (a sampler setting) breaks it.
         "q-loop" if request["dry_multiplier"] != json!(0.8) => "@calc.sqrt(x=\"2, 2, 2, 2",
         "q-loop" if request["dry_sequence_breakers"] != json!(["\n"]) => "@calc.sqrt(x=1)",
@@ -544,5 +548,54 @@ fn request_fields_reach_every_request_and_are_recorded() {
     assert!(
         stderr.contains("--request-field top_k is given twice"),
         "{stderr}"
+    );
+}
+
+/// `+once`: an answer is read up to the first call that repeats an earlier one (names
+/// compared case folded), so a model that writes its call again until the token limit
+/// is scored on what came before; different calls are all read.
+#[test]
+fn the_once_variant_reads_up_to_the_first_repeated_call() {
+    let (endpoint, _counts) = scripted_endpoint();
+    let files = files();
+    let first = QUESTIONS.lines().next().unwrap();
+    let questions = [
+        first.replace("q-good", "q-repeat"),
+        first
+            .replace("q-good", "q-two")
+            .replace("simple_0", "simple_1"),
+    ]
+    .join("\n");
+    std::fs::write(&files.questions, questions).unwrap();
+    let run = eval(&endpoint, &files, &["--mode", "grammar,grammar+once"]);
+    assert!(run.status.success(), "{}", support::stderr(&run));
+    let written = report(&files);
+    let outcome = |mode: &str, id: &str| {
+        written["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["mode"] == mode && o["id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    // Read whole, the repeat is a second call and the cut one does not bind.
+    assert_eq!(outcome("grammar", "simple_0")["valid"], false, "{written}");
+    let once = outcome("grammar+once", "simple_0");
+    assert_eq!(once["correct"], true, "{once}");
+    assert_eq!(
+        once["calls"],
+        json!([{"name": "calc.sqrt", "args": {"x": 2}}])
+    );
+    // x=2 then x=3 differ; the second x=3 repeats and ends the answer there.
+    let two = outcome("grammar+once", "simple_1");
+    assert_eq!(two["valid"], true, "{two}");
+    assert_eq!(two["calls"].as_array().unwrap().len(), 2, "{two}");
+    assert_eq!(
+        outcome("grammar", "simple_1")["calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
     );
 }
