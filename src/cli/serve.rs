@@ -94,6 +94,11 @@ pub(crate) struct ServeArgs {
     /// decision.
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
+    /// Pass on a call that repeats one passed on earlier in the same answer (the same
+    /// tool, the same arguments). Without it such a repeat ends the answer: a small model
+    /// that cannot stop writes its calls again until its token limit.
+    #[arg(long)]
+    keep_repeated_calls: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -177,6 +182,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             constrain_per_request: args.constrain_per_request,
             decide: args.decide,
             decide_max_tokens: args.decide_max_tokens,
+            keep_repeated_calls: args.keep_repeated_calls,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

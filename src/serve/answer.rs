@@ -189,6 +189,13 @@ pub(crate) struct Turn {
     /// The usage of a request made for this turn before its first answer (`--decide`'s
     /// decision), to count in the turn's.
     counted_usage: Option<Json>,
+    /// Whether a call that repeats one passed on earlier in the same answer is passed on
+    /// too ([`Turn::keep_repeated_calls`]); by default it ends the answer.
+    keep_repeats: bool,
+    /// The calls passed on this round, as (the client's tool name, arguments as JSON).
+    round_passed: std::collections::HashSet<(String, String)>,
+    /// Whether this round's answer was ended by a repeated call: the rest is not read.
+    round_over: bool,
 }
 
 /// A call the upstream sent as a `tool_calls` entry of its own.
@@ -250,7 +257,20 @@ impl Turn {
             native: dialect != Dialect::Atfunc,
             upstream_calls: Vec::new(),
             counted_usage: None,
+            keep_repeats: false,
+            round_passed: std::collections::HashSet::new(),
+            round_over: false,
         }
+    }
+
+    /// Passes on a call that repeats one passed on earlier in the same answer (the same
+    /// tool with the same bound arguments), as any other call. By default such a repeat
+    /// ends the answer: a small model that cannot stop writes its calls again and again
+    /// until its token limit (EVAL.md (h): 48 of 59 answers of BFCL `parallel`), and the
+    /// repeat, what follows it and the call the limit cuts short are not read, so no
+    /// call is made twice and no repair round is asked for the cut one.
+    pub(crate) fn keep_repeated_calls(&mut self, keep: bool) {
+        self.keep_repeats = keep;
     }
 
     /// Counts `usage` (of a request made before the first answer) in the turn's usage.
@@ -406,6 +426,8 @@ impl Turn {
         for event in self.parser.finish() {
             self.event(event, out);
         }
+        self.round_over = false;
+        self.round_passed.clear();
         self.flush_upstream_calls(out);
         let refused = std::mem::take(&mut self.refused);
         let refused_count = std::mem::take(&mut self.refused_count);
@@ -535,6 +557,9 @@ impl Turn {
     }
 
     fn event(&mut self, event: Event, out: &mut Vec<Out>) {
+        if self.round_over {
+            return;
+        }
         match event {
             Event::Text { text } => self.text(&text, out),
             Event::InvalidUtf8 { bytes, .. } => self.text(&String::from_utf8_lossy(&bytes), out),
@@ -612,6 +637,18 @@ impl Turn {
             }
             self.named_called = true;
         }
+        let arguments = Json::Object(bound.args).to_string();
+        if !self.keep_repeats {
+            let key = (bound.name.clone(), arguments.clone());
+            if self.round_passed.contains(&key) {
+                self.round_over = true;
+                return;
+            }
+            // Bounded like the calls passed on: an answer of many calls holds no more.
+            if self.round_passed.len() < MAX_CALLS {
+                self.round_passed.insert(key);
+            }
+        }
         if self.single_call && self.calls > 0 {
             // Only one call per answer was asked for: the first one stands.
             return;
@@ -631,7 +668,7 @@ impl Turn {
             id: self.ids.next_id(),
             // A bound call carries the client's names: the tool's and its arguments'.
             name: bound.name,
-            arguments: Json::Object(bound.args).to_string(),
+            arguments,
         });
     }
 
@@ -888,7 +925,13 @@ mod tests {
     #[test]
     fn a_turn_passes_on_at_most_max_calls() {
         let answer = "@get_weather(Oslo)\n".repeat(MAX_CALLS + 5);
-        let (out, end) = run(&mut turn(Choice::Auto, 0), &answer, 4096);
+        // The same call again and again: only kept with `keep_repeated_calls`.
+        let keeping = |rounds| {
+            let mut turn = turn(Choice::Auto, rounds);
+            turn.keep_repeated_calls(true);
+            turn
+        };
+        let (out, end) = run(&mut keeping(0), &answer, 4096);
         assert_eq!(end, RoundEnd::Done);
         let calls = out.iter().filter(|o| matches!(o, Out::Call { .. })).count();
         assert_eq!(calls, MAX_CALLS);
@@ -897,7 +940,7 @@ mod tests {
         assert_eq!(text.matches("@get_weather(Oslo)").count(), 5, "{text}");
 
         // With a round left, they are refused and the repair round says why.
-        let mut repaired = turn(Choice::Auto, 1);
+        let mut repaired = keeping(1);
         let (_, end) = run(&mut repaired, &answer, 4096);
         assert_eq!(end, RoundEnd::Repair);
         let note = message_of(&repaired, 2)["content"]
@@ -907,6 +950,47 @@ mod tests {
         assert!(
             note.contains(&format!("already made {MAX_CALLS} calls")),
             "{note}"
+        );
+    }
+
+    /// A model that cannot stop writes its calls again until the token limit cuts one
+    /// short. The first repeat ends the answer: its calls are passed on once each, the
+    /// text after it and the cut call are not read, and no repair round is asked for.
+    /// Another answer (a repair round) starts afresh.
+    #[test]
+    fn a_repeated_call_ends_the_answer() {
+        let looping = "Both cities.\n@get_weather(Oslo)\n@get_weather(Paris, days=2)\n\
+                       @GET_WEATHER(\"Oslo\")\n@get_weather(Paris, days=2)\nand on @get_weather(Os";
+        for piece in [1, 3, 4096] {
+            let (out, end) = run(&mut turn(Choice::Auto, 1), looping, piece);
+            assert_eq!(end, RoundEnd::Done, "{piece}");
+            let shaped = shape(&out);
+            let calls: Vec<&str> = shaped["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c[1].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                calls,
+                [r#"{"city":"Oslo"}"#, r#"{"city":"Paris","days":2}"#],
+                "{piece}"
+            );
+            assert_eq!(shaped["text"], "Both cities.", "{piece}");
+        }
+        // The same call with other arguments is no repeat; kept, repeats pass too.
+        let varied = "@get_weather(Oslo)\n@get_weather(Oslo, days=1)\n@get_weather(Oslo, days=2)";
+        let (out, _) = run(&mut turn(Choice::Auto, 0), varied, 4096);
+        assert_eq!(
+            out.iter().filter(|o| matches!(o, Out::Call { .. })).count(),
+            3
+        );
+        let mut keeping = turn(Choice::Auto, 0);
+        keeping.keep_repeated_calls(true);
+        let (out, _) = run(&mut keeping, "@get_weather(Oslo) @get_weather(Oslo)", 4096);
+        assert_eq!(
+            out.iter().filter(|o| matches!(o, Out::Call { .. })).count(),
+            2
         );
     }
 

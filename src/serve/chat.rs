@@ -195,6 +195,7 @@ pub(crate) async fn handle(
     if let Some(repair) = grammars.and_then(|g| g.repair) {
         turn.constrain_repairs(kind, repair);
     }
+    turn.keep_repeated_calls(gateway.options.keep_repeated_calls);
     turn.count_usage(decision_usage);
     run_turn(gateway, auth, turn).await
 }
@@ -224,7 +225,7 @@ async fn native_turn(
     refuse_several_choices(&request)?;
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
-    let turn = Turn::new(
+    let mut turn = Turn::new(
         tools,
         request,
         choice,
@@ -232,6 +233,7 @@ async fn native_turn(
         gateway.options.repair_rounds,
         gateway.options.upstream_dialect,
     );
+    turn.keep_repeated_calls(gateway.options.keep_repeated_calls);
     run_turn(gateway, auth, turn).await
 }
 

@@ -51,6 +51,12 @@
 //! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0), and a
 //! required call may be missing.
 //!
+//! A call that repeats one passed on earlier in the same answer (the same tool with the
+//! same bound arguments) ends the answer: it, the text after it and a call the token
+//! limit cut short there are not read, so no call is made twice and no repair round is
+//! asked for the cut one. A small model that cannot stop writes its calls again and again
+//! (EVAL.md (h)). [`Options::keep_repeated_calls`] passes such repeats on instead.
+//!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
 //! they arrive (the upstream's event lines may end with `\r\n`, `\n` or `\r`); text is sent as `content` deltas as soon as the parser releases it (only a
 //! possible call, and trailing whitespace, are held back); each call is sent whole as one
@@ -295,6 +301,11 @@ pub struct Options {
     /// answer follows as without a decision. Default 32 (BFCL's longest names take about
     /// half of it).
     pub decide_max_tokens: u32,
+    /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
+    /// with the same arguments). Default off: such a repeat ends the answer, since a small
+    /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
+    /// a client whose tools mean to be called twice alike in one answer turns it on.
+    pub keep_repeated_calls: bool,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
@@ -352,6 +363,7 @@ impl Default for Options {
             constrain_per_request: false,
             decide: false,
             decide_max_tokens: 32,
+            keep_repeated_calls: false,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             upstream_dialect: Dialect::Atfunc,
@@ -383,6 +395,7 @@ impl std::fmt::Debug for Options {
             .field("constrain_per_request", &self.constrain_per_request)
             .field("decide", &self.decide)
             .field("decide_max_tokens", &self.decide_max_tokens)
+            .field("keep_repeated_calls", &self.keep_repeated_calls)
             .field("load_limits", &self.load_limits)
             .field("upstream_kind", &self.upstream_kind)
             .field("upstream_dialect", &self.upstream_dialect)
