@@ -266,7 +266,7 @@ impl Turn {
     /// Passes on a call that repeats one passed on earlier in the same answer (the same
     /// tool with the same bound arguments), as any other call. By default such a repeat
     /// ends the answer: a small model that cannot stop writes its calls again and again
-    /// until its token limit (EVAL.md (h): 48 of 59 answers of BFCL `parallel`), and the
+    /// until its token limit (EVAL.md (h): 180 of 200 answers of BFCL `parallel`), and the
     /// repeat, what follows it and the call the limit cuts short are not read, so no
     /// call is made twice and no repair round is asked for the cut one.
     pub(crate) fn keep_repeated_calls(&mut self, keep: bool) {
