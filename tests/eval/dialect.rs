@@ -17,7 +17,12 @@ use std::sync::{Arc, Mutex};
 /// The scripted model answers with its question's text, so each case's question is the
 /// answer under test. Every request is kept.
 async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
-    let app = axum::Router::new().route(
+    scripted::serve(router(seen)).await
+}
+
+/// The scripted endpoint's routes: each request is kept in `seen`.
+fn router(seen: Arc<Mutex<Vec<Json>>>) -> axum::Router {
+    axum::Router::new().route(
         "/v1/chat/completions",
         axum::routing::post(move |axum::Json(request): axum::Json<Json>| {
             let seen = seen.clone();
@@ -32,8 +37,7 @@ async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
                 axum::Json(scripted::says(&text, 50, 7))
             }
         }),
-    );
-    scripted::serve(app).await
+    )
 }
 
 const FUNCTIONS: &str = r#"[
@@ -257,22 +261,7 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
         })
         .collect();
     std::fs::write(&answers, truth.join("\n")).unwrap();
-    let (endpoint, stop) = {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                tx.send(endpoint(Arc::new(Mutex::new(Vec::new()))).await)
-                    .unwrap();
-                let _ = stop_rx.await;
-            });
-        });
-        (rx.recv().unwrap(), stop_tx)
-    };
+    let endpoint = scripted::serve_on_thread(router(Arc::new(Mutex::new(Vec::new()))));
     let p = |path: &std::path::Path| path.to_str().unwrap().to_owned();
     let eval = |extra: &[&str]| {
         let mut args = vec![
@@ -345,5 +334,4 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     let stderr = support::stderr(&atfunc);
     assert_eq!(atfunc.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--dialect is atfunc"), "{stderr}");
-    let _ = stop.send(());
 }

@@ -167,6 +167,12 @@ fn eval(endpoint: &str, files: &Files, extra: &[&str]) -> std::process::Output {
     support::atfunc(&args, b"")
 }
 
+/// Makes the questions file hold the first case only, asking `question`.
+fn ask_only(files: &Files, question: &str) {
+    let first = QUESTIONS.lines().next().unwrap();
+    std::fs::write(&files.questions, first.replace("q-good", question)).unwrap();
+}
+
 fn report(files: &Files) -> Json {
     serde_json::from_str(&std::fs::read_to_string(&files.report).unwrap()).unwrap()
 }
@@ -357,15 +363,7 @@ fn irrelevance_scores_answers_without_a_call_and_live_ids_share_a_category() {
 fn samples_vote_among_answers_that_bind() {
     let (endpoint, counts) = scripted_endpoint();
     let files = files();
-    std::fs::write(
-        &files.questions,
-        QUESTIONS
-            .lines()
-            .next()
-            .unwrap()
-            .replace("q-good", "q-vote"),
-    )
-    .unwrap();
+    ask_only(&files, "q-vote");
     let greedy = eval(&endpoint, &files, &["--mode", "grammar"]);
     assert!(greedy.status.success(), "{}", support::stderr(&greedy));
     assert_eq!(report(&files)["modes"]["grammar"]["correct"], 0);
@@ -456,15 +454,7 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
 fn request_fields_reach_every_request_and_are_recorded() {
     let (endpoint, _counts) = scripted_endpoint();
     let files = files();
-    std::fs::write(
-        &files.questions,
-        QUESTIONS
-            .lines()
-            .next()
-            .unwrap()
-            .replace("q-good", "q-loop"),
-    )
-    .unwrap();
+    ask_only(&files, "q-loop");
     let plain = eval(&endpoint, &files, &["--mode", "grammar"]);
     assert!(plain.status.success(), "{}", support::stderr(&plain));
     assert_eq!(report(&files)["modes"]["grammar"]["valid_answers"], 0);
