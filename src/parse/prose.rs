@@ -145,7 +145,7 @@ mod simd {
         Err(i)
     }
 
-    fn blocks_sse2(bytes: &[u8]) -> Result<usize, usize> {
+    pub(super) fn blocks_sse2(bytes: &[u8]) -> Result<usize, usize> {
         let mut i = 0;
         // SAFETY: SSE2 is part of the x86-64 baseline; the loads are in bounds (see above).
         unsafe {
@@ -184,11 +184,6 @@ mod simd {
             mask &= mask - 1;
         }
         None
-    }
-
-    #[cfg(test)]
-    pub(super) fn blocks_sse2_for_tests(bytes: &[u8]) -> Result<usize, usize> {
-        blocks_sse2(bytes)
     }
 }
 
@@ -268,7 +263,7 @@ mod tests {
                     Some(k) if k < blocks => Ok(k),
                     _ => Err(blocks),
                 };
-                prop_assert_eq!(super::simd::blocks_sse2_for_tests(bytes), sse2);
+                prop_assert_eq!(super::simd::blocks_sse2(bytes), sse2);
             }
         }
     }

@@ -73,7 +73,10 @@ pub(crate) fn valid_utf8(bytes: &[u8]) -> Result<&str, Utf8Stop<'_>> {
         Err(e) => e.valid_up_to(),
     };
     let (valid, rest) = bytes.split_at(stop.min(bytes.len()));
-    match (std::str::from_utf8(valid), std::str::from_utf8(rest)) {
+    // `compat` has checked the valid part; it is made a `&str` by the SIMD check again
+    // (not the standard library's, about a byte a nanosecond on non-ASCII text), and the
+    // standard library reads only the few bytes at the stop.
+    match (simdutf8::basic::from_utf8(valid), std::str::from_utf8(rest)) {
         (Ok(valid), Err(e)) if e.valid_up_to() == 0 => Err(Utf8Stop {
             valid,
             error_len: e.error_len(),
