@@ -37,11 +37,14 @@ class Turn:
     for confirmation); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
-    results there)."""
+    results there); ``repeated_at``: when a call repeated an earlier one of the same answer
+    and so ended it, where that call began, in characters (``answer[:repeated_at]`` is
+    what the model's turn should keep in the history), else None."""
 
     results: List[Dict[str, Any]]
     text: str
     role: str = "user"
+    repeated_at: Optional[int] = None
 
     @property
     def message(self) -> Dict[str, str]:
@@ -372,12 +375,17 @@ class Toolbox:
     model reads (default 5000, the library's). ``confirm``: what happens to calls of tools
     added with ``confirm=True``: None (held until `confirm` or `reject`), ``"run"``,
     ``"decline"``, ``"hold"``, or a function given the call as a dict that answers one
-    of those (or a bool)."""
+    of those (or a bool). ``keep_repeated_calls``: by default a call that repeats an
+    earlier one of the same answer (the same tool, the same arguments) ends the answer,
+    as in ``atfunc serve``: a small model that cannot stop writes its calls again and
+    again, and each would run; True runs every call as written."""
 
-    def __init__(self, *, truncate_length: int = 5000, confirm: Any = None) -> None:
+    def __init__(
+        self, *, truncate_length: int = 5000, confirm: Any = None, keep_repeated_calls: bool = False
+    ) -> None:
         if truncate_length < 1:
             raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
-        self._native = _Registry(truncate_length)
+        self._native = _Registry(truncate_length, keep_repeated_calls)
         self._definitions: List[Dict[str, Any]] = []
         self._handlers: Dict[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]] = {}
         self._tools: Optional[Tools] = None
@@ -443,7 +451,8 @@ class Toolbox:
     # -- running
 
     def run(self, answer: str) -> Turn:
-        """Runs every call of a model's whole answer, in order; the `Turn`."""
+        """Runs the calls of a model's whole answer, in order, up to the first that repeats
+        an earlier one (unless ``keep_repeated_calls``); the `Turn`."""
         return Turn(**self._native.run(answer))
 
     async def run_async(self, answer: str) -> Turn:

@@ -21,7 +21,7 @@ use crate::convert::json_to_py;
 use crate::tools::Tools;
 use atfunc::async_trait;
 use atfunc::execute::{
-    Args, Confirmer, Decision, ExecutionReport, FnBox, HeldCall, Outcome, Registry, ResponseStream,
+    Args, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
     ToolError,
 };
 use atfunc::interop::{self, Options, ToolFormat};
@@ -43,6 +43,9 @@ pub(crate) struct NativeRegistry {
     boxes: Mutex<Vec<String>>,
     /// The interfaces offered now, for the OpenAI names.
     interfaces: Mutex<Arc<Vec<Interface>>>,
+    /// Whether a call that repeats an earlier one of the same answer runs too; by
+    /// default it ends the answer, as in the gateway.
+    keep_repeated_calls: bool,
 }
 
 /// A Python callable kept for calls made on any thread.
@@ -97,7 +100,7 @@ fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
 }
 
 /// The record of one call: `{"call_id", "name", "args", "result" | "error", "span",
-/// "chars"}` as [`ExecutionReport::to_json`] writes it, and `confirmation_id` for a call
+/// "chars"}` as [`ExecutionReport::to_json`](atfunc::execute::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
 /// held for confirmation.
 fn outcome_record(outcome: &Outcome) -> Json {
     let mut record = Map::new();
@@ -117,11 +120,14 @@ fn outcome_record(outcome: &Outcome) -> Json {
 /// A turn as Python gets it: `{"results": [...], "text": ..., "role": "user"}`. The
 /// results go back in a user message, as the gateway sends them to a model without
 /// native tool calls.
-fn turn_json(report: &ExecutionReport) -> Json {
+fn turn_json(end: &StreamEnd) -> Json {
+    let report = &end.report;
     json!({
         "results": report.calls.iter().map(outcome_record).collect::<Vec<_>>(),
         "text": report.output,
         "role": "user",
+        // Python indexes strings by character.
+        "repeated_at": end.repeated_at.map(|span| span.char_start),
     })
 }
 
@@ -201,6 +207,16 @@ impl NativeRegistry {
         Ok(py.detach(|| runtime.block_on(work)))
     }
 
+    /// A stream for one answer, ended at its first repeated call unless repeats are kept.
+    fn response_stream(&self) -> ResponseStream {
+        let stream = self.registry.stream();
+        if self.keep_repeated_calls {
+            stream
+        } else {
+            stream.end_at_repeated_call()
+        }
+    }
+
     /// The names of the functions as an OpenAI `tools` array gives them.
     fn names(&self) -> interop::NameMap {
         let interfaces = Arc::clone(
@@ -216,8 +232,8 @@ impl NativeRegistry {
 #[pymethods]
 impl NativeRegistry {
     #[new]
-    #[pyo3(signature = (truncate_length = 5000))]
-    fn new(truncate_length: usize) -> PyResult<NativeRegistry> {
+    #[pyo3(signature = (truncate_length = 5000, keep_repeated_calls = false))]
+    fn new(truncate_length: usize, keep_repeated_calls: bool) -> PyResult<NativeRegistry> {
         let registry = Registry::new();
         // The model is offered the Python functions only, not `tools.*`.
         registry.unregister_control_functions();
@@ -231,6 +247,7 @@ impl NativeRegistry {
             runtime: Arc::new(runtime),
             boxes: Mutex::new(Vec::new()),
             interfaces: Mutex::new(Arc::new(Vec::new())),
+            keep_repeated_calls,
         })
     }
 
@@ -286,17 +303,21 @@ impl NativeRegistry {
         Ok(())
     }
 
-    /// Runs every call of a model's whole answer; the turn as a dict.
+    /// Runs the calls of a model's whole answer (up to the first repeated call, unless
+    /// repeats are kept); the turn as a dict.
     fn run(&self, py: Python<'_>, answer: String) -> PyResult<Py<PyAny>> {
-        let registry = Arc::clone(&self.registry);
-        let report = self.block_on(py, async move { registry.execute_response(&answer).await })?;
-        json_to_py(py, &turn_json(&report))
+        let mut stream = self.response_stream();
+        let end = self.block_on(py, async move {
+            stream.feed_str(&answer).await;
+            stream.finish().await
+        })?;
+        json_to_py(py, &turn_json(&end))
     }
 
     /// A stream fed the answer as it arrives.
     fn stream(&self) -> NativeStream {
         NativeStream {
-            stream: Mutex::new(Some(self.registry.stream())),
+            stream: Mutex::new(Some(self.response_stream())),
             runtime: Arc::clone(&self.runtime),
         }
     }
@@ -516,6 +537,6 @@ impl NativeStream {
             taken.map(|stream| runtime.block_on(stream.finish()))
         });
         let end = end.ok_or_else(|| runtime_error("this stream is finished"))?;
-        json_to_py(py, &turn_json(&end.report))
+        json_to_py(py, &turn_json(&end))
     }
 }

@@ -205,6 +205,38 @@ def test_a_turn_holds_the_records_the_text_and_the_role():
     assert not toolbox.run("No calls.")
 
 
+def test_a_repeated_call_ends_the_answer_unless_repeats_are_kept():
+    ran = []
+
+    def add(a: int, b: int) -> int:
+        """Adds."""
+        ran.append((a, b))
+        return a + b
+
+    # A model that cannot stop: its calls, again (spelled otherwise), and one cut short.
+    answer = "Süß: @add(1, 2) @add(2, 2)\n@ADD(a=1, b=2) @add(2, 2) @add(1,"
+    toolbox = atfunc.Toolbox()
+    toolbox.add_tool(add)
+    turn = toolbox.run(answer)
+    assert [r["result"] for r in turn.results] == [3, 4] and ran == [(1, 2), (2, 2)]
+    assert answer[:turn.repeated_at] == "Süß: @add(1, 2) @add(2, 2)\n"
+    # Streamed, in pieces of three characters: the same.
+    ran.clear()
+    stream = toolbox.stream()
+    for i in range(0, len(answer), 3):
+        stream.feed(answer[i:i + 3])
+    streamed = stream.finish()
+    assert (streamed.text, streamed.repeated_at) == (turn.text, turn.repeated_at)
+    assert ran == [(1, 2), (2, 2)]
+    assert toolbox.run("@add(1, 2) @add(1, 3)").repeated_at is None
+
+    keeping = atfunc.Toolbox(keep_repeated_calls=True)
+    keeping.add_tool(add)
+    kept = keeping.run(answer)
+    assert len(kept.results) == 5 and "error" in kept.results[-1]
+    assert kept.repeated_at is None
+
+
 def test_a_raising_tool_gives_an_error_without_a_traceback():
     toolbox = atfunc.Toolbox()
 

@@ -417,7 +417,17 @@ impl Turn {
             for event in self.parser.feed_str(piece) {
                 self.event(event, out);
             }
+            if self.round_over {
+                // Nothing after a repeated call is read (or sent back in a repair round).
+                return;
+            }
         }
+    }
+
+    /// Whether this round's answer was ended by a call that repeats an earlier one: the
+    /// rest of it is not read, so the upstream's stream may be dropped.
+    pub(crate) fn answer_over(&self) -> bool {
+        self.round_over
     }
 
     /// Ends the model's answer. Calls that did not bind, or a call the request's
@@ -642,6 +652,12 @@ impl Turn {
             let key = (bound.name.clone(), arguments.clone());
             if self.round_passed.contains(&key) {
                 self.round_over = true;
+                // The answer, for a repair round, ends before the repeat.
+                if let Ok(start) = usize::try_from(call.span.start) {
+                    if self.round_text.is_char_boundary(start) {
+                        self.round_text.truncate(start);
+                    }
+                }
                 return;
             }
             // Bounded like the calls passed on: an answer of many calls holds no more.
@@ -711,6 +727,12 @@ pub(crate) trait Reader {
     /// Whether the answer under way is not the client's (a repair round): its text is
     /// dropped and its finish reason ignored.
     fn quiet(&self) -> bool;
+    /// Whether the reader has read all it will of the answer under way: the upstream's
+    /// stream is then dropped, which stops a server that notices its client leave (as
+    /// llama.cpp's does) from spending more tokens on it.
+    fn answer_over(&self) -> bool {
+        false
+    }
 }
 
 impl Reader for Turn {
@@ -724,6 +746,10 @@ impl Reader for Turn {
 
     fn quiet(&self) -> bool {
         self.repairing
+    }
+
+    fn answer_over(&self) -> bool {
+        Turn::answer_over(self)
     }
 }
 
@@ -992,6 +1018,39 @@ mod tests {
             out.iter().filter(|o| matches!(o, Out::Call { .. })).count(),
             2
         );
+    }
+
+    /// A call that does not bind, then a loop: the repair round quotes the answer up to
+    /// the repeat, at every chunking, and the turn says the answer is over as soon as the
+    /// repeat is read, so a stream can be dropped there.
+    #[test]
+    fn a_repair_round_after_a_repeat_sees_the_answer_up_to_it() {
+        let looping = "@get_weather(days=2) @get_weather(Oslo) @get_weather(Oslo) @get_weather(Oslo) @get_wea";
+        let repeat = looping
+            .find("@get_weather(Oslo) @get_weather(Oslo) @")
+            .unwrap()
+            + 19;
+        for piece in [1, 3, 4096] {
+            let mut turn = turn(Choice::Auto, 1);
+            let mut out = Vec::new();
+            let mut fed = 0;
+            for chunk in looping.as_bytes().chunks(piece) {
+                assert!(!turn.answer_over(), "{piece}");
+                turn.feed(std::str::from_utf8(chunk).unwrap(), &mut out);
+                fed += chunk.len();
+                if turn.answer_over() {
+                    break;
+                }
+            }
+            assert!(turn.answer_over() && fed >= repeat + 18, "{piece}");
+            assert_eq!(turn.end_round(&mut out), RoundEnd::Repair, "{piece}");
+            assert!(!turn.answer_over());
+            let answer = message_of(&turn, 1);
+            assert_eq!(
+                answer["content"], "@get_weather(days=2) @get_weather(Oslo) ",
+                "{piece}"
+            );
+        }
     }
 
     #[test]

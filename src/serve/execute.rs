@@ -102,9 +102,16 @@ fn history_tools(registry: &Registry) -> ToolSet {
 /// Runs the calls of one answer in the request's own conversation: what the model set in
 /// an earlier step (its truncate length) holds in this one, and never in another request,
 /// though every request shares the registry. Each call event goes to `events` as JSON.
+///
+/// Unless the gateway keeps repeated calls ([`Options::keep_repeated_calls`]), a call
+/// that repeats an earlier one ends the answer, as in a tool turn: `text` is cut before
+/// it, so the next step's history holds the answer up to there.
+///
+/// [`Options::keep_repeated_calls`]: super::Options::keep_repeated_calls
 async fn run_answer(
+    gateway: &Gateway,
     registry: &Registry,
-    text: &str,
+    text: &mut String,
     settings: &mut Settings,
     events: impl Fn(Json) + Send + Sync + 'static,
 ) -> ExecutionReport {
@@ -117,10 +124,20 @@ async fn run_answer(
                     events(event);
                 }
             });
+    if !gateway.options.keep_repeated_calls {
+        stream = stream.end_at_repeated_call();
+    }
     stream.feed_str(text).await;
-    let report = stream.finish().await.report;
-    settings.clone_from(&report.settings);
-    report
+    let end = stream.finish().await;
+    if let Some(at) = end.repeated_at {
+        let cut = usize::try_from(at.start).unwrap_or(text.len());
+        if text.is_char_boundary(cut) {
+            text.truncate(cut);
+            text.truncate(text.trim_end().len());
+        }
+    }
+    settings.clone_from(&end.report.settings);
+    end.report
 }
 
 /// Adds an answer and its result blocks to the conversation.
@@ -165,13 +182,19 @@ async fn whole(
             .unwrap_or("stop")
             .to_owned();
         prose.feed(&text, &mut out);
-        let text = prose.end_answer(&mut out);
+        let mut text = prose.end_answer(&mut out);
         let sink = Arc::clone(&events);
-        let report = run_answer(&registry, &text, &mut settings, move |event| {
-            sink.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(event);
-        })
+        let report = run_answer(
+            &gateway,
+            &registry,
+            &mut text,
+            &mut settings,
+            move |event| {
+                sink.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(event);
+            },
+        )
         .await;
         held = record.add(&registry, &report);
         if !held.is_empty() {
@@ -239,7 +262,7 @@ async fn streamed(
             }
             record.steps += 1;
             let mut out = Vec::new();
-            let text = prose.end_answer(&mut out);
+            let mut text = prose.end_answer(&mut out);
             if !rounds.send(writer.pieces(out)).await {
                 return;
             }
@@ -247,9 +270,15 @@ async fn streamed(
             // that could wait would hold up the call; they are few per call).
             let (events_tx, mut events) = mpsc::unbounded_channel();
             let report = {
-                let running = run_answer(&registry, &text, &mut settings, move |event| {
-                    let _ = events_tx.send(event);
-                });
+                let running = run_answer(
+                    &gateway,
+                    &registry,
+                    &mut text,
+                    &mut settings,
+                    move |event| {
+                        let _ = events_tx.send(event);
+                    },
+                );
                 tokio::pin!(running);
                 loop {
                     // A client that leaves while the tools run stops them.

@@ -55,7 +55,11 @@
 //! same bound arguments) ends the answer: it, the text after it and a call the token
 //! limit cut short there are not read, so no call is made twice and no repair round is
 //! asked for the cut one. A small model that cannot stop writes its calls again and again
-//! (EVAL.md (h)). [`Options::keep_repeated_calls`] passes such repeats on instead.
+//! (EVAL.md (h)). When the upstream streams, its stream is dropped at the repeat, so a
+//! server that notices its client leave (llama.cpp's does) stops spending tokens on the
+//! loop. In executed turns the registry runs each call once and the next step's history
+//! holds the answer up to the repeat. [`Options::keep_repeated_calls`] passes such repeats
+//! on instead.
 //!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
 //! they arrive (the upstream's event lines may end with `\r\n`, `\n` or `\r`); text is sent as `content` deltas as soon as the parser releases it (only a

@@ -60,6 +60,9 @@ impl Rounds<'_> {
                 }
                 StreamEnd::Done => {}
             }
+            // Read as far as the turn reads: an upstream still writing (past a repeated
+            // call) is stopped now, not after the client's answer is sent.
+            drop(response);
             let mut out = Vec::new();
             let end = turn.end_round(&mut out);
             if !self.send(writer.pieces(out)).await {
@@ -194,6 +197,12 @@ impl Rounds<'_> {
             extra.extend(writer.pieces(out));
             if !self.send(extra).await {
                 return StreamEnd::Gone;
+            }
+            if turn.answer_over() {
+                // The rest would not be read: the caller drops the upstream's stream,
+                // which stops it. Its usage, sent last, is not known.
+                usage.add(answer_usage.as_ref());
+                return StreamEnd::Done;
             }
             if done {
                 if !said_end {

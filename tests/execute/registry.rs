@@ -616,6 +616,74 @@ async fn streaming_runs_each_call_as_soon_as_it_is_complete() {
     assert_eq!(whole.calls[0].result, Ok(json!(3)));
 }
 
+/// An answer that loops, as SmolLM2 writes BFCL `parallel` answers: its calls, the same
+/// calls again (spelled otherwise), and a copy the token limit cut short.
+const LOOPING: &str = "Sure. @weather.get_temp(\"Paris\") @math.calculate_power(2, 10)\n\
+    @nowhere.call() @weather.get_temp(\"Paris\", unit=\"f\")\n\
+    @WEATHER.Get_Temp(location=\"Paris\") @math.calculate_power(2, 10) @weather.get_temp(\"Pa";
+
+#[tokio::test]
+async fn a_stream_ended_at_a_repeated_call_runs_nothing_from_it_on_at_every_chunking() {
+    let registry = registry();
+    let repeat = LOOPING.find("@WEATHER").unwrap();
+    let repeat_end = repeat + LOOPING[repeat..].find(')').unwrap() + 1;
+    let mut ends = Vec::new();
+    for size in [LOOPING.len(), 1, 3, 7] {
+        let mut stream = registry.stream().end_at_repeated_call();
+        let mut given = Vec::new();
+        let mut fed = 0;
+        for piece in LOOPING.as_bytes().chunks(size) {
+            given.extend(stream.feed(piece).await);
+            fed += piece.len();
+            // Known as soon as the repeat is read, before the answer ends.
+            assert_eq!(stream.repeated_at().is_some(), fed >= repeat_end, "{fed}");
+        }
+        let end = stream.finish().await;
+        assert!(
+            end.outcomes.is_empty(),
+            "the cut call after the repeat is not refused"
+        );
+        let names: Vec<_> = end.report.calls.iter().map(|o| o.name.as_str()).collect();
+        // Another unit is another call; an unknown function is refused, not a repeat.
+        assert_eq!(
+            names,
+            [
+                "weather.get_temp",
+                "math.calculate_power",
+                "nowhere.call",
+                "weather.get_temp"
+            ],
+            "chunks of {size}"
+        );
+        assert_eq!(given, end.report.calls, "chunks of {size}");
+        let at = end.repeated_at.expect("a repeat");
+        assert_eq!(at.start as usize, repeat);
+        ends.push((end.report.output, at));
+    }
+    assert!(ends.windows(2).all(|w| w[0] == w[1]));
+
+    // Read from a byte stream while calls run: the same.
+    let pieces: Vec<Result<&[u8], std::io::Error>> = LOOPING.as_bytes().chunks(5).map(Ok).collect();
+    let mut outcomes = registry
+        .stream()
+        .end_at_repeated_call()
+        .run(futures::stream::iter(pieces));
+    let mut ran = 0;
+    while let Some(outcome) = futures::StreamExt::next(&mut outcomes).await {
+        outcome.unwrap();
+        ran += 1;
+    }
+    assert_eq!(ran, 4);
+    assert_eq!(outcomes.repeated_at(), Some(ends[0].1));
+    assert_eq!(outcomes.report().output, ends[0].0);
+
+    // By default every call runs, as written, and the cut one is refused.
+    let all = registry.execute_response(LOOPING).await;
+    assert_eq!(all.call_count, 7);
+    let end = registry.stream().finish().await;
+    assert_eq!(end.repeated_at, None);
+}
+
 #[tokio::test]
 async fn direct_calls_truncate_per_call() {
     let registry = Registry::new();
@@ -904,8 +972,9 @@ async fn closure_boxes_sync_async_and_declared() {
     ));
 }
 
-#[tokio::test]
-async fn api_wrapper_body_reaches_the_tool_through_the_context() {
+/// A registry with `api.create_user(username)`, an api-wrapper whose body holds `age`;
+/// it answers with the user and the body it got.
+fn create_user_api() -> Registry {
     let mut create = Interface::new("create_user")
         .in_domain("api")
         .describe("Create a user");
@@ -925,7 +994,12 @@ async fn api_wrapper_body_reaches_the_tool_through_the_context() {
             Ok(json!({"user": args.value("username"), "body": body}))
         }))
         .unwrap();
-    let report = registry
+    registry
+}
+
+#[tokio::test]
+async fn api_wrapper_body_reaches_the_tool_through_the_context() {
+    let report = create_user_api()
         .execute_response("@api.create_user(\"john\") with_body [[{\"age\": 30}]]")
         .await;
     assert_eq!(
@@ -934,6 +1008,19 @@ async fn api_wrapper_body_reaches_the_tool_through_the_context() {
         "{}",
         report.output
     );
+}
+
+#[tokio::test]
+async fn another_body_makes_another_call() {
+    let answer = "@api.create_user(ann) with_body [[{\"age\": 30}]] \
+                  @api.create_user(ann) with_body [[{\"age\": 31}]] \
+                  @api.create_user(\"ann\") with_body [[{\"age\": 30}]] @api.create_user(";
+    let mut stream = create_user_api().stream().end_at_repeated_call();
+    stream.feed_str(answer).await;
+    let end = stream.finish().await;
+    assert_eq!(end.report.call_count, 2, "{}", end.report.output);
+    let repeat = answer.find("@api.create_user(\"ann\")");
+    assert_eq!(end.repeated_at.map(|s| s.start as usize), repeat);
 }
 
 /// A box of tools that show the user something: one element per call, named by its

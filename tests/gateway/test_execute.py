@@ -83,6 +83,33 @@ def test_calls_run_in_a_command_tool_until_the_model_answers(start_gateway, upst
     ]
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_repeated_call_ends_the_answer_and_runs_once(start_gateway, upstream, command_config, stream):
+    gateway = start_gateway("--config", command_config)
+    upstream.script(
+        Completion("Adding. @calc.add(1, 2)\n@calc.add(a=1, b=2)\n@calc.add(1, 2)\n@calc.add(", finish_reason="length"),
+        Completion("It is 3."),
+    )
+    content, atfunc, finish = execute(gateway.client(), stream)
+    assert finish == "stop"
+    atfunc.pop("events", None)
+    assert atfunc == {"steps": 2, "calls": [
+        {"name": "calc.add", "args": {"a": 1, "b": 2}, "result": {"sum": 3}},
+    ]}
+    # The model reads its answer up to the repeat, and the one result.
+    assert upstream.chat_requests()[1]["json"]["messages"][-2:] == [
+        {"role": "assistant", "content": "Adding. @calc.add(1, 2)"},
+        {"role": "user", "content": 'Function call: calc.add(1, 2)\nReturned: {"sum":3}\n'},
+    ]
+
+
+def test_keep_repeated_calls_runs_every_copy(start_gateway, upstream, command_config):
+    gateway = start_gateway("--config", command_config, "--keep-repeated-calls")
+    upstream.script(Completion("@calc.add(1, 2) @calc.add(1, 2)"), Completion("3."))
+    _, atfunc, _ = execute(gateway.client(), False)
+    assert [c["result"] for c in atfunc["calls"]] == [{"sum": 3}, {"sum": 3}]
+
+
 def test_the_loop_stops_after_max_steps(start_gateway, upstream, command_config):
     gateway = start_gateway("--config", command_config, "--execute", "--max-steps", "2")
     upstream.script(Completion("@calc.add(1, 1)"), Completion("@calc.add(2, 2)"))

@@ -1,10 +1,11 @@
 """Requests with tools: prompts, history, answers, streaming, repair rounds, tool_choice."""
 
 import json
+import time
 
 import pytest
 from common import PREAMBLE_START, TOOLS, USER, accumulate, summary
-from scripted_upstream import Completion, Gated, Raw
+from scripted_upstream import Completion, Gated, Raw, Slow
 
 
 def ask(client, upstream, answer, stream=False, **kwargs):
@@ -332,3 +333,32 @@ def test_only_the_calls_that_failed_are_asked_for_again(client, upstream, stream
     assert note.startswith("Function call: get_weather(days=2)\n")
     assert "get_time" not in note
     assert note.endswith("Your other calls were made: do not repeat them.")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_repeated_call_ends_the_answer(client, upstream, stream):
+    # A small model that cannot stop: its calls, then the same calls again (spelled
+    # otherwise) until the token limit cuts one short.
+    loop = 'Sure. @get_time(zone="UTC") @get_weather(city="Oslo")\n@get_time(UTC)\n@get_weather(city="Oslo")\n@get_ti'
+    result = ask(client, upstream, Completion(loop, finish_reason="length"), stream=stream)
+    assert result == {
+        "content": "Sure.",
+        "calls": [("get_time", {"zone": "UTC"}), ("get-weather", {"city": "Oslo"})],
+        "finish_reason": "tool_calls",
+    }
+    # The call cut short after the repeat asks for no repair round.
+    assert len(upstream.chat_requests()) == 1
+
+
+def test_a_streamed_answer_ended_by_a_repeated_call_stops_the_upstream(gateway, client, upstream):
+    # 200 more copies, 50 ms apart: ten seconds of tokens the gateway does not wait for.
+    upstream.script(Slow(['@get_time(zone="UTC")\n'] * 201, delay=0.05))
+    started = time.monotonic()
+    result, _ = accumulate(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    assert result["calls"] == [("get_time", {"zone": "UTC"})]
+    assert result["finish_reason"] == "tool_calls"
+    assert time.monotonic() - started < 5
+    # The gateway dropped the upstream's stream: its next writes fail.
+    assert upstream.cancelled.wait(5)
+    assert gateway.alive()

@@ -2,11 +2,12 @@
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
 use super::outcome::{ExecutionReport, Outcome};
+use super::repeats::Repeats;
 use super::turn::{job, Job, Turn};
 use super::view::{Conversation, Settings};
 use crate::execute::events::{self, CallEvent, CallEventHook};
 use crate::execute::toolbox::CallContext;
-use crate::parse::{Event, StreamParser};
+use crate::parse::{Event, Span, StreamParser};
 use futures::future::BoxFuture;
 use futures::stream::FuturesOrdered;
 use futures::{Stream, StreamExt};
@@ -41,6 +42,8 @@ pub struct ResponseStream {
     keep: bool,
     /// The registry's event hook and this stream's own.
     events: Option<CallEventHook>,
+    /// With [`ResponseStream::end_at_repeated_call`]: the calls asked for so far.
+    repeats: Option<Repeats>,
 }
 
 /// The end of a [`ResponseStream`].
@@ -51,6 +54,9 @@ pub struct StreamEnd {
     pub outcomes: Vec<Outcome>,
     /// The whole answer's report.
     pub report: ExecutionReport,
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended the
+    /// answer: neither it nor anything after it ran.
+    pub repeated_at: Option<Span>,
 }
 
 impl std::fmt::Debug for ResponseStream {
@@ -80,7 +86,53 @@ impl ResponseStream {
             call_count: 0,
             keep: true,
             events,
+            repeats: None,
         }
+    }
+
+    /// Ends the answer at the first call that repeats an earlier one: the same function
+    /// with the same bound arguments (and body), however the call spelled them. Neither
+    /// the repeat nor any call after it runs, and [`StreamEnd::repeated_at`] says where it
+    /// stood.
+    ///
+    /// For answers of a model that may loop: a small model that cannot stop writes its
+    /// calls again and again until its token limit, and each copy would run (and the last,
+    /// cut short, be refused). A call a model means to make twice in one answer is rare;
+    /// by default every call runs, as written.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = atfunc::execute::Registry::new();
+    /// let answer = "@tools.get_toolboxes() @TOOLS.Get_Toolboxes() @tools.get_toolb";
+    /// let mut stream = registry.stream().end_at_repeated_call();
+    /// stream.feed_str(answer).await;
+    /// let end = stream.finish().await;
+    /// assert_eq!(end.report.call_count, 1);
+    /// assert_eq!(end.repeated_at.map(|span| span.start), Some(23));
+    /// # }
+    /// ```
+    pub fn end_at_repeated_call(mut self) -> Self {
+        self.repeats = Some(Repeats::default());
+        self
+    }
+
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended
+    /// the answer, once one has.
+    pub fn repeated_at(&self) -> Option<Span> {
+        self.repeats.as_ref().and_then(Repeats::ended_at)
+    }
+
+    /// The jobs of `events` that run: all of them, or with
+    /// [`ResponseStream::end_at_repeated_call`] those before the first repeat.
+    fn jobs(&mut self, events: Vec<Event>) -> Vec<Job> {
+        let snapshot = &self.turn.snapshot;
+        let repeats = &mut self.repeats;
+        events
+            .into_iter()
+            .filter_map(|event| job(snapshot, event))
+            .filter(|job| repeats.as_mut().is_none_or(|repeats| repeats.admit(job)))
+            .collect()
     }
 
     /// Calls `hook` with the events of this answer's calls (as
@@ -183,6 +235,7 @@ impl ResponseStream {
         let outcomes = self.run_events(events).await;
         StreamEnd {
             outcomes,
+            repeated_at: self.repeated_at(),
             report: ExecutionReport {
                 call_count: self.call_count,
                 output: self.output,
@@ -193,14 +246,11 @@ impl ResponseStream {
     }
 
     async fn run_events(&mut self, events: Vec<Event>) -> Vec<Outcome> {
-        let turn = &self.turn;
-        let jobs: Vec<Job> = events
-            .into_iter()
-            .filter_map(|event| job(&turn.snapshot, event))
-            .collect();
+        let jobs = self.jobs(events);
         if jobs.is_empty() {
             return Vec::new();
         }
+        let turn = &self.turn;
         let conversation = &self.conversation;
         let ctx = &self.ctx;
         let hook = &self.events;
@@ -310,10 +360,15 @@ impl<S> Outcomes<S> {
         }
     }
 
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended
+    /// the answer, once one has.
+    pub fn repeated_at(&self) -> Option<Span> {
+        self.stream.repeated_at()
+    }
+
     fn queue(&mut self, events: Vec<Event>) {
-        let snapshot = &self.stream.turn.snapshot;
-        self.queued
-            .extend(events.into_iter().filter_map(|event| job(snapshot, event)));
+        let jobs = self.stream.jobs(events);
+        self.queued.extend(jobs);
     }
 
     /// Starts queued calls while fewer than the concurrency limit run.
