@@ -80,6 +80,12 @@ pub(crate) struct EvalArgs {
     /// fields does not continue it.
     #[arg(long = "request-field", value_name = "NAME=JSON", value_parser = request_field)]
     request_fields: Vec<(String, serde_json::Value)>,
+    /// Read every call of an answer. Without it an answer is read as `atfunc serve` reads
+    /// it, up to the first call that repeats an earlier one (a small model may loop).
+    /// Recorded in the report's settings; reports written before this reading was the
+    /// default read every call, and are continued with this flag.
+    #[arg(long)]
+    keep_repeated_calls: bool,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -195,6 +201,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         request_fields: request_fields.clone(),
+        keep_repeated_calls: args.keep_repeated_calls,
     };
     let servers: BTreeMap<String, String> = match &args.server_note {
         Some(note) => names.iter().map(|m| (m.clone(), note.clone())).collect(),
@@ -226,6 +233,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         request_fields,
+        keep_repeated_calls: args.keep_repeated_calls,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.

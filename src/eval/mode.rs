@@ -95,7 +95,9 @@ pub struct Mode {
     pub grounded: bool,
     /// Variant `once`: an answer is read up to the first call that repeats an earlier one
     /// (the same function with the same arguments); the repeat and what follows are
-    /// dropped. The request is unchanged.
+    /// dropped. The request is unchanged. Every mode reads so by default; the variant
+    /// keeps it for one mode of a run that reads every call
+    /// ([`EvalOptions::keep_repeated_calls`](super::EvalOptions::keep_repeated_calls)).
     pub once: bool,
 }
 

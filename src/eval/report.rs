@@ -166,6 +166,16 @@ pub struct Settings {
     /// super::EvalOptions::request_fields)); none in older reports.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub request_fields: BTreeMap<String, Json>,
+    /// Whether every call of an answer was read
+    /// ([`EvalOptions::keep_repeated_calls`](super::EvalOptions::keep_repeated_calls)).
+    /// Reports written before answers were read up to the first repeated call read every
+    /// call, so it is true when absent.
+    #[serde(default = "yes")]
+    pub keep_repeated_calls: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_decide_max_tokens() -> u32 {
@@ -185,13 +195,18 @@ impl Settings {
     fn describe(&self) -> String {
         let mut line = format!(
             "model '{}', max_tokens {}, repair_rounds {}, decide_max_tokens {}, samples {}, \
-             sample_temperature {}",
+             sample_temperature {}, {}",
             self.model,
             self.max_tokens,
             self.repair_rounds,
             self.decide_max_tokens,
             self.samples,
-            self.sample_temperature
+            self.sample_temperature,
+            if self.keep_repeated_calls {
+                "every call read (--keep-repeated-calls)"
+            } else {
+                "read up to a repeated call"
+            }
         );
         for (name, value) in &self.request_fields {
             let _ = write!(line, ", {name} {value}");

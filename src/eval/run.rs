@@ -56,6 +56,11 @@ pub struct EvalOptions {
     /// `repeat_penalty`. A field the evaluator writes itself ([`OWN_FIELDS`]) is refused
     /// by [`Evaluator::new`]. Default none.
     pub request_fields: BTreeMap<String, Json>,
+    /// Read every call of an answer. By default an answer of the text-based modes is read
+    /// as the gateway reads it: up to the first call that repeats an earlier one (the
+    /// variant `+once`, for every mode), since a small model that cannot stop writes its
+    /// calls again until its token limit (EVAL.md (h)). Default false.
+    pub keep_repeated_calls: bool,
 }
 
 /// The request fields the evaluator writes itself, which
@@ -92,6 +97,7 @@ impl Default for EvalOptions {
             samples: 1,
             sample_temperature: 0.7,
             request_fields: BTreeMap::new(),
+            keep_repeated_calls: false,
         }
     }
 }
@@ -373,7 +379,8 @@ impl Evaluator {
             } else {
                 self.ask(&request, outcome).await?
             };
-            let read = read_text(&answer.text, catalog, mode.once);
+            let once = mode.once || !self.options.keep_repeated_calls;
+            let read = read_text(&answer.text, catalog, once);
             answers.push((answer, read));
         }
         let keys: Vec<Option<String>> = answers.iter().map(|(_, read)| vote_key(read)).collect();
@@ -709,7 +716,8 @@ fn with_system(messages: &[Json], prompt: &str) -> Vec<Json> {
 /// The calls of an answer: those that bind, and those that do not (with the error the
 /// model would be shown). Prose that merely contains `@` is not a call.
 ///
-/// With `once` (the variant `+once`) the answer ends before the first call that repeats an
+/// With `once` (the default, and the variant `+once` under
+/// [`EvalOptions::keep_repeated_calls`]) the answer ends before the first call that repeats an
 /// earlier one, the same function (names compared as binding does, case folded) with the
 /// same arguments and body: a small model that cannot stop writes its calls again and
 /// again until its token limit, and the repeat, the rest, and the call the limit cut

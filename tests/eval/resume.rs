@@ -425,7 +425,9 @@ fn samples_vote_among_answers_that_bind() {
 }
 
 /// A report written before `decide_max_tokens`, `samples` and `sample_temperature` were
-/// kept continues under their defaults.
+/// kept continues under their defaults. One written before answers were read up to a
+/// repeated call read every call: it continues with `--keep-repeated-calls`, and is
+/// refused without it, saying so.
 #[test]
 fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     let (endpoint, counts) = scripted_endpoint();
@@ -434,12 +436,30 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     assert!(first.status.success(), "{}", support::stderr(&first));
     let mut old = report(&files);
     let settings = old["settings"].as_object_mut().unwrap();
-    for newer in ["decide_max_tokens", "samples", "sample_temperature"] {
+    for newer in [
+        "decide_max_tokens",
+        "samples",
+        "sample_temperature",
+        "keep_repeated_calls",
+    ] {
         assert!(settings.remove(newer).is_some(), "{newer}");
     }
     std::fs::write(&files.report, old.to_string()).unwrap();
     let asked = counts.asked.load(Ordering::SeqCst);
-    let second = eval(&endpoint, &files, &["--mode", "grammar"]);
+    let refused = eval(&endpoint, &files, &["--mode", "grammar"]);
+    let stderr = support::stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("every call read (--keep-repeated-calls); now")
+            && stderr.contains("read up to a repeated call)"),
+        "{stderr}"
+    );
+    assert_eq!(counts.asked.load(Ordering::SeqCst), asked);
+    let second = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--keep-repeated-calls"],
+    );
     assert!(second.status.success(), "{}", support::stderr(&second));
     assert_eq!(report(&files)["modes"]["grammar"]["cases"], 3);
     // The two cases left, one request each (simple_1's is a 503: a failed case).
@@ -541,11 +561,12 @@ fn request_fields_reach_every_request_and_are_recorded() {
     );
 }
 
-/// `+once`: an answer is read up to the first call that repeats an earlier one (names
-/// compared case folded), so a model that writes its call again until the token limit
-/// is scored on what came before; different calls are all read.
+/// By default (and with `+once` in a run that keeps repeated calls) an answer is read up
+/// to the first call that repeats an earlier one (names compared case folded), so a
+/// model that writes its call again until the token limit is scored on what came
+/// before; different calls are all read. `--keep-repeated-calls` reads every call.
 #[test]
-fn the_once_variant_reads_up_to_the_first_repeated_call() {
+fn answers_are_read_up_to_the_first_repeated_call() {
     let (endpoint, _counts) = scripted_endpoint();
     let files = files();
     let first = QUESTIONS.lines().next().unwrap();
@@ -557,9 +578,23 @@ fn the_once_variant_reads_up_to_the_first_repeated_call() {
     ]
     .join("\n");
     std::fs::write(&files.questions, questions).unwrap();
-    let run = eval(&endpoint, &files, &["--mode", "grammar,grammar+once"]);
+    let by_default = eval(&endpoint, &files, &["--mode", "grammar"]);
+    assert!(
+        by_default.status.success(),
+        "{}",
+        support::stderr(&by_default)
+    );
+    let read_once = report(&files);
+    assert_eq!(read_once["settings"]["keep_repeated_calls"], false);
+    std::fs::remove_file(&files.report).unwrap();
+    let run = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar,grammar+once", "--keep-repeated-calls"],
+    );
     assert!(run.status.success(), "{}", support::stderr(&run));
     let written = report(&files);
+    assert_eq!(written["settings"]["keep_repeated_calls"], true);
     let outcome = |mode: &str, id: &str| {
         written["outcomes"]
             .as_array()
@@ -588,4 +623,14 @@ fn the_once_variant_reads_up_to_the_first_repeated_call() {
             .len(),
         3
     );
+    // The default reads as `+once` does.
+    for (default, once) in read_once["outcomes"].as_array().unwrap().iter().zip([
+        outcome("grammar+once", "simple_0"),
+        outcome("grammar+once", "simple_1"),
+    ]) {
+        assert_eq!(default["mode"], "grammar");
+        for field in ["id", "calls", "valid", "correct"] {
+            assert_eq!(default[field], once[field], "{field}: {default}");
+        }
+    }
 }
