@@ -466,6 +466,51 @@ pub struct BoundCall {
     pub span: Span,
 }
 
+impl BoundCall {
+    /// The call as a key: two calls with equal keys ask for the same thing, the same
+    /// function with the same bound arguments and the same body, however each was written
+    /// (`@f(Oslo)` and `@F(city="Oslo")` are one request). The gateway, the registry (on
+    /// request) and the evaluator end an answer at the first call whose key an earlier
+    /// call of it had: a small model that cannot stop writes its calls again and again.
+    ///
+    /// ```
+    /// use atfunc::parse::{parse_events, Event};
+    /// use atfunc::{bind, Catalog, Interface, Param, ParamType};
+    ///
+    /// let catalog = Catalog::new(vec![
+    ///     Interface::new("get_weather").param(Param::new("city", ParamType::String).required()),
+    /// ]);
+    /// let answer = r#"@get_weather(Oslo) @GET_WEATHER(city="Oslo") @get_weather(Paris)"#;
+    /// let keys: Vec<_> = parse_events(answer)
+    ///     .into_iter()
+    ///     .filter_map(|event| match event {
+    ///         Event::Call(call) => Some(bind(&call, &catalog).unwrap().key()),
+    ///         _ => None,
+    ///     })
+    ///     .collect();
+    /// assert_eq!(keys[0], keys[1]);
+    /// assert_ne!(keys[0], keys[2]);
+    /// ```
+    pub fn key(&self) -> CallKey {
+        CallKey {
+            index: self.index,
+            args: Json::Object(self.args.clone()).to_string(),
+            body: self.body.as_ref().map(|body| body.raw.clone()),
+        }
+    }
+}
+
+/// What makes two bound calls the same request ([`BoundCall::key`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallKey {
+    /// The function's index in the catalog.
+    index: usize,
+    /// The bound arguments as JSON text (in declared order, so equal maps give equal text).
+    args: String,
+    /// The body as written.
+    body: Option<String>,
+}
+
 /// Binds `call` against `catalog`: finds its interface, assigns and converts its arguments
 /// and checks its body. See the [module docs](self) for the rules.
 pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {

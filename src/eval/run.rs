@@ -718,30 +718,24 @@ fn with_system(messages: &[Json], prompt: &str) -> Vec<Json> {
 ///
 /// With `once` (the default, and the variant `+once` under
 /// [`EvalOptions::keep_repeated_calls`]) the answer ends before the first call that repeats an
-/// earlier one, the same function (names compared as binding does, case folded) with the
-/// same arguments and body: a small model that cannot stop writes its calls again and
-/// again until its token limit, and the repeat, the rest, and the call the limit cut
-/// short among it are not read.
+/// earlier one, as the gateway reads it: a call that binds with the same
+/// [`BoundCall::key`] (the same function with the same bound arguments and body, however
+/// each was written) as an earlier one. A small model that cannot stop writes its calls
+/// again and again until its token limit, and the repeat, the rest, and the call the
+/// limit cut short among it are not read. A call that does not bind is no repeat.
 fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
     let mut read = Read::default();
-    let mut seen: Vec<crate::parse::Call> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for event in parse_events(text) {
         match event {
-            Event::Call(call) if once && seen.iter().any(|earlier| same_call(earlier, &call)) => {
-                break
-            }
-            Event::Call(call) => {
-                match bind(&call, catalog) {
-                    Ok(bound) => read.bound.push(bound),
-                    Err(error) => read.refused.push(CallRecord {
-                        call_text: call_text(&call),
-                        result: Err(error.to_string()),
-                    }),
-                }
-                if once {
-                    seen.push(call);
-                }
-            }
+            Event::Call(call) => match bind(&call, catalog) {
+                Ok(bound) if once && !seen.insert(bound.key()) => break,
+                Ok(bound) => read.bound.push(bound),
+                Err(error) => read.refused.push(CallRecord {
+                    call_text: call_text(&call),
+                    result: Err(error.to_string()),
+                }),
+            },
             Event::Malformed { error, text, .. } => {
                 let written = text.strip_prefix('@').unwrap_or(&text);
                 let name = written.split('(').next().unwrap_or(written).trim();
@@ -757,15 +751,6 @@ fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
         }
     }
     read
-}
-
-/// Whether two calls are the same: the same function, as binding finds it (case folded),
-/// with the same arguments in the same order and the same body.
-fn same_call(a: &crate::parse::Call, b: &crate::parse::Call) -> bool {
-    unicase::UniCase::new(a.name.as_str()) == unicase::UniCase::new(b.name.as_str())
-        && a.positional == b.positional
-        && a.named == b.named
-        && a.body == b.body
 }
 
 /// The calls of `tool_calls` entries: each read under its model name ([`NameMap`]),
@@ -878,6 +863,23 @@ fn excerpt(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Interface, Param, ParamType};
+
+    /// Read up to a repeat, as the gateway reads: calls compared once bound, so two
+    /// spellings of one request are a repeat, and a call that does not bind never is.
+    #[test]
+    fn an_answer_is_read_up_to_the_first_call_that_binds_as_an_earlier_one_did() {
+        let catalog = Catalog::new(vec![Interface::new("sqrt")
+            .in_domain("calc")
+            .param(Param::new("x", ParamType::Integer).required())]);
+        let answer = r#"@calc.sqrt(x="a") @calc.sqrt(x="a") @calc.sqrt(2) @calc.sqrt(3) @CALC.SQRT(x=2) @calc.sqrt(4)"#;
+        let once = read_text(answer, &catalog, true);
+        assert_eq!(once.refused.len(), 2);
+        let args: Vec<_> = once.bound.iter().map(|b| b.args["x"].clone()).collect();
+        assert_eq!(args, [2, 3]);
+        let all = read_text(answer, &catalog, false);
+        assert_eq!((all.refused.len(), all.bound.len()), (2, 4));
+    }
 
     #[test]
     fn the_vote_takes_the_calls_most_answers_share_and_the_earliest_of_equals() {

@@ -192,8 +192,8 @@ pub(crate) struct Turn {
     /// Whether a call that repeats one passed on earlier in the same answer is passed on
     /// too ([`Turn::keep_repeated_calls`]); by default it ends the answer.
     keep_repeats: bool,
-    /// The calls passed on this round, as (the client's tool name, arguments as JSON).
-    round_passed: std::collections::HashSet<(String, String)>,
+    /// The calls passed on this round, by their [`BoundCall::key`](crate::BoundCall::key).
+    round_passed: std::collections::HashSet<crate::bind::CallKey>,
     /// Whether this round's answer was ended by a repeated call: the rest is not read.
     round_over: bool,
 }
@@ -647,9 +647,8 @@ impl Turn {
             }
             self.named_called = true;
         }
-        let arguments = Json::Object(bound.args).to_string();
         if !self.keep_repeats {
-            let key = (bound.name.clone(), arguments.clone());
+            let key = bound.key();
             if self.round_passed.contains(&key) {
                 self.round_over = true;
                 // The answer, for a repair round, ends before the repeat.
@@ -665,6 +664,7 @@ impl Turn {
                 self.round_passed.insert(key);
             }
         }
+        let arguments = Json::Object(bound.args).to_string();
         if self.single_call && self.calls > 0 {
             // Only one call per answer was asked for: the first one stands.
             return;

@@ -6,6 +6,7 @@
 //! those calls would run once per copy; read up to the first repeat, each runs once.
 
 use super::turn::Job;
+use crate::bind::CallKey;
 use crate::parse::Span;
 use std::collections::HashSet;
 
@@ -13,11 +14,10 @@ use std::collections::HashSet;
 /// gateway sets, and memory stays bounded whatever the answer holds.
 const MAX_REMEMBERED: usize = 1000;
 
-/// The calls an answer has asked for so far, each as (the function's index in the
-/// catalog, its bound arguments as JSON, its body as written).
+/// The calls an answer has asked for so far, by their [`BoundCall::key`](crate::BoundCall::key).
 #[derive(Debug, Default)]
 pub(super) struct Repeats {
-    seen: HashSet<(usize, String, Option<String>)>,
+    seen: HashSet<CallKey>,
     /// The first repeat's span, once there was one: nothing after it is run.
     at: Option<Span>,
 }
@@ -34,11 +34,7 @@ impl Repeats {
         let Job::Bound { bound, .. } = job else {
             return true;
         };
-        let key = (
-            bound.index,
-            serde_json::Value::Object(bound.args.clone()).to_string(),
-            bound.body.as_ref().map(|body| body.raw.clone()),
-        );
+        let key = bound.key();
         if self.seen.contains(&key) {
             self.at = Some(bound.span);
             return false;
