@@ -5,7 +5,7 @@ use super::confirm::{self, ConfirmMode};
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
-use atfunc::parse::Dialect;
+use atfunc::parse::{Dialect, Span};
 use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +47,11 @@ pub(crate) struct ExecArgs {
     /// qwen3_xml, harmony, or auto (the format of the first call marker).
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     dialect: Dialect,
+    /// Run a call that repeats an earlier one (the same function, the same arguments).
+    /// Without it the first repeat ends the answer, as in `atfunc serve`: neither it nor
+    /// anything after it runs (a small model may write its calls again and again).
+    #[arg(long)]
+    keep_repeated_calls: bool,
     /// The model output to read (default: standard input).
     file: Option<PathBuf>,
 }
@@ -86,6 +91,9 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         // Each outcome is written out as it comes, so none is kept: memory stays flat
         // however many calls the input holds.
         let mut stream = registry.stream().forget_outcomes();
+        if !args.keep_repeated_calls {
+            stream = stream.end_at_repeated_call();
+        }
         let mut printed = 0usize;
         let mut held = 0usize;
         let mut report = match args.json {
@@ -104,9 +112,16 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         let end = stream.finish().await;
         held += count_held(&end.outcomes);
+        if let Some(at) = end.repeated_at {
+            eprintln!(
+                "atfunc: the call at byte {} (character {}) repeats an earlier one: it and \
+                 what follows did not run (--keep-repeated-calls runs every call)",
+                at.start, at.char_start
+            );
+        }
         if let Some(mut report) = report {
             report.add(&mut out, &end.outcomes)?;
-            report.finish(&mut out, end.report.call_count)?;
+            report.finish(&mut out, end.report.call_count, end.repeated_at)?;
         } else {
             print_blocks(&mut out, &end.outcomes, &mut printed, escape)?;
             if end.report.call_count == 0 {
@@ -233,9 +248,24 @@ impl JsonReport {
         Ok(())
     }
 
-    fn finish(mut self, out: &mut impl Write, call_count: usize) -> Result<(), Failure> {
-        write!(out, "\",\n  \"call_count\": {call_count},\n  \"calls\": [")
+    /// Ends the report; `repeated_at`, the call that ended the answer, is written as
+    /// `"repeated_at": {"span": [start, end], "chars": [start, end]}` when there was one.
+    fn finish(
+        mut self,
+        out: &mut impl Write,
+        call_count: usize,
+        repeated_at: Option<Span>,
+    ) -> Result<(), Failure> {
+        write!(out, "\",\n  \"call_count\": {call_count},").map_err(write_failure)?;
+        if let Some(at) = repeated_at {
+            write!(
+                out,
+                "\n  \"repeated_at\": {{\"span\": [{}, {}], \"chars\": [{}, {}]}},",
+                at.start, at.end, at.char_start, at.char_end
+            )
             .map_err(write_failure)?;
+        }
+        out.write_all(b"\n  \"calls\": [").map_err(write_failure)?;
         if self.count > 0 {
             out.write_all(b"\n").map_err(write_failure)?;
             self.calls

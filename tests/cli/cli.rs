@@ -388,6 +388,36 @@ fn exec_json_report_matches_the_blocks() {
     );
 }
 
+/// A model that writes its calls again: the first repeat (however spelled) ends the
+/// answer, said on stderr and in the JSON report; `--keep-repeated-calls` runs them all.
+#[test]
+fn exec_ends_an_answer_at_a_repeated_call_unless_told_to_keep_them() {
+    let looping = "Süß: @tools.get_toolboxes() @TOOLS.Get_Toolboxes() @tools.get_toolboxes(";
+    let mut args = DEMO.to_vec();
+    args.push("--json");
+    let out = atfunc(&args, looping.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["call_count"], 1);
+    let at = looping.find("@TOOLS").unwrap();
+    let chars = looping[..at].chars().count();
+    assert_eq!(report["repeated_at"]["span"][0], at);
+    assert_eq!(report["repeated_at"]["chars"][0], chars);
+    assert!(
+        stderr(&out).contains(&format!(
+            "the call at byte {at} (character {chars}) repeats an earlier one"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    args.push("--keep-repeated-calls");
+    let out = atfunc(&args, looping.as_bytes());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["call_count"], 3);
+    assert!(report.get("repeated_at").is_none());
+    assert!(!stderr(&out).contains("repeats"));
+}
+
 #[test]
 fn exec_truncates_and_refuses_escapes() {
     let out = atfunc(
