@@ -107,9 +107,11 @@
 
 mod coerce;
 mod error;
+mod repeats;
 mod string_format;
 
 pub use error::BindError;
+pub use repeats::{Repeats, MAX_REMEMBERED};
 
 use crate::interface::{Interface, Param, ParamType};
 use crate::messages::{self, fold, similarity};
@@ -469,9 +471,8 @@ pub struct BoundCall {
 impl BoundCall {
     /// The call as a key: two calls with equal keys ask for the same thing, the same
     /// function with the same bound arguments and the same body, however each was written
-    /// (`@f(Oslo)` and `@F(city="Oslo")` are one request). The gateway, the registry (on
-    /// request) and the evaluator end an answer at the first call whose key an earlier
-    /// call of it had: a small model that cannot stop writes its calls again and again.
+    /// (`@f(Oslo)` and `@F(city="Oslo")` are one request). [`Repeats`] ends an answer at the
+    /// first call whose key an earlier call of it had.
     ///
     /// ```
     /// use atfunc::parse::{parse_events, Event};

@@ -3,7 +3,7 @@
 use super::case::Case;
 use super::mode::{prompt, Mode, Strategy};
 use super::score::{score, ScoredCall};
-use crate::bind::{bind, BoundCall, Catalog};
+use crate::bind::{bind, BoundCall, Catalog, Repeats};
 use crate::endpoint::{AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
@@ -725,11 +725,12 @@ fn with_system(messages: &[Json], prompt: &str) -> Vec<Json> {
 /// limit cut short among it are not read. A call that does not bind is no repeat.
 fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
     let mut read = Read::default();
-    let mut seen = std::collections::HashSet::new();
+    // An answer read here is already bounded in size (`max_response_bytes`).
+    let mut repeats = Repeats::remembering(usize::MAX);
     for event in parse_events(text) {
         match event {
             Event::Call(call) => match bind(&call, catalog) {
-                Ok(bound) if once && !seen.insert(bound.key()) => break,
+                Ok(bound) if once && !repeats.admit(&bound) => break,
                 Ok(bound) => read.bound.push(bound),
                 Err(error) => read.refused.push(CallRecord {
                     call_text: call_text(&call),

@@ -15,7 +15,7 @@
 use super::constrain::UpstreamKind;
 use super::request::Request;
 use super::tools::ToolSet;
-use crate::bind::bind;
+use crate::bind::{bind, Repeats};
 use crate::format::format_results;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
@@ -189,13 +189,9 @@ pub(crate) struct Turn {
     /// The usage of a request made for this turn before its first answer (`--decide`'s
     /// decision), to count in the turn's.
     counted_usage: Option<Json>,
-    /// Whether a call that repeats one passed on earlier in the same answer is passed on
-    /// too ([`Turn::keep_repeated_calls`]); by default it ends the answer.
-    keep_repeats: bool,
-    /// The calls passed on this round, by their [`BoundCall::key`](crate::BoundCall::key).
-    round_passed: std::collections::HashSet<crate::bind::CallKey>,
-    /// Whether this round's answer was ended by a repeated call: the rest is not read.
-    round_over: bool,
+    /// The calls passed on this round, to end its answer at the first repeat; `None` when
+    /// repeats are passed on too ([`Turn::keep_repeated_calls`]).
+    repeats: Option<Repeats>,
 }
 
 /// A call the upstream sent as a `tool_calls` entry of its own.
@@ -257,9 +253,7 @@ impl Turn {
             native: dialect != Dialect::Atfunc,
             upstream_calls: Vec::new(),
             counted_usage: None,
-            keep_repeats: false,
-            round_passed: std::collections::HashSet::new(),
-            round_over: false,
+            repeats: Some(Repeats::remembering(MAX_CALLS)),
         }
     }
 
@@ -270,7 +264,8 @@ impl Turn {
     /// repeat, what follows it and the call the limit cuts short are not read, so no
     /// call is made twice and no repair round is asked for the cut one.
     pub(crate) fn keep_repeated_calls(&mut self, keep: bool) {
-        self.keep_repeats = keep;
+        // Bounded like the calls passed on: an answer of many calls holds no more.
+        self.repeats = (!keep).then(|| Repeats::remembering(MAX_CALLS));
     }
 
     /// Counts `usage` (of a request made before the first answer) in the turn's usage.
@@ -417,7 +412,7 @@ impl Turn {
             for event in self.parser.feed_str(piece) {
                 self.event(event, out);
             }
-            if self.round_over {
+            if self.answer_over() {
                 // Nothing after a repeated call is read (or sent back in a repair round).
                 return;
             }
@@ -427,7 +422,7 @@ impl Turn {
     /// Whether this round's answer was ended by a call that repeats an earlier one: the
     /// rest of it is not read, so the upstream's stream may be dropped.
     pub(crate) fn answer_over(&self) -> bool {
-        self.round_over
+        self.repeats.as_ref().is_some_and(Repeats::is_over)
     }
 
     /// Ends the model's answer. Calls that did not bind, or a call the request's
@@ -436,8 +431,9 @@ impl Turn {
         for event in self.parser.finish() {
             self.event(event, out);
         }
-        self.round_over = false;
-        self.round_passed.clear();
+        if let Some(repeats) = &mut self.repeats {
+            *repeats = Repeats::remembering(MAX_CALLS);
+        }
         self.flush_upstream_calls(out);
         let refused = std::mem::take(&mut self.refused);
         let refused_count = std::mem::take(&mut self.refused_count);
@@ -567,7 +563,7 @@ impl Turn {
     }
 
     fn event(&mut self, event: Event, out: &mut Vec<Out>) {
-        if self.round_over {
+        if self.answer_over() {
             return;
         }
         match event {
@@ -647,10 +643,8 @@ impl Turn {
             }
             self.named_called = true;
         }
-        if !self.keep_repeats {
-            let key = bound.key();
-            if self.round_passed.contains(&key) {
-                self.round_over = true;
+        if let Some(repeats) = &mut self.repeats {
+            if !repeats.admit(&bound) {
                 // The answer, for a repair round, ends before the repeat.
                 if let Ok(start) = usize::try_from(call.span.start) {
                     if self.round_text.is_char_boundary(start) {
@@ -658,10 +652,6 @@ impl Turn {
                     }
                 }
                 return;
-            }
-            // Bounded like the calls passed on: an answer of many calls holds no more.
-            if self.round_passed.len() < MAX_CALLS {
-                self.round_passed.insert(key);
             }
         }
         let arguments = Json::Object(bound.args).to_string();

@@ -14,8 +14,8 @@
 //!   registry: a snapshot of what it offered when the answer began, and a ledger it
 //!   shares with it (statistics, call ids, held calls). So a [`ResponseStream`] borrows
 //!   nothing and can be moved to a task or served as a response body.
-//! - `stream`: the answer fed chunk by chunk, or read from a byte stream ([`Outcomes`]);
-//!   `repeats`: ending it at the first call that repeats one, when asked.
+//! - `stream`: the answer fed chunk by chunk, or read from a byte stream ([`Outcomes`]),
+//!   ended at the first call that repeats one when asked ([`crate::bind::Repeats`]).
 //! - `view` and `control`: what an answer sees (the functions offered, its
 //!   [`Settings`]) and the control functions (`tools.*`) that answer from it.
 //! - `outcome`: a call's [`Outcome`], its result block, an answer's [`ExecutionReport`].
@@ -30,7 +30,6 @@ mod confirmation;
 mod control;
 mod outcome;
 mod registration;
-mod repeats;
 mod run;
 mod stats;
 mod stream;

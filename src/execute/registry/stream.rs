@@ -2,9 +2,9 @@
 //! or read from a byte stream while its calls run ([`Outcomes`]).
 
 use super::outcome::{ExecutionReport, Outcome};
-use super::repeats::Repeats;
 use super::turn::{job, Job, Turn};
 use super::view::{Conversation, Settings};
+use crate::bind::Repeats;
 use crate::execute::events::{self, CallEvent, CallEventHook};
 use crate::execute::toolbox::CallContext;
 use crate::parse::{Event, Span, StreamParser};
@@ -131,7 +131,12 @@ impl ResponseStream {
         events
             .into_iter()
             .filter_map(|event| job(snapshot, event))
-            .filter(|job| repeats.as_mut().is_none_or(|repeats| repeats.admit(job)))
+            .filter(|job| match (repeats.as_mut(), job) {
+                (None, _) => true,
+                (Some(repeats), Job::Bound { bound, .. }) => repeats.admit(bound),
+                // A call that did not bind is no repeat: it is read until the answer ends.
+                (Some(repeats), Job::Refused { .. }) => !repeats.is_over(),
+            })
             .collect()
     }
 
