@@ -8,6 +8,9 @@ use atfunc::{Event, ParserConfig, StreamParser};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 
+mod common;
+use common::{chunks, merge};
+
 /// `ATFUNC_FUZZ_DIALECT=hermes` (any name `--dialect` takes) pins the dialect, so that each
 /// one can be given a run of its own; unset, the input's first byte picks one.
 fn pinned() -> Option<Dialect> {
@@ -21,31 +24,11 @@ fn pinned() -> Option<Dialect> {
     })
 }
 
-fn merge(events: Vec<Event>) -> Vec<Event> {
-    let mut out: Vec<Event> = Vec::new();
-    for e in events {
-        if let (Some(Event::Text { text: prev }), Event::Text { text }) = (out.last_mut(), &e) {
-            prev.push_str(text);
-            continue;
-        }
-        out.push(e);
-    }
-    out
-}
-
 fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
     let mut parser = StreamParser::new(config.clone());
     let mut out = Vec::new();
-    let mut rest = input;
-    let mut k = 0;
-    while !rest.is_empty() {
-        let size = sizes
-            .get(k % sizes.len().max(1))
-            .map_or(rest.len(), |&s| s as usize + 1);
-        k += 1;
-        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+    for chunk in chunks(input, sizes) {
         parser.feed_into(chunk, &mut out);
-        rest = tail;
     }
     parser.finish_into(&mut out);
     merge(out)

@@ -9,6 +9,9 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use std::sync::OnceLock;
 
+mod common;
+use common::chunks;
+
 /// Two plain functions and the registry's control functions.
 fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
@@ -26,7 +29,12 @@ fn registry() -> &'static Registry {
                     .in_domain("t")
                     .param(Param::new("a", ParamType::Integer).required())
                     .param(Param::new("b", ParamType::Integer)),
-                |args, _| Ok(json!(args.opt::<i64>("a")?.unwrap_or(0).wrapping_add(args.opt::<i64>("b")?.unwrap_or(0)))),
+                |args, _| {
+                    Ok(json!(args
+                        .opt::<i64>("a")?
+                        .unwrap_or(0)
+                        .wrapping_add(args.opt::<i64>("b")?.unwrap_or(0))))
+                },
             );
         registry.register(tools).expect("the tools are valid");
         registry
@@ -51,15 +59,7 @@ fn run(input: &[u8], sizes: &[u8], once: bool) -> (Vec<(u64, u64, String)>, Opti
         if once {
             stream = stream.end_at_repeated_call();
         }
-        let mut rest = input;
-        let mut k = 0;
-        while !rest.is_empty() {
-            let size = sizes
-                .get(k % sizes.len().max(1))
-                .map_or(rest.len(), |&s| s as usize + 1);
-            k += 1;
-            let (chunk, tail) = rest.split_at(size.min(rest.len()));
-            rest = tail;
+        for chunk in chunks(input, sizes) {
             stream.feed(chunk).await;
         }
         let end = stream.finish().await;
