@@ -1,15 +1,44 @@
 #!/usr/bin/env python3
-# usage: replay.py PORT QUESTIONS.json REPORT.json...
+# usage: replay.py PORT QUESTIONS.json REPORT.json... [--mode MODE] [--sampled-to URL [--ask-invalid]]
 """Answers each chat request with the answer an earlier run stored for the same question,
 so that a report can be read again under another reading (a variant that changes only how
-answers are read, such as +once) without asking the model again."""
-import json, sys
+answers are read, such as +once) without asking the model again.
+
+With --sampled-to URL, a request that carries a temperature above 0 (a sample of
+--samples or --resamples) is passed on to that server instead, and its answer returned as
+it is: the greedy answers are the stored ones, and only the samples are asked. That is
+exact when the stored run used the same prompt, grammar and max_tokens, since greedy
+decoding gives the stored answer again (up to the batching noise EVAL.md describes).
+With --ask-invalid, a greedy request whose stored answer did not bind is passed on too,
+so that a grammar changed since the stored run (one that only differs where those answers
+went wrong) is measured on its own greedy answers. --mode MODE takes the stored answers of
+that mode only (a report may hold several)."""
+import json, sys, urllib.request
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-port, questions, reports = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+
+args = sys.argv[1:]
+
+
+def option(name):
+    if name not in args:
+        return None
+    i = args.index(name)
+    value = args[i + 1]
+    del args[i:i + 2]
+    return value
+
+
+sampled_to = (option("--sampled-to") or "").rstrip("/") or None
+mode = option("--mode")
+ask_invalid = "--ask-invalid" in args
+if ask_invalid:
+    args.remove("--ask-invalid")
+port, questions, reports = int(args[0]), args[1], args[2:]
 by_id = {}
 for r in reports:
     for o in json.load(open(r))["outcomes"]:
-        by_id[o["id"]] = o
+        if mode is None or o["mode"] == mode:
+            by_id[o["id"]] = o
 by_question = {}
 for line in open(questions):
     if line.strip():
@@ -17,17 +46,39 @@ for line in open(questions):
         key = json.dumps(case["question"][0], sort_keys=True)
         if case["id"] in by_id:
             by_question[key] = by_id[case["id"]]
+
+
 class H(BaseHTTPRequestHandler):
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        body = json.loads(raw)
+        if sampled_to and (body.get("temperature") or 0) > 0:
+            return self.forward(raw)
         asked = [m for m in body["messages"] if m["role"] != "system"]
         o = by_question.get(json.dumps(asked, sort_keys=True))
+        if sampled_to and ask_invalid and o is not None and not o["valid"]:
+            return self.forward(raw)
         if o is None:
             data, code = json.dumps({"error": {"message": "no stored answer"}}).encode(), 404
         else:
             data, code = json.dumps({"choices": [{"message": {"role": "assistant", "content": o["answer"]}, "finish_reason": "length"}],
                                      "usage": {"prompt_tokens": o["prompt_tokens"], "completion_tokens": o["completion_tokens"]}}).encode(), 200
+        self.reply(code, data)
+
+    def forward(self, raw):
+        request = urllib.request.Request(sampled_to + self.path, data=raw,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=900) as answer:
+                self.reply(answer.status, answer.read())
+        except urllib.error.HTTPError as error:
+            self.reply(error.code, error.read())
+
+    def reply(self, code, data):
         self.send_response(code); self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+
     def log_message(self, *a): pass
+
+
 ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()

@@ -74,6 +74,13 @@ pub(crate) struct EvalArgs {
     /// The temperature of the samples after the first (with --samples above 1).
     #[arg(long, value_name = "T", default_value_t = 0.7)]
     sample_temperature: f64,
+    /// In the grammar modes (grammar, auto, lazy, decide), ask again, sampled at
+    /// --sample-temperature, when the answer does not bind (a call that does not bind, or
+    /// no call where the mode requires one), at most N times, as `atfunc serve --constrain`
+    /// does; the first answer that binds is scored. Every answer's tokens count. Recorded
+    /// in the report's settings (0 in reports written before it was kept).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=64))]
+    resamples: u32,
     /// A field added to every request, NAME=JSON (repeatable): a server's own sampling
     /// settings, such as llama.cpp's `--request-field dry_multiplier=0.8`. The value is
     /// JSON (a string in quotes). Recorded in the report's settings: a run with other
@@ -200,6 +207,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         decide_max_tokens: args.decide_max_tokens,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
+        resamples: args.resamples,
         request_fields: request_fields.clone(),
         keep_repeated_calls: args.keep_repeated_calls,
     };
@@ -232,6 +240,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         dialect: args.dialect,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
+        resamples: args.resamples,
         request_fields,
         keep_repeated_calls: args.keep_repeated_calls,
     })

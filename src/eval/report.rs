@@ -162,6 +162,10 @@ pub struct Settings {
     /// ([`EvalOptions::sample_temperature`](super::EvalOptions::sample_temperature)).
     #[serde(default = "default_sample_temperature")]
     pub sample_temperature: f64,
+    /// How often an answer that does not bind was asked again
+    /// ([`EvalOptions::resamples`](super::EvalOptions::resamples)); 0 in older reports.
+    #[serde(default)]
+    pub resamples: u32,
     /// Fields added to every request ([`EvalOptions::request_fields`](
     /// super::EvalOptions::request_fields)); none in older reports.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -195,13 +199,14 @@ impl Settings {
     fn describe(&self) -> String {
         let mut line = format!(
             "model '{}', max_tokens {}, repair_rounds {}, decide_max_tokens {}, samples {}, \
-             sample_temperature {}, {}",
+             sample_temperature {}, resamples {}, {}",
             self.model,
             self.max_tokens,
             self.repair_rounds,
             self.decide_max_tokens,
             self.samples,
             self.sample_temperature,
+            self.resamples,
             if self.keep_repeated_calls {
                 "every call read (--keep-repeated-calls)"
             } else {

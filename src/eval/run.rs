@@ -51,6 +51,16 @@ pub struct EvalOptions {
     pub samples: u32,
     /// The temperature of the samples after the first. Default 0.7.
     pub sample_temperature: f64,
+    /// In the modes that send a grammar (`grammar`, `auto`, `lazy`, `decide`), answers
+    /// asked again when the one chosen does not bind: a call that does not bind, or no
+    /// call where the request requires one (`grammar`, `decide` once it chose a
+    /// function). Each is sampled at `sample_temperature` with a seed of its own, and the
+    /// first whose calls all bind is taken; when none does, the last stands. Every
+    /// answer's tokens count. Under a grammar a small model's answers that do not bind
+    /// are loops inside a value, and another sample rarely loops again (EVAL.md (j)); as
+    /// `atfunc serve --constrain` does, by default. The prompt-only modes are never asked
+    /// again, so that they measure the prompt alone. Default 2.
+    pub resamples: u32,
     /// Fields added to every request as they are (and to `lazy`'s `/completion`): a
     /// server's own sampling settings, such as llama.cpp's `dry_multiplier` or
     /// `repeat_penalty`. A field the evaluator writes itself ([`OWN_FIELDS`]) is refused
@@ -96,6 +106,7 @@ impl Default for EvalOptions {
             dialect: Dialect::Auto,
             samples: 1,
             sample_temperature: 0.7,
+            resamples: 2,
             request_fields: BTreeMap::new(),
             keep_repeated_calls: false,
         }
@@ -313,6 +324,15 @@ impl Evaluator {
             }
             Strategy::Text | Strategy::Repair | Strategy::Native | Strategy::Dialect => {}
         }
+        // The grammar of `grammar` and of `decide`'s second step requires a call; in the
+        // other modes an answer without one may be the answer.
+        let call_required = matches!(mode.strategy, Strategy::Grammar | Strategy::Decide);
+        let resamples = match mode.strategy {
+            Strategy::Grammar | Strategy::Decide | Strategy::Auto | Strategy::Lazy => {
+                self.options.resamples
+            }
+            _ => 0,
+        };
         let rounds = match mode.strategy {
             Strategy::Repair => self.options.repair_rounds,
             _ => 0,
@@ -322,7 +342,15 @@ impl Evaluator {
         let mut unresolved: Vec<CallRecord> = Vec::new();
         for round in 0..=rounds {
             request.insert("messages".into(), Json::Array(messages.clone()));
-            let (answer, read) = self.ask_voted(&request, mode, &catalog, outcome).await?;
+            let (answer, read) = self
+                .ask_voted(
+                    &request,
+                    mode,
+                    &catalog,
+                    (call_required, resamples),
+                    outcome,
+                )
+                .await?;
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
                 unresolved = read.refused;
@@ -356,36 +384,65 @@ impl Evaluator {
     }
 
     /// One request of a text-based mode, asked [`EvalOptions::samples`] times (the first
-    /// greedy, the rest sampled), and the answer whose calls win the vote, read.
+    /// greedy, the rest sampled), and the answer whose calls win the vote, read; when it
+    /// does not bind (a call refused, or none where `call_required`), asked again up to
+    /// `resamples` times.
     async fn ask_voted(
         &self,
         request: &Map<String, Json>,
         mode: &Mode,
         catalog: &Catalog,
+        (call_required, resamples): (bool, u32),
         outcome: &mut CaseOutcome,
     ) -> Result<(Answer, Read), String> {
+        let samples = self.options.samples.max(1);
         let mut answers: Vec<(Answer, Read)> = Vec::new();
-        for sample in 0..self.options.samples.max(1) {
-            let mut request = request.clone();
-            if sample > 0 {
-                request.insert(
-                    "temperature".into(),
-                    Json::from(self.options.sample_temperature),
-                );
-                request.insert("seed".into(), Json::from(sample));
-            }
-            let answer = if mode.strategy == Strategy::Lazy {
-                self.ask_lazy(&request, outcome).await?
-            } else {
-                self.ask(&request, outcome).await?
-            };
-            let once = mode.once || !self.options.keep_repeated_calls;
-            let read = read_text(&answer.text, catalog, once);
-            answers.push((answer, read));
+        for sample in 0..samples {
+            answers.push(
+                self.ask_sample(request, mode, catalog, sample, outcome)
+                    .await?,
+            );
         }
         let keys: Vec<Option<String>> = answers.iter().map(|(_, read)| vote_key(read)).collect();
-        let winner = vote(&keys);
-        Ok(answers.swap_remove(winner))
+        let mut chosen = answers.swap_remove(vote(&keys));
+        // The seeds go on from the vote's, so that no answer is asked twice alike.
+        for sample in samples..samples.saturating_add(resamples) {
+            if !needs_another(&chosen.1, call_required) {
+                break;
+            }
+            chosen = self
+                .ask_sample(request, mode, catalog, sample, outcome)
+                .await?;
+        }
+        Ok(chosen)
+    }
+
+    /// Answer `sample` of a request, read: the first (0) greedy, the others at the
+    /// sample temperature with the sample's number as their seed.
+    async fn ask_sample(
+        &self,
+        request: &Map<String, Json>,
+        mode: &Mode,
+        catalog: &Catalog,
+        sample: u32,
+        outcome: &mut CaseOutcome,
+    ) -> Result<(Answer, Read), String> {
+        let mut request = request.clone();
+        if sample > 0 {
+            request.insert(
+                "temperature".into(),
+                Json::from(self.options.sample_temperature),
+            );
+            request.insert("seed".into(), Json::from(sample));
+        }
+        let answer = if mode.strategy == Strategy::Lazy {
+            self.ask_lazy(&request, outcome).await?
+        } else {
+            self.ask(&request, outcome).await?
+        };
+        let once = mode.once || !self.options.keep_repeated_calls;
+        let read = read_text(&answer.text, catalog, once);
+        Ok((answer, read))
     }
 
     /// `decide`, its first step: `messages` (the case's, with the atfunc prompt) and
@@ -632,6 +689,12 @@ fn vote_key(read: &Read) -> Option<String> {
     }
     let calls: Vec<Json> = read.bound.iter().map(|c| json!([c.name, c.args])).collect();
     Some(Json::Array(calls).to_string())
+}
+
+/// Whether an answer is asked again under [`EvalOptions::resamples`]: one of its calls
+/// does not bind, or it has none where the request required one.
+fn needs_another(read: &Read, call_required: bool) -> bool {
+    !read.refused.is_empty() || (call_required && read.bound.is_empty())
 }
 
 /// The index of the answer whose key most answers share, the earliest among equals; the

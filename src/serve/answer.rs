@@ -47,7 +47,8 @@ pub(crate) enum Out {
 /// What follows the end of an upstream answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum RoundEnd {
-    /// Ask the model again: [`Turn::request`] holds the repair messages.
+    /// Ask the model again: [`Turn::request`] holds the repair messages, or the first
+    /// request again, sampled ([`Turn::resample`]).
     Repair,
     /// The turn is over.
     Done,
@@ -192,7 +193,20 @@ pub(crate) struct Turn {
     /// The calls passed on this round, to end its answer at the first repeat; `None` when
     /// repeats are passed on too ([`Turn::keep_repeated_calls`]).
     repeats: Option<Repeats>,
+    /// The turn's first request, asked again, sampled, before a repair round
+    /// ([`Turn::resample`]); `None` when the turn does not resample.
+    first_request: Option<Request>,
+    resamples_left: usize,
+    /// How many resamples were asked: the next one's seed follows.
+    resampled: u64,
+    /// Whether the round under way is a resample: a repair round that follows it starts
+    /// from the first request, not from the resample's.
+    resampling: bool,
 }
+
+/// The temperature of a resample when the client asked for greedy decoding (a
+/// temperature of 0) or named none: as `atfunc eval --sample-temperature`'s default.
+pub(crate) const RESAMPLE_TEMPERATURE: f64 = 0.7;
 
 /// A call the upstream sent as a `tool_calls` entry of its own.
 #[derive(Debug, Default)]
@@ -254,7 +268,25 @@ impl Turn {
             upstream_calls: Vec::new(),
             counted_usage: None,
             repeats: Some(Repeats::remembering(MAX_CALLS)),
+            first_request: None,
+            resamples_left: 0,
+            resampled: 0,
+            resampling: false,
         }
+    }
+
+    /// Asks the turn's request again, sampled, at most `times` times, when an answer's
+    /// calls do not bind (or the call `tool_choice` requires is missing), before any
+    /// repair round. Under a grammar, a small model's failures are loops that run to the
+    /// token limit inside a value; another sample of the same request rarely loops again,
+    /// where a repair round asks it to continue from the loop (EVAL.md (j)). Each resample
+    /// is the request as the turn began, at the client's temperature (or
+    /// [`RESAMPLE_TEMPERATURE`] where the client's is 0 or unset) with a seed of its own
+    /// (the client's plus 1, 2, ...). Its text is not the client's, as a repair round's
+    /// is not; its calls are passed on.
+    pub(crate) fn resample(&mut self, times: usize) {
+        self.resamples_left = times;
+        self.first_request = (times > 0).then(|| self.request.clone());
     }
 
     /// Passes on a call that repeats one passed on earlier in the same answer (the same
@@ -447,9 +479,44 @@ impl Turn {
             Choice::Function(_) => !self.named_called,
             Choice::Auto | Choice::None => false,
         };
-        if (refused_count == 0 && !missing) || self.repairs_left == 0 {
+        if refused_count == 0 && !missing {
             self.give_up(out);
             return RoundEnd::Done;
+        }
+        if self.resamples_left > 0 {
+            if let Some(first) = &self.first_request {
+                self.resamples_left -= 1;
+                self.resampled += 1;
+                self.repairing = true;
+                self.resampling = true;
+                self.round_text.clear();
+                self.request = first.clone();
+                let seed = self.resampled;
+                self.request
+                    .with_fields(&["temperature", "seed"], |fields| {
+                        let greedy = fields
+                            .get("temperature")
+                            .and_then(Json::as_f64)
+                            .is_none_or(|t| t <= 0.0);
+                        if greedy {
+                            fields.insert("temperature".into(), Json::from(RESAMPLE_TEMPERATURE));
+                        }
+                        let base = fields.get("seed").and_then(Json::as_u64).unwrap_or(0);
+                        fields.insert("seed".into(), Json::from(base.wrapping_add(seed)));
+                    });
+                return RoundEnd::Repair;
+            }
+        }
+        if self.repairs_left == 0 {
+            self.give_up(out);
+            return RoundEnd::Done;
+        }
+        if std::mem::take(&mut self.resampling) {
+            // The repair goes on from the conversation as the client sent it, at its own
+            // sampling settings, with the last answer.
+            if let Some(first) = &self.first_request {
+                self.request = first.clone();
+            }
         }
         self.repairs_left -= 1;
         self.repairing = true;
@@ -681,7 +748,7 @@ impl Turn {
     /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
     /// it (made only for the calls it quotes).
     fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
-        if self.repairs_left == 0 && !self.repairing {
+        if self.repairs_left == 0 && self.resamples_left == 0 && !self.repairing {
             // No round is left to repair it in: it stays where it was, as text.
             self.text(raw, out);
             return;
@@ -967,6 +1034,76 @@ mod tests {
             note.contains(&format!("already made {MAX_CALLS} calls")),
             "{note}"
         );
+    }
+
+    /// Under a grammar an answer that does not bind is asked again as the turn began,
+    /// sampled, before any repair round: its text is dropped, its calls pass on, and a
+    /// repair round after the resamples starts from the client's conversation and
+    /// sampling settings.
+    #[test]
+    fn an_answer_that_does_not_bind_is_resampled_before_a_repair_round() {
+        let sampling = |turn: &Turn| {
+            let body: Json = serde_json::from_slice(&turn.request().body(None)).unwrap();
+            (
+                body["temperature"].clone(),
+                body["seed"].clone(),
+                body["messages"].as_array().unwrap().len(),
+            )
+        };
+        for piece in [1, 3, 4096] {
+            let mut turn = turn(Choice::Required, 1);
+            turn.resample(2);
+            let (out, end) = run(&mut turn, "Checking. @get_weather(city=\"Os", piece);
+            assert_eq!(
+                (end, shape(&out)["text"].clone()),
+                (RoundEnd::Repair, json!("Checking."))
+            );
+            assert_eq!(sampling(&turn), (json!(0.7), json!(1), 1), "{piece}");
+            // The resample's text is not the client's; a refused call asks again.
+            let (out, end) = run(&mut turn, "Sure. @get_weather(days=2)", piece);
+            assert_eq!(
+                (end, shape(&out)),
+                (RoundEnd::Repair, json!({"text": "", "calls": []}))
+            );
+            assert_eq!(sampling(&turn), (json!(0.7), json!(2), 1), "{piece}");
+            // No resample left: the repair round, on the client's own request.
+            let (_, end) = run(&mut turn, "@get_weather(days=\"x\")", piece);
+            assert_eq!(end, RoundEnd::Repair);
+            assert_eq!(sampling(&turn), (Json::Null, Json::Null, 3), "{piece}");
+            assert_eq!(message_of(&turn, 1)["content"], "@get_weather(days=\"x\")");
+            let (out, end) = run(&mut turn, "@get_weather(Oslo)", piece);
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out)["calls"],
+                json!([["get-weather", r#"{"city":"Oslo"}"#]])
+            );
+        }
+        // A resample that binds ends the turn, and shows nothing of the refused call.
+        let mut second = turn(Choice::Required, 1);
+        second.resample(2);
+        let (_, end) = run(&mut second, "@get_weather(city=\"Os", 4096);
+        assert_eq!(end, RoundEnd::Repair);
+        let (out, end) = run(&mut second, "Here. @get_weather(Oslo)", 4096);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(
+            shape(&out),
+            json!({"text": "", "calls": [["get-weather", r#"{"city":"Oslo"}"#]]})
+        );
+        // The client's temperature is kept, its seed moved on; an answer that binds is
+        // never asked again.
+        let mut request =
+            Request::parse(br#"{"model": "m", "temperature": 0.3, "seed": 7}"#).unwrap();
+        request.push_message(&json!({"role": "user", "content": "hi"}));
+        let mut hot = Turn::new(tools(), request, Choice::Auto, false, 0, Dialect::Atfunc);
+        hot.resample(1);
+        let (_, end) = run(&mut hot, "@get_weather(days=2)", 4096);
+        assert_eq!(end, RoundEnd::Repair);
+        assert_eq!(sampling(&hot), (json!(0.3), json!(8), 1));
+        let (_, end) = run(&mut hot, "@get_weather(days=2)", 4096);
+        assert_eq!(end, RoundEnd::Done);
+        let mut fine = turn(Choice::Required, 1);
+        fine.resample(2);
+        assert_eq!(run(&mut fine, "@get_weather(Oslo)", 4096).1, RoundEnd::Done);
     }
 
     /// A model that cannot stop writes its calls again until the token limit cuts one

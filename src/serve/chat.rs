@@ -192,8 +192,11 @@ pub(crate) async fn handle(
         gateway.options.repair_rounds,
         Dialect::Atfunc,
     );
-    if let Some(repair) = grammars.and_then(|g| g.repair) {
-        turn.constrain_repairs(kind, repair);
+    if let Some(grammars) = grammars {
+        turn.resample(gateway.options.resamples);
+        if let Some(repair) = grammars.repair {
+            turn.constrain_repairs(kind, repair);
+        }
     }
     turn.keep_repeated_calls(gateway.options.keep_repeated_calls);
     turn.count_usage(decision_usage);

@@ -51,6 +51,16 @@
 //! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0), and a
 //! required call may be missing.
 //!
+//! Under a grammar (see [Grammars](self#grammars)) a failed answer is first asked again as
+//! the turn began, sampled, at most [`Options::resamples`] times (default 2): the same
+//! messages and grammar, at the client's temperature or 0.7 where the client asked for 0
+//! or named none, with a seed each (the client's plus 1, 2, ...). A small model's answers
+//! that do not bind under a grammar are loops inside a value that run to the token limit,
+//! and a repair round asks it to go on from the loop; another sample rarely loops again
+//! (on BFCL, EVAL.md (j)). A resample is treated like a repair round: its calls are passed
+//! on, its text is not. The repair rounds follow when every resample failed too, on the
+//! client's own request and settings with the last answer.
+//!
 //! A call that repeats one passed on earlier in the same answer (the same tool with the
 //! same bound arguments) ends the answer: it, the text after it and a call the token
 //! limit cut short there are not read, so no call is made twice and no repair round is
@@ -310,6 +320,13 @@ pub struct Options {
     /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
     /// a client whose tools mean to be called twice alike in one answer turns it on.
     pub keep_repeated_calls: bool,
+    /// Under a grammar, how many times an answer whose calls do not bind (or that lacks
+    /// the call `tool_choice` requires) is asked again as the turn began, sampled, before
+    /// any repair round: a small model's failures under a grammar are loops inside a
+    /// value that run to the token limit, and another sample rarely loops again (EVAL.md
+    /// (j)). A resample's text is dropped and its calls passed on, as a repair round's.
+    /// Default 2; 0 goes straight to the repair rounds. Without a grammar it does nothing.
+    pub resamples: usize,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
@@ -368,6 +385,7 @@ impl Default for Options {
             decide: false,
             decide_max_tokens: 32,
             keep_repeated_calls: false,
+            resamples: 2,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             upstream_dialect: Dialect::Atfunc,
@@ -400,6 +418,7 @@ impl std::fmt::Debug for Options {
             .field("decide", &self.decide)
             .field("decide_max_tokens", &self.decide_max_tokens)
             .field("keep_repeated_calls", &self.keep_repeated_calls)
+            .field("resamples", &self.resamples)
             .field("load_limits", &self.load_limits)
             .field("upstream_kind", &self.upstream_kind)
             .field("upstream_dialect", &self.upstream_dialect)

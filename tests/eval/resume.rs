@@ -74,6 +74,11 @@ async fn scripted(
         // one, except for seed 3, which writes a call that does not bind.
         "q-vote" if !sampled => "@calc.sqrt(x=3)",
         "q-vote" if request["seed"] == json!(3) => "@calc.sqrt(y=2)",
+        // Greedy, a call the token limit cut; seed 1 a call that does not bind, seed 2 no
+        // call, and every later seed the right call.
+        "q-runaway" if !sampled => "@calc.sqrt(x=\"2, 2, 2, 2",
+        "q-runaway" if request["seed"] == json!(1) => "@calc.sqrt(y=2)",
+        "q-runaway" if request["seed"] == json!(2) => "The root is 1.41.",
         _ if lazy => "no grammar",
         _ => "@calc.sqrt(x=2)",
     };
@@ -424,10 +429,79 @@ fn samples_vote_among_answers_that_bind() {
     );
 }
 
+/// `--resamples N`: an answer that does not bind is asked again, sampled with seeds that
+/// go on from the vote's, until one binds or N more were asked; an answer without a call
+/// counts as not binding only where the mode requires a call. Every answer's tokens
+/// count, and the settings record N.
+#[test]
+fn resamples_ask_again_until_an_answer_binds() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    ask_only(&files, "q-runaway");
+    for (resamples, asked, valid) in [("0", 1, 0), ("2", 3, 0), ("3", 4, 1), ("9", 4, 1)] {
+        counts.asked.store(0, Ordering::SeqCst);
+        let run = eval(
+            &endpoint,
+            &files,
+            &["--mode", "grammar", "--resamples", resamples],
+        );
+        assert!(run.status.success(), "{}", support::stderr(&run));
+        assert_eq!(
+            counts.asked.load(Ordering::SeqCst),
+            asked,
+            "--resamples {resamples}"
+        );
+        let written = report(&files);
+        assert_eq!(
+            written["modes"]["grammar"]["valid_answers"], valid,
+            "{written}"
+        );
+        assert_eq!(written["modes"]["grammar"]["correct"], valid, "{written}");
+        assert_eq!(written["outcomes"][0]["completion_tokens"], 10 * asked);
+        assert_eq!(
+            written["settings"]["resamples"],
+            resamples.parse::<u32>().unwrap()
+        );
+        std::fs::remove_file(&files.report).unwrap();
+    }
+    // The vote comes first: with --samples 2 seed 1 votes, and the resample is seed 2
+    // (no call, which `grammar` refuses), then seed 3.
+    counts.asked.store(0, Ordering::SeqCst);
+    let voted = eval(
+        &endpoint,
+        &files,
+        &["--mode", "grammar", "--samples", "2", "--resamples", "2"],
+    );
+    assert!(voted.status.success(), "{}", support::stderr(&voted));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 4);
+    assert_eq!(report(&files)["modes"]["grammar"]["correct"], 1);
+    std::fs::remove_file(&files.report).unwrap();
+
+    // `text` measures the prompt alone: never asked again. In `auto` an answer without a
+    // call may be the answer: not asked again either.
+    counts.asked.store(0, Ordering::SeqCst);
+    let text = eval(&endpoint, &files, &["--mode", "text", "--resamples", "3"]);
+    assert!(text.status.success(), "{}", support::stderr(&text));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 1);
+    assert_eq!(report(&files)["modes"]["text"]["valid_answers"], 0);
+    std::fs::remove_file(&files.report).unwrap();
+    ask_only(&files, "q-chat");
+    counts.asked.store(0, Ordering::SeqCst);
+    let text = eval(&endpoint, &files, &["--mode", "auto", "--resamples", "3"]);
+    assert!(text.status.success(), "{}", support::stderr(&text));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 1);
+    // A report of another count is not continued, and the message says which.
+    let other = eval(&endpoint, &files, &["--mode", "auto", "--resamples", "1"]);
+    let stderr = support::stderr(&other);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("resamples 3"), "{stderr}");
+}
+
 /// A report written before `decide_max_tokens`, `samples` and `sample_temperature` were
 /// kept continues under their defaults. One written before answers were read up to a
-/// repeated call read every call: it continues with `--keep-repeated-calls`, and is
-/// refused without it, saying so.
+/// repeated call read every call, and one written before `resamples` was kept asked no
+/// answer again: it continues with `--keep-repeated-calls --resamples 0`, and is refused
+/// without them, saying so.
 #[test]
 fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     let (endpoint, counts) = scripted_endpoint();
@@ -440,6 +514,7 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
         "decide_max_tokens",
         "samples",
         "sample_temperature",
+        "resamples",
         "keep_repeated_calls",
     ] {
         assert!(settings.remove(newer).is_some(), "{newer}");
@@ -450,15 +525,21 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     let stderr = support::stderr(&refused);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("every call read (--keep-repeated-calls); now")
-            && stderr.contains("read up to a repeated call)"),
+        stderr.contains("resamples 0, every call read (--keep-repeated-calls); now")
+            && stderr.contains("resamples 2, read up to a repeated call)"),
         "{stderr}"
     );
     assert_eq!(counts.asked.load(Ordering::SeqCst), asked);
     let second = eval(
         &endpoint,
         &files,
-        &["--mode", "grammar", "--keep-repeated-calls"],
+        &[
+            "--mode",
+            "grammar",
+            "--keep-repeated-calls",
+            "--resamples",
+            "0",
+        ],
     );
     assert!(second.status.success(), "{}", support::stderr(&second));
     assert_eq!(report(&files)["modes"]["grammar"]["cases"], 3);

@@ -142,7 +142,7 @@ def test_vllm_keeps_the_clients_other_structured_outputs(start_gateway, upstream
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_repair_rounds_ask_for_calls_only(start_gateway, upstream, stream):
-    gateway = start_gateway("--constrain")
+    gateway = start_gateway("--constrain", "--resamples", "0")
     result = ask(gateway, upstream, [
         Completion("Checking: @get_weather(days=2)"),
         Completion('@get_weather(city="Oslo", days=2)'),
@@ -153,13 +153,48 @@ def test_repair_rounds_ask_for_calls_only(start_gateway, upstream, stream):
     assert repair["json"]["grammar"] == expected_grammar("--choice", "required")
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_that_does_not_bind_is_resampled_first(start_gateway, upstream, stream):
+    """Under a grammar, a failed answer is asked again as the turn began (the same
+    messages and grammar), sampled with a seed each, before the repair round; the
+    resamples' text is not the client's, their calls are."""
+    gateway = start_gateway("--constrain")
+    result = ask(gateway, upstream, [
+        Completion('Checking: @get_weather(city="Os'),
+        Completion("Again: @get_weather(days=2)"),
+        Completion('Sure. @get_weather(city="Oslo", days=2)'),
+    ], stream=stream, temperature=0)
+    assert result["calls"] == [("get-weather", {"city": "Oslo", "days": 2})]
+    assert result["content"] == "Checking:"
+    first, *resamples = upstream.chat_requests()
+    assert [(r["json"]["temperature"], r["json"]["seed"]) for r in resamples] == [(0.7, 1), (0.7, 2)]
+    for sent in resamples:
+        assert sent["json"]["messages"] == first["json"]["messages"]
+        assert sent["json"]["grammar"] == first["json"]["grammar"] == expected_grammar()
+
+    # Both resamples fail: the repair round follows, on the client's own settings.
+    upstream.reset()
+    result = ask(gateway, upstream, [
+        Completion('@get_weather(city="Os'),
+        Completion("@get_weather(days=2)"),
+        Completion("@get_weather(days=3)"),
+        Completion('@get_weather(city="Oslo", days=3)'),
+    ], stream=stream, temperature=0, seed=40)
+    assert result["calls"] == [("get-weather", {"city": "Oslo", "days": 3})]
+    *_, resample, repair = upstream.chat_requests()
+    assert (resample["json"]["temperature"], resample["json"]["seed"]) == (0.7, 42)
+    assert (repair["json"]["temperature"], repair["json"]["seed"]) == (0, 40)
+    assert repair["json"]["messages"][-2] == {"role": "assistant", "content": "@get_weather(days=3)"}
+    assert repair["json"]["grammar"] == expected_grammar("--choice", "required")
+
+
 # ---------------------------------------------------------------- the real server
 
 
 def test_a_constrained_answer_of_a_real_model_binds(llama_server):
     from conftest import Gateway
 
-    gateway = Gateway(llama_server.url, ["--constrain", "--repair-rounds", "0"])
+    gateway = Gateway(llama_server.url, ["--constrain", "--repair-rounds", "0", "--resamples", "0"])
     try:
         client = gateway.client()
         questions = ["What is the weather in Paris?", "What time is it in Tokyo?",
@@ -172,7 +207,7 @@ def test_a_constrained_answer_of_a_real_model_binds(llama_server):
                     result, _ = accumulate(client.chat.completions.create(stream=True, **request))
                 else:
                     result = summary(client.chat.completions.create(**request))
-                # No repair rounds: the calls bound as the model wrote them.
+                # No resamples, no repair rounds: the calls bound as the model wrote them.
                 assert result["finish_reason"] == "tool_calls", (question, result)
                 assert result["calls"], (question, result)
                 for name, args in result["calls"]:

@@ -31,6 +31,7 @@ async fn grammar_without_deciding(request: &Json) -> Json {
         Options {
             constrain: true,
             repair_rounds: 0,
+            resamples: 0,
             ..Options::default()
         },
         &[json!({"content": "It is sunny."})],
