@@ -39,13 +39,28 @@ for r in reports:
     for o in json.load(open(r))["outcomes"]:
         if mode is None or o["mode"] == mode:
             by_id[o["id"]] = o
+# A question may be asked with other functions in another case (BFCL `multiple` has
+# four such pairs): the functions the request's system prompt lists tell them apart.
 by_question = {}
 for line in open(questions):
     if line.strip():
         case = json.loads(line)
         key = json.dumps(case["question"][0], sort_keys=True)
         if case["id"] in by_id:
-            by_question[key] = by_id[case["id"]]
+            names = [f["name"] for f in case["function"]]
+            by_question.setdefault(key, []).append((names, by_id[case["id"]]))
+
+
+def stored(messages):
+    """The stored outcome for a request's messages, or None."""
+    asked = [m for m in messages if m["role"] != "system"]
+    candidates = by_question.get(json.dumps(asked, sort_keys=True), [])
+    if len(candidates) < 2:
+        return candidates[0][1] if candidates else None
+    prompt = " ".join(m["content"] for m in messages if m["role"] == "system")
+    shown = [(sum(("@" + n + "(") in prompt for n in names) / len(names), o) for names, o in candidates]
+    best = max(share for share, _ in shown)
+    return next(o for share, o in shown if share == best)
 
 
 class H(BaseHTTPRequestHandler):
@@ -54,8 +69,7 @@ class H(BaseHTTPRequestHandler):
         body = json.loads(raw)
         if sampled_to and (body.get("temperature") or 0) > 0:
             return self.forward(raw)
-        asked = [m for m in body["messages"] if m["role"] != "system"]
-        o = by_question.get(json.dumps(asked, sort_keys=True))
+        o = stored(body["messages"])
         if sampled_to and ask_invalid and o is not None and not o["valid"]:
             return self.forward(raw)
         if o is None:

@@ -79,7 +79,7 @@ pub(crate) struct EvalArgs {
     /// no call where the mode requires one), at most N times, as `atfunc serve --constrain`
     /// does; the first answer that binds is scored. Every answer's tokens count. Recorded
     /// in the report's settings (0 in reports written before it was kept).
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(0..=64))]
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=64))]
     resamples: u32,
     /// A field added to every request, NAME=JSON (repeatable): a server's own sampling
     /// settings, such as llama.cpp's `--request-field dry_multiplier=0.8`. The value is

@@ -103,7 +103,7 @@ pub(crate) struct ServeArgs {
     /// sampled (at temperature 0.7 when the client's is 0 or unset, with a seed each), at
     /// most N times before the repair rounds; a small model's failures under a grammar are
     /// loops, which another sample rarely repeats. 0: repair rounds only.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 3)]
     resamples: usize,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,

@@ -59,7 +59,7 @@ pub struct EvalOptions {
     /// answer's tokens count. Under a grammar a small model's answers that do not bind
     /// are loops inside a value, and another sample rarely loops again (EVAL.md (j)); as
     /// `atfunc serve --constrain` does, by default. The prompt-only modes are never asked
-    /// again, so that they measure the prompt alone. Default 2.
+    /// again, so that they measure the prompt alone. Default 3.
     pub resamples: u32,
     /// Fields added to every request as they are (and to `lazy`'s `/completion`): a
     /// server's own sampling settings, such as llama.cpp's `dry_multiplier` or
@@ -106,7 +106,7 @@ impl Default for EvalOptions {
             dialect: Dialect::Auto,
             samples: 1,
             sample_temperature: 0.7,
-            resamples: 2,
+            resamples: 3,
             request_fields: BTreeMap::new(),
             keep_repeated_calls: false,
         }

@@ -52,7 +52,7 @@
 //! required call may be missing.
 //!
 //! Under a grammar (see [Grammars](self#grammars)) a failed answer is first asked again as
-//! the turn began, sampled, at most [`Options::resamples`] times (default 2): the same
+//! the turn began, sampled, at most [`Options::resamples`] times (default 3): the same
 //! messages and grammar, at the client's temperature or 0.7 where the client asked for 0
 //! or named none, with a seed each (the client's plus 1, 2, ...). A small model's answers
 //! that do not bind under a grammar are loops inside a value that run to the token limit,
@@ -325,7 +325,7 @@ pub struct Options {
     /// any repair round: a small model's failures under a grammar are loops inside a
     /// value that run to the token limit, and another sample rarely loops again (EVAL.md
     /// (j)). A resample's text is dropped and its calls passed on, as a repair round's.
-    /// Default 2; 0 goes straight to the repair rounds. Without a grammar it does nothing.
+    /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
     pub resamples: usize,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
@@ -385,7 +385,7 @@ impl Default for Options {
             decide: false,
             decide_max_tokens: 32,
             keep_repeated_calls: false,
-            resamples: 2,
+            resamples: 3,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             upstream_dialect: Dialect::Atfunc,

@@ -526,7 +526,7 @@ fn a_report_without_the_newer_settings_continues_under_their_defaults() {
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("resamples 0, every call read (--keep-repeated-calls); now")
-            && stderr.contains("resamples 2, read up to a repeated call)"),
+            && stderr.contains("resamples 3, read up to a repeated call)"),
         "{stderr}"
     );
     assert_eq!(counts.asked.load(Ordering::SeqCst), asked);

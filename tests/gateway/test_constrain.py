@@ -158,7 +158,7 @@ def test_an_answer_that_does_not_bind_is_resampled_first(start_gateway, upstream
     """Under a grammar, a failed answer is asked again as the turn began (the same
     messages and grammar), sampled with a seed each, before the repair round; the
     resamples' text is not the client's, their calls are."""
-    gateway = start_gateway("--constrain")
+    gateway = start_gateway("--constrain", "--resamples", "2")
     result = ask(gateway, upstream, [
         Completion('Checking: @get_weather(city="Os'),
         Completion("Again: @get_weather(days=2)"),

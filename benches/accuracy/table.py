@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+# usage: python3 benches/accuracy/table.py [OUT_DIR] [--readme README.md]
+"""The README's accuracy table and chart, from the reports in this folder.
+
+Each column is a way of answering; each cell reads the outcomes of one mode in one report
+(`atfunc eval --json`). A cell whose report holds fewer cases than the category has says
+"n of N" (a subset); a cell with no report is left empty. Writes accuracy-table.md and
+accuracy-table.svg (right answers per category and column) into OUT_DIR (default: this
+folder); with --readme, also puts the table in that file between the lines
+`<!-- accuracy-table ... -->` and `<!-- /accuracy-table -->`. Only the standard library is
+used."""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# (column, how it was answered); the cells: category -> (report, mode in the report).
+COLUMNS = [
+    ("text", "the atfunc prompt alone", {
+        "simple_python": ("simple_python-text.json", "text"),
+        "irrelevance": ("irrelevance-text.json", "text"),
+    }),
+    ("grammar, greedy", "the prompt and the grammar, one greedy answer, read up to a repeated call", {
+        "simple_python": ("simple_python-grammar.json", "grammar"),
+        "multiple": ("multiple-grammar.json", "grammar"),
+        "parallel": ("parallel-once-replay.json", "grammar+once"),
+        "parallel_multiple": ("parallel_multiple-once-replay.json", "grammar"),
+    }),
+    ("grammar, --resamples 2", "as greedy, and an answer that does not bind asked again, sampled, at most twice", {
+        "simple_python": ("simple_python-resample2.json", "grammar"),
+        "multiple": ("multiple-resample2.json", "grammar"),
+        "parallel": ("parallel-resample2.json", "grammar"),
+        "parallel_multiple": ("parallel_multiple-resample2.json", "grammar"),
+    }),
+    ("grammar, --resamples 4", "the same, at most four times (the default is 3: no answer needed a fourth resample)", {
+        "parallel_multiple": ("parallel_multiple-resample4.json", "grammar"),
+    }),
+    ("auto", "the grammar of tool_choice \"auto\": prose, or calls that bind", {
+        "irrelevance": ("irrelevance-auto.json", "auto"),
+    }),
+    ("native", "the server's own function calling (llama-cpp-python, chatml-function-calling)", {
+        "simple_python": ("simple_python-native.json", "native"),
+        "multiple": ("multiple-native.json", "native"),
+        "parallel": ("parallel-native.json", "native"),
+        "parallel_multiple": ("parallel_multiple-native.json", "native"),
+        "irrelevance": ("irrelevance-native.json", "native"),
+    }),
+]
+CATEGORIES = ["simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance"]
+SIZES = {"simple_python": 400, "multiple": 200, "parallel": 200, "parallel_multiple": 200,
+         "irrelevance": 240}
+
+
+def cell(category, spec):
+    """(answered, right, valid, no_call) of one cell, or None without a report."""
+    if category not in spec:
+        return None
+    name, mode = spec[category]
+    path = os.path.join(HERE, name)
+    if not os.path.exists(path):
+        return None
+    outcomes = [o for o in json.load(open(path))["outcomes"]
+                if o["mode"] == mode and o["category"] == category]
+    if not outcomes:
+        return None
+    count = lambda key: sum(1 for o in outcomes if o[key])
+    return len(outcomes), count("correct"), count("valid"), count("no_call")
+
+
+def pct(n, of):
+    return f"{100 * n / of:.1f} %"
+
+
+def markdown(cells):
+    head = "| category | cases | " + " | ".join(f"{c[0]}: right / valid" for c in COLUMNS) + " |"
+    lines = [head, "|---|---:|" + "---:|" * len(COLUMNS)]
+    for category in CATEGORIES:
+        row = [category, str(SIZES[category])]
+        for column, _, _ in COLUMNS:
+            got = cells[(category, column)]
+            if got is None:
+                row.append("")
+                continue
+            answered, right, valid, no_call = got
+            if category == "irrelevance":
+                text = f"{pct(no_call, answered)} no call"
+            else:
+                text = f"{pct(right, answered)} / {pct(valid, answered)}"
+            if answered < SIZES[category]:
+                text += f" ({answered} of {SIZES[category]})"
+            row.append(text)
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("Right: the calls match BFCL's possible answer (for `irrelevance`: no call). "
+                 "Valid: the answer has a call and every call binds.")
+    for column, how, _ in COLUMNS:
+        lines.append(f"- **{column}**: {how}.")
+    return "\n".join(lines) + "\n"
+
+
+def svg(cells):
+    """Grouped bars: the share of right answers, per category and column."""
+    colours = ["#9e9e9e", "#64b5f6", "#1565c0", "#0d47a1", "#81c784", "#ef6c00"]
+    bar, gap, group_gap, height, left, top = 14, 2, 26, 220, 46, 30
+    group = len(COLUMNS) * (bar + gap) + group_gap
+    width = left + group * len(CATEGORIES) + 10
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + height + 120}" '
+             'font-family="sans-serif" font-size="11">',
+             f'<text x="{left}" y="16" font-size="13">SmolLM2-135M-Instruct on BFCL: right answers '
+             '(irrelevance: answers without a call)</text>']
+    for tick in range(0, 101, 25):
+        y = top + height - height * tick / 100
+        parts.append(f'<line x1="{left - 4}" x2="{width - 10}" y1="{y}" y2="{y}" stroke="#ddd"/>')
+        parts.append(f'<text x="{left - 8}" y="{y + 4}" text-anchor="end">{tick} %</text>')
+    for g, category in enumerate(CATEGORIES):
+        x0 = left + g * group
+        for c, (column, _, _) in enumerate(COLUMNS):
+            got = cells[(category, column)]
+            if got is None:
+                continue
+            answered, right, _, no_call = got
+            share = (no_call if category == "irrelevance" else right) / answered
+            h = height * share
+            x = x0 + c * (bar + gap)
+            parts.append(f'<rect x="{x}" y="{top + height - h:.1f}" width="{bar}" height="{h:.1f}" '
+                         f'fill="{colours[c % len(colours)]}"><title>{column}, {category}: '
+                         f'{pct(no_call if category == "irrelevance" else right, answered)} '
+                         f'of {answered}</title></rect>')
+        parts.append(f'<text x="{x0 + (group - group_gap) / 2}" y="{top + height + 16}" '
+                     f'text-anchor="middle">{category}</text>')
+    for c, (column, _, _) in enumerate(COLUMNS):
+        y = top + height + 40 + 14 * c
+        parts.append(f'<rect x="{left}" y="{y - 9}" width="10" height="10" fill="{colours[c % len(colours)]}"/>')
+        parts.append(f'<text x="{left + 16}" y="{y}">{column}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def put_in_readme(path, table):
+    text = open(path).read()
+    start = text.index("<!-- accuracy-table")
+    start = text.index("\n", start) + 1
+    end = text.index("<!-- /accuracy-table -->")
+    with open(path, "w") as f:
+        f.write(text[:start] + table + text[end:])
+
+
+def main():
+    args = sys.argv[1:]
+    readme = None
+    if "--readme" in args:
+        i = args.index("--readme")
+        readme = args[i + 1]
+        del args[i:i + 2]
+    out = args[0] if args else HERE
+    cells = {(category, column): cell(category, spec)
+             for category in CATEGORIES for column, _, spec in COLUMNS}
+    table = markdown(cells)
+    with open(os.path.join(out, "accuracy-table.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(out, "accuracy-table.svg"), "w") as f:
+        f.write(svg(cells))
+    if readme:
+        put_in_readme(readme, table)
+    sys.stdout.write(table)
+
+
+if __name__ == "__main__":
+    main()
