@@ -23,6 +23,8 @@ def option(name):
     if name not in args:
         return None
     i = args.index(name)
+    if i + 1 >= len(args):
+        sys.exit(f"replay.py: {name} needs a value")
     value = args[i + 1]
     del args[i:i + 2]
     return value
@@ -33,10 +35,19 @@ mode = option("--mode")
 ask_invalid = "--ask-invalid" in args
 if ask_invalid:
     args.remove("--ask-invalid")
+if len(args) < 3:
+    sys.exit("usage: replay.py PORT QUESTIONS.json REPORT.json... [--mode MODE] [--sampled-to URL [--ask-invalid]]")
 port, questions, reports = int(args[0]), args[1], args[2:]
 by_id = {}
 for r in reports:
-    for o in json.load(open(r))["outcomes"]:
+    report = json.load(open(r))
+    settings = report.get("settings", {})
+    # A stored answer must be the greedy one: with samples or resamples the report keeps
+    # the answer chosen among several, and the tokens of all of them.
+    if settings.get("samples", 1) > 1 or settings.get("resamples", 0) > 0:
+        sys.exit(f"replay.py: {r} was written with --samples or --resamples; its answers "
+                 "are not the greedy ones (use a report of --samples 1 --resamples 0)")
+    for o in report["outcomes"]:
         if mode is None or o["mode"] == mode:
             by_id[o["id"]] = o
 # A question may be asked with other functions in another case (BFCL `multiple` has

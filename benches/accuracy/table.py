@@ -21,7 +21,7 @@ COLUMNS = [
         "simple_python": ("simple_python-text.json", "text"),
         "irrelevance": ("irrelevance-text.json", "text"),
     }),
-    ("grammar, greedy", "the prompt and the grammar, one greedy answer, read up to a repeated call", {
+    ("grammar, greedy", "the prompt and the grammar, one greedy answer, read up to a repeated call (in simple_python and multiple the grammar allows one call, so the reading is the same as reading every call, which their reports did)", {
         "simple_python": ("simple_python-grammar.json", "grammar"),
         "multiple": ("multiple-grammar.json", "grammar"),
         "parallel": ("parallel-once-replay.json", "grammar+once"),
@@ -154,6 +154,7 @@ def main():
         readme = args[i + 1]
         del args[i:i + 2]
     out = args[0] if args else HERE
+    os.makedirs(out, exist_ok=True)
     cells = {(category, column): cell(category, spec)
              for category in CATEGORIES for column, _, spec in COLUMNS}
     table = markdown(cells)

@@ -103,8 +103,8 @@ pub(crate) struct ServeArgs {
     /// sampled (at temperature 0.7 when the client's is 0 or unset, with a seed each), at
     /// most N times before the repair rounds; a small model's failures under a grammar are
     /// loops, which another sample rarely repeats. 0: repair rounds only.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    resamples: usize,
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(0..=64))]
+    resamples: u16,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -189,7 +189,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             decide: args.decide,
             decide_max_tokens: args.decide_max_tokens,
             keep_repeated_calls: args.keep_repeated_calls,
-            resamples: args.resamples,
+            resamples: usize::from(args.resamples),
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

@@ -614,6 +614,7 @@ impl Evaluator {
         }
         for field in [
             "temperature",
+            "seed",
             "grammar",
             "grammar_lazy",
             "grammar_triggers",

@@ -193,14 +193,15 @@ pub(crate) struct Turn {
     /// The calls passed on this round, to end its answer at the first repeat; `None` when
     /// repeats are passed on too ([`Turn::keep_repeated_calls`]).
     repeats: Option<Repeats>,
-    /// The turn's first request, asked again, sampled, before a repair round
-    /// ([`Turn::resample`]); `None` when the turn does not resample.
-    first_request: Option<Request>,
+    /// How many more times the request may be asked again, sampled ([`Turn::resample`]).
     resamples_left: usize,
     /// How many resamples were asked: the next one's seed follows.
-    resampled: u64,
-    /// Whether the round under way is a resample: a repair round that follows it starts
-    /// from the first request, not from the resample's.
+    resampled: i64,
+    /// The client's `temperature` and `seed` as it sent them, put back for a repair round
+    /// after resamples. Resamples come before any repair round, so the request is the
+    /// client's until then but for these two fields: nothing else need be kept.
+    client_sampling: [Option<Json>; 2],
+    /// Whether the round under way is a resample.
     resampling: bool,
 }
 
@@ -268,7 +269,7 @@ impl Turn {
             upstream_calls: Vec::new(),
             counted_usage: None,
             repeats: Some(Repeats::remembering(MAX_CALLS)),
-            first_request: None,
+            client_sampling: [None, None],
             resamples_left: 0,
             resampled: 0,
             resampling: false,
@@ -282,11 +283,33 @@ impl Turn {
     /// where a repair round asks it to continue from the loop (EVAL.md (j)). Each resample
     /// is the request as the turn began, at the client's temperature (or
     /// [`RESAMPLE_TEMPERATURE`] where the client's is 0 or unset) with a seed of its own
-    /// (the client's plus 1, 2, ...). Its text is not the client's, as a repair round's
-    /// is not; its calls are passed on.
+    /// (the client's plus 1, 2, ...; 1, 2, ... when it set none, or a negative one, which
+    /// asks llama.cpp for a random seed). Its text is not the client's, as a repair
+    /// round's is not; its calls are passed on. Only an answer none of whose calls was
+    /// passed on is asked again: a call the client has is never taken back, and a
+    /// resample would write it again, so a turn that passed one on repairs instead.
     pub(crate) fn resample(&mut self, times: usize) {
         self.resamples_left = times;
-        self.first_request = (times > 0).then(|| self.request.clone());
+        self.client_sampling = [self.request.get("temperature"), self.request.get("seed")];
+    }
+
+    /// Sets the next resample's `temperature` and `seed`.
+    fn sample_again(&mut self) {
+        self.resampled += 1;
+        let [temperature, seed] = self.client_sampling.clone();
+        let temperature = temperature
+            .filter(|t| t.as_f64().is_some_and(|t| t > 0.0))
+            .unwrap_or_else(|| Json::from(RESAMPLE_TEMPERATURE));
+        let base = seed.and_then(|s| s.as_i64()).filter(|s| *s >= 0);
+        // Past i64::MAX (which vLLM refuses) the count starts again from 1.
+        let seed = base
+            .and_then(|b| b.checked_add(self.resampled))
+            .unwrap_or(self.resampled);
+        self.request
+            .with_fields(&["temperature", "seed"], |fields| {
+                fields.insert("temperature".into(), temperature);
+                fields.insert("seed".into(), Json::from(seed));
+            });
     }
 
     /// Passes on a call that repeats one passed on earlier in the same answer (the same
@@ -480,32 +503,21 @@ impl Turn {
             Choice::Auto | Choice::None => false,
         };
         if refused_count == 0 && !missing {
+            if self.resampling {
+                // The resample's answer stands in for the failed one: it wrote no call
+                // that failed, so none is shown.
+                self.unresolved.clear();
+            }
             self.give_up(out);
             return RoundEnd::Done;
         }
-        if self.resamples_left > 0 {
-            if let Some(first) = &self.first_request {
-                self.resamples_left -= 1;
-                self.resampled += 1;
-                self.repairing = true;
-                self.resampling = true;
-                self.round_text.clear();
-                self.request = first.clone();
-                let seed = self.resampled;
-                self.request
-                    .with_fields(&["temperature", "seed"], |fields| {
-                        let greedy = fields
-                            .get("temperature")
-                            .and_then(Json::as_f64)
-                            .is_none_or(|t| t <= 0.0);
-                        if greedy {
-                            fields.insert("temperature".into(), Json::from(RESAMPLE_TEMPERATURE));
-                        }
-                        let base = fields.get("seed").and_then(Json::as_u64).unwrap_or(0);
-                        fields.insert("seed".into(), Json::from(base.wrapping_add(seed)));
-                    });
-                return RoundEnd::Repair;
-            }
+        if self.resamples_left > 0 && self.calls == 0 {
+            self.resamples_left -= 1;
+            self.repairing = true;
+            self.resampling = true;
+            self.round_text.clear();
+            self.sample_again();
+            return RoundEnd::Repair;
         }
         if self.repairs_left == 0 {
             self.give_up(out);
@@ -514,9 +526,17 @@ impl Turn {
         if std::mem::take(&mut self.resampling) {
             // The repair goes on from the conversation as the client sent it, at its own
             // sampling settings, with the last answer.
-            if let Some(first) = &self.first_request {
-                self.request = first.clone();
-            }
+            let [temperature, seed] = self.client_sampling.clone();
+            self.request
+                .with_fields(&["temperature", "seed"], |fields| {
+                    fields.clear();
+                    if let Some(temperature) = temperature {
+                        fields.insert("temperature".into(), temperature);
+                    }
+                    if let Some(seed) = seed {
+                        fields.insert("seed".into(), seed);
+                    }
+                });
         }
         self.repairs_left -= 1;
         self.repairing = true;
@@ -748,7 +768,8 @@ impl Turn {
     /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
     /// it (made only for the calls it quotes).
     fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
-        if self.repairs_left == 0 && self.resamples_left == 0 && !self.repairing {
+        let resample_ahead = self.resamples_left > 0 && self.calls == 0;
+        if self.repairs_left == 0 && !resample_ahead && !self.repairing {
             // No round is left to repair it in: it stays where it was, as text.
             self.text(raw, out);
             return;
@@ -888,7 +909,11 @@ mod tests {
     }
 
     fn turn(choice: Choice, rounds: usize) -> Turn {
-        let mut request = Request::parse(br#"{"model": "m"}"#).unwrap();
+        turn_with(choice, rounds, r#"{"model": "m"}"#)
+    }
+
+    fn turn_with(choice: Choice, rounds: usize, body: &str) -> Turn {
+        let mut request = Request::parse(body.as_bytes()).unwrap();
         request.push_message(&json!({"role": "user", "content": "hi"}));
         Turn::new(tools(), request, choice, false, rounds, Dialect::Atfunc)
     }
@@ -1104,6 +1129,42 @@ mod tests {
         let mut fine = turn(Choice::Required, 1);
         fine.resample(2);
         assert_eq!(run(&mut fine, "@get_weather(Oslo)", 4096).1, RoundEnd::Done);
+    }
+
+    /// A call the client has is never taken back: an answer that passed one on and had
+    /// another refused is repaired, not resampled (a resample would write the first call
+    /// again). A resample that answers in prose alone under `auto` stands in for the
+    /// failed answer, whose refused call is then not shown. A negative seed (random, to
+    /// llama.cpp) is replaced by the count.
+    #[test]
+    fn a_resample_never_repeats_a_call_passed_on_and_may_answer_without_one() {
+        for piece in [1, 3, 4096] {
+            let mut turn = turn(Choice::Auto, 1);
+            turn.resample(3);
+            let (out, end) = run(&mut turn, "@get_weather(Oslo) @get_weather(days=2)", piece);
+            assert_eq!(end, RoundEnd::Repair);
+            assert_eq!(
+                shape(&out)["calls"],
+                json!([["get-weather", r#"{"city":"Oslo"}"#]])
+            );
+            // The repair round: the answer and the note, at the client's settings.
+            assert_eq!(turn.request().messages().len(), 3, "{piece}");
+            assert_eq!(turn.request().get("temperature"), None);
+
+            let mut prose = turn_with(Choice::Auto, 0, r#"{"model": "m", "seed": -1}"#);
+            prose.resample(1);
+            let (out, end) = run(&mut prose, "Let me see. @get_weather(days=2)", piece);
+            assert_eq!(
+                (end, shape(&out)["text"].clone()),
+                (RoundEnd::Repair, json!("Let me see."))
+            );
+            assert_eq!(prose.request().get("seed"), Some(json!(1)));
+            let (out, end) = run(&mut prose, "It is sunny in Oslo.", piece);
+            assert_eq!(
+                (end, shape(&out)),
+                (RoundEnd::Done, json!({"text": "", "calls": []}))
+            );
+        }
     }
 
     /// A model that cannot stop writes its calls again until the token limit cuts one

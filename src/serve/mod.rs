@@ -48,8 +48,8 @@
 //! not (the first answer's text was the reply). `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
-//! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0), and a
-//! required call may be missing.
+//! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0 and no
+//! resample is ahead, below), and a required call may be missing.
 //!
 //! Under a grammar (see [Grammars](self#grammars)) a failed answer is first asked again as
 //! the turn began, sampled, at most [`Options::resamples`] times (default 3): the same
@@ -58,8 +58,12 @@
 //! that do not bind under a grammar are loops inside a value that run to the token limit,
 //! and a repair round asks it to go on from the loop; another sample rarely loops again
 //! (on BFCL, EVAL.md (j)). A resample is treated like a repair round: its calls are passed
-//! on, its text is not. The repair rounds follow when every resample failed too, on the
-//! client's own request and settings with the last answer.
+//! on, its text is not; an answer that passed a call on is never resampled (the client
+//! has the call, and a resample would write it again), so it goes to a repair round. A
+//! resample that answers without a call under `tool_choice: "auto"` ends the turn, and the
+//! failed call is not shown. The repair rounds follow when every resample failed too, on
+//! the client's own request and settings with the last answer; a call still failed at the
+//! end is the last answer's.
 //!
 //! A call that repeats one passed on earlier in the same answer (the same tool with the
 //! same bound arguments) ends the answer: it, the text after it and a call the token
