@@ -327,11 +327,12 @@ impl Evaluator {
         // The grammar of `grammar` and of `decide`'s second step requires a call; in the
         // other modes an answer without one may be the answer.
         let call_required = matches!(mode.strategy, Strategy::Grammar | Strategy::Decide);
-        let resamples = match mode.strategy {
-            Strategy::Grammar | Strategy::Decide | Strategy::Auto | Strategy::Lazy => {
-                self.options.resamples
-            }
-            _ => 0,
+        // Only answers made under a grammar are asked again: the prompt-only modes
+        // measure the prompt alone.
+        let resamples = if request.contains_key("grammar") {
+            self.options.resamples
+        } else {
+            0
         };
         let rounds = match mode.strategy {
             Strategy::Repair => self.options.repair_rounds,

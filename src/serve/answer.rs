@@ -293,6 +293,12 @@ impl Turn {
         self.client_sampling = [self.request.get("temperature"), self.request.get("seed")];
     }
 
+    /// Whether a failed answer would be asked again now: a resample is left, and no call
+    /// of the turn was passed on (the client has it; a resample would write it again).
+    fn resample_ahead(&self) -> bool {
+        self.resamples_left > 0 && self.calls == 0
+    }
+
     /// Sets the next resample's `temperature` and `seed`.
     fn sample_again(&mut self) {
         self.resampled += 1;
@@ -511,7 +517,7 @@ impl Turn {
             self.give_up(out);
             return RoundEnd::Done;
         }
-        if self.resamples_left > 0 && self.calls == 0 {
+        if self.resample_ahead() {
             self.resamples_left -= 1;
             self.repairing = true;
             self.resampling = true;
@@ -768,8 +774,7 @@ impl Turn {
     /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
     /// it (made only for the calls it quotes).
     fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
-        let resample_ahead = self.resamples_left > 0 && self.calls == 0;
-        if self.repairs_left == 0 && !resample_ahead && !self.repairing {
+        if self.repairs_left == 0 && !self.resample_ahead() && !self.repairing {
             // No round is left to repair it in: it stays where it was, as text.
             self.text(raw, out);
             return;
@@ -1116,10 +1121,11 @@ mod tests {
         );
         // The client's temperature is kept, its seed moved on; an answer that binds is
         // never asked again.
-        let mut request =
-            Request::parse(br#"{"model": "m", "temperature": 0.3, "seed": 7}"#).unwrap();
-        request.push_message(&json!({"role": "user", "content": "hi"}));
-        let mut hot = Turn::new(tools(), request, Choice::Auto, false, 0, Dialect::Atfunc);
+        let mut hot = turn_with(
+            Choice::Auto,
+            0,
+            r#"{"model": "m", "temperature": 0.3, "seed": 7}"#,
+        );
         hot.resample(1);
         let (_, end) = run(&mut hot, "@get_weather(days=2)", 4096);
         assert_eq!(end, RoundEnd::Repair);
