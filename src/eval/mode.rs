@@ -93,6 +93,9 @@ pub struct Mode {
     /// Variant `grounded`: the grammar's numbers are those the case's user messages write
     /// ([`GrammarOptions::grounded_numbers`](crate::grammar::GrammarOptions::grounded_numbers)).
     pub grounded: bool,
+    /// Variant `spans`: a text argument's value is a run of words of the case's user
+    /// messages ([`GrammarOptions::grounded_text`](crate::grammar::GrammarOptions::grounded_text)).
+    pub spans: bool,
     /// Variant `once`: an answer is read up to the first call that repeats an earlier one
     /// (the same function with the same arguments); the repeat and what follows are
     /// dropped. The request is unchanged. Every mode reads so by default; the variant
@@ -127,6 +130,7 @@ impl Mode {
             bound: false,
             abstract_example: false,
             grounded: false,
+            spans: false,
             once: false,
         }
     }
@@ -135,7 +139,7 @@ impl Mode {
 impl Mode {
     /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
     /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 11] {
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 12] {
         [
             ("desc", &mut self.descriptions),
             ("example", &mut self.example),
@@ -147,6 +151,7 @@ impl Mode {
             ("bound", &mut self.bound),
             ("abstract", &mut self.abstract_example),
             ("grounded", &mut self.grounded),
+            ("spans", &mut self.spans),
             ("once", &mut self.once),
         ]
     }

@@ -1,5 +1,8 @@
-//! The numbers a conversation writes, for grammars whose numbers must be among them
-//! ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers)).
+//! What a conversation writes, for grammars whose values must be taken from it: its
+//! numbers ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers))
+//! and runs of its words ([`GrammarOptions::grounded_text`](super::GrammarOptions::grounded_text)).
+
+use super::tree::{Builder, Node};
 
 /// The numbers written in `text`, in order of first appearance, each once, as the grammar
 /// offers them: `213,000` as `213000`, `1.5`, `-4`, `1e-9`; a number that is not finite
@@ -86,6 +89,95 @@ pub fn numbers_in(text: &str) -> Vec<String> {
     out
 }
 
+/// The strings made of whole words of `text`: `"` + a run of consecutive words of one
+/// sentence, with what stands between them, + `"`, written with JSON escapes; `None` when
+/// `text` has no word.
+///
+/// A word is a run of letters and digits, so `C:/data/cars.csv` and `2022/AL2562` are runs
+/// of several words and their separators. A run does not cross a line break or the end of
+/// a sentence (`.`, `?` or `!` followed by white space): a value is rarely longer, and an
+/// unbounded run would let a model copy the question out to its token limit.
+///
+/// Each word is a rule that ends there or goes on to the next word of its sentence, so the
+/// grammar grows with the length of `text` (one rule per word), and an engine following it
+/// keeps one path for each place in `text` that the value written so far can start at.
+pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
+    if b.has("span") {
+        return Some(b.rule("span", |_| Node::Seq(Vec::new())));
+    }
+    let (words, gaps) = words_and_gaps(text);
+    if words.is_empty() {
+        return None;
+    }
+    // Built from the last word back, so each rule's successor exists when it is written.
+    let mut starts: Vec<Node> = vec![Node::Seq(Vec::new()); words.len()];
+    let mut next: Option<Node> = None;
+    for k in (0..words.len()).rev() {
+        let word = Node::text(json_text(words[k]));
+        let gap = gaps.get(k).copied().filter(|gap| !ends_sentence(gap));
+        let body = match (gap, next.take()) {
+            (Some(gap), Some(following)) => Node::seq([
+                word,
+                Node::optional(Node::seq([Node::text(json_text(gap)), following])),
+            ]),
+            _ => word,
+        };
+        let rule = b.rule(&format!("span-{k}"), |_| body);
+        starts[k] = rule.clone();
+        next = Some(rule);
+    }
+    Some(b.rule("span", |_| {
+        Node::seq([Node::text("\""), Node::alt(starts), Node::text("\"")])
+    }))
+}
+
+/// The words of `text` (runs of letters and digits) and, for each but the last, the text
+/// between it and the next.
+fn words_and_gaps(text: &str) -> (Vec<&str>, Vec<&str>) {
+    let mut words = Vec::new();
+    let mut gaps = Vec::new();
+    let mut word_start: Option<usize> = None;
+    let mut gap_start: Option<usize> = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_alphanumeric(), word_start) {
+            (true, None) => {
+                if let Some(from) = gap_start.take() {
+                    gaps.push(&text[from..at]);
+                }
+                word_start = Some(at);
+            }
+            (false, Some(from)) => {
+                words.push(&text[from..at]);
+                word_start = None;
+                gap_start = Some(at);
+            }
+            _ => {}
+        }
+    }
+    if let Some(from) = word_start {
+        words.push(&text[from..]);
+    }
+    (words, gaps)
+}
+
+/// Whether the text between two words ends a sentence or a line.
+fn ends_sentence(gap: &str) -> bool {
+    gap.contains('\n')
+        || gap.char_indices().any(|(at, c)| {
+            matches!(c, '.' | '?' | '!') && gap[at + 1..].starts_with(char::is_whitespace)
+        })
+}
+
+/// `text` as it stands inside a JSON string (escapes, without the quotes).
+fn json_text(text: &str) -> String {
+    let quoted = serde_json::Value::from(text).to_string();
+    quoted
+        .strip_prefix('"')
+        .and_then(|inner| inner.strip_suffix('"'))
+        .unwrap_or(&quoted)
+        .to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +204,65 @@ mod tests {
         let grammar = super::super::grammar(&tools, &options).unwrap();
         assert!(grammar.accepts("@f(n=-12)"));
         assert!(!grammar.accepts("@f(n=1.0)") && !grammar.accepts("@f(n=1e3)"));
+    }
+
+    /// The grammar of one function whose text parameter is grounded in `said`.
+    fn grounded_in(said: &str) -> super::super::Grammar {
+        let tools = crate::load_interfaces(&serde_json::json!([{"name": "f", "parameters":
+            {"type": "object", "properties": {
+                "s": {"type": "string"},
+                "unit": {"type": "string", "enum": ["km", "mi"]},
+                "day": {"type": "string", "format": "date"},
+                "tags": {"type": "array", "items": {"type": "string"}}},
+             "required": ["s"]}}]))
+        .unwrap();
+        let options = super::super::GrammarOptions {
+            choice: super::super::Choice::Required,
+            grounded_text: Some(said.to_owned()),
+            ..super::super::GrammarOptions::default()
+        };
+        super::super::grammar(&tools, &options).unwrap()
+    }
+
+    #[test]
+    fn text_values_are_runs_of_whole_words_within_a_sentence() {
+        let g = grounded_in(
+            "Book a flight to New York, then read C:/data/cars.csv. Is it \"fast\"?\nYes",
+        );
+        for value in [
+            "\"New York\"",
+            "\"New\"",
+            "\"York, then read C\"",
+            "\"C:/data/cars.csv\"",
+            "\"data/cars\"",
+            "\"Is it \\\"fast\"",
+            "\"Yes\"",
+        ] {
+            assert!(g.accepts(&format!("@f(s={value})")), "{value}");
+        }
+        for value in [
+            "\"Oslo\"",
+            "\"\"",
+            "\"ew York\"",
+            "\"New Yor\"",
+            "\".csv\"",
+            "\"New York,\"",
+            "\"cars.csv. Is\"",
+            "\"fast\\\"?\nYes\"",
+            "\"York New\"",
+        ] {
+            assert!(!g.accepts(&format!("@f(s={value})")), "{value}");
+        }
+        // Lists of text are grounded item by item; choices and formats keep their own.
+        assert!(
+            g.accepts(r#"@f(s="flight", unit="mi", day="2024-02-29", tags=["New York", "Yes"])"#)
+        );
+        assert!(!g.accepts(r#"@f(s="flight", tags=["Paris"])"#));
+    }
+
+    #[test]
+    fn text_without_words_leaves_strings_free() {
+        let g = grounded_in(" ... ?! ");
+        assert!(g.accepts(r#"@f(s="anything at all")"#));
     }
 }

@@ -174,6 +174,16 @@ pub struct GrammarOptions {
     /// cannot be written, so this suits answers that take their numbers from the question.
     /// Default `None`.
     pub grounded_numbers: Option<Vec<String>>,
+    /// The text a text parameter's value is taken from, when given: the value must be a run
+    /// of whole consecutive words of it (a word is a run of letters and digits), with what
+    /// stands between them, within one sentence. Most values a question gives a tool are
+    /// written in it (a city, a file name, a case number); a small model held to them
+    /// cannot copy its prompt's example, invent a value, or open a string with a stray
+    /// `.`. A value the text does not write (`"USD"` for "dollars", a date reformatted)
+    /// cannot be written either, so this suits tools whose text comes from the user's
+    /// words. Parameters with choices or a checked format, and `any` values, keep their
+    /// own grammar. Default `None`.
+    pub grounded_text: Option<String>,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -196,6 +206,7 @@ impl Default for GrammarOptions {
             max_string_chars: None,
             max_list_items: None,
             grounded_numbers: None,
+            grounded_text: None,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -278,6 +289,7 @@ pub fn grammar(
         max_string_chars: options.max_string_chars,
         max_list_items: options.max_list_items,
         grounded_numbers: options.grounded_numbers.clone(),
+        grounded_text: options.grounded_text.clone(),
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {

@@ -57,6 +57,9 @@ pub(crate) struct Values {
     /// The numbers a number parameter may take
     /// ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers)).
     pub grounded_numbers: Option<Vec<String>>,
+    /// The text whose runs of words a text parameter's value must be
+    /// ([`GrammarOptions::grounded_text`](super::GrammarOptions::grounded_text)).
+    pub grounded_text: Option<String>,
 }
 
 fn digit() -> Node {
@@ -101,6 +104,13 @@ impl Values {
                     .and_then(|format| self.formatted(b, format))
                 {
                     Some(formatted) => formatted,
+                    None if self.grounded_text.is_some() => {
+                        let spans = self
+                            .grounded_text
+                            .as_deref()
+                            .and_then(|text| super::grounded::text_spans(b, text));
+                        spans.unwrap_or_else(|| self.string(b))
+                    }
                     // Only a call's own argument (depth 0): inside a JSON object or list
                     // an unquoted word is read as a JSON token, not as text.
                     None if self.bare_strings && slot == Slot::Named && depth == 0 => {

@@ -1,5 +1,6 @@
 //! The levers measured on a real model (EVAL.md), checked on the grammar's language and the
-//! prompt without one: a guarded string start, and the example call's variants.
+//! prompt without one: a guarded string start, the example call's variants, bounds, and
+//! values grounded in the question (its numbers, runs of its words).
 #![cfg(feature = "eval")]
 
 use atfunc::eval::{load_cases, prompt, Mode};
@@ -247,4 +248,62 @@ fn grounded_numbers_are_the_questions_own() {
     assert!(grammar(&tools, &none)
         .unwrap()
         .accepts("@area(base=1, height=1)"));
+}
+
+/// `+spans`: the grammar sent with each request holds the text arguments to runs of the
+/// user's words, and the answer is scored as any other.
+#[tokio::test]
+async fn the_spans_variant_grounds_text_in_the_users_words() {
+    use atfunc::eval::{EvalOptions, Evaluator};
+    use std::sync::{Arc, Mutex};
+    let mode = "grammar+spans".parse::<Mode>().unwrap();
+    assert!(mode.spans && mode.to_string() == "grammar+spans");
+    assert!("native+spans".parse::<Mode>().is_err());
+
+    let question = "Plan a trip to New York. Stay 3 days.";
+    let questions = json!({"id": "simple_0", "question": [[{"role": "user", "content": question}]],
+        "function": [{"name": "trip.plan", "parameters": {"type": "dict", "properties": {
+            "city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}}]});
+    let answers = json!({"id": "simple_0", "ground_truth": [{"trip.plan": {"city": ["New York"], "days": [3]}}]});
+    let mut loaded = load_cases(&questions.to_string(), &answers.to_string());
+    let case = loaded.cases.remove(0);
+
+    let seen = Arc::new(Mutex::new(Vec::<serde_json::Value>::new()));
+    let kept = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(request): axum::Json<serde_json::Value>| {
+            let kept = kept.clone();
+            async move {
+                kept.lock().unwrap().push(request);
+                axum::Json(crate::scripted::says(
+                    r#"@trip.plan(city="New York", days=3)"#,
+                    100,
+                    10,
+                ))
+            }
+        }),
+    );
+    let evaluator = Evaluator::new(EvalOptions {
+        endpoint: crate::scripted::serve(app).await,
+        ..EvalOptions::default()
+    })
+    .unwrap();
+    let outcome = evaluator.run(&case, &mode).await;
+    assert!(outcome.correct && outcome.valid, "{outcome:?}");
+
+    let requests = seen.lock().unwrap().clone();
+    let sent = requests[0]["grammar"].as_str().unwrap();
+    let options = GrammarOptions {
+        choice: Choice::Required,
+        single: true,
+        grounded_text: Some(question.to_owned()),
+        ..GrammarOptions::default()
+    };
+    assert_eq!(sent, atfunc::gbnf(&case.interfaces, &options).unwrap());
+    let g = grammar(&case.interfaces, &options).unwrap();
+    assert!(g.accepts(r#"@trip.plan(city="New York", days=3)"#));
+    assert!(g.accepts(r#"@trip.plan(city="Stay")"#));
+    assert!(!g.accepts(r#"@trip.plan(city="Oslo")"#));
+    assert!(!g.accepts(r#"@trip.plan(city="New York. Stay")"#));
 }
