@@ -11,7 +11,9 @@ exact when the stored run used the same prompt, grammar and max_tokens, since gr
 decoding gives the stored answer again (up to the batching noise EVAL.md describes).
 With --ask-invalid, a greedy request whose stored answer did not bind is passed on too,
 so that a grammar changed since the stored run (one that only differs where those answers
-went wrong) is measured on its own greedy answers. --mode MODE takes the stored answers of
+went wrong) is measured on its own greedy answers. With --sampled-to, a request for which
+no answer is stored is passed on as well, so that a run whose greedy answers are stored for
+some cases only is finished on the live server. --mode MODE takes the stored answers of
 that mode only (a report may hold several)."""
 import json, sys, urllib.request
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
@@ -82,6 +84,8 @@ class H(BaseHTTPRequestHandler):
             return self.forward(raw)
         o = stored(body["messages"])
         if sampled_to and ask_invalid and o is not None and not o["valid"]:
+            return self.forward(raw)
+        if sampled_to and o is None:
             return self.forward(raw)
         if o is None:
             data, code = json.dumps({"error": {"message": "no stored answer"}}).encode(), 404

@@ -130,13 +130,15 @@ def grammar(
     single: bool = False,
     lead_in: int = 100,
     any_depth: int = 3,
+    grounded_text: Optional[str] = None,
 ) -> str:
     """The GBNF grammar whose language is the answers whose calls bind to `tools`, as
     `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
     (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
     one function allowed. `single`: at most one call. `lead_in`: most characters before the
-    first call when a call is required. `any_depth`: how deep `any` values nest. Raises
-    `GrammarError`."""
+    first call when a call is required. `any_depth`: how deep `any` values nest.
+    `grounded_text`: text arguments must be runs of whole words of this text (the user's
+    question), within a sentence (`--grounded-text`). Raises `GrammarError`."""
 
 def parse(
     text: Union[str, bytes, bytearray],

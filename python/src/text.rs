@@ -75,10 +75,11 @@ pub(crate) fn render(
 /// `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
 /// (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
 /// one function allowed. `single`: at most one call. `lead_in`: most characters before the
-/// first call when a call is required. `any_depth`: how deep `any` values nest. Raises
-/// `GrammarError`.
+/// first call when a call is required. `any_depth`: how deep `any` values nest.
+/// `grounded_text`: text arguments must be runs of whole words of this text, within a
+/// sentence (`--grounded-text`). Raises `GrammarError`.
 #[pyfunction]
-#[pyo3(signature = (tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3))]
+#[pyo3(signature = (tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3, grounded_text = None))]
 pub(crate) fn grammar(
     py: Python<'_>,
     tools: &Bound<'_, PyAny>,
@@ -86,6 +87,7 @@ pub(crate) fn grammar(
     single: bool,
     lead_in: i64,
     any_depth: i64,
+    grounded_text: Option<String>,
 ) -> PyResult<String> {
     let lead_in: u32 = non_negative("lead_in", lead_in)?;
     let any_depth: usize = non_negative("any_depth", any_depth)?;
@@ -98,6 +100,7 @@ pub(crate) fn grammar(
         root: tools.catalog.root().map(str::to_owned),
         lead_in,
         any_depth,
+        grounded_text,
         ..GrammarOptions::default()
     };
     let interfaces = &tools.interfaces;

@@ -107,6 +107,8 @@ def test_unknown_formats_and_clashes_are_reported():
         ({"choice": "required", "single": True}, ["--choice", "required", "--single"]),
         ({"choice": "none"}, ["--choice", "none"]),
         ({"choice": "math.calculate_power"}, ["--choice", "math.calculate_power"]),
+        ({"grounded_text": "Weather in Oslo? Use celsius."},
+         ["--grounded-text", "Weather in Oslo? Use celsius."]),
     ],
 )
 def test_grammar_equals_the_cli(cli, options, args):

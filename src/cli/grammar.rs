@@ -27,6 +27,11 @@ pub(crate) struct GrammarArgs {
     /// The most items a list may hold (default: no bound).
     #[arg(long, value_name = "N")]
     max_list_items: Option<u32>,
+    /// Text arguments must be runs of whole words of TEXT (the user's question), within a
+    /// sentence: a small model can then neither invent a value nor copy the prompt's
+    /// example (default: any text).
+    #[arg(long, value_name = "TEXT")]
+    grounded_text: Option<String>,
     /// The root toolbox: the old spelling of --root-toolbox.
     #[arg(
         long = "root",
@@ -49,6 +54,7 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
         root: offered.root,
         max_string_chars: args.max_string_chars,
         max_list_items: args.max_list_items,
+        grounded_text: args.grounded_text,
         ..GrammarOptions::default()
     };
     let text = atfunc::gbnf(&offered.interfaces, &options)

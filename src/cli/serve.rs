@@ -105,6 +105,11 @@ pub(crate) struct ServeArgs {
     /// loops, which another sample rarely repeats. 0: repair rounds only.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u16).range(0..=64))]
     resamples: u16,
+    /// Under a grammar, a text argument must be a run of whole words of the user's
+    /// messages (within a sentence): no invented or copied values, but no text the user
+    /// did not write either. For tools that take names, places and ids from the question.
+    #[arg(long)]
+    ground_text: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -190,6 +195,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             decide_max_tokens: args.decide_max_tokens,
             keep_repeated_calls: args.keep_repeated_calls,
             resamples: usize::from(args.resamples),
+            ground_text: args.ground_text,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

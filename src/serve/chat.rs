@@ -3,7 +3,7 @@
 
 use super::answer::{RoundEnd, Turn};
 use super::body;
-use super::history::{add_prompt_raw, content_text, rewrite_raw};
+use super::history::{add_prompt_raw, content_text, rewrite_raw, user_text};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
@@ -148,6 +148,7 @@ pub(crate) async fn handle(
         return pass_through(gateway, body, auth).await;
     }
     refuse_several_choices(&request)?;
+    let grounding = (constrain && gateway.options.ground_text).then(|| user_text(&messages));
     let mut messages = messages;
     add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
     request.set_messages(messages);
@@ -168,6 +169,7 @@ pub(crate) async fn handle(
                 &tools,
                 choice,
                 single_call,
+                grounding.as_deref(),
                 request.size(),
                 gateway.options.max_request_bytes,
             )

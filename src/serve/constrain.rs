@@ -69,7 +69,8 @@ pub(crate) struct Grammars {
     pub(crate) repair: Option<String>,
 }
 
-/// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`;
+/// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
+/// their text arguments held to runs of `grounding`'s words when it is given;
 /// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
 /// and the repair rounds are left to do their work).
 ///
@@ -81,6 +82,7 @@ pub(crate) fn grammars(
     tools: &ToolSet,
     choice: &Choice,
     single: bool,
+    grounding: Option<&str>,
     request_size: usize,
     max_request_bytes: usize,
 ) -> Result<Option<Grammars>, ApiError> {
@@ -92,6 +94,7 @@ pub(crate) fn grammars(
     let with = |choice| GrammarOptions {
         choice,
         single,
+        grounded_text: grounding.map(str::to_owned),
         max_bytes: max_bytes.min(room),
         ..GrammarOptions::default()
     };

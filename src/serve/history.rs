@@ -28,6 +28,27 @@ pub(crate) fn content_text(content: Option<&Json>) -> String {
     }
 }
 
+/// The text of the conversation's user messages, one after another: what
+/// [`Options::ground_text`](super::Options::ground_text) holds text arguments to. A message
+/// that is not an object with a role is skipped (the rewrite refuses it later with its
+/// index).
+pub(crate) fn user_text(messages: &[Box<RawValue>]) -> String {
+    #[derive(serde::Deserialize)]
+    struct User {
+        #[serde(default)]
+        role: Json,
+        #[serde(default)]
+        content: Option<Json>,
+    }
+    messages
+        .iter()
+        .filter_map(|message| serde_json::from_str::<User>(message.get()).ok())
+        .filter(|message| message.role == "user")
+        .map(|message| content_text(message.content.as_ref()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Puts `prompt` in front of the system message that opens the conversation, or adds a
 /// system message holding it in front of the conversation. A system message further on
 /// stays where it is: it changes course at that point, and the functions come first.

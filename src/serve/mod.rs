@@ -331,6 +331,13 @@ pub struct Options {
     /// (j)). A resample's text is dropped and its calls passed on, as a repair round's.
     /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
     pub resamples: usize,
+    /// Under a grammar, hold every text argument of a call to a run of whole words of the
+    /// conversation's user messages, within one sentence
+    /// ([`GrammarOptions::grounded_text`](crate::GrammarOptions::grounded_text)). A small
+    /// model then cannot copy the prompt's example or invent a value (EVAL.md (l)); nor
+    /// can it write text the user did not (a file's new content, a translation), so it
+    /// suits tools whose text arguments name what the user named. Default off.
+    pub ground_text: bool,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
@@ -390,6 +397,7 @@ impl Default for Options {
             decide_max_tokens: 32,
             keep_repeated_calls: false,
             resamples: 3,
+            ground_text: false,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             upstream_dialect: Dialect::Atfunc,

@@ -65,6 +65,24 @@ fn grammar_prints_gbnf() {
     );
     assert!(stdout(&out).contains("\"@calculate_power(base=\""));
 
+    // --grounded-text: the location is a run of the question's words.
+    let out = atfunc(
+        &[
+            "grammar",
+            "--tools",
+            "examples/demo/tools.json",
+            "--choice",
+            "weather.get_current_weather",
+            "--grounded-text",
+            "Weather in Oslo?",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("span-2 ::= \"Oslo\"\n"), "{text}");
+    assert!(text.contains("(location=\" span"), "{text}");
+
     let out = atfunc(
         &[
             "grammar",

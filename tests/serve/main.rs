@@ -1,7 +1,8 @@
 //! The gateway, `atfunc serve`: against the official `openai` Python client and a scripted
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
 //! (`gateway_hold.rs`); in front of a model that writes its own call format (`dialect.rs`);
-//! deciding first under `tool_choice: "auto"` (`decide.rs`);
+//! deciding first under `tool_choice: "auto"` (`decide.rs`); text arguments grounded in the
+//! user's words (`ground.rs`);
 //! and one limit and one behaviour for an endpoint's answer in the
 //! gateway and the evaluator (`endpoint_answers.rs`).
 
@@ -14,3 +15,4 @@ mod dialect;
 mod endpoint_answers;
 mod gateway;
 mod gateway_hold;
+mod ground;
