@@ -1,12 +1,13 @@
 //! Tool schemas that expand: `$defs`, `$ref`s (to themselves, to each other, several times
 //! over), `properties`, `items` and `anyOf`, built from the fuzzer's bytes, go through
-//! loading, validating, rendering and the grammar of every choice. Nothing may panic, and
+//! loading, validating, rendering and the grammar of every choice (grounded in a question,
+//! or not). Nothing may panic, and
 //! (run with a low `-rss_limit_mb` and `-timeout`) nothing may take much memory or time:
 //! a small schema that expands into a huge interface or grammar is a finding.
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::grammar::{grammar, Choice, GrammarOptions};
+use atfunc::grammar::{grammar, numbers_in, Choice, GrammarOptions};
 use atfunc::interface::validate_all;
 use atfunc::render::PromptOptions;
 use atfunc::{load_interfaces, render_prompt};
@@ -52,6 +53,8 @@ struct Input {
     /// A second function that refers to the same shapes, to share the load's budget.
     twice: bool,
     single: bool,
+    /// A question the grammar's numbers and text are grounded in, when given.
+    grounded: Option<String>,
 }
 
 fn field_name(n: u8) -> String {
@@ -150,6 +153,8 @@ fuzz_target!(|input: Input| {
         let options = GrammarOptions {
             choice,
             single: input.single,
+            grounded_numbers: input.grounded.as_deref().map(numbers_in),
+            grounded_text: input.grounded.clone(),
             ..GrammarOptions::default()
         };
         if let Ok(g) = grammar(&interfaces, &options) {

@@ -89,6 +89,10 @@ pub fn numbers_in(text: &str) -> Vec<String> {
     out
 }
 
+/// The most words of a text that values are grounded in: the last ones, what was said
+/// most recently.
+pub const MAX_GROUNDING_WORDS: usize = 4096;
+
 /// The strings made of whole words of `text`: `"` + a run of consecutive words of one
 /// sentence, with what stands between them, + `"`, written with JSON escapes; `None` when
 /// `text` has no word.
@@ -101,14 +105,19 @@ pub fn numbers_in(text: &str) -> Vec<String> {
 /// Each word is a rule that ends there or goes on to the next word of its sentence, so the
 /// grammar grows with the length of `text` (one rule per word), and an engine following it
 /// keeps one path for each place in `text` that the value written so far can start at.
+/// Only the last [`MAX_GROUNDING_WORDS`] words count, so a long conversation keeps its
+/// grammar within [`GrammarOptions::max_rules`](super::GrammarOptions::max_rules).
 pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
     if b.has("span") {
         return Some(b.rule("span", |_| Node::Seq(Vec::new())));
     }
-    let (words, gaps) = words_and_gaps(text);
+    let (mut words, mut gaps) = words_and_gaps(text);
     if words.is_empty() {
         return None;
     }
+    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
+    words.drain(..dropped);
+    gaps.drain(..dropped.min(gaps.len()));
     // Built from the last word back, so each rule's successor exists when it is written.
     let mut starts: Vec<Node> = vec![Node::Seq(Vec::new()); words.len()];
     let mut next: Option<Node> = None;
@@ -258,6 +267,18 @@ mod tests {
             g.accepts(r#"@f(s="flight", unit="mi", day="2024-02-29", tags=["New York", "Yes"])"#)
         );
         assert!(!g.accepts(r#"@f(s="flight", tags=["Paris"])"#));
+    }
+
+    #[test]
+    fn only_the_last_words_of_a_long_text_count() {
+        let said = format!("{}Oslo", "word ".repeat(2 * MAX_GROUNDING_WORDS));
+        let g = grounded_in(&said);
+        assert!(
+            g.rule_count() < MAX_GROUNDING_WORDS + 50,
+            "{}",
+            g.rule_count()
+        );
+        assert!(g.accepts(r#"@f(s="word word Oslo")"#));
     }
 
     #[test]

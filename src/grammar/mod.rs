@@ -79,7 +79,7 @@ mod values;
 pub use decide::{
     decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION, NO_FUNCTION,
 };
-pub use grounded::numbers_in;
+pub use grounded::{numbers_in, MAX_GROUNDING_WORDS};
 /// `text` as a GBNF string literal, for grammars written outside this module.
 pub(crate) use tree::literal as gbnf_literal;
 pub use tree::Grammar;
@@ -182,7 +182,8 @@ pub struct GrammarOptions {
     /// `.`. A value the text does not write (`"USD"` for "dollars", a date reformatted)
     /// cannot be written either, so this suits tools whose text comes from the user's
     /// words. Parameters with choices or a checked format, and `any` values, keep their
-    /// own grammar. Default `None`.
+    /// own grammar. Only the text's last [`MAX_GROUNDING_WORDS`] words count. Default
+    /// `None`.
     pub grounded_text: Option<String>,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
