@@ -19,7 +19,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 COLUMNS = [
     ("text", "the atfunc prompt alone", {
         "simple_python": ("simple_python-text.json", "text"),
+        "multiple": ("multiple-text.json", "text"),
+        "parallel": ("parallel-text.json", "text"),
+        "parallel_multiple": ("parallel_multiple-text.json", "text"),
         "irrelevance": ("irrelevance-text.json", "text"),
+    }),
+    ("repair", "the prompt alone, and at most two repair rounds (the gateway's: the answer's errors sent back, the model asked to fix its calls)", {
+        "simple_python": ("simple_python-repair.json", "repair"),
+        "multiple": ("multiple-repair.json", "repair"),
+        "parallel": ("parallel-repair.json", "repair"),
+        "parallel_multiple": ("parallel_multiple-repair.json", "repair"),
     }),
     ("grammar, greedy", "the prompt and the grammar, one greedy answer, read up to a repeated call (in simple_python and multiple the grammar allows one call, so the reading is the same as reading every call, which their reports did)", {
         "simple_python": ("simple_python-grammar.json", "grammar"),
@@ -32,6 +41,12 @@ COLUMNS = [
         "multiple": ("multiple-resample2.json", "grammar"),
         "parallel": ("parallel-resample2.json", "grammar"),
         "parallel_multiple": ("parallel_multiple-resample2.json", "grammar"),
+    }),
+    ("grammar+spans, --resamples 2", "as --resamples 2, and every text argument a run of the question's words (grounded_text)", {
+        "simple_python": ("simple_python-spans-resample2.json", "grammar+spans"),
+        "multiple": ("multiple-spans-resample2.json", "grammar+spans"),
+        "parallel": ("parallel-spans-resample2.json", "grammar+spans"),
+        "parallel_multiple": ("parallel_multiple-spans-resample2.json", "grammar+spans"),
     }),
     ("grammar, --resamples 4", "the same, at most four times (the default is 3: no answer needed a fourth resample)", {
         "parallel_multiple": ("parallel_multiple-resample4.json", "grammar"),
