@@ -86,7 +86,9 @@ mod score;
 pub use crate::grammar::{DECIDE_QUESTION, NO_FUNCTION};
 pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
-pub use mode::{prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS};
+pub use mode::{
+    prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS, SEVERAL_RULE,
+};
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
 pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};
 

@@ -96,6 +96,10 @@ pub struct Mode {
     /// Variant `spans`: a text argument's value is a run of words of the case's user
     /// messages ([`GrammarOptions::grounded_text`](crate::grammar::GrammarOptions::grounded_text)).
     pub spans: bool,
+    /// Variant `several`: the preamble's rules gain [`SEVERAL_RULE`], which asks for one
+    /// call per thing the question asks about (a small model in BFCL `parallel` writes
+    /// one call, or the same call again and again).
+    pub several: bool,
     /// Variant `once`: an answer is read up to the first call that repeats an earlier one
     /// (the same function with the same arguments); the repeat and what follows are
     /// dropped. The request is unchanged. Every mode reads so by default; the variant
@@ -111,6 +115,10 @@ pub const BOUND_STRING_CHARS: u32 = 256;
 
 /// The most items of a list under the variant `bound`.
 pub const BOUND_LIST_ITEMS: u32 = 32;
+
+/// The rule the variant `several` adds to the preamble, before its rule on writing calls.
+pub const SEVERAL_RULE: &str = "- A question about several things (places, numbers, people, \
+     items) needs one call for each, one per line, each with its own values.";
 
 /// The example call of the variant `abstract`.
 pub const ABSTRACT_EXAMPLE: &str = r#"@function_name("text value", number_argument=2)"#;
@@ -131,6 +139,7 @@ impl Mode {
             abstract_example: false,
             grounded: false,
             spans: false,
+            several: false,
             once: false,
         }
     }
@@ -139,7 +148,7 @@ impl Mode {
 impl Mode {
     /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
     /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 12] {
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 13] {
         [
             ("desc", &mut self.descriptions),
             ("example", &mut self.example),
@@ -152,6 +161,7 @@ impl Mode {
             ("abstract", &mut self.abstract_example),
             ("grounded", &mut self.grounded),
             ("spans", &mut self.spans),
+            ("several", &mut self.several),
             ("once", &mut self.once),
         ]
     }
@@ -269,6 +279,12 @@ pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
     if mode.abstract_example {
         if let Some(line) = prompt.lines().find(|line| line.starts_with('@')) {
             prompt = prompt.replacen(line, ABSTRACT_EXAMPLE, 1);
+        }
+    }
+    if mode.several {
+        // Before the last rule, which says how calls are written and when to stop.
+        if let Some(at) = prompt.find("\n- Write calls as plain text") {
+            prompt.insert_str(at + 1, &format!("{SEVERAL_RULE}\n"));
         }
     }
     prompt

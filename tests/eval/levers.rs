@@ -307,3 +307,20 @@ async fn the_spans_variant_grounds_text_in_the_users_words() {
     assert!(!g.accepts(r#"@trip.plan(city="Oslo")"#));
     assert!(!g.accepts(r#"@trip.plan(city="New York. Stay")"#));
 }
+
+/// `+several`: one more rule, before the one on writing calls; the rest of the prompt is
+/// unchanged.
+#[test]
+fn the_several_variant_adds_one_rule() {
+    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
+    let mode = "grammar+several".parse::<Mode>().unwrap();
+    assert_eq!(mode.to_string(), "grammar+several");
+    let with = prompt(&derivative(), &mode);
+    let rule = format!("{}\n", atfunc::eval::SEVERAL_RULE);
+    assert_eq!(with.replacen(&rule, "", 1), plain);
+    let at = with.find(&rule).unwrap();
+    assert!(
+        with[at + rule.len()..].starts_with("- Write calls as plain text"),
+        "{with}"
+    );
+}
