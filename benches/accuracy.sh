@@ -13,7 +13,8 @@
 # Settings, from the environment:
 #   OUT          where the report goes (default target/accuracy): accuracy.json, .md, .svg
 #   ATFUNC       the atfunc binary (default: target/release/atfunc, else atfunc on PATH)
-#   MODES        prompt modes on the call categories (default grammar,auto,lazy,text,repair)
+#   MODES        prompt modes on the call categories (default
+#                grammar,grammar+spans,auto,lazy,text,repair)
 #   NO_CALL_MODES  prompt modes on irrelevance (default auto,lazy,text: grammar and repair
 #                ask for a call, so they score 0 there by construction; empty: none)
 #   LIMIT        only the first LIMIT cases of each file (a subset: the table says "n of N")
@@ -37,7 +38,7 @@ OUT=${OUT:-$here/target/accuracy}
 if [ -z "${ATFUNC:-}" ]; then
     if [ -x "$here/target/release/atfunc" ]; then ATFUNC=$here/target/release/atfunc; else ATFUNC=atfunc; fi
 fi
-MODES=${MODES:-grammar,auto,lazy,text,repair}
+MODES=${MODES:-grammar,grammar+spans,auto,lazy,text,repair}
 NO_CALL_MODES=${NO_CALL_MODES-auto,lazy,text}
 CONCURRENCY=${CONCURRENCY:-2}
 TIMEOUT=${TIMEOUT:-600}
