@@ -787,17 +787,16 @@ fn every_bfcl_function_samples_calls_that_bind() {
     }
 }
 
-/// Grounded in its own question (its numbers, runs of its words), every BFCL entry's
-/// grammar still samples only calls that bind.
-#[test]
-fn every_bfcl_question_grounds_calls_that_bind() {
+/// Every BFCL entry's functions and what its user says, and the options that ground a
+/// grammar's numbers and text in it.
+fn bfcl_grounded() -> Vec<(String, Vec<Interface>, GrammarOptions)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
-    let mut entries = 0;
+    let mut out = Vec::new();
     for file in BFCL {
         let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let entry: Json = serde_json::from_str(line).unwrap();
-            let id = entry["id"].as_str().unwrap();
+            let id = entry["id"].as_str().unwrap().to_owned();
             let interfaces = load_interfaces(&entry["function"]).unwrap();
             let said: Vec<&str> = entry["question"][0]
                 .as_array()
@@ -813,12 +812,22 @@ fn every_bfcl_question_grounds_calls_that_bind() {
                 grounded_text: Some(said),
                 ..GrammarOptions::default()
             };
-            let g = grammar(&interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
-            check_samples(&g, &catalog(&interfaces, None), &options, 3);
-            entries += 1;
+            out.push((id, interfaces, options));
         }
     }
-    assert_eq!(entries, 1000);
+    out
+}
+
+/// Grounded in its own question (its numbers, runs of its words), every BFCL entry's
+/// grammar still samples only calls that bind.
+#[test]
+fn every_bfcl_question_grounds_calls_that_bind() {
+    let entries = bfcl_grounded();
+    assert_eq!(entries.len(), 1000);
+    for (id, interfaces, options) in entries {
+        let g = grammar(&interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
+        check_samples(&g, &catalog(&interfaces, None), &options, 3);
+    }
 }
 
 #[test]
@@ -942,8 +951,8 @@ fn engine_case(id: &str, g: &Grammar, seeds: std::ops::Range<u64>) -> Json {
     serde_json::json!({"id": id, "grammar": g.to_gbnf(), "accept": accept, "reject": reject})
 }
 
-/// The grammars of every BFCL function and entry, and of random interfaces under every
-/// choice, compile in llama.cpp's own grammar engine (through llama-cpp-python, with the
+/// The grammars of every BFCL function and entry (and of one entry in four grounded in its
+/// question), and of random interfaces under every choice, compile in llama.cpp's own grammar engine (through llama-cpp-python, with the
 /// SmolLM2 vocabulary); the engine agrees with the recogniser used above on samples and
 /// near misses, and lets canonical calls of random values through. Skipped, saying so, when python3 or llama-cpp-python is missing.
 #[test]
@@ -985,6 +994,11 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         };
         let g = grammar(&interfaces, &bare).unwrap();
         cases.push(engine_case(&format!("{id} bare"), &g, 0..2));
+    }
+    // Grounded in the question, one entry in four (a rule per word of the question).
+    for (id, interfaces, options) in bfcl_grounded().into_iter().step_by(4) {
+        let g = grammar(&interfaces, &options).unwrap();
+        cases.push(engine_case(&format!("{id} grounded"), &g, 0..2));
     }
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = (interfaces(), any::<u8>(), any::<bool>());
