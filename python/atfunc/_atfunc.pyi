@@ -137,8 +137,8 @@ def grammar(
     (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
     one function allowed. `single`: at most one call. `lead_in`: most characters before the
     first call when a call is required. `any_depth`: how deep `any` values nest.
-    `grounded_text`: text arguments must be runs of whole words of this text (the user's
-    question), within a sentence (`--grounded-text`). Raises `GrammarError`."""
+    `grounded_text`: text arguments must be runs of whole words of this text, within a
+    sentence (`--grounded-text`). Raises `GrammarError`."""
 
 def parse(
     text: Union[str, bytes, bytearray],
