@@ -729,14 +729,16 @@ fn answer_error(error: AnswerError, timeout: Duration) -> String {
 /// categories, as a client that wants one call says with `parallel_tool_calls: false`
 /// (without it a small model repeats its call until the token limit).
 fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
-    // What the user wrote: the source of the numbers and text of the grounded variants.
-    let said: String = case
-        .messages
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str())
-        .collect::<Vec<&str>>()
-        .join("\n");
+    // What the user wrote: the source of the numbers and text of the grounded variants,
+    // read only for them.
+    let said = || -> String {
+        case.messages
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<&str>>()
+            .join("\n")
+    };
     let defaults = crate::grammar::GrammarOptions::default();
     let options = crate::grammar::GrammarOptions {
         choice,
@@ -754,8 +756,8 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         } else {
             defaults.max_list_items
         },
-        grounded_numbers: mode.grounded.then(|| crate::grammar::numbers_in(&said)),
-        grounded_text: mode.spans.then(|| said.clone()),
+        grounded_numbers: mode.grounded.then(|| crate::grammar::numbers_in(&said())),
+        grounded_text: mode.spans.then(said),
         ..defaults
     };
     crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))

@@ -750,8 +750,9 @@ const BFCL: [&str; 4] = [
     "BFCL_v4_parallel_multiple.json",
 ];
 
-/// Every BFCL entry's functions, as loaded (1,677 functions in all).
-pub fn bfcl_entries() -> Vec<(String, Vec<Interface>)> {
+/// Every BFCL entry: its id, its functions as loaded, and what its user says (the user
+/// messages of its first turn, one per line).
+fn bfcl_read() -> Vec<(String, Vec<Interface>, String)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
     let mut out = Vec::new();
     for file in BFCL {
@@ -760,10 +761,25 @@ pub fn bfcl_entries() -> Vec<(String, Vec<Interface>)> {
             let entry: Json = serde_json::from_str(line).unwrap();
             let id = entry["id"].as_str().unwrap().to_owned();
             let interfaces = load_interfaces(&entry["function"]).unwrap();
-            out.push((id, interfaces));
+            let said: Vec<&str> = entry["question"][0]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["role"] == "user")
+                .filter_map(|m| m["content"].as_str())
+                .collect();
+            out.push((id, interfaces, said.join("\n")));
         }
     }
     out
+}
+
+/// Every BFCL entry's functions, as loaded (1,677 functions in all).
+pub fn bfcl_entries() -> Vec<(String, Vec<Interface>)> {
+    bfcl_read()
+        .into_iter()
+        .map(|(id, interfaces, _)| (id, interfaces))
+        .collect()
 }
 
 #[test]
@@ -790,32 +806,18 @@ fn every_bfcl_function_samples_calls_that_bind() {
 /// Every BFCL entry's functions and what its user says, and the options that ground a
 /// grammar's numbers and text in it.
 fn bfcl_grounded() -> Vec<(String, Vec<Interface>, GrammarOptions)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
-    let mut out = Vec::new();
-    for file in BFCL {
-        let text = std::fs::read_to_string(format!("{dir}{file}")).unwrap();
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let entry: Json = serde_json::from_str(line).unwrap();
-            let id = entry["id"].as_str().unwrap().to_owned();
-            let interfaces = load_interfaces(&entry["function"]).unwrap();
-            let said: Vec<&str> = entry["question"][0]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|m| m["role"] == "user")
-                .filter_map(|m| m["content"].as_str())
-                .collect();
-            let said = said.join("\n");
+    bfcl_read()
+        .into_iter()
+        .map(|(id, interfaces, said)| {
             let options = GrammarOptions {
                 choice: Choice::Required,
                 grounded_numbers: Some(atfunc::grammar::numbers_in(&said)),
                 grounded_text: Some(said),
                 ..GrammarOptions::default()
             };
-            out.push((id, interfaces, options));
-        }
-    }
-    out
+            (id, interfaces, options)
+        })
+        .collect()
 }
 
 /// Grounded in its own question (its numbers, runs of its words), every BFCL entry's
