@@ -45,8 +45,11 @@ for r in reports:
     report = json.load(open(r))
     settings = report.get("settings", {})
     # A stored answer must be the greedy one: with samples or resamples the report keeps
-    # the answer chosen among several, and the tokens of all of them.
-    if settings.get("samples", 1) > 1 or settings.get("resamples", 0) > 0:
+    # the answer chosen among several, and the tokens of all of them. Only an answer made
+    # under a grammar is resampled, so the stored answers of `text` (the prompt alone)
+    # are the greedy ones whatever --resamples said.
+    resampled = settings.get("resamples", 0) > 0 and mode != "text"
+    if settings.get("samples", 1) > 1 or resampled:
         sys.exit(f"replay.py: {r} was written with --samples or --resamples; its answers "
                  "are not the greedy ones (use a report of --samples 1 --resamples 0)")
     for o in report["outcomes"]:
@@ -99,12 +102,14 @@ class H(BaseHTTPRequestHandler):
                                          headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=900) as answer:
-                self.reply(answer.status, answer.read())
+                # A streamed answer (atfunc eval --stop-at-repeat) is passed on whole, as
+                # the stream it is.
+                self.reply(answer.status, answer.read(), answer.headers.get("Content-Type"))
         except urllib.error.HTTPError as error:
             self.reply(error.code, error.read())
 
-    def reply(self, code, data):
-        self.send_response(code); self.send_header("Content-Type", "application/json")
+    def reply(self, code, data, kind=None):
+        self.send_response(code); self.send_header("Content-Type", kind or "application/json")
         self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
 
     def log_message(self, *a): pass

@@ -93,6 +93,13 @@ pub(crate) struct EvalArgs {
     /// default read every call, and are continued with this flag.
     #[arg(long)]
     keep_repeated_calls: bool,
+    /// Stream each answer and stop reading it where its first repeated call ends, as
+    /// `atfunc serve` does: the same calls are read, in less time and fewer answer tokens
+    /// when a model repeats itself. The tokens of an answer cut short are counted from
+    /// llama.cpp's per-token timings. Not a setting of the report: a run with it may
+    /// continue one without. No effect with --keep-repeated-calls, in native or lazy.
+    #[arg(long)]
+    stop_at_repeat: bool,
     /// How often `repair` asks the model to fix its calls.
     #[arg(long, value_name = "N", default_value_t = 2)]
     repair_rounds: usize,
@@ -243,6 +250,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         resamples: args.resamples,
         request_fields,
         keep_repeated_calls: args.keep_repeated_calls,
+        stop_at_repeat: args.stop_at_repeat,
     })
     .map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.

@@ -29,6 +29,7 @@
 #![cfg_attr(not(all(feature = "serve", feature = "eval")), allow(dead_code))]
 
 mod answer;
+mod sse;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +38,7 @@ use bytes::Bytes;
 use reqwest::header::{self, HeaderValue};
 use reqwest::{Response, StatusCode};
 use serde_json::Value as Json;
+pub(crate) use sse::{Sse, SseDecoder};
 use std::time::Duration;
 
 /// The default of both callers' limit on an answer's size (`max_response_bytes`):

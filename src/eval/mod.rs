@@ -60,8 +60,10 @@
 //!    under the name the model was shown; a call block that cannot be read counts as a
 //!    call that does not bind. The report names the dialect ([`Settings::dialect`]).
 //!
-//! Every request is greedy (`temperature` 0), non-streamed, limited to
-//! [`EvalOptions::max_tokens`] and [`EvalOptions::timeout`]. Its answer is read as the
+//! Every request is greedy (`temperature` 0), limited to [`EvalOptions::max_tokens`] and
+//! [`EvalOptions::timeout`], and non-streamed, unless [`EvalOptions::stop_at_repeat`]
+//! streams the answers of the text-based modes to drop each where its first repeated call
+//! ends. Its answer is read as the
 //! gateway reads an upstream's: at most [`EvalOptions::max_response_bytes`], and as UTF-8;
 //! an answer over the limit or not UTF-8 fails its case with that reason (the gateway
 //! answers 502 for it), and is never scored from replacement characters. An [`CaseOutcome`] is **valid**
@@ -78,6 +80,7 @@
 mod case;
 mod chart;
 mod mode;
+mod repeat_watch;
 mod report;
 mod run;
 mod score;

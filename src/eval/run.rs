@@ -2,6 +2,7 @@
 
 use super::case::Case;
 use super::mode::{prompt, Mode, Strategy};
+use super::repeat_watch::{RepeatWatch, StreamFault};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog, Repeats};
 use crate::endpoint::{AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit};
@@ -71,6 +72,17 @@ pub struct EvalOptions {
     /// variant `+once`, for every mode), since a small model that cannot stop writes its
     /// calls again until its token limit (EVAL.md (h)). Default false.
     pub keep_repeated_calls: bool,
+    /// Stream each answer of the text-based modes and stop reading it where its first
+    /// repeated call ends, dropping the stream (which stops a llama.cpp server's
+    /// generation), as the gateway does. The calls read are the same as without it, since
+    /// an answer is read up to that repeat anyway; the time and the answer tokens a model
+    /// spends on its repeats are saved (most of a BFCL `parallel` case's, on a CPU). The
+    /// tokens of a dropped answer are the last counts its stream carried: llama.cpp's
+    /// per-token `timings`, asked for with `timings_per_token`, or a `usage` sent on every
+    /// chunk; a server that sends neither is counted one answer token per piece of
+    /// content and no prompt tokens. Ignored with `keep_repeated_calls`, and by `native`
+    /// and `lazy`. Default false.
+    pub stop_at_repeat: bool,
 }
 
 /// The request fields the evaluator writes itself, which
@@ -109,6 +121,7 @@ impl Default for EvalOptions {
             resamples: 3,
             request_fields: BTreeMap::new(),
             keep_repeated_calls: false,
+            stop_at_repeat: false,
         }
     }
 }
@@ -436,12 +449,14 @@ impl Evaluator {
             );
             request.insert("seed".into(), Json::from(sample));
         }
+        let once = mode.once || !self.options.keep_repeated_calls;
         let answer = if mode.strategy == Strategy::Lazy {
             self.ask_lazy(&request, outcome).await?
+        } else if once && self.options.stop_at_repeat {
+            self.ask_until_repeat(&request, catalog, outcome).await?
         } else {
             self.ask(&request, outcome).await?
         };
-        let once = mode.once || !self.options.keep_repeated_calls;
         let read = read_text(&answer.text, catalog, once);
         Ok((answer, read))
     }
@@ -560,37 +575,147 @@ impl Evaluator {
         outcome: &mut CaseOutcome,
     ) -> Result<Answer, String> {
         let (answer, body) = self.post(Route::ChatCompletions, request).await?;
-        let message = answer.pointer("/choices/0/message").ok_or_else(|| {
-            format!(
-                "endpoint answer has no choices[0].message: {}",
-                excerpt(&body)
-            )
-        })?;
-        let usage = |field: &str| {
-            answer
-                .pointer(&format!("/usage/{field}"))
-                .and_then(Json::as_u64)
-                .unwrap_or(0)
-        };
-        let answer = Answer {
-            text: message
-                .get("content")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            tool_calls: message
-                .get("tool_calls")
-                .and_then(Json::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            prompt_tokens: usage("prompt_tokens"),
-            completion_tokens: usage("completion_tokens"),
-        };
+        let answer = answer_of(&answer, &body)?;
         outcome.prompt_tokens += answer.prompt_tokens;
         outcome.completion_tokens += answer.completion_tokens;
         Ok(answer)
     }
 
+    /// One chat request, streamed and read up to the end of its first repeated call
+    /// ([`EvalOptions::stop_at_repeat`]); the usage is added to `outcome`. A server that
+    /// answers a streamed request whole is read whole.
+    async fn ask_until_repeat(
+        &self,
+        request: &Map<String, Json>,
+        catalog: &Catalog,
+        outcome: &mut CaseOutcome,
+    ) -> Result<Answer, String> {
+        let timeout = self.options.timeout;
+        let mut request = request.clone();
+        request.insert("stream".into(), Json::Bool(true));
+        // llama.cpp's server counts the tokens on every chunk with it, so that an answer
+        // dropped early still has its counts; other servers ignore it.
+        request.insert("timings_per_token".into(), Json::Bool(true));
+        // The OpenAI way to the counts of an answer read to its end.
+        request.insert("stream_options".into(), json!({"include_usage": true}));
+        let body =
+            serde_json::to_vec(&request).map_err(|e| format!("cannot write the request: {e}"))?;
+        let sent = self
+            .endpoint
+            .post(Route::ChatCompletions, body, None)
+            .await
+            .map_err(|e| failure(e, timeout))?;
+        let mut response = self
+            .endpoint
+            .check(sent)
+            .await
+            .map_err(|e| failure(e, timeout))?;
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !streamed {
+            let text = self
+                .endpoint
+                .read_text(&mut response)
+                .await
+                .map_err(|e| answer_error(e, timeout))?;
+            let json: Json = serde_json::from_str(&text).map_err(|error| {
+                failure(
+                    EndpointError::NotJson {
+                        error,
+                        text: text.clone(),
+                    },
+                    timeout,
+                )
+            })?;
+            let answer = answer_of(&json, &text)?;
+            outcome.prompt_tokens += answer.prompt_tokens;
+            outcome.completion_tokens += answer.completion_tokens;
+            return Ok(answer);
+        }
+        let limit = self.options.max_response_bytes;
+        let too_large = || answer_error(AnswerError::TooLarge { limit }, timeout);
+        let mut watch = RepeatWatch::new(catalog, limit);
+        let mut received = 0usize;
+        while !watch.over() {
+            let piece = self
+                .endpoint
+                .next_piece(&mut response)
+                .await
+                .map_err(|e| answer_error(e, timeout))?;
+            let fed = match piece {
+                Some(piece) => {
+                    received = received.saturating_add(piece.len());
+                    if received > limit {
+                        return Err(too_large());
+                    }
+                    watch.feed(&piece)
+                }
+                None => {
+                    let end = watch.finish();
+                    if end.is_ok() && !watch.over() {
+                        return Err("endpoint closed the stream before the answer was complete \
+                                    (no [DONE])"
+                            .into());
+                    }
+                    end
+                }
+            };
+            fed.map_err(|fault| match fault {
+                StreamFault::LineTooLong => too_large(),
+                StreamFault::Said(data) => {
+                    format!("endpoint failed in mid-answer: {}", excerpt(&data))
+                }
+            })?;
+        }
+        // Dropping the response closes the connection: the server stops writing.
+        drop(response);
+        let (prompt_tokens, completion_tokens) = watch.counted.unwrap_or((0, watch.pieces));
+        outcome.prompt_tokens += prompt_tokens;
+        outcome.completion_tokens += completion_tokens;
+        Ok(Answer {
+            text: watch.text,
+            tool_calls: Vec::new(),
+            prompt_tokens,
+            completion_tokens,
+        })
+    }
+}
+
+/// The answer of a chat completion that came whole.
+fn answer_of(answer: &Json, body: &str) -> Result<Answer, String> {
+    let message = answer.pointer("/choices/0/message").ok_or_else(|| {
+        format!(
+            "endpoint answer has no choices[0].message: {}",
+            excerpt(body)
+        )
+    })?;
+    let usage = |field: &str| {
+        answer
+            .pointer(&format!("/usage/{field}"))
+            .and_then(Json::as_u64)
+            .unwrap_or(0)
+    };
+    let answer = Answer {
+        text: message
+            .get("content")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        tool_calls: message
+            .get("tool_calls")
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        prompt_tokens: usage("prompt_tokens"),
+        completion_tokens: usage("completion_tokens"),
+    };
+    Ok(answer)
+}
+
+impl Evaluator {
     /// `lazy`: the chat request's messages put through the server's own template
     /// (llama-server's `/apply-template`), then its `/completion` with the grammar fields of
     /// `request` and the same limits; the usage is added to `outcome`.

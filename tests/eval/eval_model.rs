@@ -231,4 +231,51 @@ fn eval_runs_every_mode_on_smollm2() {
             assert!(none || outcome["valid"] == true, "{outcome}");
         }
     }
+
+    // `--stop-at-repeat` streams each answer and drops it where its first repeated call
+    // ends: on `parallel` cases, where this model repeats its call, the same calls are
+    // read, for no more answer tokens.
+    let questions = format!("{DATA}BFCL_v4_parallel.json");
+    let answers = format!("{DATA}possible_answer/BFCL_v4_parallel.json");
+    let mut runs = Vec::new();
+    for flag in [None, Some("--stop-at-repeat")] {
+        let path = dir.path().join(format!("parallel-{}.json", runs.len()));
+        let mut args = vec![
+            "eval",
+            "--endpoint",
+            &endpoint,
+            "--questions",
+            &questions,
+            "--answers",
+            &answers,
+            "--limit",
+            "2",
+            "--max-tokens",
+            "80",
+            "--timeout",
+            "900",
+            "--mode",
+            "grammar",
+            "--resamples",
+            "0",
+            "--json",
+            path.to_str().unwrap(),
+        ];
+        args.extend(flag);
+        let output = support::atfunc(&args, b"");
+        server.assert_alive("during the evaluation of --stop-at-repeat");
+        assert!(output.status.success(), "{}", support::stderr(&output));
+        let report: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut outcomes = report["outcomes"].as_array().unwrap().clone();
+        outcomes.sort_by_key(|o| o["id"].to_string());
+        runs.push(outcomes);
+    }
+    for (whole, stopped) in runs[0].iter().zip(&runs[1]) {
+        assert_eq!(whole["id"], stopped["id"]);
+        assert_eq!(whole["calls"], stopped["calls"], "{whole}\n{stopped}");
+        assert!(
+            stopped["completion_tokens"].as_u64() <= whole["completion_tokens"].as_u64(),
+            "{whole}\n{stopped}"
+        );
+    }
 }
