@@ -61,7 +61,11 @@ pub(crate) fn render(
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         return Ok(text + "\n");
     }
-    let options = PromptOptions { root, separator };
+    let options = PromptOptions {
+        root,
+        separator,
+        ..PromptOptions::default()
+    };
     if !preamble {
         return Ok(atfunc::render::render_functions(
             &tools.interfaces,

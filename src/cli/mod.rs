@@ -54,6 +54,10 @@ enum Command {
         /// Draw a separator line under each function.
         #[arg(long)]
         separator: bool,
+        /// Under each function, one line per described parameter with its description
+        /// (`Parameters:`, `- name: ...`): which value goes where, for more prompt tokens.
+        #[arg(long)]
+        param_descriptions: bool,
         /// Print only the functions, without the preamble that teaches the syntax.
         #[arg(long)]
         no_preamble: bool,
@@ -99,6 +103,7 @@ pub fn main() -> ExitCode {
             mut tools,
             old_root,
             separator,
+            param_descriptions,
             no_preamble,
             format,
             with_names,
@@ -112,8 +117,11 @@ pub fn main() -> ExitCode {
                 Ok(offered) => match format {
                     RenderFormat::Atfunc => render(
                         &offered.interfaces,
-                        separator,
-                        offered.root.as_deref(),
+                        atfunc::render::PromptOptions {
+                            root: offered.root.as_deref(),
+                            separator,
+                            param_descriptions,
+                        },
                         no_preamble,
                     ),
                     RenderFormat::Openai => render_api(
@@ -170,11 +178,9 @@ pub(crate) struct Failure(pub String);
 
 fn render(
     interfaces: &[atfunc::Interface],
-    separator: bool,
-    root: Option<&str>,
+    options: atfunc::render::PromptOptions,
     no_preamble: bool,
 ) -> Result<ExitCode, Failure> {
-    let options = atfunc::render::PromptOptions { root, separator };
     let text = if no_preamble {
         atfunc::render::render_functions(interfaces, &options)
     } else {

@@ -3,7 +3,7 @@
 use crate::bind::{bind, Catalog};
 use crate::interface::{Interface, ParamType};
 use crate::parse::{parse_events, Event};
-use crate::render::{render_interface, render_prompt, PromptOptions};
+use crate::render::{render_prompt, PromptOptions};
 use std::fmt;
 use std::str::FromStr;
 
@@ -244,23 +244,11 @@ impl FromStr for Mode {
 /// The system prompt of a text-based mode: the atfunc prompt for `interfaces`, with the
 /// mode's variants applied.
 pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
-    let mut prompt = render_prompt(interfaces, &PromptOptions::default());
-    if mode.descriptions {
-        for interface in interfaces {
-            let lines: Vec<String> = interface
-                .params
-                .iter()
-                .filter(|p| !p.description.trim().is_empty())
-                .map(|p| format!("- {}: {}", p.name, one_line(&p.description)))
-                .collect();
-            if lines.is_empty() {
-                continue;
-            }
-            let block = render_interface(interface);
-            let with = format!("{block}Parameters:\n{}\n", lines.join("\n"));
-            prompt = prompt.replacen(&block, &with, 1);
-        }
-    }
+    let options = PromptOptions {
+        param_descriptions: mode.descriptions,
+        ..PromptOptions::default()
+    };
+    let mut prompt = render_prompt(interfaces, &options);
     if mode.example {
         if let Some(example) = interfaces.first().map(example_call) {
             // The preamble's example is its first line that starts a call.
@@ -346,10 +334,6 @@ fn rewrite_example(prompt: &str, interfaces: &[Interface], named: bool, slot: bo
         .collect();
     let example = format!("@{shown}({})", args.join(", "));
     prompt.replacen(line, &example, 1)
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A call of `interface` with a made-up value for each required parameter (the first

@@ -62,18 +62,14 @@ pub fn render_interface(interface: &Interface) -> String {
 /// use atfunc::render::{render_interface_with, PromptOptions, SEPARATOR};
 /// use atfunc::Interface;
 /// let now = Interface::new("now").in_domain("clock").describe("The time");
-/// let options = PromptOptions { root: Some("clock"), separator: true };
+/// let options = PromptOptions { root: Some("clock"), separator: true, ..PromptOptions::default() };
 /// assert_eq!(
 ///     render_interface_with(&now, &options),
 ///     format!("@now()\nDescription: The time\n{SEPARATOR}\n")
 /// );
 /// ```
 pub fn render_interface_with(interface: &Interface, options: &PromptOptions) -> String {
-    render_named(
-        interface,
-        &call_name(interface, options.root),
-        options.separator,
-    )
+    render_named(interface, &call_name(interface, options.root), options)
 }
 
 /// The name a call uses under `root`: without the domain for the root toolbox's functions.
@@ -84,7 +80,7 @@ fn call_name(interface: &Interface, root: Option<&str>) -> String {
     }
 }
 
-fn render_named(interface: &Interface, name: &str, separator: bool) -> String {
+fn render_named(interface: &Interface, name: &str, options: &PromptOptions) -> String {
     let mut out = String::new();
     out.push('@');
     out.push_str(name);
@@ -122,7 +118,24 @@ fn render_named(interface: &Interface, name: &str, separator: bool) -> String {
             out.push('\n');
         }
     }
-    if separator {
+    if options.param_descriptions {
+        let mut described = interface
+            .params
+            .iter()
+            .filter(|p| !p.description.trim().is_empty())
+            .peekable();
+        if described.peek().is_some() {
+            out.push_str("Parameters:\n");
+        }
+        for param in described {
+            out.push_str("- ");
+            out.push_str(&param.name);
+            out.push_str(": ");
+            out.push_str(&one_line(&param.description));
+            out.push('\n');
+        }
+    }
+    if options.separator {
         out.push_str(SEPARATOR);
         out.push('\n');
     }
@@ -304,6 +317,10 @@ pub struct PromptOptions<'a> {
     pub root: Option<&'a str>,
     /// Draw a separator line under each function.
     pub separator: bool,
+    /// Under each function, its parameters' descriptions, one line each (`Parameters:`,
+    /// then `- name: what it is`), for the parameters that have one. They tell a model
+    /// which value of a question goes where; they cost prompt tokens.
+    pub param_descriptions: bool,
 }
 
 /// The preamble that teaches a model the call syntax, with an example call of one of

@@ -32,6 +32,26 @@ fn render_prints_the_prompt() {
 }
 
 #[test]
+fn render_adds_parameter_descriptions_when_asked() {
+    let args = ["render", "--tools", "examples/demo/tools.json"];
+    let plain = stdout(&atfunc(&args, b""));
+    let out = atfunc(&[&args[..], &["--param-descriptions"]].concat(), b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(
+        "Description: Get current weather information for a location\n\
+         Parameters:\n- location: City name\n- unit: Temperature unit\n"
+    ));
+    assert!(!plain.contains("Parameters:"));
+    // Only lines are added: the rest of the prompt is the plain one.
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| *l != "Parameters:" && !l.starts_with("- ") || plain.contains(l))
+        .collect();
+    assert_eq!(kept.join("\n"), plain.trim_end());
+}
+
+#[test]
 fn grammar_prints_gbnf() {
     let args = [
         "grammar",

@@ -43,13 +43,53 @@ fn separator_follows_each_function() {
 }
 
 #[test]
+fn parameter_descriptions_follow_each_function_when_asked() {
+    let tools = load_interfaces(&json!([{
+        "name": "triangle_area",
+        "description": "The area of a triangle.",
+        "parameters": {"type": "object", "properties": {
+            "base": {"type": "number", "description": "The length of the base,\n in cm."},
+            "height": {"type": "number", "description": "  "},
+            "corner": {"type": "object", "description": "A corner.",
+                "properties": {"x": {"type": "number"}}}},
+            "required": ["base"]}
+    }]))
+    .unwrap();
+    let described = PromptOptions {
+        param_descriptions: true,
+        separator: true,
+        ..PromptOptions::default()
+    };
+    // After the object shapes, before the separator; one line each, blank ones left out.
+    insta::assert_snapshot!(
+        "parameter_descriptions",
+        render_interface_with(&tools[0], &described)
+    );
+    // Off by default, as the reference renders a function.
+    assert!(!render_prompt(&tools, &PromptOptions::default()).contains("Parameters:"));
+    // A function without a described parameter gets no empty block.
+    let bare = Interface::new("ping").param(Param::new("host", ParamType::String));
+    assert_eq!(
+        render_interface_with(&bare, &described),
+        render_interface_with(
+            &bare,
+            &PromptOptions {
+                separator: true,
+                ..PromptOptions::default()
+            }
+        )
+    );
+}
+
+#[test]
 fn root_functions_render_without_a_domain() {
     let tools = reference_tools();
     assert!(render_interface_with(
         &tools[0],
         &PromptOptions {
             root: Some("weather"),
-            separator: false
+            separator: false,
+            ..PromptOptions::default()
         }
     )
     .starts_with("@get_current_weather( <*location>, <unit> )\n"));
@@ -57,7 +97,8 @@ fn root_functions_render_without_a_domain() {
         &tools[1],
         &PromptOptions {
             root: Some("weather"),
-            separator: false
+            separator: false,
+            ..PromptOptions::default()
         }
     )
     .starts_with("@math."));

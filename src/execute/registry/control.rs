@@ -147,6 +147,7 @@ pub(super) fn run(
                 &PromptOptions {
                     root: view.catalog().root(),
                     separator,
+                    ..PromptOptions::default()
                 },
             )))
         }

@@ -383,6 +383,7 @@ impl Registry {
         let render = PromptOptions {
             root: catalog.root(),
             separator: options.separators,
+            ..PromptOptions::default()
         };
         let shown: Vec<Interface> = catalog
             .interfaces()
