@@ -114,12 +114,14 @@ def render(
     format: Literal["atfunc", "openai", "mcp"] = "atfunc",
     separator: bool = False,
     preamble: bool = True,
+    param_descriptions: bool = False,
 ) -> str:
     """The tools as text for a model, exactly as `atfunc render` prints it.
 
     `format="atfunc"`: the prompt, the preamble that teaches the call syntax with an
     example call, then every function; `preamble=False` leaves the preamble out
-    (`--no-preamble`), `separator` draws a line under each function. `"openai"`: an OpenAI
+    (`--no-preamble`), `separator` draws a line under each function, `param_descriptions`
+    adds a line for each described parameter under its function. `"openai"`: an OpenAI
     `tools` array, `"mcp"`: an MCP `tools/list` result, as JSON text (`json.loads` it); a
     tool whose name clashes with an earlier one's is left out with a `UserWarning`."""
 

@@ -26,17 +26,19 @@ pyo3::create_exception!(
 ///
 /// `format="atfunc"`: the prompt, the preamble that teaches the call syntax with an
 /// example call, then every function; `preamble=False` leaves the preamble out
-/// (`--no-preamble`), `separator` draws a line under each function. `"openai"`: an OpenAI
+/// (`--no-preamble`), `separator` draws a line under each function, `param_descriptions`
+/// adds a line for each described parameter under its function. `"openai"`: an OpenAI
 /// `tools` array, `"mcp"`: an MCP `tools/list` result, as JSON text (`json.loads` it); a
 /// tool whose name clashes with an earlier one's is left out with a `UserWarning`.
 #[pyfunction]
-#[pyo3(signature = (tools, *, format = "atfunc", separator = false, preamble = true))]
+#[pyo3(signature = (tools, *, format = "atfunc", separator = false, preamble = true, param_descriptions = false))]
 pub(crate) fn render(
     py: Python<'_>,
     tools: &Bound<'_, PyAny>,
     format: &str,
     separator: bool,
     preamble: bool,
+    param_descriptions: bool,
 ) -> PyResult<String> {
     let tools = tools::required(py, tools)?;
     let tools = tools.get();
@@ -64,7 +66,7 @@ pub(crate) fn render(
     let options = PromptOptions {
         root,
         separator,
-        ..PromptOptions::default()
+        param_descriptions,
     };
     if !preamble {
         return Ok(atfunc::render::render_functions(

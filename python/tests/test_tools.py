@@ -76,11 +76,17 @@ def test_root_toolbox_drops_the_prefix():
 
 @pytest.mark.parametrize("separator", [False, True])
 @pytest.mark.parametrize("preamble", [False, True])
-def test_render_equals_the_cli(cli, separator, preamble):
+@pytest.mark.parametrize("described", [False, True])
+def test_render_equals_the_cli(cli, separator, preamble, described):
     args = ["render", "--tools", DEMO_TOOLS]
     args += ["--separator"] if separator else []
     args += [] if preamble else ["--no-preamble"]
-    assert atfunc.render(DEMO_TOOLS, separator=separator, preamble=preamble) == cli(args)
+    args += ["--param-descriptions"] if described else []
+    text = atfunc.render(
+        DEMO_TOOLS, separator=separator, preamble=preamble, param_descriptions=described
+    )
+    assert text == cli(args)
+    assert ("- location: City name\n" in text) == described
 
 
 @pytest.mark.parametrize("fmt", ["openai", "mcp"])

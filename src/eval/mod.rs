@@ -91,6 +91,7 @@ pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
 pub use mode::{
     prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS, SEVERAL_RULE,
+    SHOT_EXAMPLE,
 };
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
 pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};

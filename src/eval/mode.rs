@@ -100,6 +100,10 @@ pub struct Mode {
     /// call per thing the question asks about (a small model in BFCL `parallel` writes
     /// one call, or the same call again and again).
     pub several: bool,
+    /// Variant `shot`: the preamble ends with [`SHOT_EXAMPLE`], a question and the call
+    /// that answers it, whose values are whole phrases of the question (`"Paris, France"`,
+    /// not `"Paris"`): a small model often takes part of the phrase it should.
+    pub shot: bool,
     /// Variant `once`: an answer is read up to the first call that repeats an earlier one
     /// (the same function with the same arguments); the repeat and what follows are
     /// dropped. The request is unchanged. Every mode reads so by default; the variant
@@ -119,6 +123,13 @@ pub const BOUND_LIST_ITEMS: u32 = 32;
 /// The rule the variant `several` adds to the preamble, before its rule on writing calls.
 pub const SEVERAL_RULE: &str = "- A question about several things (places, numbers, people, \
      items) needs one call for each, one per line, each with its own values.";
+
+/// The worked example the variant `shot` adds to the preamble: a function no case has,
+/// so the grammar never lets a model call it, and values it cannot copy under `+spans`.
+pub const SHOT_EXAMPLE: &str = "Example: asked \"How far is it from Paris, France to the \
+     Berlin central station, in km?\", write @distance(\"Paris, France\", \
+     \"Berlin central station\", unit=\"km\"): each value is the whole phrase the \
+     question gives for it.";
 
 /// The example call of the variant `abstract`.
 pub const ABSTRACT_EXAMPLE: &str = r#"@function_name("text value", number_argument=2)"#;
@@ -140,6 +151,7 @@ impl Mode {
             grounded: false,
             spans: false,
             several: false,
+            shot: false,
             once: false,
         }
     }
@@ -148,7 +160,7 @@ impl Mode {
 impl Mode {
     /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
     /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 13] {
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 14] {
         [
             ("desc", &mut self.descriptions),
             ("example", &mut self.example),
@@ -162,6 +174,7 @@ impl Mode {
             ("grounded", &mut self.grounded),
             ("spans", &mut self.spans),
             ("several", &mut self.several),
+            ("shot", &mut self.shot),
             ("once", &mut self.once),
         ]
     }
@@ -273,6 +286,12 @@ pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
         // Before the last rule, which says how calls are written and when to stop.
         if let Some(at) = prompt.find("\n- Write calls as plain text") {
             prompt.insert_str(at + 1, &format!("{SEVERAL_RULE}\n"));
+        }
+    }
+    if mode.shot {
+        // After the rules, before the list of functions.
+        if let Some(at) = prompt.find("\nFunctions:\n") {
+            prompt.insert_str(at, &format!("{SHOT_EXAMPLE}\n"));
         }
     }
     prompt

@@ -324,3 +324,22 @@ fn the_several_variant_adds_one_rule() {
         "{with}"
     );
 }
+
+/// `+shot`: a worked example after the rules; the rest of the prompt is unchanged.
+#[test]
+fn the_shot_variant_adds_a_worked_example_before_the_functions() {
+    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
+    let mode = "grammar+spans+shot".parse::<Mode>().unwrap();
+    assert_eq!(mode.to_string(), "grammar+spans+shot");
+    let with = prompt(&derivative(), &mode);
+    let shot = format!("{}\n", atfunc::eval::SHOT_EXAMPLE);
+    assert_eq!(with.replacen(&shot, "", 1), plain);
+    let at = with.find(&shot).unwrap();
+    assert!(
+        with[at + shot.len()..].starts_with("\nFunctions:\n"),
+        "{with}"
+    );
+    // Its function is no case's: the grammar lets no model call it.
+    let tools = derivative();
+    assert!(tools.iter().all(|f| f.name != "distance"));
+}
