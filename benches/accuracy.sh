@@ -22,6 +22,9 @@
 #   CONCURRENCY  requests in flight (default 2, one per server slot)
 #   TIMEOUT      seconds one case may take (default 600)
 #   MAX_TOKENS   max_tokens of each request (default 256)
+#   STOP_AT_REPEAT  1 (default): the prompt modes' answers are streamed and dropped at
+#                their first repeated call (--stop-at-repeat: the same calls, far less time
+#                on parallel); 0 for a server that refuses llama.cpp's `timings_per_token`
 #   PROMPT_NOTE  how PROMPT_URL is served (recorded per mode in the report)
 #   NATIVE_NOTE  how NATIVE_URL is served
 set -eu
@@ -43,6 +46,7 @@ NO_CALL_MODES=${NO_CALL_MODES-auto,lazy,text}
 CONCURRENCY=${CONCURRENCY:-2}
 TIMEOUT=${TIMEOUT:-600}
 MAX_TOKENS=${MAX_TOKENS:-256}
+STOP_AT_REPEAT=${STOP_AT_REPEAT:-1}
 PROMPT_NOTE=${PROMPT_NOTE:-$PROMPT_URL}
 NATIVE_NOTE=${NATIVE_NOTE:-$NATIVE_URL}
 mkdir -p "$OUT"
@@ -53,6 +57,9 @@ run() { # URL NOTE MODES LIMIT FILE...
     run_url=$1 run_note=$2 run_modes=$3 run_limit=$4
     shift 4
     args=""
+    if [ "$STOP_AT_REPEAT" = 1 ] && [ "$run_url" = "$PROMPT_URL" ]; then
+        args=--stop-at-repeat
+    fi
     for name in "$@"; do
         args="$args --questions $data/BFCL_v4_$name.json"
         if [ -f "$data/possible_answer/BFCL_v4_$name.json" ]; then

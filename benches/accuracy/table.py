@@ -48,6 +48,10 @@ COLUMNS = [
         "parallel": ("parallel-spans-resample2.json", "grammar+spans"),
         "parallel_multiple": ("parallel_multiple-spans-resample2.json", "grammar+spans"),
     }),
+    ("grammar+spans+desc, --resamples 2", "as grammar+spans, and each parameter's description on a line under its function (param_descriptions)", {
+        "simple_python": ("simple_python-spans-desc-resample2.json", "grammar+desc+spans"),
+        "multiple": ("multiple-spans-desc-resample2.json", "grammar+desc+spans"),
+    }),
     ("grammar, --resamples 4", "the same, at most four times (the default is 3: no answer needed a fourth resample)", {
         "parallel_multiple": ("parallel_multiple-resample4.json", "grammar"),
     }),
