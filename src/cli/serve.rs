@@ -110,6 +110,10 @@ pub(crate) struct ServeArgs {
     /// did not write either. For tools that take names, places and ids from the question.
     #[arg(long)]
     ground_text: bool,
+    /// List each described parameter under its function in the prompt: which value goes
+    /// where, for more prompt tokens.
+    #[arg(long)]
+    param_descriptions: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -196,6 +200,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             keep_repeated_calls: args.keep_repeated_calls,
             resamples: usize::from(args.resamples),
             ground_text: args.ground_text,
+            param_descriptions: args.param_descriptions,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

@@ -150,7 +150,10 @@ pub(crate) async fn handle(
     refuse_several_choices(&request)?;
     let grounding = (constrain && gateway.options.ground_text).then(|| user_text(&messages));
     let mut messages = messages;
-    add_prompt_raw(&mut messages, &tools.prompt(&choice, single_call));
+    add_prompt_raw(
+        &mut messages,
+        &tools.prompt(&choice, single_call, gateway.options.param_descriptions),
+    );
     request.set_messages(messages);
     // `--decide`: a tool the model chose narrows the grammar to its calls; `none`, or a
     // decision that names no tool, leaves the `auto` grammar (see the module doc).

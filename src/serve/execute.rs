@@ -81,10 +81,11 @@ pub(crate) async fn handle(
     // reads as call text and result blocks, as in a request with tools; the other
     // messages pass as the text they came in.
     let mut messages = rewrite_raw(messages, &history_tools(&registry))?;
-    add_prompt_raw(
-        &mut messages,
-        &registry.prompt(&CallContext::new(), &RegistryPrompt::default()),
-    );
+    let mut shown = RegistryPrompt::default();
+    if gateway.options.param_descriptions {
+        shown = shown.with_param_descriptions();
+    }
+    add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
     request.set_messages(messages);
     if request.get("stream") == Some(Json::Bool(true)) {
         streamed(gateway, auth, request, registry).await

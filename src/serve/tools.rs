@@ -294,10 +294,20 @@ impl ToolSet {
         }
     }
 
-    /// The system prompt: the atfunc preamble and every tool, then what `choice` and
+    /// The system prompt: the atfunc preamble and every tool (each described parameter
+    /// under its function with `param_descriptions`), then what `choice` and
     /// `single_call` ask of this answer.
-    pub(crate) fn prompt(&self, choice: &Choice, single_call: bool) -> String {
-        let mut prompt = render_prompt(self.catalog.interfaces(), &PromptOptions::default());
+    pub(crate) fn prompt(
+        &self,
+        choice: &Choice,
+        single_call: bool,
+        param_descriptions: bool,
+    ) -> String {
+        let options = PromptOptions {
+            param_descriptions,
+            ..PromptOptions::default()
+        };
+        let mut prompt = render_prompt(self.catalog.interfaces(), &options);
         match choice {
             Choice::Required => {
                 prompt.push_str("\nIn this answer you must call at least one of these functions.\n")
@@ -394,7 +404,7 @@ mod tests {
     #[test]
     fn parameters_are_written_as_identifiers_and_bound_under_the_clients_names() {
         let tools = ToolSet::from_tools(&json!([search_tool()])).unwrap();
-        let prompt = tools.prompt(&Choice::Auto, false);
+        let prompt = tools.prompt(&Choice::Auto, false, false);
         assert!(
             prompt.contains("@search( <*query_text>, <max_results{integer}>, <_2fa_code>, <user_id{object}>, <*x_trace{any}> )"),
             "{prompt}"
@@ -510,7 +520,7 @@ mod tests {
                 &json!({"type": "function", "function": {"name": "other"}})
             ))
             .is_err());
-        let prompt = tools.prompt(&Choice::Function("lookup_user".into()), true);
+        let prompt = tools.prompt(&Choice::Function("lookup_user".into()), true, false);
         assert!(prompt.contains("@lookup_user( <q> )"), "{prompt}");
         assert!(prompt.ends_with(
             "In this answer you must call @lookup_user.\n\nCall at most one function per answer.\n"

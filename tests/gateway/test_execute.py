@@ -250,3 +250,27 @@ def test_a_secret_in_hex_is_redacted_in_executed_turns(start_gateway, upstream, 
     for spelling in (secret.encode().hex(), secret.encode().hex().upper()):
         assert spelling not in sent
     assert "lower [redacted] upper [redacted]" in sent
+
+
+def test_param_descriptions_go_under_each_function_when_asked(start_gateway, upstream, command_config, tmp_path):
+    # Client tools: each described parameter on a line under its function.
+    tools = json.loads(json.dumps(TOOLS))
+    tools[0]["function"]["parameters"]["properties"]["city"]["description"] = "The city's name"
+    described = start_gateway("--param-descriptions")
+    plain = start_gateway()
+    for gateway, expected in [(described, True), (plain, False)]:
+        upstream.script(Completion("It is sunny."))
+        gateway.client().chat.completions.create(model="tiny-model", messages=USER, tools=tools)
+        prompt = upstream.chat_requests()[-1]["json"]["messages"][0]["content"]
+        line = "Description: Current weather of a city\nParameters:\n- city: The city's name\n"
+        assert (line in prompt) == expected, prompt
+    # Executed requests: the config's tools, the same way.
+    config = json.loads(open(command_config).read())
+    config["toolboxes"][0]["functions"][0]["parameters"]["properties"]["a"]["description"] = "The first"
+    path = tmp_path / "described.json"
+    path.write_text(json.dumps(config))
+    gateway = start_gateway("--config", str(path), "--param-descriptions")
+    upstream.script(Completion("Nothing to add."))
+    execute(gateway.client(), False)
+    prompt = upstream.chat_requests()[-1]["json"]["messages"][0]["content"]
+    assert "Description: Add two numbers\nParameters:\n- a: The first\n" in prompt, prompt

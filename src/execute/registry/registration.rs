@@ -108,6 +108,7 @@ pub struct FoundFunction {
 pub struct RegistryPrompt {
     separators: bool,
     control_functions: bool,
+    param_descriptions: bool,
 }
 
 impl RegistryPrompt {
@@ -122,6 +123,13 @@ impl RegistryPrompt {
     /// are answered whenever they are registered, and listed only when this is chosen.
     pub fn with_control_functions(mut self) -> Self {
         self.control_functions = true;
+        self
+    }
+
+    /// Lists each described parameter under its function
+    /// ([`PromptOptions::param_descriptions`]).
+    pub fn with_param_descriptions(mut self) -> Self {
+        self.param_descriptions = true;
         self
     }
 }
@@ -383,7 +391,7 @@ impl Registry {
         let render = PromptOptions {
             root: catalog.root(),
             separator: options.separators,
-            ..PromptOptions::default()
+            param_descriptions: options.param_descriptions,
         };
         let shown: Vec<Interface> = catalog
             .interfaces()
