@@ -125,7 +125,13 @@ fn build(j: &J, depth: usize) -> Json {
 
 fn exercise(interfaces: Vec<Interface>, completion: &str) {
     let _ = validate_all(&interfaces);
-    let _ = atfunc::render_prompt(&interfaces, &atfunc::render::PromptOptions::default());
+    for param_descriptions in [false, true] {
+        let options = atfunc::render::PromptOptions {
+            param_descriptions,
+            ..atfunc::render::PromptOptions::default()
+        };
+        let _ = atfunc::render_prompt(&interfaces, &options);
+    }
     for format in [ToolFormat::Openai, ToolFormat::Mcp] {
         let _ = render(&interfaces, format, &Options::default());
     }
