@@ -41,6 +41,16 @@ use serde_json::Value as Json;
 pub(crate) use sse::{Sse, SseDecoder};
 use std::time::Duration;
 
+/// Whether `response` is a server-sent event stream: a server may answer a streamed
+/// request whole (llama-cpp-python does with `tools`), and both callers read either.
+pub(crate) fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
 /// The default of both callers' limit on an answer's size (`max_response_bytes`):
 /// 16 MiB, many times the longest answer a model writes.
 pub(crate) const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 << 20;

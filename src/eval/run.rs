@@ -5,7 +5,9 @@ use super::mode::{prompt, Mode, Strategy};
 use super::repeat_watch::{RepeatWatch, StreamFault};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog, Repeats};
-use crate::endpoint::{AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit};
+use crate::endpoint::{
+    is_event_stream, AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit,
+};
 use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
@@ -575,10 +577,7 @@ impl Evaluator {
         outcome: &mut CaseOutcome,
     ) -> Result<Answer, String> {
         let (answer, body) = self.post(Route::ChatCompletions, request).await?;
-        let answer = answer_of(&answer, &body)?;
-        outcome.prompt_tokens += answer.prompt_tokens;
-        outcome.completion_tokens += answer.completion_tokens;
-        Ok(answer)
+        Ok(counted(answer_of(&answer, &body)?, outcome))
     }
 
     /// One chat request, streamed and read up to the end of its first repeated call
@@ -610,12 +609,7 @@ impl Evaluator {
             .check(sent)
             .await
             .map_err(|e| failure(e, timeout))?;
-        let streamed = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !streamed {
+        if !is_event_stream(&response) {
             let text = self
                 .endpoint
                 .read_text(&mut response)
@@ -630,10 +624,7 @@ impl Evaluator {
                     timeout,
                 )
             })?;
-            let answer = answer_of(&json, &text)?;
-            outcome.prompt_tokens += answer.prompt_tokens;
-            outcome.completion_tokens += answer.completion_tokens;
-            return Ok(answer);
+            return Ok(counted(answer_of(&json, &text)?, outcome));
         }
         let limit = self.options.max_response_bytes;
         let too_large = || answer_error(AnswerError::TooLarge { limit }, timeout);
@@ -673,15 +664,21 @@ impl Evaluator {
         // Dropping the response closes the connection: the server stops writing.
         drop(response);
         let (prompt_tokens, completion_tokens) = watch.counted.unwrap_or((0, watch.pieces));
-        outcome.prompt_tokens += prompt_tokens;
-        outcome.completion_tokens += completion_tokens;
-        Ok(Answer {
+        let answer = Answer {
             text: watch.text,
             tool_calls: Vec::new(),
             prompt_tokens,
             completion_tokens,
-        })
+        };
+        Ok(counted(answer, outcome))
     }
+}
+
+/// `answer`, its tokens added to the case's.
+fn counted(answer: Answer, outcome: &mut CaseOutcome) -> Answer {
+    outcome.prompt_tokens += answer.prompt_tokens;
+    outcome.completion_tokens += answer.completion_tokens;
+    answer
 }
 
 /// The answer of a chat completion that came whole.
@@ -762,9 +759,7 @@ impl Evaluator {
             prompt_tokens: count("tokens_evaluated"),
             completion_tokens: count("tokens_predicted"),
         };
-        outcome.prompt_tokens += answer.prompt_tokens;
-        outcome.completion_tokens += answer.completion_tokens;
-        Ok(answer)
+        Ok(counted(answer, outcome))
     }
 
     /// One POST of `body` to `route`: its answer as JSON, and as text (for messages).

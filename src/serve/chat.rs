@@ -10,8 +10,9 @@ use super::reply::{
 use super::request::{Request, RequestError};
 use super::rounds::Rounds;
 use super::tools::{read_tools, ToolSet};
-use super::upstream::{self, is_event_stream, Response as UpstreamResponse};
+use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, decide, execute, ApiError, Gateway};
+use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
 use axum::body::{Body, Bytes};

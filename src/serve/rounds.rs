@@ -6,8 +6,9 @@
 use super::answer::{Reader, RoundEnd, Turn};
 use super::history::content_text;
 use super::reply::{error_event, ChunkWriter, Tx, Usage};
-use super::upstream::{is_event_stream, Response as UpstreamResponse};
+use super::upstream::Response as UpstreamResponse;
 use super::{ApiError, Gateway};
+use crate::endpoint::is_event_stream;
 use crate::endpoint::{Sse, SseDecoder};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};

@@ -3,7 +3,7 @@
 use super::ApiError;
 use crate::endpoint::{error_chain, AnswerError, Endpoint, EndpointError, Route, TimeLimit};
 use axum::body::Bytes;
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode};
 use serde_json::Value as Json;
 use std::time::Duration;
 
@@ -191,15 +191,6 @@ pub fn shown_url(url: &str) -> String {
 /// Whether a status means the upstream refused or failed.
 pub(crate) fn is_error(status: StatusCode) -> bool {
     status.is_client_error() || status.is_server_error()
-}
-
-/// Whether `response` is a server-sent event stream.
-pub(crate) fn is_event_stream(response: &Response) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
 #[cfg(test)]
