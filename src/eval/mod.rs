@@ -94,7 +94,7 @@ pub use mode::{
     SHOT_EXAMPLE,
 };
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};
+pub use run::{CaseOutcome, EvalOptions, Evaluator, NEXT_MOST_CALLS, OWN_FIELDS};
 
 /// The old name of [`CaseOutcome`].
 #[deprecated(

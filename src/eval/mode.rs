@@ -110,6 +110,14 @@ pub struct Mode {
     /// keeps it for one mode of a run that reads every call
     /// ([`EvalOptions::keep_repeated_calls`](super::EvalOptions::keep_repeated_calls)).
     pub once: bool,
+    /// Variant `next`: an answer whose reading stopped at a repeated call is continued,
+    /// one call at a time, under a grammar that leaves out the calls it wrote
+    /// ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again)), until
+    /// no new call can be made or [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
+    /// small model asked for several calls writes its first and then repeats it; asked for
+    /// its next one with that one left out, it writes its next best. Needs llama-server's
+    /// `/apply-template` and `/completion`.
+    pub next: bool,
 }
 
 /// The most characters of a string under the variant `bound`: more than twice the longest
@@ -153,6 +161,7 @@ impl Mode {
             several: false,
             shot: false,
             once: false,
+            next: false,
         }
     }
 }
@@ -160,7 +169,7 @@ impl Mode {
 impl Mode {
     /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
     /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 14] {
+    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 15] {
         [
             ("desc", &mut self.descriptions),
             ("example", &mut self.example),
@@ -176,6 +185,7 @@ impl Mode {
             ("several", &mut self.several),
             ("shot", &mut self.shot),
             ("once", &mut self.once),
+            ("next", &mut self.next),
         ]
     }
 }

@@ -22,6 +22,9 @@ use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod next;
+pub use next::NEXT_MOST_CALLS;
+
 /// Where and how the evaluator asks.
 #[derive(Debug, Clone)]
 pub struct EvalOptions {
@@ -183,6 +186,9 @@ struct Answer {
 struct Read {
     bound: Vec<BoundCall>,
     refused: Vec<CallRecord>,
+    /// Where the last call read ends, when the reading stopped at a repeat of it or of
+    /// an earlier one (the answer went on).
+    repeat_after: Option<usize>,
 }
 
 impl Evaluator {
@@ -358,7 +364,7 @@ impl Evaluator {
         let mut unresolved: Vec<CallRecord> = Vec::new();
         for round in 0..=rounds {
             request.insert("messages".into(), Json::Array(messages.clone()));
-            let (answer, read) = self
+            let (mut answer, mut read) = self
                 .ask_voted(
                     &request,
                     mode,
@@ -367,6 +373,10 @@ impl Evaluator {
                     outcome,
                 )
                 .await?;
+            if mode.next && request.contains_key("grammar") {
+                self.next_calls(case, mode, &messages, &mut answer.text, &mut read, outcome)
+                    .await?;
+            }
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
                 unresolved = read.refused;
@@ -396,6 +406,7 @@ impl Evaluator {
         Ok(Read {
             bound: kept,
             refused: unresolved,
+            repeat_after: None,
         })
     }
 
@@ -722,13 +733,7 @@ impl Evaluator {
         outcome: &mut CaseOutcome,
     ) -> Result<Answer, String> {
         let messages = request.get("messages").cloned().unwrap_or(Json::Null);
-        let mut apply = Map::new();
-        apply.insert("messages".into(), messages);
-        let (templated, body) = self.post(Route::ApplyTemplate, &apply).await?;
-        let prompt = templated
-            .get("prompt")
-            .and_then(Json::as_str)
-            .ok_or_else(|| format!("/apply-template answered no prompt: {}", excerpt(&body)))?;
+        let prompt = self.templated(messages).await?;
         let mut completion = Map::new();
         completion.insert("prompt".into(), Json::from(prompt));
         completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
@@ -760,6 +765,19 @@ impl Evaluator {
             completion_tokens: count("tokens_predicted"),
         };
         Ok(counted(answer, outcome))
+    }
+
+    /// `messages` put through the server's own chat template (llama-server's
+    /// `/apply-template`): the prompt its chat route would send, up to the assistant's turn.
+    async fn templated(&self, messages: Json) -> Result<String, String> {
+        let mut apply = Map::new();
+        apply.insert("messages".into(), messages);
+        let (templated, body) = self.post(Route::ApplyTemplate, &apply).await?;
+        templated
+            .get("prompt")
+            .and_then(Json::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("/apply-template answered no prompt: {}", excerpt(&body)))
     }
 
     /// One POST of `body` to `route`: its answer as JSON, and as text (for messages).
@@ -849,6 +867,12 @@ fn answer_error(error: AnswerError, timeout: Duration) -> String {
 /// categories, as a client that wants one call says with `parallel_tool_calls: false`
 /// (without it a small model repeats its call until the token limit).
 fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
+    crate::grammar::gbnf(&case.interfaces, &grammar_options(case, choice, mode))
+        .map_err(|e| format!("no grammar: {e}"))
+}
+
+/// The options of [`grammar`].
+fn grammar_options(case: &Case, choice: Choice, mode: &Mode) -> crate::grammar::GrammarOptions {
     // What the user wrote: the source of the numbers and text of the grounded variants,
     // read only for them.
     let said = || -> String {
@@ -860,7 +884,7 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
             .join("\n")
     };
     let defaults = crate::grammar::GrammarOptions::default();
-    let options = crate::grammar::GrammarOptions {
+    crate::grammar::GrammarOptions {
         choice,
         single: !case.category.contains("parallel"),
         guard_string_start: mode.guard || defaults.guard_string_start,
@@ -879,8 +903,7 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
         grounded_numbers: mode.grounded.then(|| crate::grammar::numbers_in(&said())),
         grounded_text: mode.spans.then(said),
         ..defaults
-    };
-    crate::grammar::gbnf(&case.interfaces, &options).map_err(|e| format!("no grammar: {e}"))
+    }
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that
@@ -915,11 +938,18 @@ fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
     let mut read = Read::default();
     // An answer read here is already bounded in size (`max_response_bytes`).
     let mut repeats = Repeats::remembering(usize::MAX);
+    let mut read_to = 0;
     for event in parse_events(text) {
         match event {
             Event::Call(call) => match bind(&call, catalog) {
-                Ok(bound) if once && !repeats.admit(&bound) => break,
-                Ok(bound) => read.bound.push(bound),
+                Ok(bound) if once && !repeats.admit(&bound) => {
+                    read.repeat_after = Some(read_to);
+                    break;
+                }
+                Ok(bound) => {
+                    read_to = usize::try_from(bound.span.end).unwrap_or(usize::MAX);
+                    read.bound.push(bound);
+                }
                 Err(error) => read.refused.push(CallRecord {
                     call_text: call_text(&call),
                     result: Err(error.to_string()),

@@ -140,6 +140,68 @@ pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
     }))
 }
 
+/// Every value [`text_spans`] allows, each as its JSON text (quotes included), in order of
+/// where it starts and then of length; `None` when there are more than `most` (a long
+/// question has tens of thousands of runs, too many to list), or no words.
+pub(crate) fn span_values(text: &str, most: usize) -> Option<Vec<String>> {
+    let (mut words, mut gaps) = words_and_gaps(text);
+    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
+    words.drain(..dropped);
+    gaps.drain(..dropped.min(gaps.len()));
+    if words.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for start in 0..words.len() {
+        let mut value = String::from("\"");
+        for k in start..words.len() {
+            if k > start {
+                // A run goes on only through a gap that does not end the sentence.
+                match gaps.get(k - 1) {
+                    Some(gap) if !ends_sentence(gap) => value.push_str(&json_text(gap)),
+                    _ => break,
+                }
+            }
+            value.push_str(&json_text(words[k]));
+            if out.len() == most {
+                return None;
+            }
+            out.push(format!("{value}\""));
+        }
+    }
+    Some(out)
+}
+
+/// Whether `text` has a word, so that [`text_spans`] makes a grammar of it.
+pub(crate) fn has_words(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
+}
+
+/// Whether `value` is one of the runs [`text_spans`] allows for `text`: its words and what
+/// stands between them are those of consecutive words of `text`, within one sentence of
+/// its last [`MAX_GROUNDING_WORDS`] words, and it begins and ends with a word.
+pub(crate) fn is_span(text: &str, value: &str) -> bool {
+    let (mut words, mut gaps) = words_and_gaps(text);
+    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
+    words.drain(..dropped);
+    gaps.drain(..dropped.min(gaps.len()));
+    let (value_words, value_gaps) = words_and_gaps(value);
+    let bare = value.starts_with(char::is_alphanumeric) && value.ends_with(char::is_alphanumeric);
+    if value_words.is_empty() || !bare || value_words.len() > words.len() {
+        return false;
+    }
+    (0..=words.len() - value_words.len()).any(|start| {
+        value_words
+            .iter()
+            .enumerate()
+            .all(|(k, word)| words[start + k] == *word)
+            && value_gaps.iter().enumerate().all(|(k, gap)| {
+                gaps.get(start + k)
+                    .is_some_and(|own| own == gap && !ends_sentence(own))
+            })
+    })
+}
+
 /// The words of `text` (runs of letters and digits) and, for each but the last, the text
 /// between it and the next.
 fn words_and_gaps(text: &str) -> (Vec<&str>, Vec<&str>) {

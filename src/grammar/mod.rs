@@ -72,6 +72,7 @@
 //! as that call's body; the grammar does not forbid it in `Auto` prose.
 
 mod decide;
+mod exclude;
 mod grounded;
 mod tree;
 mod values;
@@ -185,6 +186,16 @@ pub struct GrammarOptions {
     /// own grammar. Only the text's last [`MAX_GROUNDING_WORDS`] words count. Default
     /// `None`.
     pub grounded_text: Option<String>,
+    /// Calls the answer may not write: a call of one of these functions whose every
+    /// argument has the value given here (as JSON text, as [`WrittenCall`] holds it), and
+    /// which leaves out the same optional ones, is not in the grammar. The evaluator's
+    /// `+next` asks a model for its next call with the calls it wrote left out, after it
+    /// began to repeat them. A new call must differ in a parameter whose values the grammar
+    /// lists (declared choices, booleans, [`grounded_numbers`](Self::grounded_numbers),
+    /// runs of [`grounded_text`](Self::grounded_text)): to differ only in a free number or
+    /// text is not offered, so that the grammar stays exact. A function whose calls are all
+    /// left out is left out. A request body is not compared. Default empty.
+    pub not_again: Vec<WrittenCall>,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -208,9 +219,72 @@ impl Default for GrammarOptions {
             max_list_items: None,
             grounded_numbers: None,
             grounded_text: None,
+            not_again: Vec::new(),
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
+    }
+}
+
+/// A call as [`GrammarOptions::not_again`] holds it: the function (as the prompt shows it,
+/// or qualified; case ignored) and each argument given, by parameter name, as JSON text
+/// (`"\"Oslo\""`, `3`, `true`).
+///
+/// ```
+/// use atfunc::grammar::{grammar, Choice, GrammarOptions, WrittenCall};
+/// use atfunc::{Interface, Param, ParamType};
+///
+/// let weather = Interface::new("get_temp")
+///     .param(Param::new("city", ParamType::String).required())
+///     .param(Param::new("unit", ParamType::String).choices(["C", "F"]));
+/// let oslo = WrittenCall::new("get_temp").arg("city", "\"Oslo\"").arg("unit", "\"C\"");
+/// let options = GrammarOptions {
+///     choice: Choice::Required,
+///     grounded_text: Some("Weather in Oslo and Paris, in C.".into()),
+///     not_again: vec![oslo],
+///     ..GrammarOptions::default()
+/// };
+/// let g = grammar(&[weather], &options).unwrap();
+/// assert!(!g.accepts(r#"@get_temp(city="Oslo", unit="C")"#));
+/// assert!(g.accepts(r#"@get_temp(city="Oslo")"#));
+/// assert!(g.accepts(r#"@get_temp(city="Paris", unit="C")"#));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WrittenCall {
+    /// The function called.
+    pub function: String,
+    /// The arguments given: parameter name and value as JSON text.
+    pub args: Vec<(String, String)>,
+}
+
+impl WrittenCall {
+    /// A call of `function` without arguments.
+    pub fn new(function: impl Into<String>) -> WrittenCall {
+        WrittenCall {
+            function: function.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// A call of `function` with `args` as a binder reads them (a bound call's arguments):
+    /// each value as JSON text, spelled as the grammar writes it (`[1, 2]`, `{"a": 1}`).
+    pub fn of_args(
+        function: impl Into<String>,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> WrittenCall {
+        WrittenCall {
+            function: function.into(),
+            args: args
+                .iter()
+                .map(|(name, value)| (name.clone(), values::written(value)))
+                .collect(),
+        }
+    }
+
+    /// The call, with `name` given `value` (JSON text).
+    pub fn arg(mut self, name: impl Into<String>, value: impl Into<String>) -> WrittenCall {
+        self.args.push((name.into(), value.into()));
+        self
     }
 }
 
@@ -294,7 +368,15 @@ pub fn grammar(
     };
     let mut calls = Vec::new();
     for (index, (interface, shown)) in selected.iter().enumerate() {
-        if let Some(call) = call(&mut b, &values, index, interface, shown) {
+        let left_out: Vec<&WrittenCall> = options
+            .not_again
+            .iter()
+            .filter(|written| {
+                let key = fold(&written.function);
+                key == fold(shown) || key == fold(&interface.qualified_name())
+            })
+            .collect();
+        if let Some(call) = call(&mut b, &values, index, (interface, shown), &left_out) {
             calls.push(call);
         }
         if b.exceeded().is_some() {
@@ -309,6 +391,10 @@ pub fn grammar(
                  declared type (check its choices and bounds)"
             ),
             _ if selected.is_empty() => String::from("there are no functions"),
+            _ if !options.not_again.is_empty() => String::from(
+                "every call that can bind is one of the calls left out (not_again), or differs \
+                 from one only in a value the grammar cannot list",
+            ),
             _ => String::from(
                 "no function has a call that can bind (check required parameters' choices and bounds)",
             ),
@@ -424,29 +510,58 @@ fn fold(name: &str) -> String {
 
 /// `@name(arg=value, ...)`, then the body when the function takes one; `None` when a
 /// required parameter or body field has no value that binds.
+/// Without the calls `left_out` ([`GrammarOptions::not_again`]); `None` also when they are
+/// all of its calls.
 fn call(
     b: &mut Builder,
     values: &Values,
     index: usize,
-    interface: &Interface,
-    shown: &str,
+    (interface, shown): (&Interface, &str),
+    left_out: &[&WrittenCall],
 ) -> Option<Node> {
     let mut args = Vec::new();
     for param in &interface.params {
         match values.param(b, param, 0, Slot::Named) {
-            Some(value) => args.push((
-                Node::seq([Node::text(format!("{}=", param.name)), value]),
-                param.required,
-            )),
+            Some(value) => args.push(exclude::Arg {
+                param,
+                node: Node::seq([Node::text(format!("{}=", param.name)), value]),
+            }),
             None if param.required => return None,
             None => {}
         }
     }
-    let mut parts = vec![
-        Node::text(format!("@{shown}(")),
-        separated(b, args, ", "),
-        Node::text(")"),
-    ];
+    let list = if left_out.is_empty() {
+        let items = args
+            .into_iter()
+            .map(|arg| (arg.node, arg.param.required))
+            .collect();
+        separated(b, items, ", ")
+    } else {
+        // Each call as its values in the order of `args`; one that gives a parameter the
+        // grammar has no value for can never be written, so it needs no leaving out.
+        let rows: Vec<Vec<Option<String>>> = left_out
+            .iter()
+            .filter(|written| {
+                written
+                    .args
+                    .iter()
+                    .all(|(name, _)| args.iter().any(|arg| arg.param.name == *name))
+            })
+            .map(|written| {
+                args.iter()
+                    .map(|arg| {
+                        written
+                            .args
+                            .iter()
+                            .find(|(name, _)| *name == arg.param.name)
+                            .map(|(_, value)| value.clone())
+                    })
+                    .collect()
+            })
+            .collect();
+        exclude::args_except(b, values, &args, &rows)?
+    };
+    let mut parts = vec![Node::text(format!("@{shown}(")), list, Node::text(")")];
     if interface.has_body() {
         let object = values.object(b, &interface.request_body, 1)?;
         let body = Node::seq([Node::text(" with_body [["), object, Node::text("]]")]);

@@ -181,20 +181,118 @@ impl Values {
     /// The numbers of [`Values::grounded_numbers`] that fit a number or integer `param`,
     /// as alternatives; `None` for another type, or when none fits.
     fn grounded(&self, param: &Param) -> Option<Node> {
+        let fitting = self.grounded_fitting(param)?;
+        Some(Node::alt(fitting.into_iter().map(Node::text)))
+    }
+
+    /// The numbers of [`Values::grounded_numbers`] that fit a number or integer `param`;
+    /// `None` for another type, or when none fits.
+    fn grounded_fitting(&self, param: &Param) -> Option<Vec<String>> {
         let numbers = self.grounded_numbers.as_ref()?;
         if !matches!(param.ty, ParamType::Integer | ParamType::Number) {
             return None;
         }
         // Each number as a declared choice would be: of the type, within the bounds.
-        let fitting: Vec<Node> = numbers
+        let fitting: Vec<String> = numbers
             .iter()
             .filter(|n| {
                 serde_json::from_str::<Json>(n)
                     .is_ok_and(|value| choice_fits(&value, param, Slot::Named))
             })
-            .map(|n| Node::text(n.as_str()))
+            .cloned()
             .collect();
-        (!fitting.is_empty()).then(|| Node::alt(fitting))
+        (!fitting.is_empty()).then_some(fitting)
+    }
+
+    /// Every value the grammar lets a call give `param`, each as written, when it lists
+    /// them: declared choices, `true` and `false`, grounded numbers, runs of grounded text
+    /// (up to `most` of them). `None` for a value the grammar leaves free (text, a number,
+    /// a list, an object, a checked format): "not listed" is always a safe answer, so the
+    /// order of the checks is [`Values::param`]'s.
+    pub(crate) fn listed(&self, param: &Param, most: usize) -> Option<Vec<String>> {
+        let whole_choices = param
+            .choices
+            .as_deref()
+            .filter(|c| !c.is_empty() && param.element_choices().is_none());
+        if let Some(choices) = whole_choices {
+            return Some(
+                choices
+                    .iter()
+                    .filter(|choice| choice_fits(choice, param, Slot::Named))
+                    .map(Json::to_string)
+                    .collect(),
+            );
+        }
+        if let Some(fitting) = self.grounded_fitting(param) {
+            return Some(fitting);
+        }
+        match &param.ty {
+            ParamType::Boolean => Some(vec!["true".into(), "false".into()]),
+            ParamType::String if param.known_format().is_none() => {
+                super::grounded::span_values(self.grounded_text.as_deref()?, most)
+            }
+            _ => None,
+        }
+    }
+
+    /// `value` (JSON text) as the grammar spells it for `param`, when the grammar lets a
+    /// call give it, as far as can be told without the grammar: JSON of the parameter's
+    /// type within its bounds; one of its choices, grounded numbers (as the question
+    /// writes it: `112.0740`) or runs of grounded text when it has them; not a string the
+    /// guard keeps out; `None` otherwise. Used for values a grammar writes out as given,
+    /// so that none widens the grammar past what binds. An object is checked by its type:
+    /// its fields are the binder's.
+    pub(crate) fn spelled(&self, param: &Param, value: &str) -> Option<String> {
+        let json = serde_json::from_str::<Json>(value).ok()?;
+        self.spell(param, &json, Slot::Named)
+    }
+
+    fn spell(&self, param: &Param, json: &Json, slot: Slot) -> Option<String> {
+        let object = matches!(
+            (&param.ty, json),
+            (ParamType::Object { .. }, Json::Object(_))
+        );
+        if !object && !choice_fits(json, param, slot) {
+            return None;
+        }
+        let whole_choices = param
+            .choices
+            .as_deref()
+            .filter(|c| !c.is_empty() && param.element_choices().is_none());
+        if let Some(choices) = whole_choices {
+            return choices.contains(json).then(|| json.to_string());
+        }
+        if let Some(fitting) = self.grounded_fitting(param) {
+            let number = json.as_f64()?;
+            return fitting
+                .into_iter()
+                .find(|n| n.parse::<f64>().is_ok_and(|own| own == number));
+        }
+        match (json, param.element()) {
+            (Json::Array(items), Some(element)) => {
+                let items: Option<Vec<String>> = items
+                    .iter()
+                    .map(|item| self.spell(&element, item, Slot::Element))
+                    .collect();
+                Some(format!("[{}]", items?.join(", ")))
+            }
+            (Json::String(text), _) if param.ty == ParamType::String => {
+                let grounded = param.known_format().is_none()
+                    && self
+                        .grounded_text
+                        .as_deref()
+                        .is_some_and(super::grounded::has_words);
+                let fits = match self.grounded_text.as_deref() {
+                    Some(said) if grounded => super::grounded::is_span(said, text),
+                    _ => {
+                        !(self.guard_string_start
+                            && (text.starts_with(',') || text.starts_with(')')))
+                    }
+                };
+                fits.then(|| json.to_string())
+            }
+            _ => Some(written(json)),
+        }
     }
 
     /// `{"a": 1, "b": 2}` with the declared fields in declared order, the required ones
@@ -514,6 +612,25 @@ impl Values {
             "}",
             self.max_list_items,
         )
+    }
+}
+
+/// `value` as the grammar spells it: JSON, with `", "` between the items of a list and the
+/// members of an object and `": "` after a key.
+pub(crate) fn written(value: &Json) -> String {
+    match value {
+        Json::Array(items) => {
+            let items: Vec<String> = items.iter().map(written).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Json::Object(members) => {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(key, value)| format!("{}: {}", Json::from(key.as_str()), written(value)))
+                .collect();
+            format!("{{{}}}", members.join(", "))
+        }
+        scalar => scalar.to_string(),
     }
 }
 

@@ -10,7 +10,7 @@
 use crate::missing;
 
 use atfunc::grammar::Choice;
-use atfunc::grammar::{grammar, Grammar};
+use atfunc::grammar::{grammar, Grammar, WrittenCall};
 use atfunc::interface::Kind;
 use atfunc::{
     bind, load_interfaces, parse_events, Catalog, Event, GrammarError, GrammarOptions, Interface,
@@ -1060,4 +1060,173 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         report.contains(&format!("{} grammars, 0 failures", cases.len())),
         "{report}"
     );
+}
+
+// ---------------------------------------------------------------- calls left out
+
+/// The first call of `text` that binds.
+fn first_bound(text: &str, catalog: &Catalog) -> Option<atfunc::BoundCall> {
+    parse_events(text)
+        .into_iter()
+        .find_map(|event| match event {
+            Event::Call(call) => bind(&call, catalog).ok(),
+            _ => None,
+        })
+}
+
+/// In every BFCL question's grounded grammar, a call left out (`not_again`) can no longer
+/// be written, every call the grammar samples still binds, and none is a call left out.
+#[test]
+fn calls_left_out_are_not_written_again_and_the_rest_still_bind() {
+    let mut left_out_total = 0;
+    for (id, interfaces, options) in bfcl_grounded() {
+        let g = grammar(&interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let catalog = catalog(&interfaces, None);
+        // Calls the grammar samples, as written and as bound.
+        let mut not_again: Vec<WrittenCall> = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
+        let mut keys = Vec::new();
+        for seed in 0..2 {
+            let sample = g.sample(seed);
+            let Some(bound) = first_bound(&sample, &catalog) else {
+                continue;
+            };
+            let written = WrittenCall::of_args(bound.name.clone(), &bound.args);
+            if bound.body.is_none() && !not_again.contains(&written) {
+                not_again.push(written);
+                let span = bound.span.start as usize..bound.span.end as usize;
+                texts.push(sample[span].to_owned());
+                keys.push(bound.key());
+            }
+        }
+        left_out_total += not_again.len();
+        let without = GrammarOptions {
+            not_again: not_again.clone(),
+            ..options.clone()
+        };
+        let g2 = match grammar(&interfaces, &without) {
+            Ok(g2) => g2,
+            // Every call differs from those left out only in free values.
+            Err(GrammarError::NoCallable(_)) => continue,
+            Err(e) => panic!("{id}: {e}"),
+        };
+        for text in &texts {
+            assert!(
+                !g2.accepts(text),
+                "{id}: a call left out is offered: {text}"
+            );
+        }
+        check_samples(&g2, &catalog, &without, 4);
+        for seed in 0..4 {
+            let text = g2.sample(seed);
+            for event in parse_events(&text) {
+                if let Event::Call(call) = event {
+                    let key = bind(&call, &catalog).expect("binds").key();
+                    assert!(!keys.contains(&key), "{id}: wrote a call left out: {text}");
+                }
+            }
+        }
+    }
+    assert!(left_out_total > 1000, "{left_out_total}");
+}
+
+/// A call left out leaves every other call of the grammar in it: a different value of a
+/// listed parameter, an optional argument left out or added, another function.
+#[test]
+fn leaving_a_call_out_leaves_the_others_in() {
+    let play = Interface::new("play")
+        .param(Param::new("artist", ParamType::String).required())
+        .param(Param::new("minutes", ParamType::Integer).required())
+        .param(Param::new("shuffle", ParamType::Boolean));
+    let stop = Interface::new("stop");
+    let said = "Play Taylor Swift for 20 minutes and Maroon 5 for 15 minutes.";
+    let options = GrammarOptions {
+        choice: Choice::Required,
+        grounded_numbers: Some(atfunc::grammar::numbers_in(said)),
+        grounded_text: Some(said.into()),
+        not_again: vec![
+            WrittenCall::new("play")
+                .arg("artist", "\"Taylor Swift\"")
+                .arg("minutes", "20"),
+            WrittenCall::new("PLAY")
+                .arg("artist", "\"Taylor Swift\"")
+                .arg("minutes", "15")
+                .arg("shuffle", "true"),
+        ],
+        ..GrammarOptions::default()
+    };
+    let g = grammar(&[play.clone(), stop.clone()], &options).unwrap();
+    for out in [
+        r#"@play(artist="Taylor Swift", minutes=20)"#,
+        r#"@play(artist="Taylor Swift", minutes=15, shuffle=true)"#,
+    ] {
+        assert!(!g.accepts(out), "{out}");
+    }
+    for kept in [
+        r#"@play(artist="Maroon 5", minutes=15)"#,
+        r#"@play(artist="Taylor Swift", minutes=15)"#,
+        r#"@play(artist="Taylor Swift", minutes=20, shuffle=false)"#,
+        r#"@play(artist="Taylor Swift", minutes=20, shuffle=true)"#,
+        r#"@play(artist="Swift", minutes=20)"#,
+        "@stop()",
+        "@play(artist=\"Maroon 5\", minutes=15)\n@stop()",
+    ] {
+        assert!(g.accepts(kept), "{kept}\n{}", g.to_gbnf());
+    }
+    // Not grounded, the minutes are free: a call that differs only there is not offered,
+    // and one that differs in a listed value still is.
+    let free = GrammarOptions {
+        grounded_numbers: None,
+        ..options.clone()
+    };
+    let g = grammar(&[play.clone()], &free).unwrap();
+    assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21)"#));
+    assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21, shuffle=false)"#));
+    assert!(g.accepts(r#"@play(artist="Taylor Swift", minutes=20, shuffle=false)"#));
+    assert!(g.accepts(r#"@play(artist="Maroon 5", minutes=21)"#));
+    // Left with nothing to differ in, a required call cannot be made, and says why.
+    let only = GrammarOptions {
+        grounded_text: None,
+        not_again: vec![WrittenCall::new("stop")],
+        ..free
+    };
+    let err = grammar(&[stop], &only).unwrap_err();
+    assert!(
+        matches!(err, GrammarError::NoCallable(ref why) if why.contains("not_again")),
+        "{err}"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// Over random interfaces (choices, bounds, optional parameters, nesting), a call the
+    /// grammar sampled and then left out is never offered again, and what it still offers
+    /// binds.
+    #[test]
+    fn a_sampled_call_left_out_is_not_offered_again(
+        interfaces in interfaces(),
+        seed in any::<u64>(),
+    ) {
+        prop_assume!(distinct(&interfaces));
+        let options = GrammarOptions { choice: Choice::Required, ..GrammarOptions::default() };
+        let Ok(g) = grammar(&interfaces, &options) else { return Ok(()) };
+        let catalog = catalog(&interfaces, None);
+        let sample = g.sample(seed);
+        let Some(bound) = first_bound(&sample, &catalog) else { return Ok(()) };
+        prop_assume!(bound.body.is_none());
+        let text = &sample[bound.span.start as usize..bound.span.end as usize];
+        let without = GrammarOptions {
+            not_again: vec![WrittenCall::of_args(bound.name.clone(), &bound.args)],
+            ..options.clone()
+        };
+        match grammar(&interfaces, &without) {
+            Ok(g2) => {
+                prop_assert!(!g2.accepts(text), "offered again: {text}\n{}", g2.to_gbnf());
+                check_samples(&g2, &catalog, &without, 4);
+            }
+            Err(GrammarError::NoCallable(_)) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
 }

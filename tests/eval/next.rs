@@ -1,0 +1,137 @@
+//! The variant `+next` against a scripted llama-server: an answer that repeats its first
+//! call is continued from where that call ends, one call per `/completion` under a grammar
+//! that leaves the calls written out, until none is left to make; an answer that ended on
+//! its own, and a mode without the variant, are not continued.
+#![cfg(feature = "eval")]
+
+use crate::scripted;
+use atfunc::eval::{load_cases, CaseOutcome, EvalOptions, Evaluator, Mode};
+use serde_json::{json, Value as Json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A `parallel` case asking for three calls; its question writes the three numbers.
+fn case(question: &str) -> atfunc::eval::Case {
+    let questions = json!({"id": "parallel_0",
+        "question": [[{"role": "user", "content": question}]],
+        "function": [{"name": "calc.sqrt", "parameters": {"type": "dict",
+            "properties": {"x": {"type": "float"}}, "required": ["x"]}}]});
+    let answers = json!({"id": "parallel_0", "ground_truth": [
+        {"calc.sqrt": {"x": [2.0]}}, {"calc.sqrt": {"x": [3.0]}}, {"calc.sqrt": {"x": [5.0]}}]});
+    let mut loaded = load_cases(&questions.to_string(), &answers.to_string());
+    assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
+    loaded.cases.remove(0)
+}
+
+/// The chat route answers "Roots of 2, 3 and 5?" with its first call and then that call
+/// again, and "Only the root of 2." with one call that ends the answer. `/completion`
+/// continues the prompt it is given: after the first call, the call of 3; after that, the
+/// call of 5, written as the grammar must let it (a number the question wrote, on a line
+/// of its own). Every `/completion` request is kept.
+fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
+    let app = axum::Router::new()
+        .route(
+            "/v1/chat/completions",
+            axum::routing::post(|axum::Json(request): axum::Json<Json>| async move {
+                let question = request["messages"][1]["content"]
+                    .as_str()
+                    .unwrap_or_default();
+                let text = if question.starts_with("Only") {
+                    "@calc.sqrt(x=2)"
+                } else {
+                    "@calc.sqrt(x=2)\n@calc.sqrt(x=2)\n@calc.sqrt(x=2)"
+                };
+                axum::Json(scripted::says(text, 100, 30))
+            }),
+        )
+        .route(
+            "/apply-template",
+            axum::routing::post(|axum::Json(request): axum::Json<Json>| async move {
+                let contents: Vec<&str> = request["messages"]
+                    .as_array()
+                    .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect())
+                    .unwrap_or_default();
+                axum::Json(json!({"prompt": format!("{}\n<assistant>\n", contents.join("\n"))}))
+            }),
+        )
+        .route(
+            "/completion",
+            axum::routing::post(move |axum::Json(request): axum::Json<Json>| {
+                completions.lock().unwrap().push(request.clone());
+                async move {
+                    let prompt = request["prompt"].as_str().unwrap_or_default();
+                    let content = if prompt.ends_with("<assistant>\n@calc.sqrt(x=2)") {
+                        "\n@calc.sqrt(x=3)"
+                    } else if prompt.ends_with("@calc.sqrt(x=3)") {
+                        "\n@calc.sqrt(x=5)"
+                    } else {
+                        "unexpected prompt"
+                    };
+                    axum::Json(json!({"content": content, "tokens_evaluated": 7,
+                        "tokens_predicted": 5}))
+                }
+            }),
+        );
+    scripted::serve_on_thread(app)
+}
+
+async fn run(endpoint: String, mode: &str, question: &str) -> CaseOutcome {
+    let evaluator = Evaluator::new(EvalOptions {
+        endpoint,
+        resamples: 0,
+        timeout: Duration::from_secs(60),
+        ..EvalOptions::default()
+    })
+    .unwrap();
+    evaluator
+        .run(&case(question), &mode.parse::<Mode>().unwrap())
+        .await
+}
+
+#[tokio::test]
+async fn a_repeated_call_is_followed_by_the_next_new_one_until_none_is_left() {
+    let completions = Arc::new(Mutex::new(Vec::new()));
+    let endpoint = server(completions.clone());
+    let outcome = run(endpoint, "grammar+grounded+next", "Roots of 2, 3 and 5?").await;
+    assert!(outcome.correct, "{outcome:?}");
+    assert_eq!(outcome.calls.len(), 3, "{outcome:?}");
+    assert_eq!(
+        outcome.answer,
+        "@calc.sqrt(x=2)\n@calc.sqrt(x=3)\n@calc.sqrt(x=5)"
+    );
+    // The chat answer's tokens, and each continuation's.
+    assert_eq!(
+        (outcome.prompt_tokens, outcome.completion_tokens),
+        (100 + 2 * 7, 30 + 2 * 5)
+    );
+    // Two continuations: with 2, 3 and 5 written, no call is left to ask for.
+    let completions = completions.lock().unwrap();
+    assert_eq!(completions.len(), 2);
+    for (asked, left_out) in completions.iter().zip([&["2"][..], &["2", "3"][..]]) {
+        assert_eq!(asked["temperature"], 0);
+        let grammar = asked["grammar"].as_str().unwrap();
+        // The grammar offers the question's numbers but those already written.
+        for n in ["2", "3", "5"] {
+            let offered =
+                grammar.contains(&format!("\"{n}\"")) || grammar.contains(&format!("x={n})"));
+            assert_eq!(offered, !left_out.contains(&n), "{n}: {grammar}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_answer_that_ended_on_its_own_or_a_mode_without_next_is_not_continued() {
+    let completions = Arc::new(Mutex::new(Vec::new()));
+    let endpoint = server(completions.clone());
+    let ended = run(
+        endpoint.clone(),
+        "grammar+grounded+next",
+        "Only the root of 2.",
+    )
+    .await;
+    assert_eq!(ended.calls.len(), 1, "{ended:?}");
+    let without = run(endpoint, "grammar+grounded", "Roots of 2, 3 and 5?").await;
+    assert_eq!(without.calls.len(), 1, "{without:?}");
+    assert!(!without.correct);
+    assert!(completions.lock().unwrap().is_empty());
+}
