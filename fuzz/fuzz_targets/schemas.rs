@@ -3,11 +3,12 @@
 //! loading, validating, rendering and the grammar of every choice (grounded in a question,
 //! or not). Nothing may panic, and
 //! (run with a low `-rss_limit_mb` and `-timeout`) nothing may take much memory or time:
-//! a small schema that expands into a huge interface or grammar is a finding.
+//! a small schema that expands into a huge interface or grammar is a finding. The grammar is
+//! built again with its sample's calls left out (`not_again`), which must not offer them.
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::grammar::{grammar, numbers_in, Choice, GrammarOptions};
+use atfunc::grammar::{grammar, numbers_in, Choice, GrammarOptions, WrittenCall};
 use atfunc::interface::validate_all;
 use atfunc::render::PromptOptions;
 use atfunc::{load_interfaces, render_prompt};
@@ -159,7 +160,41 @@ fuzz_target!(|input: Input| {
         };
         if let Ok(g) = grammar(&interfaces, &options) {
             let _ = g.to_gbnf();
-            let _ = g.sample(7);
+            let sample = g.sample(7);
+            left_out(&interfaces, &options, &sample);
         }
     }
 });
+
+/// The grammar again with the calls of `sample` left out (`not_again`): it is built, or
+/// refused for want of a call, and never offers a call it left out.
+fn left_out(interfaces: &[atfunc::Interface], options: &GrammarOptions, sample: &str) {
+    let catalog = atfunc::Catalog::new(interfaces.to_vec());
+    let mut texts = Vec::new();
+    let mut not_again = Vec::new();
+    for event in atfunc::parse_events(sample) {
+        if let atfunc::Event::Call(call) = event {
+            if let Ok(bound) = atfunc::bind(&call, &catalog) {
+                if bound.body.is_none() {
+                    let span = bound.span.start as usize..bound.span.end as usize;
+                    texts.extend(sample.get(span).map(str::to_owned));
+                    not_again.push(WrittenCall::of_args(bound.name.clone(), &bound.args));
+                }
+            }
+        }
+    }
+    if not_again.is_empty() {
+        return;
+    }
+    let without = GrammarOptions {
+        not_again,
+        ..options.clone()
+    };
+    if let Ok(g) = grammar(interfaces, &without) {
+        let _ = g.to_gbnf();
+        let _ = g.sample(3);
+        for text in &texts {
+            assert!(!g.accepts(text), "a call left out is offered again: {text}");
+        }
+    }
+}

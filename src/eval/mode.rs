@@ -111,9 +111,10 @@ pub struct Mode {
     /// ([`EvalOptions::keep_repeated_calls`](super::EvalOptions::keep_repeated_calls)).
     pub once: bool,
     /// Variant `next`: an answer whose reading stopped at a repeated call is continued,
-    /// one call at a time, under a grammar that leaves out the calls it wrote
-    /// ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again)), until
-    /// no new call can be made or [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
+    /// one call at a time, under a grammar that allows one call that leaves out the calls
+    /// it wrote ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again))
+    /// or the end, until the model ends, no new call can be made, or
+    /// [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
     /// small model asked for several calls writes its first and then repeats it; asked for
     /// its next one with that one left out, it writes its next best. Needs llama-server's
     /// `/apply-template` and `/completion`.

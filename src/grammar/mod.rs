@@ -57,6 +57,8 @@
 //!
 //!    With [`GrammarOptions::single`], at most one call (`Auto`) or exactly one (the
 //!    others).
+//!    With [`GrammarOptions::continued`], `Required` and `Function` are a newline and one
+//!    call, or nothing: the rest of an answer given back to the model.
 //! 6. **Bounds.** No rule refers to itself: nesting is unrolled to fixed depths, so an
 //!    engine's work per character is bounded, and no value nests deeper than the parser's
 //!    default limit. Strings and prose are unbounded in length: the engine's token limit
@@ -196,6 +198,12 @@ pub struct GrammarOptions {
     /// text is not offered, so that the grammar stays exact. A function whose calls are all
     /// left out is left out. A request body is not compared. Default empty.
     pub not_again: Vec<WrittenCall>,
+    /// The answer goes on from text that ends with a call (what the model wrote so far,
+    /// given back at the end of its prompt): with `Required` or `Function`, the grammar is
+    /// a newline and one more call, or nothing, so that the model may end its answer where
+    /// it stands; `lead_in` and `single` do not apply. With [`not_again`](Self::not_again),
+    /// a model's next call, if it has one. Default false.
+    pub continued: bool,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -220,6 +228,7 @@ impl Default for GrammarOptions {
             grounded_numbers: None,
             grounded_text: None,
             not_again: Vec::new(),
+            continued: false,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -412,7 +421,9 @@ pub fn grammar(
         prose(&mut b)
     } else {
         let call = b.rule("call", |_| Node::alt(calls));
-        if asks_call {
+        if asks_call && options.continued {
+            Node::optional(Node::seq([Node::text("\n"), call]))
+        } else if asks_call {
             let lead = b.rule("lead-in", |_| {
                 Node::optional(Node::seq([
                     Node::repeat(

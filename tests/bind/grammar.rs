@@ -1230,3 +1230,33 @@ proptest! {
         }
     }
 }
+
+/// A continued answer is a newline and one more call, or nothing: the model may end there.
+#[test]
+fn a_continued_answer_is_one_more_call_on_its_own_line_or_nothing() {
+    let options = GrammarOptions {
+        choice: Choice::Required,
+        continued: true,
+        ..GrammarOptions::default()
+    };
+    let g = grammar(&weather(), &options).unwrap();
+    let call = r#"@weather.get_temp(location="Oslo")"#;
+    assert!(g.accepts(""));
+    assert!(g.accepts(&format!("\n{call}")), "{}", g.to_gbnf());
+    for refused in [
+        call.to_owned(),
+        format!("Sure. {call}"),
+        format!("\n{call}\n{call}"),
+        format!("\n{call}\n"),
+    ] {
+        assert!(!g.accepts(&refused), "{refused:?}");
+    }
+    let catalog = catalog(&weather(), None);
+    for seed in 0..8 {
+        let sample = g.sample(seed);
+        if !sample.is_empty() {
+            let bound = first_bound(&sample, &catalog);
+            assert!(sample.starts_with("\n@") && bound.is_some(), "{sample:?}");
+        }
+    }
+}

@@ -27,7 +27,8 @@ fn case(question: &str) -> atfunc::eval::Case {
 /// again, and "Only the root of 2." with one call that ends the answer. `/completion`
 /// continues the prompt it is given: after the first call, the call of 3; after that, the
 /// call of 5, written as the grammar must let it (a number the question wrote, on a line
-/// of its own). Every `/completion` request is kept.
+/// of its own), or, when the question says "end after 3", nothing. Every `/completion`
+/// request is kept.
 fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
     let app = axum::Router::new()
         .route(
@@ -60,7 +61,10 @@ fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
                 completions.lock().unwrap().push(request.clone());
                 async move {
                     let prompt = request["prompt"].as_str().unwrap_or_default();
-                    let content = if prompt.ends_with("<assistant>\n@calc.sqrt(x=2)") {
+                    let content = if prompt.contains("end after 3") && prompt.ends_with("x=3)") {
+                        // The model ends its answer: the grammar allows nothing.
+                        ""
+                    } else if prompt.ends_with("<assistant>\n@calc.sqrt(x=2)") {
                         "\n@calc.sqrt(x=3)"
                     } else if prompt.ends_with("@calc.sqrt(x=3)") {
                         "\n@calc.sqrt(x=5)"
@@ -117,6 +121,20 @@ async fn a_repeated_call_is_followed_by_the_next_new_one_until_none_is_left() {
             assert_eq!(offered, !left_out.contains(&n), "{n}: {grammar}");
         }
     }
+}
+
+#[tokio::test]
+async fn the_model_may_end_its_answer_instead_of_a_next_call() {
+    let completions = Arc::new(Mutex::new(Vec::new()));
+    let endpoint = server(completions.clone());
+    let question = "Roots of 2, 3 and 5? (end after 3)";
+    let outcome = run(endpoint, "grammar+grounded+next", question).await;
+    assert_eq!(
+        outcome.answer, "@calc.sqrt(x=2)\n@calc.sqrt(x=3)",
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.calls.len(), 2);
+    assert_eq!(completions.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -6,9 +6,10 @@
 //! read up to the repeat; `+next` then gives it back what it wrote (as the start of its own
 //! turn, through llama-server's `/completion`) and asks for one more call under a grammar
 //! that leaves out every call written so far
-//! ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again)). Greedy, the
-//! model writes its next best call. It goes on until no call is left to make, the model's
-//! next call fails to bind, or [`NEXT_MOST_CALLS`] calls are read.
+//! ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again)), or the end
+//! of its answer ([`GrammarOptions::continued`](crate::grammar::GrammarOptions::continued)).
+//! Greedy, the model writes its next best call, or ends. It goes on until the model ends,
+//! no call is left to make, or [`NEXT_MOST_CALLS`] calls are read.
 
 use super::{counted, excerpt, grammar_options, Answer, CaseOutcome, Evaluator, Read};
 use crate::bind::{bind, Repeats};
@@ -63,10 +64,9 @@ impl Evaluator {
                     WrittenCall::of_args(function, &call.args)
                 })
                 .collect();
-            // One more call, right after the last (on its own line), and the end.
+            // One more call on a line of its own, or the end: the model may be done.
             let options = crate::grammar::GrammarOptions {
-                single: true,
-                lead_in: 0,
+                continued: true,
                 not_again,
                 ..grammar_options(case, Choice::Required, mode)
             };
@@ -85,6 +85,7 @@ impl Evaluator {
                     Event::Call(call) => Some(call),
                     _ => None,
                 });
+            // No call: the model ended its answer.
             let Some(bound) = call.and_then(|call| bind(&call, &catalog).ok()) else {
                 break;
             };
