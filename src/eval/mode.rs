@@ -113,8 +113,10 @@ pub struct Mode {
     /// Variant `next`: an answer whose reading stopped at a repeated call is continued,
     /// one call at a time, under a grammar that allows one call that leaves out the calls
     /// it wrote ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again))
-    /// or the end, until the model ends, no new call can be made, or
-    /// [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
+    /// or the end, until the model ends, no new call can be made, a call is a near-repeat
+    /// (a fragment of a text value an earlier call gave the same parameter, or only values
+    /// earlier calls gave: the answer is read up to the first such call, continued or
+    /// not), or [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
     /// small model asked for several calls writes its first and then repeats it; asked for
     /// its next one with that one left out, it writes its next best. Needs llama-server's
     /// `/apply-template` and `/completion`.

@@ -12,7 +12,7 @@
 //! no call is left to make, or [`NEXT_MOST_CALLS`] calls are read.
 
 use super::{counted, excerpt, grammar_options, Answer, CaseOutcome, Evaluator, Read};
-use crate::bind::{bind, Repeats};
+use crate::bind::{bind, BoundCall, Repeats};
 use crate::endpoint::Route;
 use crate::eval::case::Case;
 use crate::eval::mode::Mode;
@@ -38,11 +38,26 @@ impl Evaluator {
         read: &mut Read,
         outcome: &mut CaseOutcome,
     ) -> Result<(), String> {
+        // A call that did not bind is for the resamples to mend, not for more calls.
+        if !read.refused.is_empty() {
+            return Ok(());
+        }
+        if let Some(at) =
+            (0..read.bound.len()).find(|&at| ends_answer(&read.bound[at], &read.bound[..at]))
+        {
+            // The answer ends before its first near-repeat: nothing is asked.
+            read.bound.truncate(at);
+            read.repeat_after = None;
+            let end = read.bound.last().map_or(0, |call| {
+                usize::try_from(call.span.end).unwrap_or(usize::MAX)
+            });
+            text.truncate(end.min(text.len()));
+            return Ok(());
+        }
         let Some(end) = read.repeat_after.take() else {
             return Ok(());
         };
-        // A call that did not bind is for the resamples to mend, not for more calls.
-        if !read.refused.is_empty() || read.bound.is_empty() {
+        if read.bound.is_empty() {
             return Ok(());
         }
         let catalog = crate::bind::Catalog::new(case.interfaces.clone());
@@ -89,7 +104,7 @@ impl Evaluator {
             let Some(bound) = call.and_then(|call| bind(&call, &catalog).ok()) else {
                 break;
             };
-            if !repeats.admit(&bound) {
+            if !repeats.admit(&bound) || ends_answer(&bound, &read.bound) {
                 break;
             }
             let upto = usize::try_from(bound.span.end).unwrap_or(usize::MAX);
@@ -130,5 +145,83 @@ impl Evaluator {
             completion_tokens: count("tokens_predicted"),
         };
         Ok(counted(answer, outcome).text)
+    }
+}
+
+/// Whether `call`, after `earlier`, is a near-repeat that ends the answer rather than a new
+/// item: a text value that is part of, or contains, a different value an earlier call of
+/// the function gave the same parameter (`"Swift"` after `"Taylor Swift"`, `"copper and"`
+/// after `"copper"`: the question's next words, not its next item), or every argument a
+/// value an earlier call of the function gave it (`(A, 2)` after `(A, 1)` and `(B, 2)`).
+/// A model held away from its exact repeats writes these when it has no new item left; in
+/// BFCL `parallel` the answers read up to them were right more often (EVAL.md (r)).
+fn ends_answer(call: &BoundCall, earlier: &[BoundCall]) -> bool {
+    let same: Vec<&BoundCall> = earlier.iter().filter(|e| e.index == call.index).collect();
+    if same.is_empty() {
+        return false;
+    }
+    let stutters = call.args.iter().any(|(name, value)| {
+        let Some(text) = value.as_str() else {
+            return false;
+        };
+        let text = text.to_lowercase();
+        same.iter()
+            .any(|e| match e.args.get(name).and_then(Json::as_str) {
+                Some(other) => {
+                    let other = other.to_lowercase();
+                    other != text && (other.contains(&text) || text.contains(&other))
+                }
+                None => false,
+            })
+    });
+    let recombines = call
+        .args
+        .iter()
+        .all(|(name, value)| same.iter().any(|e| e.args.get(name) == Some(value)));
+    stutters || recombines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_answer;
+    use crate::bind::{bind, Catalog};
+    use crate::parse::{parse_events, Event};
+    use serde_json::json;
+
+    fn calls(text: &str) -> Vec<crate::bind::BoundCall> {
+        let tools = json!([{"name": "play", "parameters": {"type": "object", "properties": {
+            "artist": {"type": "string"}, "minutes": {"type": "integer"}},
+            "required": ["artist"]}}, {"name": "stop", "parameters": {"type": "object",
+            "properties": {"artist": {"type": "string"}}}}]);
+        let catalog = Catalog::new(crate::load_interfaces(&tools).unwrap());
+        parse_events(text)
+            .into_iter()
+            .filter_map(|event| match event {
+                Event::Call(call) => Some(bind(&call, &catalog).unwrap()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_part_of_an_earlier_value_or_a_mix_of_earlier_values_ends_the_answer() {
+        let written = calls(
+            "@play(artist=\"Taylor Swift\", minutes=20)\n@play(artist=\"Maroon 5\", minutes=15)",
+        );
+        for (next, ends) in [
+            ("@play(artist=\"Swift\", minutes=30)", true),
+            ("@play(artist=\"maroon 5 and more\", minutes=30)", true),
+            ("@play(artist=\"Taylor Swift\", minutes=15)", true),
+            ("@play(artist=\"Maroon 5\")", true),
+            ("@play(artist=\"Adele\", minutes=20)", false),
+            ("@play(artist=\"Taylor Swift\", minutes=30)", false),
+            // Another function may take the same values.
+            ("@stop(artist=\"Swift\")", false),
+        ] {
+            let call = &calls(next)[0];
+            assert_eq!(ends_answer(call, &written), ends, "{next}");
+        }
+        // The first call of a function ends nothing.
+        assert!(!ends_answer(&written[0], &[]));
     }
 }
