@@ -154,7 +154,7 @@ pub(crate) fn span_values(text: &str, most: usize) -> Option<Vec<String>> {
     let mut out = Vec::new();
     for start in 0..words.len() {
         let mut value = String::from("\"");
-        for k in start..words.len() {
+        for (k, word) in words.iter().enumerate().skip(start) {
             if k > start {
                 // A run goes on only through a gap that does not end the sentence.
                 match gaps.get(k - 1) {
@@ -162,7 +162,7 @@ pub(crate) fn span_values(text: &str, most: usize) -> Option<Vec<String>> {
                     _ => break,
                 }
             }
-            value.push_str(&json_text(words[k]));
+            value.push_str(&json_text(word));
             if out.len() == most {
                 return None;
             }

@@ -1179,7 +1179,7 @@ fn leaving_a_call_out_leaves_the_others_in() {
         grounded_numbers: None,
         ..options.clone()
     };
-    let g = grammar(&[play.clone()], &free).unwrap();
+    let g = grammar(std::slice::from_ref(&play), &free).unwrap();
     assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21)"#));
     assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21, shuffle=false)"#));
     assert!(g.accepts(r#"@play(artist="Taylor Swift", minutes=20, shuffle=false)"#));
