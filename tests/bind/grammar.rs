@@ -1002,6 +1002,23 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         let g = grammar(&interfaces, &options).unwrap();
         cases.push(engine_case(&format!("{id} grounded"), &g, 0..2));
     }
+    // One entry in eight again, its first sampled call left out, as a continued answer
+    // (`+next`'s grammar).
+    for (id, interfaces, options) in bfcl_grounded().into_iter().skip(1).step_by(8) {
+        let g = grammar(&interfaces, &options).unwrap();
+        let catalog = catalog(&interfaces, None);
+        let Some(bound) = first_bound(&g.sample(0), &catalog) else {
+            continue;
+        };
+        let next = GrammarOptions {
+            not_again: vec![WrittenCall::of_args(bound.name.clone(), &bound.args)],
+            continued: true,
+            ..options
+        };
+        if let Ok(g) = grammar(&interfaces, &next) {
+            cases.push(engine_case(&format!("{id} not_again"), &g, 1..3));
+        }
+    }
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = (interfaces(), any::<u8>(), any::<bool>());
     for n in 0..300 {
