@@ -39,6 +39,9 @@ fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
                     .unwrap_or_default();
                 let text = if question.starts_with("Only") {
                     "@calc.sqrt(x=2)"
+                } else if question.starts_with("Play") {
+                    "@play(artist=\"Taylor Swift\")\n@play(artist=\"Swift\")\n\
+                     @play(artist=\"Taylor Swift\")"
                 } else {
                     "@calc.sqrt(x=2)\n@calc.sqrt(x=2)\n@calc.sqrt(x=2)"
                 };
@@ -151,5 +154,38 @@ async fn an_answer_that_ended_on_its_own_or_a_mode_without_next_is_not_continued
     let without = run(endpoint, "grammar+grounded", "Roots of 2, 3 and 5?").await;
     assert_eq!(without.calls.len(), 1, "{without:?}");
     assert!(!without.correct);
+    assert!(completions.lock().unwrap().is_empty());
+}
+
+/// An answer whose second call is a fragment of its first (a near-repeat) is read up to it,
+/// and not continued, though a repeat follows.
+#[tokio::test]
+async fn an_answer_is_read_up_to_its_first_near_repeat_and_not_continued() {
+    let completions = Arc::new(Mutex::new(Vec::new()));
+    let endpoint = server(completions.clone());
+    let questions = json!({"id": "parallel_1",
+        "question": [[{"role": "user", "content": "Play Taylor Swift and Maroon 5."}]],
+        "function": [{"name": "play", "parameters": {"type": "dict",
+            "properties": {"artist": {"type": "string"}}, "required": ["artist"]}}]});
+    let answers = json!({"id": "parallel_1", "ground_truth": [
+        {"play": {"artist": ["Taylor Swift"]}}, {"play": {"artist": ["Maroon 5"]}}]});
+    let case = load_cases(&questions.to_string(), &answers.to_string())
+        .cases
+        .remove(0);
+    let evaluator = Evaluator::new(EvalOptions {
+        endpoint,
+        resamples: 0,
+        timeout: Duration::from_secs(60),
+        ..EvalOptions::default()
+    })
+    .unwrap();
+    let outcome = evaluator
+        .run(&case, &"grammar+spans+next".parse::<Mode>().unwrap())
+        .await;
+    assert_eq!(
+        outcome.answer, "@play(artist=\"Taylor Swift\")",
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.calls.len(), 1);
     assert!(completions.lock().unwrap().is_empty());
 }
