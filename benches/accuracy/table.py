@@ -52,6 +52,10 @@ COLUMNS = [
         "simple_python": ("simple_python-spans-desc-resample2.json", "grammar+desc+spans"),
         "multiple": ("multiple-spans-desc-resample2.json", "grammar+desc+spans"),
     }),
+    ("grammar+spans+next, --resamples 2", "as grammar+spans, and an answer that began to repeat its calls continued one new call at a time, with the calls written left out of the grammar (not_again), read up to its first near-repeat", {
+        "parallel": ("parallel-spans-next-resample2.json", "grammar+spans+next"),
+        "parallel_multiple": ("parallel_multiple-spans-next-resample2.json", "grammar+spans+next"),
+    }),
     ("grammar, --resamples 4", "the same, at most four times (the default is 3: no answer needed a fourth resample)", {
         "parallel_multiple": ("parallel_multiple-resample4.json", "grammar"),
     }),
