@@ -82,9 +82,10 @@ install_llama() {
         # Replaces any other build of the same version (a native one from an earlier run).
         pip_install --force-reinstall --no-deps "$LLAMA_WHEELS"/llama_cpp_python-*.whl || return 1
         # What is installed must not use AVX-512 or AMX registers (zmm, tmm): those are the
-        # instructions that trap where a virtual machine hides them.
+        # instructions that trap where a virtual machine hides them. The package is found,
+        # not imported: its own dependencies are installed below.
         local lib
-        lib=$(python3 -c 'import llama_cpp, os; print(os.path.join(os.path.dirname(llama_cpp.__file__), "lib", "libggml-cpu.so"))') || return 1
+        lib=$(python3 -c 'import importlib.util, os; print(os.path.join(os.path.dirname(importlib.util.find_spec("llama_cpp").origin), "lib", "libggml-cpu.so"))') || return 1
         if command -v objdump >/dev/null 2>&1 && objdump -d "$lib" | grep -qE '%(zmm|tmm)[0-9]'; then
             echo "error: $lib uses AVX-512 or AMX instructions; remove $LLAMA_WHEELS and run again" >&2
             return 1
