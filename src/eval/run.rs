@@ -374,8 +374,15 @@ impl Evaluator {
                 )
                 .await?;
             if mode.next && request.contains_key("grammar") {
-                self.next_calls(case, mode, &messages, &mut answer.text, &mut read, outcome)
-                    .await?;
+                self.next_calls(
+                    case,
+                    mode,
+                    (&messages, &catalog),
+                    &mut answer.text,
+                    &mut read,
+                    outcome,
+                )
+                .await?;
             }
             outcome.answer = answer.text.clone();
             if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
@@ -734,23 +741,35 @@ impl Evaluator {
     ) -> Result<Answer, String> {
         let messages = request.get("messages").cloned().unwrap_or(Json::Null);
         let prompt = self.templated(messages).await?;
-        let mut completion = Map::new();
-        completion.insert("prompt".into(), Json::from(prompt));
-        completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
-        for (name, value) in &self.options.request_fields {
-            completion.insert(name.clone(), value.clone());
-        }
-        for field in [
+        let fields = [
             "temperature",
             "seed",
             "grammar",
             "grammar_lazy",
             "grammar_triggers",
             "preserved_tokens",
-        ] {
-            if let Some(value) = request.get(field) {
-                completion.insert(field.into(), value.clone());
-            }
+        ]
+        .into_iter()
+        .filter_map(|field| Some((field, request.get(field)?.clone())));
+        self.complete(prompt, fields, outcome).await
+    }
+
+    /// llama-server's `/completion` of `prompt` with the evaluator's limits and request
+    /// fields, then `fields`; the usage is added to `outcome`.
+    async fn complete(
+        &self,
+        prompt: String,
+        fields: impl IntoIterator<Item = (&'static str, Json)>,
+        outcome: &mut CaseOutcome,
+    ) -> Result<Answer, String> {
+        let mut completion = Map::new();
+        completion.insert("prompt".into(), Json::from(prompt));
+        completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
+        for (name, value) in &self.options.request_fields {
+            completion.insert(name.clone(), value.clone());
+        }
+        for (field, value) in fields {
+            completion.insert(field.into(), value);
         }
         let (answer, body) = self.post(Route::Completion, &completion).await?;
         let text = answer

@@ -111,13 +111,10 @@ pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
     if b.has("span") {
         return Some(b.rule("span", |_| Node::Seq(Vec::new())));
     }
-    let (mut words, mut gaps) = words_and_gaps(text);
+    let (words, gaps) = counted_words(text);
     if words.is_empty() {
         return None;
     }
-    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
-    words.drain(..dropped);
-    gaps.drain(..dropped.min(gaps.len()));
     // Built from the last word back, so each rule's successor exists when it is written.
     let mut starts: Vec<Node> = vec![Node::Seq(Vec::new()); words.len()];
     let mut next: Option<Node> = None;
@@ -144,10 +141,7 @@ pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
 /// where it starts and then of length; `None` when there are more than `most` (a long
 /// question has tens of thousands of runs, too many to list), or no words.
 pub(crate) fn span_values(text: &str, most: usize) -> Option<Vec<String>> {
-    let (mut words, mut gaps) = words_and_gaps(text);
-    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
-    words.drain(..dropped);
-    gaps.drain(..dropped.min(gaps.len()));
+    let (words, gaps) = counted_words(text);
     if words.is_empty() {
         return None;
     }
@@ -181,10 +175,7 @@ pub(crate) fn has_words(text: &str) -> bool {
 /// stands between them are those of consecutive words of `text`, within one sentence of
 /// its last [`MAX_GROUNDING_WORDS`] words, and it begins and ends with a word.
 pub(crate) fn is_span(text: &str, value: &str) -> bool {
-    let (mut words, mut gaps) = words_and_gaps(text);
-    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
-    words.drain(..dropped);
-    gaps.drain(..dropped.min(gaps.len()));
+    let (words, gaps) = counted_words(text);
     let (value_words, value_gaps) = words_and_gaps(value);
     let bare = value.starts_with(char::is_alphanumeric) && value.ends_with(char::is_alphanumeric);
     if value_words.is_empty() || !bare || value_words.len() > words.len() {
@@ -200,6 +191,16 @@ pub(crate) fn is_span(text: &str, value: &str) -> bool {
                     .is_some_and(|own| own == gap && !ends_sentence(own))
             })
     })
+}
+
+/// The words of `text` that count for grounding, its last [`MAX_GROUNDING_WORDS`], and the
+/// gaps between them, as [`words_and_gaps`] gives them.
+fn counted_words(text: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut words, mut gaps) = words_and_gaps(text);
+    let dropped = words.len().saturating_sub(MAX_GROUNDING_WORDS);
+    words.drain(..dropped);
+    gaps.drain(..dropped.min(gaps.len()));
+    (words, gaps)
 }
 
 /// The words of `text` (runs of letters and digits) and, for each but the last, the text

@@ -81,11 +81,7 @@ impl Values {
         depth: usize,
         slot: Slot,
     ) -> Option<Node> {
-        let whole_choices = param
-            .choices
-            .as_deref()
-            .filter(|c| !c.is_empty() && param.element_choices().is_none());
-        if let Some(choices) = whole_choices {
+        if let Some(choices) = whole_choices(param) {
             let allowed: Vec<Node> = choices
                 .iter()
                 .filter(|choice| choice_fits(choice, param, slot))
@@ -210,11 +206,7 @@ impl Values {
     /// a list, an object, a checked format): "not listed" is always a safe answer, so the
     /// order of the checks is [`Values::param`]'s.
     pub(crate) fn listed(&self, param: &Param, most: usize) -> Option<Vec<String>> {
-        let whole_choices = param
-            .choices
-            .as_deref()
-            .filter(|c| !c.is_empty() && param.element_choices().is_none());
-        if let Some(choices) = whole_choices {
+        if let Some(choices) = whole_choices(param) {
             return Some(
                 choices
                     .iter()
@@ -255,11 +247,7 @@ impl Values {
         if !object && !choice_fits(json, param, slot) {
             return None;
         }
-        let whole_choices = param
-            .choices
-            .as_deref()
-            .filter(|c| !c.is_empty() && param.element_choices().is_none());
-        if let Some(choices) = whole_choices {
+        if let Some(choices) = whole_choices(param) {
             return choices.contains(json).then(|| json.to_string());
         }
         if let Some(fitting) = self.grounded_fitting(param) {
@@ -613,6 +601,15 @@ impl Values {
             self.max_list_items,
         )
     }
+}
+
+/// The declared choices of `param` as whole values (not an array's choices per element),
+/// when it has any.
+fn whole_choices(param: &Param) -> Option<&[Json]> {
+    param
+        .choices
+        .as_deref()
+        .filter(|c| !c.is_empty() && param.element_choices().is_none())
 }
 
 /// `value` as the grammar spells it: JSON, with `", "` between the items of a list and the

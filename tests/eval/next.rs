@@ -83,6 +83,10 @@ fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
 }
 
 async fn run(endpoint: String, mode: &str, question: &str) -> CaseOutcome {
+    run_case(endpoint, mode, &case(question)).await
+}
+
+async fn run_case(endpoint: String, mode: &str, case: &atfunc::eval::Case) -> CaseOutcome {
     let evaluator = Evaluator::new(EvalOptions {
         endpoint,
         resamples: 0,
@@ -90,9 +94,7 @@ async fn run(endpoint: String, mode: &str, question: &str) -> CaseOutcome {
         ..EvalOptions::default()
     })
     .unwrap();
-    evaluator
-        .run(&case(question), &mode.parse::<Mode>().unwrap())
-        .await
+    evaluator.run(case, &mode.parse::<Mode>().unwrap()).await
 }
 
 #[tokio::test]
@@ -172,16 +174,7 @@ async fn an_answer_is_read_up_to_its_first_near_repeat_and_not_continued() {
     let case = load_cases(&questions.to_string(), &answers.to_string())
         .cases
         .remove(0);
-    let evaluator = Evaluator::new(EvalOptions {
-        endpoint,
-        resamples: 0,
-        timeout: Duration::from_secs(60),
-        ..EvalOptions::default()
-    })
-    .unwrap();
-    let outcome = evaluator
-        .run(&case, &"grammar+spans+next".parse::<Mode>().unwrap())
-        .await;
+    let outcome = run_case(endpoint, "grammar+spans+next", &case).await;
     assert_eq!(
         outcome.answer, "@play(artist=\"Taylor Swift\")",
         "{outcome:?}"

@@ -9,16 +9,17 @@
 //! ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again)), or the end
 //! of its answer ([`GrammarOptions::continued`](crate::grammar::GrammarOptions::continued)).
 //! Greedy, the model writes its next best call, or ends. It goes on until the model ends,
-//! no call is left to make, or [`NEXT_MOST_CALLS`] calls are read.
+//! no call is left to make, the new call is a near-repeat ([`ends_answer`]: a fragment of
+//! an earlier text value, or only values earlier calls gave), or [`NEXT_MOST_CALLS`] calls
+//! are read. An answer is read up to its first near-repeat, continued or not.
 
-use super::{counted, excerpt, grammar_options, Answer, CaseOutcome, Evaluator, Read};
-use crate::bind::{bind, BoundCall, Repeats};
-use crate::endpoint::Route;
+use super::{grammar_options, CaseOutcome, Evaluator, Read};
+use crate::bind::{bind, BoundCall, Catalog, Repeats};
 use crate::eval::case::Case;
 use crate::eval::mode::Mode;
 use crate::grammar::{Choice, GrammarError, WrittenCall};
 use crate::parse::{parse_events, Event};
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 
 /// The most calls `+next` reads from one answer: more than any BFCL `parallel` answer
 /// holds (at most 8 calls in `parallel_multiple`, 6 in `parallel`).
@@ -33,7 +34,7 @@ impl Evaluator {
         &self,
         case: &Case,
         mode: &Mode,
-        messages: &[Json],
+        (messages, catalog): (&[Json], &Catalog),
         text: &mut String,
         read: &mut Read,
         outcome: &mut CaseOutcome,
@@ -60,7 +61,6 @@ impl Evaluator {
         if read.bound.is_empty() {
             return Ok(());
         }
-        let catalog = crate::bind::Catalog::new(case.interfaces.clone());
         let mut written = text.get(..end).unwrap_or(text.as_str()).to_owned();
         let prompt = self.templated(Json::Array(messages.to_vec())).await?;
         let mut repeats = Repeats::remembering(usize::MAX);
@@ -101,7 +101,7 @@ impl Evaluator {
                     _ => None,
                 });
             // No call: the model ended its answer.
-            let Some(bound) = call.and_then(|call| bind(&call, &catalog).ok()) else {
+            let Some(bound) = call.and_then(|call| bind(&call, catalog).ok()) else {
                 break;
             };
             if !repeats.admit(&bound) || ends_answer(&bound, &read.bound) {
@@ -124,27 +124,14 @@ impl Evaluator {
         grammar: String,
         outcome: &mut CaseOutcome,
     ) -> Result<String, String> {
-        let mut completion = Map::new();
-        completion.insert("prompt".into(), Json::from(format!("{prompt}{written}")));
-        completion.insert("n_predict".into(), Json::from(self.options.max_tokens));
-        for (name, value) in &self.options.request_fields {
-            completion.insert(name.clone(), value.clone());
-        }
-        completion.insert("temperature".into(), Json::from(0));
-        completion.insert("grammar".into(), Json::from(grammar));
-        let (answer, body) = self.post(Route::Completion, &completion).await?;
-        let text = answer
-            .get("content")
-            .and_then(Json::as_str)
-            .ok_or_else(|| format!("/completion answered no content: {}", excerpt(&body)))?;
-        let count = |field: &str| answer.get(field).and_then(Json::as_u64).unwrap_or(0);
-        let answer = Answer {
-            text: text.to_owned(),
-            tool_calls: Vec::new(),
-            prompt_tokens: count("tokens_evaluated"),
-            completion_tokens: count("tokens_predicted"),
-        };
-        Ok(counted(answer, outcome).text)
+        let fields = [
+            ("temperature", Json::from(0)),
+            ("grammar", Json::from(grammar)),
+        ];
+        let answer = self
+            .complete(format!("{prompt}{written}"), fields, outcome)
+            .await?;
+        Ok(answer.text)
     }
 }
 
