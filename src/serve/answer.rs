@@ -480,6 +480,13 @@ impl Turn {
         }
     }
 
+    /// Whether a call that repeats an earlier one ends the answer (unless
+    /// [`Turn::keep_repeated_calls`]): then the upstream is asked for a stream even when the
+    /// client wants the answer whole, so that the answer can be dropped at the repeat.
+    pub(crate) fn ends_at_repeat(&self) -> bool {
+        self.repeats.is_some()
+    }
+
     /// Whether this round's answer was ended by a call that repeats an earlier one: the
     /// rest of it is not read, so the upstream's stream may be dropped.
     pub(crate) fn answer_over(&self) -> bool {

@@ -3,12 +3,12 @@
 
 use super::answer::{RoundEnd, Turn};
 use super::body;
-use super::history::{add_prompt_raw, content_text, rewrite_raw, user_text};
+use super::history::{add_prompt_raw, rewrite_raw, user_text};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::{Request, RequestError};
-use super::rounds::Rounds;
+use super::rounds::{read_answer, Collect, Rounds, StreamEnd};
 use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, decide, execute, ApiError, Gateway};
@@ -342,58 +342,66 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
     reply
 }
 
-/// A tool turn answered whole.
+/// A tool turn answered whole. When a repeated call ends the answer, the upstream is
+/// still asked for a stream: read up to the repeat and dropped there, it stops a model
+/// that writes its calls again and again, where a whole answer would run to the token
+/// limit first. The usage asked for with it covers the rounds the upstream finished; a
+/// round dropped at a repeat counts only what the upstream counted before.
 async fn whole_turn(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut turn: Turn,
 ) -> Result<Response, ApiError> {
-    let mut out = Vec::new();
-    let mut meta: Option<Meta> = None;
+    let mut answer = Collect::new(Meta::for_model(turn.request().get("model")));
     let mut usage = Usage::default();
     usage.add(turn.take_counted_usage().as_ref());
     let mut finish = None;
-    let mut reasoning = None;
+    let mut first = true;
     loop {
-        let body = Bytes::from(turn.request().body(Some(false)));
-        let answer = match gateway.upstream.chat_json(body, auth.as_ref()).await {
-            Ok(answer) => answer,
-            Err(error) if meta.is_none() => return Err(error),
-            Err(_) => {
-                turn.give_up(&mut out);
+        let body = if turn.ends_at_repeat() {
+            turn.request().counted_stream_body()
+        } else {
+            turn.request().body(Some(false))
+        };
+        let read = match gateway
+            .upstream
+            .chat_checked(Bytes::from(body), auth.as_ref())
+            .await
+        {
+            Ok(mut response) => {
+                let upstream = &gateway.upstream;
+                read_answer(
+                    upstream,
+                    &mut turn,
+                    &mut response,
+                    &mut answer,
+                    &mut usage,
+                    &mut finish,
+                )
+                .await
+                // The response is dropped here: an upstream still writing is stopped.
+            }
+            Err(error) => StreamEnd::Failed(error),
+        };
+        match read {
+            StreamEnd::Done => {}
+            StreamEnd::Failed(error) if first => return Err(error),
+            // A whole answer's client that leaves drops this handler; never seen here.
+            StreamEnd::Failed(_) | StreamEnd::Gone => {
+                turn.give_up(&mut answer.out);
                 break;
             }
-        };
-        if meta.is_none() {
-            let mut first = Meta::for_model(turn.request().get("model"));
-            first.update(&answer);
-            meta = Some(first);
         }
-        usage.add(answer.get("usage"));
-        let choice = answer.pointer("/choices/0");
-        let message = choice.and_then(|c| c.get("message"));
-        if !turn.repairing() {
-            finish = choice
-                .and_then(|c| c.get("finish_reason"))
-                .and_then(Json::as_str)
-                .map(str::to_owned);
-            reasoning = message.and_then(|m| m.get("reasoning_content")).cloned();
-        }
-        let content = content_text(message.and_then(|m| m.get("content")));
-        turn.feed(&content, &mut out);
-        if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
-            turn.take_upstream_calls(calls);
-        }
-        if turn.end_round(&mut out) == RoundEnd::Done {
+        first = false;
+        if turn.end_round(&mut answer.out) == RoundEnd::Done {
             break;
         }
     }
-    let meta = meta.unwrap_or_else(|| Meta::for_model(turn.request().get("model")));
     let finish_reason = turn.finish_reason(finish.as_deref());
     Ok(whole_answer(
-        &meta,
-        out,
-        reasoning,
+        &answer.meta,
+        answer.out,
+        answer.reasoning,
         &finish_reason,
         Map::new(),
         usage,

@@ -146,7 +146,18 @@ impl Request {
     /// The body for the upstream: the fields as they came (or as set), `stream` set as
     /// given (without `stream_options` when not streaming), or left alone with `None`.
     pub(crate) fn body(&self, stream: Option<bool>) -> Vec<u8> {
-        let mut body = Vec::with_capacity(self.size() + 32);
+        self.write_body(stream, false)
+    }
+
+    /// The body of a streamed request whose answer the gateway sends on whole: `stream`
+    /// on, and the usage asked for (`stream_options.include_usage`), since the whole
+    /// answer carries it.
+    pub(crate) fn counted_stream_body(&self) -> Vec<u8> {
+        self.write_body(Some(true), true)
+    }
+
+    fn write_body(&self, stream: Option<bool>, counted: bool) -> Vec<u8> {
+        let mut body = Vec::with_capacity(self.size() + 64);
         body.push(b'{');
         let mut first = true;
         for (i, (key, value)) in self.fields.iter().enumerate() {
@@ -155,6 +166,7 @@ impl Request {
             }
             match (key.as_str(), stream) {
                 ("stream", Some(_)) | ("stream_options", Some(false)) => {}
+                ("stream_options", _) if counted => {}
                 _ => {
                     write_key(&mut body, &mut first, key);
                     body.extend_from_slice(value.get().as_bytes());
@@ -167,6 +179,10 @@ impl Request {
         if let Some(stream) = stream {
             write_key(&mut body, &mut first, "stream");
             body.extend_from_slice(if stream { b"true" } else { b"false" });
+        }
+        if counted {
+            write_key(&mut body, &mut first, "stream_options");
+            body.extend_from_slice(br#"{"include_usage":true}"#);
         }
         body.push(b'}');
         body
@@ -276,6 +292,19 @@ mod tests {
 
     fn body(request: &Request, stream: Option<bool>) -> Json {
         serde_json::from_slice(&request.body(stream)).unwrap()
+    }
+
+    #[test]
+    fn a_counted_stream_asks_for_the_usage_whatever_the_client_said() {
+        for options in ["", r#""stream_options": {"include_usage": false}, "#] {
+            let text = format!(r#"{{"model": "m", {options}"messages": [], "stream": false}}"#);
+            let request = Request::parse(text.as_bytes()).unwrap();
+            let sent: Json = serde_json::from_slice(&request.counted_stream_body()).unwrap();
+            assert_eq!(sent["stream"], true);
+            assert_eq!(sent["stream_options"], json!({"include_usage": true}));
+            assert_eq!(sent["model"], "m");
+            assert_eq!(sent.as_object().unwrap().len(), 4, "{sent}");
+        }
     }
 
     #[test]

@@ -1,18 +1,137 @@
-//! The rounds of a streamed turn: each upstream stream is read through the turn's
-//! [`Reader`], what it releases is sent to the client as it comes, and a round that needs
-//! a repair asks the upstream again. Used by tool turns (`chat`) and executed turns
-//! (`execute`) alike.
+//! Reading the upstream's answers, and the rounds of a streamed turn.
+//!
+//! An upstream answer, a stream or a whole JSON body, is read through the turn's
+//! [`Reader`] by [`read_answer`], and what the reader releases goes to a [`Sink`]: the
+//! client's stream ([`ToClient`], piece by piece as it comes) or the parts of an answer
+//! sent whole ([`Collect`]). A reader that has read all it will (a repeated call ended
+//! the answer) ends the reading there, and the caller drops the upstream's stream, which
+//! stops a server that notices its client leave. [`Rounds`] runs the rounds of a streamed
+//! turn: a round that needs a repair asks the upstream again. Used by tool turns (`chat`)
+//! and executed turns (`execute`) alike.
 
-use super::answer::{Reader, RoundEnd, Turn};
+use super::answer::{Out, Reader, RoundEnd, Turn};
 use super::history::content_text;
-use super::reply::{error_event, ChunkWriter, Tx, Usage};
-use super::upstream::Response as UpstreamResponse;
+use super::reply::{error_event, ChunkWriter, Meta, Tx, Usage};
+use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::endpoint::{Sse, SseDecoder};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};
 use serde_json::{json, Map, Value as Json};
+use std::future::Future;
+
+/// Where the pieces of one upstream answer go as they are read.
+pub(crate) trait Sink {
+    /// Completes once nobody waits for the answer any more.
+    fn gone(&self) -> impl Future<Output = ()> + Send;
+    /// The answer's id, time and model, to be set from the upstream's first chunk; `None`
+    /// once they can no longer change (the client has its first chunk).
+    fn meta(&mut self) -> Option<&mut Meta>;
+    /// A piece of the model's reasoning, which comes after `out` (what the reader released
+    /// before it).
+    fn reasoning(&mut self, out: &mut Vec<Out>, reasoning: &Json);
+    /// Passes on what the reader released; `false` when nobody is there any more.
+    fn release(&mut self, out: Vec<Out>) -> impl Future<Output = bool> + Send;
+}
+
+/// The client's stream: each piece becomes a chunk, sent as it is released.
+pub(crate) struct ToClient<'a> {
+    tx: &'a Tx,
+    writer: &'a mut ChunkWriter,
+    /// Chunks written and not sent yet (the pieces before a piece of reasoning).
+    pending: Vec<Bytes>,
+}
+
+impl<'a> ToClient<'a> {
+    pub(crate) fn new(tx: &'a Tx, writer: &'a mut ChunkWriter) -> ToClient<'a> {
+        ToClient {
+            tx,
+            writer,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl Sink for ToClient<'_> {
+    fn gone(&self) -> impl Future<Output = ()> + Send {
+        self.tx.closed()
+    }
+
+    fn meta(&mut self) -> Option<&mut Meta> {
+        (!self.writer.started).then_some(&mut self.writer.meta)
+    }
+
+    fn reasoning(&mut self, out: &mut Vec<Out>, reasoning: &Json) {
+        // Pieces before it are sent first, so the order is kept.
+        let before = self.writer.pieces(std::mem::take(out));
+        self.pending.extend(before);
+        self.pending
+            .push(self.writer.delta(json!({"reasoning_content": reasoning})));
+    }
+
+    async fn release(&mut self, out: Vec<Out>) -> bool {
+        let mut chunks = std::mem::take(&mut self.pending);
+        chunks.extend(self.writer.pieces(out));
+        for chunk in chunks {
+            if !self.tx.send(chunk).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The parts of an answer sent whole, gathered over its rounds.
+pub(crate) struct Collect {
+    /// What the turn released, in order.
+    pub(crate) out: Vec<Out>,
+    pub(crate) meta: Meta,
+    /// Whether `meta` was set from an upstream answer (the first one sets it).
+    met: bool,
+    /// The model's reasoning: a whole answer's as it came, a stream's pieces joined.
+    pub(crate) reasoning: Option<Json>,
+}
+
+impl Collect {
+    pub(crate) fn new(meta: Meta) -> Collect {
+        Collect {
+            out: Vec::new(),
+            meta,
+            met: false,
+            reasoning: None,
+        }
+    }
+}
+
+impl Sink for Collect {
+    fn gone(&self) -> impl Future<Output = ()> + Send {
+        // A client that leaves an answer sent whole drops the request's handler, and this
+        // reading with it.
+        std::future::pending()
+    }
+
+    fn meta(&mut self) -> Option<&mut Meta> {
+        if self.met {
+            return None;
+        }
+        self.met = true;
+        Some(&mut self.meta)
+    }
+
+    fn reasoning(&mut self, out: &mut Vec<Out>, reasoning: &Json) {
+        self.out.append(out);
+        match (&mut self.reasoning, reasoning) {
+            (Some(Json::String(so_far)), Json::String(piece)) => so_far.push_str(piece),
+            _ => self.reasoning = Some(reasoning.clone()),
+        }
+    }
+
+    async fn release(&mut self, mut out: Vec<Out>) -> bool {
+        self.out.append(&mut out);
+        true
+    }
+}
 
 /// The rounds of a streamed turn.
 pub(crate) struct Rounds<'a> {
@@ -90,7 +209,7 @@ impl Rounds<'_> {
         self.send(end).await;
     }
 
-    /// Reads one upstream stream through `turn`, sending what it releases.
+    /// Reads one upstream answer through `turn`, sending what it releases to the client.
     pub(crate) async fn read(
         &mut self,
         turn: &mut impl Reader,
@@ -99,173 +218,16 @@ impl Rounds<'_> {
         usage: &mut Usage,
         finish: &mut Option<String>,
     ) -> StreamEnd {
-        let upstream = &self.gateway.upstream;
-        if !is_event_stream(response) {
-            return self.read_whole(turn, response, writer, usage, finish).await;
-        }
-        let mut decoder = SseDecoder::new(upstream.max_response_bytes());
-        let mut answer_usage = None;
-        let mut received = 0usize;
-        let mut datas = Vec::new();
-        // Whether the upstream said the answer is over (`[DONE]` or a finish reason): a
-        // body that ends before either was cut off, and must not pass for a whole answer.
-        let mut said_end = false;
-        loop {
-            let chunk = tokio::select! {
-                biased;
-                () = self.tx.closed() => return StreamEnd::Gone,
-                chunk = upstream.next_chunk(response) => chunk,
-            };
-            let ended = match chunk {
-                Err(error) => return StreamEnd::Failed(error),
-                Ok(None) => {
-                    decoder.finish(&mut datas);
-                    true
-                }
-                Ok(Some(chunk)) => {
-                    received += chunk.len();
-                    if received > upstream.max_response_bytes() {
-                        return StreamEnd::Failed(upstream.too_large());
-                    }
-                    if decoder.feed(&chunk, &mut datas).is_err() {
-                        return StreamEnd::Failed(upstream.too_large());
-                    }
-                    false
-                }
-            };
-            let mut out = Vec::new();
-            let mut extra = Vec::new();
-            let mut done = ended;
-            for event in datas.drain(..) {
-                let data = match event {
-                    Sse::Data(data) => data,
-                    Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
-                };
-                if data.trim() == "[DONE]" {
-                    said_end = true;
-                    done = true;
-                    break;
-                }
-                let Ok(event) = serde_json::from_str::<Json>(&data) else {
-                    continue;
-                };
-                // `"error": null` beside a chunk's fields says there is none.
-                if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
-                    let body = json!({"error": error}).to_string();
-                    return StreamEnd::Failed(ApiError::from_upstream(
-                        StatusCode::BAD_GATEWAY,
-                        body.as_bytes(),
-                    ));
-                }
-                if !writer.started {
-                    writer.meta.update(&event);
-                }
-                // The usage so far, when a server sends it on every chunk: the last one
-                // counts, once.
-                if let Some(counts @ Json::Object(_)) = event.get("usage") {
-                    answer_usage = Some(counts.clone());
-                }
-                let choice = event.pointer("/choices/0");
-                let delta = choice.and_then(|c| c.get("delta"));
-                if choice
-                    .and_then(|c| c.get("finish_reason"))
-                    .is_some_and(Json::is_string)
-                {
-                    said_end = true;
-                }
-                if !turn.quiet() {
-                    if let Some(reason) = choice
-                        .and_then(|c| c.get("finish_reason"))
-                        .and_then(Json::as_str)
-                    {
-                        *finish = Some(reason.to_owned());
-                    }
-                    if let Some(reasoning) = delta.and_then(|d| d.get("reasoning_content")) {
-                        if reasoning.as_str().is_some_and(|r| !r.is_empty()) {
-                            // Pieces before it are sent first, so the order is kept.
-                            extra.extend(writer.pieces(std::mem::take(&mut out)));
-                            extra.push(writer.delta(json!({"reasoning_content": reasoning})));
-                        }
-                    }
-                }
-                if let Some(text) = delta.and_then(|d| d.get("content")).and_then(Json::as_str) {
-                    turn.feed(text, &mut out);
-                }
-                if let Some(calls) = delta.and_then(|d| d.get("tool_calls")) {
-                    turn.upstream_calls(calls);
-                }
-            }
-            extra.extend(writer.pieces(out));
-            if !self.send(extra).await {
-                return StreamEnd::Gone;
-            }
-            if turn.answer_over() {
-                // The rest would not be read: the caller drops the upstream's stream,
-                // which stops it. Its usage, sent last, is not known.
-                usage.add(answer_usage.as_ref());
-                return StreamEnd::Done;
-            }
-            if done {
-                if !said_end {
-                    return StreamEnd::Failed(ApiError::bad_gateway(
-                        "The upstream server closed the stream before the answer was complete",
-                    ));
-                }
-                usage.add(answer_usage.as_ref());
-                return StreamEnd::Done;
-            }
-        }
-    }
-
-    /// A server that answers a streamed request whole: its answer read as one delta.
-    async fn read_whole(
-        &mut self,
-        turn: &mut impl Reader,
-        response: &mut UpstreamResponse,
-        writer: &mut ChunkWriter,
-        usage: &mut Usage,
-        finish: &mut Option<String>,
-    ) -> StreamEnd {
-        let upstream = &self.gateway.upstream;
-        let body = tokio::select! {
-            biased;
-            () = self.tx.closed() => return StreamEnd::Gone,
-            body = upstream.read_body(response) => body,
-        };
-        let answer: Json = match body.map(|body| serde_json::from_slice(&body)) {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(error)) => {
-                return StreamEnd::Failed(ApiError::bad_gateway(format!(
-                    "The upstream server's answer is neither a stream nor JSON ({error})"
-                )))
-            }
-            Err(error) => return StreamEnd::Failed(error),
-        };
-        if !writer.started {
-            writer.meta.update(&answer);
-        }
-        usage.add(answer.get("usage"));
-        let choice = answer.pointer("/choices/0");
-        if !turn.quiet() {
-            if let Some(reason) = choice
-                .and_then(|c| c.get("finish_reason"))
-                .and_then(Json::as_str)
-            {
-                *finish = Some(reason.to_owned());
-            }
-        }
-        let message = choice.and_then(|c| c.get("message"));
-        let content = content_text(message.and_then(|m| m.get("content")));
-        let mut out = Vec::new();
-        turn.feed(&content, &mut out);
-        if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
-            turn.upstream_calls(calls);
-        }
-        if self.send(writer.pieces(out)).await {
-            StreamEnd::Done
-        } else {
-            StreamEnd::Gone
-        }
+        let mut sink = ToClient::new(self.tx, writer);
+        read_answer(
+            &self.gateway.upstream,
+            turn,
+            response,
+            &mut sink,
+            usage,
+            finish,
+        )
+        .await
     }
 
     pub(crate) async fn send(&self, events: Vec<Bytes>) -> bool {
@@ -275,6 +237,188 @@ impl Rounds<'_> {
             }
         }
         true
+    }
+}
+
+/// Reads one upstream answer through `turn`: a stream event by event, up to its end or
+/// to where the reader has read all it will, or a whole JSON answer (a server that
+/// answers a streamed request whole, or a request that asked for no stream). What the
+/// reader releases goes to `sink`; the answer's token counts are added to `usage`, and its
+/// finish reason, unless the reader is quiet, set in `finish`.
+pub(crate) async fn read_answer(
+    upstream: &Upstream,
+    turn: &mut impl Reader,
+    response: &mut UpstreamResponse,
+    sink: &mut impl Sink,
+    usage: &mut Usage,
+    finish: &mut Option<String>,
+) -> StreamEnd {
+    if !is_event_stream(response) {
+        return read_whole(upstream, turn, response, sink, usage, finish).await;
+    }
+    let mut decoder = SseDecoder::new(upstream.max_response_bytes());
+    let mut answer_usage = None;
+    let mut received = 0usize;
+    let mut datas = Vec::new();
+    // Whether the upstream said the answer is over (`[DONE]` or a finish reason): a
+    // body that ends before either was cut off, and must not pass for a whole answer.
+    let mut said_end = false;
+    loop {
+        let chunk = tokio::select! {
+            biased;
+            () = sink.gone() => return StreamEnd::Gone,
+            chunk = upstream.next_chunk(response) => chunk,
+        };
+        let ended = match chunk {
+            Err(error) => return StreamEnd::Failed(error),
+            Ok(None) => {
+                decoder.finish(&mut datas);
+                true
+            }
+            Ok(Some(chunk)) => {
+                received += chunk.len();
+                if received > upstream.max_response_bytes() {
+                    return StreamEnd::Failed(upstream.too_large());
+                }
+                if decoder.feed(&chunk, &mut datas).is_err() {
+                    return StreamEnd::Failed(upstream.too_large());
+                }
+                false
+            }
+        };
+        let mut out = Vec::new();
+        let mut done = ended;
+        for event in datas.drain(..) {
+            let data = match event {
+                Sse::Data(data) => data,
+                Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
+            };
+            if data.trim() == "[DONE]" {
+                said_end = true;
+                done = true;
+                break;
+            }
+            let Ok(event) = serde_json::from_str::<Json>(&data) else {
+                continue;
+            };
+            // `"error": null` beside a chunk's fields says there is none.
+            if let Some(error) = event.get("error").filter(|e| !e.is_null()) {
+                let body = json!({"error": error}).to_string();
+                return StreamEnd::Failed(ApiError::from_upstream(
+                    StatusCode::BAD_GATEWAY,
+                    body.as_bytes(),
+                ));
+            }
+            if let Some(meta) = sink.meta() {
+                meta.update(&event);
+            }
+            // The usage so far, when a server sends it on every chunk: the last one
+            // counts, once.
+            if let Some(counts @ Json::Object(_)) = event.get("usage") {
+                answer_usage = Some(counts.clone());
+            }
+            let choice = event.pointer("/choices/0");
+            let delta = choice.and_then(|c| c.get("delta"));
+            if choice
+                .and_then(|c| c.get("finish_reason"))
+                .is_some_and(Json::is_string)
+            {
+                said_end = true;
+            }
+            if !turn.quiet() {
+                if let Some(reason) = choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .and_then(Json::as_str)
+                {
+                    *finish = Some(reason.to_owned());
+                }
+                if let Some(reasoning) = delta.and_then(|d| d.get("reasoning_content")) {
+                    if reasoning.as_str().is_some_and(|r| !r.is_empty()) {
+                        sink.reasoning(&mut out, reasoning);
+                    }
+                }
+            }
+            if let Some(text) = delta.and_then(|d| d.get("content")).and_then(Json::as_str) {
+                turn.feed(text, &mut out);
+            }
+            if let Some(calls) = delta.and_then(|d| d.get("tool_calls")) {
+                turn.upstream_calls(calls);
+            }
+        }
+        if !sink.release(out).await {
+            return StreamEnd::Gone;
+        }
+        if turn.answer_over() {
+            // The rest would not be read: the caller drops the upstream's stream,
+            // which stops it. Its usage, sent last, is not known.
+            usage.add(answer_usage.as_ref());
+            return StreamEnd::Done;
+        }
+        if done {
+            if !said_end {
+                return StreamEnd::Failed(ApiError::bad_gateway(
+                    "The upstream server closed the stream before the answer was complete",
+                ));
+            }
+            usage.add(answer_usage.as_ref());
+            return StreamEnd::Done;
+        }
+    }
+}
+
+/// A whole JSON answer: its text read as one delta.
+async fn read_whole(
+    upstream: &Upstream,
+    turn: &mut impl Reader,
+    response: &mut UpstreamResponse,
+    sink: &mut impl Sink,
+    usage: &mut Usage,
+    finish: &mut Option<String>,
+) -> StreamEnd {
+    let body = tokio::select! {
+        biased;
+        () = sink.gone() => return StreamEnd::Gone,
+        body = upstream.read_body(response) => body,
+    };
+    let answer: Json = match body.map(|body| serde_json::from_slice(&body)) {
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) => {
+            return StreamEnd::Failed(ApiError::bad_gateway(format!(
+                "The upstream server's answer is neither a stream nor JSON ({error})"
+            )))
+        }
+        Err(error) => return StreamEnd::Failed(error),
+    };
+    if let Some(meta) = sink.meta() {
+        meta.update(&answer);
+    }
+    usage.add(answer.get("usage"));
+    let choice = answer.pointer("/choices/0");
+    let message = choice.and_then(|c| c.get("message"));
+    let mut out = Vec::new();
+    if !turn.quiet() {
+        if let Some(reason) = choice
+            .and_then(|c| c.get("finish_reason"))
+            .and_then(Json::as_str)
+        {
+            *finish = Some(reason.to_owned());
+        }
+        if let Some(reasoning) = message
+            .and_then(|m| m.get("reasoning_content"))
+            .filter(|r| !r.is_null() && r.as_str() != Some(""))
+        {
+            sink.reasoning(&mut out, reasoning);
+        }
+    }
+    let content = content_text(message.and_then(|m| m.get("content")));
+    turn.feed(&content, &mut out);
+    if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
+        turn.upstream_calls(calls);
+    }
+    if sink.release(out).await {
+        StreamEnd::Done
+    } else {
+        StreamEnd::Gone
     }
 }
 

@@ -28,7 +28,10 @@ def test_a_call_comes_back_as_tool_calls(client, upstream):
     [sent] = upstream.chat_requests()
     body = sent["json"]
     assert "tools" not in body and "tool_choice" not in body
-    assert body["stream"] is False
+    # Asked for a stream though the client wants the answer whole: the gateway can drop
+    # it at a repeated call. The usage is asked for, for the whole answer to carry it.
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
     system = body["messages"][0]
     assert system["role"] == "system"
     assert system["content"].startswith(PREAMBLE_START)
@@ -350,15 +353,30 @@ def test_a_repeated_call_ends_the_answer(client, upstream, stream):
     assert len(upstream.chat_requests()) == 1
 
 
-def test_a_streamed_answer_ended_by_a_repeated_call_stops_the_upstream(gateway, client, upstream):
-    # 200 more copies, 50 ms apart: ten seconds of tokens the gateway does not wait for.
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_answer_ended_by_a_repeated_call_stops_the_upstream(gateway, client, upstream, stream):
+    # 200 more copies, 50 ms apart: ten seconds of tokens the gateway does not wait for,
+    # whether the client reads a stream or waits for the answer whole.
     upstream.script(Slow(['@get_time(zone="UTC")\n'] * 201, delay=0.05))
     started = time.monotonic()
-    result, _ = accumulate(client.chat.completions.create(
-        model="tiny-model", messages=USER, tools=TOOLS, stream=True))
+    answer = client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=TOOLS, stream=stream)
+    result = accumulate(answer)[0] if stream else summary(answer)
     assert result["calls"] == [("get_time", {"zone": "UTC"})]
     assert result["finish_reason"] == "tool_calls"
     assert time.monotonic() - started < 5
     # The gateway dropped the upstream's stream: its next writes fail.
     assert upstream.cancelled.wait(5)
     assert gateway.alive()
+
+
+def test_with_keep_repeated_calls_an_answer_wanted_whole_is_asked_whole(start_gateway, upstream):
+    # Nothing ends the answer early, so nothing is gained by a stream: the upstream is asked
+    # as the client asked, and every copy is passed on.
+    client = start_gateway("--keep-repeated-calls").client()
+    upstream.script(Completion('@get_time(zone="UTC")\n@get_time(zone="UTC")'))
+    result = summary(client.chat.completions.create(model="tiny-model", messages=USER, tools=TOOLS))
+    assert result["calls"] == [("get_time", {"zone": "UTC"})] * 2
+    [sent] = upstream.chat_requests()
+    assert sent["json"]["stream"] is False
+    assert "stream_options" not in sent["json"]
