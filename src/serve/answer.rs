@@ -15,7 +15,7 @@
 use super::constrain::UpstreamKind;
 use super::request::Request;
 use super::tools::ToolSet;
-use crate::bind::{bind, Repeats};
+use crate::bind::{bind, Catalog, Repeats};
 use crate::format::format_results;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
@@ -851,6 +851,9 @@ pub(crate) struct Prose {
     shaper: Shaper,
     /// The answer under way, whole, for the registry.
     answer: String,
+    /// With [`Prose::end_at_repeats`]: the functions calls bind against, and the calls
+    /// of the answer under way.
+    repeats: Option<(Catalog, Repeats)>,
 }
 
 impl Prose {
@@ -863,10 +866,29 @@ impl Prose {
         }
     }
 
+    /// Ends each answer at the end of its first call that repeats an earlier one, bound
+    /// against `catalog` (the registry's): nothing after it is read, and the upstream's
+    /// stream may be dropped there. The answer keeps the repeat, so that the registry,
+    /// reading it with [`end_at_repeated_call`], finds the same repeat and runs each
+    /// call once.
+    ///
+    /// [`end_at_repeated_call`]: crate::execute::ResponseStream::end_at_repeated_call
+    pub(crate) fn end_at_repeats(&mut self, catalog: Catalog) {
+        self.repeats = Some((catalog, Repeats::default()));
+    }
+
     /// Ends an answer and returns it whole.
     pub(crate) fn end_answer(&mut self, out: &mut Vec<Out>) -> String {
-        for event in self.parser.finish() {
-            self.event(event, out);
+        // The parser starts the next answer afresh; what it held after a repeat is
+        // not read.
+        let rest = self.parser.finish();
+        if !self.answer_over() {
+            for event in rest {
+                self.event(event, out);
+            }
+        }
+        if let Some((_, repeats)) = &mut self.repeats {
+            *repeats = Repeats::default();
         }
         self.shaper.separate("\n\n");
         std::mem::take(&mut self.answer)
@@ -879,22 +901,50 @@ impl Prose {
                 self.shaper.text(&String::from_utf8_lossy(&bytes), out);
             }
             Event::CallStarted { .. } => {}
-            // The registry runs (or refuses) both; neither is the client's text.
-            Event::Call(_) | Event::Malformed { .. } => self.shaper.after_call = true,
+            Event::Call(call) => {
+                // The registry runs (or refuses) it; it is not the client's text.
+                self.shaper.after_call = true;
+                let Some((catalog, repeats)) = &mut self.repeats else {
+                    return;
+                };
+                let Ok(bound) = bind(&call, catalog) else {
+                    return;
+                };
+                if !repeats.admit(&bound) {
+                    let end = usize::try_from(call.span.end).unwrap_or(usize::MAX);
+                    if self.answer.is_char_boundary(end) {
+                        self.answer.truncate(end);
+                    }
+                }
+            }
+            Event::Malformed { .. } => self.shaper.after_call = true,
         }
     }
 }
 
 impl Reader for Prose {
     fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
+        if self.answer_over() {
+            return;
+        }
         self.answer.push_str(delta);
         for event in self.parser.feed_str(delta) {
             self.event(event, out);
+            if self.answer_over() {
+                // Nothing after the repeat is read.
+                return;
+            }
         }
     }
 
     fn quiet(&self) -> bool {
         false
+    }
+
+    fn answer_over(&self) -> bool {
+        self.repeats
+            .as_ref()
+            .is_some_and(|(_, repeats)| repeats.is_over())
     }
 }
 
@@ -1324,6 +1374,43 @@ mod tests {
             shape(&out),
             json!({"text": "Checking.\n\nIt is 21C.", "calls": []})
         );
+    }
+
+    /// With `end_at_repeats`, an answer is read up to the end of its first repeated call
+    /// (bound, so `@get_weather(city="Oslo")` repeats `@get_weather(Oslo)`), whatever the
+    /// chunks: nothing after it is read or released, the answer kept for the registry ends
+    /// with the repeat, and the next answer is read afresh.
+    #[test]
+    fn prose_ends_an_answer_at_its_first_repeated_call() {
+        let looping = "Here. @get_weather(Oslo) @get_weather(days=2, city=Bergen) \
+                       @get_weather(city=\"Oslo\") and more text @get_weather(Oslo) @get_wea";
+        let repeat_end = looping.find(" and more").unwrap();
+        for piece in [1, 3, 7, 4096] {
+            let mut prose = Prose::default();
+            prose.end_at_repeats(tools().catalog.clone());
+            let mut out = Vec::new();
+            let mut fed = 0;
+            for chunk in looping.as_bytes().chunks(piece) {
+                prose.feed(std::str::from_utf8(chunk).unwrap(), &mut out);
+                fed += chunk.len();
+                if prose.answer_over() {
+                    break;
+                }
+            }
+            assert!(prose.answer_over(), "{piece}");
+            assert!(fed < repeat_end + piece.max(8), "{piece}: read {fed} bytes");
+            assert_eq!(prose.end_answer(&mut out), looping[..repeat_end], "{piece}");
+            assert!(!prose.answer_over(), "{piece}");
+            // The next answer may call the same function again.
+            prose.feed("Done. @get_weather(Oslo)", &mut out);
+            assert!(!prose.answer_over(), "{piece}");
+            prose.end_answer(&mut out);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "Here.\n\nDone.", "calls": []}),
+                "{piece}"
+            );
+        }
     }
 
     fn native_turn(dialect: Dialect, choice: Choice, rounds: usize) -> Turn {

@@ -3,13 +3,13 @@
 //! user's confirmation: that call is not run but handed to the client as a `tool_calls`
 //! entry, and the turn ends there.
 
-use super::answer::{Out, Prose, Reader};
-use super::history::{add_prompt_raw, content_text, rewrite_raw};
+use super::answer::{Out, Prose};
+use super::history::{add_prompt_raw, rewrite_raw};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::Request;
-use super::rounds::{Rounds, StreamEnd};
+use super::rounds::{read_answer, Collect, Rounds, StreamEnd};
 use super::tools::ToolSet;
 use super::{ApiError, Gateway};
 use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
@@ -147,43 +147,61 @@ fn push_step(request: &mut Request, answer: String, results: String) {
     request.push_message(&json!({"role": "user", "content": results}));
 }
 
+/// The reader of an executed turn's answers: unless the gateway keeps repeated calls, an
+/// answer ends at its first repeat.
+fn prose(gateway: &Gateway, registry: &Registry) -> Prose {
+    let mut prose = Prose::new(registry.parser_config());
+    if !gateway.options.keep_repeated_calls {
+        prose.end_at_repeats(registry.catalog(&CallContext::new()));
+    }
+    prose
+}
+
+/// An executed turn answered whole. As in a tool turn answered whole, each answer is
+/// asked for as a stream (its usage included) where a repeated call ends it, so that a
+/// model writing its calls again and again is stopped at the repeat.
 async fn whole(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut request: Request,
     registry: Arc<Registry>,
 ) -> Result<Response, ApiError> {
-    let mut prose = Prose::new(registry.parser_config());
+    let mut prose = prose(&gateway, &registry);
     let mut settings = registry.settings();
-    let mut out = Vec::new();
+    let mut answer = Collect::new(Meta::for_model(request.get("model")));
     let mut record = Record::default();
-    let mut meta = None;
     let mut usage = Usage::default();
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut held;
     let finish = loop {
-        let body = Bytes::from(request.body(Some(false)));
-        let answer = gateway.upstream.chat_json(body, auth.as_ref()).await?;
-        if meta.is_none() {
-            let mut first = Meta::for_model(request.get("model"));
-            first.update(&answer);
-            meta = Some(first);
+        let body = if gateway.options.keep_repeated_calls {
+            request.body(Some(false))
+        } else {
+            request.counted_stream_body()
+        };
+        let mut response = gateway
+            .upstream
+            .chat_checked(Bytes::from(body), auth.as_ref())
+            .await?;
+        let mut finish = None;
+        let read = read_answer(
+            &gateway.upstream,
+            &mut prose,
+            &mut response,
+            &mut answer,
+            &mut usage,
+            &mut finish,
+        )
+        .await;
+        // An upstream still writing (past a repeated call) is stopped now.
+        drop(response);
+        // `Gone` is never seen: a whole answer's client that leaves drops this handler.
+        if let StreamEnd::Failed(error) = read {
+            return Err(error);
         }
-        usage.add(answer.get("usage"));
         record.steps += 1;
-        let choice = answer.pointer("/choices/0");
-        let text = content_text(
-            choice
-                .and_then(|c| c.get("message"))
-                .and_then(|m| m.get("content")),
-        );
-        let finish = choice
-            .and_then(|c| c.get("finish_reason"))
-            .and_then(Json::as_str)
-            .unwrap_or("stop")
-            .to_owned();
-        prose.feed(&text, &mut out);
-        let mut text = prose.end_answer(&mut out);
+        let finish = finish.unwrap_or_else(|| String::from("stop"));
+        let mut text = prose.end_answer(&mut answer.out);
         let sink = Arc::clone(&events);
         let report = run_answer(
             &gateway,
@@ -210,14 +228,20 @@ async fn whole(
         }
         push_step(&mut request, text, report.output);
     };
-    let meta = meta.unwrap_or_else(|| Meta::for_model(request.get("model")));
     record.events = Some(std::mem::take(
         &mut *events.lock().unwrap_or_else(PoisonError::into_inner),
     ));
     let mut extra = Map::new();
     extra.insert("atfunc".into(), record.to_json());
-    out.append(&mut held);
-    Ok(whole_answer(&meta, out, None, &finish, extra, usage))
+    answer.out.append(&mut held);
+    Ok(whole_answer(
+        &answer.meta,
+        answer.out,
+        answer.reasoning,
+        &finish,
+        extra,
+        usage,
+    ))
 }
 
 async fn streamed(
@@ -238,7 +262,7 @@ async fn streamed(
             auth: auth.as_ref(),
             tx: &tx,
         };
-        let mut prose = Prose::new(registry.parser_config());
+        let mut prose = prose(&gateway, &registry);
         let mut settings = registry.settings();
         let mut record = Record::default();
         let mut usage = Usage::default();

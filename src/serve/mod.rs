@@ -69,15 +69,15 @@
 //! same bound arguments) ends the answer: it, the text after it and a call the token
 //! limit cut short there are not read, so no call is made twice and no repair round is
 //! asked for the cut one. A small model that cannot stop writes its calls again and
-//! again (EVAL.md (h)). In a tool turn the upstream is asked for a stream even when the
-//! client wants the answer whole (with `stream_options.include_usage`, so the whole
-//! answer still carries the usage), and the stream is dropped at the repeat, so a
-//! server that notices its client leave (llama.cpp's does) stops spending tokens on the
-//! loop; the usage of an answer dropped there is what the upstream counted before,
-//! usually nothing, since servers count at the end. In executed turns (read whole when
-//! the client wants them whole) the registry runs each call once and the next step's
-//! history holds the answer up to the repeat. [`Options::keep_repeated_calls`] passes
-//! such repeats on instead.
+//! again (EVAL.md (h)). The upstream is asked for a stream even when the client wants
+//! the answer whole (with `stream_options.include_usage`, so that the whole answer
+//! still carries the usage), and the stream is dropped at the repeat, so a server that
+//! notices its client leave (llama.cpp's does) stops spending tokens on the loop; the
+//! usage of an answer dropped there is what the upstream counted before, usually
+//! nothing, since servers count at the end. In executed turns the registry runs each
+//! call once and the next step's history holds the answer up to the repeat.
+//! [`Options::keep_repeated_calls`] passes such repeats on instead, and a whole answer
+//! is then asked for whole.
 //!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
 //! they arrive (the upstream's event lines may end with `\r\n`, `\n` or `\r`); text is sent as `content` deltas as soon as the parser releases it (only a

@@ -5,11 +5,12 @@ import json
 import os
 import shutil
 import sys
+import time
 
 import openai
 import pytest
 from common import USER, TOOLS, PREAMBLE_START
-from scripted_upstream import Completion
+from scripted_upstream import Completion, Slow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MCP_MODULES = os.path.join(HERE, "..", "mcp", "node_modules", "@modelcontextprotocol")
@@ -101,6 +102,27 @@ def test_a_repeated_call_ends_the_answer_and_runs_once(start_gateway, upstream, 
         {"role": "assistant", "content": "Adding. @calc.add(1, 2)"},
         {"role": "user", "content": 'Function call: calc.add(1, 2)\nReturned: {"sum":3}\n'},
     ]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_repeated_call_stops_the_upstream(start_gateway, upstream, command_config, stream):
+    # 200 more copies, 50 ms apart: ten seconds of tokens the gateway does not wait for,
+    # whether the client reads a stream or waits for the answer whole.
+    gateway = start_gateway("--config", command_config)
+    upstream.script(Slow(["@calc.add(1, 2)\n"] * 201, delay=0.05), Completion("It is 3."))
+    started = time.monotonic()
+    content, atfunc, finish = execute(gateway.client(), stream)
+    assert time.monotonic() - started < 5
+    assert content.endswith("It is 3.")
+    assert [c["result"] for c in atfunc["calls"]] == [{"sum": 3}]
+    assert upstream.cancelled.wait(5)
+    # The answer the model reads back ends before the repeat.
+    assert upstream.chat_requests()[1]["json"]["messages"][-2]["content"] == "@calc.add(1, 2)"
+    # Asked for as a stream either way; an answer sent whole carries the usage.
+    first = upstream.chat_requests()[0]["json"]
+    assert first["stream"] is True
+    if not stream:
+        assert first["stream_options"] == {"include_usage": True}
 
 
 def test_keep_repeated_calls_runs_every_copy(start_gateway, upstream, command_config):
