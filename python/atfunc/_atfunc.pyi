@@ -132,15 +132,25 @@ def grammar(
     single: bool = False,
     lead_in: int = 100,
     any_depth: int = 3,
+    max_string_chars: Optional[int] = None,
+    max_list_items: Optional[int] = None,
     grounded_text: Optional[str] = None,
+    grounded_numbers: Optional[str] = None,
+    not_again: Optional[Sequence[str]] = None,
+    continued: bool = False,
 ) -> str:
     """The GBNF grammar whose language is the answers whose calls bind to `tools`, as
     `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
     (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
     one function allowed. `single`: at most one call. `lead_in`: most characters before the
     first call when a call is required. `any_depth`: how deep `any` values nest.
-    `grounded_text`: text arguments must be runs of whole words of this text, within a
-    sentence (`--grounded-text`). Raises `GrammarError`."""
+    `max_string_chars`, `max_list_items`: bounds on strings and lists, so that a model
+    looping inside one must close it. `grounded_text`: text arguments must be runs of whole
+    words of this text, within a sentence (`--grounded-text`). `grounded_numbers`: number
+    arguments must be numbers this text writes. `not_again`: call texts (as the model writes
+    calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
+    call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
+    `GrammarError`, and `ValueError` for a `not_again` call that does not read or bind."""
 
 def parse(
     text: Union[str, bytes, bytearray],

@@ -3,10 +3,11 @@
 
 use crate::convert::{json_to_py, non_negative};
 use crate::tools;
+use atfunc::bind::written_calls;
 use atfunc::format::{
     call_text_from_args, fit_json as fit, result_text, truncate_text, CallRecord,
 };
-use atfunc::grammar::Choice;
+use atfunc::grammar::{numbers_in, Choice};
 use atfunc::interop::{Options, ToolFormat};
 use atfunc::render::PromptOptions;
 use atfunc::{gbnf, GrammarOptions};
@@ -82,10 +83,20 @@ pub(crate) fn render(
 /// (a short lead-in, then one call or more), `none` (prose without `@`) or the name of the
 /// one function allowed. `single`: at most one call. `lead_in`: most characters before the
 /// first call when a call is required. `any_depth`: how deep `any` values nest.
-/// `grounded_text`: text arguments must be runs of whole words of this text, within a
-/// sentence (`--grounded-text`). Raises `GrammarError`.
+/// `max_string_chars`, `max_list_items`: bounds on strings and lists, so that a model
+/// looping inside one must close it. `grounded_text`: text arguments must be runs of whole
+/// words of this text, within a sentence (`--grounded-text`). `grounded_numbers`: number
+/// arguments must be numbers this text writes. `not_again`: call texts (as the model writes
+/// calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
+/// call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
+/// `GrammarError`, and `ValueError` for a `not_again` call that does not read or bind.
 #[pyfunction]
-#[pyo3(signature = (tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3, grounded_text = None))]
+#[pyo3(signature = (
+    tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3,
+    max_string_chars = None, max_list_items = None, grounded_text = None,
+    grounded_numbers = None, not_again = None, continued = false
+))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grammar(
     py: Python<'_>,
     tools: &Bound<'_, PyAny>,
@@ -93,12 +104,30 @@ pub(crate) fn grammar(
     single: bool,
     lead_in: i64,
     any_depth: i64,
+    max_string_chars: Option<i64>,
+    max_list_items: Option<i64>,
     grounded_text: Option<String>,
+    grounded_numbers: Option<String>,
+    not_again: Option<Vec<String>>,
+    continued: bool,
 ) -> PyResult<String> {
     let lead_in: u32 = non_negative("lead_in", lead_in)?;
     let any_depth: usize = non_negative("any_depth", any_depth)?;
+    let max_string_chars: Option<u32> = max_string_chars
+        .map(|n| non_negative("max_string_chars", n))
+        .transpose()?;
+    let max_list_items: Option<u32> = max_list_items
+        .map(|n| non_negative("max_list_items", n))
+        .transpose()?;
     let tools = tools::required(py, tools)?;
     let tools = tools.get();
+    let mut left_out = Vec::new();
+    for calls in not_again.iter().flatten() {
+        left_out.extend(
+            written_calls(calls, &tools.catalog)
+                .map_err(|e| PyValueError::new_err(format!("not_again: {e}")))?,
+        );
+    }
     let Ok(choice) = choice.parse::<Choice>();
     let options = GrammarOptions {
         choice,
@@ -106,7 +135,12 @@ pub(crate) fn grammar(
         root: tools.catalog.root().map(str::to_owned),
         lead_in,
         any_depth,
+        max_string_chars,
+        max_list_items,
+        grounded_numbers: grounded_numbers.as_deref().map(numbers_in),
         grounded_text,
+        not_again: left_out,
+        continued,
         ..GrammarOptions::default()
     };
     let interfaces = &tools.interfaces;

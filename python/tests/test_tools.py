@@ -115,6 +115,16 @@ def test_unknown_formats_and_clashes_are_reported():
         ({"choice": "math.calculate_power"}, ["--choice", "math.calculate_power"]),
         ({"grounded_text": "Weather in Oslo? Use celsius."},
          ["--grounded-text", "Weather in Oslo? Use celsius."]),
+        ({"grounded_numbers": "2 to the power of 10 or 3.5", "max_string_chars": 40,
+          "max_list_items": 4},
+         ["--grounded-numbers", "2 to the power of 10 or 3.5", "--max-string-chars", "40",
+          "--max-list-items", "4"]),
+        ({"choice": "weather.get_current_weather", "grounded_text": "Oslo", "continued": True,
+          "not_again": ['@weather.get_current_weather("Oslo")',
+                        '@weather.get_current_weather("Oslo", unit="celsius")']},
+         ["--choice", "weather.get_current_weather", "--grounded-text", "Oslo", "--continued",
+          "--not-again", '@weather.get_current_weather("Oslo")',
+          "--not-again", '@weather.get_current_weather("Oslo", unit="celsius")']),
     ],
 )
 def test_grammar_equals_the_cli(cli, options, args):
@@ -125,6 +135,21 @@ def test_grammar_equals_the_cli(cli, options, args):
 def test_grammar_errors_name_the_functions():
     with pytest.raises(atfunc.GrammarError, match="weather.get_current_weather"):
         atfunc.grammar(DEMO_TOOLS, choice="no.such")
+
+
+def test_calls_left_out_are_read_and_bound():
+    # The one call the question's words allow left out, and the units too: nothing left.
+    every = ['@weather.get_current_weather("Oslo")',
+             '@weather.get_current_weather("Oslo", "celsius")',
+             '@WEATHER.get_current_weather(location="Oslo", unit="fahrenheit")']
+    with pytest.raises(atfunc.GrammarError, match=r"left out \(not_again\)"):
+        atfunc.grammar(DEMO_TOOLS, choice="weather.get_current_weather",
+                       grounded_text="Oslo", not_again=every)
+    with pytest.raises(ValueError, match=r"not_again: @weather.get_current_weather\(town=1\): "
+                       "Unknown parameter 'town'"):
+        atfunc.grammar(DEMO_TOOLS, not_again=["@weather.get_current_weather(town=1)"])
+    with pytest.raises(ValueError, match="not_again: no call in"):
+        atfunc.grammar(DEMO_TOOLS, not_again=["Oslo"])
 
 
 def test_a_required_key_that_is_no_property_is_refused():
@@ -170,6 +195,7 @@ def test_a_str_that_is_no_json_says_a_path_is_a_pathlib_path():
     [
         ("lead_in", lambda: atfunc.grammar(TOOLS, lead_in=-1)),
         ("any_depth", lambda: atfunc.grammar(TOOLS, any_depth=-1)),
+        ("max_string_chars", lambda: atfunc.grammar(TOOLS, max_string_chars=-1)),
         ("limit", lambda: atfunc.truncate("text", -1)),
         ("limit", lambda: atfunc.fit_json([1], -1)),
         ("limit", lambda: atfunc.format_results([], limit=-1)),

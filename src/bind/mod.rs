@@ -109,9 +109,11 @@ mod coerce;
 mod error;
 mod repeats;
 mod string_format;
+mod written;
 
 pub use error::BindError;
 pub use repeats::{Repeats, MAX_REMEMBERED};
+pub use written::written_calls;
 
 use crate::interface::{Interface, Param, ParamType};
 use crate::messages::{self, fold, similarity};

@@ -2,7 +2,8 @@
 
 use super::tools::ToolArgs;
 use super::Failure;
-use atfunc::grammar::Choice;
+use atfunc::bind::{written_calls, Catalog};
+use atfunc::grammar::{numbers_in, Choice};
 use atfunc::GrammarOptions;
 use std::process::ExitCode;
 
@@ -32,6 +33,21 @@ pub(crate) struct GrammarArgs {
     /// example (default: any text).
     #[arg(long, value_name = "TEXT")]
     grounded_text: Option<String>,
+    /// Number arguments must be numbers TEXT writes (the user's question), in its forms
+    /// (default: any number).
+    #[arg(long, value_name = "TEXT")]
+    grounded_numbers: Option<String>,
+    /// Leave out calls already written: each call of CALLS (as the model writes them,
+    /// `@get_weather(city="Oslo")`; repeatable) is not offered again. A new call must
+    /// differ from them in a value the grammar lists (choices, booleans, grounded numbers
+    /// and text).
+    #[arg(long, value_name = "CALLS")]
+    not_again: Vec<String>,
+    /// The answer goes on from text that ends with a call: the grammar is a newline and
+    /// one more call, or nothing, so a model may end its answer there (with --choice
+    /// required or NAME; for asking a model for its next call, with --not-again).
+    #[arg(long)]
+    continued: bool,
     /// The root toolbox: the old spelling of --root-toolbox.
     #[arg(
         long = "root",
@@ -48,13 +64,29 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
     }
     // The functions `render` lists and `exec` runs with the same options.
     let offered = args.tools.offered(false)?;
+    let mut not_again = Vec::new();
+    if !args.not_again.is_empty() {
+        let catalog = Catalog::new(offered.interfaces.clone());
+        let catalog = match &offered.root {
+            Some(root) => catalog.with_root(root.clone()),
+            None => catalog,
+        };
+        for calls in &args.not_again {
+            not_again.extend(
+                written_calls(calls, &catalog).map_err(|e| Failure(format!("--not-again: {e}")))?,
+            );
+        }
+    }
     let options = GrammarOptions {
         choice: args.choice,
         single: args.single,
         root: offered.root,
         max_string_chars: args.max_string_chars,
         max_list_items: args.max_list_items,
+        grounded_numbers: args.grounded_numbers.as_deref().map(numbers_in),
         grounded_text: args.grounded_text,
+        not_again,
+        continued: args.continued,
         ..GrammarOptions::default()
     };
     let text = atfunc::gbnf(&offered.interfaces, &options)

@@ -394,15 +394,21 @@ pub fn grammar(
     }
     let asks_call = matches!(options.choice, Choice::Required | Choice::Function(_));
     if asks_call && calls.is_empty() {
+        let of = match (&options.choice, selected.first()) {
+            (Choice::Function(_), Some((_, shown))) => format!(" of '{shown}'"),
+            _ => String::new(),
+        };
         let why = match (&options.choice, selected.first()) {
-            (Choice::Function(_), Some((_, shown))) => format!(
-                "no call of '{shown}' can bind: a required parameter has no value of its \
-                 declared type (check its choices and bounds)"
-            ),
             _ if selected.is_empty() => String::from("there are no functions"),
-            _ if !options.not_again.is_empty() => String::from(
-                "every call that can bind is one of the calls left out (not_again), or differs \
-                 from one only in a value the grammar cannot list",
+            // Checked first: a call left out is the likelier cause than a bound.
+            _ if !options.not_again.is_empty() => format!(
+                "every call{of} that can bind is one of the calls left out (not_again), or \
+                 differs from one only in a value the grammar cannot list (a free number or \
+                 text)"
+            ),
+            (Choice::Function(_), Some(_)) => format!(
+                "no call{of} can bind: a required parameter has no value of its declared \
+                 type (check its choices and bounds)"
             ),
             _ => String::from(
                 "no function has a call that can bind (check required parameters' choices and bounds)",

@@ -121,6 +121,73 @@ fn grammar_prints_gbnf() {
     );
 }
 
+/// `--continued` and `--not-again`: the next call of an answer that wrote some, or the
+/// end; a call left out is not offered, and one that does not read is refused, named.
+#[test]
+fn grammar_leaves_out_calls_already_written() {
+    let grammar = |extra: &[&str]| {
+        let mut args = vec![
+            "grammar",
+            "--tools",
+            "examples/demo/tools.json",
+            "--choice",
+            "weather.get_current_weather",
+            "--grounded-text",
+            "Oslo",
+        ];
+        args.extend_from_slice(extra);
+        atfunc(&args, b"")
+    };
+    let out = grammar(&["--continued"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("root ::= (\"\\n\" call)?\n"),
+        "{}",
+        stdout(&out)
+    );
+    // Every call the question's words allow, left out (two in one argument, one in
+    // another, spelled otherwise): none is left to offer.
+    let out = grammar(&[
+        "--not-again",
+        "@weather.get_current_weather(\"Oslo\") @weather.get_current_weather(\"Oslo\", \"celsius\")",
+        "--not-again",
+        "@Weather.Get_Current_Weather(location=\"Oslo\", unit=\"fahrenheit\")",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        "atfunc: examples/demo/tools.json: No call can be required: every call of \
+         'weather.get_current_weather' that can bind is one of the calls left out \
+         (not_again), or differs from one only in a value the grammar cannot list (a free \
+         number or text)"
+    );
+    // One left out: the calls with a unit differ from it in a value the grammar lists.
+    let out = grammar(&["--not-again", "@weather.get_current_weather(\"Oslo\")"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("celsius") && text.contains("fahrenheit"),
+        "{text}"
+    );
+    for (calls, error) in [
+        (
+            "@weather.get_current_weather(town=\"Oslo\")",
+            "atfunc: --not-again: @weather.get_current_weather(town=\"Oslo\"): Unknown \
+             parameter 'town' for function 'weather.get_current_weather': valid parameters \
+             are location, unit",
+        ),
+        (
+            "Oslo",
+            "atfunc: --not-again: no call in \"Oslo\": write calls as the model does, \
+             @name(\"text\", 42, name=\"value\")",
+        ),
+    ] {
+        let out = grammar(&["--not-again", calls]);
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(stderr(&out).trim_end(), error);
+    }
+}
+
 #[test]
 fn render_without_preamble_and_with_root() {
     let out = atfunc(

@@ -17,7 +17,7 @@ use super::{grammar_options, CaseOutcome, Evaluator, Read};
 use crate::bind::{bind, BoundCall, Catalog, Repeats};
 use crate::eval::case::Case;
 use crate::eval::mode::Mode;
-use crate::grammar::{Choice, GrammarError, WrittenCall};
+use crate::grammar::{Choice, GrammarError};
 use crate::parse::{parse_events, Event};
 use serde_json::Value as Json;
 
@@ -71,13 +71,7 @@ impl Evaluator {
             let not_again = read
                 .bound
                 .iter()
-                .map(|call| {
-                    let function = case
-                        .interfaces
-                        .get(call.index)
-                        .map_or_else(|| call.name.clone(), |i| i.qualified_name());
-                    WrittenCall::of_args(function, &call.args)
-                })
+                .map(|call| call.written(catalog))
                 .collect();
             // One more call on a line of its own, or the end: the model may be done.
             let options = crate::grammar::GrammarOptions {
