@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-# usage: repeat_stop.py GATEWAY_URL SERVER_URL QUESTIONS.json N OUT.json
+# usage: repeat_stop.py GATEWAY_URL SERVER_URL QUESTIONS.json N OUT.json [--whole]
 """What ending an answer at its first repeated call saves, measured through the gateway.
 
 Asks the first N questions of a BFCL file through `atfunc serve --constrain` (GATEWAY_URL,
-streamed, `tool_choice: "required"`, greedy, `max_tokens` 256), one at a time, and reads
+streamed, or with --whole as one answer, `tool_choice: "required"`, greedy, `max_tokens`
+256), one at a time, and reads
 after each answer how many tokens the llama.cpp server behind it (SERVER_URL, started
 with `--metrics` and serving nothing else) generated, from its `/metrics` counter
 `llamacpp:tokens_predicted_total`. Run it once against a gateway started with
@@ -55,7 +56,13 @@ def predicted(server):
 
 
 def main():
-    gateway, server, questions, n, out = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+    args = sys.argv[1:]
+    whole = "--whole" in args
+    if whole:
+        args.remove("--whole")
+    if len(args) != 5:
+        sys.exit("usage: repeat_stop.py GATEWAY_URL SERVER_URL QUESTIONS.json N OUT.json [--whole]")
+    gateway, server, questions, n, out = args[0], args[1], args[2], int(args[3]), args[4]
     client = openai.OpenAI(base_url=gateway.rstrip("/") + "/v1", api_key="unused", timeout=900)
     records = []
     with open(questions) as lines:
@@ -64,26 +71,35 @@ def main():
         before = predicted(server)
         started = time.monotonic()
         calls, finish = {}, None
-        for chunk in client.chat.completions.create(
-                model="default", messages=case["question"][0], tools=tools(case["function"]),
-                tool_choice="required", temperature=0, max_tokens=256, stream=True):
-            for choice in chunk.choices:
-                finish = choice.finish_reason or finish
-                for call in choice.delta.tool_calls or []:
-                    calls.setdefault(call.index, "")
-                    calls[call.index] += (call.function.name or "") + (call.function.arguments or "")
+        answer = client.chat.completions.create(
+            model="default", messages=case["question"][0], tools=tools(case["function"]),
+            tool_choice="required", temperature=0, max_tokens=256, stream=not whole)
+        if whole:
+            choice = answer.choices[0]
+            finish = choice.finish_reason
+            for index, call in enumerate(choice.message.tool_calls or []):
+                calls[index] = call.function.name + call.function.arguments
+        else:
+            for chunk in answer:
+                for choice in chunk.choices:
+                    finish = choice.finish_reason or finish
+                    for call in choice.delta.tool_calls or []:
+                        calls.setdefault(call.index, "")
+                        calls[call.index] += (call.function.name or "") + (call.function.arguments or "")
         seconds = time.monotonic() - started
         # The server counts a request's tokens when it ends it; a dropped stream ends soon after.
         time.sleep(1.0)
         tokens = predicted(server) - before
-        records.append({"id": case["id"], "calls": len(calls), "finish_reason": finish,
+        records.append({"id": case["id"], "calls": len(calls), "written": [calls[i] for i in sorted(calls)],
+                        "finish_reason": finish,
                         "seconds": round(seconds, 2), "tokens": tokens})
         print(json.dumps(records[-1]), flush=True)
     total = {"cases": len(records),
              "tokens": sum(r["tokens"] for r in records),
              "seconds": round(sum(r["seconds"] for r in records), 1)}
     with open(out, "w") as f:
-        json.dump({"gateway": gateway, "questions": questions, "total": total, "records": records}, f, indent=1)
+        json.dump({"gateway": gateway, "questions": questions, "whole": whole, "total": total,
+                   "records": records}, f, indent=1)
     print(json.dumps(total))
 
 
