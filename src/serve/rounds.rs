@@ -378,9 +378,9 @@ async fn read_whole(
     let body = tokio::select! {
         biased;
         () = sink.gone() => return StreamEnd::Gone,
-        body = upstream.read_body(response) => body,
+        body = upstream.read_text(response) => body,
     };
-    let answer: Json = match body.map(|body| serde_json::from_slice(&body)) {
+    let answer: Json = match body.map(|body| serde_json::from_str(&body)) {
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => {
             return StreamEnd::Failed(ApiError::bad_gateway(format!(

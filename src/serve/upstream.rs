@@ -85,6 +85,15 @@ impl Upstream {
             .map_err(|e| self.answer_error(e))
     }
 
+    /// A whole response body as text, within the size limit: an answer that is not UTF-8
+    /// is refused, never read with replacement characters.
+    pub(crate) async fn read_text(&self, response: &mut Response) -> Result<String, ApiError> {
+        self.endpoint
+            .read_text(response)
+            .await
+            .map_err(|e| self.answer_error(e))
+    }
+
     /// The error for a request that failed.
     fn error(&self, error: EndpointError) -> ApiError {
         match error {

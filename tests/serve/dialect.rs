@@ -21,7 +21,10 @@ struct Script {
 /// The pieces a streamed answer's content is cut into, in characters, over and over.
 const PIECES: [usize; 5] = [1, 3, 2, 7, 4];
 
-fn stream_events(message: &Json) -> String {
+/// `message` as a stream of chunks; with `usage` (asked for with
+/// `stream_options.include_usage`), a last chunk without choices carries it, as OpenAI
+/// sends it.
+fn stream_events(message: &Json, usage: Option<&Json>) -> String {
     let mut events = String::new();
     let mut push = |delta: Json, finish: Json| {
         let chunk = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
@@ -65,6 +68,11 @@ fn stream_events(message: &Json) -> String {
         );
     }
     push(json!({}), json!("stop"));
+    if let Some(usage) = usage {
+        let chunk = json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
+            "created": 1, "model": "m", "choices": [], "usage": usage});
+        events.push_str(&format!("data: {chunk}\n\n"));
+    }
     events.push_str("data: [DONE]\n\n");
     events
 }
@@ -78,6 +86,7 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
             async move {
                 let request: Json = serde_json::from_str(&body).unwrap();
                 let stream = request["stream"] == json!(true);
+                let counted = request["stream_options"]["include_usage"] == json!(true);
                 let message = {
                     let mut script = script.lock().unwrap();
                     script.requests.push(request);
@@ -91,9 +100,10 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     .unwrap_or(Json::Null);
                 message["role"] = json!("assistant");
                 if stream {
+                    let usage = (counted && !usage.is_null()).then_some(&usage);
                     (
                         [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
-                        stream_events(&message),
+                        stream_events(&message, usage),
                     )
                 } else {
                     let mut answer = json!({"id": "chatcmpl-1", "object": "chat.completion",
