@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # usage: replay.py PORT QUESTIONS.json REPORT.json... [--mode MODE] [--sampled-to URL [--ask-invalid]]
-"""Answers each chat request with the answer an earlier run stored for the same question,
+"""Answers each chat request (and each llama-server /completion, as `lazy` asks it: the
+question found in its prompt) with the answer an earlier run stored for the same question,
 so that a report can be read again under another reading (a variant that changes only how
 answers are read, such as +once) without asking the model again.
 
@@ -14,7 +15,9 @@ so that a grammar changed since the stored run (one that only differs where thos
 went wrong) is measured on its own greedy answers. With --sampled-to, a request for which
 no answer is stored is passed on as well, so that a run whose greedy answers are stored for
 some cases only is finished on the live server. --mode MODE takes the stored answers of
-that mode only (a report may hold several)."""
+that mode only (a report may hold several). llama-server's /apply-template, which `lazy`
+asks before its /completion, is passed on to the --sampled-to server (only it knows its
+chat template)."""
 import json, sys, urllib.request
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
@@ -79,12 +82,34 @@ def stored(messages):
     return next(o for share, o in shown if share == best)
 
 
+def stored_for_prompt(prompt):
+    """The stored outcome whose question a templated prompt holds (llama-server's
+    /completion, as `lazy` asks it): every message of the question in the prompt; of
+    several, the one whose functions the prompt shows most."""
+    found = []
+    for key, candidates in by_question.items():
+        if all(m.get("content", "") in prompt for m in json.loads(key)):
+            found.extend(candidates)
+    if len(found) < 2:
+        return found[0][1] if found else None
+    shown = [(sum(("@" + n + "(") in prompt for n in names) / len(names), o) for names, o in found]
+    best = max(share for share, _ in shown)
+    return next(o for share, o in shown if share == best)
+
+
 class H(BaseHTTPRequestHandler):
     def do_POST(self):
         raw = self.rfile.read(int(self.headers["Content-Length"]))
         body = json.loads(raw)
         if sampled_to and (body.get("temperature") or 0) > 0:
             return self.forward(raw)
+        if self.path.rstrip("/").endswith("/apply-template"):
+            # Only the server knows its chat template.
+            if sampled_to:
+                return self.forward(raw)
+            return self.reply(404, json.dumps({"error": {"message": "/apply-template needs --sampled-to"}}).encode())
+        if self.path.rstrip("/").endswith("/completion"):
+            return self.completion(raw, body)
         o = stored(body["messages"])
         if sampled_to and ask_invalid and o is not None and not o["valid"]:
             return self.forward(raw)
@@ -96,6 +121,17 @@ class H(BaseHTTPRequestHandler):
             data, code = json.dumps({"choices": [{"message": {"role": "assistant", "content": o["answer"]}, "finish_reason": "length"}],
                                      "usage": {"prompt_tokens": o["prompt_tokens"], "completion_tokens": o["completion_tokens"]}}).encode(), 200
         self.reply(code, data)
+
+    def completion(self, raw, body):
+        """llama-server's /completion: the stored answer as its `content`, the tokens as
+        it counts them."""
+        o = stored_for_prompt(body.get("prompt", ""))
+        if sampled_to and (o is None or (ask_invalid and not o["valid"])):
+            return self.forward(raw)
+        if o is None:
+            return self.reply(404, json.dumps({"error": {"message": "no stored answer"}}).encode())
+        self.reply(200, json.dumps({"content": o["answer"], "tokens_evaluated": o["prompt_tokens"],
+                                    "tokens_predicted": o["completion_tokens"]}).encode())
 
     def forward(self, raw):
         request = urllib.request.Request(sampled_to + self.path, data=raw,
