@@ -2,7 +2,7 @@
 
 use super::tools::ToolArgs;
 use super::Failure;
-use atfunc::bind::{written_calls, Catalog};
+use atfunc::bind::written_calls;
 use atfunc::grammar::{numbers_in, Choice};
 use atfunc::GrammarOptions;
 use std::process::ExitCode;
@@ -66,11 +66,7 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
     let offered = args.tools.offered(false)?;
     let mut not_again = Vec::new();
     if !args.not_again.is_empty() {
-        let catalog = Catalog::new(offered.interfaces.clone());
-        let catalog = match &offered.root {
-            Some(root) => catalog.with_root(root.clone()),
-            None => catalog,
-        };
+        let catalog = offered.catalog();
         for calls in &args.not_again {
             not_again.extend(
                 written_calls(calls, &catalog).map_err(|e| Failure(format!("--not-again: {e}")))?,

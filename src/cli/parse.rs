@@ -4,7 +4,6 @@ use super::tools::ToolArgs;
 use super::Failure;
 use atfunc::batch::RecordStream;
 use atfunc::parse::Dialect;
-use atfunc::Catalog;
 use serde_json::Value as Json;
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -47,12 +46,7 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     } else {
         // A tools file's functions are bound as declared; a config's as `exec` offers
         // them, the control functions included.
-        let offered = args.tools.offered(args.tools.config.is_some())?;
-        let catalog = Catalog::new(offered.interfaces);
-        Some(match offered.root {
-            Some(root) => catalog.with_root(root),
-            None => catalog,
-        })
+        Some(args.tools.offered(args.tools.config.is_some())?.catalog())
     };
     if args.jsonl {
         let limits = args.tools.limits.limits();

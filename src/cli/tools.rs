@@ -6,7 +6,7 @@ use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
 use atfunc::interface::{json_message, load_valid_interfaces_str};
 use atfunc::interface::{LoadLimits, ValidationError};
-use atfunc::{Interface, LoadError};
+use atfunc::{Catalog, Interface, LoadError};
 use std::path::{Path, PathBuf};
 
 /// Loads and validates a tools file. `Ok(Err(problems))` when it is JSON but its
@@ -124,6 +124,18 @@ pub(crate) struct Offered {
     pub(crate) source: PathBuf,
     pub(crate) interfaces: Vec<Interface>,
     pub(crate) root: Option<String>,
+}
+
+impl Offered {
+    /// The functions as the binder reads calls of them: under the root toolbox's names
+    /// without the toolbox, when there is one.
+    pub(crate) fn catalog(&self) -> Catalog {
+        let catalog = Catalog::new(self.interfaces.clone());
+        match &self.root {
+            Some(root) => catalog.with_root(root.clone()),
+            None => catalog,
+        }
+    }
 }
 
 impl ToolArgs {
