@@ -480,13 +480,6 @@ impl Turn {
         }
     }
 
-    /// Whether a call that repeats an earlier one ends the answer (unless
-    /// [`Turn::keep_repeated_calls`]): then the upstream is asked for a stream even when the
-    /// client wants the answer whole, so that the answer can be dropped at the repeat.
-    pub(crate) fn ends_at_repeat(&self) -> bool {
-        self.repeats.is_some()
-    }
-
     /// Whether this round's answer was ended by a call that repeats an earlier one: the
     /// rest of it is not read, so the upstream's stream may be dropped.
     pub(crate) fn answer_over(&self) -> bool {
@@ -823,6 +816,11 @@ pub(crate) trait Reader {
     fn answer_over(&self) -> bool {
         false
     }
+    /// Whether a call that repeats an earlier one ends each answer, so that an answer is
+    /// best asked for as a stream, to be dropped there.
+    fn ends_at_repeat(&self) -> bool {
+        false
+    }
 }
 
 impl Reader for Turn {
@@ -840,6 +838,11 @@ impl Reader for Turn {
 
     fn answer_over(&self) -> bool {
         Turn::answer_over(self)
+    }
+
+    /// Unless [`Turn::keep_repeated_calls`].
+    fn ends_at_repeat(&self) -> bool {
+        self.repeats.is_some()
     }
 }
 
@@ -945,6 +948,10 @@ impl Reader for Prose {
         self.repeats
             .as_ref()
             .is_some_and(|(_, repeats)| repeats.is_over())
+    }
+
+    fn ends_at_repeat(&self) -> bool {
+        self.repeats.is_some()
     }
 }
 

@@ -8,7 +8,7 @@ use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::{Request, RequestError};
-use super::rounds::{read_answer, Collect, Rounds, StreamEnd};
+use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
 use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, decide, execute, ApiError, Gateway};
@@ -358,16 +358,8 @@ async fn whole_turn(
     let mut finish = None;
     let mut first = true;
     loop {
-        let body = if turn.ends_at_repeat() {
-            turn.request().counted_stream_body()
-        } else {
-            turn.request().body(Some(false))
-        };
-        let read = match gateway
-            .upstream
-            .chat_checked(Bytes::from(body), auth.as_ref())
-            .await
-        {
+        let body = whole_answer_body(turn.request(), &turn);
+        let read = match gateway.upstream.chat_checked(body, auth.as_ref()).await {
             Ok(mut response) => {
                 let upstream = &gateway.upstream;
                 read_answer(

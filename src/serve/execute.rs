@@ -9,7 +9,7 @@ use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::Request;
-use super::rounds::{read_answer, Collect, Rounds, StreamEnd};
+use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
 use super::tools::ToolSet;
 use super::{ApiError, Gateway};
 use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
@@ -174,15 +174,8 @@ async fn whole(
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut held;
     let finish = loop {
-        let body = if gateway.options.keep_repeated_calls {
-            request.body(Some(false))
-        } else {
-            request.counted_stream_body()
-        };
-        let mut response = gateway
-            .upstream
-            .chat_checked(Bytes::from(body), auth.as_ref())
-            .await?;
+        let body = whole_answer_body(&request, &prose);
+        let mut response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
         let mut finish = None;
         let read = read_answer(
             &gateway.upstream,

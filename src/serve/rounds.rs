@@ -12,6 +12,7 @@
 use super::answer::{Out, Reader, RoundEnd, Turn};
 use super::history::content_text;
 use super::reply::{error_event, ChunkWriter, Meta, Tx, Usage};
+use super::request::Request;
 use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
@@ -238,6 +239,17 @@ impl Rounds<'_> {
         }
         true
     }
+}
+
+/// The body of `request` for an answer the client wants whole: a stream, its usage asked
+/// for, when `reader` ends answers at a repeated call (so that the upstream can be
+/// stopped there); otherwise a whole answer.
+pub(crate) fn whole_answer_body(request: &Request, reader: &impl Reader) -> Bytes {
+    Bytes::from(if reader.ends_at_repeat() {
+        request.counted_stream_body()
+    } else {
+        request.body(Some(false))
+    })
 }
 
 /// Reads one upstream answer through `turn`: a stream event by event, up to its end or
