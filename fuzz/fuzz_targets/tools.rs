@@ -18,8 +18,12 @@ use atfunc::{Event, Interface};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
 
-const KEYS: [&str; 35] = [
+const KEYS: [&str; 39] = [
     "name",
+    "pattern",
+    "minLength",
+    "format",
+    "exclusiveMinimum",
     "domain",
     "type",
     "description",
@@ -56,8 +60,11 @@ const KEYS: [&str; 35] = [
     "functions",
 ];
 
-const WORDS: [&str; 20] = [
+const WORDS: [&str; 23] = [
     "function",
+    "HashMap",
+    "True",
+    "dontcare",
     "api-wrapper",
     "object",
     "dict",
@@ -171,6 +178,9 @@ fuzz_target!(|data: (J, String, String, Vec<u8>)| {
     // The same shapes as a config file (read only: building would start processes).
     let _ = atfunc::config::Config::from_text(&json.to_string(), ".");
     let _ = atfunc::config::Config::from_text(&text, ".");
+    // Read leniently (every workaround taken) and strictly: both must only ever answer.
+    let limits = atfunc::interface::LoadLimits::default();
+    let _ = atfunc::interface::load_tools(&json, &limits, atfunc::interface::Strictness::Strict);
     if let Ok(interfaces) = load_interfaces(&json) {
         exercise(interfaces, &completion);
     }

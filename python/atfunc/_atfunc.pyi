@@ -87,11 +87,18 @@ class Tools:
     problem, `OSError` for a file that cannot be read, `TypeError` for a value that is not
     _JSON.
 
+    Definitions are read as servers read them: what one contradicts (a boolean whose
+    choices are strings, bounds the wrong way round, an unknown type, ...) is worked around
+    and said as a `UserWarning`; `strict=True` raises `ToolsError` for each instead, as
+    `atfunc check --strict` does.
+
     Two `Tools` are equal (`==`, and hash alike) when they load to the same functions with
     the same root, whichever shape each was given in; `definitions()` gives back what was
     given."""
 
-    def __new__(cls, tools: _ToolsLike, *, root: Optional[str] = None) -> "Tools": ...
+    def __new__(
+        cls, tools: _ToolsLike, *, root: Optional[str] = None, strict: bool = False
+    ) -> "Tools": ...
     def definitions(self) -> List[Dict[str, Any]]:
         """The definitions as they were given (each in its own shape), as a list of dicts:
         `Tools(tools.definitions())` loads the same tools again."""

@@ -413,7 +413,9 @@ class Toolbox:
         Raises `ToolsError` (the loader's problems) for a definition that is not valid."""
         tool = _make_tool(fn, name, description, args)
         definitions = self._definitions + [tool.definition]
-        tools = Tools(definitions)
+        # Written here by the tool's author, so read strictly: a contradiction is a
+        # mistake to fix now, not something to work around at every call.
+        tools = Tools(definitions, strict=True)
         qualified = tools.names[-1]
         handlers = {**self._handlers, qualified: tool.handler}
         self._native.set_tools(tools, handlers)

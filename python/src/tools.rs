@@ -8,11 +8,10 @@
 
 use crate::convert::json_to_py;
 use atfunc::batch::Batch;
-use atfunc::interface::load_valid_interfaces;
-use atfunc::interface::LoadLimits;
+use atfunc::interface::{load_tools, LoadLimits, Loaded, Strictness};
 use atfunc::parse::Dialect;
 use atfunc::{Catalog, Interface, LoadError};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value as Json;
@@ -83,10 +82,32 @@ impl Batches {
 #[pymethods]
 impl Tools {
     #[new]
-    #[pyo3(signature = (tools, *, root = None))]
-    fn new(py: Python<'_>, tools: &Bound<'_, PyAny>, root: Option<String>) -> PyResult<Tools> {
+    #[pyo3(signature = (tools, *, root = None, strict = false))]
+    fn new(
+        py: Python<'_>,
+        tools: &Bound<'_, PyAny>,
+        root: Option<String>,
+        strict: bool,
+    ) -> PyResult<Tools> {
         let (json, source) = tools_json(py, tools)?;
-        let interfaces = load(&json).map_err(|problems| tools_error(py, source, problems))?;
+        let strictness = if strict {
+            Strictness::Strict
+        } else {
+            Strictness::Lenient
+        };
+        let loaded =
+            load(&json, strictness).map_err(|problems| tools_error(py, source, problems))?;
+        // Tools written for servers that accept them as they are load here too; what was
+        // worked around is a warning, as the CLI says it on stderr.
+        for warning in &loaded.warnings {
+            PyErr::warn(
+                py,
+                &py.get_type::<PyUserWarning>(),
+                &std::ffi::CString::new(warning.warning()).unwrap_or_default(),
+                1,
+            )?;
+        }
+        let interfaces = loaded.interfaces;
         let json = json.map(|json| json.to_string()).unwrap_or_default();
         let mut catalog = Catalog::new(interfaces.clone());
         if let Some(root) = root {
@@ -301,11 +322,12 @@ fn parse_json(text: &str) -> Result<Json, String> {
     serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
 }
 
-/// The interfaces of valid tools, or every problem found.
-fn load(json: &Result<Json, String>) -> Result<Vec<Interface>, Vec<String>> {
+/// The interfaces of readable tools, with what was worked around to read them, or every
+/// problem found.
+fn load(json: &Result<Json, String>, strictness: Strictness) -> Result<Loaded, Vec<String>> {
     let json = json.as_ref().map_err(|e| vec![e.clone()])?;
-    let problems = match load_valid_interfaces(json, &LoadLimits::default()) {
-        Ok(interfaces) => return Ok(interfaces),
+    let problems = match load_tools(json, &LoadLimits::default(), strictness) {
+        Ok(loaded) => return Ok(loaded),
         Err(LoadError::Invalid(problems)) => problems,
         Err(other) => return Err(vec![other.to_string()]),
     };

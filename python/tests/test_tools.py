@@ -152,23 +152,38 @@ def test_calls_left_out_are_read_and_bound():
         atfunc.grammar(DEMO_TOOLS, not_again=["Oslo"])
 
 
-def test_a_required_key_that_is_no_property_is_refused():
+def test_a_required_key_that_is_no_property_is_refused_when_strict():
     bad = [{"name": "a.f", "parameters": {"type": "object",
             "properties": {"x": {"type": "string"}}, "required": ["y"]}}]
     with pytest.raises(atfunc.ToolsError) as caught:
-        atfunc.Tools(bad)
+        atfunc.Tools(bad, strict=True)
     assert caught.value.problems == [
         "Validation failed for function 'f' in toolbox 'a': 'parameters.required' names 'y', "
         "which is not one of its properties: describe it under 'parameters.properties' "
         "or drop it from 'required'"
     ]
+    with pytest.warns(UserWarning, match="the requirement is left out"):
+        tools = atfunc.Tools(bad)
+    assert tools.names == ["a.f"]
 
 
-def test_an_integer_with_string_choices_is_refused_at_load():
-    bad = [{"name": "a.f", "parameters": {"type": "object",
-            "properties": {"n": {"type": "integer", "enum": ["1", "2"]}}}}]
-    with pytest.raises(atfunc.ToolsError, match=r"Parameter 'n' is integer but none of its choices"):
-        atfunc.Tools(bad)
+def test_a_boolean_with_string_choices_loads_with_a_warning_and_binds_each_choice():
+    real = [{"name": "Hotels_2_SearchHouse", "parameters": {"type": "object", "properties": {
+        "has_laundry_service": {"type": "boolean", "enum": ["True", "False", "dontcare"],
+                                "default": "dontcare"}}}}]
+    with pytest.warns(UserWarning, match="it is read as string with those choices"):
+        tools = atfunc.Tools(real)
+    calls = atfunc.parse(
+        '@Hotels_2_SearchHouse(has_laundry_service="dontcare") '
+        "@Hotels_2_SearchHouse(has_laundry_service=True)",
+        tools,
+    )
+    assert [c["args"] for c in calls] == [
+        {"has_laundry_service": "dontcare"},
+        {"has_laundry_service": "True"},
+    ]
+    with pytest.raises(atfunc.ToolsError, match=r"Parameter 'has_laundry_service' is boolean"):
+        atfunc.Tools(real, strict=True)
 
 
 def test_a_root_that_is_no_toolbox_is_refused_naming_the_toolboxes():

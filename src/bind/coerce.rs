@@ -69,6 +69,17 @@ pub(super) fn coerce_param_with(
     parser: Option<&ArgParser>,
 ) -> Result<Json, BindError> {
     let mut json = coerce(value, &param.ty, path, ctx)?;
+    if let (Value::Bool(_), Json::String(text)) = (value, &json) {
+        // A string whose choices spell a boolean their own way (`"True"`, from a schema
+        // declared boolean with string choices): the model's `True` means that choice.
+        if let Some(choice) = param.choices.iter().flatten().find(|choice| {
+            choice
+                .as_str()
+                .is_some_and(|spelled| spelled.eq_ignore_ascii_case(text))
+        }) {
+            json = choice.clone();
+        }
+    }
     if let (Some(format), Json::String(text)) = (param.known_format(), &json) {
         if let Err(reason) = super::string_format::check(format, text) {
             return Err(BindError::InvalidFormat {

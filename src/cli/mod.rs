@@ -13,6 +13,7 @@ mod parse;
 mod serve;
 mod tools;
 
+use atfunc::interface::Strictness;
 use atfunc::interop::{ControlFields, ToolFormat};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -77,10 +78,16 @@ enum Command {
     /// Print a GBNF grammar whose language is answers whose calls bind (for an inference
     /// engine's grammar field).
     Grammar(grammar::GrammarArgs),
-    /// Validate a tools file or a config file and list every problem (exit 1 if any).
+    /// Validate a tools file or a config file and list every problem (exit 1 if any),
+    /// then every warning: what the other commands and the gateway work around to read a
+    /// tools file, and how.
     Check {
         #[command(flatten)]
         tools: tools::ToolArgs,
+        /// Refuse what a tools file contradicts instead of working around it: each warning
+        /// is a problem (exit 1), for authors who want their definitions clean.
+        #[arg(long)]
+        strict: bool,
     },
     /// Pull calls out of a model's output as JSON Lines, while it streams.
     Parse(parse::ParseArgs),
@@ -142,7 +149,7 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Grammar(args) => grammar::run(args),
-        Command::Check { tools } => check(&tools),
+        Command::Check { tools, strict } => check(&tools, strict),
         Command::Parse(args) => parse::run(args),
         Command::Exec(args) => exec::run(args),
         Command::Serve(args) => serve::run(args),
@@ -219,11 +226,16 @@ fn render_api(
 
 /// `check`: every problem of the tools file or the config file (exit 1 if any), else what
 /// it declares. A config is checked as `exec` would build it; no MCP server is started.
-fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
+fn check(args: &tools::ToolArgs, strict: bool) -> Result<ExitCode, Failure> {
     let path = args.source()?;
+    let strictness = if strict {
+        Strictness::Strict
+    } else {
+        Strictness::Lenient
+    };
     let mut problems = match (&args.config, &args.tools) {
         (Some(config), _) => check_config(config)?,
-        (None, Some(tools)) => check_tools(tools, &args.limits.limits())?,
+        (None, Some(tools)) => check_tools(tools, &args.limits.limits(), strictness)?,
         (None, None) => Vec::new(),
     };
     if let Some(dir) = &args.files {
@@ -249,9 +261,11 @@ fn check(args: &tools::ToolArgs) -> Result<ExitCode, Failure> {
 fn check_tools(
     path: &std::path::Path,
     limits: &atfunc::interface::LoadLimits,
+    strictness: Strictness,
 ) -> Result<Vec<String>, Failure> {
-    let problems = match tools::load(path, limits)? {
-        Ok(interfaces) => {
+    let problems = match tools::load(path, limits, strictness)? {
+        Ok(loaded) => {
+            let interfaces = loaded.interfaces;
             let domains: std::collections::BTreeSet<_> =
                 interfaces.iter().map(|i| i.domain.clone()).collect();
             println!(
@@ -268,6 +282,18 @@ fn check_tools(
                 } else {
                     println!("  {written} (defined as {defined})");
                 }
+            }
+            // Warnings after the functions, one per line, each saying how it was read:
+            // the list `--strict` would refuse.
+            for warning in &loaded.warnings {
+                println!("{}: warning: {}", path.display(), warning.warning());
+            }
+            if !loaded.warnings.is_empty() {
+                eprintln!(
+                    "atfunc: {}: {} warning(s)",
+                    path.display(),
+                    loaded.warnings.len()
+                );
             }
             return Ok(Vec::new());
         }

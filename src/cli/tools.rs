@@ -4,7 +4,7 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::execute::{CallContext, FileBox, FnBox, Registry, CONTROL_DOMAIN};
-use atfunc::interface::{json_message, load_valid_interfaces_str};
+use atfunc::interface::{json_message, load_tools_str, Loaded, Strictness};
 use atfunc::interface::{LoadLimits, ValidationError};
 use atfunc::{Catalog, Interface, LoadError};
 use std::path::{Path, PathBuf};
@@ -14,22 +14,29 @@ use std::path::{Path, PathBuf};
 pub(crate) fn load(
     path: &Path,
     limits: &LoadLimits,
-) -> Result<Result<Vec<Interface>, Vec<ValidationError>>, Failure> {
+    strictness: Strictness,
+) -> Result<Result<Loaded, Vec<ValidationError>>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("cannot read tools file {}: {e}", path.display())))?;
-    match load_valid_interfaces_str(&text, limits) {
-        Ok(interfaces) => Ok(Ok(interfaces)),
+    match load_tools_str(&text, limits, strictness) {
+        Ok(loaded) => Ok(Ok(loaded)),
         Err(LoadError::Invalid(problems)) => Ok(Err(problems)),
         Err(LoadError::Json(e)) => Err(Failure(json_error(path, &e))),
         Err(other) => Err(Failure(format!("{}: {other}", path.display()))),
     }
 }
 
-/// Loads a tools file that must be valid (for `render`, `parse`, `exec`): every problem is
-/// listed in the failure.
+/// Loads a tools file that must be readable (for `render`, `grammar`, `parse`, `exec`):
+/// every problem is listed in the failure; what was worked around to read it is said once
+/// on stderr.
 pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interface>, Failure> {
-    let problems = match load(path, limits)? {
-        Ok(interfaces) => return Ok(interfaces),
+    let problems = match load(path, limits, Strictness::Lenient)? {
+        Ok(loaded) => {
+            for warning in &loaded.warnings {
+                eprintln!("atfunc: warning: {}: {}", path.display(), warning.warning());
+            }
+            return Ok(loaded.interfaces);
+        }
         Err(problems) => problems,
     };
     let list = problems

@@ -417,7 +417,9 @@ fn convert_tools(box_name: &str, tools: &[rmcp::model::Tool]) -> Result<Vec<McpT
         if let Some(description) = wire.get("description").filter(|d| d.is_string()) {
             definition.insert("description".into(), description.clone());
         }
-        definition.insert("parameters".into(), readable_schema(schema));
+        // Read leniently, as every client's tools are: a property whose schema atfunc
+        // cannot read (an unknown type) accepts any value, and the server checks it.
+        definition.insert("parameters".into(), schema);
         let mut interface = load_interfaces(&Json::Object(definition))
             .map_err(|error| format!("'{server_name}': {error}"))?
             .into_iter()
@@ -452,34 +454,6 @@ fn unique_name(raw: &str, taken: &[String]) -> String {
         .map(|n| format!("{base}_{n}"))
         .find(|candidate| free(candidate))
         .unwrap_or(base)
-}
-
-/// The input schema with each property the loader rejects on its own made "any value"
-/// (keeping its description), so one odd property does not cost the whole tool.
-fn readable_schema(mut schema: Json) -> Json {
-    let Some(object) = schema.as_object_mut() else {
-        return json!({"type": "object"});
-    };
-    if let Some(Json::Object(properties)) = object.get_mut("properties") {
-        for (name, definition) in properties.iter_mut() {
-            if !property_loads(name, definition) {
-                *definition = match definition.get("description") {
-                    Some(Json::String(description)) => json!({"description": description}),
-                    _ => json!({}),
-                };
-            }
-        }
-    }
-    schema
-}
-
-/// Whether the loader accepts one property on its own.
-fn property_loads(name: &str, definition: &Json) -> bool {
-    let probe = json!({
-        "name": "probe",
-        "parameters": {"type": "object", "properties": {name: definition}},
-    });
-    load_interfaces(&probe).is_ok()
 }
 
 /// Who a content item is for, from its `annotations.audience`.
@@ -668,21 +642,39 @@ mod tests {
 
     #[test]
     fn parameters_keep_the_servers_names_and_unreadable_ones_accept_anything() {
-        let schema = readable_schema(json!({
-            "type": "object",
-            "properties": {
-                "file-path": {"type": "string"},
-                "when": {"type": "date", "description": "a day"},
-            },
-            "required": ["file-path"],
-        }));
-        assert_eq!(
-            schema,
-            json!({
+        let tool: rmcp::model::Tool = serde_json::from_value(json!({
+            "name": "log",
+            "inputSchema": {
                 "type": "object",
-                "properties": {"file-path": {"type": "string"}, "when": {"description": "a day"}},
+                "properties": {
+                    "file-path": {"type": "string"},
+                    "when": {"type": "date", "description": "a day"},
+                },
                 "required": ["file-path"],
+            },
+        }))
+        .unwrap();
+        let converted = convert_tools("box", &[tool]).unwrap();
+        let params: Vec<(&str, Option<&str>, &str, &str)> = converted[0]
+            .interface
+            .params
+            .iter()
+            .map(|p| {
+                let original = p.original.as_deref();
+                (
+                    p.name.as_str(),
+                    original,
+                    p.ty.name(),
+                    p.description.as_str(),
+                )
             })
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("file_path", Some("file-path"), "string", ""),
+                ("when", None, "any", "a day")
+            ]
         );
     }
 

@@ -17,7 +17,8 @@ pub use string_format::StringFormat;
 pub type Format = StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    load_valid_interfaces, load_valid_interfaces_str, LoadError, LoadLimit, LoadLimits, Problem,
+    load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str, LoadError,
+    LoadLimit, LoadLimits, Loaded, Problem, Strictness,
 };
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
@@ -106,19 +107,20 @@ impl ParamType {
         }
     }
 
-    /// Resolves a declared type name, aliases included, ignoring case. `None` for a name
-    /// atfunc does not know.
+    /// Resolves a declared type name, aliases included, ignoring case (Java's `HashMap`,
+    /// `ArrayList` and `char`, which BFCL's Java functions declare, among them). `None` for
+    /// a name atfunc does not know.
     pub fn from_name(name: &str) -> Option<ParamType> {
         let lower = name.trim().to_ascii_lowercase();
         Some(match lower.as_str() {
-            "string" | "str" | "text" => ParamType::String,
+            "string" | "str" | "text" | "char" | "character" => ParamType::String,
             "number" | "float" | "double" | "decimal" => ParamType::Number,
             "integer" | "int" | "long" => ParamType::Integer,
             "boolean" | "bool" => ParamType::Boolean,
-            "object" | "dict" | "map" => ParamType::Object {
+            "object" | "dict" | "map" | "hashmap" => ParamType::Object {
                 properties: Vec::new(),
             },
-            "array" | "list" | "tuple" => ParamType::Array { items: None },
+            "array" | "list" | "tuple" | "arraylist" | "set" => ParamType::Array { items: None },
             "any" => ParamType::Any,
             _ => return None,
         })

@@ -38,6 +38,23 @@ pub enum ValidationErrorKind {
     /// A parameter no call could satisfy: bounds the wrong way round, choices none of
     /// which is of its type.
     Unsatisfiable,
+    /// A restriction the definition declares that atfunc does not act on (`pattern`,
+    /// `maxLength`, ...): never an error, a warning that the tool must check it itself.
+    Ignored,
+}
+
+impl ValidationError {
+    /// The problem as a warning reads it (`function 'f' in toolbox 't': ...`): what a
+    /// lenient loader worked around was not a failure.
+    pub fn warning(&self) -> String {
+        let mut out = format!("function '{}'", self.function);
+        if !self.toolbox.is_empty() {
+            out.push_str(&format!(" in toolbox '{}'", self.toolbox));
+        }
+        out.push_str(": ");
+        out.push_str(&self.message);
+        out
+    }
 }
 
 impl fmt::Display for ValidationError {
@@ -165,53 +182,122 @@ pub fn validate_toolbox(toolbox: &str, interfaces: &[Interface]) -> Result<(), V
 /// Choices of which only some are of the type (`"enum": [1, "XL", "L"]` on a string, as
 /// tool files in the wild have them) are kept: the others can still be called with.
 pub(crate) fn param_problems(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
-    walk(param, path, true, report);
+    walk(param, path, report);
 }
 
-/// [`param_problems`] without the bounds: the loader reports those as it reads them, with
-/// the place in the schema.
-pub(crate) fn choice_problems(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
-    walk(param, path, false, report);
-}
-
-fn walk(param: &Param, path: &str, bounds: bool, report: &mut dyn FnMut(String)) {
-    if let (true, Some(min), Some(max)) = (bounds, param.min, param.max) {
+fn walk(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
+    if let (Some(min), Some(max)) = (param.min, param.max) {
         if min > max {
             report(format!(
                 "Parameter '{path}': its minimum {min} is greater than its maximum {max}; no value is allowed"
             ));
         }
     }
-    let wanted = match param.ty {
-        ParamType::String => Some(("a string", Json::is_string as fn(&Json) -> bool)),
-        ParamType::Integer => Some(("an integer", is_integer as fn(&Json) -> bool)),
-        ParamType::Number => Some(("a number", Json::is_number as fn(&Json) -> bool)),
-        ParamType::Boolean => Some(("a boolean", Json::is_boolean as fn(&Json) -> bool)),
-        ParamType::Object { .. } | ParamType::Array { .. } | ParamType::Any => None,
+    if let Some(message) = unfit_choices(param, path) {
+        report(message);
+    }
+    match &param.ty {
+        ParamType::Object { properties } => {
+            for field in properties {
+                walk(field, &format!("{path}.{}", field.name), report);
+            }
+        }
+        ParamType::Array { items: Some(item) } => {
+            walk(item, &format!("{path}[]"), report);
+        }
+        _ => {}
+    }
+}
+
+/// Whether none of `param`'s own choices is of its type (fields and items not looked at),
+/// said as a problem of the parameter shown as `path`.
+pub(crate) fn unfit_choices(param: &Param, path: &str) -> Option<String> {
+    let (kind, fits) = match param.ty {
+        ParamType::String => ("a string", Json::is_string as fn(&Json) -> bool),
+        ParamType::Integer => ("an integer", is_integer as fn(&Json) -> bool),
+        ParamType::Number => ("a number", Json::is_number as fn(&Json) -> bool),
+        ParamType::Boolean => ("a boolean", Json::is_boolean as fn(&Json) -> bool),
+        ParamType::Object { .. } | ParamType::Array { .. } | ParamType::Any => return None,
     };
-    if let (Some((kind, fits)), Some(choices)) = (wanted, &param.choices) {
-        // `null` among the choices says the value may be left empty (a nullable enum).
-        let values: Vec<&Json> = choices.iter().filter(|choice| !choice.is_null()).collect();
-        if !values.is_empty() && !values.iter().any(|choice| fits(choice)) {
-            let listed: Vec<String> = values.iter().map(|choice| choice.to_string()).collect();
+    // `null` among the choices says the value may be left empty (a nullable enum).
+    let values: Vec<&Json> = param
+        .choices
+        .as_deref()?
+        .iter()
+        .filter(|choice| !choice.is_null())
+        .collect();
+    if values.is_empty() || values.iter().any(|choice| fits(choice)) {
+        return None;
+    }
+    let listed: Vec<String> = values.iter().map(|choice| choice.to_string()).collect();
+    Some(format!(
+        "Parameter '{path}' is {} but none of its choices ({}) is {kind}",
+        param.ty.name(),
+        listed.join(", ")
+    ))
+}
+
+/// What is wrong with the declared defaults of `param` (shown as `path`) and of the fields
+/// and items inside it: a default of another type, outside the choices or outside the
+/// bounds. A call never receives such a default (binding does not fill defaults in), but a
+/// tool that applies it, or a reader of an exported schema, would meet a value the
+/// definition itself forbids.
+pub(crate) fn default_problems(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
+    if let Some(default) = param.default.as_ref().filter(|d| !d.is_null()) {
+        if let Some(problem) = default_problem(param, default) {
             report(format!(
-                "Parameter '{path}' is {} but none of its choices ({}) is {kind}",
-                param.ty.name(),
-                listed.join(", ")
+                "Parameter '{path}': its default {default} {problem}"
             ));
         }
     }
     match &param.ty {
         ParamType::Object { properties } => {
             for field in properties {
-                walk(field, &format!("{path}.{}", field.name), bounds, report);
+                default_problems(field, &format!("{path}.{}", field.name), report);
             }
         }
         ParamType::Array { items: Some(item) } => {
-            walk(item, &format!("{path}[]"), bounds, report);
+            default_problems(item, &format!("{path}[]"), report);
         }
         _ => {}
     }
+}
+
+fn default_problem(param: &Param, default: &Json) -> Option<String> {
+    let fits = match param.ty {
+        ParamType::String => default.is_string(),
+        ParamType::Integer => is_integer(default),
+        ParamType::Number => default.is_number(),
+        ParamType::Boolean => default.is_boolean(),
+        ParamType::Object { .. } => default.is_object(),
+        ParamType::Array { .. } => default.is_array(),
+        ParamType::Any => true,
+    };
+    if !fits {
+        return Some(format!("is not of its type {}", param.ty.name()));
+    }
+    if let Some(choices) = param
+        .choices
+        .as_deref()
+        .filter(|_| param.element_choices().is_none())
+    {
+        let same = |choice: &Json| match (choice.as_f64(), default.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => choice == default,
+        };
+        if !choices.is_empty() && !choices.iter().any(same) {
+            return Some(String::from("is not one of its choices"));
+        }
+    }
+    if let Some(n) = default.as_f64() {
+        if let Some(min) = param.min.filter(|min| n < *min) {
+            return Some(format!("is below its minimum {min}"));
+        }
+        if let Some(max) = param.max.filter(|max| n > *max) {
+            return Some(format!("is above its maximum {max}"));
+        }
+    }
+    None
 }
 
 /// A whole number, written as one (`3`) or with a zero fraction (`3.0`).

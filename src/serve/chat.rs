@@ -126,6 +126,7 @@ pub(crate) async fn handle(
     // From here on the request is held as its fields' text; the body is not needed.
     drop(raw);
     let tool_set = ToolSet::from_tools_with(&tools, &gateway.options.load_limits)?;
+    gateway.warn_once(&tool_set.warnings);
     // The tools' JSON is not needed once they are loaded: a shadowed binding would keep it
     // alive (several times the size of its text) until the answer is sent.
     drop(tools);

@@ -483,7 +483,14 @@ pub struct Gateway {
     upstream_auth: Option<HeaderValue>,
     /// One permit per request under way (`max_concurrent` in all).
     slots: Arc<tokio::sync::Semaphore>,
+    /// The warnings about clients' tools already written to stderr: clients send the same
+    /// tools with every request, and each warning is worth reading once.
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
+
+/// Most distinct tool warnings remembered; past it new ones are no longer written, so a
+/// client sending ever-new tools cannot grow the gateway's memory or flood its log.
+const MAX_WARNED: usize = 10_000;
 
 impl Gateway {
     /// A gateway for `options`. Fails on an upstream URL that is not `http(s)://...`, an
@@ -560,7 +567,29 @@ impl Gateway {
             expected_auth,
             upstream_auth,
             slots,
+            warned: std::sync::Mutex::default(),
         })
+    }
+
+    /// Writes each of a request's tool warnings to stderr, once per gateway.
+    pub(crate) fn warn_once(&self, warnings: &[crate::interface::Problem]) {
+        if warnings.is_empty() {
+            return;
+        }
+        let Ok(mut warned) = self.warned.lock() else {
+            return;
+        };
+        for warning in warnings {
+            let text = warning.warning();
+            if warned.contains(&text) {
+                continue;
+            }
+            if warned.len() >= MAX_WARNED {
+                return;
+            }
+            eprintln!("atfunc serve: warning: a request's tools: {text}");
+            warned.insert(text);
+        }
     }
 
     /// The options in force.

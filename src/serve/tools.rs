@@ -9,7 +9,7 @@
 use super::ApiError;
 use crate::bind::{BoundCall, Catalog};
 use crate::grammar::Choice;
-use crate::interface::{dotted_identifier, load_valid_interfaces, Interface, LoadLimits};
+use crate::interface::{dotted_identifier, load_tools, Interface, LoadLimits, Problem, Strictness};
 use crate::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
@@ -162,6 +162,8 @@ impl<'de> serde::de::Visitor<'de> for Pruned {
 pub(crate) struct ToolSet {
     /// The interfaces calls bind against; names match ignoring case.
     pub(crate) catalog: Catalog,
+    /// What was worked around to read the tools (see [`crate::interface::load_tools`]).
+    pub(crate) warnings: Vec<Problem>,
 }
 
 impl ToolSet {
@@ -206,16 +208,20 @@ impl ToolSet {
         }
         let invalid =
             |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid tools: {e}"));
-        let interfaces = load_valid_interfaces(tools, limits).map_err(|e| invalid(&e))?;
+        let loaded = load_tools(tools, limits, Strictness::Lenient).map_err(|e| invalid(&e))?;
         Ok(ToolSet {
-            catalog: Catalog::new(interfaces),
+            catalog: Catalog::new(loaded.interfaces),
+            warnings: loaded.warnings,
         })
     }
 
     /// The functions of a registry (the gateway's own, for executed requests), for reading
     /// a history that holds calls of them.
     pub(crate) fn from_catalog(catalog: Catalog) -> ToolSet {
-        ToolSet { catalog }
+        ToolSet {
+            catalog,
+            warnings: Vec::new(),
+        }
     }
 
     /// The tool the client calls `client`, by its name exactly as the client wrote it.

@@ -85,13 +85,22 @@ fn the_loader_keeps_format() {
         Some(StringFormat::DateTime)
     );
 
-    let err = load_interfaces_str(
-        r#"[{"name": "f", "parameters": {"type": "object", "properties": {"d": {"type": "string", "format": 7}}}}]"#,
-    )
-    .unwrap_err();
+    // A format that is not a string is left out, with a warning; a strict load refuses it.
+    let odd = r#"[{"name": "f", "parameters": {"type": "object", "properties": {"d": {"type": "string", "format": 7}}}}]"#;
+    let limits = atfunc::interface::LoadLimits::default();
+    let loaded =
+        atfunc::interface::load_tools_str(odd, &limits, atfunc::interface::Strictness::Lenient)
+            .unwrap();
+    assert_eq!(loaded.interfaces[0].params[0].format, None);
+    assert_eq!(
+        loaded.warnings[0].message,
+        "'parameters.d.format' must be a string such as \"date\" or \"email\", found a number; it is left out"
+    );
+    let err =
+        atfunc::interface::load_tools_str(odd, &limits, atfunc::interface::Strictness::Strict)
+            .unwrap_err();
     assert!(
-        err.to_string().contains("'format' must be a string")
-            || err.to_string().contains(".format' must be a string"),
+        err.to_string().contains(".format' must be a string"),
         "{err}"
     );
 }

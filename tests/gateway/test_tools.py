@@ -310,6 +310,32 @@ def test_invalid_tools_are_a_bad_request(client, upstream):
     assert upstream.chat_requests() == []
 
 
+HOTEL_TOOLS = [{"type": "function", "function": {
+    "name": "Hotels_2_SearchHouse", "description": "Search for a house to stay in",
+    "parameters": {"type": "object", "required": ["where_to"], "properties": {
+        "where_to": {"type": "string"},
+        "has_laundry_service": {"type": "boolean", "enum": ["True", "False", "dontcare"],
+                                "default": "dontcare"}}}}}]
+
+
+def test_real_tools_a_server_accepts_are_read_and_warned_about_once(start_gateway, upstream):
+    # A boolean whose choices are strings, as BFCL's live tool sets have it: OpenAI takes
+    # it, so the gateway does too, reading the choices and saying so once on stderr.
+    gateway = start_gateway()
+    client = gateway.client()
+    for _ in range(2):
+        upstream.script(Completion('@Hotels_2_SearchHouse("Paris", has_laundry_service="dontcare")'))
+        result = summary(client.chat.completions.create(
+            model="tiny-model", messages=USER, tools=HOTEL_TOOLS))
+        assert result["calls"] == [
+            ("Hotels_2_SearchHouse", {"where_to": "Paris", "has_laundry_service": "dontcare"})]
+    system = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
+    assert '<has_laundry_service{"True"|"False"|"dontcare"}>' in system
+    warnings = [line for line in gateway.log if "has_laundry_service" in line]
+    assert len(warnings) == 1, gateway.log
+    assert "it is read as string with those choices" in warnings[0]
+
+
 def test_an_upstream_that_answers_a_stream_whole_still_streams_to_the_client(client, upstream):
     whole = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": 'Sure. @get_time(zone="UTC")'},

@@ -1,13 +1,15 @@
 //! Loading interfaces in every shape, and every validation rule with its exact message.
 
 use atfunc::interface::{
-    load_interfaces_with, validate_all, validate_toolbox, Kind, LoadLimit, LoadLimits, Location,
+    load_interfaces_with, load_tools, validate_all, validate_toolbox, Kind, LoadLimit, LoadLimits,
+    Location, Strictness,
 };
 use atfunc::{load_interfaces, load_interfaces_str, Interface, LoadError, Param, ParamType};
 use serde_json::json;
 
+/// Every problem a strict reading finds (`atfunc check --strict`).
 fn problems(json: serde_json::Value) -> Vec<String> {
-    match load_interfaces(&json) {
+    match load_tools(&json, &LoadLimits::default(), Strictness::Strict) {
         Err(LoadError::Invalid(problems)) => problems.iter().map(ToString::to_string).collect(),
         other => panic!("expected problems, got {other:?}"),
     }
@@ -764,9 +766,10 @@ fn unsatisfiable_parameters_are_refused_at_validation() {
     assert!(validate_toolbox("t", &[fine]).is_ok());
 }
 
-/// The loader refuses the same, naming the function, instead of leaving it to the grammar.
+/// A strict loader refuses the same, naming the function, instead of leaving it to the
+/// grammar.
 #[test]
-fn an_integer_with_string_choices_is_refused_at_load() {
+fn an_integer_with_string_choices_is_refused_by_a_strict_load() {
     let problems = problems(json!([{"name": "pick", "parameters": {"type": "object",
         "properties": {"n": {"type": "integer", "enum": ["1", "2"]},
                        "r": {"type": "number", "minimum": 5, "maximum": 0}}}}]));
@@ -784,7 +787,7 @@ fn an_integer_with_string_choices_is_refused_at_load() {
 /// to give for it. Where an object lists no properties at all, its required keys are its
 /// only description (BFCL's files have such objects) and stay required keys of any type.
 #[test]
-fn a_required_key_without_a_property_is_refused() {
+fn a_required_key_without_a_property_is_refused_by_a_strict_load() {
     let open = json!([{"name": "f", "parameters": {"type": "object",
         "properties": {"x": {"type": "string"}}, "required": ["x", "y"]}}]);
     assert_eq!(
@@ -837,11 +840,146 @@ fn problems_carry_their_kind() {
         .map(|e| e.kind)
         .collect();
     assert_eq!(kinds, [K::Name, K::Domain, K::Unsatisfiable, K::Clash]);
-    let loaded = load_interfaces(&json!([{"name": "f", "parameters": {"type": "object",
-        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]));
+    let loaded = load_tools(
+        &json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]),
+        &LoadLimits::default(),
+        Strictness::Strict,
+    );
     let Err(LoadError::Invalid(problems)) = loaded else {
         panic!("{loaded:?}")
     };
     let kinds: Vec<K> = problems.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, [K::Definition, K::Unsatisfiable]);
+}
+
+/// Real tool files (BFCL's live sets among them) declare booleans and integers whose choices
+/// are strings, with a default among them. Read leniently, as OpenAI accepts them: the
+/// choices are kept, the type is the choices' own, every choice binds (a model's `True`
+/// included), and each workaround is one warning, which a strict load refuses instead.
+#[test]
+fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
+    let tools = json!([{"name": "Hotels_2_SearchHouse", "parameters": {"type": "object",
+        "properties": {
+            "where_to": {"type": "string"},
+            "has_laundry_service": {"type": "boolean", "enum": ["True", "False", "dontcare"],
+                                    "default": "dontcare"},
+            "number_of_adults": {"type": "integer", "enum": ["1", "2", "dontcare"],
+                                 "default": "dontcare"}},
+        "required": ["where_to"]}}]);
+    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let params = &loaded.interfaces[0].params;
+    assert_eq!(params[1].ty, ParamType::String);
+    assert_eq!(params[2].ty, ParamType::String);
+    let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.warning()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "function 'Hotels_2_SearchHouse': Parameter 'has_laundry_service' is boolean but none of its choices (\"True\", \"False\", \"dontcare\") is a boolean; it is read as string with those choices",
+            "function 'Hotels_2_SearchHouse': Parameter 'number_of_adults' is integer but none of its choices (\"1\", \"2\", \"dontcare\") is an integer; it is read as string with those choices",
+        ]
+    );
+    let catalog = atfunc::Catalog::new(loaded.interfaces);
+    for (text, laundry) in [
+        (
+            r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service="dontcare")"#,
+            "dontcare",
+        ),
+        (
+            r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service=True)"#,
+            "True",
+        ),
+        (
+            r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service=false)"#,
+            "False",
+        ),
+    ] {
+        let call = atfunc::parse_events(text)
+            .into_iter()
+            .find_map(|event| match event {
+                atfunc::Event::Call(call) => Some(call),
+                _ => None,
+            })
+            .unwrap();
+        let bound = atfunc::bind(&call, &catalog).unwrap();
+        assert_eq!(bound.args["has_laundry_service"], json!(laundry), "{text}");
+    }
+    assert_eq!(problems(tools).len(), 2);
+}
+
+/// Every contradiction read leniently is worked around and said once; nothing is refused.
+/// A strict load lists the same contradictions as problems, without the workaround.
+#[test]
+fn contradictions_are_worked_around_leniently_and_refused_strictly() {
+    let tools = json!([
+        {"name": "f", "description": 7, "parameters": {"type": "object",
+            "properties": {
+                "r": {"type": "number", "minimum": 5, "maximum": 1},
+                "e": {"type": "string", "enum": []},
+                "m": {"type": "HashMap"},
+                "l": {"type": "ArrayList", "items": {"type": "char"}},
+                "u": {"type": "strange"},
+                "s": "string",
+                "d": {"type": "integer", "minimum": 1, "default": 0}},
+            "required": ["r", "gone"]}},
+        {"name": "f", "description": 7, "parameters": {"type": "object"}},
+    ]);
+    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    assert_eq!(loaded.interfaces.len(), 1, "the second 'f' is left out");
+    let f = &loaded.interfaces[0];
+    let ty = |name: &str| {
+        f.params
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| p.ty.name())
+    };
+    assert_eq!(
+        [ty("m"), ty("l"), ty("u"), ty("s")],
+        [Some("object"), Some("array"), Some("any"), Some("any")]
+    );
+    let r = f.params.iter().find(|p| p.name == "r").unwrap();
+    assert_eq!((r.min, r.max, r.required), (None, None, true));
+    assert!(f.params.iter().all(|p| p.name != "gone"));
+    let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.message.clone()).collect();
+    let expected = [
+        "field 'description' must be a string, found a number; it is left out",
+        "'parameters.e' has an empty list of choices; it is left out",
+        "'parameters.r' has a minimum 5 above its maximum 1; both bounds are left out",
+        "'parameters.s' must be a JSON Schema object, found a string; it is read as any value",
+        "'parameters.u' has unknown type 'strange': use string, number, integer, boolean, object, array or any (aliases: dict, float, double, int, bool, tuple, list); it is read as any",
+        "'parameters.required' names 'gone', which is not one of its properties: describe it under 'parameters.properties' or drop it from 'required'; the requirement is left out",
+        "Parameter 'd': its default 0 is below its minimum 1; it is kept as declared (binding does not fill it in)",
+        "field 'description' must be a string, found a number; it is left out",
+        "Function is defined twice, differently; the first definition is used and the second left out",
+    ];
+    let mut sorted = warnings.clone();
+    sorted.sort();
+    let mut wanted: Vec<String> = expected.iter().map(|s| s.to_string()).collect();
+    wanted.sort();
+    assert_eq!(sorted, wanted);
+    let strict = problems(tools);
+    assert_eq!(strict.len(), 8, "{strict:#?}");
+    assert!(strict
+        .iter()
+        .all(|p| !p.contains("left out") && !p.contains("read as")));
+}
+
+/// JSON Schema restrictions atfunc does not act on are said, never refused, however
+/// strictly the file is read: the tool must check them itself.
+#[test]
+fn restrictions_atfunc_does_not_check_are_reported() {
+    let tools = json!([{"name": "f", "parameters": {"type": "object", "properties": {
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
+        "tags": {"type": "array", "minItems": 1}}}}]);
+    for strictness in [Strictness::Lenient, Strictness::Strict] {
+        let loaded = load_tools(&tools, &LoadLimits::default(), strictness).unwrap();
+        let warnings: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            warnings,
+            [
+                "'parameters.code' declares pattern, maxLength, which atfunc neither shows the model nor checks: a call that breaks it is not refused, so the tool must check it",
+                "'parameters.tags' declares minItems, which atfunc neither shows the model nor checks: a call that breaks it is not refused, so the tool must check it",
+            ]
+        );
+    }
 }

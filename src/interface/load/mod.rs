@@ -7,6 +7,20 @@
 //!
 //! The standard format is checked strictly, as the reference library does at registration;
 //! the two imported shapes get sensible defaults (a missing description is fine there).
+//!
+//! # Lenient by default
+//!
+//! Tools arrive from clients and data files written for servers that accept them as they
+//! are (OpenAI's API among them), so a definition that can be read is read: what contradicts
+//! itself or JSON Schema is worked around, and each workaround is a warning in
+//! [`Loaded::warnings`] saying what was done. A boolean whose `enum` is `["True", "False",
+//! "dontcare"]` is read as a string with those choices; bounds the wrong way round, an empty
+//! `enum`, a `required` key that is not a property and a description that is not a string
+//! are left out; an unknown type is read as any; a function defined twice keeps its first
+//! definition. Only what cannot be read at all is an error: text that is not JSON, a
+//! definition that is not an object or has no name, two names a call writes alike with
+//! [`Strictness::Strict`]. [`Strictness::Strict`] turns every warning into a problem, for
+//! authors who want their definitions clean (`atfunc check --strict`).
 
 //!
 //! One job per file: `schema` reads the JSON Schema shapes, `refs` writes out their `$ref`s
@@ -21,15 +35,17 @@ mod standard;
 pub use refs::{LoadLimit, LoadLimits};
 
 use super::validate::{
-    choice_problems, validate_all, ValidationError, ValidationErrorKind, ValidationErrors,
+    default_problems, unfit_choices, validate_all, ValidationError, ValidationErrorKind,
+    ValidationErrors,
 };
-use super::{names, Interface};
+use super::{names, Interface, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use refs::Budget;
 use schema::load_schema_function;
 use serde_json::Value as Json;
 use sink::Sink;
 use standard::load_standard;
+use std::collections::HashMap;
 
 /// Why a tools file could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +75,29 @@ pub enum LoadError {
 
 /// One problem found in a definition: the function, the toolbox and what is wrong.
 pub type Problem = ValidationError;
+
+/// What a loader does with a definition it can read but that contradicts itself or JSON
+/// Schema (see the module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Strictness {
+    /// Work around it and list what was done in [`Loaded::warnings`].
+    #[default]
+    Lenient,
+    /// Refuse it: each workaround is a problem of [`LoadError::Invalid`].
+    Strict,
+}
+
+/// Interfaces loaded, with what was worked around to read them.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The interfaces, in definition order.
+    pub interfaces: Vec<Interface>,
+    /// What the definitions contradict and how it was read instead, and what they declare
+    /// that atfunc does not act on (`pattern`, `maxLength`, ...), in definition order. With
+    /// [`Strictness::Strict`] the contradictions are problems and only the latter remain.
+    pub warnings: Vec<Problem>,
+}
 
 fn join_lines(problems: &[Problem]) -> String {
     problems
@@ -101,7 +140,17 @@ pub fn load_interfaces(json: &Json) -> Result<Vec<Interface>, LoadError> {
 
 /// [`load_interfaces`] within `limits`: a definition whose schema, written out, goes past
 /// one is a [`LoadError::Limit`] naming the function.
+///
+/// Definitions are read leniently; [`load_tools`] also returns what was worked around.
 pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Interface>, LoadError> {
+    load_entries(json, limits, Strictness::Lenient).map(|loaded| loaded.interfaces)
+}
+
+fn load_entries(
+    json: &Json,
+    limits: &LoadLimits,
+    strictness: Strictness,
+) -> Result<Loaded, LoadError> {
     let entries: Vec<&Json> = match json {
         Json::Array(items) => items.iter().collect(),
         Json::Object(map) => match map.get("tools").or_else(|| map.get("functions")) {
@@ -116,11 +165,14 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
         }
     };
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
     let mut interfaces = Vec::with_capacity(entries.len());
     let mut budget = Budget::new(limits);
     for (index, entry) in entries.into_iter().enumerate() {
         let mut sink = Sink {
             problems: &mut problems,
+            warnings: &mut warnings,
+            strictness,
             function: String::new(),
             toolbox: String::new(),
             budget: &mut budget,
@@ -140,27 +192,91 @@ pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Inte
                 value,
             });
         }
-        if let Some(interface) = loaded {
-            // What no call could satisfy is refused here, not when a grammar or a call
+        if let Some(mut interface) = loaded {
+            // What no call could satisfy is settled here, not when a grammar or a call
             // first meets it.
-            for param in interface.params.iter().chain(&interface.request_body) {
-                choice_problems(param, &param.name, &mut |message| {
-                    sink.report_as(ValidationErrorKind::Unsatisfiable, message)
+            for param in interface
+                .params
+                .iter_mut()
+                .chain(interface.request_body.iter_mut())
+            {
+                let path = param.name.clone();
+                settle_choices(param, &path, &mut sink);
+                default_problems(param, &path, &mut |message| {
+                    sink.repair(
+                        message,
+                        "it is kept as declared (binding does not fill it in)",
+                    )
                 });
             }
             interfaces.push(interface);
         }
     }
     if problems.is_empty() {
-        Ok(interfaces)
+        Ok(Loaded {
+            interfaces,
+            warnings,
+        })
     } else {
         Err(LoadError::Invalid(problems))
     }
 }
 
+/// A parameter typed `boolean` or `integer` whose choices are all strings (`["True",
+/// "False", "dontcare"]`, as real tool files have them) could never be called with: read
+/// leniently, it takes the type its choices share (any when they differ), so each choice
+/// binds. Fields and items are settled too.
+fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
+    if let Some(message) = unfit_choices(param, path) {
+        let ty = choices_type(param.choices.as_deref().unwrap_or_default());
+        sink.repair_as(
+            ValidationErrorKind::Unsatisfiable,
+            message,
+            &format!("it is read as {} with those choices", ty.name()),
+        );
+        param.ty = ty;
+    }
+    match &mut param.ty {
+        ParamType::Object { properties } => {
+            for field in properties {
+                let at = format!("{path}.{}", field.name);
+                settle_choices(field, &at, sink);
+            }
+        }
+        ParamType::Array { items: Some(item) } => settle_choices(item, &format!("{path}[]"), sink),
+        _ => {}
+    }
+}
+
+/// The type every non-null choice has, or any.
+fn choices_type(choices: &[Json]) -> ParamType {
+    let kind = |value: &Json| match value {
+        Json::String(_) => Some(ParamType::String),
+        Json::Bool(_) => Some(ParamType::Boolean),
+        Json::Number(n) if n.is_i64() || n.is_u64() => Some(ParamType::Integer),
+        Json::Number(_) => Some(ParamType::Number),
+        _ => None,
+    };
+    let mut kinds = choices.iter().filter(|c| !c.is_null()).map(kind);
+    let Some(Some(first)) = kinds.next() else {
+        return ParamType::Any;
+    };
+    let mut ty = first;
+    for next in kinds {
+        ty = match (ty, next) {
+            (a, Some(b)) if a == b => a,
+            (ParamType::Integer, Some(ParamType::Number))
+            | (ParamType::Number, Some(ParamType::Integer)) => ParamType::Number,
+            _ => return ParamType::Any,
+        };
+    }
+    ty
+}
+
 /// Loads interfaces and validates them as one set ([`validate_all`]): what every reader of
 /// a tools file wants before it renders a prompt or binds a call. Every problem, of loading
 /// or of validation, is in [`LoadError::Invalid`]; the other errors stop at the first.
+/// Definitions are read leniently; [`load_tools`] also returns what was worked around.
 ///
 /// ```
 /// use atfunc::interface::{load_valid_interfaces, LoadError, LoadLimits};
@@ -176,11 +292,7 @@ pub fn load_valid_interfaces(
     json: &Json,
     limits: &LoadLimits,
 ) -> Result<Vec<Interface>, LoadError> {
-    let interfaces = load_interfaces_with(json, limits)?;
-    match validate_all(&interfaces) {
-        Ok(()) => Ok(interfaces),
-        Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
-    }
+    load_tools(json, limits, Strictness::Lenient).map(|loaded| loaded.interfaces)
 }
 
 /// [`load_valid_interfaces`] from JSON text.
@@ -189,6 +301,92 @@ pub fn load_valid_interfaces_str(
     limits: &LoadLimits,
 ) -> Result<Vec<Interface>, LoadError> {
     load_valid_interfaces(&serde_json::from_str(text)?, limits)
+}
+
+/// Loads interfaces, validates them as one set, and says what was worked around to read
+/// them: what `atfunc check` lists. With [`Strictness::Lenient`] each workaround is a
+/// warning and only what cannot be read is an error; with [`Strictness::Strict`] each is a
+/// problem of [`LoadError::Invalid`].
+///
+/// ```
+/// use atfunc::interface::{load_tools, LoadError, LoadLimits, Strictness};
+/// use atfunc::ParamType;
+/// let tools = serde_json::json!([{"name": "search_house", "parameters": {
+///     "type": "object",
+///     "properties": {"has_laundry": {"type": "boolean",
+///                                    "enum": ["True", "False", "dontcare"],
+///                                    "default": "dontcare"}}}}]);
+/// let limits = LoadLimits::default();
+/// let loaded = load_tools(&tools, &limits, Strictness::Lenient).unwrap();
+/// assert_eq!(loaded.interfaces[0].params[0].ty, ParamType::String);
+/// assert_eq!(loaded.warnings.len(), 1);
+/// let strict = load_tools(&tools, &limits, Strictness::Strict);
+/// assert!(matches!(strict, Err(LoadError::Invalid(problems)) if problems.len() == 1));
+/// ```
+pub fn load_tools(
+    json: &Json,
+    limits: &LoadLimits,
+    strictness: Strictness,
+) -> Result<Loaded, LoadError> {
+    let mut loaded = load_entries(json, limits, strictness)?;
+    if strictness == Strictness::Lenient {
+        drop_repeated(&mut loaded);
+    }
+    match validate_all(&loaded.interfaces) {
+        Ok(()) => Ok(loaded),
+        Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
+    }
+}
+
+/// [`load_tools`] from JSON text.
+pub fn load_tools_str(
+    text: &str,
+    limits: &LoadLimits,
+    strictness: Strictness,
+) -> Result<Loaded, LoadError> {
+    load_tools(&serde_json::from_str(text)?, limits, strictness)
+}
+
+/// A function defined twice under one spelling keeps its first definition: tool lists put
+/// together from several sources repeat one, and a call could reach only one of them anyway.
+/// Two spellings a call writes alike (`get-temp`, `get_temp`) are two tools that need
+/// different names, so [`validate_all`] refuses them, as it refuses names that differ only
+/// in case.
+fn drop_repeated(loaded: &mut Loaded) {
+    let spelled = |interface: &Interface| {
+        interface
+            .original
+            .as_ref()
+            .and_then(|o| o.name.clone())
+            .unwrap_or_else(|| interface.name.clone())
+    };
+    let mut first: HashMap<(Option<String>, String), usize> = HashMap::new();
+    let mut kept: Vec<Interface> = Vec::with_capacity(loaded.interfaces.len());
+    for interface in std::mem::take(&mut loaded.interfaces) {
+        let key = (interface.domain.clone(), interface.name.clone());
+        let Some(earlier) = first.get(&key).and_then(|&i| kept.get(i)) else {
+            first.insert(key, kept.len());
+            kept.push(interface);
+            continue;
+        };
+        let (was, now) = (spelled(earlier), spelled(&interface));
+        if was != now {
+            kept.push(interface);
+            continue;
+        }
+        let message = if *earlier == interface {
+            "Function is defined twice; the second definition is left out"
+        } else {
+            "Function is defined twice, differently; the first definition is used and the second left out"
+        };
+        loaded.warnings.push(ValidationError {
+            function: now,
+            toolbox: interface.domain.clone().unwrap_or_default(),
+            kind: ValidationErrorKind::Clash,
+            message: message.to_owned(),
+        });
+    }
+    loaded.interfaces = kept;
 }
 
 fn load_entry(index: usize, entry: &Json, sink: &mut Sink) -> Option<Interface> {

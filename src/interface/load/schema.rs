@@ -3,6 +3,7 @@
 
 use super::refs::resolve_schema;
 use super::sink::{check_function_name, optional_string, returns_text, Sink};
+use crate::interface::validate::ValidationErrorKind;
 use crate::interface::{Interface, Kind, Param, ParamType};
 use crate::messages::json_kind;
 use serde_json::{Map, Value as Json};
@@ -51,10 +52,13 @@ pub(super) fn load_schema_function(
                 }
             }
         }
-        Some(other) => sink.report(format!(
-            "field 'parameters' must be a JSON Schema object, found {}",
-            json_kind(other)
-        )),
+        Some(other) => sink.repair(
+            format!(
+                "field 'parameters' must be a JSON Schema object, found {}",
+                json_kind(other)
+            ),
+            "the function is read as taking no parameters",
+        ),
     }
     Some(Interface {
         domain,
@@ -101,10 +105,13 @@ pub(super) fn schema_object_properties(
                 params.push(param);
             }
         }
-        Some(other) => sink.report(format!(
-            "'{at}.properties' must be an object, found {}",
-            json_kind(other)
-        )),
+        Some(other) => sink.repair(
+            format!(
+                "'{at}.properties' must be an object, found {}",
+                json_kind(other)
+            ),
+            "it is left out",
+        ),
     }
     // A required key must be one of the properties where the schema lists them: a key
     // listed only under `required` is a typo or a property left out, and taking it as a
@@ -117,10 +124,13 @@ pub(super) fn schema_object_properties(
             continue;
         }
         if listed {
-            sink.report(format!(
-                "'{at}.required' names '{name}', which is not one of its properties: \
-                 describe it under '{at}.properties' or drop it from 'required'"
-            ));
+            sink.repair(
+                format!(
+                    "'{at}.required' names '{name}', which is not one of its properties: \
+                     describe it under '{at}.properties' or drop it from 'required'"
+                ),
+                "the requirement is left out",
+            );
             continue;
         }
         let mut param = Param::new(name, ParamType::Any);
@@ -136,10 +146,13 @@ pub(super) fn schema_param(name: &str, def: &Json, sink: &mut Sink, at: &str) ->
     let Some(map) = def.as_object() else {
         // `true` is the schema that accepts anything.
         if def != &Json::Bool(true) {
-            sink.report(format!(
-                "'{at}' must be a JSON Schema object, found {}",
-                json_kind(def)
-            ));
+            sink.repair(
+                format!(
+                    "'{at}' must be a JSON Schema object, found {}",
+                    json_kind(def)
+                ),
+                "it is read as any value",
+            );
         }
         return param;
     };
@@ -172,7 +185,10 @@ fn schema_type(map: &Map<String, Json>, sink: &mut Sink, at: &str) -> ParamType 
         Some(name) => match ParamType::from_name(name) {
             Some(ty) => ty,
             None => {
-                sink.report(format!("'{at}' has unknown type '{name}'{}", TYPE_HINT));
+                sink.repair(
+                    format!("'{at}' has unknown type '{name}'{TYPE_HINT}"),
+                    "it is read as any",
+                );
                 ParamType::Any
             }
         },
@@ -224,6 +240,20 @@ fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
         .then_some(ty)
 }
 
+/// JSON Schema restrictions a parameter may declare that atfunc does not act on; each is
+/// reported once per parameter, so a tool author knows its checks are the tool's to make.
+const IGNORED_KEYWORDS: [&str; 9] = [
+    "pattern",
+    "minLength",
+    "maxLength",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+];
+
 /// Reads `enum`/`choices`, `minimum`/`min`, `maximum`/`max`, `default` and `format` onto
 /// `param`.
 pub(super) fn fill_constraints(
@@ -232,14 +262,32 @@ pub(super) fn fill_constraints(
     sink: &mut Sink,
     at: &str,
 ) {
+    let ignored: Vec<&str> = IGNORED_KEYWORDS
+        .iter()
+        .copied()
+        .filter(|key| map.get(*key).is_some_and(|v| !v.is_null()))
+        .collect();
+    if !ignored.is_empty() {
+        sink.note(format!(
+            "'{at}' declares {}, which atfunc neither shows the model nor checks: a call \
+             that breaks it is not refused, so the tool must check it",
+            ignored.join(", ")
+        ));
+    }
     if let Some(choices) = map.get("enum").or_else(|| map.get("choices")) {
         match choices {
             Json::Array(values) if !values.is_empty() => param.choices = Some(values.clone()),
-            Json::Array(_) => sink.report(format!("'{at}' has an empty list of choices")),
-            other => sink.report(format!(
-                "'{at}.enum' must be a list of values, found {}",
-                json_kind(other)
-            )),
+            Json::Array(_) => sink.repair(
+                format!("'{at}' has an empty list of choices"),
+                "it is left out",
+            ),
+            other => sink.repair(
+                format!(
+                    "'{at}.enum' must be a list of values, found {}",
+                    json_kind(other)
+                ),
+                "it is left out",
+            ),
         }
     }
     for (keys, slot) in [
@@ -250,18 +298,24 @@ pub(super) fn fill_constraints(
             match map.get(key) {
                 None | Some(Json::Null) => {}
                 Some(Json::Number(n)) => *slot = n.as_f64(),
-                Some(other) => sink.report(format!(
-                    "'{at}.{key}' must be a number, found {}",
-                    json_kind(other)
-                )),
+                Some(other) => sink.repair(
+                    format!("'{at}.{key}' must be a number, found {}", json_kind(other)),
+                    "it is left out",
+                ),
             }
         }
     }
     if let (Some(min), Some(max)) = (param.min, param.max) {
         if min > max {
-            sink.report(format!(
-                "'{at}' has a minimum {min} above its maximum {max}"
-            ));
+            // No value could be given: the bounds contradict each other, so neither is
+            // trusted rather than refusing every call.
+            sink.repair_as(
+                ValidationErrorKind::Unsatisfiable,
+                format!("'{at}' has a minimum {min} above its maximum {max}"),
+                "both bounds are left out",
+            );
+            param.min = None;
+            param.max = None;
         }
     }
     if let Some(default) = map.get("default") {
@@ -270,9 +324,12 @@ pub(super) fn fill_constraints(
     match map.get("format") {
         None | Some(Json::Null) => {}
         Some(Json::String(format)) => param.format = Some(format.clone()),
-        Some(other) => sink.report(format!(
-            "'{at}.format' must be a string such as \"date\" or \"email\", found {}",
-            json_kind(other)
-        )),
+        Some(other) => sink.repair(
+            format!(
+                "'{at}.format' must be a string such as \"date\" or \"email\", found {}",
+                json_kind(other)
+            ),
+            "it is left out",
+        ),
     }
 }

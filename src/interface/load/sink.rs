@@ -2,6 +2,7 @@
 //! every shape has (the function's name, its description, what it returns).
 
 use super::refs::{Budget, LoadLimit};
+use super::Strictness;
 use crate::interface::validate::ValidationError as Problem;
 use crate::interface::validate::{ValidationError, ValidationErrorKind};
 use crate::messages::json_kind;
@@ -10,6 +11,10 @@ use serde_json::{Map, Value as Json};
 /// Collects problems for the definition being read, labelled with its function and toolbox.
 pub(super) struct Sink<'a> {
     pub(super) problems: &'a mut Vec<Problem>,
+    /// What was repaired so the definition could be read; with [`Strictness::Strict`]
+    /// these go to `problems` instead.
+    pub(super) warnings: &'a mut Vec<Problem>,
+    pub(super) strictness: Strictness,
     pub(super) function: String,
     pub(super) toolbox: String,
     /// What `$ref`s may still write out in this load.
@@ -21,6 +26,44 @@ pub(super) struct Sink<'a> {
 impl Sink<'_> {
     pub(super) fn report(&mut self, message: impl Into<String>) {
         self.report_as(ValidationErrorKind::Definition, message);
+    }
+
+    /// A contradiction the loader worked around (`problem`, then how: `workaround`): a
+    /// warning when reading leniently, a problem when strictly.
+    pub(super) fn repair(&mut self, problem: impl Into<String>, workaround: &str) {
+        self.repair_as(ValidationErrorKind::Definition, problem, workaround);
+    }
+
+    pub(super) fn repair_as(
+        &mut self,
+        kind: ValidationErrorKind,
+        problem: impl Into<String>,
+        workaround: &str,
+    ) {
+        let problem = problem.into();
+        match self.strictness {
+            Strictness::Lenient => {
+                let message = format!("{problem}; {workaround}");
+                self.warnings.push(self.problem(kind, message));
+            }
+            Strictness::Strict => self.problems.push(self.problem(kind, problem)),
+        }
+    }
+
+    /// What the definition declares and atfunc does not act on: a warning however strictly
+    /// it is read, since the definition is not wrong.
+    pub(super) fn note(&mut self, message: impl Into<String>) {
+        let note = self.problem(ValidationErrorKind::Ignored, message.into());
+        self.warnings.push(note);
+    }
+
+    fn problem(&self, kind: ValidationErrorKind, message: String) -> ValidationError {
+        ValidationError {
+            function: self.function.clone(),
+            toolbox: self.toolbox.clone(),
+            kind,
+            message,
+        }
     }
 
     pub(super) fn report_as(&mut self, kind: ValidationErrorKind, message: impl Into<String>) {
@@ -52,10 +95,10 @@ pub(super) fn optional_string(
         None | Some(Json::Null) => None,
         Some(Json::String(s)) => Some(s.clone()),
         Some(other) => {
-            sink.report(format!(
-                "field '{key}' must be a string, found {}",
-                json_kind(other)
-            ));
+            sink.repair(
+                format!("field '{key}' must be a string, found {}", json_kind(other)),
+                "it is left out",
+            );
             None
         }
     }
