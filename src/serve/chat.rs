@@ -2,7 +2,6 @@
 //! answers in OpenAI's format.
 
 use super::answer::{RoundEnd, Turn};
-use super::body;
 use super::history::{add_prompt_raw, rewrite_raw, user_text};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
@@ -15,7 +14,7 @@ use super::{constrain, decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
@@ -31,18 +30,12 @@ const TOOL_FIELDS: [&str; 5] = [
     "atfunc_constrain",
 ];
 
+/// Answers a request whose client is authorized and whose body, `raw`, was read whole.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     headers: HeaderMap,
-    body: Body,
+    raw: Bytes,
 ) -> Result<Response, ApiError> {
-    gateway.authorize(&headers)?;
-    let raw = body::read(
-        body,
-        gateway.options.max_request_bytes,
-        gateway.options.body_timeout,
-    )
-    .await?;
     let mut request = Request::parse(&raw).map_err(|error| match error {
         RequestError::Json(e) => {
             ApiError::bad_request(format!("The request body is not valid JSON: {e}"))

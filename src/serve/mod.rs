@@ -227,8 +227,13 @@
 //!   clients that open connections and send nothing cannot use up the file descriptors.
 //! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
 //!   streamed answer holding its place until its last byte; one more gets 503 with
-//!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
-//!   hold more request and answer bodies than that. `GET /health` is not counted.
+//!   `Retry-After: 1` at once. A request takes its place when its body is whole: a body
+//!   on its way holds none, so clients that send a head and one byte of a body and stall
+//!   do not keep other requests out until [`Options::body_timeout`]. Bodies being read
+//!   hold bytes instead: together at most as many as `max_concurrent` bodies of
+//!   [`Options::max_request_bytes`]; a piece beyond that gets the same 503, so a crowd
+//!   cannot make the gateway hold more request bodies than that many requests could send.
+//!   `GET /health` is not counted.
 //! - An answer given before the request's body was read (503, 401, 413 for a declared
 //!   length, 400) ends the connection with a lingering close: the rest of the body is read
 //!   and thrown away, at most [`Options::max_request_bytes`] of it for at most
@@ -358,8 +363,9 @@ pub struct Options {
     /// atfunc's syntax: [`Gateway::new`] refuses [`Options::constrain`] and
     /// [`Options::constrain_per_request`] with another dialect.
     pub upstream_dialect: Dialect,
-    /// Most requests handled at once (at least 1); one more is answered 503 at once.
-    /// Default 64.
+    /// Most requests handled at once (at least 1); one more is answered 503 at once. A
+    /// request is counted once its body is whole; bodies being read hold at most this many
+    /// times [`Options::max_request_bytes`] together. Default 64.
     pub max_concurrent: usize,
     /// Longest time a request's head may take to arrive, from its first byte. Default
     /// 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`] serves.
@@ -481,8 +487,11 @@ pub struct Gateway {
     expected_auth: Option<Vec<u8>>,
     /// What the upstream gets as `Authorization`, when a key is set for it.
     upstream_auth: Option<HeaderValue>,
-    /// One permit per request under way (`max_concurrent` in all).
+    /// One permit per request under way (`max_concurrent` in all), taken once its body
+    /// is whole.
     slots: Arc<tokio::sync::Semaphore>,
+    /// The bytes the bodies being read may hold together.
+    bodies: body::BodyBudget,
 }
 
 impl Gateway {
@@ -554,12 +563,14 @@ impl Gateway {
             .as_ref()
             .map(|key| format!("Bearer {key}").into_bytes());
         let slots = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent));
+        let bodies = body::BodyBudget::new(options.max_concurrent, options.max_request_bytes);
         Ok(Gateway {
             options,
             upstream,
             expected_auth,
             upstream_auth,
             slots,
+            bodies,
         })
     }
 
@@ -572,15 +583,17 @@ impl Gateway {
     /// `GET /health`.
     pub fn router(self) -> Router {
         let state = Arc::new(self);
+        // A chat completion takes its place itself, once its body is whole (see
+        // `chat_completions`); the models have no body to wait for.
         Router::new()
-            .route("/v1/chat/completions", post(chat_completions))
-            .route("/chat/completions", post(chat_completions))
             .route("/v1/models", get(models))
             .route("/models", get(models))
             .route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&state),
                 one_of_max_concurrent,
             ))
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/chat/completions", post(chat_completions))
             .route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&state),
                 within_request_timeout,
@@ -628,25 +641,27 @@ async fn one_of_max_concurrent(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Ok(permit) = Arc::clone(&gateway.slots).try_acquire_owned() else {
-        let mut busy = ApiError::new(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "The gateway is handling as many requests as it may ({}); try again shortly",
-                gateway.options.max_concurrent
-            ),
-            "server_error",
-            Some("busy"),
-        )
-        .into_response();
-        busy.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return busy;
-    };
-    let (parts, body) = next.run(request).await.into_parts();
+    match gateway.take_place() {
+        Ok(place) => held(place, next.run(request).await),
+        Err(busy) => busy.into_response(),
+    }
+}
+
+impl Gateway {
+    /// One of the `max_concurrent` places, or 503.
+    fn take_place(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.slots)
+            .try_acquire_owned()
+            .map_err(|_| ApiError::busy(self.options.max_concurrent))
+    }
+}
+
+/// `response`, holding `place` until its body is done or dropped.
+fn held(place: tokio::sync::OwnedSemaphorePermit, response: Response) -> Response {
+    let (parts, body) = response.into_parts();
     let body = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
         // Owned by the stream: the place is given back when the body is dropped.
-        let _held = &permit;
+        let _held = &place;
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
@@ -673,15 +688,31 @@ async fn within_request_timeout(
     response.map(|body| Body::new(deadline::Cut::new(body, deadline, last)))
 }
 
+/// Checks the key, reads the body whole, then takes one of the `max_concurrent` places: a
+/// body on its way holds bytes of the gateway's body budget, not a place (see
+/// [`body`]), so clients whose bodies stall cannot keep whole requests out.
 async fn chat_completions(
     State(gateway): State<Arc<Gateway>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match chat::handle(gateway, headers, body).await {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
-    }
+    let answer = async {
+        gateway.authorize(&headers)?;
+        let raw = body::read(
+            body,
+            gateway.options.max_request_bytes,
+            gateway.options.body_timeout,
+            &gateway.bodies,
+        )
+        .await?;
+        let place = gateway.take_place()?;
+        let response = match chat::handle(Arc::clone(&gateway), headers, raw).await {
+            Ok(response) => response,
+            Err(error) => error.into_response(),
+        };
+        Ok::<_, ApiError>(held(place, response))
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
