@@ -45,7 +45,12 @@
 //! corrected calls (at most 20 calls and about 16 KiB of them are quoted, each call and
 //! error cut at 2000 characters; the message counts the calls left out, which are not
 //! made). The calls of a repair answer are passed on like any others; its text is
-//! not (the first answer's text was the reply). `tool_choice: "required"` and a named tool
+//! not (the first answer's text was the reply). A call it writes again that an earlier
+//! answer of the turn passed on (the same tool with the same bound arguments; for the
+//! upstream's own `tool_calls`, the same name and arguments) is dropped: a model asked
+//! for its corrected calls often lists them all, and the client would make it twice.
+//! The same holds for resamples, and with [`Options::keep_repeated_calls`] too, which
+//! is about repeats within one answer. `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
 //! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0 and no
@@ -331,7 +336,9 @@ pub struct Options {
     /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
     /// with the same arguments). Default off: such a repeat ends the answer, since a small
     /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
-    /// a client whose tools mean to be called twice alike in one answer turns it on.
+    /// a client whose tools mean to be called twice alike in one answer turns it on. A
+    /// repair answer's call that an earlier answer of the turn passed on is dropped either
+    /// way (see [Repair rounds](self#repair-rounds)).
     pub keep_repeated_calls: bool,
     /// Under a grammar, how many times an answer whose calls do not bind (or that lacks
     /// the call `tool_choice` requires) is asked again as the turn began, sampled, before
