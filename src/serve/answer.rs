@@ -1166,6 +1166,31 @@ mod tests {
         );
     }
 
+    /// At the cap, with a repair round that writes every call again (the model asked for
+    /// the refused ones lists them all): the client gets the first [`MAX_CALLS`] as
+    /// `tool_calls` once, and only the calls past the cap as text, whole or in pieces.
+    #[test]
+    fn at_the_cap_only_the_calls_past_it_are_text() {
+        let answer: String = (0..MAX_CALLS + 5)
+            .map(|i| format!("@get_weather(city=\"C{i}\")\n"))
+            .collect();
+        for size in [3, 4096] {
+            let mut turn = turn(Choice::Auto, 1);
+            let (mut out, end) = run(&mut turn, &answer, size);
+            assert_eq!(end, RoundEnd::Repair);
+            let (more, end) = run(&mut turn, &answer, size);
+            assert_eq!(end, RoundEnd::Done);
+            out.extend(more);
+            let calls = out.iter().filter(|o| matches!(o, Out::Call { .. })).count();
+            assert_eq!(calls, MAX_CALLS);
+            let text = shape(&out)["text"].as_str().unwrap().to_owned();
+            let past: String = (MAX_CALLS..MAX_CALLS + 5)
+                .map(|i| format!("@get_weather(city=\"C{i}\")\n"))
+                .collect();
+            assert_eq!(text, past.trim_end(), "{size}");
+        }
+    }
+
     /// Under a grammar an answer that does not bind is asked again as the turn began,
     /// sampled, before any repair round: its text is dropped, its calls pass on, and a
     /// repair round after the resamples starts from the client's conversation and

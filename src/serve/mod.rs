@@ -204,7 +204,9 @@
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
 //! - One request passes on at most 1000 calls: each is a `tool_calls` entry many times
-//!   the size of its text. Calls past it are refused as calls that do not bind are.
+//!   the size of its text. Calls past it are refused as calls that do not bind are, so
+//!   when no round is left only they are given back as text, never a call passed on (a
+//!   repair answer that writes the passed-on calls again has them dropped, above).
 //! - [`Options::upstream_timeout`] bounds the wait for the upstream's response head and for
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
