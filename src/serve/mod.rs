@@ -198,8 +198,9 @@
 //!   declared length says so); a body whose chunked encoding is malformed, or that ends
 //!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
 //!   are cut off with an error, and an answer the gateway reads (one with calls to find)
-//!   that is not UTF-8 is a 502, never read with replacement characters; `atfunc eval`
-//!   reads answers with the same routine. A request is held as the
+//!   that is not UTF-8, whole or in any event of its stream, is a 502 (an error event
+//!   once the client's stream has started), never read with replacement characters;
+//!   `atfunc eval` reads answers with the same routine. A request is held as the
 //!   text it came in, field by field and message by message; only the messages rewritten
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
