@@ -8,6 +8,7 @@ use super::reply::{
 };
 use super::request::{Request, RequestError};
 use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
+use super::sse::WholeEvents;
 use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, decide, execute, ApiError, Gateway};
@@ -301,6 +302,9 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
     let (tx, body) = channel_body();
     tokio::spawn(async move {
         let mut sent = 0usize;
+        // Only whole events are passed on: an error event of the gateway's then starts
+        // on a line of its own, and the event it cut short is not passed on half.
+        let mut whole = WholeEvents::default();
         loop {
             let chunk = tokio::select! {
                 biased;
@@ -314,11 +318,18 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
                         tx.send(error_event(&gateway.upstream.too_large())).await;
                         return;
                     }
-                    if !tx.send(chunk).await {
-                        return;
+                    if let Some(events) = whole.push(&chunk) {
+                        if !tx.send(events).await {
+                            return;
+                        }
                     }
                 }
-                Ok(None) => return,
+                Ok(None) => {
+                    if let Some(rest) = whole.finish() {
+                        tx.send(rest).await;
+                    }
+                    return;
+                }
                 Err(error) => {
                     tx.send(error_event(&error)).await;
                     return;

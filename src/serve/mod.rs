@@ -161,7 +161,11 @@
 //! # Pass-through
 //!
 //! A request without `tools` (absent, `null` or empty) is forwarded byte for byte, and a
-//! successful answer comes back byte for byte, streamed or not. `tool_choice: "none"`
+//! successful answer comes back byte for byte, streamed or not; a stream is passed on
+//! event by event, each once it is whole, so that a stream the gateway ends early (the
+//! size limit, an upstream failure, the request's time limit) ends with its error event
+//! on a line of its own after the last whole event, never inside an unfinished `data:`
+//! line. `tool_choice: "none"`
 //! rewrites the history (so earlier calls and results still read right), sends no tools and
 //! passes the answer through. `GET /v1/models` passes through. `n` above 1 is refused for
 //! requests with tools.

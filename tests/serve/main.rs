@@ -16,3 +16,4 @@ mod endpoint_answers;
 mod gateway;
 mod gateway_hold;
 mod ground;
+mod pass_through;
