@@ -1629,7 +1629,6 @@ mod tests {
                 },
                 "",
             ),
-            other => unreachable!("{other}"),
         }
     }
 

@@ -137,8 +137,8 @@ async fn a_stream_that_is_not_utf8_in_mid_answer_is_refused_by_both() {
     assert!(!body.contains('\u{fffd}'), "{body}");
     let last = body
         .lines()
-        .filter_map(|line| line.strip_prefix("data: "))
-        .last()
+        .rev()
+        .find_map(|line| line.strip_prefix("data: "))
         .unwrap();
     let last: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(
