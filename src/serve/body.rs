@@ -51,7 +51,7 @@ impl BodyBudget {
         if count == 0 {
             return Ok(());
         }
-        let busy = || ApiError::busy(self.max_concurrent);
+        let busy = || ApiError::busy_reading(self.max_concurrent);
         let count = u32::try_from(count).map_err(|_| busy())?;
         let more = Arc::clone(&self.bytes)
             .try_acquire_many_owned(count)

@@ -66,14 +66,27 @@ impl ApiError {
         )
     }
 
-    /// 503: the gateway handles as many requests as it may (`max_concurrent`), or holds as
-    /// many bodies being read as that many requests could send.
+    /// 503: the gateway handles as many requests as it may (`max_concurrent`).
     pub(crate) fn busy(max_concurrent: usize) -> ApiError {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
                 "The gateway is handling as many requests as it may ({max_concurrent}); try \
                  again shortly"
+            ),
+            "server_error",
+            Some("busy"),
+        )
+    }
+
+    /// 503: the bodies being read hold as many bytes as `max_concurrent` requests may
+    /// send together.
+    pub(crate) fn busy_reading(max_concurrent: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "The gateway is reading as many request bytes as {max_concurrent} requests \
+                 may send; try again shortly"
             ),
             "server_error",
             Some("busy"),
