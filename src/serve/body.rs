@@ -4,11 +4,13 @@
 //! A body being read holds no place among the requests under way: a client that sends a
 //! head and one byte of its body would otherwise hold one until the body time limit, and
 //! as many such clients as there are places would have every other request answered 503
-//! for that long. What bodies being read may hold instead is bytes, from a [`BodyBudget`]
-//! of as many bytes as the requests under way may send together: each piece read takes
-//! its bytes from it, and gives them back once the body is whole (when the request takes
-//! its place) or given up. A client that stalls then holds what it sent, and only a
-//! crowd that sends that many bytes (512 MiB by default) can make the others wait.
+//! for that long. What bodies hold instead is bytes, from a [`BodyBudget`] of as many
+//! bytes as the requests under way may send together: each piece read takes its bytes
+//! from it, and they are given back when the body is given up or, once it is whole, with
+//! its request's place, when the answer is over ([`BodyBytes`]). A client that stalls then
+//! holds what it sent, and only a crowd that sends that many bytes (512 MiB by default)
+//! can make the others wait; bodies being read and requests under way together hold no
+//! more than before, `max_concurrent` bodies of the largest size.
 //!
 //! Three things can go wrong, and each has its own answer: a body over the limit (413,
 //! at once when its declared length says so), a body that does not arrive in time (408),
@@ -64,20 +66,32 @@ impl BodyBudget {
     }
 }
 
-/// The whole body, or the answer for a body that is too large, too slow or malformed, or
-/// that finds `budget` spent (503). The bytes taken from `budget` are given back on return.
+/// The bytes of a [`BodyBudget`] a whole body holds: given back when dropped, which is
+/// when its request's answer is over.
+#[derive(Debug)]
+pub(crate) struct BodyBytes {
+    _held: Option<OwnedSemaphorePermit>,
+}
+
+/// The whole body and the budget's bytes it holds, or the answer for a body that is too
+/// large, too slow or malformed, or that finds `budget` spent (503). The bytes of a body
+/// given up are given back at once.
 pub(crate) async fn read(
     body: Body,
     limit: usize,
     wait: Duration,
     budget: &BodyBudget,
-) -> Result<Bytes, ApiError> {
+) -> Result<(Bytes, BodyBytes), ApiError> {
     tokio::time::timeout(wait, read_within(body, limit, budget))
         .await
         .map_err(|_| ApiError::body_timeout(wait))?
 }
 
-async fn read_within(mut body: Body, limit: usize, budget: &BodyBudget) -> Result<Bytes, ApiError> {
+async fn read_within(
+    mut body: Body,
+    limit: usize,
+    budget: &BodyBudget,
+) -> Result<(Bytes, BodyBytes), ApiError> {
     // A declared length (`Content-Length`) is known before any byte is read.
     let declared = body.size_hint().lower();
     if declared > limit as u64 {
@@ -101,7 +115,7 @@ async fn read_within(mut body: Body, limit: usize, budget: &BodyBudget) -> Resul
         budget.take(&mut held, data.len())?;
         bytes.extend_from_slice(&data);
     }
-    Ok(Bytes::from(bytes))
+    Ok((Bytes::from(bytes), BodyBytes { _held: held }))
 }
 
 /// The answer for a body the connection could not deliver. hyper says what broke in an
@@ -147,11 +161,12 @@ mod tests {
 
     /// Read within a budget of 16 bytes.
     async fn read(body: Body, limit: usize, wait: Duration) -> Result<Bytes, ApiError> {
-        super::read(body, limit, wait, &BodyBudget::new(2, 8)).await
+        let read = super::read(body, limit, wait, &BodyBudget::new(2, 8)).await;
+        read.map(|(bytes, _)| bytes)
     }
 
     #[tokio::test]
-    async fn bodies_being_read_hold_their_bytes_of_the_budget_until_they_are_whole() {
+    async fn bodies_hold_their_bytes_of_the_budget_until_given_up_or_answered() {
         let budget = BodyBudget::new(1, 8);
         let wait = Duration::from_secs(5);
         // A body that stalls after 6 bytes holds them until it is given up.
@@ -162,8 +177,14 @@ mod tests {
         let reading = tokio::time::timeout(Duration::from_millis(100), reading).await;
         assert!(reading.is_err(), "the stalled body was read");
         // Given up (the timeout dropped it): all 8 bytes are free again.
-        let whole = super::read(Body::from("12345678"), 8, wait, &budget).await;
-        assert_eq!(whole.unwrap(), Bytes::from_static(b"12345678"));
+        let (whole, held) = super::read(Body::from("12345678"), 8, wait, &budget)
+            .await
+            .unwrap();
+        assert_eq!(whole, Bytes::from_static(b"12345678"));
+        // Until its request is over, the whole body holds its bytes.
+        let busy = super::read(Body::from("1"), 8, wait, &budget).await;
+        assert_eq!(busy.unwrap_err().status(), StatusCode::SERVICE_UNAVAILABLE);
+        drop(held);
         drop(first);
 
         // While one body holds 6 bytes, another of 3 finds the budget spent.

@@ -241,10 +241,11 @@
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once. A request takes its place when its body is whole: a body
 //!   on its way holds none, so clients that send a head and one byte of a body and stall
-//!   do not keep other requests out until [`Options::body_timeout`]. Bodies being read
-//!   hold bytes instead: together at most as many as `max_concurrent` bodies of
-//!   [`Options::max_request_bytes`]; a piece beyond that gets the same 503, so a crowd
-//!   cannot make the gateway hold more request bodies than that many requests could send.
+//!   do not keep other requests out until [`Options::body_timeout`]. Bodies hold bytes
+//!   instead, from when they are read until their answer is over: together at most as
+//!   many as `max_concurrent` bodies of [`Options::max_request_bytes`]; a piece beyond
+//!   that gets the same 503, so a crowd cannot make the gateway hold more request bodies
+//!   than that many requests could send.
 //!   `GET /health` is not counted.
 //! - An answer given before the request's body was read (503, 401, 413 for a declared
 //!   length, 400) ends the connection with a lingering close: the rest of the body is read
@@ -378,8 +379,9 @@ pub struct Options {
     /// [`Options::constrain_per_request`] with another dialect.
     pub upstream_dialect: Dialect,
     /// Most requests handled at once (at least 1); one more is answered 503 at once. A
-    /// request is counted once its body is whole; bodies being read hold at most this many
-    /// times [`Options::max_request_bytes`] together. Default 64.
+    /// request is counted once its body is whole; bodies (being read, or of requests
+    /// under way) hold at most this many times [`Options::max_request_bytes`] together.
+    /// Default 64.
     pub max_concurrent: usize,
     /// Longest time a request's head may take to arrive, from its first byte. Default
     /// 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`] serves.
@@ -656,7 +658,7 @@ async fn one_of_max_concurrent(
     next: axum::middleware::Next,
 ) -> Response {
     match gateway.take_place() {
-        Ok(place) => held(place, next.run(request).await),
+        Ok(place) => held((place, None), next.run(request).await),
         Err(busy) => busy.into_response(),
     }
 }
@@ -670,8 +672,12 @@ impl Gateway {
     }
 }
 
-/// `response`, holding `place` until its body is done or dropped.
-fn held(place: tokio::sync::OwnedSemaphorePermit, response: Response) -> Response {
+/// `response`, holding `place` (and the request body's bytes of the body budget) until
+/// its body is done or dropped.
+fn held(
+    place: (tokio::sync::OwnedSemaphorePermit, Option<body::BodyBytes>),
+    response: Response,
+) -> Response {
     let (parts, body) = response.into_parts();
     let body = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
         // Owned by the stream: the place is given back when the body is dropped.
@@ -712,14 +718,14 @@ async fn chat_completions(
 ) -> Response {
     let answer = async {
         gateway.authorize(&headers)?;
-        let raw = body::read(
+        let (raw, bytes) = body::read(
             body,
             gateway.options.max_request_bytes,
             gateway.options.body_timeout,
             &gateway.bodies,
         )
         .await?;
-        let place = gateway.take_place()?;
+        let place = (gateway.take_place()?, Some(bytes));
         let response = match chat::handle(Arc::clone(&gateway), headers, raw).await {
             Ok(response) => response,
             Err(error) => error.into_response(),
