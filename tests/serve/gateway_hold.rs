@@ -1,7 +1,7 @@
 //! The gateway holds against stalled clients: `atfunc serve` with 256 file descriptors,
 //! 300 connections that send nothing, half a request head, or a head and one byte of the
-//! body are each closed after the time limit, and a normal request then gets its answer.
-//! Every loop is bounded in count and time.
+//! body are each closed after the time limit, and a normal request then gets its answer;
+//! bodies that stall hold no place meanwhile. Every loop is bounded in count and time.
 #![cfg(all(feature = "cli", unix))]
 
 use std::io::{BufRead, BufReader, Read, Write};
