@@ -7,8 +7,15 @@ pub(crate) enum Sse {
     /// The data of an ordinary event.
     Data(String),
     /// The data of an event of type `error`, or the value of an `error:` field: llama.cpp's
-    /// server writes a failure in mid-stream as `error: {...}`, then `[DONE]`.
+    /// server writes a failure in mid-stream as `error: {...}`, then `[DONE]`. Its data is
+    /// only quoted, so bytes that are not UTF-8 are shown replaced.
     Error(String),
+    /// An ordinary event whose data is not UTF-8: the answer cannot be read, and is not
+    /// read with replacement characters (the text would not be the model's).
+    NotUtf8 {
+        /// Where the first byte that is not UTF-8 is, counted from the stream's start.
+        at: usize,
+    },
 }
 
 /// Reads the `data` of server-sent events from chunks cut anywhere.
@@ -30,6 +37,12 @@ pub(crate) struct SseDecoder {
     is_error: bool,
     /// Longest line accepted.
     max_line: usize,
+    /// How many bytes were fed before the chunk being read.
+    fed: usize,
+    /// Where the line being read starts, counted from the stream's start.
+    line_at: usize,
+    /// Where the first byte that is not UTF-8 of the event being read's data is, if any.
+    not_utf8: Option<usize>,
 }
 
 /// A line longer than the limit: the stream is not usable.
@@ -47,10 +60,13 @@ impl SseDecoder {
 
     /// Feeds a chunk; appends each event it completes to `out`.
     pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Sse>) -> Result<(), LineTooLong> {
+        let base = self.fed;
+        self.fed = self.fed.saturating_add(chunk.len());
         let mut rest = chunk;
         if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             rest = rest.strip_prefix(b"\n").unwrap_or(rest);
+            self.line_at = base + (chunk.len() - rest.len());
         }
         while let Some(at) = memchr::memchr2(b'\r', b'\n', rest) {
             let (head, tail) = rest.split_at(at);
@@ -67,6 +83,7 @@ impl SseDecoder {
             };
             let line = std::mem::take(&mut self.line);
             self.end_line(&line, out);
+            self.line_at = base + (chunk.len() - rest.len());
         }
         self.line.extend_from_slice(rest);
         if self.line.len() > self.max_line {
@@ -87,11 +104,12 @@ impl SseDecoder {
     /// Ends the event being read.
     fn dispatch(&mut self, out: &mut Vec<Sse>) {
         let is_error = std::mem::take(&mut self.is_error);
+        let not_utf8 = self.not_utf8.take();
         if let Some(data) = self.data.take() {
-            out.push(if is_error {
-                Sse::Error(data)
-            } else {
-                Sse::Data(data)
+            out.push(match (is_error, not_utf8) {
+                (true, _) => Sse::Error(data),
+                (false, Some(at)) => Sse::NotUtf8 { at },
+                (false, None) => Sse::Data(data),
             });
         }
     }
@@ -115,6 +133,14 @@ impl SseDecoder {
             return;
         };
         let value = value.strip_prefix(b" ").unwrap_or(value);
+        if self.not_utf8.is_none() {
+            if let Err(error) = std::str::from_utf8(value) {
+                let in_line = line.len() - value.len() + error.valid_up_to();
+                self.not_utf8 = Some(self.line_at.saturating_add(in_line));
+            }
+        }
+        // Replaced only for an error's data, which is quoted; an ordinary event's is
+        // dispatched as `NotUtf8`.
         let value = String::from_utf8_lossy(value);
         match &mut self.data {
             Some(data) => {
@@ -137,8 +163,41 @@ mod tests {
             .map(|event| match event {
                 Sse::Data(data) => data,
                 Sse::Error(data) => format!("error: {data}"),
+                Sse::NotUtf8 { at } => format!("not UTF-8 from {at}"),
             })
             .collect()
+    }
+
+    /// An event whose data is not UTF-8 says where, counted from the stream's start,
+    /// however the stream is cut and whatever its line ends; the next event is read.
+    #[test]
+    fn data_that_is_not_utf8_says_where() {
+        for end in ["\n", "\r\n", "\r"] {
+            let input = format!(
+                "data: a{end}{end}: note{end}data: b{end}data: cX{end}{end}data: d{end}{end}"
+            )
+            .into_bytes();
+            let at = input.iter().position(|b| *b == b'X').unwrap();
+            let mut input = input;
+            input[at] = 0xff;
+            let expected = [
+                "a".to_owned(),
+                format!("not UTF-8 from {at}"),
+                "d".to_owned(),
+            ];
+            for size in 1..=input.len() {
+                assert_eq!(
+                    decode_in_chunks(&input, size),
+                    expected,
+                    "{end:?} chunks of {size}"
+                );
+            }
+        }
+        // An error's data is only quoted: replaced, and still an error.
+        assert_eq!(
+            decode_in_chunks(b"event: error\ndata: bad \xff\n\n", 3),
+            ["error: bad \u{fffd}"]
+        );
     }
 
     fn decode_in_chunks(input: &[u8], size: usize) -> Vec<String> {

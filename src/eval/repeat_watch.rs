@@ -40,6 +40,11 @@ pub(super) enum StreamFault {
     LineTooLong,
     /// The server sent an error in mid-stream; its data.
     Said(String),
+    /// The stream's byte `at` is the first that is not UTF-8 in an event's data.
+    NotUtf8 {
+        /// Counted from the stream's start.
+        at: usize,
+    },
 }
 
 impl<'a> RepeatWatch<'a> {
@@ -90,6 +95,7 @@ impl<'a> RepeatWatch<'a> {
             let data = match event {
                 Sse::Data(data) => data,
                 Sse::Error(data) => return Err(StreamFault::Said(data)),
+                Sse::NotUtf8 { at } => return Err(StreamFault::NotUtf8 { at }),
             };
             if data.trim() == "[DONE]" {
                 self.done = true;

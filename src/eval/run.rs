@@ -674,6 +674,7 @@ impl Evaluator {
             };
             fed.map_err(|fault| match fault {
                 StreamFault::LineTooLong => too_large(),
+                StreamFault::NotUtf8 { at } => answer_error(AnswerError::NotUtf8 { at }, timeout),
                 StreamFault::Said(data) => {
                     format!("endpoint failed in mid-answer: {}", excerpt(&data))
                 }

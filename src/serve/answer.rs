@@ -15,7 +15,7 @@
 use super::constrain::UpstreamKind;
 use super::request::Request;
 use super::tools::ToolSet;
-use crate::bind::{bind, Catalog, Repeats};
+use crate::bind::{bind, CallKey, Catalog, Repeats};
 use crate::format::format_results;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
@@ -25,6 +25,7 @@ use crate::grammar::Choice;
 use crate::interop::CallIds;
 use crate::parse::{Call, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 /// What the client is sent.
@@ -203,6 +204,18 @@ pub(crate) struct Turn {
     client_sampling: [Option<Json>; 2],
     /// Whether the round under way is a resample.
     resampling: bool,
+    /// The calls passed on in the turn's earlier rounds. A repair round or a resample
+    /// that writes one of them again (a model asked for its corrected calls often lists
+    /// them all) has it dropped: the client has it, and would make it twice. At most
+    /// [`MAX_CALLS`] keys, as calls passed on.
+    made: HashSet<CallKey>,
+    /// The calls passed on this round, added to `made` when it ends: within an answer a
+    /// repeat is [`Turn::repeats`]' to judge.
+    made_this_round: Vec<CallKey>,
+    /// The same for the `tool_calls` the upstream sent itself: their name and arguments
+    /// as sent (the arguments as JSON written again, when they are JSON).
+    upstream_made: HashSet<(String, String)>,
+    upstream_made_this_round: Vec<(String, String)>,
 }
 
 /// The temperature of a resample when the client asked for greedy decoding (a
@@ -273,6 +286,10 @@ impl Turn {
             resamples_left: 0,
             resampled: 0,
             resampling: false,
+            made: HashSet::new(),
+            made_this_round: Vec::new(),
+            upstream_made: HashSet::new(),
+            upstream_made_this_round: Vec::new(),
         }
     }
 
@@ -401,6 +418,15 @@ impl Turn {
                 }
                 self.named_called = true;
             }
+            let key = (
+                call.name.clone(),
+                serde_json::from_str::<Json>(&arguments)
+                    .map_or_else(|_| arguments.clone(), |json| json.to_string()),
+            );
+            if self.upstream_made.contains(&key) {
+                // Passed on in an earlier round (see `Turn::made`).
+                continue;
+            }
             if self.single_call && self.calls > 0 {
                 continue;
             }
@@ -415,6 +441,7 @@ impl Turn {
             self.calls += 1;
             self.round_called = true;
             self.shaper.after_call = true;
+            self.upstream_made_this_round.push(key);
             out.push(Out::Call {
                 id: call.id.unwrap_or_else(|| self.ids.next_id()),
                 name: call.name,
@@ -496,6 +523,9 @@ impl Turn {
             *repeats = Repeats::remembering(MAX_CALLS);
         }
         self.flush_upstream_calls(out);
+        self.made.extend(self.made_this_round.drain(..));
+        self.upstream_made
+            .extend(self.upstream_made_this_round.drain(..));
         let refused = std::mem::take(&mut self.refused);
         let refused_count = std::mem::take(&mut self.refused_count);
         let refused_text = std::mem::take(&mut self.refused_text);
@@ -747,6 +777,11 @@ impl Turn {
                 return;
             }
         }
+        let key = bound.key();
+        if self.made.contains(&key) {
+            // Passed on in an earlier round: not again, and no reason to ask again.
+            return;
+        }
         let arguments = Json::Object(bound.args).to_string();
         if self.single_call && self.calls > 0 {
             // Only one call per answer was asked for: the first one stands.
@@ -763,6 +798,7 @@ impl Turn {
         self.calls += 1;
         self.round_called = true;
         self.shaper.after_call = true;
+        self.made_this_round.push(key);
         out.push(Out::Call {
             id: self.ids.next_id(),
             // A bound call carries the client's names: the tool's and its arguments'.
@@ -1130,6 +1166,31 @@ mod tests {
         );
     }
 
+    /// At the cap, with a repair round that writes every call again (the model asked for
+    /// the refused ones lists them all): the client gets the first [`MAX_CALLS`] as
+    /// `tool_calls` once, and only the calls past the cap as text, whole or in pieces.
+    #[test]
+    fn at_the_cap_only_the_calls_past_it_are_text() {
+        let answer: String = (0..MAX_CALLS + 5)
+            .map(|i| format!("@get_weather(city=\"C{i}\")\n"))
+            .collect();
+        for size in [3, 4096] {
+            let mut turn = turn(Choice::Auto, 1);
+            let (mut out, end) = run(&mut turn, &answer, size);
+            assert_eq!(end, RoundEnd::Repair);
+            let (more, end) = run(&mut turn, &answer, size);
+            assert_eq!(end, RoundEnd::Done);
+            out.extend(more);
+            let calls = out.iter().filter(|o| matches!(o, Out::Call { .. })).count();
+            assert_eq!(calls, MAX_CALLS);
+            let text = shape(&out)["text"].as_str().unwrap().to_owned();
+            let past: String = (MAX_CALLS..MAX_CALLS + 5)
+                .map(|i| format!("@get_weather(city=\"C{i}\")\n"))
+                .collect();
+            assert_eq!(text, past.trim_end(), "{size}");
+        }
+    }
+
     /// Under a grammar an answer that does not bind is asked again as the turn began,
     /// sampled, before any repair round: its text is dropped, its calls pass on, and a
     /// repair round after the resamples starts from the client's conversation and
@@ -1488,6 +1549,144 @@ mod tests {
         atfunc.take_upstream_calls(&json!([{"function": {"name": "get-weather"}}]));
         atfunc.end_round(&mut out);
         assert!(out.is_empty(), "{out:?}");
+    }
+
+    /// `calls` (JSON objects of arguments) of `get-weather` as `dialect` writes them.
+    fn written(dialect: Dialect, calls: &[Json]) -> String {
+        let json = |args: &Json| args.to_string();
+        let keywords = |args: &Json| {
+            let pairs: Vec<String> = args
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("get_weather({})", pairs.join(", "))
+        };
+        let each = |f: &dyn Fn(&Json) -> String, between: &str| {
+            calls.iter().map(f).collect::<Vec<_>>().join(between)
+        };
+        match dialect {
+            Dialect::Atfunc => each(&|a| format!("@{}", keywords(a)), "\n"),
+            Dialect::Hermes | Dialect::Auto => each(
+                &|a| {
+                    format!(
+                        "<tool_call>{{\"name\": \"get-weather\", \"arguments\": {}}}</tool_call>",
+                        json(a)
+                    )
+                },
+                "\n",
+            ),
+            Dialect::Llama3 => format!(
+                "<|python_tag|>{}",
+                each(
+                    &|a| format!("{{\"name\": \"get-weather\", \"parameters\": {}}}", json(a)),
+                    "; "
+                )
+            ),
+            Dialect::Mistral => format!(
+                "[TOOL_CALLS][{}]",
+                each(
+                    &|a| format!("{{\"name\": \"get-weather\", \"arguments\": {}}}", json(a)),
+                    ", "
+                )
+            ),
+            Dialect::Pythonic => format!("[{}]", each(&keywords, ", ")),
+            Dialect::Deepseek => format!(
+                "<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+                each(
+                    &|a| {
+                        format!(
+                            "<｜tool▁call▁begin｜>get-weather<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+                            json(a)
+                        )
+                    },
+                    ""
+                )
+            ),
+            Dialect::Qwen3Xml => each(
+                &|a| {
+                    let parameters: String = a
+                        .as_object()
+                        .unwrap()
+                        .iter()
+                        .map(|(k, v)| match v {
+                            Json::String(v) => format!("<parameter={k}>{v}</parameter>"),
+                            v => format!("<parameter={k}>{v}</parameter>"),
+                        })
+                        .collect();
+                    format!("<tool_call><function=get-weather>{parameters}</function></tool_call>")
+                },
+                "\n",
+            ),
+            Dialect::Harmony => each(
+                &|a| {
+                    format!(
+                        "<|start|>assistant<|channel|>commentary to=functions.get-weather \
+                         <|constrain|>json<|message|>{}<|call|>",
+                        json(a)
+                    )
+                },
+                "",
+            ),
+        }
+    }
+
+    /// A repair answer that writes again a call the first answer passed on (a model asked
+    /// for its corrected calls that lists them all) has it dropped, in atfunc's syntax and
+    /// every other format, fed whole and in pieces: the client gets each call once.
+    #[test]
+    fn a_repair_round_does_not_pass_on_a_call_made_in_an_earlier_round() {
+        let (paris, bad, oslo) = (
+            json!({"city": "Paris"}),
+            json!({"days": 2}),
+            json!({"city": "Oslo", "days": 2}),
+        );
+        let (first, repair) = ([paris.clone(), bad], [paris, oslo]);
+        for dialect in Dialect::ALL {
+            for size in [1, 3, 7, 4096] {
+                let (first, repair) = (written(dialect, &first), written(dialect, &repair));
+                let mut turn = native_turn(dialect, Choice::Auto, 1);
+                let (mut out, end) = run(&mut turn, &first, size);
+                assert_eq!(end, RoundEnd::Repair, "{dialect} {size}: {first}");
+                let (more, end) = run(&mut turn, &repair, size);
+                assert_eq!(end, RoundEnd::Done, "{dialect} {size}");
+                out.extend(more);
+                assert_eq!(
+                    shape(&out)["calls"],
+                    json!([
+                        ["get-weather", "{\"city\":\"Paris\"}"],
+                        ["get-weather", "{\"city\":\"Oslo\",\"days\":2}"]
+                    ]),
+                    "{dialect} {size}: {repair}"
+                );
+            }
+        }
+    }
+
+    /// The upstream's own `tool_calls` in a repair round are checked the same way.
+    #[test]
+    fn a_repair_round_does_not_pass_on_an_upstream_call_made_before() {
+        let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 1);
+        let mut out = Vec::new();
+        turn.feed(
+            "<tool_call>{\"name\": \"get-weather\", \"arguments\": {}}</tool_call>",
+            &mut out,
+        );
+        turn.take_upstream_calls(&json!([{"index": 0, "function":
+            {"name": "get-weather", "arguments": "{\"city\": \"Rome\"}"}}]));
+        assert_eq!(turn.end_round(&mut out), RoundEnd::Repair);
+        turn.take_upstream_calls(&json!([{"index": 0, "function":
+            {"name": "get-weather", "arguments": "{\"city\":\"Rome\"}"}}]));
+        turn.feed("<tool_call>{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>", &mut out);
+        assert_eq!(turn.end_round(&mut out), RoundEnd::Done);
+        assert_eq!(
+            shape(&out)["calls"],
+            json!([
+                ["get-weather", "{\"city\": \"Rome\"}"],
+                ["get-weather", "{\"city\":\"Oslo\"}"]
+            ])
+        );
     }
 
     #[test]

@@ -2,20 +2,20 @@
 //! answers in OpenAI's format.
 
 use super::answer::{RoundEnd, Turn};
-use super::body;
 use super::history::{add_prompt_raw, rewrite_raw, user_text};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
 use super::request::{Request, RequestError};
 use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
+use super::sse::WholeEvents;
 use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{constrain, decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
-use axum::body::{Body, Bytes};
+use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
@@ -31,18 +31,12 @@ const TOOL_FIELDS: [&str; 5] = [
     "atfunc_constrain",
 ];
 
+/// Answers a request whose client is authorized and whose body, `raw`, was read whole.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     headers: HeaderMap,
-    body: Body,
+    raw: Bytes,
 ) -> Result<Response, ApiError> {
-    gateway.authorize(&headers)?;
-    let raw = body::read(
-        body,
-        gateway.options.max_request_bytes,
-        gateway.options.body_timeout,
-    )
-    .await?;
     let mut request = Request::parse(&raw).map_err(|error| match error {
         RequestError::Json(e) => {
             ApiError::bad_request(format!("The request body is not valid JSON: {e}"))
@@ -309,6 +303,9 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
     let (tx, body) = channel_body();
     tokio::spawn(async move {
         let mut sent = 0usize;
+        // Only whole events are passed on: an error event of the gateway's then starts
+        // on a line of its own, and the event it cut short is not passed on half.
+        let mut whole = WholeEvents::default();
         loop {
             let chunk = tokio::select! {
                 biased;
@@ -322,11 +319,18 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
                         tx.send(error_event(&gateway.upstream.too_large())).await;
                         return;
                     }
-                    if !tx.send(chunk).await {
-                        return;
+                    if let Some(events) = whole.push(&chunk) {
+                        if !tx.send(events).await {
+                            return;
+                        }
                     }
                 }
-                Ok(None) => return,
+                Ok(None) => {
+                    if let Some(rest) = whole.finish() {
+                        tx.send(rest).await;
+                    }
+                    return;
+                }
                 Err(error) => {
                     tx.send(error_event(&error)).await;
                     return;

@@ -66,6 +66,33 @@ impl ApiError {
         )
     }
 
+    /// 503: the gateway handles as many requests as it may (`max_concurrent`).
+    pub(crate) fn busy(max_concurrent: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "The gateway is handling as many requests as it may ({max_concurrent}); try \
+                 again shortly"
+            ),
+            "server_error",
+            Some("busy"),
+        )
+    }
+
+    /// 503: the bodies being read hold as many bytes as `max_concurrent` requests may
+    /// send together.
+    pub(crate) fn busy_reading(max_concurrent: usize) -> ApiError {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "The gateway is reading as many request bytes as {max_concurrent} requests \
+                 may send; try again shortly"
+            ),
+            "server_error",
+            Some("busy"),
+        )
+    }
+
     /// 413: the request body is over the limit.
     pub fn too_large(limit: usize) -> ApiError {
         ApiError::new(
@@ -210,12 +237,22 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (
+        let busy = self.status == StatusCode::SERVICE_UNAVAILABLE
+            && self.upstream.is_none()
+            && self.code.as_deref() == Some("busy");
+        let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
             self.to_json().to_string(),
         )
-            .into_response()
+            .into_response();
+        if busy {
+            // A place is free as soon as one answer ends.
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        response
     }
 }
 

@@ -21,8 +21,9 @@
 //!
 //! # Lingering close
 //!
-//! A request can be answered before its body was read: 503 beyond
-//! [`Options::max_concurrent`](super::Options::max_concurrent), 401, 413 for a declared
+//! A request can be answered before its body was read: 503 when the bodies hold what
+//! [`Options::max_concurrent`](super::Options::max_concurrent) requests may, 401,
+//! 413 for a declared
 //! length over the limit, 400 for a malformed body. hyper then closes the connection
 //! after the answer. Closed with bytes of the body still coming, the socket answers them
 //! with a reset, which can reach the client before it has read the answer, or fail its

@@ -45,7 +45,12 @@
 //! corrected calls (at most 20 calls and about 16 KiB of them are quoted, each call and
 //! error cut at 2000 characters; the message counts the calls left out, which are not
 //! made). The calls of a repair answer are passed on like any others; its text is
-//! not (the first answer's text was the reply). `tool_choice: "required"` and a named tool
+//! not (the first answer's text was the reply). A call it writes again that an earlier
+//! answer of the turn passed on (the same tool with the same bound arguments; for the
+//! upstream's own `tool_calls`, the same name and arguments) is dropped: a model asked
+//! for its corrected calls often lists them all, and the client would make it twice.
+//! The same holds for resamples, and with [`Options::keep_repeated_calls`] too, which
+//! is about repeats within one answer. `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
 //! wrote, at the end of the content (or where it stood, when `repair_rounds` is 0 and no
@@ -156,7 +161,11 @@
 //! # Pass-through
 //!
 //! A request without `tools` (absent, `null` or empty) is forwarded byte for byte, and a
-//! successful answer comes back byte for byte, streamed or not. `tool_choice: "none"`
+//! successful answer comes back byte for byte, streamed or not; a stream is passed on
+//! event by event, each once it is whole, so that a stream the gateway ends early (the
+//! size limit, an upstream failure, the request's time limit) ends with its error event
+//! on a line of its own after the last whole event, never inside an unfinished `data:`
+//! line. `tool_choice: "none"`
 //! rewrites the history (so earlier calls and results still read right), sends no tools and
 //! passes the answer through. `GET /v1/models` passes through. `n` above 1 is refused for
 //! requests with tools.
@@ -193,13 +202,16 @@
 //!   declared length says so); a body whose chunked encoding is malformed, or that ends
 //!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
 //!   are cut off with an error, and an answer the gateway reads (one with calls to find)
-//!   that is not UTF-8 is a 502, never read with replacement characters; `atfunc eval`
-//!   reads answers with the same routine. A request is held as the
+//!   that is not UTF-8, whole or in any event of its stream, is a 502 (an error event
+//!   once the client's stream has started), never read with replacement characters;
+//!   `atfunc eval` reads answers with the same routine. A request is held as the
 //!   text it came in, field by field and message by message; only the messages rewritten
 //!   are parsed, and of `tools` only what the interface loader reads (an 8 MB request of
 //!   padded tools peaks the gateway at about 45 MB, not 450).
 //! - One request passes on at most 1000 calls: each is a `tool_calls` entry many times
-//!   the size of its text. Calls past it are refused as calls that do not bind are.
+//!   the size of its text. Calls past it are refused as calls that do not bind are, so
+//!   when no round is left only they are given back as text, never a call passed on (a
+//!   repair answer that writes the passed-on calls again has them dropped, above).
 //! - [`Options::upstream_timeout`] bounds the wait for the upstream's response head and for
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
@@ -227,8 +239,14 @@
 //!   clients that open connections and send nothing cannot use up the file descriptors.
 //! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
 //!   streamed answer holding its place until its last byte; one more gets 503 with
-//!   `Retry-After: 1` at once, before its body is read, so a crowd cannot make the gateway
-//!   hold more request and answer bodies than that. `GET /health` is not counted.
+//!   `Retry-After: 1` at once. A request takes its place when its body is whole: a body
+//!   on its way holds none, so clients that send a head and one byte of a body and stall
+//!   do not keep other requests out until [`Options::body_timeout`]. Bodies hold bytes
+//!   instead, from when they are read until their answer is over: together at most as
+//!   many as `max_concurrent` bodies of [`Options::max_request_bytes`]; a piece beyond
+//!   that gets the same 503, so a crowd cannot make the gateway hold more request bodies
+//!   than that many requests could send.
+//!   `GET /health` is not counted.
 //! - An answer given before the request's body was read (503, 401, 413 for a declared
 //!   length, 400) ends the connection with a lingering close: the rest of the body is read
 //!   and thrown away, at most [`Options::max_request_bytes`] of it for at most
@@ -326,7 +344,9 @@ pub struct Options {
     /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
     /// with the same arguments). Default off: such a repeat ends the answer, since a small
     /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
-    /// a client whose tools mean to be called twice alike in one answer turns it on.
+    /// a client whose tools mean to be called twice alike in one answer turns it on. A
+    /// repair answer's call that an earlier answer of the turn passed on is dropped either
+    /// way (see [Repair rounds](self#repair-rounds)).
     pub keep_repeated_calls: bool,
     /// Under a grammar, how many times an answer whose calls do not bind (or that lacks
     /// the call `tool_choice` requires) is asked again as the turn began, sampled, before
@@ -358,7 +378,9 @@ pub struct Options {
     /// atfunc's syntax: [`Gateway::new`] refuses [`Options::constrain`] and
     /// [`Options::constrain_per_request`] with another dialect.
     pub upstream_dialect: Dialect,
-    /// Most requests handled at once (at least 1); one more is answered 503 at once.
+    /// Most requests handled at once (at least 1); one more is answered 503 at once. A
+    /// request is counted once its body is whole; bodies (being read, or of requests
+    /// under way) hold at most this many times [`Options::max_request_bytes`] together.
     /// Default 64.
     pub max_concurrent: usize,
     /// Longest time a request's head may take to arrive, from its first byte. Default
@@ -481,11 +503,14 @@ pub struct Gateway {
     expected_auth: Option<Vec<u8>>,
     /// What the upstream gets as `Authorization`, when a key is set for it.
     upstream_auth: Option<HeaderValue>,
-    /// One permit per request under way (`max_concurrent` in all).
+    /// One permit per request under way (`max_concurrent` in all), taken once its body
+    /// is whole.
     slots: Arc<tokio::sync::Semaphore>,
     /// The warnings about clients' tools already written to stderr: clients send the same
     /// tools with every request, and each warning is worth reading once.
     warned: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// The bytes the bodies being read may hold together.
+    bodies: body::BodyBudget,
 }
 
 /// Most distinct tool warnings remembered; past it new ones are no longer written, so a
@@ -561,6 +586,7 @@ impl Gateway {
             .as_ref()
             .map(|key| format!("Bearer {key}").into_bytes());
         let slots = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent));
+        let bodies = body::BodyBudget::new(options.max_concurrent, options.max_request_bytes);
         Ok(Gateway {
             options,
             upstream,
@@ -568,6 +594,7 @@ impl Gateway {
             upstream_auth,
             slots,
             warned: std::sync::Mutex::default(),
+            bodies,
         })
     }
 
@@ -601,15 +628,17 @@ impl Gateway {
     /// `GET /health`.
     pub fn router(self) -> Router {
         let state = Arc::new(self);
+        // A chat completion takes its place itself, once its body is whole (see
+        // `chat_completions`); the models have no body to wait for.
         Router::new()
-            .route("/v1/chat/completions", post(chat_completions))
-            .route("/chat/completions", post(chat_completions))
             .route("/v1/models", get(models))
             .route("/models", get(models))
             .route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&state),
                 one_of_max_concurrent,
             ))
+            .route("/v1/chat/completions", post(chat_completions))
+            .route("/chat/completions", post(chat_completions))
             .route_layer(axum::middleware::from_fn_with_state(
                 Arc::clone(&state),
                 within_request_timeout,
@@ -657,25 +686,31 @@ async fn one_of_max_concurrent(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let Ok(permit) = Arc::clone(&gateway.slots).try_acquire_owned() else {
-        let mut busy = ApiError::new(
-            axum::http::StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "The gateway is handling as many requests as it may ({}); try again shortly",
-                gateway.options.max_concurrent
-            ),
-            "server_error",
-            Some("busy"),
-        )
-        .into_response();
-        busy.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return busy;
-    };
-    let (parts, body) = next.run(request).await.into_parts();
+    match gateway.take_place() {
+        Ok(place) => held((place, None), next.run(request).await),
+        Err(busy) => busy.into_response(),
+    }
+}
+
+impl Gateway {
+    /// One of the `max_concurrent` places, or 503.
+    fn take_place(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.slots)
+            .try_acquire_owned()
+            .map_err(|_| ApiError::busy(self.options.max_concurrent))
+    }
+}
+
+/// `response`, holding `place` (and the request body's bytes of the body budget) until
+/// its body is done or dropped.
+fn held(
+    place: (tokio::sync::OwnedSemaphorePermit, Option<body::BodyBytes>),
+    response: Response,
+) -> Response {
+    let (parts, body) = response.into_parts();
     let body = futures::StreamExt::map(body.into_data_stream(), move |chunk| {
         // Owned by the stream: the place is given back when the body is dropped.
-        let _held = &permit;
+        let _held = &place;
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
@@ -702,15 +737,31 @@ async fn within_request_timeout(
     response.map(|body| Body::new(deadline::Cut::new(body, deadline, last)))
 }
 
+/// Checks the key, reads the body whole, then takes one of the `max_concurrent` places: a
+/// body on its way holds bytes of the gateway's body budget, not a place (see
+/// [`body`]), so clients whose bodies stall cannot keep whole requests out.
 async fn chat_completions(
     State(gateway): State<Arc<Gateway>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    match chat::handle(gateway, headers, body).await {
-        Ok(response) => response,
-        Err(error) => error.into_response(),
-    }
+    let answer = async {
+        gateway.authorize(&headers)?;
+        let (raw, bytes) = body::read(
+            body,
+            gateway.options.max_request_bytes,
+            gateway.options.body_timeout,
+            &gateway.bodies,
+        )
+        .await?;
+        let place = (gateway.take_place()?, Some(bytes));
+        let response = match chat::handle(Arc::clone(&gateway), headers, raw).await {
+            Ok(response) => response,
+            Err(error) => error.into_response(),
+        };
+        Ok::<_, ApiError>(held(place, response))
+    };
+    answer.await.unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {

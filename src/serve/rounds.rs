@@ -304,6 +304,7 @@ pub(crate) async fn read_answer(
             let data = match event {
                 Sse::Data(data) => data,
                 Sse::Error(data) => return StreamEnd::Failed(event_error(&data)),
+                Sse::NotUtf8 { at } => return StreamEnd::Failed(upstream.not_utf8(at)),
             };
             if data.trim() == "[DONE]" {
                 said_end = true;

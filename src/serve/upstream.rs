@@ -116,6 +116,12 @@ impl Upstream {
         }
     }
 
+    /// The error for a streamed answer whose byte `at` (from the stream's start) is the
+    /// first that is not UTF-8: as for a whole answer, a 502.
+    pub(crate) fn not_utf8(&self, at: usize) -> ApiError {
+        self.answer_error(AnswerError::NotUtf8 { at })
+    }
+
     /// The error for an answer that could not be read.
     fn answer_error(&self, error: AnswerError) -> ApiError {
         match error {

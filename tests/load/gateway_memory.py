@@ -134,8 +134,8 @@ class Gateway:
         except urllib.error.HTTPError as error:
             return error.code, len(error.read())
         except (urllib.error.URLError, ConnectionError):
-            # Refused (503) before the body was read: the gateway closed the connection
-            # while the body was still being sent.
+            # Refused (503) before the whole body was read: the gateway closed the
+            # connection while the body was still being sent.
             return "closed while sending", 0
 
     def stop(self):

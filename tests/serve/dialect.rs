@@ -374,6 +374,47 @@ async fn a_call_that_does_not_bind_gets_a_repair_round_in_the_models_format() {
     assert_eq!(streamed, expected);
 }
 
+/// A repair answer that writes again a call the first answer passed on (the model lists
+/// every call, not only the corrected one) does not pass it on twice: atfunc's syntax and
+/// models' own formats, whole and streamed.
+#[tokio::test]
+async fn a_repair_answer_does_not_pass_on_a_call_made_before() {
+    let cases = [
+        (
+            Dialect::Atfunc,
+            "@get_weather(Paris)\n@local_time()",
+            "@get_weather(Paris)\n@local_time(Oslo)",
+        ),
+        (
+            Dialect::Hermes,
+            "<tool_call>{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n\
+             <tool_call>{\"name\": \"local_time\", \"arguments\": {}}</tool_call>",
+            "<tool_call>{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n\
+             <tool_call>{\"name\": \"local_time\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>",
+        ),
+        (
+            Dialect::Pythonic,
+            "[get_weather(city='Paris'), local_time()]",
+            "[get_weather(city='Paris'), local_time(city='Oslo')]",
+        ),
+    ];
+    let expected = json!({"content": null, "calls": [
+        {"name": "get-weather", "arguments": "{\"city\":\"Paris\"}"},
+        {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]});
+    for (dialect, first, repair) in cases {
+        let answers = [json!({"content": first}), json!({"content": repair})];
+        let setup = Setup::new(dialect, &answers).await;
+        let (status, whole) = setup.whole(&request()).await;
+        assert_eq!(status, 200, "{whole}");
+        assert_eq!(joined(&whole), expected, "{dialect}: {whole}");
+        assert_eq!(setup.requests().len(), 2, "{dialect}: no repair round");
+        setup.script(&answers);
+        let (streamed, finish) = setup.streamed(&request()).await;
+        assert_eq!(streamed, expected, "{dialect} streamed");
+        assert_eq!(finish, "tool_calls");
+    }
+}
+
 #[tokio::test]
 async fn a_call_block_that_cannot_be_read_gets_a_repair_round() {
     let bad = "<tool_call>{\"name\": \"get-weather\", \"arguments\": {\"city\": </tool_call>";

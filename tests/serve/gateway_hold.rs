@@ -1,7 +1,7 @@
 //! The gateway holds against stalled clients: `atfunc serve` with 256 file descriptors,
 //! 300 connections that send nothing, half a request head, or a head and one byte of the
-//! body are each closed after the time limit, and a normal request then gets its answer.
-//! Every loop is bounded in count and time.
+//! body are each closed after the time limit, and a normal request then gets its answer;
+//! bodies that stall hold no place meanwhile. Every loop is bounded in count and time.
 #![cfg(all(feature = "cli", unix))]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -628,8 +628,9 @@ fn post_large(address: &str, body: &[u8]) -> String {
     answer.lines().next().unwrap_or("(nothing)").to_owned()
 }
 
-/// Beyond `--max-concurrent`, a request is answered 503 before its body is read; the
-/// client, still sending its 8 MB, reads that answer rather than a reset.
+/// Beyond `--max-concurrent`, a request is answered 503: once its body is whole, or
+/// before, when the bodies being read hold all the bytes `--max-concurrent` requests may;
+/// a client still sending its 8 MB reads that answer rather than a reset.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_requests_beyond_max_concurrent_each_read_their_503() {
     let upstream = upstream().await;
@@ -678,4 +679,31 @@ async fn large_requests_beyond_max_concurrent_each_read_their_503() {
     let answer = chat(&served.address).await;
     assert_eq!(answer.status(), 200);
     assert!(answer.text().await.unwrap().contains("Hello."));
+}
+
+/// Requests whose bodies stall (a head and one byte of a body, as many as
+/// `--max-concurrent` and a few more) hold no place: a body takes one when it is whole, so
+/// a normal request is answered at once, not 503 until the body time limit frees them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stalled_bodies_do_not_take_the_places_of_whole_requests() {
+    let upstream = upstream().await;
+    let served = Served::start(&upstream, &["--body-timeout", "30"]);
+    let address = served.address.clone();
+    let stalled = tokio::task::spawn_blocking(move || {
+        (0..70)
+            .map(|_| stall(&address, format!("{HEAD}{{").as_bytes()).0)
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    // Until the gateway has read every head (bounded; the bodies then stall for 30 s).
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let answer = chat(&served.address).await;
+    assert_eq!(
+        answer.status(),
+        200,
+        "a request behind stalled bodies was refused"
+    );
+    assert!(answer.text().await.unwrap().contains("Hello."));
+    drop(stalled);
 }

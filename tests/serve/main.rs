@@ -2,7 +2,8 @@
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
 //! (`gateway_hold.rs`); in front of a model that writes its own call format (`dialect.rs`);
 //! deciding first under `tool_choice: "auto"` (`decide.rs`); text arguments grounded in the
-//! user's words (`ground.rs`);
+//! user's words (`ground.rs`); a passed-through stream cut short ends with an error event
+//! of its own (`pass_through.rs`);
 //! and one limit and one behaviour for an endpoint's answer in the
 //! gateway and the evaluator (`endpoint_answers.rs`).
 
@@ -16,3 +17,4 @@ mod endpoint_answers;
 mod gateway;
 mod gateway_hold;
 mod ground;
+mod pass_through;
