@@ -278,17 +278,25 @@ fn check_tools(
 
 /// A config file's problems, all of them (unknown fields included), as `exec` would
 /// refuse it ([`Config::check`](atfunc::config::Config::check): nothing is started); none,
-/// and its toolboxes printed, when it is valid.
+/// and its toolboxes printed, when it is valid, with a warning for each environment
+/// variable it reads that is not set here.
 fn check_config(path: &std::path::Path) -> Result<Vec<String>, Failure> {
     let runtime = tools::runtime()?;
-    let checked = atfunc::config::Config::from_path(path)
-        .and_then(|config| runtime.block_on(config.check()).map(|()| config));
+    let checked = atfunc::config::Config::from_path(path).and_then(|config| {
+        runtime
+            .block_on(config.check())
+            .map(|warnings| (config, warnings))
+    });
     match checked {
-        Ok(config) => {
+        Ok((config, warnings)) => {
             let names = config.toolbox_names();
             println!("{}: ok, {} toolbox(es)", path.display(), names.len());
             for name in names {
                 println!("  {name}");
+            }
+            // A secret this machine lacks is no fault of the config; `exec` refuses it.
+            for warning in warnings {
+                println!("{}: warning: {warning}", path.display());
             }
             Ok(Vec::new())
         }

@@ -60,7 +60,8 @@
 //! response, a program's output or an error that echoes it (as written, in hex, in base64,
 //! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable when the registry is built to run calls
-//! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
+//! ([`Config::build`]); checking the config ([`Config::check`]) reports it as a warning,
+//! and listing the functions ([`Config::build_for_listing`]) needs none.
 //!
 //! A field that is not known where it stands (`"timout_ms"`) is a problem too, reported
 //! with the closest known name, so a typo is never dropped without a word.
@@ -318,17 +319,21 @@ impl Config {
     /// functions) and sets the root. Every problem is reported at once; if any is found,
     /// no MCP server is left running.
     pub async fn build(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Required, Servers::Start).await
+        let (registry, _) = self.build_with(Secrets::Required, Servers::Start).await?;
+        Ok(registry)
     }
 
     /// Checks the config as [`Config::build`] would build it, reporting every problem
-    /// `build` would report, without starting anything: the environment variables it
-    /// names are read, the file boxes' folders opened, every box but the MCP servers
-    /// registered, the root set and the `confirm` lists checked against the functions.
-    /// Only what a started MCP server would say (whether it starts, its tools, and so
-    /// whether an MCP box's `confirm` list names them) is left out. This is
-    /// `atfunc check --config`: one code path with `build`, so a config `check` passes is
-    /// one `exec` and `serve` accept.
+    /// `build` would report, without starting anything: the file boxes' folders are
+    /// opened, every box but the MCP servers registered, the root set and the `confirm`
+    /// lists checked against the functions. Only what a started MCP server would say
+    /// (whether it starts, its tools, and so whether an MCP box's `confirm` list names
+    /// them) is left out. This is `atfunc check --config`: one code path with `build`, so a
+    /// config `check` passes is one `exec` and `serve` accept once its secrets are set.
+    ///
+    /// A config is checked where its secrets are not (CI, a laptop), as `terraform
+    /// validate` needs no credentials: an environment variable it names that is not set
+    /// is no problem here but a warning, one of those returned; `build` refuses it.
     ///
     /// ```
     /// use atfunc::config::Config;
@@ -343,14 +348,25 @@ impl Config {
     ///     error.problems(),
     ///     ["toolbox 'shell' (#1): field 'confirm': 'shred' is not one of its functions; they are wipe"]
     /// );
+    ///
+    /// let unset = Config::from_text(
+    ///     r#"{"toolboxes": [{"name": "shell", "kind": "command",
+    ///         "env": {"TOKEN": {"env": "ATFUNC_DOC_UNSET"}}, "functions": []}]}"#,
+    ///     ".",
+    /// ).unwrap();
+    /// assert_eq!(
+    ///     unset.check().await.unwrap(),
+    ///     ["toolbox 'shell' (#1): field 'env.TOKEN' reads the environment variable ATFUNC_DOC_UNSET, which is not set"]
+    /// );
+    /// assert!(unset.build().await.is_err());
     /// # });
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub async fn check(&self) -> Result<(), ConfigError> {
-        let registry = self.build_with(Secrets::Required, Servers::Skip).await?;
+    pub async fn check(&self) -> Result<Vec<String>, ConfigError> {
+        let (registry, warnings) = self.build_with(Secrets::Warn, Servers::Skip).await?;
         // Nothing was started; closing is for form.
         let _ = registry.close().await;
-        Ok(())
+        Ok(warnings)
     }
 
     /// Builds the registry as [`Config::build`] does, to list its functions rather than
@@ -359,15 +375,16 @@ impl Config {
     /// header it would give is sent empty, and a program's or an MCP server's variable is
     /// left unset (an MCP server is started, to list its tools).
     pub async fn build_for_listing(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Optional, Servers::Start).await
+        let (registry, _) = self.build_with(Secrets::Optional, Servers::Start).await?;
+        Ok(registry)
     }
 
     async fn build_with(
         &self,
         secrets: Secrets,
         servers_do: Servers,
-    ) -> Result<Registry, ConfigError> {
-        let mut problems = Vec::new();
+    ) -> Result<(Registry, Vec<String>), ConfigError> {
+        let mut found = Found::default();
         let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
         // MCP servers start last, and only when everything else is right.
         let mut servers: Vec<&ToolboxSpec> = Vec::new();
@@ -376,16 +393,20 @@ impl Config {
                 servers.push(spec);
                 continue;
             }
-            if let Some(tool_box) = build_local(spec, secrets, &mut problems) {
+            if let Some(tool_box) = build_local(spec, secrets, &mut found) {
                 boxes.push(tool_box);
             }
         }
         let mut mcp_env = Vec::new();
         for spec in &servers {
             if let KindSpec::Mcp { env, .. } = &spec.kind {
-                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut problems));
+                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut found));
             }
         }
+        let Found {
+            mut problems,
+            warnings,
+        } = found;
         if !problems.is_empty() {
             return Err(self.invalid(problems));
         }
@@ -461,7 +482,7 @@ impl Config {
             let _ = registry.close().await;
             return Err(self.invalid(problems));
         }
-        Ok(registry)
+        Ok((registry, warnings))
     }
 
     fn invalid(&self, problems: Vec<String>) -> ConfigError {

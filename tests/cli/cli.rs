@@ -934,8 +934,8 @@ fn check_validates_a_config_and_lists_every_problem() {
 }
 
 /// `check --config` refuses what `exec --config` refuses, with the same message: a
-/// `confirm` list naming a function the box does not have, a variable that is not set, a
-/// file box's folder that does not exist.
+/// `confirm` list naming a function the box does not have, a file box's folder that does
+/// not exist.
 #[test]
 fn check_refuses_a_config_exec_refuses_with_the_same_message() {
     let dir = tempfile::tempdir().unwrap();
@@ -944,10 +944,6 @@ fn check_refuses_a_config_exec_refuses_with_the_same_message() {
         format!(
             r#"{{"toolboxes": [{{"name": "shell", "kind": "command", "confirm": ["wipe", "shred"],
                 "functions": [{function}]}}]}}"#
-        ),
-        format!(
-            r#"{{"toolboxes": [{{"name": "shell", "kind": "command",
-                "env": {{"TOKEN": {{"env": "ATFUNC_TEST_UNSET_TOKEN"}}}}, "functions": [{function}]}}]}}"#
         ),
         String::from(
             r#"{"toolboxes": [{"name": "files", "kind": "file", "root": "no-such-folder"}]}"#,
@@ -968,11 +964,59 @@ fn check_refuses_a_config_exec_refuses_with_the_same_message() {
         assert_eq!(stdout(&check), refused, "{text}");
         let expected = [
             "field 'confirm': 'shred' is not one of its functions; they are wipe",
-            "reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set",
             "field 'root'",
         ];
         assert!(refused.contains(expected[i]), "{refused}");
     }
+}
+
+/// A config is checked in CI and on a laptop without the production secrets: `check`
+/// passes with a warning naming the variable, `exec` still refuses to start without it.
+#[test]
+fn check_warns_of_an_unset_secret_and_exec_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"toolboxes": [
+            {"name": "shell", "kind": "command", "env": {"TOKEN": {"env": "ATFUNC_TEST_UNSET_TOKEN"}},
+             "functions": [{"name": "wipe", "parameters": {"type": "object"}, "command": ["true"]}]},
+            {"name": "api", "kind": "http", "base_url": "http://127.0.0.1:9",
+             "headers": {"Authorization": {"env": "ATFUNC_TEST_UNSET_KEY", "prefix": "Bearer "}},
+             "functions": [{"name": "ping", "parameters": {"type": "object"}, "path": "/ping"}]}]}"#,
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    let check = atfunc(&["check", "--config", config], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let file = path.display();
+    assert_eq!(
+        stdout(&check),
+        format!(
+            "{file}: ok, 2 toolbox(es)\n  shell\n  api\n\
+             {file}: warning: toolbox 'shell' (#1): field 'env.TOKEN' reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set\n\
+             {file}: warning: toolbox 'api' (#2): field 'headers.Authorization' reads the environment variable ATFUNC_TEST_UNSET_KEY, which is not set\n"
+        )
+    );
+    let exec = atfunc(&["exec", "--config", config], b"@shell.wipe()");
+    assert_eq!(exec.status.code(), Some(2), "{}", stdout(&exec));
+    assert!(
+        stderr(&exec).contains(
+            "field 'env.TOKEN' reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set"
+        ),
+        "{}",
+        stderr(&exec)
+    );
+    // A problem beside the unset variable still fails the check.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("http://127.0.0.1:9", "ftp://x")).unwrap();
+    let check = atfunc(&["check", "--config", config], b"");
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    assert!(
+        !stdout(&check).contains("ATFUNC_TEST_UNSET"),
+        "{}",
+        stdout(&check)
+    );
 }
 
 #[test]

@@ -446,6 +446,11 @@ async fn listing_needs_no_secret_and_running_does() {
         error.contains("reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"),
         "{error}"
     );
+    // Checking needs no secret either: the variable is a warning.
+    assert_eq!(
+        config.check().await.unwrap(),
+        ["toolbox 'api' (#1): field 'headers.Authorization' reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"]
+    );
 }
 
 #[tokio::test]
