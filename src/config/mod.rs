@@ -64,7 +64,9 @@
 //! and listing the functions ([`Config::build_for_listing`]) needs none.
 //!
 //! A field that is not known where it stands (`"timout_ms"`) is a problem too, reported
-//! with the closest known name, so a typo is never dropped without a word.
+//! with the closest known name, so a typo is never dropped without a word. So is a key
+//! given twice in one object (`"root": "./box", "root": "/"`), anywhere in the file: JSON
+//! readers keep the last one silently.
 
 #[cfg(feature = "file")]
 use crate::execute::FileBox;
@@ -290,7 +292,8 @@ impl Config {
             message: json_message(&e),
         })?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
-        let mut problems = Vec::new();
+        // The parsed value kept only the last of two equal keys; the text still has both.
+        let mut problems = duplicate_keys(text);
         let config = read_config(&json, &dir, &file, &mut problems);
         if problems.is_empty() {
             Ok(config)
@@ -494,12 +497,14 @@ impl Config {
 }
 
 mod build;
+mod duplicates;
 mod fields;
 mod kinds;
 mod read;
 mod secrets;
 
 use build::*;
+use duplicates::duplicate_keys;
 use fields::*;
 #[cfg(feature = "mcp")]
 pub use kinds::DEFAULT_MCP_TIMEOUT;
