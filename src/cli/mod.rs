@@ -277,16 +277,13 @@ fn check_tools(
 }
 
 /// A config file's problems, all of them (unknown fields included), as `exec` would
-/// refuse it ([`Config::check`](atfunc::config::Config::check): nothing is started); none,
+/// refuse it ([`Config::check_file`](atfunc::config::Config::check_file): nothing is
+/// started); none,
 /// and its toolboxes printed, when it is valid, with a warning for each environment
 /// variable it reads that is not set here.
 fn check_config(path: &std::path::Path) -> Result<Vec<String>, Failure> {
     let runtime = tools::runtime()?;
-    let checked = atfunc::config::Config::from_path(path).and_then(|config| {
-        runtime
-            .block_on(config.check())
-            .map(|warnings| (config, warnings))
-    });
+    let checked = runtime.block_on(atfunc::config::Config::check_file(path));
     match checked {
         Ok((config, warnings)) => {
             let names = config.toolbox_names();

@@ -21,7 +21,8 @@
 //! naming its toolbox and field; [`Config::build`] then reads the environment variables the
 //! file names, opens folders, starts MCP servers and returns a [`Registry`].
 //! [`Config::check`] goes the same way as `build` without starting the MCP servers, so
-//! it reports what `build` would refuse.
+//! it reports what `build` would refuse; [`Config::check_file`] does both steps at once,
+//! and lists the problems of reading and of building together.
 //!
 //! # Fields
 //!
@@ -157,6 +158,9 @@ pub struct Config {
     dir: PathBuf,
     root: Option<String>,
     toolboxes: Vec<ToolboxSpec>,
+    /// Toolboxes that could not be read (a config with any is refused): their names, so
+    /// that a check of the rest does not call them missing.
+    unread: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -240,19 +244,63 @@ impl KindSpec {
     }
 }
 
+/// A config file's text, its folder (where relative paths start) and its name for messages.
+fn read_file(path: &Path) -> Result<(String, PathBuf, String), ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    Ok((text, dir, path.display().to_string()))
+}
+
 impl Config {
     /// Reads and checks a config file. Relative paths in it are relative to its folder.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-        let dir = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        Config::parse(&text, &dir, path.display().to_string())
+        let (text, dir, file) = read_file(path.as_ref())?;
+        Config::parse(&text, &dir, file)
+    }
+
+    /// Reads a config file and checks it as [`Config::check`] does, in one go, so that
+    /// every problem of the file is listed at once: those of reading it (a field of the
+    /// wrong type, an unknown field) and those of building it (a folder that does not
+    /// exist, a `confirm` list naming a function the box does not have). Only the toolboxes
+    /// that read without a problem are built, so no problem is reported twice. This is
+    /// `atfunc check --config`. Returns the config and the warnings of [`Config::check`].
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// let path = folder.path().join("atfunc.json");
+    /// std::fs::write(&path, r#"{"toolboxes": [
+    ///     {"name": "api", "kind": "http", "base_url": 8080, "functions": []},
+    ///     {"name": "docs", "kind": "file", "root": "no-such-folder"}]}"#)?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let error = Config::check_file(&path).await.unwrap_err();
+    /// let problems = error.problems();
+    /// assert_eq!(problems[0], "toolbox 'api' (#1): field 'base_url' must be a string, found a number");
+    /// assert!(problems[1].starts_with("toolbox 'docs' (#2): field 'root': "));
+    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn check_file(path: impl AsRef<Path>) -> Result<(Config, Vec<String>), ConfigError> {
+        let (text, dir, file) = read_file(path.as_ref())?;
+        let (config, mut problems) = Config::read(&text, &dir, file)?;
+        match config.build_with(Secrets::Warn, Servers::Skip).await {
+            Ok((registry, warnings)) => {
+                // Nothing was started; closing is for form.
+                let _ = registry.close().await;
+                if problems.is_empty() {
+                    return Ok((config, warnings));
+                }
+            }
+            Err(error) => problems.extend(error.problems().iter().cloned()),
+        }
+        Err(config.invalid(problems))
     }
 
     /// Checks a config given as text; relative paths in it are relative to `dir`.
@@ -285,6 +333,18 @@ impl Config {
     }
 
     fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
+        let (config, problems) = Config::read(text, dir, file)?;
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(config.invalid(problems))
+        }
+    }
+
+    /// The config as far as it could be read, and the problems found; an error only for
+    /// text that is not JSON. A toolbox with a problem is left out of the config, its
+    /// name kept in `unread`.
+    fn read(text: &str, dir: &Path, file: String) -> Result<(Config, Vec<String>), ConfigError> {
         let json: Json = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.clone(),
             line: e.line(),
@@ -295,11 +355,7 @@ impl Config {
         // The parsed value kept only the last of two equal keys; the text still has both.
         let mut problems = duplicate_keys(text);
         let config = read_config(&json, &dir, &file, &mut problems);
-        if problems.is_empty() {
-            Ok(config)
-        } else {
-            Err(ConfigError::Invalid { file, problems })
-        }
+        Ok((config, problems))
     }
 
     /// The toolbox called without a prefix, if the config names one.
@@ -391,13 +447,17 @@ impl Config {
         let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
         // MCP servers start last, and only when everything else is right.
         let mut servers: Vec<&ToolboxSpec> = Vec::new();
+        // Boxes that are not there, whose names the root and confirm checks pass over:
+        // their problems are reported already.
+        let mut failed: Vec<&str> = Vec::new();
         for spec in &self.toolboxes {
             if matches!(spec.kind, KindSpec::Mcp { .. }) {
                 servers.push(spec);
                 continue;
             }
-            if let Some(tool_box) = build_local(spec, secrets, &mut found) {
-                boxes.push(tool_box);
+            match build_local(spec, secrets, &mut found) {
+                Some(tool_box) => boxes.push(tool_box),
+                None => failed.push(spec.name.as_str()),
             }
         }
         let mut mcp_env = Vec::new();
@@ -410,22 +470,19 @@ impl Config {
             mut problems,
             warnings,
         } = found;
-        if !problems.is_empty() {
-            return Err(self.invalid(problems));
+        // Only checking, or with a problem already found, the MCP servers do not start:
+        // their boxes are not registered, not the root, their confirm lists not checked.
+        // The rest is still checked, so that every problem is listed at once.
+        if servers_do == Servers::Skip || !problems.is_empty() {
+            failed.extend(std::mem::take(&mut servers).iter().map(|s| s.name.as_str()));
         }
-        // Only checking, the MCP boxes are not there: not started, so not registered,
-        // not the root, their confirm lists not checked.
-        let skipped: Vec<&str> = match servers_do {
-            Servers::Start => Vec::new(),
-            Servers::Skip => std::mem::take(&mut servers)
-                .into_iter()
-                .map(|spec| spec.name.as_str())
-                .collect(),
-        };
         for (spec, env) in servers.into_iter().zip(mcp_env) {
             match start_mcp(spec, &env).await {
                 Ok(tool_box) => boxes.push(tool_box),
-                Err(problem) => problems.push(problem),
+                Err(problem) => {
+                    problems.push(problem);
+                    failed.push(spec.name.as_str());
+                }
             }
         }
         // Keeps the registry's order the config's order.
@@ -448,7 +505,13 @@ impl Config {
                 problems.push(format!("{at}: {e}"));
             }
         }
-        let is_skipped = |name: &str| skipped.iter().any(|s| s.eq_ignore_ascii_case(name));
+        let is_skipped = |name: &str| {
+            failed
+                .iter()
+                .copied()
+                .chain(self.unread.iter().map(String::as_str))
+                .any(|s| s.eq_ignore_ascii_case(name))
+        };
         if let Some(root) = self.root.as_deref().filter(|root| !is_skipped(root)) {
             if let Err(e) = registry.set_root(root) {
                 problems.push(format!("field 'root': {e}"));

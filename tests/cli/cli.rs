@@ -970,6 +970,44 @@ fn check_refuses_a_config_exec_refuses_with_the_same_message() {
     }
 }
 
+/// A problem of one kind does not hide another: a field of the wrong type (even the name
+/// or the kind) leaves the entry's other fields checked, and the checks of building the
+/// config (folders, `confirm` lists) run on the toolboxes that read well.
+#[test]
+fn check_lists_every_problem_of_a_config_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"root": "files", "toolboxes": [
+            {"name": "files", "kind": "file", "root": 5},
+            {"name": 7, "kind": "command",
+             "functions": [{"name": "f", "parameters": {"type": "object"}, "command": "ls"}]},
+            {"name": "sh", "kind": 5, "timout_ms": 1},
+            {"name": "docs", "kind": "file", "root": "no-such-folder"},
+            {"name": "shell", "kind": "command", "confirm": ["wipe"],
+             "functions": [{"name": "f", "parameters": {"type": "object"}, "command": ["true"]}]}]}"#,
+    )
+    .unwrap();
+    let out = atfunc(&["check", "--config", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let file = path.display();
+    let folder = dir.path().join("no-such-folder");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{file}: toolbox 'files' (#1): field 'root' must be a string, found a number\n\
+             {file}: toolbox #2: field 'name' must be a string, found a number\n\
+             {file}: toolbox #2: function 'f': field 'command' must be a list of strings (the program, then its arguments), found a string\n\
+             {file}: toolbox 'sh' (#3): field 'kind' must be a string, found a number\n\
+             {file}: toolbox 'sh' (#3): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, root, max_read_bytes, functions, env, pass_env, inherit_env, cwd, max_output_bytes, uid, gid, base_url, headers, max_response_bytes, max_redirects, command\n\
+             {file}: toolbox 'docs' (#4): field 'root': the root folder {} does not exist\n\
+             {file}: toolbox 'shell' (#5): field 'confirm': 'wipe' is not one of its functions; they are f\n",
+            folder.display()
+        )
+    );
+}
+
 /// A config is checked in CI and on a laptop without the production secrets: `check`
 /// passes with a warning naming the variable, `exec` still refuses to start without it.
 #[test]
