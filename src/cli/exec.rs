@@ -2,6 +2,7 @@
 //! the result blocks for the model's next turn.
 
 use super::confirm::{self, ConfirmMode};
+use super::output::write_failure;
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
@@ -142,7 +143,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         // Boxes may hold processes or connections; give them the chance to shut down.
         if let Err(e) = registry.close().await {
-            eprintln!("atfunc: closing the tool boxes: {e}");
+            super::output::note(&format!("closing the tool boxes: {e}"));
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -367,10 +368,6 @@ fn print_blocks(
         *printed += 1;
     }
     Ok(())
-}
-
-fn write_failure(e: std::io::Error) -> Failure {
-    Failure(format!("cannot write output: {e}"))
 }
 
 /// Writes every call event to `path` (`-`: standard error) as one JSON object a line, each

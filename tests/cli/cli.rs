@@ -1008,6 +1008,74 @@ fn check_lists_every_problem_of_a_config_at_once() {
     );
 }
 
+/// A tool's or toolbox's name comes from a file: a message quoting it shows its escape
+/// sequences (a new window title, a cleared screen) written out, never sends them.
+#[test]
+fn messages_show_the_escape_sequences_of_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("box")).unwrap();
+    let name = "x\u{1b}]0;title\u{7}\u{1b}[2Jy";
+    let shown = "x\\u{001b}]0;title\\u{0007}\\u{001b}[2Jy";
+    let config = dir.path().join("atfunc.json");
+    let toolbox = serde_json::json!({"toolboxes": [{"name": name, "kind": "file", "root": "box"}]});
+    std::fs::write(&config, toolbox.to_string()).unwrap();
+    let tools = dir.path().join("tools.json");
+    let function = serde_json::json!([{"type": "function", "function": {
+        "name": name, "description": "d", "parameters": {"type": "object", "properties": {}}}}]);
+    std::fs::write(&tools, function.to_string()).unwrap();
+    let config = config.to_str().unwrap();
+    for command in ["check", "render", "parse", "exec"] {
+        let out = atfunc(&[command, "--config", config], b"@x.y()");
+        let seen = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!seen.contains(['\u{1b}', '\u{7}']), "{command}: {seen:?}");
+        assert!(
+            seen.contains(&format!("toolbox '{shown}' (#1)")),
+            "{command}: {seen:?}"
+        );
+    }
+    let out = atfunc(&["check", "--tools", tools.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(&format!("(defined as {shown})\n")),
+        "{:?}",
+        stdout(&out)
+    );
+}
+
+/// Output into a pipe whose reader has gone (`| head`) ends every command the same way:
+/// a message and exit code 2, never a panic.
+#[test]
+fn a_closed_pipe_is_a_failure_not_a_panic() {
+    let tools = "examples/demo/tools.json";
+    for args in [
+        &["render", "--tools", tools][..],
+        &["render", "--tools", tools, "--format", "openai"],
+        &["grammar", "--tools", tools],
+        &["check", "--tools", tools],
+        &["check", "--config", "examples/config/atfunc.json"],
+        &["parse", "examples/demo/completion.txt"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before atfunc starts: its first write fails, whatever the timing.
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let args = args.join(" ");
+        assert_eq!(out.status.code(), Some(2), "{args}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("atfunc: cannot write output: "),
+            "{args}: {}",
+            stderr(&out)
+        );
+    }
+}
+
 /// A config is checked in CI and on a laptop without the production secrets: `check`
 /// passes with a warning naming the variable, `exec` still refuses to start without it.
 #[test]
