@@ -599,6 +599,39 @@ fn exec_output_is_the_same_however_the_input_arrives() {
     assert_eq!(stdout(&out), stdout(&whole));
 }
 
+/// Of two tools with one model name, the winner is decided by the two alone: a tool of
+/// another toolbox listed first (which puts its toolbox, and so a clashing tool, earlier)
+/// does not change it.
+#[test]
+fn a_name_clash_is_won_whatever_the_other_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |name: &str| format!(r#"{{"name": "{name}", "parameters": {{"type": "object"}}}}"#);
+    let lists = [
+        vec![tool("a.b_c"), tool("a_b.c")],
+        vec![tool("a_b.other"), tool("a.b_c"), tool("a_b.c")],
+        vec![tool("a_b.c"), tool("a.b_c")],
+    ];
+    for (i, list) in lists.iter().enumerate() {
+        let path = dir.path().join(format!("tools-{i}.json"));
+        std::fs::write(&path, format!("[{}]", list.join(","))).unwrap();
+        let out = atfunc(
+            &[
+                "render",
+                "--tools",
+                path.to_str().unwrap(),
+                "--format",
+                "openai",
+                "--with-names",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rendered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rendered["names"]["a_b_c"], "a.b_c", "{list:?}");
+        assert_eq!(rendered["clashes"][0]["dropped"], "a_b.c", "{list:?}");
+    }
+}
+
 #[test]
 fn render_for_model_apis() {
     let dir = tempfile::tempdir().unwrap();
