@@ -123,6 +123,8 @@ pub(super) fn read_config(
     }
     // Not built by a check either, where registering them would say the same again (the
     // first of a name is, so the name stays known).
+    // A name can clash twice (`TOOLS` after `tools`): removed once.
+    clashing.dedup();
     for i in clashing.into_iter().rev() {
         if i < config.toolboxes.len() {
             config.toolboxes.remove(i);

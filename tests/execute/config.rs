@@ -156,6 +156,31 @@ fn duplicate_keys_are_problems_named_with_their_path() {
     );
 }
 
+/// A name that clashes twice (with the control domain and with an earlier toolbox) is
+/// reported twice and leaves the other toolboxes alone.
+#[tokio::test]
+async fn a_name_clashing_twice_leaves_the_others_checked() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("box")).unwrap();
+    let path = folder.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"root": "docs", "toolboxes": [
+            {"name": "tools", "kind": "file", "root": "box"},
+            {"name": "TOOLS", "kind": "file", "root": "box"},
+            {"name": "docs", "kind": "file", "root": "box"},
+            {"name": "gone", "kind": "file", "root": "missing"}]}"#,
+    )
+    .unwrap();
+    let error = Config::check_file(&path).await.unwrap_err();
+    let problems = error.problems();
+    assert_eq!(problems.len(), 4, "{problems:?}");
+    assert!(
+        problems[3].starts_with("toolbox 'gone' (#4): field 'root': "),
+        "{problems:?}"
+    );
+}
+
 #[test]
 fn interface_problems_name_the_function() {
     // `get-temp` is fine: a call writes it `get_temp`.
