@@ -176,12 +176,13 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
     for path in &args.questions {
         let mut one = load_cases(&read(path)?, &answers);
         for skipped in &one.skipped {
-            eprintln!(
-                "atfunc: {}: case {} skipped: {}",
+            // A case's id and reason come from the questions file: shown, not obeyed.
+            super::output::note(&format!(
+                "{}: case {} skipped: {}",
                 path.display(),
                 skipped.id,
                 skipped.reason
-            );
+            ));
         }
         for case in &one.cases {
             *available.entry(case.category.clone()).or_default() += 1;

@@ -2,10 +2,12 @@
 //! the result blocks for the model's next turn.
 
 use super::confirm::{self, ConfirmMode};
+use super::output::write_failure;
 use super::tools::{runtime, ToolArgs};
 use super::Failure;
 use atfunc::execute::{ExecutionReport, Outcome, Registry};
 use atfunc::parse::{Dialect, Span};
+use futures::StreamExt;
 use std::io::{IsTerminal, Read, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,7 +89,11 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
     let escape = stdout.is_terminal();
     let mut out = stdout.lock();
     runtime.block_on(async {
-        let mut chunks = read_in_background(input);
+        let chunks = read_in_background(input);
+        let chunks = futures::stream::unfold(chunks, |mut chunks| async move {
+            let chunk = chunks.recv().await?;
+            Some((chunk, chunks))
+        });
         // Each outcome is written out as it comes, so none is kept: memory stays flat
         // however many calls the input holds.
         let mut stream = registry.stream().forget_outcomes();
@@ -100,33 +106,31 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
             true => Some(JsonReport::start(&mut out, escape)?),
             false => None,
         };
-        while let Some(chunk) = chunks.recv().await {
-            let chunk = chunk.map_err(|e| Failure(format!("cannot read input: {e}")))?;
-            let outcomes = stream.feed(&chunk).await;
-            held += count_held(&outcomes);
+        // One outcome at a time, each written as its call finishes: a later call in the
+        // same chunk may wait for a person's answer, who should see what ran before it.
+        let mut outcomes = stream.run(chunks);
+        while let Some(outcome) = outcomes.next().await {
+            let outcome = outcome.map_err(|e| Failure(format!("cannot read input: {e}")))?;
+            let outcome = std::slice::from_ref(&outcome);
+            held += count_held(outcome);
             match report.as_mut() {
-                Some(report) => report.add(&mut out, &outcomes)?,
-                None => print_blocks(&mut out, &outcomes, &mut printed, escape)?,
+                Some(report) => report.add(&mut out, outcome)?,
+                None => print_blocks(&mut out, outcome, &mut printed, escape)?,
             }
             out.flush().map_err(write_failure)?;
         }
-        let end = stream.finish().await;
-        held += count_held(&end.outcomes);
-        if let Some(at) = end.repeated_at {
+        let call_count = outcomes.report().call_count;
+        if let Some(at) = outcomes.repeated_at() {
             eprintln!(
                 "atfunc: the call at byte {} (character {}) repeats an earlier one: it and \
                  what follows did not run (--keep-repeated-calls runs every call)",
                 at.start, at.char_start
             );
         }
-        if let Some(mut report) = report {
-            report.add(&mut out, &end.outcomes)?;
-            report.finish(&mut out, end.report.call_count, end.repeated_at)?;
-        } else {
-            print_blocks(&mut out, &end.outcomes, &mut printed, escape)?;
-            if end.report.call_count == 0 {
-                eprintln!("atfunc: no calls found in the input");
-            }
+        if let Some(report) = report {
+            report.finish(&mut out, call_count, outcomes.repeated_at())?;
+        } else if call_count == 0 {
+            eprintln!("atfunc: no calls found in the input");
         }
         out.flush().map_err(write_failure)?;
         if held > 0 {
@@ -139,7 +143,7 @@ pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
         }
         // Boxes may hold processes or connections; give them the chance to shut down.
         if let Err(e) = registry.close().await {
-            eprintln!("atfunc: closing the tool boxes: {e}");
+            super::output::note(&format!("closing the tool boxes: {e}"));
         }
         Ok(ExitCode::SUCCESS)
     })
@@ -364,10 +368,6 @@ fn print_blocks(
         *printed += 1;
     }
     Ok(())
-}
-
-fn write_failure(e: std::io::Error) -> Failure {
-    Failure(format!("cannot write output: {e}"))
 }
 
 /// Writes every call event to `path` (`-`: standard error) as one JSON object a line, each

@@ -87,6 +87,6 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
     };
     let text = atfunc::gbnf(&offered.interfaces, &options)
         .map_err(|e| Failure(format!("{}: {e}", offered.source.display())))?;
-    print!("{text}");
+    super::output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ mod eval;
 mod exec;
 mod grammar;
 mod jsonl;
+mod output;
 mod parse;
 mod serve;
 mod tools;
@@ -157,8 +158,9 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The one place a failure is printed: names in it are made visible there.
         Err(failure) => {
-            eprintln!("atfunc: {failure}");
+            output::note(&failure.to_string());
             ExitCode::from(2)
         }
     }
@@ -193,7 +195,7 @@ fn render(
     } else {
         atfunc::render_prompt(interfaces, &options)
     };
-    print!("{text}");
+    output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -212,7 +214,7 @@ fn render_api(
     }
     let rendered = atfunc::interop::render(interfaces, format, &options);
     for clash in &rendered.clashes {
-        eprintln!("atfunc: {}: {clash}", path.display());
+        output::note(&format!("{}: {clash}", path.display()));
     }
     let json = if with_names {
         serde_json::to_value(&rendered).map_err(|e| Failure(e.to_string()))?
@@ -220,7 +222,7 @@ fn render_api(
         rendered.tools
     };
     let text = serde_json::to_string_pretty(&json).map_err(|e| Failure(e.to_string()))?;
-    println!("{text}");
+    output::print(&format!("{text}\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -233,9 +235,11 @@ fn check(args: &tools::ToolArgs, strict: bool) -> Result<ExitCode, Failure> {
     } else {
         Strictness::Lenient
     };
+    // What `check` prints on standard output, written at once by the one writer.
+    let mut shown = String::new();
     let mut problems = match (&args.config, &args.tools) {
-        (Some(config), _) => check_config(config)?,
-        (None, Some(tools)) => check_tools(tools, &args.limits.limits(), strictness)?,
+        (Some(config), _) => check_config(config, &mut shown)?,
+        (None, Some(tools)) => check_tools(tools, &args.limits.limits(), strictness, &mut shown)?,
         (None, None) => Vec::new(),
     };
     if let Some(dir) = &args.files {
@@ -243,17 +247,18 @@ fn check(args: &tools::ToolArgs, strict: bool) -> Result<ExitCode, Failure> {
             problems.push(format!("--files: {e}"));
         }
     }
+    for problem in &problems {
+        shown.push_str(&format!("{}: {problem}\n", path.display()));
+    }
+    output::print(&output::visible(&shown))?;
     if problems.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    for problem in &problems {
-        println!("{}: {problem}", path.display());
-    }
-    eprintln!(
-        "atfunc: {}: {} problem(s) found",
+    output::note(&format!(
+        "{}: {} problem(s) found",
         path.display(),
         problems.len()
-    );
+    ));
     Ok(ExitCode::from(1))
 }
 
@@ -262,38 +267,43 @@ fn check_tools(
     path: &std::path::Path,
     limits: &atfunc::interface::LoadLimits,
     strictness: Strictness,
+    shown: &mut String,
 ) -> Result<Vec<String>, Failure> {
     let problems = match tools::load(path, limits, strictness)? {
         Ok(loaded) => {
             let interfaces = loaded.interfaces;
             let domains: std::collections::BTreeSet<_> =
                 interfaces.iter().map(|i| i.domain.clone()).collect();
-            println!(
-                "{}: ok, {} function(s) in {} toolbox(es)",
+            shown.push_str(&format!(
+                "{}: ok, {} function(s) in {} toolbox(es)\n",
                 path.display(),
                 interfaces.len(),
                 domains.len()
-            );
+            ));
             for interface in &interfaces {
                 let written = interface.qualified_name();
                 let defined = interface.original_qualified_name();
                 if written == defined {
-                    println!("  {written}");
+                    shown.push_str(&format!("  {written}\n"));
                 } else {
-                    println!("  {written} (defined as {defined})");
+                    shown.push_str(&format!("  {written} (defined as {defined})\n"));
                 }
             }
             // Warnings after the functions, one per line, each saying how it was read:
             // the list `--strict` would refuse.
             for warning in &loaded.warnings {
-                println!("{}: warning: {}", path.display(), warning.warning());
+                shown.push_str(&format!(
+                    "{}: warning: {}\n",
+                    path.display(),
+                    warning.warning()
+                ));
             }
             if !loaded.warnings.is_empty() {
-                eprintln!(
-                    "atfunc: {}: {} warning(s)",
+                output::note(&format!(
+                    "{}: {} warning(s)",
                     path.display(),
                     loaded.warnings.len()
-                );
+                ));
             }
             return Ok(Vec::new());
         }
@@ -303,18 +313,27 @@ fn check_tools(
 }
 
 /// A config file's problems, all of them (unknown fields included), as `exec` would
-/// refuse it ([`Config::check`](atfunc::config::Config::check): nothing is started); none,
-/// and its toolboxes printed, when it is valid.
-fn check_config(path: &std::path::Path) -> Result<Vec<String>, Failure> {
+/// refuse it ([`Config::check_file`](atfunc::config::Config::check_file): nothing is
+/// started); none,
+/// and its toolboxes printed, when it is valid, with a warning for each environment
+/// variable it reads that is not set here.
+fn check_config(path: &std::path::Path, shown: &mut String) -> Result<Vec<String>, Failure> {
     let runtime = tools::runtime()?;
-    let checked = atfunc::config::Config::from_path(path)
-        .and_then(|config| runtime.block_on(config.check()).map(|()| config));
+    let checked = runtime.block_on(atfunc::config::Config::check_file(path));
     match checked {
-        Ok(config) => {
+        Ok((config, warnings)) => {
             let names = config.toolbox_names();
-            println!("{}: ok, {} toolbox(es)", path.display(), names.len());
+            shown.push_str(&format!(
+                "{}: ok, {} toolbox(es)\n",
+                path.display(),
+                names.len()
+            ));
             for name in names {
-                println!("  {name}");
+                shown.push_str(&format!("  {name}\n"));
+            }
+            // A secret this machine lacks is no fault of the config; `exec` refuses it.
+            for warning in warnings {
+                shown.push_str(&format!("{}: warning: {warning}\n", path.display()));
             }
             Ok(Vec::new())
         }

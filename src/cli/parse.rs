@@ -1,5 +1,6 @@
 //! `atfunc parse`: calls out of a model's output as JSON Lines, while it streams.
 
+use super::output::write_failure;
 use super::tools::ToolArgs;
 use super::Failure;
 use atfunc::batch::RecordStream;
@@ -85,10 +86,6 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     write_records(&mut out, &mut records)?;
     out.flush().map_err(write_failure)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_failure(e: std::io::Error) -> Failure {
-    Failure(format!("cannot write output: {e}"))
 }
 
 /// Writes `records` as JSON lines and empties it.

@@ -33,7 +33,11 @@ pub(crate) fn load_valid(path: &Path, limits: &LoadLimits) -> Result<Vec<Interfa
     let problems = match load(path, limits, Strictness::Lenient)? {
         Ok(loaded) => {
             for warning in &loaded.warnings {
-                eprintln!("atfunc: warning: {}: {}", path.display(), warning.warning());
+                super::output::note(&format!(
+                    "warning: {}: {}",
+                    path.display(),
+                    warning.warning()
+                ));
             }
             return Ok(loaded.interfaces);
         }

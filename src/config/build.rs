@@ -16,15 +16,43 @@ pub(super) enum Servers {
 pub(super) enum Secrets {
     /// Calls will run: a variable that is not set is a config error.
     Required,
+    /// The config is only checked, maybe where the secrets are not (CI, a laptop): a
+    /// variable that is not set is a warning, and the build goes on without it.
+    Warn,
     /// Functions are only listed: a variable that is not set is left out.
     Optional,
+}
+
+/// What a build found: problems refuse the config, warnings do not.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    pub(super) problems: Vec<String>,
+    pub(super) warnings: Vec<String>,
+}
+
+impl Found {
+    /// Files the message for a variable that is not set; whether the build goes on
+    /// without its value.
+    pub(super) fn unset(&mut self, secrets: Secrets, message: String) -> bool {
+        match secrets {
+            Secrets::Required => {
+                self.problems.push(message);
+                false
+            }
+            Secrets::Warn => {
+                self.warnings.push(message);
+                true
+            }
+            Secrets::Optional => true,
+        }
+    }
 }
 
 /// Builds a box that starts no process: file, command or http.
 pub(super) fn build_local(
     spec: &ToolboxSpec,
     secrets: Secrets,
-    problems: &mut Vec<String>,
+    found: &mut Found,
 ) -> Option<Arc<dyn ToolBox>> {
     let at = spec.at();
     let tool_box: Arc<dyn ToolBox> = match &spec.kind {
@@ -36,7 +64,7 @@ pub(super) fn build_local(
             let files = match FileBox::open(root) {
                 Ok(files) => files.with_name(spec.name.clone()),
                 Err(e) => {
-                    problems.push(format!("{at}: field 'root': {e}"));
+                    found.problems.push(format!("{at}: field 'root': {e}"));
                     return None;
                 }
             };
@@ -48,7 +76,7 @@ pub(super) fn build_local(
         }
         #[cfg(not(feature = "file"))]
         KindSpec::File { .. } => {
-            problems.push(format!(
+            found.problems.push(format!(
                 "{at}: a file toolbox needs atfunc built with its 'file' feature"
             ));
             return None;
@@ -66,9 +94,12 @@ pub(super) fn build_local(
             for (name, source) in env {
                 match resolve(source) {
                     Ok(value) => resolved.push((name.clone(), value, source.is_secret())),
-                    Err(_) if secrets == Secrets::Optional => {}
+                    // Left unset: the program finds no variable, as it would in a shell.
                     Err(variable) => {
-                        problems.push(missing_variable(&at, &format!("env.{name}"), &variable))
+                        found.unset(
+                            secrets,
+                            missing_variable(&at, &format!("env.{name}"), &variable),
+                        );
                     }
                 }
             }
@@ -83,7 +114,7 @@ pub(super) fn build_local(
                 environment,
                 cwd,
                 (*max_output_bytes, *run_as),
-                problems,
+                &mut found.problems,
             )?
         }
         KindSpec::Http {
@@ -98,12 +129,14 @@ pub(super) fn build_local(
             for (name, source) in headers {
                 match resolve(source) {
                     Ok(value) => resolved.push((name.clone(), value, source.is_secret())),
-                    Err(_) if secrets == Secrets::Optional => {
-                        resolved.push((name.clone(), String::new(), true));
-                    }
                     Err(variable) => {
-                        missing = true;
-                        problems.push(missing_variable(&at, &format!("headers.{name}"), &variable));
+                        let message = missing_variable(&at, &format!("headers.{name}"), &variable);
+                        if found.unset(secrets, message) {
+                            // Sent empty: the box is still built, so its checks still run.
+                            resolved.push((name.clone(), String::new(), true));
+                        } else {
+                            missing = true;
+                        }
                     }
                 }
             }
@@ -120,8 +153,10 @@ pub(super) fn build_local(
             };
             match build_http(&spec.name, settings) {
                 Ok(tool_box) => tool_box,
-                Err(found) => {
-                    problems.extend(found.into_iter().map(|p| format!("{at}: {p}")));
+                Err(problems) => {
+                    found
+                        .problems
+                        .extend(problems.into_iter().map(|p| format!("{at}: {p}")));
                     return None;
                 }
             }

@@ -27,7 +27,12 @@ impl Fields<'_> {
                 unknown.push(key.clone());
             }
         }
-        let all: Vec<&str> = known.iter().flat_map(|set| set.iter().copied()).collect();
+        let mut all: Vec<&str> = Vec::new();
+        for name in known.iter().flat_map(|set| set.iter().copied()) {
+            if !all.contains(&name) {
+                all.push(name);
+            }
+        }
         for key in unknown {
             let message = unknown_field(&key, &all, &[]);
             self.report(message);

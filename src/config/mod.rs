@@ -21,7 +21,8 @@
 //! naming its toolbox and field; [`Config::build`] then reads the environment variables the
 //! file names, opens folders, starts MCP servers and returns a [`Registry`].
 //! [`Config::check`] goes the same way as `build` without starting the MCP servers, so
-//! it reports what `build` would refuse.
+//! it reports what `build` would refuse; [`Config::check_file`] does both steps at once,
+//! and lists the problems of reading and of building together.
 //!
 //! # Fields
 //!
@@ -60,10 +61,13 @@
 //! response, a program's output or an error that echoes it (as written, in hex, in base64,
 //! percent- or JSON-escaped) shows `[redacted]` instead. A variable that is not set
 //! is a config error naming the variable when the registry is built to run calls
-//! ([`Config::build`]); listing the functions ([`Config::build_for_listing`]) needs none.
+//! ([`Config::build`]); checking the config ([`Config::check`]) reports it as a warning,
+//! and listing the functions ([`Config::build_for_listing`]) needs none.
 //!
 //! A field that is not known where it stands (`"timout_ms"`) is a problem too, reported
-//! with the closest known name, so a typo is never dropped without a word.
+//! with the closest known name, so a typo is never dropped without a word. So is a key
+//! given twice in one object (`"root": "./box", "root": "/"`), anywhere in the file: JSON
+//! readers keep the last one silently.
 
 #[cfg(feature = "file")]
 use crate::execute::FileBox;
@@ -154,6 +158,9 @@ pub struct Config {
     dir: PathBuf,
     root: Option<String>,
     toolboxes: Vec<ToolboxSpec>,
+    /// Toolboxes that could not be read (a config with any is refused): their names, so
+    /// that a check of the rest does not call them missing.
+    unread: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -237,19 +244,63 @@ impl KindSpec {
     }
 }
 
+/// A config file's text, its folder (where relative paths start) and its name for messages.
+fn read_file(path: &Path) -> Result<(String, PathBuf, String), ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    Ok((text, dir, path.display().to_string()))
+}
+
 impl Config {
     /// Reads and checks a config file. Relative paths in it are relative to its folder.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
-        let dir = match path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-            _ => PathBuf::from("."),
-        };
-        Config::parse(&text, &dir, path.display().to_string())
+        let (text, dir, file) = read_file(path.as_ref())?;
+        Config::parse(&text, &dir, file)
+    }
+
+    /// Reads a config file and checks it as [`Config::check`] does, in one go, so that
+    /// every problem of the file is listed at once: those of reading it (a field of the
+    /// wrong type, an unknown field) and those of building it (a folder that does not
+    /// exist, a `confirm` list naming a function the box does not have). Only the toolboxes
+    /// that read without a problem are built, so no problem is reported twice. This is
+    /// `atfunc check --config`. Returns the config and the warnings of [`Config::check`].
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// let path = folder.path().join("atfunc.json");
+    /// std::fs::write(&path, r#"{"toolboxes": [
+    ///     {"name": "api", "kind": "http", "base_url": 8080, "functions": []},
+    ///     {"name": "docs", "kind": "file", "root": "no-such-folder"}]}"#)?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let error = Config::check_file(&path).await.unwrap_err();
+    /// let problems = error.problems();
+    /// assert_eq!(problems[0], "toolbox 'api' (#1): field 'base_url' must be a string, found a number");
+    /// assert!(problems[1].starts_with("toolbox 'docs' (#2): field 'root': "));
+    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn check_file(path: impl AsRef<Path>) -> Result<(Config, Vec<String>), ConfigError> {
+        let (text, dir, file) = read_file(path.as_ref())?;
+        let (config, mut problems) = Config::read(&text, &dir, file)?;
+        match config.build_with(Secrets::Warn, Servers::Skip).await {
+            Ok((registry, warnings)) => {
+                // Nothing was started; closing is for form.
+                let _ = registry.close().await;
+                if problems.is_empty() {
+                    return Ok((config, warnings));
+                }
+            }
+            Err(error) => problems.extend(error.problems().iter().cloned()),
+        }
+        Err(config.invalid(problems))
     }
 
     /// Checks a config given as text; relative paths in it are relative to `dir`.
@@ -282,6 +333,18 @@ impl Config {
     }
 
     fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
+        let (config, problems) = Config::read(text, dir, file)?;
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(config.invalid(problems))
+        }
+    }
+
+    /// The config as far as it could be read, and the problems found; an error only for
+    /// text that is not JSON. A toolbox with a problem is left out of the config, its
+    /// name kept in `unread`.
+    fn read(text: &str, dir: &Path, file: String) -> Result<(Config, Vec<String>), ConfigError> {
         let json: Json = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.clone(),
             line: e.line(),
@@ -289,13 +352,10 @@ impl Config {
             message: json_message(&e),
         })?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
-        let mut problems = Vec::new();
+        // The parsed value kept only the last of two equal keys; the text still has both.
+        let mut problems = duplicate_keys(text);
         let config = read_config(&json, &dir, &file, &mut problems);
-        if problems.is_empty() {
-            Ok(config)
-        } else {
-            Err(ConfigError::Invalid { file, problems })
-        }
+        Ok((config, problems))
     }
 
     /// The toolbox called without a prefix, if the config names one.
@@ -318,17 +378,21 @@ impl Config {
     /// functions) and sets the root. Every problem is reported at once; if any is found,
     /// no MCP server is left running.
     pub async fn build(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Required, Servers::Start).await
+        let (registry, _) = self.build_with(Secrets::Required, Servers::Start).await?;
+        Ok(registry)
     }
 
     /// Checks the config as [`Config::build`] would build it, reporting every problem
-    /// `build` would report, without starting anything: the environment variables it
-    /// names are read, the file boxes' folders opened, every box but the MCP servers
-    /// registered, the root set and the `confirm` lists checked against the functions.
-    /// Only what a started MCP server would say (whether it starts, its tools, and so
-    /// whether an MCP box's `confirm` list names them) is left out. This is
-    /// `atfunc check --config`: one code path with `build`, so a config `check` passes is
-    /// one `exec` and `serve` accept.
+    /// `build` would report, without starting anything: the file boxes' folders are
+    /// opened, every box but the MCP servers registered, the root set and the `confirm`
+    /// lists checked against the functions. Only what a started MCP server would say
+    /// (whether it starts, its tools, and so whether an MCP box's `confirm` list names
+    /// them) is left out. This is `atfunc check --config`: one code path with `build`, so a
+    /// config `check` passes is one `exec` and `serve` accept once its secrets are set.
+    ///
+    /// A config is checked where its secrets are not (CI, a laptop), as `terraform
+    /// validate` needs no credentials: an environment variable it names that is not set
+    /// is no problem here but a warning, one of those returned; `build` refuses it.
     ///
     /// ```
     /// use atfunc::config::Config;
@@ -343,14 +407,25 @@ impl Config {
     ///     error.problems(),
     ///     ["toolbox 'shell' (#1): field 'confirm': 'shred' is not one of its functions; they are wipe"]
     /// );
+    ///
+    /// let unset = Config::from_text(
+    ///     r#"{"toolboxes": [{"name": "shell", "kind": "command",
+    ///         "env": {"TOKEN": {"env": "ATFUNC_DOC_UNSET"}}, "functions": []}]}"#,
+    ///     ".",
+    /// ).unwrap();
+    /// assert_eq!(
+    ///     unset.check().await.unwrap(),
+    ///     ["toolbox 'shell' (#1): field 'env.TOKEN' reads the environment variable ATFUNC_DOC_UNSET, which is not set"]
+    /// );
+    /// assert!(unset.build().await.is_err());
     /// # });
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub async fn check(&self) -> Result<(), ConfigError> {
-        let registry = self.build_with(Secrets::Required, Servers::Skip).await?;
+    pub async fn check(&self) -> Result<Vec<String>, ConfigError> {
+        let (registry, warnings) = self.build_with(Secrets::Warn, Servers::Skip).await?;
         // Nothing was started; closing is for form.
         let _ = registry.close().await;
-        Ok(())
+        Ok(warnings)
     }
 
     /// Builds the registry as [`Config::build`] does, to list its functions rather than
@@ -359,49 +434,55 @@ impl Config {
     /// header it would give is sent empty, and a program's or an MCP server's variable is
     /// left unset (an MCP server is started, to list its tools).
     pub async fn build_for_listing(&self) -> Result<Registry, ConfigError> {
-        self.build_with(Secrets::Optional, Servers::Start).await
+        let (registry, _) = self.build_with(Secrets::Optional, Servers::Start).await?;
+        Ok(registry)
     }
 
     async fn build_with(
         &self,
         secrets: Secrets,
         servers_do: Servers,
-    ) -> Result<Registry, ConfigError> {
-        let mut problems = Vec::new();
+    ) -> Result<(Registry, Vec<String>), ConfigError> {
+        let mut found = Found::default();
         let mut boxes: Vec<Arc<dyn ToolBox>> = Vec::new();
         // MCP servers start last, and only when everything else is right.
         let mut servers: Vec<&ToolboxSpec> = Vec::new();
+        // Boxes that are not there, whose names the root and confirm checks pass over:
+        // their problems are reported already.
+        let mut failed: Vec<&str> = Vec::new();
         for spec in &self.toolboxes {
             if matches!(spec.kind, KindSpec::Mcp { .. }) {
                 servers.push(spec);
                 continue;
             }
-            if let Some(tool_box) = build_local(spec, secrets, &mut problems) {
-                boxes.push(tool_box);
+            match build_local(spec, secrets, &mut found) {
+                Some(tool_box) => boxes.push(tool_box),
+                None => failed.push(spec.name.as_str()),
             }
         }
         let mut mcp_env = Vec::new();
         for spec in &servers {
             if let KindSpec::Mcp { env, .. } = &spec.kind {
-                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut problems));
+                mcp_env.push(resolve_all(env, &spec.at(), "env", secrets, &mut found));
             }
         }
-        if !problems.is_empty() {
-            return Err(self.invalid(problems));
+        let Found {
+            mut problems,
+            warnings,
+        } = found;
+        // Only checking, or with a problem already found, the MCP servers do not start:
+        // their boxes are not registered, not the root, their confirm lists not checked.
+        // The rest is still checked, so that every problem is listed at once.
+        if servers_do == Servers::Skip || !problems.is_empty() {
+            failed.extend(std::mem::take(&mut servers).iter().map(|s| s.name.as_str()));
         }
-        // Only checking, the MCP boxes are not there: not started, so not registered,
-        // not the root, their confirm lists not checked.
-        let skipped: Vec<&str> = match servers_do {
-            Servers::Start => Vec::new(),
-            Servers::Skip => std::mem::take(&mut servers)
-                .into_iter()
-                .map(|spec| spec.name.as_str())
-                .collect(),
-        };
         for (spec, env) in servers.into_iter().zip(mcp_env) {
             match start_mcp(spec, &env).await {
                 Ok(tool_box) => boxes.push(tool_box),
-                Err(problem) => problems.push(problem),
+                Err(problem) => {
+                    problems.push(problem);
+                    failed.push(spec.name.as_str());
+                }
             }
         }
         // Keeps the registry's order the config's order.
@@ -424,7 +505,13 @@ impl Config {
                 problems.push(format!("{at}: {e}"));
             }
         }
-        let is_skipped = |name: &str| skipped.iter().any(|s| s.eq_ignore_ascii_case(name));
+        let is_skipped = |name: &str| {
+            failed
+                .iter()
+                .copied()
+                .chain(self.unread.iter().map(String::as_str))
+                .any(|s| s.eq_ignore_ascii_case(name))
+        };
         if let Some(root) = self.root.as_deref().filter(|root| !is_skipped(root)) {
             if let Err(e) = registry.set_root(root) {
                 problems.push(format!("field 'root': {e}"));
@@ -461,7 +548,7 @@ impl Config {
             let _ = registry.close().await;
             return Err(self.invalid(problems));
         }
-        Ok(registry)
+        Ok((registry, warnings))
     }
 
     fn invalid(&self, problems: Vec<String>) -> ConfigError {
@@ -473,12 +560,14 @@ impl Config {
 }
 
 mod build;
+mod duplicates;
 mod fields;
 mod kinds;
 mod read;
 mod secrets;
 
 use build::*;
+use duplicates::duplicate_keys;
 use fields::*;
 #[cfg(feature = "mcp")]
 pub use kinds::DEFAULT_MCP_TIMEOUT;

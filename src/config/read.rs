@@ -58,6 +58,7 @@ pub(super) fn read_config(
         dir: dir.to_owned(),
         root: None,
         toolboxes: Vec::new(),
+        unread: Vec::new(),
     };
     let Some(map) = json.as_object() else {
         problems.push(format!(
@@ -88,11 +89,17 @@ pub(super) fn read_config(
         }
     };
     for (index, entry) in entries.iter().enumerate() {
-        if let Some(spec) = read_toolbox(index + 1, entry, dir, problems) {
-            config.toolboxes.push(spec);
+        let before = problems.len();
+        let spec = read_toolbox(index + 1, entry, dir, problems);
+        // A toolbox with a problem is not built by a check (`Config::check_file`): its
+        // build would report some of the same problems again.
+        match spec {
+            Some(spec) if problems.len() == before => config.toolboxes.push(spec),
+            _ => config.unread.extend(toolbox_name(entry)),
         }
     }
     // Names are unique ignoring case, as calls match them.
+    let mut clashing = Vec::new();
     for (i, spec) in config.toolboxes.iter().enumerate() {
         let lower = spec.name.to_lowercase();
         if lower == crate::execute::CONTROL_DOMAIN {
@@ -101,6 +108,7 @@ pub(super) fn read_config(
                 spec.at(),
                 spec.name
             ));
+            clashing.push(i);
         }
         let earlier = config.toolboxes.get(..i).unwrap_or_default();
         if let Some(first) = earlier.iter().find(|t| t.name.to_lowercase() == lower) {
@@ -110,20 +118,36 @@ pub(super) fn read_config(
                 spec.name,
                 first.number
             ));
+            clashing.push(i);
+        }
+    }
+    // Not built by a check either, where registering them would say the same again (the
+    // first of a name is, so the name stays known).
+    // A name can clash twice (`TOOLS` after `tools`): removed once.
+    clashing.dedup();
+    for i in clashing.into_iter().rev() {
+        if i < config.toolboxes.len() {
+            config.toolboxes.remove(i);
         }
     }
     if let Some(root) = &config.root {
-        if !config
-            .toolboxes
-            .iter()
-            .any(|t| t.name.to_lowercase() == root.to_lowercase())
+        let names = config.toolboxes.iter().map(|t| &t.name);
+        if !names
+            .chain(&config.unread)
+            .any(|name| name.to_lowercase() == root.to_lowercase())
         {
             problems.push(format!(
                 "field 'root': no toolbox is named '{root}'; it must be one of the toolboxes' names"
             ));
+            config.root = None;
         }
     }
     config
+}
+
+/// The name a toolbox entry gives itself, if it is a string.
+fn toolbox_name(entry: &Json) -> Option<String> {
+    entry.get("name")?.as_str().map(str::to_owned)
 }
 
 pub(super) fn read_toolbox(
@@ -171,7 +195,10 @@ pub(super) fn read_toolbox(
     let timeout = fields.positive("timeout_ms").map(Duration::from_millis);
     let (confirm, confirm_listed) = toolbox_confirm(&mut fields);
     let mut confirm_functions = Vec::new();
-    let name = name?;
+    // A name that is missing or of the wrong type does not hide the entry's other
+    // problems: the rest is read under a stand-in, and the entry then dropped.
+    let named = name.is_some();
+    let name = name.unwrap_or_else(|| String::from("toolbox"));
     let kind = match kind.as_deref() {
         Some("file") => {
             fields.unknown(&[COMMON_FIELDS, FILE_FIELDS]);
@@ -316,10 +343,17 @@ pub(super) fn read_toolbox(
                 "field 'kind' must be {KINDS}, found {}",
                 Json::String(other.to_owned())
             ));
+            read_any_kind(&mut fields, &name);
             return None;
         }
-        None => return None,
+        None => {
+            read_any_kind(&mut fields, &name);
+            return None;
+        }
     };
+    if !named {
+        return None;
+    }
     let spec = ToolboxSpec {
         number,
         name,
@@ -331,6 +365,21 @@ pub(super) fn read_toolbox(
     };
     check_built_in(&spec, &mut fields);
     Some(spec)
+}
+
+/// A toolbox whose kind is not known still has its fields and functions checked, against
+/// what any kind allows, so that its other problems are listed with the kind's.
+fn read_any_kind(fields: &mut Fields<'_>, name: &str) {
+    fields.unknown(&[
+        COMMON_FIELDS,
+        FILE_FIELDS,
+        COMMAND_FIELDS,
+        HTTP_FIELDS,
+        MCP_FIELDS,
+    ]);
+    if fields.map.contains_key("functions") {
+        read_functions(fields, name, &["command", "method", "path", "confirm"]);
+    }
 }
 
 /// Kinds this build leaves out are reported while reading, with the other problems.

@@ -22,7 +22,7 @@ pub(super) fn resolve_all(
     at: &str,
     field: &str,
     secrets: Secrets,
-    problems: &mut Vec<String>,
+    found: &mut Found,
 ) -> BTreeMap<String, String> {
     let mut values = BTreeMap::new();
     for (name, source) in sources {
@@ -30,9 +30,11 @@ pub(super) fn resolve_all(
             Ok(value) => {
                 values.insert(name.clone(), value);
             }
-            Err(_) if secrets == Secrets::Optional => {}
             Err(variable) => {
-                problems.push(missing_variable(at, &format!("{field}.{name}"), &variable))
+                found.unset(
+                    secrets,
+                    missing_variable(at, &format!("{field}.{name}"), &variable),
+                );
             }
         }
     }

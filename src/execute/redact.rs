@@ -9,7 +9,8 @@
 //!   `--hex` mode of the raw value),
 //! - in base64 and base64url, at each of the three byte alignments it can have inside a
 //!   longer encoded text (the one or two characters that mix a secret byte with a
-//!   neighbour's bits stay, the rest is blanked),
+//!   neighbour's bits stay, the rest is blanked; where the secret ends the encoded text,
+//!   padded or not, its last group is blanked too, as no neighbour's bits are in it),
 //! - in the text with its percent-escapes decoded, and in the text with its JSON escapes
 //!   decoded, anywhere (not only inside one JSON document), so a mix of escaped and plain
 //!   characters is found too.
@@ -82,6 +83,18 @@ impl Redactor {
                 }
                 needles.push(base64(core, STANDARD).into_bytes());
                 needles.push(base64(core, URL_SAFE).into_bytes());
+                if whole == rest.len() {
+                    continue;
+                }
+                // The secret ends the encoded text: its last one or two bytes fill a group
+                // of their own, with padding or (base64url) without, and no neighbour's
+                // bits to hide them, so that group is the secret's too.
+                for alphabet in [STANDARD, URL_SAFE] {
+                    let padded = base64(rest, alphabet);
+                    let bare = padded.trim_end_matches('=').as_bytes().to_vec();
+                    needles.push(bare);
+                    needles.push(padded.into_bytes());
+                }
             }
         }
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -424,6 +437,26 @@ mod tests {
             assert!(kept.len() <= prefix.len() / 3 * 4 + 8, "{prefix:?}: {out}");
             let url = encoded.replace('+', "-").replace('/', "_");
             assert!(redactor.redact(&url).contains(REDACTED), "{url}");
+        }
+    }
+
+    /// A secret that ends the encoded text fills its last group alone (padding, or none in
+    /// unpadded base64url): no neighbour's bits mix in, so the group is the secret's and
+    /// must go too (`dWU=` is "ue").
+    #[test]
+    fn base64_ending_with_the_secret_keeps_none_of_its_bytes() {
+        let redactor = Redactor::new([SECRET]);
+        for prefix in ["", "u", "us", "user:"] {
+            let padded = std_b64(format!("{prefix}{SECRET}").as_bytes());
+            let bare = padded.trim_end_matches('=');
+            let url = bare.replace('+', "-").replace('/', "_");
+            for encoded in [padded.as_str(), bare, &url] {
+                let out = redactor.redact(&format!("Basic {encoded}"));
+                assert!(out.ends_with(REDACTED), "{prefix:?} {encoded}: {out}");
+                // Followed by more text, the last group mixes in its bits and stays.
+                let out = redactor.redact(&format!("{encoded}.x"));
+                assert!(out.contains(REDACTED), "{prefix:?} {encoded}: {out}");
+            }
         }
     }
 

@@ -3,8 +3,8 @@
 //! - [`to_openai_tools`] renders interfaces as an OpenAI `tools` array, [`to_mcp_tools`] as
 //!   the result of an MCP `tools/list` request; [`render`] picks one by [`ToolFormat`].
 //! - Names are mapped to what model APIs accept ([`model_name`]) and the map back is kept
-//!   ([`NameMap`]); of two tools with one model name the first wins and the [`Clash`] is
-//!   reported.
+//!   ([`NameMap`]); of two tools with one model name the one whose name sorts first wins
+//!   (whatever the other tools and their order) and the [`Clash`] is reported.
 //! - [`ControlFields`] (`dry_run`, `confirm_token`, `idempotency_key` by default) are for
 //!   the application, not the model: they are left out of rendered schemas and stripped
 //!   from a model's arguments.
@@ -223,13 +223,15 @@ pub fn render(interfaces: &[Interface], format: ToolFormat, options: &Options) -
 }
 
 /// The tools that get a model name, each with it, in order; the rest as clashes.
+///
+/// Of tools whose names clash, the one whose name a call writes sorts first (byte order;
+/// the earlier of two with one name) keeps the model name. The winner is then decided by
+/// the clashing tools alone: an order that depends on other tools (a registry lists its
+/// tools toolbox by toolbox, and an unrelated tool can move a toolbox up) cannot change it.
 pub(crate) fn assign_names(
     interfaces: &[Interface],
 ) -> (Vec<(&Interface, String)>, NameMap, Vec<Clash>) {
-    let mut names = NameMap::new();
-    let mut clashes = Vec::new();
-    let mut kept = Vec::with_capacity(interfaces.len());
-    for interface in interfaces {
+    let entry = |interface: &Interface| {
         let body_field = interface.has_body().then(|| schema::body_field(interface));
         // The name as defined when the API accepts it as it is (`get-weather`), so the
         // application's tools keep their names; the map leads back to the name a call writes.
@@ -239,7 +241,39 @@ pub(crate) fn assign_names(
             .iter()
             .filter_map(|p| Some((p.original.clone()?, p.name.clone())))
             .collect();
-        match names.insert_entry(&defined, &interface.qualified_name(), body_field, renamed) {
+        (defined, interface.qualified_name(), body_field, renamed)
+    };
+    // First the winners, tools taken in name order.
+    let mut by_name: Vec<(usize, String)> = interfaces
+        .iter()
+        .map(Interface::qualified_name)
+        .enumerate()
+        .collect();
+    by_name.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    let mut winners = NameMap::new();
+    let mut lost: Vec<Option<Clash>> = vec![None; interfaces.len()];
+    for (index, _) in by_name {
+        let Some(interface) = interfaces.get(index) else {
+            continue;
+        };
+        let (defined, qualified, body_field, renamed) = entry(interface);
+        if let Err(clash) = winners.insert_entry(&defined, &qualified, body_field, renamed) {
+            if let Some(slot) = lost.get_mut(index) {
+                *slot = Some(clash);
+            }
+        }
+    }
+    // Then the map in the tools' own order: the winners do not clash among themselves.
+    let mut names = NameMap::new();
+    let mut clashes = Vec::new();
+    let mut kept = Vec::with_capacity(interfaces.len());
+    for (interface, clash) in interfaces.iter().zip(lost) {
+        if let Some(clash) = clash {
+            clashes.push(clash);
+            continue;
+        }
+        let (defined, qualified, body_field, renamed) = entry(interface);
+        match names.insert_entry(&defined, &qualified, body_field, renamed) {
             Ok(model_name) => kept.push((interface, model_name.to_owned())),
             Err(clash) => clashes.push(clash),
         }

@@ -127,13 +127,14 @@ const LATIN_EXTENDED_A: [&str; 128] = [
     "U", "u", "U", "u", "W", "w", "Y", "y", "Y", "Z", "z", "Z", "z", "Z", "z", "s", // 170
 ];
 
-/// Two tools whose names map to one model name. The first one registered keeps the name;
-/// the other is left out of what the model sees.
+/// Two tools whose names map to one model name. One keeps the name (in a [`NameMap`], the
+/// first inserted; in a rendering, the one whose name sorts first); the other is left out
+/// of what the model sees.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Clash {
     /// The model name both map to.
     pub model_name: String,
-    /// The qualified name that keeps it (registered first).
+    /// The qualified name that keeps it.
     pub kept: String,
     /// The qualified name that was left out.
     pub dropped: String,

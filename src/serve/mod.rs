@@ -614,7 +614,9 @@ impl Gateway {
             if warned.len() >= MAX_WARNED {
                 return;
             }
-            eprintln!("atfunc serve: warning: a request's tools: {text}");
+            // Names come from clients: their escape sequences are shown, not obeyed.
+            let shown = crate::format::escape_lines_for_terminal(&text);
+            eprintln!("atfunc serve: warning: a request's tools: {shown}");
             warned.insert(text);
         }
     }

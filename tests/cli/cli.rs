@@ -652,6 +652,39 @@ fn exec_output_is_the_same_however_the_input_arrives() {
     assert_eq!(stdout(&out), stdout(&whole));
 }
 
+/// Of two tools with one model name, the winner is decided by the two alone: a tool of
+/// another toolbox listed first (which puts its toolbox, and so a clashing tool, earlier)
+/// does not change it.
+#[test]
+fn a_name_clash_is_won_whatever_the_other_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = |name: &str| format!(r#"{{"name": "{name}", "parameters": {{"type": "object"}}}}"#);
+    let lists = [
+        vec![tool("a.b_c"), tool("a_b.c")],
+        vec![tool("a_b.other"), tool("a.b_c"), tool("a_b.c")],
+        vec![tool("a_b.c"), tool("a.b_c")],
+    ];
+    for (i, list) in lists.iter().enumerate() {
+        let path = dir.path().join(format!("tools-{i}.json"));
+        std::fs::write(&path, format!("[{}]", list.join(","))).unwrap();
+        let out = atfunc(
+            &[
+                "render",
+                "--tools",
+                path.to_str().unwrap(),
+                "--format",
+                "openai",
+                "--with-names",
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let rendered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(rendered["names"]["a_b_c"], "a.b_c", "{list:?}");
+        assert_eq!(rendered["clashes"][0]["dropped"], "a_b.c", "{list:?}");
+    }
+}
+
 #[test]
 fn render_for_model_apis() {
     let dir = tempfile::tempdir().unwrap();
@@ -987,8 +1020,8 @@ fn check_validates_a_config_and_lists_every_problem() {
 }
 
 /// `check --config` refuses what `exec --config` refuses, with the same message: a
-/// `confirm` list naming a function the box does not have, a variable that is not set, a
-/// file box's folder that does not exist.
+/// `confirm` list naming a function the box does not have, a file box's folder that does
+/// not exist.
 #[test]
 fn check_refuses_a_config_exec_refuses_with_the_same_message() {
     let dir = tempfile::tempdir().unwrap();
@@ -997,10 +1030,6 @@ fn check_refuses_a_config_exec_refuses_with_the_same_message() {
         format!(
             r#"{{"toolboxes": [{{"name": "shell", "kind": "command", "confirm": ["wipe", "shred"],
                 "functions": [{function}]}}]}}"#
-        ),
-        format!(
-            r#"{{"toolboxes": [{{"name": "shell", "kind": "command",
-                "env": {{"TOKEN": {{"env": "ATFUNC_TEST_UNSET_TOKEN"}}}}, "functions": [{function}]}}]}}"#
         ),
         String::from(
             r#"{"toolboxes": [{"name": "files", "kind": "file", "root": "no-such-folder"}]}"#,
@@ -1021,11 +1050,165 @@ fn check_refuses_a_config_exec_refuses_with_the_same_message() {
         assert_eq!(stdout(&check), refused, "{text}");
         let expected = [
             "field 'confirm': 'shred' is not one of its functions; they are wipe",
-            "reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set",
             "field 'root'",
         ];
         assert!(refused.contains(expected[i]), "{refused}");
     }
+}
+
+/// A problem of one kind does not hide another: a field of the wrong type (even the name
+/// or the kind) leaves the entry's other fields checked, and the checks of building the
+/// config (folders, `confirm` lists) run on the toolboxes that read well.
+#[test]
+fn check_lists_every_problem_of_a_config_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"root": "files", "toolboxes": [
+            {"name": "files", "kind": "file", "root": 5},
+            {"name": 7, "kind": "command",
+             "functions": [{"name": "f", "parameters": {"type": "object"}, "command": "ls"}]},
+            {"name": "sh", "kind": 5, "timout_ms": 1},
+            {"name": "docs", "kind": "file", "root": "no-such-folder"},
+            {"name": "shell", "kind": "command", "confirm": ["wipe"],
+             "functions": [{"name": "f", "parameters": {"type": "object"}, "command": ["true"]}]}]}"#,
+    )
+    .unwrap();
+    let out = atfunc(&["check", "--config", path.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let file = path.display();
+    let folder = dir.path().join("no-such-folder");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{file}: toolbox 'files' (#1): field 'root' must be a string, found a number\n\
+             {file}: toolbox #2: field 'name' must be a string, found a number\n\
+             {file}: toolbox #2: function 'f': field 'command' must be a list of strings (the program, then its arguments), found a string\n\
+             {file}: toolbox 'sh' (#3): field 'kind' must be a string, found a number\n\
+             {file}: toolbox 'sh' (#3): field 'timout_ms' is not known here (did you mean 'timeout_ms'?); the fields are name, kind, timeout_ms, confirm, root, max_read_bytes, functions, env, pass_env, inherit_env, cwd, max_output_bytes, uid, gid, base_url, headers, max_response_bytes, max_redirects, command\n\
+             {file}: toolbox 'docs' (#4): field 'root': the root folder {} does not exist\n\
+             {file}: toolbox 'shell' (#5): field 'confirm': 'wipe' is not one of its functions; they are f\n",
+            folder.display()
+        )
+    );
+}
+
+/// A tool's or toolbox's name comes from a file: a message quoting it shows its escape
+/// sequences (a new window title, a cleared screen) written out, never sends them.
+#[test]
+fn messages_show_the_escape_sequences_of_names() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("box")).unwrap();
+    let name = "x\u{1b}]0;title\u{7}\u{1b}[2Jy";
+    let shown = "x\\u{001b}]0;title\\u{0007}\\u{001b}[2Jy";
+    let config = dir.path().join("atfunc.json");
+    let toolbox = serde_json::json!({"toolboxes": [{"name": name, "kind": "file", "root": "box"}]});
+    std::fs::write(&config, toolbox.to_string()).unwrap();
+    let tools = dir.path().join("tools.json");
+    let function = serde_json::json!([{"type": "function", "function": {
+        "name": name, "description": "d", "parameters": {"type": "object", "properties": {}}}}]);
+    std::fs::write(&tools, function.to_string()).unwrap();
+    let config = config.to_str().unwrap();
+    for command in ["check", "render", "parse", "exec"] {
+        let out = atfunc(&[command, "--config", config], b"@x.y()");
+        let seen = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!seen.contains(['\u{1b}', '\u{7}']), "{command}: {seen:?}");
+        assert!(
+            seen.contains(&format!("toolbox '{shown}' (#1)")),
+            "{command}: {seen:?}"
+        );
+    }
+    let out = atfunc(&["check", "--tools", tools.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).ends_with(&format!("(defined as {shown})\n")),
+        "{:?}",
+        stdout(&out)
+    );
+}
+
+/// Output into a pipe whose reader has gone (`| head`) ends every command the same way:
+/// a message and exit code 2, never a panic.
+#[test]
+fn a_closed_pipe_is_a_failure_not_a_panic() {
+    let tools = "examples/demo/tools.json";
+    for args in [
+        &["render", "--tools", tools][..],
+        &["render", "--tools", tools, "--format", "openai"],
+        &["grammar", "--tools", tools],
+        &["check", "--tools", tools],
+        &["check", "--config", "examples/config/atfunc.json"],
+        &["parse", "examples/demo/completion.txt"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before atfunc starts: its first write fails, whatever the timing.
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::null())
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let args = args.join(" ");
+        assert_eq!(out.status.code(), Some(2), "{args}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("atfunc: cannot write output: "),
+            "{args}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// A config is checked in CI and on a laptop without the production secrets: `check`
+/// passes with a warning naming the variable, `exec` still refuses to start without it.
+#[test]
+fn check_warns_of_an_unset_secret_and_exec_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"toolboxes": [
+            {"name": "shell", "kind": "command", "env": {"TOKEN": {"env": "ATFUNC_TEST_UNSET_TOKEN"}},
+             "functions": [{"name": "wipe", "parameters": {"type": "object"}, "command": ["true"]}]},
+            {"name": "api", "kind": "http", "base_url": "http://127.0.0.1:9",
+             "headers": {"Authorization": {"env": "ATFUNC_TEST_UNSET_KEY", "prefix": "Bearer "}},
+             "functions": [{"name": "ping", "parameters": {"type": "object"}, "path": "/ping"}]}]}"#,
+    )
+    .unwrap();
+    let config = path.to_str().unwrap();
+    let check = atfunc(&["check", "--config", config], b"");
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let file = path.display();
+    assert_eq!(
+        stdout(&check),
+        format!(
+            "{file}: ok, 2 toolbox(es)\n  shell\n  api\n\
+             {file}: warning: toolbox 'shell' (#1): field 'env.TOKEN' reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set\n\
+             {file}: warning: toolbox 'api' (#2): field 'headers.Authorization' reads the environment variable ATFUNC_TEST_UNSET_KEY, which is not set\n"
+        )
+    );
+    let exec = atfunc(&["exec", "--config", config], b"@shell.wipe()");
+    assert_eq!(exec.status.code(), Some(2), "{}", stdout(&exec));
+    assert!(
+        stderr(&exec).contains(
+            "field 'env.TOKEN' reads the environment variable ATFUNC_TEST_UNSET_TOKEN, which is not set"
+        ),
+        "{}",
+        stderr(&exec)
+    );
+    // A problem beside the unset variable still fails the check.
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("http://127.0.0.1:9", "ftp://x")).unwrap();
+    let check = atfunc(&["check", "--config", config], b"");
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    assert!(
+        !stdout(&check).contains("ATFUNC_TEST_UNSET"),
+        "{}",
+        stdout(&check)
+    );
 }
 
 #[test]

@@ -205,7 +205,7 @@ fn ask_does_not_ask_on_the_terminal_the_answer_is_typed_on() {
 }
 
 /// Runs `atfunc` with the JSON-encoded `argv` on a pseudo-terminal: types `typed` first
-/// (when not empty), answers the n-th question (a `[y/N] ` after the n-th
+/// (when not empty), answers the n-th question (a `[y/N] ` after the n-th [`RESET`] and
 /// "atfunc: the model calls") with the n-th of `answers` written as is, and prints every
 /// byte the terminal showed.
 const DRIVE: &str = r#"
@@ -228,7 +228,9 @@ def read():
     seen += data
     return bool(data)
 def asked(n):
-    parts = seen.split(b"atfunc: the model calls")
+    # A question is the reset, then the words: a tool's output printed before it may hold
+    # the words (its escape sequences are shown as text, never the reset itself).
+    parts = seen.split(b"\x1b[0m\x1b[?25h\x1b(B\x0fatfunc: the model calls")
     return len(parts) > n and b"[y/N] " in parts[n]
 for n, answer in enumerate(answers, start=1):
     while not asked(n) and read():
@@ -313,6 +315,31 @@ fn on_a_terminal_tool_output_cannot_fake_or_hide_a_question() {
         "{shown:?}"
     );
     assert!(shown.contains("The user declined"), "{shown:?}");
+}
+
+/// A call's result block is printed as soon as the call finishes: before the question of
+/// a later call in the same chunk of the answer, not after it.
+#[test]
+fn each_result_is_printed_before_a_later_question() {
+    let dir = folder();
+    let shown = on_a_terminal(
+        dir.path(),
+        &["exec", "--config", "atfunc.json", "answer.txt"],
+        "",
+        &["y\n", "n\n"],
+    );
+    let at = |needle: &str| {
+        shown
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {shown:?}"))
+    };
+    let second_question = at("atfunc: the model calls shell.echo(text=\"two\")");
+    assert!(
+        at("Returned: {\"text\":\"a\\u{202e}b\"}") < second_question,
+        "{shown:?}"
+    );
+    assert!(at("Returned: {}") < second_question, "{shown:?}");
+    assert!(at("The user declined") > second_question, "{shown:?}");
 }
 
 #[test]

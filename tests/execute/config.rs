@@ -126,6 +126,61 @@ fn duplicate_names_clash_ignoring_case() {
     );
 }
 
+/// JSON keeps the last of two equal keys without a word, so `"root": "./box", "root": "/"`
+/// would widen the sandbox to `/`: a duplicate key anywhere in a config is a problem,
+/// named with its path, beside the config's other problems.
+#[test]
+fn duplicate_keys_are_problems_named_with_their_path() {
+    let text = r#"{"root": "files", "toolboxes": [
+        {"name": "files", "kind": "file", "root": "./box", "root": "/"},
+        {"name": "api", "kind": "http", "base_url": "http://127.0.0.1:9",
+         "headers": {"X-Key": "a", "X-\u004bey": "b"},
+         "functions": [{"name": "ping", "path": "/ping", "timeout": 5,
+                        "parameters": {"type": "object", "type": "string"}}]}],
+        "root": "api"}"#;
+    assert_eq!(
+        problems(text),
+        [
+            "key 'root' is given twice in toolboxes[0] (JSON keeps only the last); give each key once",
+            "key 'X-Key' is given twice in toolboxes[1].headers (JSON keeps only the last); give each key once",
+            "key 'type' is given twice in toolboxes[1].functions[0].parameters (JSON keeps only the last); give each key once",
+            "key 'root' is given twice at the top level (JSON keeps only the last); give each key once",
+            "toolbox 'api' (#2): function 'ping': field 'timeout' is not known here ('timeout_ms' is a field of the toolbox); the fields are type, name, description, parameters, returns, strict, method, path, confirm",
+        ]
+    );
+    // Keys that are not names are quoted in the path, control characters escaped.
+    let odd = r#"{"toolboxes": [], "x y": {"\u001b]0;t\u0007": {"k": 1, "k": 2}}}"#;
+    assert_eq!(
+        problems(odd)[0],
+        r#"key 'k' is given twice in ["x y"]["\u001b]0;t\u0007"] (JSON keeps only the last); give each key once"#
+    );
+}
+
+/// A name that clashes twice (with the control domain and with an earlier toolbox) is
+/// reported twice and leaves the other toolboxes alone.
+#[tokio::test]
+async fn a_name_clashing_twice_leaves_the_others_checked() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("box")).unwrap();
+    let path = folder.path().join("atfunc.json");
+    std::fs::write(
+        &path,
+        r#"{"root": "docs", "toolboxes": [
+            {"name": "tools", "kind": "file", "root": "box"},
+            {"name": "TOOLS", "kind": "file", "root": "box"},
+            {"name": "docs", "kind": "file", "root": "box"},
+            {"name": "gone", "kind": "file", "root": "missing"}]}"#,
+    )
+    .unwrap();
+    let error = Config::check_file(&path).await.unwrap_err();
+    let problems = error.problems();
+    assert_eq!(problems.len(), 4, "{problems:?}");
+    assert!(
+        problems[3].starts_with("toolbox 'gone' (#4): field 'root': "),
+        "{problems:?}"
+    );
+}
+
 #[test]
 fn interface_problems_name_the_function() {
     // `get-temp` is fine: a call writes it `get_temp`.
@@ -445,6 +500,11 @@ async fn listing_needs_no_secret_and_running_does() {
     assert!(
         error.contains("reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"),
         "{error}"
+    );
+    // Checking needs no secret either: the variable is a warning.
+    assert_eq!(
+        config.check().await.unwrap(),
+        ["toolbox 'api' (#1): field 'headers.Authorization' reads the environment variable ATFUNC_TEST_NEVER_SET, which is not set"]
     );
 }
 

@@ -107,6 +107,11 @@ fn encoded_echo(how: &str, sent: &str) -> String {
         ),
         "ndjson" => format!("{{\"n\": 1}}\n{{\"sent\": \"{}\"}}\n", json_escaped(token)),
         "trailing" => format!("{{\"ok\": true}} then \"{}\"", json_escaped(sent)),
+        // Basic auth whose password ends it, at each of the three alignments.
+        "end0" | "end1" | "end2" => {
+            let user = &"ab"[..usize::from(how.as_bytes()[3] - b'0')];
+            base64(format!("{user}{token}").as_bytes(), false)
+        }
         "hex" => format!(
             "sha-input={}",
             token
@@ -522,6 +527,29 @@ async fn a_secret_echoed_in_other_encodings_is_blanked() {
         for tell in &tells {
             assert!(!seen.contains(tell.as_str()), "{kind} leaks {tell}: {seen}");
         }
+    }
+}
+
+/// The last group of base64 that ends with the secret holds only the secret's bytes
+/// (`dWU=` is "ue"): it is blanked too.
+#[tokio::test]
+async fn a_secret_ending_base64_keeps_none_of_its_bytes() {
+    let kinds = ["end0", "end1", "end2"];
+    let mut builder = HttpBox::builder("api", serve().await)
+        .secret_header("Authorization", format!("Bearer {TOKEN}"));
+    for kind in kinds {
+        let interface = load_interfaces_str(&format!(
+            r#"[{{"name": "api.{kind}", "description": "x", "parameters": {{"type": "object", "properties": {{}}}}}}]"#
+        ))
+        .unwrap()
+        .remove(0);
+        builder = builder.endpoint(interface, "GET", format!("/leak-encoded/{kind}"));
+    }
+    let api = builder.build().unwrap();
+    for kind in kinds {
+        let seen = call(&api, kind, json!({})).await.unwrap();
+        let seen = seen.as_str().unwrap_or_default();
+        assert!(seen.ends_with("[redacted]"), "{kind}: {seen}");
     }
 }
 

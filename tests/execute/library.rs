@@ -234,6 +234,29 @@ mod streaming {
             .ends_with("Function call: t.echo(\"b\")\nReturned: b\n"));
     }
 
+    /// Input that comes faster than its calls run is read only so far ahead of them:
+    /// memory does not grow with the input (a file of a million calls).
+    #[tokio::test]
+    async fn reading_ahead_stops_at_a_bounded_queue_of_calls() {
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let pulled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&pulled);
+        let input = futures::stream::iter(0..10_000).map(move |i| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>(format!("@t.echo(\"{i}\") "))
+        });
+        let mut outcomes = registry.stream().run(input);
+        let first = outcomes.next().await.unwrap().unwrap();
+        assert_eq!(first.result, Ok(json!("0")));
+        let ahead = pulled.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(ahead < 200, "{ahead} calls read before the first result");
+        let rest = outcomes.count().await;
+        assert_eq!(rest, 9_999);
+    }
+
     #[tokio::test]
     async fn an_input_error_stops_reading_and_the_calls_read_still_run() {
         let registry = Registry::new();

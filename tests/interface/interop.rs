@@ -108,6 +108,46 @@ fn long_names_are_cut_with_a_hash_that_keeps_them_apart() {
     assert_eq!(model_name(&wide).len(), 64);
 }
 
+/// The winner of a clash is decided by the clashing tools alone: whichever comes first, and
+/// whatever comes before them, the name that sorts first keeps the model name.
+#[test]
+fn a_clash_is_won_by_the_name_that_sorts_first_in_any_order() {
+    let one = Interface::new("b_c").in_domain("a");
+    let other = Interface::new("c").in_domain("a_b");
+    let unrelated = Interface::new("other").in_domain("a_b");
+    for tools in [
+        vec![one.clone(), other.clone()],
+        vec![other.clone(), one.clone()],
+        vec![unrelated.clone(), other.clone(), one.clone()],
+    ] {
+        let rendered = to_openai_tools(&tools, &Options::default());
+        assert_eq!(rendered.names.qualified("a_b_c"), Some("a.b_c"));
+        assert_eq!(rendered.clashes.len(), 1);
+        assert_eq!(rendered.clashes[0].kept, "a.b_c");
+        assert_eq!(rendered.clashes[0].dropped, "a_b.c");
+        // The tools keep their order.
+        let listed: Vec<&str> = rendered
+            .tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        let expected: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.name != "c")
+            .map(|t| {
+                if t.name == "b_c" {
+                    "a_b_c"
+                } else {
+                    "a_b_other"
+                }
+            })
+            .collect();
+        assert_eq!(listed, expected);
+    }
+}
+
 #[test]
 fn of_two_tools_with_one_model_name_the_first_wins() {
     let tools = vec![

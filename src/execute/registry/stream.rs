@@ -280,7 +280,8 @@ impl ResponseStream {
     /// done, in the order the calls appear.
     ///
     /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
-    /// so a slow tool does not hold up the model's output. Calls still run one after
+    /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
+    /// wait to start, so input that comes faster than its calls run is not held whole. Calls still run one after
     /// another (or up to [`Registry::set_concurrency`](crate::execute::Registry::set_concurrency) at once), as with
     /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
     /// nothing more is read; the calls already read still run and are given after it.
@@ -329,6 +330,11 @@ impl ResponseStream {
         }
     }
 }
+
+/// Calls read ahead and not started, past which [`Outcomes`] reads no more input until
+/// some have started: enough to keep a model's stream parsed while a tool runs, few
+/// enough that memory does not grow with the input.
+const MAX_QUEUED: usize = 64;
 
 /// The outcomes of an answer read from a byte stream while its calls run; made by
 /// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
@@ -405,8 +411,13 @@ where
         // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
         let this = self.get_mut();
         // Read all the input that is ready before looking at the calls, so that parsing
-        // keeps up with the model while a tool runs.
+        // keeps up with the model while a tool runs; but only so far ahead of them: input
+        // that comes faster than its calls run (a file, a pipe) would otherwise be queued
+        // whole, a job per call.
         while let Some(input) = this.input.as_mut() {
+            if this.queued.len() >= MAX_QUEUED {
+                break;
+            }
             match input.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     let events = this.stream.parser.feed(chunk.as_ref());
