@@ -50,3 +50,17 @@ pub(crate) fn non_negative<T: TryFrom<i64>>(name: &str, value: i64) -> PyResult<
         pyo3::exceptions::PyValueError::new_err(format!("{name}={value} is too large"))
     })
 }
+
+/// Issues `message` as a Python `UserWarning`, as the CLI writes a warning on stderr: the
+/// caller's warning filters decide whether it shows (once per place, by default).
+pub(crate) fn user_warning(py: Python<'_>, message: &str) -> PyResult<()> {
+    // A message holding NUL cannot be a C string; its text up to the NUL still says what.
+    let text = message.split('\0').next().unwrap_or_default();
+    let text = std::ffi::CString::new(text).unwrap_or_default();
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyUserWarning>(),
+        &text,
+        1,
+    )
+}

@@ -11,7 +11,7 @@ use atfunc::grammar::{numbers_in, Choice};
 use atfunc::interop::{Options, ToolFormat};
 use atfunc::render::PromptOptions;
 use atfunc::{gbnf, GrammarOptions};
-use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{Map, Value as Json};
@@ -53,12 +53,7 @@ pub(crate) fn render(
         let rendered = atfunc::interop::render(&tools.interfaces, format, &Options::default());
         // The CLI says this on stderr; a tool left out is worth a warning, not an error.
         for clash in &rendered.clashes {
-            PyErr::warn(
-                py,
-                &py.get_type::<PyUserWarning>(),
-                &std::ffi::CString::new(clash.to_string()).unwrap_or_default(),
-                1,
-            )?;
+            crate::convert::user_warning(py, &clash.to_string())?;
         }
         let text = serde_json::to_string_pretty(&rendered.tools)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -11,7 +11,7 @@ use atfunc::batch::Batch;
 use atfunc::interface::{load_tools, LoadLimits, Loaded, Strictness};
 use atfunc::parse::Dialect;
 use atfunc::{Catalog, Interface, LoadError};
-use pyo3::exceptions::{PyUserWarning, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use serde_json::Value as Json;
@@ -105,12 +105,7 @@ impl Tools {
         // Tools written for servers that accept them as they are load here too; what was
         // worked around is a warning, as the CLI says it on stderr.
         for warning in &loaded.warnings {
-            PyErr::warn(
-                py,
-                &py.get_type::<PyUserWarning>(),
-                &std::ffi::CString::new(warning.warning()).unwrap_or_default(),
-                1,
-            )?;
+            crate::convert::user_warning(py, &warning.warning())?;
         }
         let interfaces = loaded.interfaces;
         let json = json.map(|json| json.to_string()).unwrap_or_default();

@@ -196,16 +196,21 @@ fn walk(param: &Param, path: &str, report: &mut dyn FnMut(String)) {
     if let Some(message) = unfit_choices(param, path) {
         report(message);
     }
+    for (inner, at) in nested(param, path) {
+        walk(inner, &at, report);
+    }
+}
+
+/// The fields of an object parameter and the items of an array, each with its path
+/// (`options.limit`, `ids[]`): what a check of `param` goes on to check.
+fn nested<'a>(param: &'a Param, path: &str) -> Vec<(&'a Param, String)> {
     match &param.ty {
-        ParamType::Object { properties } => {
-            for field in properties {
-                walk(field, &format!("{path}.{}", field.name), report);
-            }
-        }
-        ParamType::Array { items: Some(item) } => {
-            walk(item, &format!("{path}[]"), report);
-        }
-        _ => {}
+        ParamType::Object { properties } => properties
+            .iter()
+            .map(|field| (field, format!("{path}.{}", field.name)))
+            .collect(),
+        ParamType::Array { items: Some(item) } => vec![(&**item, format!("{path}[]"))],
+        _ => Vec::new(),
     }
 }
 
@@ -250,16 +255,8 @@ pub(crate) fn default_problems(param: &Param, path: &str, report: &mut dyn FnMut
             ));
         }
     }
-    match &param.ty {
-        ParamType::Object { properties } => {
-            for field in properties {
-                default_problems(field, &format!("{path}.{}", field.name), report);
-            }
-        }
-        ParamType::Array { items: Some(item) } => {
-            default_problems(item, &format!("{path}[]"), report);
-        }
-        _ => {}
+    for (inner, at) in nested(param, path) {
+        default_problems(inner, &at, report);
     }
 }
 
