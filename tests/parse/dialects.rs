@@ -638,3 +638,71 @@ fn many_blanks_after_tool_call_decide_the_same_at_any_chunking() {
     let config = config(Dialect::Auto);
     same_at_every_chunking(&input, &config, &[&[1], &[3], &[40], &[92, 256, 254, 61]]);
 }
+
+/// A Llama 3 chain, `{…}; {…}; …`: each call is handed out as soon as its object and the
+/// `;` after it are read, long before the chain ends, and only one link is held.
+#[test]
+fn a_llama3_chain_releases_each_call_when_it_is_complete() {
+    let one = "{\"name\": \"f\", \"parameters\": {\"city\": \"Zürich;{\"}}";
+    let n = 20_000;
+    let text = format!("Sure. <|python_tag|>{}", vec![one; n].join("; "));
+    let mut parser = StreamParser::new(config(Dialect::Llama3));
+    let mut events = Vec::new();
+    let mut calls = 0;
+    let mut first_call_at = None;
+    let mut max_held = 0;
+    let mut fed = 0;
+    for chunk in text.as_bytes().chunks(7) {
+        parser.feed_into(chunk, &mut events);
+        fed += chunk.len();
+        max_held = max_held.max(parser.buffered_len());
+        let now = events
+            .iter()
+            .filter(|e| matches!(e, Event::Call(_)))
+            .count();
+        if now > 0 && first_call_at.is_none() {
+            first_call_at = Some(fed);
+        }
+        calls += now;
+        events.clear();
+    }
+    parser.finish_into(&mut events);
+    calls += events
+        .iter()
+        .filter(|e| matches!(e, Event::Call(_)))
+        .count();
+    assert_eq!(calls, n);
+    let first = first_call_at.expect("a call before the end");
+    assert!(first < 100, "the first call came after {first} bytes");
+    assert!(max_held <= one.len() + 16, "held {max_held} bytes");
+    // The spans of a short chain still cover it, at every chunking.
+    let text = format!("x <|python_tag|>{one}; {one};{one} y");
+    let events = events_everywhere(Dialect::Llama3, &text, 4);
+    let spans: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(call) => Some((call.span.start, call.span.end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spans.len(), 3);
+    assert_eq!(spans[0].1, spans[1].0);
+    assert_eq!(spans[1].1, spans[2].0);
+}
+
+/// A `;` that no object follows: the calls before it stand, the rest is one error.
+#[test]
+fn a_llama3_chain_that_breaks_keeps_its_complete_calls() {
+    let text = "<|python_tag|>{\"name\": \"f\", \"parameters\": {}}; nothing more";
+    let events = events_everywhere(Dialect::Llama3, text, 4);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Call(_)))
+            .count(),
+        1
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Malformed { text, .. } if text == "; ")));
+}

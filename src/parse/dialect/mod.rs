@@ -43,9 +43,11 @@
 //!
 //! A block that the stream ends inside is an [`Event::Malformed`] with
 //! [`ParseErrorKind::Unterminated`](super::ParseErrorKind::Unterminated), never a call. A
-//! block holding several calls (a JSON array, `;`-separated objects, a Python list) gives
-//! one call per element; their spans cut the block in order, the first from its opening
-//! marker, the last to its closing one, so text and call spans together cover the input.
+//! block holding several calls (a JSON array, a Python list) gives one call per element;
+//! their spans cut the block in order, the first from its opening marker, the last to its
+//! closing one, so text and call spans together cover the input. Llama 3's `;`-separated
+//! objects are a chain of blocks, one per call, each handed out once it and the `;` after it
+//! are read: a chain is never held whole, and the call limit applies to each call.
 //!
 //! [`Dialect::Auto`] decides per completion: the first opening marker of any dialect fixes
 //! the dialect until [`StreamParser::finish`](super::StreamParser::finish). Text before it

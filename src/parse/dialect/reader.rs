@@ -277,9 +277,19 @@ impl Reader {
                     }));
                     start = stop;
                 }
-                self.block = None;
                 self.text_start = end;
                 self.pos = end;
+                // The next link of a chain opens where this one ends, so that the chain's
+                // spans still cover it.
+                match self.block.take().and_then(|mut block| block.chained()) {
+                    Some((next, from)) => {
+                        self.steps += from.saturating_sub(end);
+                        self.block = Some(next);
+                        self.cand = end;
+                        self.pos = from;
+                    }
+                    None => self.block = None,
+                }
             }
             Err((expected, found)) => {
                 self.malformed(
