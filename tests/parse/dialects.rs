@@ -706,3 +706,91 @@ fn a_llama3_chain_that_breaks_keeps_its_complete_calls() {
         .iter()
         .any(|e| matches!(e, Event::Malformed { text, .. } if text == "; ")));
 }
+
+/// A block over the call limit is one error in every dialect: the rest of the block, up
+/// to where it ends, is text, even where it holds what would read as a call on its own.
+/// The block after it is read as usual.
+#[test]
+fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
+    let pad = "x".repeat(80);
+    for (dialect, over, next) in [
+        (
+            Dialect::Llama3,
+            format!("{{\"name\": \"f\", \"parameters\": {{\"pad\": \"{pad}\", \"inner\": {{\"name\": \"g\", \"parameters\": {{}}}}}}}}"),
+            "{\"name\": \"h\", \"parameters\": {}}",
+        ),
+        (
+            Dialect::Pythonic,
+            format!("[f(pad='{pad}', inner=[g(a=1)])]"),
+            "[h()]",
+        ),
+        (
+            Dialect::Mistral,
+            format!("[TOOL_CALLS][{{\"name\": \"f\", \"arguments\": {{\"pad\": \"{pad}\", \"inner\": \"[TOOL_CALLS]g[ARGS]{{}}\"}}}}]"),
+            "[TOOL_CALLS]h[ARGS]{}",
+        ),
+        (
+            Dialect::Hermes,
+            format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"pad\": \"{pad}\", \"inner\": \"<tool_call>{{}}</tool_call>\"}}}}</tool_call>"),
+            "<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>",
+        ),
+    ] {
+        for d in [dialect, Dialect::Auto] {
+            let config = ParserConfig {
+                max_call_len: 64,
+                ..config(d)
+            };
+            let text = format!("a {over} b {next} c");
+            let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+            let errors: Vec<_> = whole
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Malformed { error, .. } => Some(error.kind.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                errors,
+                [ParseErrorKind::CallTooLong { limit: 64 }],
+                "{d}: {text}\n{whole:?}"
+            );
+            let names: Vec<_> = whole
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Call(call) => Some(call.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(names, ["h"], "{d}: {text}\n{whole:?}");
+        }
+    }
+}
+
+/// Past the limit, the rest of the block is released as it streams, not held.
+#[test]
+fn a_block_over_the_limit_is_not_held() {
+    let config = ParserConfig {
+        max_call_len: 64,
+        ..config(Dialect::Hermes)
+    };
+    let text = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
+        "y".repeat(200_000)
+    );
+    let mut parser = StreamParser::new(config);
+    let mut events = Vec::new();
+    let mut max_held = 0;
+    for chunk in text.as_bytes().chunks(61) {
+        parser.feed_into(chunk, &mut events);
+        max_held = max_held.max(parser.buffered_len());
+    }
+    parser.finish_into(&mut events);
+    assert!(max_held <= 2048, "held {max_held} bytes");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Malformed { .. }))
+            .count(),
+        1
+    );
+}

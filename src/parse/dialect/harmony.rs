@@ -81,7 +81,9 @@ impl BlockScan for Harmony {
             }
             return step;
         }
+        // Blanks are passed once: a long run of them is not looked at again per chunk.
         let p = input.skip_ws(*pos);
+        *pos = p;
         match input.closing(p, CALL) {
             Match::Yes(end) => Step::Done(end),
             Match::Need => Step::Need,

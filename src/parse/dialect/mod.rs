@@ -39,7 +39,9 @@
 //! (`serde_json` for JSON, a small reader for Python literals) into calls. The limits of
 //! [`ParserConfig`] hold: a block longer than `max_call_len`, values nested deeper than
 //! `max_depth` or a call with more than `max_args` arguments is reported malformed, with its
-//! text.
+//! text. Past the call limit the block's scanner runs on only to find where the block ends;
+//! the bytes up to there are text, released as they come and never read as calls, so a
+//! block over the limit is one error in every dialect.
 //!
 //! A block that the stream ends inside is an [`Event::Malformed`] with
 //! [`ParseErrorKind::Unterminated`](super::ParseErrorKind::Unterminated), never a call. A

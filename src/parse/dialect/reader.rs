@@ -10,6 +10,10 @@ use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
 const HARD_MAX_DEPTH: usize = 512;
 
+/// Bytes held behind a scanner that runs past the call limit. A dialect's scanner looks
+/// back at most a name's length (256 bytes) from where it resumes; the rest is released.
+const SKIP_HOLD: u64 = 1024;
+
 /// The reader of every dialect but atfunc. The same contract as
 /// [`StreamParser`](crate::parse::StreamParser), whose `feed` and `finish` call it.
 #[derive(Debug)]
@@ -32,6 +36,11 @@ pub(crate) struct Reader {
     cand: u64,
     /// The block under way, if any.
     block: Option<Box<dyn BlockScan>>,
+    /// The block under way went over the call limit and was reported malformed up to it;
+    /// its scanner runs on only to find where the block ends, and the bytes it passes are
+    /// text from `text_start` on (never read as calls, never held). So a block over the
+    /// limit is one error in every dialect, whatever its tail holds.
+    skipping: bool,
     steps: u64,
     /// Character offsets of the bytes released so far.
     chars: CharCount,
@@ -59,6 +68,7 @@ impl Reader {
             text_start: 0,
             cand: 0,
             block: None,
+            skipping: false,
             steps: 0,
             chars: CharCount::default(),
         }
@@ -106,7 +116,7 @@ impl Reader {
                 break;
             }
         }
-        let keep = if self.block.is_some() {
+        let keep = if self.block.is_some() && !self.skipping {
             self.cand
         } else {
             self.text_start
@@ -182,11 +192,11 @@ impl Reader {
         self.steps += pos.saturating_sub(self.pos);
         self.pos = pos.max(self.pos);
         let limit = self.cand.saturating_add(self.config.max_call_len as u64);
-        let too_long = ParseErrorKind::CallTooLong {
-            limit: self.config.max_call_len,
-        };
+        if self.skipping {
+            return self.skip(data, out, step, eof);
+        }
         match step {
-            Step::Need if self.pos > limit => self.malformed(data, out, limit, too_long),
+            Step::Need if self.pos > limit => return self.over_limit(data, out, step, eof),
             Step::Need if eof => {
                 let what = awaits.to_owned();
                 self.malformed(
@@ -201,11 +211,76 @@ impl Reader {
             // and the scanner, which stopped at it, looks at it again.
             Step::Fail(_, at) if input.cut_char(at) => return false,
             // Past the limit, the limit is the reason, whichever chunk the failure came in.
-            Step::Fail(_, at) if at >= limit => self.malformed(data, out, limit, too_long),
+            Step::Fail(_, at) if at >= limit => return self.over_limit(data, out, step, eof),
             Step::Fail(kind, at) => self.malformed(data, out, at, kind),
-            Step::Done(end) if end > limit => self.malformed(data, out, limit, too_long),
+            Step::Done(end) if end > limit => return self.over_limit(data, out, step, eof),
             Step::Done(end) => self.complete(data, out, end, eof),
         }
+        true
+    }
+
+    /// The block under way went over the call limit: it is malformed up to the limit, and
+    /// the scanner runs on to its end (see `skipping`). `step` is what the scanner answered.
+    fn over_limit(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
+        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let kind = ParseErrorKind::CallTooLong {
+            limit: self.config.max_call_len,
+        };
+        let scanned = self.pos;
+        let block = self.block.take();
+        self.malformed(data, out, limit, kind);
+        // `malformed` left `text_start` where the span ends; the scanner resumes where it was.
+        self.block = block;
+        self.pos = scanned.max(self.text_start);
+        self.skipping = true;
+        self.skip(data, out, step, eof)
+    }
+
+    /// What the scanner of a block past the limit answered: where the block ends, or that
+    /// it goes on (its bytes so far are text). Returns whether the block ended.
+    fn skip(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
+        let input = Input {
+            data,
+            base: self.base,
+            eof,
+        };
+        match step {
+            Step::Need if !eof => {
+                let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, self.at(upto), out, false);
+                self.text_start = self.base + released as u64;
+                return false;
+            }
+            Step::Fail(_, at) if input.cut_char(at) => return false,
+            // The bytes up to the end of the input or up to where the block broke are text,
+            // released by the text mode, which reads on from there.
+            Step::Need => {
+                self.block = None;
+                self.pos = input.end();
+            }
+            Step::Fail(_, at) => {
+                self.block = None;
+                self.pos = at.max(self.text_start);
+            }
+            Step::Done(end) => {
+                let end = end.max(self.text_start);
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, self.at(end), out, true);
+                self.text_start = self.base + released as u64;
+                self.pos = end;
+                // The next link of a chain is a call of its own.
+                match self.block.take().and_then(|mut block| block.chained()) {
+                    Some((next, from)) => {
+                        self.block = Some(next);
+                        self.cand = end;
+                        self.pos = from;
+                    }
+                    None => self.block = None,
+                }
+            }
+        }
+        self.skipping = false;
         true
     }
 
