@@ -77,7 +77,7 @@ fn an_unbound_dialect_call_quotes_its_own_text() {
 fn jsonl_reads_each_completion_with_auto() {
     let records = [
         json!({"id": 1, "completion": "[TOOL_CALLS]weather.get_current_weather[ARGS]{\"location\": \"Oslo\"}"}),
-        json!({"id": 2, "completion": "ok [math.calculate_power(base=2, exponent=10)]"}),
+        json!({"id": 2, "completion": "ok\n[math.calculate_power(base=2, exponent=10)]"}),
         json!({"id": 3, "completion": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather.get_current_weather<｜tool▁sep｜>{\"location\": \"Lima\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
         json!({"id": 4, "completion": "<|channel|>commentary to=functions.weather.get_current_weather <|constrain|>json<|message|>{\"location\": \"Rome\"}<|call|>"}),
     ];

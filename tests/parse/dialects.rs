@@ -613,7 +613,9 @@ fn a_stray_continuation_byte_after_a_malformed_block() {
 #[test]
 fn a_failure_past_the_call_limit_is_the_limit() {
     let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
-    let config = fuzz_limits();
+    same_at_every_chunking(input, &fuzz_limits(), &[&[1], &[3], &[7]]);
+    // `auto` reads no list inside a line; the pythonic reader does.
+    let config = fuzz_limits().with_dialect(Dialect::Pythonic);
     let whole = same_at_every_chunking(input, &config, &[&[1], &[3], &[7]]);
     assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
 }
@@ -740,7 +742,8 @@ fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
                 max_call_len: 64,
                 ..config(d)
             };
-            let text = format!("a {over} b {next} c");
+            // Each on its own line, where `auto` reads bare lists and objects.
+            let text = format!("a\n{over}\nb\n{next}\nc");
             let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
             let errors: Vec<_> = whole
                 .iter()
@@ -793,4 +796,60 @@ fn a_block_over_the_limit_is_not_held() {
             .count(),
         1
     );
+}
+
+/// The names of the calls `auto` reads in `text` (at every chunking), and whether any
+/// block was malformed.
+fn auto_reads(text: &str) -> (Vec<String>, bool) {
+    let events = events_everywhere(Dialect::Auto, text, 4);
+    let names = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(call) => Some(call.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let malformed = events.iter().any(|e| matches!(e, Event::Malformed { .. }));
+    (names, malformed)
+}
+
+/// Issue 36, item 3: prose that quotes a call or names a marker fixes no format, and the
+/// real call after it is read.
+#[test]
+fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
+    let real = "<tool_call>\n{\"name\": \"file.listfiles\", \"arguments\": {}}\n</tool_call>";
+    for (text, expected) in [
+        (
+            format!("I will not run [file.deletefile(filepath=\"keep.txt\")] because you asked me only to list.\n{real}"),
+            vec!["file.listfiles"],
+        ),
+        (
+            "I would not call [weather.get(city=\"Oslo\")] here.\n[weather.get(city=\"Paris\")]".to_owned(),
+            vec!["weather.get"],
+        ),
+        (format!("Print it with [print(x)] first. {real}"), vec!["file.listfiles"]),
+        (format!("Mistral starts with the [TOOL_CALLS] marker.\n{real}"), vec!["file.listfiles"]),
+        (format!("Hermes uses the <tool_call> tag and {{\"name\": \"x\"}} objects.\n{real}"), vec!["file.listfiles"]),
+        // At the start of the answer or of a line, a list is the call.
+        ("[f(a=1)]".to_owned(), vec!["f"]),
+        ("Here:\n  [f(a=1), g()]\nDone.".to_owned(), vec!["f", "g"]),
+        ("{\"name\": \"f\", \"parameters\": {}}".to_owned(), vec!["f"]),
+    ] {
+        let (names, malformed) = auto_reads(&text);
+        assert_eq!(names, expected, "{text}");
+        assert!(!malformed, "{text}");
+    }
+}
+
+/// Once a dialect was seen, a Python list or bare object is text, but a block with a marker
+/// of its own is still read.
+#[test]
+fn auto_reads_later_blocks_with_a_marker_of_their_own() {
+    let text = "[f(a=1)]\n[g(b=2)]\n<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>\n<|python_tag|>{\"name\": \"i\", \"parameters\": {}}\n[TOOL_CALLS]j[ARGS]{}";
+    let (names, malformed) = auto_reads(text);
+    assert_eq!(names, ["f", "g", "h", "i", "j"]);
+    assert!(!malformed);
+    let text = "<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>\n[g(b=2)]\n{\"name\": \"k\", \"parameters\": {}}";
+    let (names, _) = auto_reads(text);
+    assert_eq!(names, ["h"]);
 }

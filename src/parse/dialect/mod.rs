@@ -51,9 +51,11 @@
 //! objects are a chain of blocks, one per call, each handed out once it and the `;` after it
 //! are read: a chain is never held whole, and the call limit applies to each call.
 //!
-//! [`Dialect::Auto`] decides per completion: the first opening marker of any dialect fixes
-//! the dialect until [`StreamParser::finish`](super::StreamParser::finish). Text before it
-//! is released as it comes, as for any dialect.
+//! [`Dialect::Auto`] decides per block, by where it stands (`auto.rs` gives the rules): a
+//! marker that names its format is read wherever it is not a word of a sentence; a Python
+//! list or bare JSON object only at the start of the answer or of a line, and only until
+//! calls of another format were read (until [`StreamParser::finish`](super::StreamParser::finish)).
+//! Text before a block is released as it comes, as for any dialect.
 
 mod auto;
 mod block;
@@ -86,7 +88,7 @@ use std::str::FromStr;
 /// | `deepseek` | DeepSeek V3, V3.1 | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` |
 /// | `qwen3_xml` | Qwen3-Coder | `<tool_call><function=f><parameter=a>1</parameter></function></tool_call>` |
 /// | `harmony` | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{"a": 1}<\|call\|>` |
-/// | `auto` | any of the above | decided by the first opening marker |
+/// | `auto` | any of the above | by each block's marker and where it stands |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Dialect {
@@ -107,7 +109,7 @@ pub enum Dialect {
     Qwen3Xml,
     /// gpt-oss's harmony messages addressed `to=functions.NAME`.
     Harmony,
-    /// Whichever of the others the completion's first opening marker belongs to.
+    /// Any of the others: each block by its marker and where it stands.
     Auto,
 }
 

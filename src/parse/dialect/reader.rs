@@ -19,8 +19,15 @@ const SKIP_HOLD: u64 = 1024;
 #[derive(Debug)]
 pub(crate) struct Reader {
     config: ParserConfig,
-    /// The dialect read: `asked`, or for `Auto` the first one seen (`None` before).
+    /// The dialect read: `asked`, or for `Auto` the first one whose block gave calls
+    /// (`None` before).
     chosen: Option<Dialect>,
+    /// For `Auto`: where the text passed so far leaves the next byte (see `auto::Context`).
+    line_text: bool,
+    after_blank: bool,
+    /// For `Auto`: the bytes before this offset are taken into `line_text` and `after_blank`.
+    /// Never behind the bytes held.
+    passed: u64,
     /// Bytes fed and not yet released: an unresolved candidate marker or call block, or the
     /// start of a character split across chunks. Never longer than the call limit plus the
     /// last chunk.
@@ -62,6 +69,9 @@ impl Reader {
         Reader {
             config,
             chosen: (asked != Dialect::Auto).then_some(asked),
+            line_text: false,
+            after_blank: false,
+            passed: 0,
             buf: Vec::new(),
             base: 0,
             pos: 0,
@@ -93,6 +103,34 @@ impl Reader {
         let steps = self.steps;
         *self = Reader::new(self.config.clone());
         self.steps = steps;
+    }
+
+    fn auto(&self) -> bool {
+        self.config.dialect == Dialect::Auto
+    }
+
+    /// Takes the bytes from `passed` to `to` into the line state `auto` decides by.
+    fn pass_to(&mut self, data: &[u8], to: u64) {
+        if !self.auto() || to <= self.passed {
+            return;
+        }
+        let bytes = data
+            .get(self.at(self.passed)..self.at(to).min(data.len()))
+            .unwrap_or_default();
+        self.passed = to;
+        let line = match memchr::memrchr(b'\n', bytes) {
+            Some(k) => {
+                self.line_text = false;
+                self.after_blank = false;
+                bytes.get(k + 1..).unwrap_or_default()
+            }
+            None => bytes,
+        };
+        if let Some(&last) = line.last() {
+            let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+            self.line_text = self.line_text || !line.iter().all(blank);
+            self.after_blank = matches!(last, b' ' | b'\t');
+        }
     }
 
     fn max_depth(&self) -> usize {
@@ -127,7 +165,9 @@ impl Reader {
     /// Text: release everything before the next opening marker. Returns whether a block
     /// opened.
     fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        let first = auto::first_bytes(self.chosen);
+        // `auto` looks for every dialect's markers to the end: some open after another
+        // dialect was seen.
+        let first = auto::first_bytes(if self.auto() { None } else { self.chosen });
         loop {
             let from = self.at(self.pos);
             let rest = data.get(from..).unwrap_or_default();
@@ -140,6 +180,7 @@ impl Reader {
             let Some(k) = hit else {
                 self.steps += rest.len() as u64;
                 self.pos = self.base + data.len() as u64;
+                self.pass_to(data, self.pos);
                 let start = self.at(self.text_start);
                 let released = self.emit_text(data, start, data.len(), out, eof);
                 self.text_start = self.base + released as u64;
@@ -152,7 +193,18 @@ impl Reader {
                 base: self.base,
                 eof,
             };
-            match auto::opens(self.chosen, &input, i) {
+            let opens = if self.auto() {
+                self.pass_to(data, i);
+                let ctx = auto::Context {
+                    seen: self.chosen,
+                    line_text: self.line_text,
+                    after_blank: self.after_blank,
+                };
+                auto::guess(ctx, &input, i)
+            } else {
+                auto::opens(self.chosen, &input, i)
+            };
+            match opens {
                 Opens::No => self.pos = i + 1,
                 Opens::Need => {
                     let start = self.at(self.text_start);
@@ -164,7 +216,6 @@ impl Reader {
                 Opens::Yes { block, from: next } => {
                     let start = self.at(self.text_start);
                     self.emit_text(data, start, from + k, out, true);
-                    self.chosen = Some(block.dialect());
                     self.block = Some(block);
                     self.cand = i;
                     self.steps += next - i;
@@ -247,6 +298,7 @@ impl Reader {
         match step {
             Step::Need if !eof => {
                 let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
+                self.pass_to(data, upto);
                 let start = self.at(self.text_start);
                 let released = self.emit_text(data, start, self.at(upto), out, false);
                 self.text_start = self.base + released as u64;
@@ -265,6 +317,7 @@ impl Reader {
             }
             Step::Done(end) => {
                 let end = end.max(self.text_start);
+                self.pass_to(data, end);
                 let start = self.at(self.text_start);
                 let released = self.emit_text(data, start, self.at(end), out, true);
                 self.text_start = self.base + released as u64;
@@ -352,6 +405,10 @@ impl Reader {
                     }));
                     start = stop;
                 }
+                if self.chosen.is_none() {
+                    self.chosen = self.block.as_ref().map(|b| b.dialect());
+                }
+                self.pass_to(data, end);
                 self.text_start = end;
                 self.pos = end;
                 // The next link of a chain opens where this one ends, so that the chain's
@@ -437,6 +494,7 @@ impl Reader {
             error: ParseError { kind, offset: at },
             text,
         });
+        self.pass_to(data, at);
         self.block = None;
         self.text_start = at;
         self.pos = at;
