@@ -126,3 +126,34 @@ fn an_unknown_dialect_is_an_error_naming_the_choices() {
         "{stderr}"
     );
 }
+
+/// With tools, `--dialect hermes` and `auto` read an untagged JSON call that names one of
+/// them (Qwen 2.5 under its own template), fenced or not; other JSON stays text.
+#[test]
+fn an_untagged_json_call_naming_a_tool_is_read_with_tools() {
+    let call =
+        "{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": \"Oslo\"}}";
+    let input = format!("```json\n{call}\n```\nAn example: {{\"name\": \"x\"}}\n");
+    for dialect in ["hermes", "auto"] {
+        for size in ["1", "8192"] {
+            let out = lines(
+                &[
+                    "parse",
+                    "--tools",
+                    TOOLS,
+                    "--dialect",
+                    dialect,
+                    "--chunk-size",
+                    size,
+                ],
+                &input,
+            );
+            assert_eq!(out.len(), 1, "{dialect}: {out:?}");
+            assert_eq!(out[0]["name"], "weather.get_current_weather");
+        }
+        // Without tools, hermes reads tagged calls only.
+        if dialect == "hermes" {
+            assert!(lines(&["parse", "--dialect", dialect], &input).is_empty());
+        }
+    }
+}

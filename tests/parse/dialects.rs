@@ -853,3 +853,56 @@ fn auto_reads_later_blocks_with_a_marker_of_their_own() {
     let (names, _) = auto_reads(text);
     assert_eq!(names, ["h"]);
 }
+
+/// Issue 38: Qwen 2.5 under its own template writes the call object without tags. With
+/// the offered tools known, hermes and `auto` read one that names an offered tool at the
+/// start of the answer or of a line, fenced or not; JSON that prose merely shows is text.
+#[test]
+fn an_untagged_json_call_naming_an_offered_tool() {
+    let call = "{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Paris\"}}";
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let names = |dialect: Dialect, offered: Option<atfunc::parse::FunctionNames>, text: &str| {
+        let config = ParserConfig {
+            offered,
+            ..config(dialect)
+        };
+        let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+        assert!(
+            !whole.iter().any(|e| matches!(e, Event::Malformed { .. })),
+            "{text}: {whole:?}"
+        );
+        whole
+            .iter()
+            .filter_map(|e| match e {
+                Event::Call(c) => Some(c.name.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        for text in [
+            call.to_owned(),
+            format!("```json\n{call}\n```"),
+            format!("Let me check.\n\n{call}"),
+        ] {
+            assert_eq!(
+                names(dialect, Some(offered.clone()), &text),
+                ["Weather_1_GetWeather"],
+                "{dialect}: {text}"
+            );
+        }
+        for text in [
+            format!("I would send {call} to it."),
+            "An example:\n{\"name\": \"other_tool\", \"arguments\": {}}".to_owned(),
+            "{\"name\": \"Weather_1_GetWeather\\u0021\", \"arguments\": {}}".to_owned(),
+            "{\"city\": \"Paris\"}".to_owned(),
+        ] {
+            assert!(
+                names(dialect, Some(offered.clone()), &text).is_empty(),
+                "{dialect}: {text}"
+            );
+        }
+    }
+    // Without the offered tools, hermes reads tagged calls only.
+    assert!(names(Dialect::Hermes, None, call).is_empty());
+}

@@ -14,11 +14,17 @@
 //!   of the answer or of a line (blanks before it), and only while no other dialect was
 //!   seen: in prose, `I will not run [file.delete(path="x")] because…` is text.
 //!
+//! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
+//!   call only when it names one of them (and then also after another dialect was seen).
+//!
 //! The first dialect whose block gave calls is the one seen.
+//!
+//! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
 use super::block::Opens;
 use super::scan::{Input, Match};
 use super::{deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
+use crate::parse::FunctionNames;
 
 /// The bytes an opening marker of `dialect` (`None`: of any dialect) starts with.
 pub(super) fn first_bytes(dialect: Option<Dialect>) -> &'static [u8] {
@@ -48,7 +54,10 @@ pub(super) fn opens(dialect: Option<Dialect>, input: &Input<'_>, i: u64) -> Open
 
 /// Where a candidate byte stands, for [`guess`]: what `auto` saw before it.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Context {
+pub(super) struct Context<'a> {
+    /// The offered tools' names, when known: a bare JSON object is then a call only when
+    /// it names one, whatever was seen before.
+    pub offered: Option<&'a FunctionNames>,
     /// The dialect whose block gave calls first, if any.
     pub seen: Option<Dialect>,
     /// Whether its line has text (anything but blanks) before the candidate.
@@ -58,7 +67,13 @@ pub(super) struct Context {
 }
 
 /// The block [`Dialect::Auto`] opens at `i`, by the rules of the module doc.
-pub(super) fn guess(ctx: Context, input: &Input<'_>, i: u64) -> Opens {
+pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
+    if let (Some(offered), Some(b'{')) = (ctx.offered, input.byte(i)) {
+        return match untagged(input, i, offered, ctx.line_text) {
+            Opens::Yes { .. } => llama3::opens(input, i),
+            other => other,
+        };
+    }
     let opened = any(input, i, |d| match d {
         Dialect::Pythonic | Dialect::Llama3 if is_bare(input, i) => {
             !ctx.line_text && ctx.seen.is_none_or(|seen| seen == d)
@@ -78,6 +93,20 @@ pub(super) fn guess(ctx: Context, input: &Input<'_>, i: u64) -> Opens {
         }
     }
     Opens::Yes { block, from }
+}
+
+/// A JSON call object without tags at `i`, for hermes with the offered tools known: only
+/// at the start of a line, and only when it names an offered tool.
+pub(super) fn untagged(
+    input: &Input<'_>,
+    i: u64,
+    offered: &FunctionNames,
+    line_text: bool,
+) -> Opens {
+    if line_text {
+        return Opens::No;
+    }
+    hermes::opens_untagged(input, i, offered)
 }
 
 /// Whether the candidate at `i` is a bare opening (a Python list's `[` or a JSON object's

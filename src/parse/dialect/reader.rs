@@ -109,9 +109,14 @@ impl Reader {
         self.config.dialect == Dialect::Auto
     }
 
+    /// Whether hermes reads call objects without tags (the offered tools are known).
+    fn untagged(&self) -> bool {
+        self.config.dialect == Dialect::Hermes && self.config.offered.is_some()
+    }
+
     /// Takes the bytes from `passed` to `to` into the line state `auto` decides by.
     fn pass_to(&mut self, data: &[u8], to: u64) {
-        if !self.auto() || to <= self.passed {
+        if !(self.auto() || self.untagged()) || to <= self.passed {
             return;
         }
         let bytes = data
@@ -167,7 +172,11 @@ impl Reader {
     fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
         // `auto` looks for every dialect's markers to the end: some open after another
         // dialect was seen.
-        let first = auto::first_bytes(if self.auto() { None } else { self.chosen });
+        let first = if self.untagged() {
+            b"<{"
+        } else {
+            auto::first_bytes(if self.auto() { None } else { self.chosen })
+        };
         loop {
             let from = self.at(self.pos);
             let rest = data.get(from..).unwrap_or_default();
@@ -196,11 +205,18 @@ impl Reader {
             let opens = if self.auto() {
                 self.pass_to(data, i);
                 let ctx = auto::Context {
+                    offered: self.config.offered.as_ref(),
                     seen: self.chosen,
                     line_text: self.line_text,
                     after_blank: self.after_blank,
                 };
                 auto::guess(ctx, &input, i)
+            } else if self.untagged() && input.byte(i) == Some(b'{') {
+                self.pass_to(data, i);
+                match &self.config.offered {
+                    Some(offered) => auto::untagged(&input, i, offered, self.line_text),
+                    None => Opens::No,
+                }
             } else {
                 auto::opens(self.chosen, &input, i)
             };
