@@ -906,3 +906,36 @@ fn an_untagged_json_call_naming_an_offered_tool() {
     // Without the offered tools, hermes reads tagged calls only.
     assert!(names(Dialect::Hermes, None, call).is_empty());
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `auto` decides by where a block stands (the line, the blanks around a marker, the
+    /// dialect seen, the offered tools), and every dialect skips the tail of a block past
+    /// a small call limit: pieces of markers, calls, blanks and prose in any order give the
+    /// same events at every chunking, and rebuild the input.
+    #[test]
+    fn auto_decides_the_same_at_every_chunking(
+        parts in prop::collection::vec(0usize..16, 0..24),
+        seed in any::<u64>(),
+        offered in any::<bool>(),
+        small in any::<bool>(),
+        pick in 0usize..8,
+    ) {
+        const PARTS: [&str; 16] = [
+            "[f(a=1)]", "[TOOL_CALLS]", "<tool_call>", "{\"name\": \"f\", \"parameters\": {}}",
+            " ", "\n", "x", "é", "<|python_tag|>", "; ", "</tool_call>", "{", "[", "\t",
+            "{\"name\": \"g\", \"arguments\": {\"a\": [1]}}", "[TOOL_CALLS]g[ARGS]{}",
+        ];
+        let text: String = parts.iter().map(|&k| PARTS[k]).collect();
+        let config = ParserConfig {
+            offered: offered.then(|| ["g"].into_iter().collect()),
+            // A limit that blocks run past, so that their tails are skipped.
+            max_call_len: if small { 24 } else { 16 << 20 },
+            // Mostly `auto`; every other dialect too, for the skipped tails.
+            ..config(Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto))
+        };
+        let sizes = random_sizes(seed, 9);
+        same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
+    }
+}
