@@ -88,7 +88,7 @@ use std::str::FromStr;
 /// | `deepseek` | DeepSeek V3, V3.1 | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` |
 /// | `qwen3_xml` | Qwen3-Coder | `<tool_call><function=f><parameter=a>1</parameter></function></tool_call>` |
 /// | `harmony` | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{"a": 1}<\|call\|>` |
-/// | `auto` | any of the above | by each block's marker and where it stands |
+/// | `auto` | any of the above but `atfunc` | by each block's marker and where it stands |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Dialect {
