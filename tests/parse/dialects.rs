@@ -830,6 +830,15 @@ fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
         (format!("Print it with [print(x)] first. {real}"), vec!["file.listfiles"]),
         (format!("Mistral starts with the [TOOL_CALLS] marker.\n{real}"), vec!["file.listfiles"]),
         (format!("Hermes uses the <tool_call> tag and {{\"name\": \"x\"}} objects.\n{real}"), vec!["file.listfiles"]),
+        // A blank after a marker, and then the call, is no sentence.
+        (
+            "Sure! <tool_call> {\"name\": \"f\", \"arguments\": {}}</tool_call>".to_owned(),
+            vec!["f"],
+        ),
+        (
+            "Calling: [TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]".to_owned(),
+            vec!["f"],
+        ),
         // At the start of the answer or of a line, a list is the call.
         ("[f(a=1)]".to_owned(), vec!["f"]),
         ("Here:\n  [f(a=1), g()]\nDone.".to_owned(), vec!["f", "g"]),

@@ -9,7 +9,8 @@
 //! - A marker that says it is a call (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`,
 //!   DeepSeek's `<｜tool▁calls▁begin｜>`, a harmony header addressed `to=functions.`) opens a
 //!   block anywhere, also after another dialect was seen, except inside a sentence: after a
-//!   blank that follows text on its line and before a blank ("the [TOOL_CALLS] marker").
+//!   blank that follows text on its line, and before blanks and a word or the end ("the
+//!   [TOOL_CALLS] marker"; `Sure! <tool_call> {"name": …` is a call).
 //! - A Python list `[f(…)]` or a bare JSON object `{"name": …}` is a call only at the start
 //!   of the answer or of a line (blanks before it), and only while no other dialect was
 //!   seen: in prose, `I will not run [file.delete(path="x")] because…` is text.
@@ -84,16 +85,27 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
         return opened;
     };
     if ctx.line_text && ctx.after_blank && block.dialect() != Dialect::Harmony {
-        // Inside a sentence: a blank on both sides makes the marker a word of the prose.
-        match input.byte(from) {
-            Some(b' ' | b'\t') => return Opens::No,
-            None if !input.eof => return Opens::Need,
-            None => return Opens::No,
-            Some(_) => {}
+        // Inside a sentence: a blank on both sides, and a word (or the end) after them,
+        // make the marker a word of the prose; `<tool_call> {` is still a call.
+        let mut p = from;
+        loop {
+            match input.byte(p) {
+                Some(b' ' | b'\t') if p - from < MAX_BLANKS_IN_SENTENCE => p += 1,
+                Some(b) if p > from && (b.is_ascii_alphanumeric() || b >= 0x80) => {
+                    return Opens::No
+                }
+                Some(b' ' | b'\t') => return Opens::No,
+                Some(_) => break,
+                None if !input.eof => return Opens::Need,
+                None => return Opens::No,
+            }
         }
     }
     Opens::Yes { block, from }
 }
+
+/// The blanks after a marker inside a sentence looked through for the word after them.
+const MAX_BLANKS_IN_SENTENCE: u64 = 16;
 
 /// A JSON call object without tags at `i`, for hermes with the offered tools known: only
 /// at the start of a line, and only when it names an offered tool.
