@@ -329,14 +329,14 @@ class _Registry:
     GIL taken and answers `(True, json_text)` or `(False, message)`.
     """
 
-    def __new__(cls, truncate_length: int = 5000, keep_repeated_calls: bool = False) -> "_Registry": ...
+    def __new__(cls, truncate_length: int = 5000, keep_repeated_calls: bool = False, max_calls: int = 1000) -> "_Registry": ...
     def set_tools(self, tools: Tools, handlers: Mapping[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]]) -> None:
         """Offers `tools` from now on, each answered by `handlers[qualified name]`. When the
         registry refuses them, the tools offered before stay.
         """
     def run(self, answer: str) -> Dict[str, Any]:
         """Runs the calls of a model's whole answer (up to the first repeated call, unless
-        repeats are kept); the turn as a dict."""
+        repeats are kept, and at most `max_calls` of them); the turn as a dict."""
     def stream(self) -> "_Stream":
         """A stream fed the answer as it arrives."""
     @property

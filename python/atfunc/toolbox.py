@@ -39,12 +39,15 @@ class Turn:
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer
     and so ended it, where that call began, in characters (``answer[:repeated_at]`` is
-    what the model's turn should keep in the history), else None."""
+    what the model's turn should keep in the history), else None; ``stopped_at``: when
+    `Toolbox.run` ended an answer of more than ``max_calls`` calls, where the first call
+    past the bound began, in characters (it and what follows did not run), else None."""
 
     results: List[Dict[str, Any]]
     text: str
     role: str = "user"
     repeated_at: Optional[int] = None
+    stopped_at: Optional[int] = None
 
     @property
     def message(self) -> Dict[str, str]:
@@ -378,14 +381,23 @@ class Toolbox:
     of those (or a bool). ``keep_repeated_calls``: by default a call that repeats an
     earlier one of the same answer (the same tool, the same arguments) ends the answer,
     as in ``atfunc serve``: a small model that cannot stop writes its calls again and
-    again, and each would run; True runs every call as written."""
+    again, and each would run; True runs every call as written. ``max_calls``: the most
+    calls `run` and `run_async` run of one answer (default 1000, as ``atfunc serve``); the
+    answer ends where the next call begins, and `Turn.stopped_at` says where."""
 
     def __init__(
-        self, *, truncate_length: int = 5000, confirm: Any = None, keep_repeated_calls: bool = False
+        self,
+        *,
+        truncate_length: int = 5000,
+        confirm: Any = None,
+        keep_repeated_calls: bool = False,
+        max_calls: int = 1000,
     ) -> None:
         if truncate_length < 1:
             raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
-        self._native = _Registry(truncate_length, keep_repeated_calls)
+        if max_calls < 0:
+            raise ValueError(f"max_calls must not be negative, got {max_calls}")
+        self._native = _Registry(truncate_length, keep_repeated_calls, max_calls)
         self._definitions: List[Dict[str, Any]] = []
         self._handlers: Dict[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]] = {}
         self._tools: Optional[Tools] = None
@@ -454,7 +466,8 @@ class Toolbox:
 
     def run(self, answer: str) -> Turn:
         """Runs the calls of a model's whole answer, in order, up to the first that repeats
-        an earlier one (unless ``keep_repeated_calls``); the `Turn`."""
+        an earlier one (unless ``keep_repeated_calls``) and at most ``max_calls`` of them;
+        the `Turn`."""
         return Turn(**self._native.run(answer))
 
     async def run_async(self, answer: str) -> Turn:

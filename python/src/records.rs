@@ -23,6 +23,13 @@ use std::borrow::Cow;
 /// taking the GIL back costs more than other threads gain.
 const DETACH_BYTES: usize = 64 * 1024;
 
+/// `parse` reads its text in pieces of this many bytes and makes each piece's records
+/// Python objects before reading on, so the records of a large answer are not held twice
+/// (as JSON values and as Python objects): 2M calls in 22 MB took 5.2 GB that way. The
+/// records are the same as for the whole text (`PerGap` text records do not depend on
+/// the pieces).
+const PARSE_PIECE: usize = 64 << 10;
+
 /// The bytes of a `str` (as UTF-8) or of a bytes-like object.
 fn chunk_bytes<'a>(chunk: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(text) = chunk.cast::<PyString>() {
@@ -100,16 +107,26 @@ pub(crate) fn parse<'py>(
     let tools = tools::optional(py, tools)?;
     let catalog = tools.map(|t| t.get().catalog.clone());
     let bytes = chunk_bytes(text)?;
-    let records = maybe_detached(py, bytes.len(), || {
-        let mut stream = RecordStream::new(catalog)
-            .with_dialect(dialect)
-            .with_text(with_text);
-        let mut out = Vec::new();
-        stream.feed(&bytes, &mut out);
-        stream.finish(&mut out);
-        out
-    });
-    to_list(py, &records)
+    let mut stream = RecordStream::new(catalog)
+        .with_dialect(dialect)
+        .with_text(with_text);
+    let list = PyList::empty(py);
+    let mut out = Vec::new();
+    let mut pieces = bytes.chunks(PARSE_PIECE);
+    loop {
+        let piece = pieces.next();
+        let len = piece.map_or(0, <[u8]>::len);
+        maybe_detached(py, len, || match piece {
+            Some(piece) => stream.feed(piece, &mut out),
+            None => stream.finish(&mut out),
+        });
+        for record in out.drain(..) {
+            list.append(json_to_py(py, &record)?)?;
+        }
+        if piece.is_none() {
+            return Ok(list);
+        }
+    }
 }
 
 /// Parses a completion that arrives in pieces. `feed` and `finish` each return the

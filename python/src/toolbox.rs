@@ -25,7 +25,8 @@ use atfunc::execute::{
     ToolError,
 };
 use atfunc::interop::{self, Options, ToolFormat};
-use atfunc::Interface;
+use atfunc::parse::ParserConfig;
+use atfunc::{Event, Interface, StreamParser};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -46,6 +47,39 @@ pub(crate) struct NativeRegistry {
     /// Whether a call that repeats an earlier one of the same answer runs too; by
     /// default it ends the answer, as in the gateway.
     keep_repeated_calls: bool,
+    /// The most calls `run` runs of one answer; the answer ends before the next. 1000 by
+    /// default, the gateway's bound: each call's outcome is held for the turn, and an
+    /// answer of 200k calls held 1.2 GB.
+    max_calls: usize,
+}
+
+/// The pieces an answer is read in to find where its calls start.
+const SCAN_PIECE: usize = 64 << 10;
+
+/// Where the first call past `max_calls` in `answer` starts (a byte offset), read as the
+/// registry reads it; None when there are no more calls than that. Each piece's events
+/// are dropped as they are counted, so the count holds no call.
+fn past_max_calls(config: ParserConfig, answer: &str, max_calls: usize) -> Option<usize> {
+    let mut parser = StreamParser::new(config);
+    let mut events = Vec::new();
+    let mut started = 0usize;
+    let mut pieces = answer.as_bytes().chunks(SCAN_PIECE);
+    loop {
+        let piece = pieces.next();
+        match piece {
+            Some(piece) => parser.feed_into(piece, &mut events),
+            None => parser.finish_into(&mut events),
+        }
+        for event in events.drain(..) {
+            if let Event::CallStarted { start, .. } = event {
+                started += 1;
+                if started > max_calls {
+                    return usize::try_from(start).ok();
+                }
+            }
+        }
+        piece?;
+    }
 }
 
 /// A Python callable kept for calls made on any thread.
@@ -120,7 +154,9 @@ fn outcome_record(outcome: &Outcome) -> Json {
 /// A turn as Python gets it: `{"results": [...], "text": ..., "role": "user"}`. The
 /// results go back in a user message, as the gateway sends them to a model without
 /// native tool calls.
-fn turn_json(end: &StreamEnd) -> Json {
+/// The turn as `Turn`'s fields; `stopped_at`: where `run` ended an answer of too many calls,
+/// in characters.
+fn turn_json(end: &StreamEnd, stopped_at: Option<usize>) -> Json {
     let report = &end.report;
     json!({
         "results": report.calls.iter().map(outcome_record).collect::<Vec<_>>(),
@@ -128,6 +164,7 @@ fn turn_json(end: &StreamEnd) -> Json {
         "role": "user",
         // Python indexes strings by character.
         "repeated_at": end.repeated_at.map(|span| span.char_start),
+        "stopped_at": stopped_at,
     })
 }
 
@@ -232,8 +269,12 @@ impl NativeRegistry {
 #[pymethods]
 impl NativeRegistry {
     #[new]
-    #[pyo3(signature = (truncate_length = 5000, keep_repeated_calls = false))]
-    fn new(truncate_length: usize, keep_repeated_calls: bool) -> PyResult<NativeRegistry> {
+    #[pyo3(signature = (truncate_length = 5000, keep_repeated_calls = false, max_calls = 1000))]
+    fn new(
+        truncate_length: usize,
+        keep_repeated_calls: bool,
+        max_calls: usize,
+    ) -> PyResult<NativeRegistry> {
         let registry = Registry::new();
         // The model is offered the Python functions only, not `tools.*`.
         registry.unregister_control_functions();
@@ -248,6 +289,7 @@ impl NativeRegistry {
             boxes: Mutex::new(Vec::new()),
             interfaces: Mutex::new(Arc::new(Vec::new())),
             keep_repeated_calls,
+            max_calls,
         })
     }
 
@@ -304,14 +346,28 @@ impl NativeRegistry {
     }
 
     /// Runs the calls of a model's whole answer (up to the first repeated call, unless
-    /// repeats are kept); the turn as a dict.
+    /// repeats are kept, and at most `max_calls` of them); the turn as a dict.
     fn run(&self, py: Python<'_>, answer: String) -> PyResult<Py<PyAny>> {
+        let mut answer = answer;
+        let config = self.registry.parser_config();
+        let max_calls = self.max_calls;
+        let cut = py.detach(|| past_max_calls(config, &answer, max_calls));
+        // The answer ends where the call past the bound starts: it and what follows are
+        // not read, as after a repeated call.
+        let stopped_at = match cut {
+            Some(at) if answer.is_char_boundary(at) => {
+                let chars = answer.get(..at).map_or(0, |s| s.chars().count());
+                answer.truncate(at);
+                Some(chars)
+            }
+            _ => None,
+        };
         let mut stream = self.response_stream();
         let end = self.block_on(py, async move {
             stream.feed_str(&answer).await;
             stream.finish().await
         })?;
-        json_to_py(py, &turn_json(&end))
+        json_to_py(py, &turn_json(&end, stopped_at))
     }
 
     /// A stream fed the answer as it arrives.
@@ -537,6 +593,6 @@ impl NativeStream {
             taken.map(|stream| runtime.block_on(stream.finish()))
         });
         let end = end.ok_or_else(|| runtime_error("this stream is finished"))?;
-        json_to_py(py, &turn_json(&end))
+        json_to_py(py, &turn_json(&end, None))
     }
 }

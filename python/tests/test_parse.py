@@ -176,3 +176,32 @@ def test_text_release_gap_keeps_one_record_per_run_of_text():
     assert parser.finish() == [{"text": " bye"}]
     with pytest.raises(ValueError, match="text_release"):
         atfunc.StreamParser(text_release="soon")
+
+
+def test_a_large_answer_is_not_held_twice():
+    # `parse` makes the records of each 64 KiB of the text Python objects before reading
+    # on: the records of 200k calls were held as JSON and as Python objects at once (2.9 KB
+    # a call at the peak; 1.3 KB now, the Python objects themselves).
+    code = """
+import resource, atfunc
+n = 200_000
+text = "@f(a=1)\\n" * n
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+records = atfunc.parse(text)
+assert len(records) == n
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024 / n)
+"""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert float(out.stdout) < 2000, out.stdout
+
+
+def test_records_across_the_pieces_parse_reads_in_are_those_of_a_stream():
+    # Calls, text and a character cut at the 64 KiB steps `parse` reads in.
+    text = ("é" * 32767 + " @f(a='x') ") * 3 + "@g(b=[1, 2]) tail"
+    whole = atfunc.parse(text, with_text=True)
+    stream = atfunc.StreamParser(with_text=True, text_release="gap")
+    pieces = stream.feed(text) + stream.finish()
+    assert whole == pieces
+    assert [r["name"] for r in whole if "name" in r] == ["f", "f", "f", "g"]

@@ -237,6 +237,32 @@ def test_a_repeated_call_ends_the_answer_unless_repeats_are_kept():
     assert kept.repeated_at is None
 
 
+def test_run_runs_at_most_max_calls_of_one_answer():
+    ran = []
+
+    def ping(n: int) -> int:
+        """Pings."""
+        ran.append(n)
+        return n
+
+    # As the gateway: 1000 calls by default; the answer ends where the next one begins.
+    answer = "Süß " + "".join(f"@ping({n}) " for n in range(1003))
+    toolbox = atfunc.Toolbox()
+    toolbox.add_tool(ping)
+    turn = toolbox.run(answer)
+    assert len(turn.results) == 1000 and ran == list(range(1000))
+    assert answer[turn.stopped_at:].startswith("@ping(1000) ")
+    assert toolbox.run("@ping(1) @ping(2)").stopped_at is None
+
+    ran.clear()
+    small = atfunc.Toolbox(max_calls=2)
+    small.add_tool(ping)
+    turn = small.run("a @ping(1) b @ping(2) c @ping(3) d")
+    assert ran == [1, 2] and turn.stopped_at == len("a @ping(1) b @ping(2) c ")
+    with pytest.raises(ValueError, match="max_calls"):
+        atfunc.Toolbox(max_calls=-1)
+
+
 def test_a_raising_tool_gives_an_error_without_a_traceback():
     toolbox = atfunc.Toolbox()
 

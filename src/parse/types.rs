@@ -320,18 +320,10 @@ impl Bodies {
     /// for a function of the `root` domain the bare name too. Outside the crate this is
     /// [`Catalog::bodies`](crate::Catalog::bodies).
     pub(crate) fn of(interfaces: &[Interface], root: Option<&str>) -> Bodies {
-        let mut names = FunctionNames::new();
-        for interface in interfaces.iter().filter(|i| i.has_body()) {
-            names.insert(&interface.qualified_name());
-            let in_root = match (&interface.domain, root) {
-                (Some(domain), Some(root)) => fold(domain) == fold(root),
-                _ => false,
-            };
-            if in_root {
-                names.insert(&interface.name);
-            }
-        }
-        Bodies::Only(names)
+        Bodies::Only(FunctionNames::callable(
+            interfaces.iter().filter(|i| i.has_body()),
+            root,
+        ))
     }
 
     /// Whether a call to `name`, as written, may have a body.
@@ -353,6 +345,26 @@ pub struct FunctionNames {
 }
 
 impl FunctionNames {
+    /// The names calls to `interfaces` may be written with: each qualified name, and the
+    /// plain name of those in the `root` toolbox.
+    pub(crate) fn callable<'a>(
+        interfaces: impl IntoIterator<Item = &'a Interface>,
+        root: Option<&str>,
+    ) -> FunctionNames {
+        let mut names = FunctionNames::new();
+        for interface in interfaces {
+            names.insert(&interface.qualified_name());
+            let in_root = match (&interface.domain, root) {
+                (Some(domain), Some(root)) => fold(domain) == fold(root),
+                _ => false,
+            };
+            if in_root {
+                names.insert(&interface.name);
+            }
+        }
+        names
+    }
+
     /// An empty set.
     pub fn new() -> FunctionNames {
         FunctionNames::default()
@@ -412,6 +424,12 @@ pub struct ParserConfig {
     /// The tool-call format to read. Default [`Dialect::Atfunc`]; the other dialects read
     /// other models' native formats into the same events, under the same limits.
     pub dialect: Dialect,
+    /// The names of the tools the model was offered, when known. With them, `hermes` and
+    /// `auto` read a JSON call written without `<tool_call>` tags, `{"name": NAME,
+    /// "arguments": {...}}` at the start of the answer or of a line (Qwen 2.5's own template
+    /// gets such answers), when NAME is one of these (ignoring case); `auto` then reads a
+    /// bare JSON object only when it names one. Default `None`: no untagged calls.
+    pub offered: Option<FunctionNames>,
 }
 
 impl ParserConfig {
@@ -437,6 +455,7 @@ impl Default for ParserConfig {
             max_args: 256,
             bodies: Bodies::Any,
             dialect: Dialect::Atfunc,
+            offered: None,
         }
     }
 }

@@ -77,7 +77,7 @@ fn an_unbound_dialect_call_quotes_its_own_text() {
 fn jsonl_reads_each_completion_with_auto() {
     let records = [
         json!({"id": 1, "completion": "[TOOL_CALLS]weather.get_current_weather[ARGS]{\"location\": \"Oslo\"}"}),
-        json!({"id": 2, "completion": "ok [math.calculate_power(base=2, exponent=10)]"}),
+        json!({"id": 2, "completion": "ok\n[math.calculate_power(base=2, exponent=10)]"}),
         json!({"id": 3, "completion": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather.get_current_weather<｜tool▁sep｜>{\"location\": \"Lima\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
         json!({"id": 4, "completion": "<|channel|>commentary to=functions.weather.get_current_weather <|constrain|>json<|message|>{\"location\": \"Rome\"}<|call|>"}),
     ];
@@ -125,4 +125,35 @@ fn an_unknown_dialect_is_an_error_naming_the_choices() {
         stderr.contains("unknown dialect `gemma`") && stderr.contains("qwen3_xml"),
         "{stderr}"
     );
+}
+
+/// With tools, `--dialect hermes` and `auto` read an untagged JSON call that names one of
+/// them (Qwen 2.5 under its own template), fenced or not; other JSON stays text.
+#[test]
+fn an_untagged_json_call_naming_a_tool_is_read_with_tools() {
+    let call =
+        "{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": \"Oslo\"}}";
+    let input = format!("```json\n{call}\n```\nAn example: {{\"name\": \"x\"}}\n");
+    for dialect in ["hermes", "auto"] {
+        for size in ["1", "8192"] {
+            let out = lines(
+                &[
+                    "parse",
+                    "--tools",
+                    TOOLS,
+                    "--dialect",
+                    dialect,
+                    "--chunk-size",
+                    size,
+                ],
+                &input,
+            );
+            assert_eq!(out.len(), 1, "{dialect}: {out:?}");
+            assert_eq!(out[0]["name"], "weather.get_current_weather");
+        }
+        // Without tools, hermes reads tagged calls only.
+        if dialect == "hermes" {
+            assert!(lines(&["parse", "--dialect", dialect], &input).is_empty());
+        }
+    }
 }

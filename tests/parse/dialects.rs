@@ -613,7 +613,9 @@ fn a_stray_continuation_byte_after_a_malformed_block() {
 #[test]
 fn a_failure_past_the_call_limit_is_the_limit() {
     let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
-    let config = fuzz_limits();
+    same_at_every_chunking(input, &fuzz_limits(), &[&[1], &[3], &[7]]);
+    // `auto` reads no list inside a line; the pythonic reader does.
+    let config = fuzz_limits().with_dialect(Dialect::Pythonic);
     let whole = same_at_every_chunking(input, &config, &[&[1], &[3], &[7]]);
     assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
 }
@@ -637,4 +639,312 @@ fn many_blanks_after_tool_call_decide_the_same_at_any_chunking() {
     input.extend_from_slice(b"<function=f>\n</function>\n</tool_call> y");
     let config = config(Dialect::Auto);
     same_at_every_chunking(&input, &config, &[&[1], &[3], &[40], &[92, 256, 254, 61]]);
+}
+
+/// A Llama 3 chain, `{…}; {…}; …`: each call is handed out as soon as its object and the
+/// `;` after it are read, long before the chain ends, and only one link is held.
+#[test]
+fn a_llama3_chain_releases_each_call_when_it_is_complete() {
+    let one = "{\"name\": \"f\", \"parameters\": {\"city\": \"Zürich;{\"}}";
+    let n = 20_000;
+    let text = format!("Sure. <|python_tag|>{}", vec![one; n].join("; "));
+    let mut parser = StreamParser::new(config(Dialect::Llama3));
+    let mut events = Vec::new();
+    let mut calls = 0;
+    let mut first_call_at = None;
+    let mut max_held = 0;
+    let mut fed = 0;
+    for chunk in text.as_bytes().chunks(7) {
+        parser.feed_into(chunk, &mut events);
+        fed += chunk.len();
+        max_held = max_held.max(parser.buffered_len());
+        let now = events
+            .iter()
+            .filter(|e| matches!(e, Event::Call(_)))
+            .count();
+        if now > 0 && first_call_at.is_none() {
+            first_call_at = Some(fed);
+        }
+        calls += now;
+        events.clear();
+    }
+    parser.finish_into(&mut events);
+    calls += events
+        .iter()
+        .filter(|e| matches!(e, Event::Call(_)))
+        .count();
+    assert_eq!(calls, n);
+    let first = first_call_at.expect("a call before the end");
+    assert!(first < 100, "the first call came after {first} bytes");
+    assert!(max_held <= one.len() + 16, "held {max_held} bytes");
+    // The spans of a short chain still cover it, at every chunking.
+    let text = format!("x <|python_tag|>{one}; {one};{one} y");
+    let events = events_everywhere(Dialect::Llama3, &text, 4);
+    let spans: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(call) => Some((call.span.start, call.span.end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spans.len(), 3);
+    assert_eq!(spans[0].1, spans[1].0);
+    assert_eq!(spans[1].1, spans[2].0);
+}
+
+/// A `;` that no object follows: the calls before it stand, the rest is one error.
+#[test]
+fn a_llama3_chain_that_breaks_keeps_its_complete_calls() {
+    let text = "<|python_tag|>{\"name\": \"f\", \"parameters\": {}}; nothing more";
+    let events = events_everywhere(Dialect::Llama3, text, 4);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Call(_)))
+            .count(),
+        1
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::Malformed { text, .. } if text == "; ")));
+}
+
+/// A block over the call limit is one error in every dialect: the rest of the block, up
+/// to where it ends, is text, even where it holds what would read as a call on its own.
+/// The block after it is read as usual.
+#[test]
+fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
+    let pad = "x".repeat(80);
+    for (dialect, over, next) in [
+        (
+            Dialect::Llama3,
+            format!("{{\"name\": \"f\", \"parameters\": {{\"pad\": \"{pad}\", \"inner\": {{\"name\": \"g\", \"parameters\": {{}}}}}}}}"),
+            "{\"name\": \"h\", \"parameters\": {}}",
+        ),
+        (
+            Dialect::Pythonic,
+            format!("[f(pad='{pad}', inner=[g(a=1)])]"),
+            "[h()]",
+        ),
+        (
+            Dialect::Mistral,
+            format!("[TOOL_CALLS][{{\"name\": \"f\", \"arguments\": {{\"pad\": \"{pad}\", \"inner\": \"[TOOL_CALLS]g[ARGS]{{}}\"}}}}]"),
+            "[TOOL_CALLS]h[ARGS]{}",
+        ),
+        (
+            Dialect::Hermes,
+            format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"pad\": \"{pad}\", \"inner\": \"<tool_call>{{}}</tool_call>\"}}}}</tool_call>"),
+            "<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>",
+        ),
+    ] {
+        for d in [dialect, Dialect::Auto] {
+            let config = ParserConfig {
+                max_call_len: 64,
+                ..config(d)
+            };
+            // Each on its own line, where `auto` reads bare lists and objects.
+            let text = format!("a\n{over}\nb\n{next}\nc");
+            let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+            let errors: Vec<_> = whole
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Malformed { error, .. } => Some(error.kind.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                errors,
+                [ParseErrorKind::CallTooLong { limit: 64 }],
+                "{d}: {text}\n{whole:?}"
+            );
+            let names: Vec<_> = whole
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Call(call) => Some(call.name.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(names, ["h"], "{d}: {text}\n{whole:?}");
+        }
+    }
+}
+
+/// Past the limit, the rest of the block is released as it streams, not held.
+#[test]
+fn a_block_over_the_limit_is_not_held() {
+    let config = ParserConfig {
+        max_call_len: 64,
+        ..config(Dialect::Hermes)
+    };
+    let text = format!(
+        "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
+        "y".repeat(200_000)
+    );
+    let mut parser = StreamParser::new(config);
+    let mut events = Vec::new();
+    let mut max_held = 0;
+    for chunk in text.as_bytes().chunks(61) {
+        parser.feed_into(chunk, &mut events);
+        max_held = max_held.max(parser.buffered_len());
+    }
+    parser.finish_into(&mut events);
+    assert!(max_held <= 2048, "held {max_held} bytes");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Malformed { .. }))
+            .count(),
+        1
+    );
+}
+
+/// The names of the calls `auto` reads in `text` (at every chunking), and whether any
+/// block was malformed.
+fn auto_reads(text: &str) -> (Vec<String>, bool) {
+    let events = events_everywhere(Dialect::Auto, text, 4);
+    let names = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(call) => Some(call.name.clone()),
+            _ => None,
+        })
+        .collect();
+    let malformed = events.iter().any(|e| matches!(e, Event::Malformed { .. }));
+    (names, malformed)
+}
+
+/// Issue 36, item 3: prose that quotes a call or names a marker fixes no format, and the
+/// real call after it is read.
+#[test]
+fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
+    let real = "<tool_call>\n{\"name\": \"file.listfiles\", \"arguments\": {}}\n</tool_call>";
+    for (text, expected) in [
+        (
+            format!("I will not run [file.deletefile(filepath=\"keep.txt\")] because you asked me only to list.\n{real}"),
+            vec!["file.listfiles"],
+        ),
+        (
+            "I would not call [weather.get(city=\"Oslo\")] here.\n[weather.get(city=\"Paris\")]".to_owned(),
+            vec!["weather.get"],
+        ),
+        (format!("Print it with [print(x)] first. {real}"), vec!["file.listfiles"]),
+        (format!("Mistral starts with the [TOOL_CALLS] marker.\n{real}"), vec!["file.listfiles"]),
+        (format!("Hermes uses the <tool_call> tag and {{\"name\": \"x\"}} objects.\n{real}"), vec!["file.listfiles"]),
+        // A blank after a marker, and then the call, is no sentence.
+        (
+            "Sure! <tool_call> {\"name\": \"f\", \"arguments\": {}}</tool_call>".to_owned(),
+            vec!["f"],
+        ),
+        (
+            "Calling: [TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]".to_owned(),
+            vec!["f"],
+        ),
+        // At the start of the answer or of a line, a list is the call.
+        ("[f(a=1)]".to_owned(), vec!["f"]),
+        ("Here:\n  [f(a=1), g()]\nDone.".to_owned(), vec!["f", "g"]),
+        ("{\"name\": \"f\", \"parameters\": {}}".to_owned(), vec!["f"]),
+    ] {
+        let (names, malformed) = auto_reads(&text);
+        assert_eq!(names, expected, "{text}");
+        assert!(!malformed, "{text}");
+    }
+}
+
+/// Once a dialect was seen, a Python list or bare object is text, but a block with a marker
+/// of its own is still read.
+#[test]
+fn auto_reads_later_blocks_with_a_marker_of_their_own() {
+    let text = "[f(a=1)]\n[g(b=2)]\n<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>\n<|python_tag|>{\"name\": \"i\", \"parameters\": {}}\n[TOOL_CALLS]j[ARGS]{}";
+    let (names, malformed) = auto_reads(text);
+    assert_eq!(names, ["f", "g", "h", "i", "j"]);
+    assert!(!malformed);
+    let text = "<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>\n[g(b=2)]\n{\"name\": \"k\", \"parameters\": {}}";
+    let (names, _) = auto_reads(text);
+    assert_eq!(names, ["h"]);
+}
+
+/// Issue 38: Qwen 2.5 under its own template writes the call object without tags. With
+/// the offered tools known, hermes and `auto` read one that names an offered tool at the
+/// start of the answer or of a line, fenced or not; JSON that prose merely shows is text.
+#[test]
+fn an_untagged_json_call_naming_an_offered_tool() {
+    let call = "{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Paris\"}}";
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let names = |dialect: Dialect, offered: Option<atfunc::parse::FunctionNames>, text: &str| {
+        let config = ParserConfig {
+            offered,
+            ..config(dialect)
+        };
+        let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+        assert!(
+            !whole.iter().any(|e| matches!(e, Event::Malformed { .. })),
+            "{text}: {whole:?}"
+        );
+        whole
+            .iter()
+            .filter_map(|e| match e {
+                Event::Call(c) => Some(c.name.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        for text in [
+            call.to_owned(),
+            format!("```json\n{call}\n```"),
+            format!("Let me check.\n\n{call}"),
+        ] {
+            assert_eq!(
+                names(dialect, Some(offered.clone()), &text),
+                ["Weather_1_GetWeather"],
+                "{dialect}: {text}"
+            );
+        }
+        for text in [
+            format!("I would send {call} to it."),
+            "An example:\n{\"name\": \"other_tool\", \"arguments\": {}}".to_owned(),
+            "{\"name\": \"Weather_1_GetWeather\\u0021\", \"arguments\": {}}".to_owned(),
+            "{\"city\": \"Paris\"}".to_owned(),
+        ] {
+            assert!(
+                names(dialect, Some(offered.clone()), &text).is_empty(),
+                "{dialect}: {text}"
+            );
+        }
+    }
+    // Without the offered tools, hermes reads tagged calls only.
+    assert!(names(Dialect::Hermes, None, call).is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// `auto` decides by where a block stands (the line, the blanks around a marker, the
+    /// dialect seen, the offered tools), and every dialect skips the tail of a block past
+    /// a small call limit: pieces of markers, calls, blanks and prose in any order give the
+    /// same events at every chunking, and rebuild the input.
+    #[test]
+    fn auto_decides_the_same_at_every_chunking(
+        parts in prop::collection::vec(0usize..16, 0..24),
+        seed in any::<u64>(),
+        offered in any::<bool>(),
+        small in any::<bool>(),
+        pick in 0usize..8,
+    ) {
+        const PARTS: [&str; 16] = [
+            "[f(a=1)]", "[TOOL_CALLS]", "<tool_call>", "{\"name\": \"f\", \"parameters\": {}}",
+            " ", "\n", "x", "é", "<|python_tag|>", "; ", "</tool_call>", "{", "[", "\t",
+            "{\"name\": \"g\", \"arguments\": {\"a\": [1]}}", "[TOOL_CALLS]g[ARGS]{}",
+        ];
+        let text: String = parts.iter().map(|&k| PARTS[k]).collect();
+        let config = ParserConfig {
+            offered: offered.then(|| ["g"].into_iter().collect()),
+            // A limit that blocks run past, so that their tails are skipped.
+            max_call_len: if small { 24 } else { 16 << 20 },
+            // Mostly `auto`; every other dialect too, for the skipped tails.
+            ..config(Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto))
+        };
+        let sizes = random_sizes(seed, 9);
+        same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
+    }
 }

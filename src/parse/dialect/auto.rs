@@ -2,10 +2,30 @@
 //! [`Dialect::Auto`] every dialect's, in an order where no marker is mistaken for another
 //! (`[TOOL_CALLS]` is tried before a Python list, `<tool_call>` picks hermes or qwen3_xml
 //! by the first byte after it).
+//!
+//! `auto` guesses, so it reads a block only where it stands as the answer's call, the way
+//! each format's own server reads it:
+//!
+//! - A marker that says it is a call (`<tool_call>`, `<|python_tag|>`, `[TOOL_CALLS]`,
+//!   DeepSeek's `<｜tool▁calls▁begin｜>`, a harmony header addressed `to=functions.`) opens a
+//!   block anywhere, also after another dialect was seen, except inside a sentence: after a
+//!   blank that follows text on its line, and before blanks and a word or the end ("the
+//!   [TOOL_CALLS] marker"; `Sure! <tool_call> {"name": …` is a call).
+//! - A Python list `[f(…)]` or a bare JSON object `{"name": …}` is a call only at the start
+//!   of the answer or of a line (blanks before it), and only while no other dialect was
+//!   seen: in prose, `I will not run [file.delete(path="x")] because…` is text.
+//!
+//! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
+//!   call only when it names one of them (and then also after another dialect was seen).
+//!
+//! The first dialect whose block gave calls is the one seen.
+//!
+//! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
 use super::block::Opens;
 use super::scan::{Input, Match};
 use super::{deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
+use crate::parse::FunctionNames;
 
 /// The bytes an opening marker of `dialect` (`None`: of any dialect) starts with.
 pub(super) fn first_bytes(dialect: Option<Dialect>) -> &'static [u8] {
@@ -29,13 +49,91 @@ pub(super) fn opens(dialect: Option<Dialect>, input: &Input<'_>, i: u64) -> Open
         Some(Dialect::Deepseek) => deepseek::opens(input, i),
         Some(Dialect::Harmony) => harmony::opens(input, i),
         Some(Dialect::Atfunc) => Opens::No,
-        None | Some(Dialect::Auto) => any(input, i),
+        None | Some(Dialect::Auto) => any(input, i, |_| true),
     }
 }
 
-/// The first dialect whose block opens at `i`. `Need` as soon as one of them needs more
-/// bytes: deciding early could pick the wrong one.
-fn any(input: &Input<'_>, i: u64) -> Opens {
+/// Where a candidate byte stands, for [`guess`]: what `auto` saw before it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Context<'a> {
+    /// The offered tools' names, when known: a bare JSON object is then a call only when
+    /// it names one, whatever was seen before.
+    pub offered: Option<&'a FunctionNames>,
+    /// The dialect whose block gave calls first, if any.
+    pub seen: Option<Dialect>,
+    /// Whether its line has text (anything but blanks) before the candidate.
+    pub line_text: bool,
+    /// Whether the byte right before the candidate is a space or a tab.
+    pub after_blank: bool,
+}
+
+/// The block [`Dialect::Auto`] opens at `i`, by the rules of the module doc.
+pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
+    if let (Some(offered), Some(b'{')) = (ctx.offered, input.byte(i)) {
+        return match untagged(input, i, offered, ctx.line_text) {
+            Opens::Yes { .. } => llama3::opens(input, i),
+            other => other,
+        };
+    }
+    let opened = any(input, i, |d| match d {
+        Dialect::Pythonic | Dialect::Llama3 if is_bare(input, i) => {
+            !ctx.line_text && ctx.seen.is_none_or(|seen| seen == d)
+        }
+        _ => true,
+    });
+    let Opens::Yes { block, from } = opened else {
+        return opened;
+    };
+    if ctx.line_text && ctx.after_blank && block.dialect() != Dialect::Harmony {
+        // Inside a sentence: a blank on both sides, and a word (or the end) after them,
+        // make the marker a word of the prose; `<tool_call> {` is still a call.
+        let mut p = from;
+        loop {
+            match input.byte(p) {
+                Some(b' ' | b'\t') if p - from < MAX_BLANKS_IN_SENTENCE => p += 1,
+                Some(b) if p > from && (b.is_ascii_alphanumeric() || b >= 0x80) => {
+                    return Opens::No
+                }
+                Some(b' ' | b'\t') => return Opens::No,
+                Some(_) => break,
+                None if !input.eof => return Opens::Need,
+                None => return Opens::No,
+            }
+        }
+    }
+    Opens::Yes { block, from }
+}
+
+/// The blanks after a marker inside a sentence looked through for the word after them.
+const MAX_BLANKS_IN_SENTENCE: u64 = 16;
+
+/// A JSON call object without tags at `i`, for hermes with the offered tools known: only
+/// at the start of a line, and only when it names an offered tool.
+pub(super) fn untagged(
+    input: &Input<'_>,
+    i: u64,
+    offered: &FunctionNames,
+    line_text: bool,
+) -> Opens {
+    if line_text {
+        return Opens::No;
+    }
+    hermes::opens_untagged(input, i, offered)
+}
+
+/// Whether the candidate at `i` is a bare opening (a Python list's `[` or a JSON object's
+/// `{`) rather than a marker.
+fn is_bare(input: &Input<'_>, i: u64) -> bool {
+    match input.byte(i) {
+        Some(b'{') => true,
+        Some(b'[') => !matches!(input.marker(i, mistral::OPEN), Match::Yes(_) | Match::Need),
+        _ => false,
+    }
+}
+
+/// The first dialect whose block opens at `i` and that `allowed` lets open. `Need` as soon
+/// as one of them needs more bytes: deciding early could pick the wrong one.
+fn any(input: &Input<'_>, i: u64, allowed: impl Fn(Dialect) -> bool) -> Opens {
     let tries: [fn(&Input<'_>, u64) -> Opens; 6] = match input.byte(i) {
         Some(b'<') => [
             tool_call,
@@ -53,6 +151,7 @@ fn any(input: &Input<'_>, i: u64) -> Opens {
     for open in tries {
         match open(input, i) {
             Opens::No => {}
+            Opens::Yes { ref block, .. } if !allowed(block.dialect()) => {}
             Opens::Need => need = true,
             yes @ Opens::Yes { .. } if !need => return yes,
             Opens::Yes { .. } => return Opens::Need,

@@ -16,6 +16,12 @@ pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
     fn dialect(&self) -> Dialect;
     /// What the block still waits for, for an unterminated block's error.
     fn awaits(&self) -> &'static str;
+    /// After a complete block: the scanner of the next call when the block was one link of
+    /// a chain (Llama 3's `;`), and where it resumes. Each link is a block of its own, so
+    /// that its call is handed out as soon as it is complete and only one link is held.
+    fn chained(&mut self) -> Option<(Box<dyn BlockScan>, u64)> {
+        None
+    }
 }
 
 /// Whether a call block opens at an offset.

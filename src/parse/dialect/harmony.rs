@@ -10,8 +10,9 @@
 //!
 //! A header is read from `<|channel|>` to `<|message|>`; one with a `to=functions.`
 //! recipient opens a call, any other (`analysis`, `final`) is text. The call ends at
-//! `<|call|>`, which the engine may keep as a stop token: a stream that ends right after
-//! the arguments ends the call too.
+//! `<|call|>`; a stream that ends without it (a token limit can cut the arguments at a
+//! point where they still parse) is an unterminated block, never a call, as in every
+//! dialect. A server that stops at `<|call|>` must pass it on.
 
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_args, BuildError, Built, Input, Match, Step, ValueScan};
@@ -72,19 +73,22 @@ struct Harmony {
 
 impl BlockScan for Harmony {
     fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
-        let Some(value_end) = self.value_end else {
+        if self.value_end.is_none() {
             let step = self.value.scan(input, pos, max_depth);
             if let Step::Done(end) = step {
                 self.value_end = Some(end);
                 return self.scan(input, pos, max_depth);
             }
             return step;
-        };
+        }
+        // Blanks are passed once: a long run of them is not looked at again per chunk.
         let p = input.skip_ws(*pos);
+        *pos = p;
         match input.closing(p, CALL) {
             Match::Yes(end) => Step::Done(end),
             Match::Need => Step::Need,
-            Match::No if p == input.end() && input.eof => Step::Done(value_end),
+            // Without `<|call|>`, even at the end of the stream, the message may have been
+            // cut short: unterminated, as for every dialect.
             Match::No if p == input.end() => Step::Need,
             Match::No => input.expected(p, "`<|call|>`"),
         }
@@ -126,5 +130,21 @@ mod tests {
         assert!(
             matches!(&events[0], crate::parse::Event::Text { text } if text.starts_with("<|channel|>analysis"))
         );
+    }
+
+    #[test]
+    fn without_call_at_the_end_of_input_is_unterminated() {
+        for tail in ["", "\n", "<|ca"] {
+            let text = format!("<|channel|>commentary to=functions.f <|constrain|>json<|message|>{{\"a\": 1}}{tail}");
+            let (events, calls) = read_at_every_chunking(Dialect::Harmony, &text);
+            assert!(calls.is_empty(), "{text}");
+            assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, crate::parse::Event::Malformed { error, .. }
+                    if matches!(error.kind, crate::parse::ParseErrorKind::Unterminated { .. }))),
+                "{text}: {events:?}"
+            );
+        }
     }
 }

@@ -13,10 +13,20 @@
 //! one block per call. Some models put a JSON array of such objects in one block; each
 //! element is a call. `"parameters"` is read like `"arguments"`, and arguments given as a
 //! string holding a JSON object are read too.
+//!
+//! Qwen 2.5 under its own template (not the one with the tool-call tags) writes the call
+//! object alone, `{"name": ..., "arguments": {...}}`, sometimes inside a Markdown ```json
+//! fence. When the parser knows the offered tools ([`ParserConfig::offered`]), such an
+//! object is a call where it stands at the start of the answer or of a line and names one
+//! of them (as llama.cpp's generic trigger `{"name": "<tool>"` reads it); any other JSON in
+//! prose stays text.
+//!
+//! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
+use crate::parse::FunctionNames;
 
 pub(super) const OPEN: &[u8] = b"<tool_call>";
 pub(super) const CLOSE: &[u8] = b"</tool_call>";
@@ -33,6 +43,113 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
         }
         Match::Need => Opens::Need,
         Match::No => Opens::No,
+    }
+}
+
+/// The name a bare JSON object at an offset opens with.
+pub(super) enum BareName {
+    Yes(String),
+    No,
+    Need,
+}
+
+/// Most blanks between `{` and `"name"`, and around the `:` after it.
+const MAX_BARE_BLANKS: u64 = 64;
+/// Longest name looked at in a bare object (longer ones are no offered tool's).
+const MAX_BARE_NAME: usize = 256;
+
+/// The name of a bare call object, `{"name": "NAME"`, at `i`: its first key must be
+/// `"name"` and its value a plain string.
+pub(super) fn bare_name(input: &Input<'_>, i: u64) -> BareName {
+    let undecided = |p: u64| {
+        if p >= input.end() && !input.eof {
+            BareName::Need
+        } else {
+            BareName::No
+        }
+    };
+    if input.byte(i) != Some(b'{') {
+        return BareName::No;
+    }
+    let p = input.skip_ws(i + 1);
+    if p - i > MAX_BARE_BLANKS {
+        return BareName::No;
+    }
+    let after_key = match input.marker(p, b"\"name\"") {
+        Match::Yes(end) => end,
+        Match::Need => return BareName::Need,
+        Match::No => return undecided(p),
+    };
+    let q = input.skip_ws(after_key);
+    if q - after_key > MAX_BARE_BLANKS {
+        return BareName::No;
+    }
+    match input.byte(q) {
+        Some(b':') => {}
+        _ => return undecided(q),
+    }
+    let r = input.skip_ws(q + 1);
+    if r - q > MAX_BARE_BLANKS {
+        return BareName::No;
+    }
+    match input.byte(r) {
+        Some(b'"') => {}
+        _ => return undecided(r),
+    }
+    let rest = input.rest(r + 1);
+    let rest = rest.get(..MAX_BARE_NAME + 1).unwrap_or(rest);
+    match memchr::memchr2(b'"', b'\\', rest) {
+        Some(k) if rest.get(k) == Some(&b'"') => match rest.get(..k).map(std::str::from_utf8) {
+            Some(Ok(name)) => BareName::Yes(name.to_owned()),
+            _ => BareName::No,
+        },
+        // A name with escapes is no tool's.
+        Some(_) => BareName::No,
+        None if rest.len() > MAX_BARE_NAME => BareName::No,
+        None => undecided(input.end()),
+    }
+}
+
+/// A call object without tags opens at `i` when it names one of `offered`.
+pub(super) fn opens_untagged(input: &Input<'_>, i: u64, offered: &FunctionNames) -> Opens {
+    match bare_name(input, i) {
+        BareName::Yes(name) if offered.contains(&name) => opened(
+            Untagged {
+                value: ValueScan::json(2),
+            },
+            i,
+        ),
+        BareName::Yes(_) | BareName::No => Opens::No,
+        BareName::Need => Opens::Need,
+    }
+}
+
+/// A call object without tags: the block is the object.
+#[derive(Debug)]
+struct Untagged {
+    value: ValueScan,
+}
+
+impl BlockScan for Untagged {
+    fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
+        self.value.scan(input, pos, max_depth)
+    }
+
+    fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError> {
+        let text = std::str::from_utf8(input.slice(start, end)).unwrap_or_default();
+        Ok(vec![json_call(
+            json_value(text)?,
+            &["arguments", "parameters"],
+            end,
+        )?])
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Hermes
+    }
+
+    fn awaits(&self) -> &'static str {
+        "JSON call object"
     }
 }
 

@@ -6,8 +6,9 @@
 //! calls to built-in tools follow `<|python_tag|>`, which models also put before custom
 //! calls. Several calls are separated by `;`. `"arguments"` is read like `"parameters"`.
 //!
-//! A block opens at `<|python_tag|>`, or at a `{` whose first key is `"name"`; it ends after
-//! the last object that no `;` follows.
+//! A block opens at `<|python_tag|>`, or at a `{` whose first key is `"name"`, and holds one
+//! call object; a `;` after it chains the next object, a block of its own whose span starts
+//! at the `;`. The chain ends after the last object that no `;` follows.
 
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
@@ -45,10 +46,10 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
 #[derive(Debug)]
 struct Llama3 {
     value: ValueScan,
-    /// The objects read, `start..end`.
-    objects: Vec<(u64, u64)>,
-    /// After an object: looking for `;`.
-    after: bool,
+    /// The object read, `start..end`, once it is complete; then the scanner looks for `;`.
+    object: Option<(u64, u64)>,
+    /// Where the next link of the chain resumes, once a `;` was seen after the object.
+    next: Option<u64>,
 }
 
 impl Llama3 {
@@ -56,16 +57,20 @@ impl Llama3 {
         Llama3 {
             // The call object and its arguments are the call's structure.
             value: ValueScan::json(2),
-            objects: Vec::new(),
-            after: false,
+            object: None,
+            next: None,
         }
     }
 }
 
+/// A block is one call object. A `;` after it ends the block there and chains the next
+/// object as a block of its own (see [`BlockScan::chained`]): a chain of any length is
+/// handed out call by call and never held whole.
 impl BlockScan for Llama3 {
     fn scan(&mut self, input: &Input<'_>, pos: &mut u64, max_depth: usize) -> Step {
-        loop {
-            if !self.after {
+        let last = match self.object {
+            Some((_, end)) => end,
+            None => {
                 if self.value.start.is_none() {
                     // An object, told at its first byte: deciding later would let the call
                     // limit or a later byte give another reason in another chunking.
@@ -82,42 +87,44 @@ impl BlockScan for Llama3 {
                 match self.value.scan(input, pos, max_depth) {
                     Step::Done(end) => {
                         let start = self.value.start.unwrap_or(end);
-                        if input.byte(start) != Some(b'{') {
-                            return input.expected(start, "a JSON object");
-                        }
-                        self.objects.push((start, end));
-                        self.after = true;
+                        self.object = Some((start, end));
+                        end
                     }
                     other => return other,
                 }
             }
-            // `*pos` stays at the object's end until a `;` is seen: the block may end there,
-            // and the blanks after it, looked at again per chunk, are at most MAX_BLANKS.
-            let last = self.objects.last().map_or(*pos, |o| o.1);
-            let p = input.skip_ws(*pos);
-            if p - last > MAX_BLANKS {
-                return Step::Done(last);
+        };
+        // `*pos` stays at the object's end until a `;` is seen: the block may end there,
+        // and the blanks after it, looked at again per chunk, are at most MAX_BLANKS.
+        let p = input.skip_ws(*pos);
+        if p - last > MAX_BLANKS {
+            return Step::Done(last);
+        }
+        match input.byte(p) {
+            Some(b';') => {
+                self.next = Some(p + 1);
+                Step::Done(last)
             }
-            match input.byte(p) {
-                Some(b';') => {
-                    *pos = p + 1;
-                    self.after = false;
-                    self.value = ValueScan::json(2);
-                }
-                None if !input.eof => return Step::Need,
-                _ => return Step::Done(last),
-            }
+            None if !input.eof => Step::Need,
+            _ => Step::Done(last),
         }
     }
 
-    fn build(&self, input: &Input<'_>, _start: u64, _end: u64) -> Result<Vec<Built>, BuildError> {
-        self.objects
-            .iter()
-            .map(|&(start, end)| {
-                let text = std::str::from_utf8(input.slice(start, end)).unwrap_or_default();
-                json_call(json_value(text)?, &["parameters", "arguments"], end)
-            })
-            .collect()
+    fn build(&self, input: &Input<'_>, _start: u64, end: u64) -> Result<Vec<Built>, BuildError> {
+        let Some((start, object_end)) = self.object else {
+            return Err(("a JSON call object".into(), "none".into()));
+        };
+        let text = std::str::from_utf8(input.slice(start, object_end)).unwrap_or_default();
+        Ok(vec![json_call(
+            json_value(text)?,
+            &["parameters", "arguments"],
+            end,
+        )?])
+    }
+
+    fn chained(&mut self) -> Option<(Box<dyn BlockScan>, u64)> {
+        let from = self.next.take()?;
+        Some((Box::new(Llama3::new()), from))
     }
 
     fn dialect(&self) -> Dialect {

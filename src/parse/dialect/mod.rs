@@ -39,17 +39,23 @@
 //! (`serde_json` for JSON, a small reader for Python literals) into calls. The limits of
 //! [`ParserConfig`] hold: a block longer than `max_call_len`, values nested deeper than
 //! `max_depth` or a call with more than `max_args` arguments is reported malformed, with its
-//! text.
+//! text. Past the call limit the block's scanner runs on only to find where the block ends;
+//! the bytes up to there are text, released as they come and never read as calls, so a
+//! block over the limit is one error in every dialect.
 //!
 //! A block that the stream ends inside is an [`Event::Malformed`] with
 //! [`ParseErrorKind::Unterminated`](super::ParseErrorKind::Unterminated), never a call. A
-//! block holding several calls (a JSON array, `;`-separated objects, a Python list) gives
-//! one call per element; their spans cut the block in order, the first from its opening
-//! marker, the last to its closing one, so text and call spans together cover the input.
+//! block holding several calls (a JSON array, a Python list) gives one call per element;
+//! their spans cut the block in order, the first from its opening marker, the last to its
+//! closing one, so text and call spans together cover the input. Llama 3's `;`-separated
+//! objects are a chain of blocks, one per call, each handed out once it and the `;` after it
+//! are read: a chain is never held whole, and the call limit applies to each call.
 //!
-//! [`Dialect::Auto`] decides per completion: the first opening marker of any dialect fixes
-//! the dialect until [`StreamParser::finish`](super::StreamParser::finish). Text before it
-//! is released as it comes, as for any dialect.
+//! [`Dialect::Auto`] decides per block, by where it stands (`auto.rs` gives the rules): a
+//! marker that names its format is read wherever it is not a word of a sentence; a Python
+//! list or bare JSON object only at the start of the answer or of a line, and only until
+//! calls of another format were read (until [`StreamParser::finish`](super::StreamParser::finish)).
+//! Text before a block is released as it comes, as for any dialect.
 
 mod auto;
 mod block;
@@ -82,7 +88,7 @@ use std::str::FromStr;
 /// | `deepseek` | DeepSeek V3, V3.1 | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` |
 /// | `qwen3_xml` | Qwen3-Coder | `<tool_call><function=f><parameter=a>1</parameter></function></tool_call>` |
 /// | `harmony` | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{"a": 1}<\|call\|>` |
-/// | `auto` | any of the above | decided by the first opening marker |
+/// | `auto` | any of the above but `atfunc` | by each block's marker and where it stands |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Dialect {
@@ -103,7 +109,7 @@ pub enum Dialect {
     Qwen3Xml,
     /// gpt-oss's harmony messages addressed `to=functions.NAME`.
     Harmony,
-    /// Whichever of the others the completion's first opening marker belongs to.
+    /// Any of the others: each block by its marker and where it stands.
     Auto,
 }
 

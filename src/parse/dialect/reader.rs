@@ -10,13 +10,24 @@ use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 /// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
 const HARD_MAX_DEPTH: usize = 512;
 
+/// Bytes held behind a scanner that runs past the call limit. A dialect's scanner looks
+/// back at most a name's length (256 bytes) from where it resumes; the rest is released.
+const SKIP_HOLD: u64 = 1024;
+
 /// The reader of every dialect but atfunc. The same contract as
 /// [`StreamParser`](crate::parse::StreamParser), whose `feed` and `finish` call it.
 #[derive(Debug)]
 pub(crate) struct Reader {
     config: ParserConfig,
-    /// The dialect read: `asked`, or for `Auto` the first one seen (`None` before).
+    /// The dialect read: `asked`, or for `Auto` the first one whose block gave calls
+    /// (`None` before).
     chosen: Option<Dialect>,
+    /// For `Auto`: where the text passed so far leaves the next byte (see `auto::Context`).
+    line_text: bool,
+    after_blank: bool,
+    /// For `Auto`: the bytes before this offset are taken into `line_text` and `after_blank`.
+    /// Never behind the bytes held.
+    passed: u64,
     /// Bytes fed and not yet released: an unresolved candidate marker or call block, or the
     /// start of a character split across chunks. Never longer than the call limit plus the
     /// last chunk.
@@ -32,6 +43,11 @@ pub(crate) struct Reader {
     cand: u64,
     /// The block under way, if any.
     block: Option<Box<dyn BlockScan>>,
+    /// The block under way went over the call limit and was reported malformed up to it;
+    /// its scanner runs on only to find where the block ends, and the bytes it passes are
+    /// text from `text_start` on (never read as calls, never held). So a block over the
+    /// limit is one error in every dialect, whatever its tail holds.
+    skipping: bool,
     steps: u64,
     /// Character offsets of the bytes released so far.
     chars: CharCount,
@@ -53,12 +69,16 @@ impl Reader {
         Reader {
             config,
             chosen: (asked != Dialect::Auto).then_some(asked),
+            line_text: false,
+            after_blank: false,
+            passed: 0,
             buf: Vec::new(),
             base: 0,
             pos: 0,
             text_start: 0,
             cand: 0,
             block: None,
+            skipping: false,
             steps: 0,
             chars: CharCount::default(),
         }
@@ -85,6 +105,39 @@ impl Reader {
         self.steps = steps;
     }
 
+    fn auto(&self) -> bool {
+        self.config.dialect == Dialect::Auto
+    }
+
+    /// Whether hermes reads call objects without tags (the offered tools are known).
+    fn untagged(&self) -> bool {
+        self.config.dialect == Dialect::Hermes && self.config.offered.is_some()
+    }
+
+    /// Takes the bytes from `passed` to `to` into the line state `auto` decides by.
+    fn pass_to(&mut self, data: &[u8], to: u64) {
+        if !(self.auto() || self.untagged()) || to <= self.passed {
+            return;
+        }
+        let bytes = data
+            .get(self.at(self.passed)..self.at(to).min(data.len()))
+            .unwrap_or_default();
+        self.passed = to;
+        let line = match memchr::memrchr(b'\n', bytes) {
+            Some(k) => {
+                self.line_text = false;
+                self.after_blank = false;
+                bytes.get(k + 1..).unwrap_or_default()
+            }
+            None => bytes,
+        };
+        if let Some(&last) = line.last() {
+            let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+            self.line_text = self.line_text || !line.iter().all(blank);
+            self.after_blank = matches!(last, b' ' | b'\t');
+        }
+    }
+
     fn max_depth(&self) -> usize {
         self.config.max_depth.min(HARD_MAX_DEPTH)
     }
@@ -106,7 +159,7 @@ impl Reader {
                 break;
             }
         }
-        let keep = if self.block.is_some() {
+        let keep = if self.block.is_some() && !self.skipping {
             self.cand
         } else {
             self.text_start
@@ -117,7 +170,13 @@ impl Reader {
     /// Text: release everything before the next opening marker. Returns whether a block
     /// opened.
     fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        let first = auto::first_bytes(self.chosen);
+        // `auto` looks for every dialect's markers to the end: some open after another
+        // dialect was seen.
+        let first = if self.untagged() {
+            b"<{"
+        } else {
+            auto::first_bytes(if self.auto() { None } else { self.chosen })
+        };
         loop {
             let from = self.at(self.pos);
             let rest = data.get(from..).unwrap_or_default();
@@ -130,6 +189,7 @@ impl Reader {
             let Some(k) = hit else {
                 self.steps += rest.len() as u64;
                 self.pos = self.base + data.len() as u64;
+                self.pass_to(data, self.pos);
                 let start = self.at(self.text_start);
                 let released = self.emit_text(data, start, data.len(), out, eof);
                 self.text_start = self.base + released as u64;
@@ -142,7 +202,25 @@ impl Reader {
                 base: self.base,
                 eof,
             };
-            match auto::opens(self.chosen, &input, i) {
+            let opens = if self.auto() {
+                self.pass_to(data, i);
+                let ctx = auto::Context {
+                    offered: self.config.offered.as_ref(),
+                    seen: self.chosen,
+                    line_text: self.line_text,
+                    after_blank: self.after_blank,
+                };
+                auto::guess(ctx, &input, i)
+            } else if self.untagged() && input.byte(i) == Some(b'{') {
+                self.pass_to(data, i);
+                match &self.config.offered {
+                    Some(offered) => auto::untagged(&input, i, offered, self.line_text),
+                    None => Opens::No,
+                }
+            } else {
+                auto::opens(self.chosen, &input, i)
+            };
+            match opens {
                 Opens::No => self.pos = i + 1,
                 Opens::Need => {
                     let start = self.at(self.text_start);
@@ -154,7 +232,6 @@ impl Reader {
                 Opens::Yes { block, from: next } => {
                     let start = self.at(self.text_start);
                     self.emit_text(data, start, from + k, out, true);
-                    self.chosen = Some(block.dialect());
                     self.block = Some(block);
                     self.cand = i;
                     self.steps += next - i;
@@ -182,11 +259,11 @@ impl Reader {
         self.steps += pos.saturating_sub(self.pos);
         self.pos = pos.max(self.pos);
         let limit = self.cand.saturating_add(self.config.max_call_len as u64);
-        let too_long = ParseErrorKind::CallTooLong {
-            limit: self.config.max_call_len,
-        };
+        if self.skipping {
+            return self.skip(data, out, step, eof);
+        }
         match step {
-            Step::Need if self.pos > limit => self.malformed(data, out, limit, too_long),
+            Step::Need if self.pos > limit => return self.over_limit(data, out, step, eof),
             Step::Need if eof => {
                 let what = awaits.to_owned();
                 self.malformed(
@@ -201,11 +278,78 @@ impl Reader {
             // and the scanner, which stopped at it, looks at it again.
             Step::Fail(_, at) if input.cut_char(at) => return false,
             // Past the limit, the limit is the reason, whichever chunk the failure came in.
-            Step::Fail(_, at) if at >= limit => self.malformed(data, out, limit, too_long),
+            Step::Fail(_, at) if at >= limit => return self.over_limit(data, out, step, eof),
             Step::Fail(kind, at) => self.malformed(data, out, at, kind),
-            Step::Done(end) if end > limit => self.malformed(data, out, limit, too_long),
+            Step::Done(end) if end > limit => return self.over_limit(data, out, step, eof),
             Step::Done(end) => self.complete(data, out, end, eof),
         }
+        true
+    }
+
+    /// The block under way went over the call limit: it is malformed up to the limit, and
+    /// the scanner runs on to its end (see `skipping`). `step` is what the scanner answered.
+    fn over_limit(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
+        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let kind = ParseErrorKind::CallTooLong {
+            limit: self.config.max_call_len,
+        };
+        let scanned = self.pos;
+        let block = self.block.take();
+        self.malformed(data, out, limit, kind);
+        // `malformed` left `text_start` where the span ends; the scanner resumes where it was.
+        self.block = block;
+        self.pos = scanned.max(self.text_start);
+        self.skipping = true;
+        self.skip(data, out, step, eof)
+    }
+
+    /// What the scanner of a block past the limit answered: where the block ends, or that
+    /// it goes on (its bytes so far are text). Returns whether the block ended.
+    fn skip(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
+        let input = Input {
+            data,
+            base: self.base,
+            eof,
+        };
+        match step {
+            Step::Need if !eof => {
+                let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
+                self.pass_to(data, upto);
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, self.at(upto), out, false);
+                self.text_start = self.base + released as u64;
+                return false;
+            }
+            Step::Fail(_, at) if input.cut_char(at) => return false,
+            // The bytes up to the end of the input or up to where the block broke are text,
+            // released by the text mode, which reads on from there.
+            Step::Need => {
+                self.block = None;
+                self.pos = input.end();
+            }
+            Step::Fail(_, at) => {
+                self.block = None;
+                self.pos = at.max(self.text_start);
+            }
+            Step::Done(end) => {
+                let end = end.max(self.text_start);
+                self.pass_to(data, end);
+                let start = self.at(self.text_start);
+                let released = self.emit_text(data, start, self.at(end), out, true);
+                self.text_start = self.base + released as u64;
+                self.pos = end;
+                // The next link of a chain is a call of its own.
+                match self.block.take().and_then(|mut block| block.chained()) {
+                    Some((next, from)) => {
+                        self.block = Some(next);
+                        self.cand = end;
+                        self.pos = from;
+                    }
+                    None => self.block = None,
+                }
+            }
+        }
+        self.skipping = false;
         true
     }
 
@@ -277,9 +421,23 @@ impl Reader {
                     }));
                     start = stop;
                 }
-                self.block = None;
+                if self.chosen.is_none() {
+                    self.chosen = self.block.as_ref().map(|b| b.dialect());
+                }
+                self.pass_to(data, end);
                 self.text_start = end;
                 self.pos = end;
+                // The next link of a chain opens where this one ends, so that the chain's
+                // spans still cover it.
+                match self.block.take().and_then(|mut block| block.chained()) {
+                    Some((next, from)) => {
+                        self.steps += from.saturating_sub(end);
+                        self.block = Some(next);
+                        self.cand = end;
+                        self.pos = from;
+                    }
+                    None => self.block = None,
+                }
             }
             Err((expected, found)) => {
                 self.malformed(
@@ -352,6 +510,7 @@ impl Reader {
             error: ParseError { kind, offset: at },
             text,
         });
+        self.pass_to(data, at);
         self.block = None;
         self.text_start = at;
         self.pos = at;
