@@ -261,7 +261,7 @@ pub(crate) fn required(py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<Py<
     if let Ok(loaded) = tools.cast::<Tools>() {
         return Ok(loaded.clone().unbind());
     }
-    Py::new(py, Tools::new(py, tools, None)?)
+    Py::new(py, Tools::new(py, tools, None, false)?)
 }
 
 /// Where the tools came from, for messages: a file names itself in front of each problem.
