@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import concurrent.futures
+import contextvars
 import dataclasses
 import enum
 import inspect
@@ -19,7 +21,7 @@ import threading
 import typing
 from typing import Annotated, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence
 
-from ._atfunc import Tools, _Registry, grammar, render
+from ._atfunc import Tools, _Cancel, _Registry, format_results, grammar, render
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
@@ -27,24 +29,41 @@ __all__ = ["Toolbox", "Turn", "ToolStream"]
 # thread: the caller's own loop, so a tool may use what lives there.
 _state = threading.local()
 
+# Set inside a tool's call: a toolbox cannot run an answer from there (the run that
+# called the tool waits on it).
+_in_tool: "contextvars.ContextVar[bool]" = contextvars.ContextVar("atfunc_in_tool", default=False)
+
+_NESTED = (
+    "a Toolbox cannot run an answer from inside one of its tools: return the result and "
+    "run the next answer after this one"
+)
+
 
 @dataclasses.dataclass
 class Turn:
     """The calls of one answer and what to send back.
 
     ``results``: one record per call, in the order written: ``{"call_id", "name",
-    "args", "result" | "error", "span", "chars"}`` (``confirmation_id`` for a call held
+    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; ``confirmation_id`` for a call held
     for confirmation); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer
     and so ended it, where that call began, in characters (``answer[:repeated_at]`` is
-    what the model's turn should keep in the history), else None."""
+    what the model's turn should keep in the history), else None; ``records``: the
+    answer in order, its text as ``{"text": ...}`` records between the records of its
+    calls (up to a repeated call)."""
 
     results: List[Dict[str, Any]]
     text: str
     role: str = "user"
     repeated_at: Optional[int] = None
+    records: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def prose(self) -> str:
+        """The answer without its calls: the text of ``records``, joined."""
+        return "".join(record["text"] for record in self.records if "text" in record)
 
     @property
     def message(self) -> Dict[str, str]:
@@ -59,32 +78,59 @@ class Turn:
 class ToolStream:
     """An answer fed as it streams: each call runs as soon as it is complete.
 
-    ``feed(chunk)`` returns the records of the calls the chunk completed; ``finish()``
-    returns the `Turn` of the whole answer. ``feed_async`` and ``finish_async`` do the same
-    from a coroutine, async tools on the caller's event loop."""
+    ``feed(chunk)`` returns the records of the calls the chunk completed (with
+    ``with_text=True``, the text around them too, as ``{"text": ...}`` records, in the
+    answer's order); ``finish()`` returns the `Turn` of the whole answer, whose
+    ``records`` are every record the stream gave, those of the end last. ``feed_async``
+    and ``finish_async`` do the same from a coroutine, async tools on the caller's event
+    loop; cancelling them cancels the calls under way and ends the stream."""
 
-    def __init__(self, native: Any) -> None:
+    def __init__(self, native: Any, cancel: Any) -> None:
         self._native = native
+        self._cancel = cancel
 
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
         """The next piece of the answer; the records of the calls it completed."""
+        _not_in_a_tool()
         return self._native.feed(chunk)
 
     def finish(self) -> Turn:
         """The end of the answer: the turn with every call of it."""
+        _not_in_a_tool()
         return Turn(**self._native.finish())
 
     async def feed_async(self, chunk: str) -> List[Dict[str, Any]]:
         """`feed` from a coroutine: calls run in a worker thread."""
-        return await _in_worker(self._native.feed, chunk)
+        _not_in_a_tool()
+        return await _in_worker(self._cancel, self._native.feed, chunk)
 
     async def finish_async(self) -> Turn:
         """`finish` from a coroutine."""
-        return Turn(**await _in_worker(self._native.finish))
+        _not_in_a_tool()
+        return Turn(**await _in_worker(self._cancel, self._native.finish))
 
 
-async def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
-    """Runs ``work`` in a worker thread; async tools it calls run on this loop."""
+def _refused_call(entry: Any, message: str) -> Dict[str, Any]:
+    """The record of an OpenAI ``tool_calls`` entry that could not be read."""
+    function = entry.get("function") if isinstance(entry, Mapping) else None
+    function = function if isinstance(function, Mapping) else {}
+    name = str(function.get("name") or "")
+    arguments = function.get("arguments")
+    arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, default=_jsonable)
+    call_id = entry.get("id") if isinstance(entry, Mapping) else None
+    return {"call_id": str(call_id or ""), "name": name, "args": None, "error": message,
+            "call": f"{name}({arguments})"}
+
+
+def _not_in_a_tool() -> None:
+    if _in_tool.get():
+        raise RuntimeError(_NESTED)
+
+
+async def _in_worker(cancel: Any, work: Callable[..., Any], *args: Any) -> Any:
+    """Runs ``work`` in a worker thread; async tools it calls run on this loop. When the
+    caller is cancelled, so is the run (``cancel``): its calls under way are cancelled
+    before the cancellation goes on."""
     loop = asyncio.get_running_loop()
 
     def run() -> Any:
@@ -94,33 +140,105 @@ async def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
         finally:
             _state.loop = None
 
-    return await loop.run_in_executor(None, run)
-
-
-def _await(awaitable: Any) -> Any:
-    """The value of an async tool's coroutine, from the thread the call runs on."""
-    loop = getattr(_state, "loop", None)
-    if loop is not None:
-        return asyncio.run_coroutine_threadsafe(awaitable, loop).result()
+    running = loop.run_in_executor(None, run)
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(awaitable)
-    # `run` called from inside a running loop: the coroutine gets a loop of its own.
-    box: Dict[str, Any] = {}
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        # The run ends at once; waiting for it lets the cancellation of its async calls
+        # reach this loop before the caller goes on.
+        await asyncio.wait([running])
+        if not running.cancelled():
+            running.exception()  # "the run was cancelled": expected, not to be logged
+        raise
 
-    def run() -> None:
+
+# The loop async tools run on when no caller's loop is at hand (`run`, `stream`): one
+# for the package, in a daemon thread, made at the first call that needs it.
+_loop_lock = threading.Lock()
+_own_loop: Optional[asyncio.AbstractEventLoop] = None
+
+
+def _tool_loop() -> asyncio.AbstractEventLoop:
+    """The loop an async tool's coroutine runs on."""
+    loop: Optional[asyncio.AbstractEventLoop] = getattr(_state, "loop", None)
+    if loop is not None:
+        return loop
+    global _own_loop
+    with _loop_lock:
+        if _own_loop is None:
+            _own_loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=_own_loop.run_forever, name="atfunc async tools", daemon=True
+            ).start()
+        return _own_loop
+
+
+def _answer(value: Any) -> "tuple[Optional[bool], Any]":
+    """A tool's return value as the registry reads it: ``(True, json_text)``."""
+    return True, json.dumps(value, default=_jsonable)
+
+
+def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
+    """An exception as the model reads it: ``(False, "TypeName: message")``."""
+    message = str(error)
+    kind = type(error).__name__
+    return False, f"{kind}: {message}" if message else kind
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+async def _guarded(coroutine: Any) -> "tuple[Optional[bool], Any]":
+    """An async tool's call: its answer, an exception the model reads, or ``(None,
+    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
+    raised to its caller (raised here, they would stop the event loop instead)."""
+    _in_tool.set(True)
+    try:
+        return _answer(await coroutine)
+    except Exception as error:  # the model reads it and may correct its call
+        return _failure(error)
+    except (KeyboardInterrupt, SystemExit) as error:
+        return None, error
+
+
+def _in_thread(call: Callable[[], Any], name: str) -> "concurrent.futures.Future[Any]":
+    """A plain tool's call, in a thread of its own so that the run can stop waiting for
+    it: a thread cannot be stopped from outside, so one past its time limit runs on (as
+    a daemon: it does not keep the program alive) and what it returns is dropped."""
+    future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    loop = _tool_loop() if getattr(_state, "loop", None) is not None else None
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        _in_tool.set(True)
+        outcome: "tuple[Optional[bool], Any]"
         try:
-            box["value"] = asyncio.run(awaitable)
-        except BaseException as error:  # handed to the calling thread
-            box["error"] = error
+            value = call()
+            if inspect.isawaitable(value):
+                if loop is not None:
+                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                else:
+                    value = asyncio.run(_awaited(value))
+            outcome = _answer(value)
+        except Exception as error:  # the model reads it and may correct its call
+            outcome = _failure(error)
+        except (KeyboardInterrupt, SystemExit) as error:
+            outcome = (None, error)
+        future.set_result(outcome)
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start()
+    return future
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine to await (an ``async def`` function, or
+    an object whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -262,10 +380,10 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
 @dataclasses.dataclass
 class _Tool:
     """A function made a tool: its definition for the loader, the callable the registry
-    calls, and the parsers of its parameters."""
+    calls (it starts a call and gives its future), and the parsers of its parameters."""
 
     definition: Dict[str, Any]
-    handler: Callable[[Dict[str, Any]], "tuple[bool, str]"]
+    handler: Callable[[Dict[str, Any]], "concurrent.futures.Future[Any]"]
     parsers: Dict[str, Callable[[Any], Any]]
 
 
@@ -340,8 +458,10 @@ def _make_tool(
         "parameters": parameters,
     }
     positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
+    is_async = _is_async(fn)
+    tool_name = str(definition["name"])
 
-    def handler(values: Dict[str, Any]) -> "tuple[bool, str]":
+    def handler(values: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
         try:
             for key in nullable:
                 values.setdefault(key, None)
@@ -349,14 +469,14 @@ def _make_tool(
                 if key in values and values[key] is not None:
                     values[key] = model.model_validate(values[key])
             first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
-            result = fn(*first, **values)
-            if inspect.isawaitable(result):
-                result = _await(result)
-            return True, json.dumps(result, default=_jsonable)
+            if is_async:
+                coroutine = fn(*first, **values)
+                return asyncio.run_coroutine_threadsafe(_guarded(coroutine), _tool_loop())
         except Exception as error:  # the model reads it and may correct its call
-            message = str(error)
-            kind = type(error).__name__
-            return False, f"{kind}: {message}" if message else kind
+            done: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+            done.set_result(_failure(error))
+            return done
+        return _in_thread(lambda: fn(*first, **values), tool_name)
 
     return _Tool(definition, handler, parsers)
 
@@ -378,16 +498,38 @@ class Toolbox:
     of those (or a bool). ``keep_repeated_calls``: by default a call that repeats an
     earlier one of the same answer (the same tool, the same arguments) ends the answer,
     as in ``atfunc serve``: a small model that cannot stop writes its calls again and
-    again, and each would run; True runs every call as written."""
+    again, and each would run; True runs every call as written.
+
+    ``timeout``: the time limit of a call, in seconds, for tools without one of their own
+    (``add_tool(..., timeout=...)``); None (the default): no limit. A call past its limit
+    ends with an error the model reads (``Function 'f' did not finish within 2s ...``) and the answer goes
+    on; an async tool is cancelled, a plain function runs on in its thread and what it
+    returns is dropped. ``max_concurrency``: how many calls of one answer run at once
+    (default 4; 1 runs them one after another). Plain functions run in threads of their
+    own, async ones on the event loop; results are always in the order of the calls.
+
+    ``KeyboardInterrupt`` and ``SystemExit``, from Ctrl-C or raised by a tool, are not
+    tool errors: they stop the run (its async calls are cancelled) and are raised to the
+    caller. Cancelling ``run_async`` (``asyncio.wait_for``, ``task.cancel()``) cancels the
+    async calls under way too."""
 
     def __init__(
-        self, *, truncate_length: int = 5000, confirm: Any = None, keep_repeated_calls: bool = False
+        self,
+        *,
+        truncate_length: int = 5000,
+        confirm: Any = None,
+        keep_repeated_calls: bool = False,
+        timeout: Optional[float] = None,
+        max_concurrency: int = 4,
     ) -> None:
         if truncate_length < 1:
             raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
         self._native = _Registry(truncate_length, keep_repeated_calls)
+        self._native.timeout = timeout
+        self._native.set_concurrency(max_concurrency)
+        self._max_concurrency = max_concurrency
         self._definitions: List[Dict[str, Any]] = []
-        self._handlers: Dict[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]] = {}
+        self._handlers: Dict[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"] = {}
         self._tools: Optional[Tools] = None
         if confirm is not None:
             self._native.set_confirmer(confirm)
@@ -402,6 +544,7 @@ class Toolbox:
         args: Optional[Mapping[str, Mapping[str, Any]]] = None,
         *,
         confirm: bool = False,
+        timeout: Optional[float] = None,
     ) -> Callable[..., Any]:
         """Offers ``fn`` (a plain or async function) as a tool and returns it.
 
@@ -410,14 +553,17 @@ class Toolbox:
         paragraph. ``args``: the parameters as ``{name: {"type", "description",
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
+        ``timeout``: this tool's time limit in seconds, instead of the toolbox's.
         Raises `ToolsError` (the loader's problems) for a definition that is not valid."""
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"a timeout is a positive number of seconds (or None), got {timeout}")
         tool = _make_tool(fn, name, description, args)
         definitions = self._definitions + [tool.definition]
         # Written here by the tool's author, so read strictly: a contradiction is a
         # mistake to fix now, not something to work around at every call.
         tools = Tools(definitions, strict=True)
         qualified = tools.names[-1]
-        handlers = {**self._handlers, qualified: tool.handler}
+        handlers = {**self._handlers, qualified: (tool.handler, timeout)}
         self._native.set_tools(tools, handlers)
         self._definitions, self._handlers, self._tools = definitions, handlers, tools
         for param, parser in tool.parsers.items():
@@ -428,7 +574,7 @@ class Toolbox:
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
         """`add_tool` as a decorator: ``@toolbox.tool`` or ``@toolbox.tool(name=...,
-        description=..., args=..., confirm=...)``."""
+        description=..., args=..., confirm=..., timeout=...)``."""
         if fn is None:
             return lambda fn: self.add_tool(fn, **options)
         return self.add_tool(fn, **options)
@@ -453,18 +599,46 @@ class Toolbox:
     # -- running
 
     def run(self, answer: str) -> Turn:
-        """Runs the calls of a model's whole answer, in order, up to the first that repeats
-        an earlier one (unless ``keep_repeated_calls``); the `Turn`."""
+        """Runs the calls of a model's whole answer, up to the first that repeats an
+        earlier one (unless ``keep_repeated_calls``); the `Turn`, results in the order
+        of the calls."""
+        _not_in_a_tool()
         return Turn(**self._native.run(answer))
 
     async def run_async(self, answer: str) -> Turn:
         """`run` from a coroutine: the answer runs in a worker thread and async tools on
-        this event loop."""
-        return Turn(**await _in_worker(self._native.run, answer))
+        this event loop. Cancelled, it cancels the async calls under way."""
+        _not_in_a_tool()
+        cancel = _Cancel()
+        return Turn(**await _in_worker(cancel, self._native.run, answer, cancel))
 
-    def stream(self) -> ToolStream:
-        """A `ToolStream` to feed an answer as it streams; calls run as they complete."""
-        return ToolStream(self._native.stream())
+    def stream(self, *, with_text: bool = False) -> ToolStream:
+        """A `ToolStream` to feed an answer as it streams; calls run as they complete.
+        ``with_text``: `ToolStream.feed` gives the text around the calls too."""
+        cancel = _Cancel()
+        return ToolStream(self._native.stream(with_text, cancel), cancel)
+
+    # -- limits
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """The time limit of a call in seconds, for tools without their own; None: none."""
+        limit: Optional[float] = self._native.timeout
+        return limit
+
+    @timeout.setter
+    def timeout(self, limit: Optional[float]) -> None:
+        self._native.timeout = limit
+
+    @property
+    def max_concurrency(self) -> int:
+        """How many calls of one answer run at once."""
+        return self._max_concurrency
+
+    @max_concurrency.setter
+    def max_concurrency(self, n: int) -> None:
+        self._native.set_concurrency(n)
+        self._max_concurrency = n
 
     # -- settings of the registry
 
@@ -514,11 +688,20 @@ class Toolbox:
     # -- OpenAI messages
 
     def openai_messages(self, turn: "Turn | Sequence[Mapping[str, Any]]") -> List[Dict[str, Any]]:
-        """The calls of a turn as OpenAI messages: an assistant message with their
-        ``tool_calls``, then a ``tool`` message with each result (calls that did not bind
-        are left out: they name no tool)."""
-        records = turn.results if isinstance(turn, Turn) else list(turn)
-        return self._native.openai_messages(json.dumps(records, default=_jsonable))
+        """A turn as OpenAI messages: an assistant message with the answer's text around
+        its calls as ``content`` (None when there is none) and the calls as
+        ``tool_calls``, then a ``tool`` message with each result. A call that did not
+        bind is there too, under the name it was written with, with its error, so the
+        model reads why it failed. Given records instead of a `Turn`, the text is that of
+        their ``{"text": ...}`` records (`Turn.records`)."""
+        records: List[Any]
+        if isinstance(turn, Turn):
+            records, content = turn.results, turn.prose
+        else:
+            given = list(turn)
+            records = [r for r in given if "text" not in r]
+            content = "".join(r["text"] for r in given if "text" in r)
+        return self._native.openai_messages(json.dumps(records, default=_jsonable), content)
 
     def tool_calls_text(self, tool_calls: Sequence[Any]) -> str:
         """OpenAI ``tool_calls`` (dicts, or the openai client's objects) as atfunc call
@@ -530,8 +713,32 @@ class Toolbox:
         return self._native.tool_calls_text(json.dumps(entries))
 
     def run_tool_calls(self, tool_calls: Sequence[Any]) -> Turn:
-        """Runs OpenAI ``tool_calls``; the `Turn`."""
-        return self.run(self.tool_calls_text(tool_calls))
+        """Runs OpenAI ``tool_calls``; the `Turn`. An entry that cannot be read (its
+        ``arguments`` not JSON, a tool that does not exist) does not stop the others: it
+        gets an error record (``{"call_id": its id, "name", "args": None, "error",
+        "call"}``) and an error block in ``text``, in its place."""
+        lines: List[str] = []
+        refused: Dict[int, Dict[str, Any]] = {}
+        for index, call in enumerate(tool_calls):
+            entry = call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+            try:
+                lines.append(self._native.tool_calls_text(json.dumps([entry], default=_jsonable)))
+            except ValueError as error:
+                refused[index] = _refused_call(entry, str(error))
+        turn = self.run("\n".join(lines))
+        if not refused:
+            return turn
+        ran = iter(turn.results)
+        results: List[Dict[str, Any]] = []
+        for index in range(len(lines) + len(refused)):
+            if index in refused:
+                results.append(refused[index])
+            else:
+                results.extend(record for record in [next(ran, None)] if record is not None)
+        results.extend(ran)
+        text = format_results(results, limit=self.truncate_length)
+        return Turn(results=results, text=text, role=turn.role, repeated_at=None,
+                    records=results)
 
     def __repr__(self) -> str:
         return f"<atfunc.Toolbox {self.tools.names}>"
