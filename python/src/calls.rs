@@ -72,6 +72,9 @@ pub(crate) struct RunControl {
     stop: Mutex<Option<PyErr>>,
     /// Set when the caller gave up on the run (`run_async` cancelled).
     cancelled: AtomicBool,
+    /// Set when the run is over: a call it held for confirmation, run later by
+    /// `confirm`, reports to the registry's control instead.
+    closed: AtomicBool,
     wake: Notify,
 }
 
@@ -84,6 +87,11 @@ impl RunControl {
         }
         drop(stop);
         self.wake.notify_one();
+    }
+
+    /// The run is over: nobody drives it any more.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
     }
 
     /// The caller gave up: calls under way are cancelled and the run ends.
@@ -176,6 +184,9 @@ pub(crate) struct PyTool {
     pub(crate) handler: Callable,
     /// The tool's limit; `None`: the toolbox's.
     pub(crate) timeout: Option<Duration>,
+    /// The control of runs that have none of their own any more (`confirm` of a held
+    /// call): what stops one is raised by the next `confirm`.
+    pub(crate) fallback: Arc<RunControl>,
 }
 
 /// The done-callback of a call's future: wakes the call waiting on it.
@@ -225,7 +236,12 @@ pub(crate) async fn call_tool(
     args: Args,
     ctx: CallContext,
 ) -> Result<Json, ToolError> {
-    let control = ctx.get::<Arc<RunControl>>().cloned();
+    let control = ctx
+        .get::<Arc<RunControl>>()
+        .filter(|control| !control.closed.load(Ordering::SeqCst))
+        .cloned()
+        .unwrap_or_else(|| Arc::clone(&tool.fallback));
+    let control = Some(control);
     if control.as_deref().is_some_and(RunControl::ending) {
         return Err(ToolError::msg("not run: the run was stopped"));
     }

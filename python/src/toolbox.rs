@@ -53,6 +53,8 @@ pub(crate) struct NativeRegistry {
     keep_repeated_calls: bool,
     /// The time limit of a call of a tool without one of its own; `None`: no limit.
     timeout: Arc<Mutex<Option<Duration>>>,
+    /// The control `confirm` runs a held call under: the run that held it is over.
+    confirming: Arc<RunControl>,
 }
 
 /// A JSON value as Python's `json.dumps` writes it, read back by serde_json.
@@ -254,6 +256,7 @@ impl NativeRegistry {
             interfaces: Mutex::new(Arc::new(Vec::new())),
             keep_repeated_calls,
             timeout: Arc::new(Mutex::new(None)),
+            confirming: Arc::default(),
         })
     }
 
@@ -275,6 +278,7 @@ impl NativeRegistry {
                 name: name.clone(),
                 handler,
                 timeout: timeout.map(seconds).transpose()?,
+                fallback: Arc::clone(&self.confirming),
             };
             let tool = (interface.clone(), Arc::new(tool));
             let domain = interface.domain.clone().unwrap_or_default();
@@ -401,12 +405,9 @@ impl NativeRegistry {
     /// Runs the held call `id`; its record.
     fn confirm(&self, py: Python<'_>, id: String) -> PyResult<Py<PyAny>> {
         let registry = Arc::clone(&self.registry);
-        let control = RunControl::default();
-        let outcome = self.block_on(
-            py,
-            &control,
-            async move { registry.confirm_outcome(&id).await },
-        )?;
+        let outcome = self.block_on(py, &self.confirming, async move {
+            registry.confirm_outcome(&id).await
+        })?;
         let outcome = outcome.map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut record = outcome_record(&outcome);
         if let Json::Object(map) = &mut record {
@@ -645,6 +646,7 @@ impl NativeStream {
                 Err(error) => {
                     // Stopped halfway through a piece: nothing more can be read after it.
                     *guard = None;
+                    control.close();
                     Err(error)
                 }
             }
@@ -667,7 +669,9 @@ impl NativeStream {
             let Some((stream, mut text)) = taken else {
                 return Err(runtime_error("this stream is finished"));
             };
-            let end = calls::drive(runtime, control, stream.finish())?;
+            let end = calls::drive(runtime, control, stream.finish());
+            control.close();
+            let end = end?;
             let stop = end.repeated_at.map(|span| span.start);
             self.records(&mut text, None, &end.outcomes, stop);
             Ok(turn_json(&end, text.into_records()))

@@ -154,6 +154,11 @@ def test_keyboard_interrupt_and_system_exit_from_a_tool_reach_the_caller(stop):
     with pytest.raises(stop):
         stream.feed("@give_up()")
     assert after == []
+    # A call held for confirmation stops the program when it runs.
+    toolbox.require_confirmation("give_up")
+    [held] = toolbox.run("@give_up()").results
+    with pytest.raises(stop):
+        toolbox.confirm(held["confirmation_id"])
     # An ordinary exception is still the model's to read.
     assert toolbox.run("@later()").results[0]["result"] == "ran"
 
@@ -182,7 +187,7 @@ def test_async_calls_of_one_answer_run_at_the_same_time_in_order():
         await asyncio.sleep(seconds)
         return label
 
-    answer = '@nap(1, "a") @nap(0.6, "b") @nap(0.2, "c")'
+    answer = '@nap(1, "a") @nap(0.9, "b") @nap(0.8, "c")'
     began = time.monotonic()
     turn = asyncio.run(toolbox.run_async(answer))
     assert time.monotonic() - began < 2.5
