@@ -13,15 +13,17 @@ import collections.abc
 import concurrent.futures
 import contextvars
 import dataclasses
+import datetime
 import enum
 import inspect
 import json
+import pathlib
 import re
 import threading
 import typing
 from typing import Annotated, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence
 
-from ._atfunc import Tools, _Cancel, _Registry, format_results, grammar, render
+from ._atfunc import Tools, ToolsError, _Cancel, _Registry, format_results, grammar, render
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
@@ -363,7 +365,23 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         return {"type": "null"}, True
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return {"enum": [member.value for member in hint]}, False
-    if origin in (list, set, frozenset, tuple, collections.abc.Sequence) or hint in (list, set, tuple):
+    # A datetime is a date too: it is asked first.
+    if hint is datetime.datetime:
+        return {"type": "string", "format": "date-time"}, False
+    if hint is datetime.date:
+        return {"type": "string", "format": "date"}, False
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return {"type": "array", "items": _schema(args[0], defs)[0]}, False
+    if origin is tuple and args and args != ((),):
+        # A fixed length: the length is checked at the call (`_converter`), each item's
+        # type is shown when they all have one.
+        schema = {"type": "array"}
+        items = [_schema(a, defs)[0] for a in args]
+        if all(item == items[0] for item in items):
+            schema["items"] = items[0]
+        return schema, False
+    if origin in (list, set, frozenset, tuple, collections.abc.Sequence, collections.abc.Set) \
+            or hint in (list, set, frozenset, tuple):
         schema = {"type": "array"}
         if args:
             schema["items"] = _schema(args[0], defs)[0]
@@ -374,7 +392,72 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         schema = hint.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema.pop("$defs", {}))
         return schema, False
+    if hint is object:
+        return {}, False
+    if isinstance(hint, type) and issubclass(hint, pathlib.PurePath):
+        return {"type": "string"}, False
+    for scalar in (bool, int, float, str):  # a subclass of a scalar: its value made one
+        if isinstance(hint, type) and issubclass(hint, scalar):
+            return {"type": _SCALARS[scalar]}, False
+    if isinstance(hint, (type, typing.TypeVar)) or origin is not None:
+        raise _Unwritable(hint)
+    # A hint that did not resolve (a string) is read as written: any value.
     return {}, False
+
+
+class _Unwritable(Exception):
+    """A type hint no JSON value stands for: the function could not get what it asks."""
+
+    def __init__(self, hint: Any) -> None:
+        super().__init__(hint)
+        self.hint = hint
+
+
+def _converter(hint: Any) -> Optional[Callable[[Any], Any]]:
+    """What turns the JSON value of a parameter into the type its hint names (a date, a
+    set, a tuple of the right length), or None when the JSON value is already it."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        members = [a for a in args if a is not type(None)]
+        return _converter(members[0]) if len(members) == 1 else None
+    if hint is datetime.datetime:
+        # Python before 3.11 does not read a "Z" for UTC.
+        return lambda value: datetime.datetime.fromisoformat(
+            value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+        )
+    if hint is datetime.date:
+        return datetime.date.fromisoformat
+    if isinstance(hint, type) and issubclass(hint, pathlib.PurePath):
+        return hint
+    if isinstance(hint, type) and hint not in _SCALARS and not issubclass(hint, enum.Enum) \
+            and issubclass(hint, (bool, int, float, str)):
+        return hint
+    if origin in (set, collections.abc.Set) or hint is set:
+        return set
+    if origin is frozenset or hint is frozenset:
+        return frozenset
+    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis) and args != ((),):
+        length = len(args)
+
+        def fixed(value: Any) -> Any:
+            if len(value) != length:
+                raise ValueError(f"expected a list of {length} items, got {len(value)}")
+            return tuple(value)
+
+        return fixed
+    if origin is tuple or hint is tuple:
+        return tuple
+    return None
+
+
+def _hint_name(hint: Any) -> str:
+    """A type hint as its author wrote it: ``time``, ``list[Decimal]``."""
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint.__qualname__
+    return repr(hint).replace("typing.", "")
 
 
 @dataclasses.dataclass
@@ -409,6 +492,36 @@ def _make_tool(
         p for p in signature.parameters.values()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
+    tool_label = name or getattr(fn, "__name__", repr(fn))
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    converters: Dict[str, Callable[[Any], Any]] = {}
+    if args is None:
+        for p in signature.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                raise ToolsError(
+                    f"function '{tool_label}': *{p.name} cannot be given by a call, whose "
+                    "arguments are named: name the parameters, or give them with args={...}"
+                )
+            if p.kind is p.VAR_KEYWORD:
+                raise ToolsError(
+                    f"function '{tool_label}': **{p.name} shows the model no parameter: "
+                    "name the parameters, or give them with args={...}"
+                )
+    else:
+        known = {p.name for p in params}
+        unknown = [key for key in args if key not in known]
+        if unknown and not takes_kwargs:
+            raise ToolsError(
+                f"function '{tool_label}': args names {', '.join(repr(k) for k in unknown)}, "
+                f"which the function does not take (its parameters: "
+                f"{', '.join(repr(k) for k in known) or 'none'})"
+            )
+        missing = [p.name for p in params if p.default is p.empty and p.name not in args]
+        if missing:
+            raise ToolsError(
+                f"function '{tool_label}': its parameters {', '.join(repr(k) for k in missing)} "
+                "have no default and are not in args, so no call could give them"
+            )
     if args is not None:
         # The seed's shape: {name: {type, description, choices, min, max, parser,
         # required}}; the loader checks what it says.
@@ -430,7 +543,18 @@ def _make_tool(
     else:
         for p in params:
             hint = hints.get(p.name, p.annotation)
-            schema, optional = _schema(hint, defs)
+            try:
+                schema, optional = _schema(hint, defs)
+            except _Unwritable as unwritable:
+                raise ToolsError(
+                    f"function '{tool_label}': parameter '{p.name}' has the type "
+                    f"{_hint_name(unwritable.hint)}, which no JSON value stands for: use str, "
+                    "int, float, bool, a list, dict, set or tuple of them, Literal, an Enum, "
+                    "datetime.date or datetime.datetime, a pydantic model, or Any"
+                ) from None
+            convert = _converter(hint)
+            if convert is not None:
+                converters[p.name] = convert
             model = _model_of(hint)
             if model is not None:
                 models[p.name] = model
@@ -468,6 +592,12 @@ def _make_tool(
             for key, model in models.items():
                 if key in values and values[key] is not None:
                     values[key] = model.model_validate(values[key])
+            for key, convert in converters.items():
+                if key in values and values[key] is not None:
+                    try:
+                        values[key] = convert(values[key])
+                    except (TypeError, ValueError) as error:
+                        raise ValueError(f"parameter '{key}': {error}") from None
             first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
             if is_async:
                 coroutine = fn(*first, **values)
@@ -554,7 +684,10 @@ class Toolbox:
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
         ``timeout``: this tool's time limit in seconds, instead of the toolbox's.
-        Raises `ToolsError` (the loader's problems) for a definition that is not valid."""
+        Raises `ToolsError` (the loader's problems) for a definition that is not valid,
+        and for a signature no call could fill: ``*args`` or ``**kwargs`` without
+        ``args``, a type no JSON value stands for, ``args`` naming a parameter ``fn``
+        does not take or leaving out one without a default."""
         if timeout is not None and not timeout > 0:
             raise ValueError(f"a timeout is a positive number of seconds (or None), got {timeout}")
         tool = _make_tool(fn, name, description, args)

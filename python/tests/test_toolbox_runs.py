@@ -5,11 +5,13 @@ Timings are failure guards with wide margins (a call that should be stopped afte
 must end well within 5 s), never exact figures."""
 
 import asyncio
+import datetime
 import os
 import random
 import signal
 import threading
 import time
+from typing import List, Optional, Set, Tuple
 
 import pytest
 
@@ -356,3 +358,80 @@ def test_run_tool_calls_runs_the_good_calls_when_one_is_malformed():
     assert turn.text.index("Oslo") < turn.text.index('{"city": ') < turn.text.index("Rome")
     messages = toolbox.openai_messages(turn)
     assert len(messages[0]["tool_calls"]) == 3 and len(messages) == 4
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def test_signatures_no_call_could_fill_are_refused_at_registration():
+    toolbox = atfunc.Toolbox()
+
+    def many(*values: int) -> int:
+        """Sums."""
+        return sum(values)
+
+    def options(**flags: bool) -> dict:
+        """Flags."""
+        return flags
+
+    def one(x: int) -> int:
+        """One."""
+        return x
+
+    with pytest.raises(atfunc.ToolsError, match=r"\*values cannot be given"):
+        toolbox.add_tool(many)
+    with pytest.raises(atfunc.ToolsError, match=r"\*\*flags shows the model no parameter"):
+        toolbox.add_tool(options)
+    with pytest.raises(atfunc.ToolsError, match=r"args names 'y', which the function does not take"):
+        toolbox.add_tool(one, args={"y": {"type": "integer"}})
+    with pytest.raises(atfunc.ToolsError, match=r"'x' have no default and are not in args"):
+        toolbox.add_tool(one, args={})
+    # **kwargs takes what args names.
+    toolbox.add_tool(options, args={"loud": {"type": "boolean"}})
+    assert toolbox.run("@options(loud=true)").results[0]["result"] == {"loud": True}
+    assert toolbox.tools.names == ["options"]
+
+
+def test_types_no_json_value_stands_for_are_refused_at_registration():
+    import decimal
+
+    toolbox = atfunc.Toolbox()
+
+    def at(when: datetime.time) -> str:
+        """When."""
+        return str(when)
+
+    def costs(amounts: List[decimal.Decimal]) -> str:
+        """Costs."""
+        return str(amounts)
+
+    with pytest.raises(atfunc.ToolsError, match=r"parameter 'when' has the type time"):
+        toolbox.add_tool(at)
+    with pytest.raises(atfunc.ToolsError, match=r"parameter 'amounts' has the type .*Decimal"):
+        toolbox.add_tool(costs)
+    assert toolbox.tools.names == []
+
+
+def test_dates_sets_and_tuples_arrive_as_their_types():
+    toolbox = atfunc.Toolbox()
+    got = {}
+
+    @toolbox.tool
+    def plan(day: datetime.date, tags: Set[int], pair: Tuple[int, str],
+             at: Optional[datetime.datetime] = None, more: Tuple[int, ...] = ()) -> str:
+        """Plans."""
+        got.update(day=day, tags=tags, pair=pair, at=at, more=more)
+        return "ok"
+
+    assert "<*day{date}>" in toolbox.prompt()
+    [record] = toolbox.run('@plan("2026-01-05", [1, 2, 2], [3, "x"], at="2026-01-05T10:00:00Z", more=[1])').results
+    assert record["result"] == "ok", record
+    assert got["day"] == datetime.date(2026, 1, 5)
+    assert got["tags"] == {1, 2}
+    assert got["pair"] == (3, "x")
+    assert got["at"] == datetime.datetime(2026, 1, 5, 10, tzinfo=datetime.timezone.utc)
+    assert got["more"] == (1,)
+    [record] = toolbox.run('@plan("2026-01-06", [], [1, "a", 2])').results
+    assert "expected a list of 2 items, got 3" in record["error"]
+    [record] = toolbox.run('@plan("2026-02-30", [], [1, "a"])').results
+    assert "not a date" in record["error"]
