@@ -34,6 +34,11 @@ pyo3::create_exception!(
 /// problem, `OSError` for a file that cannot be read, `TypeError` for a value that is not
 /// _JSON.
 ///
+/// Definitions are read as servers read them: what one contradicts (a boolean whose
+/// choices are strings, bounds the wrong way round, an unknown type, ...) is worked around
+/// and said as a `UserWarning`; `strict=True` raises `ToolsError` for each instead, as
+/// `atfunc check --strict` does.
+///
 /// Two `Tools` are equal (`==`, and hash alike) when they load to the same functions with
 /// the same root, whichever shape each was given in; `definitions()` gives back what was
 /// given.

@@ -29,7 +29,7 @@ def test_tools_error_lists_every_problem():
                                           "properties": {"y": {"type": "strange"}}}},
     ]
     with pytest.raises(atfunc.ToolsError) as caught:
-        atfunc.Tools(bad)
+        atfunc.Tools(bad, strict=True)
     problems = caught.value.problems
     assert len(problems) >= 2
     message = str(caught.value)
