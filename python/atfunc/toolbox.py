@@ -861,14 +861,14 @@ class Toolbox:
         turn = self.run("\n".join(lines))
         if not refused:
             return turn
+        # The records of the entries that ran, in order, with the refused ones put back
+        # in their places (a repeated call may have ended the run early: fewer records).
         ran = iter(turn.results)
         results: List[Dict[str, Any]] = []
         for index in range(len(lines) + len(refused)):
-            if index in refused:
-                results.append(refused[index])
-            else:
-                results.extend(record for record in [next(ran, None)] if record is not None)
-        results.extend(ran)
+            record = refused.get(index) or next(ran, None)
+            if record is not None:
+                results.append(record)
         text = format_results(results, limit=self.truncate_length)
         return Turn(results=results, text=text, role=turn.role, repeated_at=None,
                     records=results)
