@@ -147,6 +147,37 @@ impl Cancel {
     }
 }
 
+/// A toolbox's runtime, which may be dropped anywhere. The last handle of a toolbox can
+/// go when Python collects it, and that may happen inside another toolbox's run, where
+/// dropping a runtime the ordinary way (waiting for its tasks) panics: it is shut down in
+/// the background instead. It runs no task of its own that could be cut short.
+pub(crate) struct ToolRuntime(Option<tokio::runtime::Runtime>);
+
+impl ToolRuntime {
+    pub(crate) fn new(runtime: tokio::runtime::Runtime) -> ToolRuntime {
+        ToolRuntime(Some(runtime))
+    }
+}
+
+impl std::ops::Deref for ToolRuntime {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &tokio::runtime::Runtime {
+        // Taken only by `drop`.
+        self.0
+            .as_ref()
+            .expect("the runtime is there until the toolbox is dropped")
+    }
+}
+
+impl Drop for ToolRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// Runs `work` to its end on `runtime`, unless `control` stops the run or a signal
 /// handler raises (Ctrl-C): then `work` is dropped, which cancels the calls under way,
 /// and the exception is returned. Called with the GIL released.

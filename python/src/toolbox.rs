@@ -43,7 +43,7 @@ use std::time::Duration;
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<calls::ToolRuntime>,
     /// The boxes `set_tools` registered, to take out when the tools change.
     boxes: Mutex<Vec<String>>,
     /// The interfaces offered now, for the OpenAI names.
@@ -251,7 +251,7 @@ impl NativeRegistry {
             .map_err(runtime_error)?;
         Ok(NativeRegistry {
             registry: Arc::new(registry),
-            runtime: Arc::new(runtime),
+            runtime: Arc::new(calls::ToolRuntime::new(runtime)),
             boxes: Mutex::new(Vec::new()),
             interfaces: Mutex::new(Arc::new(Vec::new())),
             keep_repeated_calls,
@@ -596,7 +596,7 @@ pub(crate) struct NativeStream {
     /// The registry's stream and the text parser beside it; `None` once finished (or
     /// stopped).
     state: Mutex<Option<(ResponseStream, AnswerText)>>,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<calls::ToolRuntime>,
     control: Arc<RunControl>,
     /// Whether `feed` gives the text around the calls too.
     with_text: bool,

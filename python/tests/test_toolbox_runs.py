@@ -435,3 +435,26 @@ def test_dates_sets_and_tuples_arrive_as_their_types():
     assert "expected a list of 2 items, got 3" in record["error"]
     [record] = toolbox.run('@plan("2026-02-30", [], [1, "a"])').results
     assert "not a date" in record["error"]
+
+
+def test_a_toolbox_dropped_while_another_one_runs_goes_quietly():
+    import sys
+
+    seen = []
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: seen.append(unraisable.exc_value)
+    try:
+        other = [atfunc.Toolbox()]
+        toolbox = atfunc.Toolbox()
+
+        @toolbox.tool
+        def go() -> str:
+            """Goes."""
+            return "went"
+
+        # The last handle of the other toolbox goes inside this one's run.
+        toolbox.on_event(lambda event: other.clear())
+        assert toolbox.run("@go()").results[0]["result"] == "went"
+    finally:
+        sys.unraisablehook = before
+    assert other == [] and seen == []
