@@ -13,6 +13,7 @@ __all__ = [
     "StreamParser",
     "Tools",
     "ToolsError",
+    "_Cancel",
     "_Registry",
     "_Stream",
     "__version__",
@@ -325,20 +326,36 @@ def _panic_for_test(message: str) -> None: ...
 @final
 class _Registry:
     """The crate's registry holding Python functions, and the runtime that drives its calls:
-    the native half of `atfunc.Toolbox` (use that). Each Python function is called with the
-    GIL taken and answers `(True, json_text)` or `(False, message)`.
+    the native half of `atfunc.Toolbox` (use that). Each tool's handler starts its call and
+    gives a `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`.
     """
 
     def __new__(cls, truncate_length: int = 5000, keep_repeated_calls: bool = False, max_calls: int = 1000) -> "_Registry": ...
-    def set_tools(self, tools: Tools, handlers: Mapping[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]]) -> None:
-        """Offers `tools` from now on, each answered by `handlers[qualified name]`. When the
-        registry refuses them, the tools offered before stay.
+    def set_tools(
+        self,
+        tools: Tools,
+        handlers: Mapping[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"],
+    ) -> None:
+        """Offers `tools` from now on, each answered by `handlers[qualified name]`, a pair
+        `(handler, timeout)`: the handler starts a call and gives its
+        `concurrent.futures.Future`, the timeout (seconds, or None: the toolbox's) bounds
+        it. When the registry refuses them, the tools offered before stay.
         """
-    def run(self, answer: str) -> Dict[str, Any]:
+    def run(self, answer: str, cancel: Optional["_Cancel"] = None) -> Dict[str, Any]:
         """Runs the calls of a model's whole answer (up to the first repeated call, unless
-        repeats are kept, and at most `max_calls` of them); the turn as a dict."""
-    def stream(self) -> "_Stream":
-        """A stream fed the answer as it arrives."""
+        repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
+        ends it from another thread."""
+    def stream(self, with_text: bool = False, cancel: Optional["_Cancel"] = None) -> "_Stream":
+        """A stream fed the answer as it arrives; `with_text`: `feed` gives the text around
+        the calls too. `cancel` ends it from another thread.
+        """
+    @property
+    def timeout(self) -> Optional[float]:
+        """The time limit of a call, in seconds, for tools without one of their own."""
+    @timeout.setter
+    def timeout(self, limit: Optional[float]) -> None: ...
+    def set_concurrency(self, n: int) -> None:
+        """How many calls of one answer run at once."""
     @property
     def truncate_length(self) -> int:
         """Results longer than this many characters are cut."""
@@ -370,9 +387,12 @@ class _Registry:
         """OpenAI `tool_calls` entries (JSON text of a list) as atfunc call text, one call a
         line, for `run`.
         """
-    def openai_messages(self, records: str) -> List[Dict[str, Any]]:
+    def openai_messages(self, records: str, content: Optional[str] = None) -> List[Dict[str, Any]]:
         """The records of a turn (JSON text of a list) as OpenAI messages: an assistant
-        message with their `tool_calls`, then one `tool` message per call that bound.
+        message with `content` (the answer's text around its calls, None when blank) and
+        their `tool_calls`, then one `tool` message per call. A call that did not bind is
+        there too, under the name it was written with (no arguments: they did not bind),
+        with its error: the model reads why it failed, as in atfunc's own result text.
         """
 
 @final
@@ -380,6 +400,20 @@ class _Stream:
     """An answer fed as it streams: each call runs as soon as it is complete."""
 
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
-        """The next piece of the answer; the records of the calls it completed."""
+        """The next piece of the answer; the records of the calls it completed (and the text
+        around them, `with_text`).
+        """
     def finish(self) -> Dict[str, Any]:
-        """The end of the answer: the turn, every call of the answer in it."""
+        """The end of the answer: the turn, every call of the answer in it, and in `records`
+        every record the stream gave (with the text), those of the end last.
+        """
+
+@final
+class _Cancel:
+    """A cancel handle for one run, given to `_Registry.run` and the stream by
+    `run_async`: `cancel()` from any thread ends the run and cancels its calls.
+    """
+
+    def __new__(cls) -> "_Cancel": ...
+    def cancel(self) -> None:
+        """Ends the run: calls under way are cancelled, the run raises."""

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import concurrent.futures
+import contextvars
 import dataclasses
+import datetime
 import enum
 import inspect
 import json
+import pathlib
 import re
 import threading
 import typing
 from typing import Annotated, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence
 
-from ._atfunc import Tools, _Registry, grammar, render
+from ._atfunc import Tools, ToolsError, _Cancel, _Registry, format_results, grammar, render
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
@@ -27,27 +31,44 @@ __all__ = ["Toolbox", "Turn", "ToolStream"]
 # thread: the caller's own loop, so a tool may use what lives there.
 _state = threading.local()
 
+# Set inside a tool's call: a toolbox cannot run an answer from there (the run that
+# called the tool waits on it).
+_in_tool: "contextvars.ContextVar[bool]" = contextvars.ContextVar("atfunc_in_tool", default=False)
+
+_NESTED = (
+    "a Toolbox cannot run an answer from inside one of its tools: return the result and "
+    "run the next answer after this one"
+)
+
 
 @dataclasses.dataclass
 class Turn:
     """The calls of one answer and what to send back.
 
     ``results``: one record per call, in the order written: ``{"call_id", "name",
-    "args", "result" | "error", "span", "chars"}`` (``confirmation_id`` for a call held
+    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; ``confirmation_id`` for a call held
     for confirmation); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer
     and so ended it, where that call began, in characters (``answer[:repeated_at]`` is
-    what the model's turn should keep in the history), else None; ``stopped_at``: when
-    `Toolbox.run` ended an answer of more than ``max_calls`` calls, where the first call
-    past the bound began, in characters (it and what follows did not run), else None."""
+    what the model's turn should keep in the history), else None; ``records``: the
+    answer in order, its text as ``{"text": ...}`` records between the records of its
+    calls (up to a repeated call); ``stopped_at``: when `Toolbox.run` ended an answer of
+    more than ``max_calls`` calls, where the first call past the bound began, in
+    characters (it and what follows did not run), else None."""
 
     results: List[Dict[str, Any]]
     text: str
     role: str = "user"
     repeated_at: Optional[int] = None
+    records: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     stopped_at: Optional[int] = None
+
+    @property
+    def prose(self) -> str:
+        """The answer without its calls: the text of ``records``, joined."""
+        return "".join(record["text"] for record in self.records if "text" in record)
 
     @property
     def message(self) -> Dict[str, str]:
@@ -62,32 +83,59 @@ class Turn:
 class ToolStream:
     """An answer fed as it streams: each call runs as soon as it is complete.
 
-    ``feed(chunk)`` returns the records of the calls the chunk completed; ``finish()``
-    returns the `Turn` of the whole answer. ``feed_async`` and ``finish_async`` do the same
-    from a coroutine, async tools on the caller's event loop."""
+    ``feed(chunk)`` returns the records of the calls the chunk completed (with
+    ``with_text=True``, the text around them too, as ``{"text": ...}`` records, in the
+    answer's order); ``finish()`` returns the `Turn` of the whole answer, whose
+    ``records`` are every record the stream gave, those of the end last. ``feed_async``
+    and ``finish_async`` do the same from a coroutine, async tools on the caller's event
+    loop; cancelling them cancels the calls under way and ends the stream."""
 
-    def __init__(self, native: Any) -> None:
+    def __init__(self, native: Any, cancel: Any) -> None:
         self._native = native
+        self._cancel = cancel
 
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
         """The next piece of the answer; the records of the calls it completed."""
+        _not_in_a_tool()
         return self._native.feed(chunk)
 
     def finish(self) -> Turn:
         """The end of the answer: the turn with every call of it."""
+        _not_in_a_tool()
         return Turn(**self._native.finish())
 
     async def feed_async(self, chunk: str) -> List[Dict[str, Any]]:
         """`feed` from a coroutine: calls run in a worker thread."""
-        return await _in_worker(self._native.feed, chunk)
+        _not_in_a_tool()
+        return await _in_worker(self._cancel, self._native.feed, chunk)
 
     async def finish_async(self) -> Turn:
         """`finish` from a coroutine."""
-        return Turn(**await _in_worker(self._native.finish))
+        _not_in_a_tool()
+        return Turn(**await _in_worker(self._cancel, self._native.finish))
 
 
-async def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
-    """Runs ``work`` in a worker thread; async tools it calls run on this loop."""
+def _refused_call(entry: Any, message: str) -> Dict[str, Any]:
+    """The record of an OpenAI ``tool_calls`` entry that could not be read."""
+    function = entry.get("function") if isinstance(entry, Mapping) else None
+    function = function if isinstance(function, Mapping) else {}
+    name = str(function.get("name") or "")
+    arguments = function.get("arguments")
+    arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, default=_jsonable)
+    call_id = entry.get("id") if isinstance(entry, Mapping) else None
+    return {"call_id": str(call_id or ""), "name": name, "args": None, "error": message,
+            "call": f"{name}({arguments})"}
+
+
+def _not_in_a_tool() -> None:
+    if _in_tool.get():
+        raise RuntimeError(_NESTED)
+
+
+async def _in_worker(cancel: Any, work: Callable[..., Any], *args: Any) -> Any:
+    """Runs ``work`` in a worker thread; async tools it calls run on this loop. When the
+    caller is cancelled, so is the run (``cancel``): its calls under way are cancelled
+    before the cancellation goes on."""
     loop = asyncio.get_running_loop()
 
     def run() -> Any:
@@ -97,33 +145,105 @@ async def _in_worker(work: Callable[..., Any], *args: Any) -> Any:
         finally:
             _state.loop = None
 
-    return await loop.run_in_executor(None, run)
-
-
-def _await(awaitable: Any) -> Any:
-    """The value of an async tool's coroutine, from the thread the call runs on."""
-    loop = getattr(_state, "loop", None)
-    if loop is not None:
-        return asyncio.run_coroutine_threadsafe(awaitable, loop).result()
+    running = loop.run_in_executor(None, run)
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(awaitable)
-    # `run` called from inside a running loop: the coroutine gets a loop of its own.
-    box: Dict[str, Any] = {}
+        return await asyncio.shield(running)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        # The run ends at once; waiting for it lets the cancellation of its async calls
+        # reach this loop before the caller goes on.
+        await asyncio.wait([running])
+        if not running.cancelled():
+            running.exception()  # "the run was cancelled": expected, not to be logged
+        raise
 
-    def run() -> None:
+
+# The loop async tools run on when no caller's loop is at hand (`run`, `stream`): one
+# for the package, in a daemon thread, made at the first call that needs it.
+_loop_lock = threading.Lock()
+_own_loop: Optional[asyncio.AbstractEventLoop] = None
+
+
+def _tool_loop() -> asyncio.AbstractEventLoop:
+    """The loop an async tool's coroutine runs on."""
+    loop: Optional[asyncio.AbstractEventLoop] = getattr(_state, "loop", None)
+    if loop is not None:
+        return loop
+    global _own_loop
+    with _loop_lock:
+        if _own_loop is None:
+            _own_loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=_own_loop.run_forever, name="atfunc async tools", daemon=True
+            ).start()
+        return _own_loop
+
+
+def _answer(value: Any) -> "tuple[Optional[bool], Any]":
+    """A tool's return value as the registry reads it: ``(True, json_text)``."""
+    return True, json.dumps(value, default=_jsonable)
+
+
+def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
+    """An exception as the model reads it: ``(False, "TypeName: message")``."""
+    message = str(error)
+    kind = type(error).__name__
+    return False, f"{kind}: {message}" if message else kind
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+async def _guarded(coroutine: Any) -> "tuple[Optional[bool], Any]":
+    """An async tool's call: its answer, an exception the model reads, or ``(None,
+    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
+    raised to its caller (raised here, they would stop the event loop instead)."""
+    _in_tool.set(True)
+    try:
+        return _answer(await coroutine)
+    except Exception as error:  # the model reads it and may correct its call
+        return _failure(error)
+    except (KeyboardInterrupt, SystemExit) as error:
+        return None, error
+
+
+def _in_thread(call: Callable[[], Any], name: str) -> "concurrent.futures.Future[Any]":
+    """A plain tool's call, in a thread of its own so that the run can stop waiting for
+    it: a thread cannot be stopped from outside, so one past its time limit runs on (as
+    a daemon: it does not keep the program alive) and what it returns is dropped."""
+    future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+    loop = _tool_loop() if getattr(_state, "loop", None) is not None else None
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        _in_tool.set(True)
+        outcome: "tuple[Optional[bool], Any]"
         try:
-            box["value"] = asyncio.run(awaitable)
-        except BaseException as error:  # handed to the calling thread
-            box["error"] = error
+            value = call()
+            if inspect.isawaitable(value):
+                if loop is not None:
+                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+                else:
+                    value = asyncio.run(_awaited(value))
+            outcome = _answer(value)
+        except Exception as error:  # the model reads it and may correct its call
+            outcome = _failure(error)
+        except (KeyboardInterrupt, SystemExit) as error:
+            outcome = (None, error)
+        future.set_result(outcome)
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start()
+    return future
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine to await (an ``async def`` function, or
+    an object whose ``__call__`` is one)."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -248,7 +368,23 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         return {"type": "null"}, True
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return {"enum": [member.value for member in hint]}, False
-    if origin in (list, set, frozenset, tuple, collections.abc.Sequence) or hint in (list, set, tuple):
+    # A datetime is a date too: it is asked first.
+    if hint is datetime.datetime:
+        return {"type": "string", "format": "date-time"}, False
+    if hint is datetime.date:
+        return {"type": "string", "format": "date"}, False
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return {"type": "array", "items": _schema(args[0], defs)[0]}, False
+    if origin is tuple and args and args != ((),):
+        # A fixed length: the length is checked at the call (`_converter`), each item's
+        # type is shown when they all have one.
+        schema = {"type": "array"}
+        items = [_schema(a, defs)[0] for a in args]
+        if all(item == items[0] for item in items):
+            schema["items"] = items[0]
+        return schema, False
+    if origin in (list, set, frozenset, tuple, collections.abc.Sequence, collections.abc.Set) \
+            or hint in (list, set, frozenset, tuple):
         schema = {"type": "array"}
         if args:
             schema["items"] = _schema(args[0], defs)[0]
@@ -259,16 +395,81 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         schema = hint.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema.pop("$defs", {}))
         return schema, False
+    if hint is object:
+        return {}, False
+    if isinstance(hint, type) and issubclass(hint, pathlib.PurePath):
+        return {"type": "string"}, False
+    for scalar in (bool, int, float, str):  # a subclass of a scalar: its value made one
+        if isinstance(hint, type) and issubclass(hint, scalar):
+            return {"type": _SCALARS[scalar]}, False
+    if isinstance(hint, (type, typing.TypeVar)) or origin is not None:
+        raise _Unwritable(hint)
+    # A hint that did not resolve (a string) is read as written: any value.
     return {}, False
+
+
+class _Unwritable(Exception):
+    """A type hint no JSON value stands for: the function could not get what it asks."""
+
+    def __init__(self, hint: Any) -> None:
+        super().__init__(hint)
+        self.hint = hint
+
+
+def _converter(hint: Any) -> Optional[Callable[[Any], Any]]:
+    """What turns the JSON value of a parameter into the type its hint names (a date, a
+    set, a tuple of the right length), or None when the JSON value is already it."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        members = [a for a in args if a is not type(None)]
+        return _converter(members[0]) if len(members) == 1 else None
+    if hint is datetime.datetime:
+        # Python before 3.11 does not read a "Z" for UTC.
+        return lambda value: datetime.datetime.fromisoformat(
+            value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+        )
+    if hint is datetime.date:
+        return datetime.date.fromisoformat
+    if isinstance(hint, type) and issubclass(hint, pathlib.PurePath):
+        return hint
+    if isinstance(hint, type) and hint not in _SCALARS and not issubclass(hint, enum.Enum) \
+            and issubclass(hint, (bool, int, float, str)):
+        return hint
+    if origin in (set, collections.abc.Set) or hint is set:
+        return set
+    if origin is frozenset or hint is frozenset:
+        return frozenset
+    if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis) and args != ((),):
+        length = len(args)
+
+        def fixed(value: Any) -> Any:
+            if len(value) != length:
+                raise ValueError(f"expected a list of {length} items, got {len(value)}")
+            return tuple(value)
+
+        return fixed
+    if origin is tuple or hint is tuple:
+        return tuple
+    return None
+
+
+def _hint_name(hint: Any) -> str:
+    """A type hint as its author wrote it: ``time``, ``list[Decimal]``."""
+    if isinstance(hint, type) and typing.get_origin(hint) is None:
+        return hint.__qualname__
+    return repr(hint).replace("typing.", "")
 
 
 @dataclasses.dataclass
 class _Tool:
     """A function made a tool: its definition for the loader, the callable the registry
-    calls, and the parsers of its parameters."""
+    calls (it starts a call and gives its future), and the parsers of its parameters."""
 
     definition: Dict[str, Any]
-    handler: Callable[[Dict[str, Any]], "tuple[bool, str]"]
+    handler: Callable[[Dict[str, Any]], "concurrent.futures.Future[Any]"]
     parsers: Dict[str, Callable[[Any], Any]]
 
 
@@ -294,6 +495,36 @@ def _make_tool(
         p for p in signature.parameters.values()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
+    tool_label = name or getattr(fn, "__name__", repr(fn))
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    converters: Dict[str, Callable[[Any], Any]] = {}
+    if args is None:
+        for p in signature.parameters.values():
+            if p.kind is p.VAR_POSITIONAL:
+                raise ToolsError(
+                    f"function '{tool_label}': *{p.name} cannot be given by a call, whose "
+                    "arguments are named: name the parameters, or give them with args={...}"
+                )
+            if p.kind is p.VAR_KEYWORD:
+                raise ToolsError(
+                    f"function '{tool_label}': **{p.name} shows the model no parameter: "
+                    "name the parameters, or give them with args={...}"
+                )
+    else:
+        known = {p.name for p in params}
+        unknown = [key for key in args if key not in known]
+        if unknown and not takes_kwargs:
+            raise ToolsError(
+                f"function '{tool_label}': args names {', '.join(repr(k) for k in unknown)}, "
+                f"which the function does not take (its parameters: "
+                f"{', '.join(repr(k) for k in known) or 'none'})"
+            )
+        missing = [p.name for p in params if p.default is p.empty and p.name not in args]
+        if missing:
+            raise ToolsError(
+                f"function '{tool_label}': its parameters {', '.join(repr(k) for k in missing)} "
+                "have no default and are not in args, so no call could give them"
+            )
     if args is not None:
         # The seed's shape: {name: {type, description, choices, min, max, parser,
         # required}}; the loader checks what it says.
@@ -315,7 +546,18 @@ def _make_tool(
     else:
         for p in params:
             hint = hints.get(p.name, p.annotation)
-            schema, optional = _schema(hint, defs)
+            try:
+                schema, optional = _schema(hint, defs)
+            except _Unwritable as unwritable:
+                raise ToolsError(
+                    f"function '{tool_label}': parameter '{p.name}' has the type "
+                    f"{_hint_name(unwritable.hint)}, which no JSON value stands for: use str, "
+                    "int, float, bool, a list, dict, set or tuple of them, Literal, an Enum, "
+                    "datetime.date or datetime.datetime, a pydantic model, or Any"
+                ) from None
+            convert = _converter(hint)
+            if convert is not None:
+                converters[p.name] = convert
             model = _model_of(hint)
             if model is not None:
                 models[p.name] = model
@@ -343,23 +585,31 @@ def _make_tool(
         "parameters": parameters,
     }
     positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
+    is_async = _is_async(fn)
+    tool_name = str(definition["name"])
 
-    def handler(values: Dict[str, Any]) -> "tuple[bool, str]":
+    def handler(values: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
         try:
             for key in nullable:
                 values.setdefault(key, None)
             for key, model in models.items():
                 if key in values and values[key] is not None:
                     values[key] = model.model_validate(values[key])
+            for key, convert in converters.items():
+                if key in values and values[key] is not None:
+                    try:
+                        values[key] = convert(values[key])
+                    except (TypeError, ValueError) as error:
+                        raise ValueError(f"parameter '{key}': {error}") from None
             first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
-            result = fn(*first, **values)
-            if inspect.isawaitable(result):
-                result = _await(result)
-            return True, json.dumps(result, default=_jsonable)
+            if is_async:
+                coroutine = fn(*first, **values)
+                return asyncio.run_coroutine_threadsafe(_guarded(coroutine), _tool_loop())
         except Exception as error:  # the model reads it and may correct its call
-            message = str(error)
-            kind = type(error).__name__
-            return False, f"{kind}: {message}" if message else kind
+            done: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+            done.set_result(_failure(error))
+            return done
+        return _in_thread(lambda: fn(*first, **values), tool_name)
 
     return _Tool(definition, handler, parsers)
 
@@ -383,7 +633,20 @@ class Toolbox:
     as in ``atfunc serve``: a small model that cannot stop writes its calls again and
     again, and each would run; True runs every call as written. ``max_calls``: the most
     calls `run` and `run_async` run of one answer (default 1000, as ``atfunc serve``); the
-    answer ends where the next call begins, and `Turn.stopped_at` says where."""
+    answer ends where the next call begins, and `Turn.stopped_at` says where.
+
+    ``timeout``: the time limit of a call, in seconds, for tools without one of their own
+    (``add_tool(..., timeout=...)``); None (the default): no limit. A call past its limit
+    ends with an error the model reads (``Function 'f' did not finish within 2s ...``) and the answer goes
+    on; an async tool is cancelled, a plain function runs on in its thread and what it
+    returns is dropped. ``max_concurrency``: how many calls of one answer run at once
+    (default 4; 1 runs them one after another). Plain functions run in threads of their
+    own, async ones on the event loop; results are always in the order of the calls.
+
+    ``KeyboardInterrupt`` and ``SystemExit``, from Ctrl-C or raised by a tool, are not
+    tool errors: they stop the run (its async calls are cancelled) and are raised to the
+    caller. Cancelling ``run_async`` (``asyncio.wait_for``, ``task.cancel()``) cancels the
+    async calls under way too."""
 
     def __init__(
         self,
@@ -391,6 +654,8 @@ class Toolbox:
         truncate_length: int = 5000,
         confirm: Any = None,
         keep_repeated_calls: bool = False,
+        timeout: Optional[float] = None,
+        max_concurrency: int = 4,
         max_calls: int = 1000,
     ) -> None:
         if truncate_length < 1:
@@ -398,8 +663,11 @@ class Toolbox:
         if max_calls < 0:
             raise ValueError(f"max_calls must not be negative, got {max_calls}")
         self._native = _Registry(truncate_length, keep_repeated_calls, max_calls)
+        self._native.timeout = timeout
+        self._native.set_concurrency(max_concurrency)
+        self._max_concurrency = max_concurrency
         self._definitions: List[Dict[str, Any]] = []
-        self._handlers: Dict[str, Callable[[Dict[str, Any]], "tuple[bool, str]"]] = {}
+        self._handlers: Dict[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"] = {}
         self._tools: Optional[Tools] = None
         if confirm is not None:
             self._native.set_confirmer(confirm)
@@ -414,6 +682,7 @@ class Toolbox:
         args: Optional[Mapping[str, Mapping[str, Any]]] = None,
         *,
         confirm: bool = False,
+        timeout: Optional[float] = None,
     ) -> Callable[..., Any]:
         """Offers ``fn`` (a plain or async function) as a tool and returns it.
 
@@ -422,14 +691,20 @@ class Toolbox:
         paragraph. ``args``: the parameters as ``{name: {"type", "description",
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
-        Raises `ToolsError` (the loader's problems) for a definition that is not valid."""
+        ``timeout``: this tool's time limit in seconds, instead of the toolbox's.
+        Raises `ToolsError` (the loader's problems) for a definition that is not valid,
+        and for a signature no call could fill: ``*args`` or ``**kwargs`` without
+        ``args``, a type no JSON value stands for, ``args`` naming a parameter ``fn``
+        does not take or leaving out one without a default."""
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"a timeout is a positive number of seconds (or None), got {timeout}")
         tool = _make_tool(fn, name, description, args)
         definitions = self._definitions + [tool.definition]
         # Written here by the tool's author, so read strictly: a contradiction is a
         # mistake to fix now, not something to work around at every call.
         tools = Tools(definitions, strict=True)
         qualified = tools.names[-1]
-        handlers = {**self._handlers, qualified: tool.handler}
+        handlers = {**self._handlers, qualified: (tool.handler, timeout)}
         self._native.set_tools(tools, handlers)
         self._definitions, self._handlers, self._tools = definitions, handlers, tools
         for param, parser in tool.parsers.items():
@@ -440,7 +715,7 @@ class Toolbox:
 
     def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
         """`add_tool` as a decorator: ``@toolbox.tool`` or ``@toolbox.tool(name=...,
-        description=..., args=..., confirm=...)``."""
+        description=..., args=..., confirm=..., timeout=...)``."""
         if fn is None:
             return lambda fn: self.add_tool(fn, **options)
         return self.add_tool(fn, **options)
@@ -465,19 +740,46 @@ class Toolbox:
     # -- running
 
     def run(self, answer: str) -> Turn:
-        """Runs the calls of a model's whole answer, in order, up to the first that repeats
-        an earlier one (unless ``keep_repeated_calls``) and at most ``max_calls`` of them;
-        the `Turn`."""
+        """Runs the calls of a model's whole answer, up to the first that repeats an
+        earlier one (unless ``keep_repeated_calls``) and at most ``max_calls`` of them; the
+        `Turn`, results in the order of the calls."""
+        _not_in_a_tool()
         return Turn(**self._native.run(answer))
 
     async def run_async(self, answer: str) -> Turn:
         """`run` from a coroutine: the answer runs in a worker thread and async tools on
-        this event loop."""
-        return Turn(**await _in_worker(self._native.run, answer))
+        this event loop. Cancelled, it cancels the async calls under way."""
+        _not_in_a_tool()
+        cancel = _Cancel()
+        return Turn(**await _in_worker(cancel, self._native.run, answer, cancel))
 
-    def stream(self) -> ToolStream:
-        """A `ToolStream` to feed an answer as it streams; calls run as they complete."""
-        return ToolStream(self._native.stream())
+    def stream(self, *, with_text: bool = False) -> ToolStream:
+        """A `ToolStream` to feed an answer as it streams; calls run as they complete.
+        ``with_text``: `ToolStream.feed` gives the text around the calls too."""
+        cancel = _Cancel()
+        return ToolStream(self._native.stream(with_text, cancel), cancel)
+
+    # -- limits
+
+    @property
+    def timeout(self) -> Optional[float]:
+        """The time limit of a call in seconds, for tools without their own; None: none."""
+        limit: Optional[float] = self._native.timeout
+        return limit
+
+    @timeout.setter
+    def timeout(self, limit: Optional[float]) -> None:
+        self._native.timeout = limit
+
+    @property
+    def max_concurrency(self) -> int:
+        """How many calls of one answer run at once."""
+        return self._max_concurrency
+
+    @max_concurrency.setter
+    def max_concurrency(self, n: int) -> None:
+        self._native.set_concurrency(n)
+        self._max_concurrency = n
 
     # -- settings of the registry
 
@@ -527,11 +829,20 @@ class Toolbox:
     # -- OpenAI messages
 
     def openai_messages(self, turn: "Turn | Sequence[Mapping[str, Any]]") -> List[Dict[str, Any]]:
-        """The calls of a turn as OpenAI messages: an assistant message with their
-        ``tool_calls``, then a ``tool`` message with each result (calls that did not bind
-        are left out: they name no tool)."""
-        records = turn.results if isinstance(turn, Turn) else list(turn)
-        return self._native.openai_messages(json.dumps(records, default=_jsonable))
+        """A turn as OpenAI messages: an assistant message with the answer's text around
+        its calls as ``content`` (None when there is none) and the calls as
+        ``tool_calls``, then a ``tool`` message with each result. A call that did not
+        bind is there too, under the name it was written with, with its error, so the
+        model reads why it failed. Given records instead of a `Turn`, the text is that of
+        their ``{"text": ...}`` records (`Turn.records`)."""
+        records: List[Any]
+        if isinstance(turn, Turn):
+            records, content = turn.results, turn.prose
+        else:
+            given = list(turn)
+            records = [r for r in given if "text" not in r]
+            content = "".join(r["text"] for r in given if "text" in r)
+        return self._native.openai_messages(json.dumps(records, default=_jsonable), content)
 
     def tool_calls_text(self, tool_calls: Sequence[Any]) -> str:
         """OpenAI ``tool_calls`` (dicts, or the openai client's objects) as atfunc call
@@ -543,8 +854,32 @@ class Toolbox:
         return self._native.tool_calls_text(json.dumps(entries))
 
     def run_tool_calls(self, tool_calls: Sequence[Any]) -> Turn:
-        """Runs OpenAI ``tool_calls``; the `Turn`."""
-        return self.run(self.tool_calls_text(tool_calls))
+        """Runs OpenAI ``tool_calls``; the `Turn`. An entry that cannot be read (its
+        ``arguments`` not JSON, a tool that does not exist) does not stop the others: it
+        gets an error record (``{"call_id": its id, "name", "args": None, "error",
+        "call"}``) and an error block in ``text``, in its place."""
+        lines: List[str] = []
+        refused: Dict[int, Dict[str, Any]] = {}
+        for index, call in enumerate(tool_calls):
+            entry = call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+            try:
+                lines.append(self._native.tool_calls_text(json.dumps([entry], default=_jsonable)))
+            except ValueError as error:
+                refused[index] = _refused_call(entry, str(error))
+        turn = self.run("\n".join(lines))
+        if not refused:
+            return turn
+        # The records of the entries that ran, in order, with the refused ones put back
+        # in their places (a repeated call may have ended the run early: fewer records).
+        ran = iter(turn.results)
+        results: List[Dict[str, Any]] = []
+        for index in range(len(lines) + len(refused)):
+            record = refused.get(index) or next(ran, None)
+            if record is not None:
+                results.append(record)
+        text = format_results(results, limit=self.truncate_length)
+        return Turn(results=results, text=text, role=turn.role, repeated_at=None,
+                    records=results)
 
     def __repr__(self) -> str:
         return f"<atfunc.Toolbox {self.tools.names}>"

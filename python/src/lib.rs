@@ -15,7 +15,9 @@
 //! PyO3 raises it as `atfunc.PanicException`: the interpreter lives on. The wheel is built
 //! with `panic = "unwind"` (Cargo's default) for that reason.
 
+mod answer;
 mod arrow;
+mod calls;
 mod convert;
 mod records;
 mod text;
@@ -54,6 +56,7 @@ fn _atfunc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<records::StreamParser>()?;
     m.add_class::<toolbox::NativeRegistry>()?;
     m.add_class::<toolbox::NativeStream>()?;
+    m.add_class::<calls::Cancel>()?;
     m.add_function(wrap_pyfunction!(records::parse, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::parse_jsonl, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::parse_arrow, m)?)?;

@@ -174,6 +174,22 @@ fn call_record(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<CallRecord
         (None, Some(name)) => {
             let name: String = name.extract()?;
             let args = match record.get_item("args")? {
+                // A call that did not bind has no arguments: it is shown as it was
+                // written, as the registry shows it, or by its name.
+                Some(args) if args.is_none() => {
+                    let written = match record.get_item("raw")? {
+                        Some(raw) => Some(raw.extract::<String>()?),
+                        None => None,
+                    };
+                    return finish_record(
+                        py,
+                        record,
+                        written.map_or_else(
+                            || format!("{name}(...)"),
+                            |raw| raw.strip_prefix('@').unwrap_or(&raw).to_owned(),
+                        ),
+                    );
+                }
                 Some(args) => match to_json(py, &args)? {
                     Json::Object(map) => map,
                     _ => return Err(PyTypeError::new_err("\"args\" must be a dict")),
@@ -196,6 +212,15 @@ fn call_record(py: Python<'_>, record: &Bound<'_, PyAny>) -> PyResult<CallRecord
             }
         },
     };
+    finish_record(py, record, call_text)
+}
+
+/// The record of `call_text` with the result or error `record` gives.
+fn finish_record(
+    py: Python<'_>,
+    record: &Bound<'_, PyDict>,
+    call_text: String,
+) -> PyResult<CallRecord> {
     let result = match (record.get_item("result")?, record.get_item("error")?) {
         (_, Some(error)) if !error.is_none() => Err(error.extract::<String>()?),
         (Some(value), _) => Ok(to_json(py, &value)?),

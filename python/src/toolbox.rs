@@ -9,20 +9,24 @@
 //!    each function answered by a Python callable. So binding, case-insensitive names,
 //!    coercion, bounds, parsers, confirmation, events, output filters and truncation are
 //!    the registry's, as for any Rust tool.
-//! 3. A call takes the GIL only to call its Python function, which answers
-//!    `(True, json_text)` or `(False, message)`: a raised exception is a tool error the
-//!    model reads (`ValueError: ...`), never a traceback.
+//! 3. A call takes the GIL only to start its Python function, which runs in a thread or
+//!    on an event loop while the registry waits on its future ([`calls`]): calls of one
+//!    answer run at once up to the registry's concurrency, each within its time limit. A
+//!    raised exception is a tool error the model reads (`ValueError: ...`), never a
+//!    traceback; `KeyboardInterrupt` and `SystemExit` stop the run and reach the caller.
 //! 4. [`NativeRegistry::run`] and [`NativeStream`] run a model's answer with the GIL
 //!    released and give each call as the record `ExecutionReport::to_json` holds for it,
 //!    plus its `call_id` (and `confirmation_id`, for a held call), and the result blocks
-//!    for the model's next turn.
+//!    for the model's next turn; a text parser beside the registry's ([`answer`]) gives
+//!    the answer's text among the calls' records.
 
+use crate::answer::{self, AnswerText};
+use crate::calls::{self, call_tool, exception_text, Callable, Cancel, PyTool, RunControl};
 use crate::convert::json_to_py;
 use crate::tools::Tools;
 use atfunc::async_trait;
 use atfunc::execute::{
-    Args, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
-    ToolError,
+    CallContext, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
 };
 use atfunc::interop::{self, Options, ToolFormat};
 use atfunc::parse::ParserConfig;
@@ -32,14 +36,15 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::{json, Map, Value as Json};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 /// The crate's registry holding Python functions, and the runtime that drives its calls:
-/// the native half of `atfunc.Toolbox` (use that). Each Python function is called with the
-/// GIL taken and answers `(True, json_text)` or `(False, message)`.
+/// the native half of `atfunc.Toolbox` (use that). Each tool's handler starts its call and
+/// gives a `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`.
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<calls::ToolRuntime>,
     /// The boxes `set_tools` registered, to take out when the tools change.
     boxes: Mutex<Vec<String>>,
     /// The interfaces offered now, for the OpenAI names.
@@ -47,6 +52,10 @@ pub(crate) struct NativeRegistry {
     /// Whether a call that repeats an earlier one of the same answer runs too; by
     /// default it ends the answer, as in the gateway.
     keep_repeated_calls: bool,
+    /// The time limit of a call of a tool without one of its own; `None`: no limit.
+    timeout: Arc<Mutex<Option<Duration>>>,
+    /// The control `confirm` runs a held call under: the run that held it is over.
+    confirming: Arc<RunControl>,
     /// The most calls `run` runs of one answer; the answer ends before the next. 1000 by
     /// default, the gateway's bound: each call's outcome is held for the turn, and an
     /// answer of 200k calls held 1.2 GB.
@@ -82,48 +91,6 @@ fn past_max_calls(config: ParserConfig, answer: &str, max_calls: usize) -> Optio
     }
 }
 
-/// A Python callable kept for calls made on any thread.
-type Callable = Arc<Py<PyAny>>;
-
-/// The text of a Python exception as the model reads it: `TypeName: message`.
-fn exception_text(py: Python<'_>, error: &PyErr) -> String {
-    let name = error
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".to_owned());
-    let message = error
-        .value(py)
-        .str()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
-    if message.is_empty() {
-        name
-    } else {
-        format!("{name}: {message}")
-    }
-}
-
-/// Calls a tool's Python function with the bound arguments. The function (the wrapper
-/// `toolbox.py` makes) answers `(True, json_text)` or `(False, message)`.
-fn call_tool(function: &Callable, args: Args) -> Result<Json, ToolError> {
-    Python::attach(|py| {
-        let args = json_to_py(py, &Json::Object(args.into_map()))
-            .map_err(|e| ToolError::msg(exception_text(py, &e)))?;
-        let answer = function
-            .call1(py, (args,))
-            .map_err(|e| ToolError::msg(exception_text(py, &e)))?;
-        let (ok, text): (bool, String) = answer
-            .extract(py)
-            .map_err(|e| ToolError::msg(exception_text(py, &e)))?;
-        if !ok {
-            return Err(ToolError::msg(text));
-        }
-        serde_json::from_str(&text)
-            .map_err(|e| ToolError::msg(format!("the tool's result is not JSON: {e}")))
-    })
-}
-
 /// A JSON value as Python's `json.dumps` writes it, read back by serde_json.
 fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
     let text: String = py
@@ -134,7 +101,7 @@ fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
 }
 
 /// The record of one call: `{"call_id", "name", "args", "result" | "error", "span",
-/// "chars"}` as [`ExecutionReport::to_json`](atfunc::execute::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
+/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc::execute::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
 /// held for confirmation.
 fn outcome_record(outcome: &Outcome) -> Json {
     let mut record = Map::new();
@@ -148,15 +115,20 @@ fn outcome_record(outcome: &Outcome) -> Json {
     if let Some(id) = &outcome.confirmation_id {
         record.insert("confirmation_id".into(), Json::String(id.clone()));
     }
+    // The call as its result block shows it (as written, cut if very long), so
+    // `format_results` shows it the same, and a call that did not bind, which has no
+    // arguments to write it from, is shown at all.
+    record.insert(
+        "call".into(),
+        Json::String(outcome.record.call_text.clone()),
+    );
     Json::Object(record)
 }
 
-/// A turn as Python gets it: `{"results": [...], "text": ..., "role": "user"}`. The
-/// results go back in a user message, as the gateway sends them to a model without
-/// native tool calls.
-/// The turn as `Turn`'s fields; `stopped_at`: where `run` ended an answer of too many calls,
-/// in characters.
-fn turn_json(end: &StreamEnd, stopped_at: Option<usize>) -> Json {
+/// A turn as Python gets it: `{"results": [...], "text": ..., "role": "user", "records":
+/// [...]}`. The results go back in a user message, as the gateway sends them to a model
+/// without native tool calls; `records` is the answer as text and call records in order.
+fn turn_json(end: &StreamEnd, records: Vec<Json>) -> Json {
     let report = &end.report;
     json!({
         "results": report.calls.iter().map(outcome_record).collect::<Vec<_>>(),
@@ -164,8 +136,23 @@ fn turn_json(end: &StreamEnd, stopped_at: Option<usize>) -> Json {
         "role": "user",
         // Python indexes strings by character.
         "repeated_at": end.repeated_at.map(|span| span.char_start),
-        "stopped_at": stopped_at,
+        "records": records,
     })
+}
+
+/// A tool of one domain's box: its interface and how it runs.
+type DomainTool = (Interface, Arc<PyTool>);
+
+/// A time limit given in seconds.
+fn seconds(limit: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(limit)
+        .ok()
+        .filter(|limit| !limit.is_zero())
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "a timeout is a positive number of seconds (or None), got {limit}"
+            ))
+        })
 }
 
 fn runtime_error(error: impl std::fmt::Display) -> PyErr {
@@ -234,23 +221,40 @@ fn decision(value: &Bound<'_, PyAny>) -> PyResult<Decision> {
 }
 
 impl NativeRegistry {
+    /// Runs `work` with the GIL released until it ends or `control` stops it.
     fn block_on<T: Send>(
         &self,
         py: Python<'_>,
+        control: &RunControl,
         work: impl std::future::Future<Output = T> + Send,
     ) -> PyResult<T> {
         not_nested()?;
         let runtime = &self.runtime;
-        Ok(py.detach(|| runtime.block_on(work)))
+        py.detach(|| calls::drive(runtime, control, work))
     }
 
-    /// A stream for one answer, ended at its first repeated call unless repeats are kept.
-    fn response_stream(&self) -> ResponseStream {
-        let stream = self.registry.stream();
+    /// A stream for one answer, ended at its first repeated call unless repeats are kept;
+    /// its calls see `control`.
+    fn response_stream(&self, control: &Arc<RunControl>) -> ResponseStream {
+        let ctx = CallContext::new().with(Arc::clone(control));
+        let stream = self.registry.stream_with(&ctx);
         if self.keep_repeated_calls {
             stream
         } else {
             stream.end_at_repeated_call()
+        }
+    }
+
+    /// A stream for one answer with the text parser beside it.
+    fn native_stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
+        let control = cancel.map(|c| Arc::clone(&c.control)).unwrap_or_default();
+        let stream = self.response_stream(&control);
+        let text = AnswerText::new(self.registry.parser_config());
+        NativeStream {
+            state: Mutex::new(Some((stream, text))),
+            runtime: Arc::clone(&self.runtime),
+            control,
+            with_text,
         }
     }
 
@@ -285,25 +289,37 @@ impl NativeRegistry {
             .map_err(runtime_error)?;
         Ok(NativeRegistry {
             registry: Arc::new(registry),
-            runtime: Arc::new(runtime),
+            runtime: Arc::new(calls::ToolRuntime::new(runtime)),
             boxes: Mutex::new(Vec::new()),
             interfaces: Mutex::new(Arc::new(Vec::new())),
             keep_repeated_calls,
+            timeout: Arc::new(Mutex::new(None)),
+            confirming: Arc::default(),
             max_calls,
         })
     }
 
-    /// Offers `tools` from now on, each answered by `handlers[qualified name]`. When the
-    /// registry refuses them, the tools offered before stay.
+    /// Offers `tools` from now on, each answered by `handlers[qualified name]`, a pair
+    /// `(handler, timeout)`: the handler starts a call and gives its
+    /// `concurrent.futures.Future`, the timeout (seconds, or None: the toolbox's) bounds
+    /// it. When the registry refuses them, the tools offered before stay.
     fn set_tools(&self, tools: &Tools, handlers: &Bound<'_, PyDict>) -> PyResult<()> {
         // One box per domain, in the order the domains first appear.
-        let mut groups: Vec<(String, Vec<(Interface, Callable)>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<DomainTool>)> = Vec::new();
         for interface in tools.interfaces.iter() {
             let name = interface.qualified_name();
-            let handler = handlers.get_item(&name)?.ok_or_else(|| {
+            let entry = handlers.get_item(&name)?.ok_or_else(|| {
                 PyValueError::new_err(format!("no Python function for the tool '{name}'"))
             })?;
-            let tool = (interface.clone(), Arc::new(handler.unbind()));
+            let (handler, timeout): (Bound<'_, PyAny>, Option<f64>) = entry.extract()?;
+            let handler: Callable = Arc::new(handler.unbind());
+            let tool = PyTool {
+                name: name.clone(),
+                handler,
+                timeout: timeout.map(seconds).transpose()?,
+                fallback: Arc::clone(&self.confirming),
+            };
+            let tool = (interface.clone(), Arc::new(tool));
             let domain = interface.domain.clone().unwrap_or_default();
             match groups.iter_mut().find(|(d, _)| *d == domain) {
                 Some((_, group)) => group.push(tool),
@@ -313,8 +329,13 @@ impl NativeRegistry {
         let boxes = groups.into_iter().map(|(domain, group)| {
             let tool_box = group.into_iter().fold(
                 FnBox::new(domain.clone()),
-                |tool_box, (interface, handler)| {
-                    tool_box.function(interface, move |args, _ctx| call_tool(&handler, args))
+                |tool_box, (interface, tool)| {
+                    let default_limit = Arc::clone(&self.timeout);
+                    tool_box.async_function(interface, move |args, ctx| {
+                        let tool = Arc::clone(&tool);
+                        let limit = *default_limit.lock().unwrap_or_else(PoisonError::into_inner);
+                        async move { call_tool(&tool, limit, args, ctx).await }
+                    })
                 },
             );
             (domain, tool_box)
@@ -346,8 +367,10 @@ impl NativeRegistry {
     }
 
     /// Runs the calls of a model's whole answer (up to the first repeated call, unless
-    /// repeats are kept, and at most `max_calls` of them); the turn as a dict.
-    fn run(&self, py: Python<'_>, answer: String) -> PyResult<Py<PyAny>> {
+    /// repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
+    /// ends it from another thread.
+    #[pyo3(signature = (answer, cancel = None))]
+    fn run(&self, py: Python<'_>, answer: String, cancel: Option<&Cancel>) -> PyResult<Py<PyAny>> {
         let mut answer = answer;
         let config = self.registry.parser_config();
         let max_calls = self.max_calls;
@@ -362,20 +385,47 @@ impl NativeRegistry {
             }
             _ => None,
         };
-        let mut stream = self.response_stream();
-        let end = self.block_on(py, async move {
-            stream.feed_str(&answer).await;
-            stream.finish().await
-        })?;
-        json_to_py(py, &turn_json(&end, stopped_at))
+        let stream = self.native_stream(false, cancel);
+        stream.feed(py, answer)?;
+        let turn = stream.finish(py)?;
+        if let Ok(fields) = turn.bind(py).cast::<PyDict>() {
+            fields.set_item("stopped_at", stopped_at)?;
+        }
+        Ok(turn)
     }
 
-    /// A stream fed the answer as it arrives.
-    fn stream(&self) -> NativeStream {
-        NativeStream {
-            stream: Mutex::new(Some(self.response_stream())),
-            runtime: Arc::clone(&self.runtime),
+    /// A stream fed the answer as it arrives; `with_text`: `feed` gives the text around
+    /// the calls too. `cancel` ends it from another thread.
+    #[pyo3(signature = (with_text = false, cancel = None))]
+    fn stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
+        self.native_stream(with_text, cancel)
+    }
+
+    /// The time limit of a call, in seconds, for tools without one of their own.
+    #[getter]
+    fn timeout(&self) -> Option<f64> {
+        self.timeout
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map(|limit| limit.as_secs_f64())
+    }
+
+    #[setter]
+    fn set_timeout(&self, limit: Option<f64>) -> PyResult<()> {
+        let limit = limit.map(seconds).transpose()?;
+        *self.timeout.lock().unwrap_or_else(PoisonError::into_inner) = limit;
+        Ok(())
+    }
+
+    /// How many calls of one answer run at once.
+    fn set_concurrency(&self, n: usize) -> PyResult<()> {
+        if n < 1 {
+            return Err(PyValueError::new_err(format!(
+                "max_concurrency must be at least 1, got {n}"
+            )));
         }
+        self.registry.set_concurrency(n);
+        Ok(())
     }
 
     /// Results longer than this many characters are cut.
@@ -413,7 +463,9 @@ impl NativeRegistry {
     /// Runs the held call `id`; its record.
     fn confirm(&self, py: Python<'_>, id: String) -> PyResult<Py<PyAny>> {
         let registry = Arc::clone(&self.registry);
-        let outcome = self.block_on(py, async move { registry.confirm_outcome(&id).await })?;
+        let outcome = self.block_on(py, &self.confirming, async move {
+            registry.confirm_outcome(&id).await
+        })?;
         let outcome = outcome.map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mut record = outcome_record(&outcome);
         if let Json::Object(map) = &mut record {
@@ -516,83 +568,172 @@ impl NativeRegistry {
     }
 
     /// The records of a turn (JSON text of a list) as OpenAI messages: an assistant
-    /// message with their `tool_calls`, then one `tool` message per call that bound.
-    fn openai_messages(&self, py: Python<'_>, records: &str) -> PyResult<Py<PyAny>> {
+    /// message with `content` (the answer's text around its calls, None when blank) and
+    /// their `tool_calls`, then one `tool` message per call. A call that did not bind is
+    /// there too, under the name it was written with (no arguments: they did not bind),
+    /// with its error: the model reads why it failed, as in atfunc's own result text.
+    #[pyo3(signature = (records, content = None))]
+    fn openai_messages(
+        &self,
+        py: Python<'_>,
+        records: &str,
+        content: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
         let records: Vec<Json> = serde_json::from_str(records)
             .map_err(|e| PyValueError::new_err(format!("records are not a JSON list: {e}")))?;
         let names = self.names();
         let mut calls = Vec::new();
         let mut results = Vec::new();
         for record in &records {
-            let (Some(name), Some(Json::Object(args))) = (
-                record.get("name").and_then(Json::as_str),
-                record.get("args"),
-            ) else {
-                // A call that did not bind has no tool to name.
-                continue;
-            };
-            let Some(model_name) = names.model_name(name) else {
+            let Some(name) = record.get("name").and_then(Json::as_str) else {
+                // Text around the calls, or something that is no call.
                 continue;
             };
             let id = record
                 .get("call_id")
                 .and_then(Json::as_str)
                 .unwrap_or_default();
-            calls.push(interop::tool_call(id, model_name, args));
-            let result = match (record.get("error"), record.get("result")) {
-                (Some(Json::String(error)), _) => Err(error.clone()),
-                (_, Some(value)) => Ok(value.clone()),
-                (_, None) => Ok(Json::Null),
-            };
-            results.push(interop::tool_message(id, &result));
+            let error = record.get("error").and_then(Json::as_str);
+            match (record.get("args"), names.model_name(name)) {
+                (Some(Json::Object(args)), Some(model_name)) => {
+                    calls.push(interop::tool_call(id, model_name, args));
+                    let result = match (error, record.get("result")) {
+                        (Some(error), _) => Err(error.to_owned()),
+                        (None, Some(value)) => Ok(value.clone()),
+                        (None, None) => Ok(Json::Null),
+                    };
+                    results.push(interop::tool_message(id, &result));
+                }
+                _ => {
+                    calls.push(interop::tool_call(id, &written_name(name), &Map::new()));
+                    let error = error.unwrap_or("the call did not bind to any tool");
+                    let error = match record.get("call").and_then(Json::as_str) {
+                        Some(call) => format!("{error} (the call as written: {call})"),
+                        None => error.to_owned(),
+                    };
+                    results.push(interop::tool_message(id, &Err::<Json, _>(error)));
+                }
+            }
         }
+        let content = content.filter(|text| !text.trim().is_empty());
         let mut messages = Vec::with_capacity(results.len() + 1);
         if !calls.is_empty() {
-            messages.push(json!({"role": "assistant", "content": null, "tool_calls": calls}));
+            messages.push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
+        } else if let Some(content) = content {
+            messages.push(json!({"role": "assistant", "content": content}));
         }
         messages.extend(results);
         json_to_py(py, &Json::Array(messages))
     }
 }
 
+/// The name of a call that did not bind as a `tool_calls` entry may carry it: OpenAI
+/// allows letters, digits, `_` and `-`, at most 64 of them.
+fn written_name(name: &str) -> String {
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        "unreadable_call".to_owned()
+    } else {
+        name
+    }
+}
+
 /// An answer fed as it streams: each call runs as soon as it is complete.
 #[pyclass(module = "atfunc._atfunc", name = "_Stream", frozen)]
 pub(crate) struct NativeStream {
-    /// `None` once finished.
-    stream: Mutex<Option<ResponseStream>>,
-    runtime: Arc<tokio::runtime::Runtime>,
+    /// The registry's stream and the text parser beside it; `None` once finished (or
+    /// stopped).
+    state: Mutex<Option<(ResponseStream, AnswerText)>>,
+    runtime: Arc<calls::ToolRuntime>,
+    control: Arc<RunControl>,
+    /// Whether `feed` gives the text around the calls too.
+    with_text: bool,
+}
+
+impl NativeStream {
+    /// The records `feed` gives: the calls' records, with the text among them when asked.
+    fn records(
+        &self,
+        text: &mut AnswerText,
+        piece: Option<&str>,
+        outcomes: &[Outcome],
+        stop: Option<u64>,
+    ) -> Vec<Json> {
+        let records = outcomes.iter().map(outcome_record).collect::<Vec<_>>();
+        let starts = answer::starts(outcomes);
+        let merged = match piece {
+            Some(piece) => text.feed(piece, records.clone(), starts, stop),
+            None => text.finish(records.clone(), starts, stop),
+        };
+        if self.with_text {
+            merged
+        } else {
+            records
+        }
+    }
 }
 
 #[pymethods]
 impl NativeStream {
-    /// The next piece of the answer; the records of the calls it completed.
+    /// The next piece of the answer; the records of the calls it completed (and the text
+    /// around them, `with_text`).
     fn feed(&self, py: Python<'_>, chunk: String) -> PyResult<Py<PyAny>> {
         not_nested()?;
         let runtime = &self.runtime;
-        let stream = &self.stream;
-        let outcomes = py.detach(|| {
-            let mut guard = stream.lock().unwrap_or_else(PoisonError::into_inner);
-            guard
-                .as_mut()
-                .map(|stream| runtime.block_on(stream.feed_str(&chunk)))
-        });
-        let outcomes = outcomes.ok_or_else(|| runtime_error("this stream is finished"))?;
-        json_to_py(
-            py,
-            &Json::Array(outcomes.iter().map(outcome_record).collect()),
-        )
+        let control = &self.control;
+        let records = py.detach(|| {
+            let mut guard = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some((stream, text)) = guard.as_mut() else {
+                return Err(runtime_error("this stream is finished"));
+            };
+            match calls::drive(runtime, control, stream.feed_str(&chunk)) {
+                Ok(outcomes) => {
+                    let stop = stream.repeated_at().map(|span| span.start);
+                    Ok(self.records(text, Some(&chunk), &outcomes, stop))
+                }
+                Err(error) => {
+                    // Stopped halfway through a piece: nothing more can be read after it.
+                    *guard = None;
+                    control.close();
+                    Err(error)
+                }
+            }
+        })?;
+        json_to_py(py, &Json::Array(records))
     }
 
-    /// The end of the answer: the turn, every call of the answer in it.
+    /// The end of the answer: the turn, every call of the answer in it, and in `records`
+    /// every record the stream gave (with the text), those of the end last.
     fn finish(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         not_nested()?;
         let runtime = &self.runtime;
-        let stream = &self.stream;
-        let end = py.detach(|| {
-            let taken = stream.lock().unwrap_or_else(PoisonError::into_inner).take();
-            taken.map(|stream| runtime.block_on(stream.finish()))
-        });
-        let end = end.ok_or_else(|| runtime_error("this stream is finished"))?;
-        json_to_py(py, &turn_json(&end, None))
+        let control = &self.control;
+        let turn = py.detach(|| {
+            let taken = self
+                .state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let Some((stream, mut text)) = taken else {
+                return Err(runtime_error("this stream is finished"));
+            };
+            let end = calls::drive(runtime, control, stream.finish());
+            control.close();
+            let end = end?;
+            let stop = end.repeated_at.map(|span| span.start);
+            self.records(&mut text, None, &end.outcomes, stop);
+            Ok(turn_json(&end, text.into_records()))
+        })?;
+        json_to_py(py, &turn)
     }
 }

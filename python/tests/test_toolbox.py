@@ -250,7 +250,8 @@ def test_run_runs_at_most_max_calls_of_one_answer():
     toolbox = atfunc.Toolbox()
     toolbox.add_tool(ping)
     turn = toolbox.run(answer)
-    assert len(turn.results) == 1000 and ran == list(range(1000))
+    # The calls run several at once: which one appends first is theirs to decide.
+    assert len(turn.results) == 1000 and sorted(ran) == list(range(1000))
     assert answer[turn.stopped_at:].startswith("@ping(1000) ")
     assert toolbox.run("@ping(1) @ping(2)").stopped_at is None
 
@@ -258,7 +259,7 @@ def test_run_runs_at_most_max_calls_of_one_answer():
     small = atfunc.Toolbox(max_calls=2)
     small.add_tool(ping)
     turn = small.run("a @ping(1) b @ping(2) c @ping(3) d")
-    assert ran == [1, 2] and turn.stopped_at == len("a @ping(1) b @ping(2) c ")
+    assert sorted(ran) == [1, 2] and turn.stopped_at == len("a @ping(1) b @ping(2) c ")
     with pytest.raises(ValueError, match="max_calls"):
         atfunc.Toolbox(max_calls=-1)
 
@@ -436,18 +437,20 @@ def test_records_convert_to_and_from_openai_messages():
 
     turn = toolbox.run('@weather.get("Oslo") @weather.get("Nowhere") @weather.nope()')
     messages = toolbox.openai_messages(turn)
-    assistant, ok, failed = messages
+    assistant, ok, failed, unbound = messages
     assert assistant["role"] == "assistant"
     ids = [c["id"] for c in assistant["tool_calls"]]
-    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["weather_get"] * 2
+    # The call that did not bind is kept under its written name, with its error.
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["weather_get"] * 2 + ["weather_nope"]
     assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"city": "Oslo"}
     assert ok == {"role": "tool", "tool_call_id": ids[0], "content": '{"city":"Oslo","temp":21}'}
     assert failed["content"] == "Error: ValueError: no such city"
+    assert unbound["tool_call_id"] == ids[2] and "Unknown function" in unbound["content"]
 
     # And back: the model's tool_calls run as atfunc calls.
-    text = toolbox.tool_calls_text(assistant["tool_calls"])
+    text = toolbox.tool_calls_text(assistant["tool_calls"][:2])
     assert text == '@weather.get(city="Oslo")\n@weather.get(city="Nowhere")'
-    again = toolbox.run_tool_calls(assistant["tool_calls"])
+    again = toolbox.run_tool_calls(assistant["tool_calls"][:2])
     assert [r.get("result") for r in again.results] == [{"city": "Oslo", "temp": 21}, None]
 
 
@@ -503,7 +506,7 @@ def test_python_tools_give_the_outcomes_of_the_table(case):
     toolbox.on_event(lambda e: events.append(f"{e['event']} {e.get('function', '')}"))
     turn = toolbox.run(case["answer"])
     ids = [r["confirmation_id"] for r in turn.results if "confirmation_id" in r]
-    records = [{k: v for k, v in r.items() if k not in ("call_id", "span", "chars", "confirmation_id")}
+    records = [{k: v for k, v in r.items() if k not in ("call_id", "span", "chars", "confirmation_id", "call")}
                for r in turn.results]
     assert hide_ids(records, ids) == case["records"]
     assert hide_ids(turn.text, ids) == case["text"]
