@@ -63,7 +63,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
     /// The call format mode `dialect` reads: hermes, llama3, mistral, pythonic, deepseek,
-    /// qwen3_xml, harmony, or auto (the format of the first call marker in each answer).
+    /// qwen3_xml, harmony, or auto (any of them: the first call read fixes the format of
+    /// each answer; a call in a sentence is prose).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     dialect: Dialect,
     /// Answers asked per request: the first greedy, the others sampled at

@@ -46,7 +46,8 @@ pub(crate) struct ExecArgs {
     #[arg(long, value_enum, default_value_t = ConfirmMode::Ask)]
     confirm: ConfirmMode,
     /// The call format to read: atfunc, hermes, llama3, mistral, pythonic, deepseek,
-    /// qwen3_xml, harmony, or auto (the format of the first call marker).
+    /// qwen3_xml, harmony, or auto (any of them: the first call read fixes the format; a
+    /// call in a sentence is prose).
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     dialect: Dialect,
     /// Run a call that repeats an earlier one (the same function, the same arguments).

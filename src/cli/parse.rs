@@ -31,7 +31,8 @@ pub(crate) struct ParseArgs {
     #[arg(long, conflicts_with_all = ["text", "chunk_size"])]
     jsonl: bool,
     /// The call format to read: atfunc, hermes, llama3, mistral, pythonic, deepseek,
-    /// qwen3_xml, harmony, or auto (the format of the first call marker in each completion).
+    /// qwen3_xml, harmony, or auto (any of them: the first call read fixes the format of
+    /// each completion; a call in a sentence is prose).
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     dialect: Dialect,
     /// The model output to read (default: standard input).

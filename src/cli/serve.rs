@@ -124,7 +124,8 @@ pub(crate) struct ServeArgs {
     /// The call format the upstream's model writes as plain content: atfunc (the gateway
     /// prompts it with atfunc's syntax), or the model's own format behind a server without
     /// a tool parser: hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, or
-    /// auto (the format of the first call marker in each answer). With another format than
+    /// auto (any of them: the first call read fixes the format of each answer; a call in
+    /// a sentence is prose). With another format than
     /// atfunc, the tools go upstream as they came and --constrain is refused.
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     upstream_dialect: Dialect,

@@ -17,7 +17,7 @@ use crate::grammar::{
 use crate::interop::{
     parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
 };
-use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
+use crate::parse::{parse_events, Dialect, Event, FunctionNames, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -46,7 +46,7 @@ pub struct EvalOptions {
     /// names take about half of that).
     pub decide_max_tokens: u32,
     /// The call format `dialect` mode reads the answers' content in: a model's own
-    /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call marker in each
+    /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call read in each
     /// answer). Default `auto`.
     pub dialect: Dialect,
     /// Answers asked per request of the text-based modes: the first greedy, the others
@@ -1036,6 +1036,11 @@ fn read_dialect(text: &str, dialect: Dialect, names: &NameMap, catalog: &Catalog
     let mut parser = StreamParser::new(
         ParserConfig {
             bodies: catalog.bodies(),
+            // As the gateway reads it: bare JSON naming an offered tool is a call too.
+            offered: Some(FunctionNames::callable(
+                catalog.interfaces(),
+                catalog.root(),
+            )),
             ..ParserConfig::default()
         }
         .with_dialect(dialect),

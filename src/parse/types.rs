@@ -345,8 +345,9 @@ pub struct FunctionNames {
 }
 
 impl FunctionNames {
-    /// The names calls to `interfaces` may be written with: each qualified name, and the
-    /// plain name of those in the `root` toolbox.
+    /// The names calls to `interfaces` may be written with: each qualified name, the name
+    /// as the definition spells it (`get-weather`, which another model's format writes as
+    /// it was offered), and the plain name of those in the `root` toolbox.
     pub(crate) fn callable<'a>(
         interfaces: impl IntoIterator<Item = &'a Interface>,
         root: Option<&str>,
@@ -354,6 +355,7 @@ impl FunctionNames {
         let mut names = FunctionNames::new();
         for interface in interfaces {
             names.insert(&interface.qualified_name());
+            names.insert(&interface.original_qualified_name());
             let in_root = match (&interface.domain, root) {
                 (Some(domain), Some(root)) => fold(domain) == fold(root),
                 _ => false,

@@ -146,7 +146,7 @@
 //! `tool_choice` goes as `"none"` (a server without a tool parser refuses `auto`, and
 //! would enforce a named tool with a JSON schema, not in the model's format) and
 //! `parallel_tool_calls` is left out. Step 4 reads the answer in that format (`auto`: the
-//! format of the first call marker in each answer) into the same `tool_calls`, whole or
+//! format of the first call read in each answer) into the same `tool_calls`, whole or
 //! streamed, with the text around calls as `content`. The model names tools and
 //! parameters as the client defined them. `tool_choice: "required"`, a named tool and
 //! `parallel_tool_calls: false` are checked as for atfunc text (a repair round when a call

@@ -341,6 +341,29 @@ async fn auto_reads_the_format_the_model_wrote() {
     }
 }
 
+/// Qwen 2.5 under its own template writes a call as bare JSON, without `<tool_call>` tags:
+/// hermes and auto read it when it names an offered tool, under the name the client gave
+/// the tool too.
+#[tokio::test]
+async fn an_untagged_json_call_naming_an_offered_tool_becomes_tool_calls() {
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        reads_as(
+            dialect,
+            "{\"name\": \"local_time\", \"arguments\": {\"city\": \"Oslo\"}}",
+            json!({"content": null, "calls": [
+                {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
+        )
+        .await;
+        reads_as(
+            dialect,
+            "{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Oslo\"}}",
+            json!({"content": null, "calls": [
+                {"name": "get-weather", "arguments": "{\"city\":\"Oslo\"}"}]}),
+        )
+        .await;
+    }
+}
+
 #[tokio::test]
 async fn a_call_that_does_not_bind_gets_a_repair_round_in_the_models_format() {
     let bad = "Looking. <tool_call>{\"name\": \"get-weather\", \"arguments\": {\"max-days\": 2}}</tool_call>";
