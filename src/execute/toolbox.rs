@@ -376,6 +376,17 @@ pub enum ToolError {
         /// How many calls may wait at once.
         limit: usize,
     },
+    /// The function needs the user's confirmation and the call waits for it under
+    /// `confirmation_id`: it did not run, so it has no value. The model reads
+    /// [`held_result`](crate::execute::held_result), not this message; the host confirms
+    /// or rejects it (see [`Registry::confirm`](super::Registry::confirm)).
+    #[error("Function '{name}' did not run: it waits for the user's confirmation under the id '{confirmation_id}'")]
+    Held {
+        /// The function's name.
+        name: String,
+        /// The id the call waits under.
+        confirmation_id: String,
+    },
     /// Text in the answer that looked like a call but could not be read as one.
     #[error(
         "This call could not be read: {0}. Write calls as @name(\"text\", 42, name=\"value\")"

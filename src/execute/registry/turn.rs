@@ -332,7 +332,11 @@ impl Turn {
                             .stats
                             .call(tool_box.name(), bound.name.clone(), false);
                         watch.held(&id);
-                        return (Ok(confirm::held_result(&id)), Some(id));
+                        let held = ToolError::Held {
+                            name: bound.name.clone(),
+                            confirmation_id: id.clone(),
+                        };
+                        return (Err(held), Some(id));
                     }
                     Err(function) => Err(ToolError::HoldLimit {
                         name: function,
