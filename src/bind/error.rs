@@ -210,6 +210,20 @@ pub enum BindError {
         message: String,
     },
 
+    /// Arguments a typed tool (feature `typed`) could not deserialise into its arguments
+    /// type, with what did not fit: a refusal of the model's call, like every other bind
+    /// error, though the tool's own deserialiser noticed it.
+    ///
+    /// `Invalid arguments for function 'pen.draw': argument 'shape': unknown variant
+    /// 'hexagon', expected 'circle' or 'square'`
+    #[error("Invalid arguments for function '{function}': {problem}")]
+    InvalidArguments {
+        /// The function's qualified name.
+        function: String,
+        /// What did not fit, naming the argument by its path.
+        problem: String,
+    },
+
     /// An api-wrapper with required body fields called without a `with_body` block.
     ///
     /// `Missing request body for function 'api.create_user': add with_body [[ ... ]] after
@@ -254,7 +268,11 @@ pub enum BindError {
     },
 }
 
-fn unknown_function_hint(closest: &Option<String>, available: &[String], more: usize) -> String {
+pub(crate) fn unknown_function_hint(
+    closest: &Option<String>,
+    available: &[String],
+    more: usize,
+) -> String {
     if let Some(name) = closest {
         return format!("did you mean '{name}'?");
     }

@@ -111,6 +111,7 @@ mod repeats;
 mod string_format;
 mod written;
 
+pub(crate) use error::unknown_function_hint;
 pub use error::BindError;
 pub use repeats::{Repeats, MAX_REMEMBERED};
 pub use written::written_calls;

@@ -164,6 +164,8 @@ pub(crate) fn unknown_in<'a>(function: &str, known: impl Iterator<Item = &'a str
     ToolError::UnknownFunction {
         name: function.to_owned(),
         closest,
+        available: Vec::new(),
+        more: 0,
     }
 }
 

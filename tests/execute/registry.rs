@@ -940,7 +940,7 @@ async fn multi_box_without_flat_names_merges_and_rejects_clashes() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Unknown function 'get_tmp'; did you mean 'get_temp'?"
+        "Unknown function 'get_tmp': did you mean 'get_temp'?"
     );
 }
 
