@@ -859,7 +859,13 @@ struct Sketch {
 #[tokio::test]
 async fn the_model_s_bad_arguments_are_refusals_not_tool_failures() {
     let tools = TypedBox::new("pen")
-        .function("draw", |_: Sketch| Ok::<_, String>("drawn"))
+        .function("draw", |sketch: Sketch| {
+            let area = match sketch.shape {
+                Figure::Circle { r } => std::f64::consts::PI * r * r,
+                Figure::Square { side } => side * side,
+            };
+            Ok::<_, String>(area)
+        })
         .function("halve", |args: Halve| Ok::<_, String>(args.n / 2));
     let registry = Registry::new();
     registry.register(tools).unwrap();
