@@ -11,7 +11,7 @@
 
 use crate::convert::json_to_py;
 use crate::tools::{self, Tools};
-use atfunc::batch::{RecordStream, TextRelease};
+use atfunc::batch::{RecordStream, TextRecords, TextRelease};
 use atfunc::parse::Dialect;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -62,6 +62,15 @@ fn text_release(name: &str) -> PyResult<TextRelease> {
     }
 }
 
+/// `with_text=`: whether the text around calls comes as records too.
+fn text_records(with_text: bool) -> TextRecords {
+    if with_text {
+        TextRecords::Included
+    } else {
+        TextRecords::Omitted
+    }
+}
+
 fn to_list<'py>(py: Python<'py>, records: &[Json]) -> PyResult<Bound<'py, PyList>> {
     let items = records
         .iter()
@@ -103,7 +112,7 @@ pub(crate) fn parse<'py>(
     let records = maybe_detached(py, bytes.len(), || {
         let mut stream = RecordStream::new(catalog)
             .with_dialect(dialect)
-            .with_text(with_text);
+            .with_text(text_records(with_text));
         let mut out = Vec::new();
         stream.feed(&bytes, &mut out);
         stream.finish(&mut out);
@@ -148,7 +157,7 @@ impl StreamParser {
         Ok(StreamParser {
             records: RecordStream::new(catalog)
                 .with_dialect(dialect)
-                .with_text(with_text)
+                .with_text(text_records(with_text))
                 .with_text_release(release),
             tools,
         })

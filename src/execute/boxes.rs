@@ -252,9 +252,10 @@ impl MultiBox {
         self
     }
 
-    /// Offers each function as `{box}_{tool}` (builder style).
-    pub fn flat_names(mut self, flat: bool) -> MultiBox {
-        self.flat = flat;
+    /// Offers each function as `{box}_{tool}` instead of merging the children's functions
+    /// under their own names (builder style).
+    pub fn flat_names(mut self) -> MultiBox {
+        self.flat = true;
         self
     }
 

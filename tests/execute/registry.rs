@@ -886,7 +886,7 @@ async fn multi_box_flat_names_route_back_and_close_closes_children() {
         .with(child("a"))
         .with(child("a_b"))
         .with(EmptyBox::new("empty"))
-        .flat_names(true);
+        .flat_names();
     let names: Vec<String> = multi
         .interfaces(&CallContext::new())
         .iter()
