@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --example library --features typed`.
 
-use atfunc::execute::{CallContext, FnBox, Registry, RegistryPrompt};
+use atfunc::execute::{CallContext, FnBox, OutcomeState, Registry, RegistryPrompt};
 use atfunc::typed::TypedBox;
 use atfunc::{json, Interface, Param, ParamType};
 use futures::StreamExt;
@@ -64,7 +64,12 @@ pub async fn run() -> Result<String, Box<dyn std::error::Error>> {
     let mut outcomes = registry.stream().run(futures::stream::iter(chunks));
     while let Some(outcome) = outcomes.next().await {
         let outcome = outcome?;
-        let status = if outcome.is_error() { "failed" } else { "done" };
+        // Only a call that returned is done: a held one did not run.
+        let status = match outcome.state() {
+            OutcomeState::Returned => "done",
+            OutcomeState::Held { .. } => "waits for confirmation",
+            _ => "failed",
+        };
         println!("{} {status}", outcome.name);
     }
     // The result blocks, for the model's next turn.

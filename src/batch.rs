@@ -38,7 +38,7 @@
 //! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
 //! ```
 
-use crate::interface::load_valid_interfaces;
+use crate::interface::load_valid_interfaces_with;
 use crate::interface::LoadLimits;
 use crate::messages::{json_kind, json_message};
 use crate::parse::{Bodies, Dialect, FunctionNames, Span};
@@ -53,7 +53,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod stream;
-pub use stream::{RecordStream, TextRelease, TEXT_RECORD_LIMIT};
+pub use stream::{RecordStream, TextRecords, TextRelease, TEXT_RECORD_LIMIT};
 
 /// How many bytes of a span an error record quotes in its `raw` field.
 pub const RAW_LIMIT: usize = 200;
@@ -501,7 +501,7 @@ fn failed(id: &Json, line: u64, error: String) -> serde_json::Result<String> {
 fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
     let json: Json =
         serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
-    let problems = match load_valid_interfaces(&json, limits) {
+    let problems = match load_valid_interfaces_with(&json, limits) {
         Ok(interfaces) => return Ok(Arc::new(Catalog::new(interfaces))),
         Err(LoadError::Invalid(problems)) => problems,
         Err(other) => return Err(format!("invalid \"tools\": {other}")),

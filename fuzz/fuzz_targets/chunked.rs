@@ -3,7 +3,7 @@
 //! `atfunc parse --text` prints (`batch::RecordStream`) are the same on every chunking too.
 #![no_main]
 
-use atfunc::batch::RecordStream;
+use atfunc::batch::{RecordStream, TextRecords};
 use atfunc::{Event, ParserConfig, StreamParser};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value as Json;
@@ -23,7 +23,7 @@ fn run(config: &ParserConfig, input: &[u8], sizes: &[u8]) -> Vec<Event> {
 
 /// The records of `input` fed in chunks of `sizes`, as `atfunc parse --text` gives them.
 fn records(input: &[u8], sizes: &[u8]) -> Vec<Json> {
-    let mut stream = RecordStream::new(None).with_text(true);
+    let mut stream = RecordStream::new(None).with_text(TextRecords::Included);
     let mut out = Vec::new();
     for chunk in chunks(input, sizes) {
         stream.feed(chunk, &mut out);

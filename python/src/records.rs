@@ -11,7 +11,7 @@
 
 use crate::convert::json_to_py;
 use crate::tools::{self, Tools};
-use atfunc::batch::{RecordStream, TextRelease};
+use atfunc::batch::{RecordStream, TextRecords, TextRelease};
 use atfunc::parse::Dialect;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -69,6 +69,15 @@ fn text_release(name: &str) -> PyResult<TextRelease> {
     }
 }
 
+/// `with_text=`: whether the text around calls comes as records too.
+fn text_records(with_text: bool) -> TextRecords {
+    if with_text {
+        TextRecords::Included
+    } else {
+        TextRecords::Omitted
+    }
+}
+
 fn to_list<'py>(py: Python<'py>, records: &[Json]) -> PyResult<Bound<'py, PyList>> {
     let items = records
         .iter()
@@ -109,7 +118,7 @@ pub(crate) fn parse<'py>(
     let bytes = chunk_bytes(text)?;
     let mut stream = RecordStream::new(catalog)
         .with_dialect(dialect)
-        .with_text(with_text);
+        .with_text(text_records(with_text));
     let list = PyList::empty(py);
     let mut out = Vec::new();
     let mut pieces = bytes.chunks(PARSE_PIECE);
@@ -165,7 +174,7 @@ impl StreamParser {
         Ok(StreamParser {
             records: RecordStream::new(catalog)
                 .with_dialect(dialect)
-                .with_text(with_text)
+                .with_text(text_records(with_text))
                 .with_text_release(release),
             tools,
         })

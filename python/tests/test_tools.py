@@ -146,7 +146,7 @@ def test_calls_left_out_are_read_and_bound():
         atfunc.grammar(DEMO_TOOLS, choice="weather.get_current_weather",
                        grounded_text="Oslo", not_again=every)
     with pytest.raises(ValueError, match=r"not_again: @weather.get_current_weather\(town=1\): "
-                       "Unknown parameter 'town'"):
+                       r"The call of function .* has 2 problems:\n- Unknown parameter 'town'"):
         atfunc.grammar(DEMO_TOOLS, not_again=["@weather.get_current_weather(town=1)"])
     with pytest.raises(ValueError, match="not_again: no call in"):
         atfunc.grammar(DEMO_TOOLS, not_again=["Oslo"])

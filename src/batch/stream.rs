@@ -41,6 +41,18 @@ pub enum TextRelease {
     Early,
 }
 
+/// Whether a [`RecordStream`] gives the text around calls as records too
+/// (`atfunc parse --text`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TextRecords {
+    /// Only call and error records (the default).
+    #[default]
+    Omitted,
+    /// The text around calls as `{"text": ...}` records, and bytes that are not UTF-8 as
+    /// `{"invalid_utf8": ...}` records.
+    Included,
+}
+
 /// Chunks of a completion in, the records `atfunc parse` prints out: a call record for
 /// each call (bound against the catalog when there is one), an error record for each
 /// malformed span, and with [`with_text`](Self::with_text) the text around them as
@@ -51,9 +63,9 @@ pub enum TextRelease {
 /// however it was split.
 ///
 /// ```
-/// use atfunc::batch::RecordStream;
+/// use atfunc::batch::{RecordStream, TextRecords};
 ///
-/// let mut stream = RecordStream::new(None).with_text(true);
+/// let mut stream = RecordStream::new(None).with_text(TextRecords::Included);
 /// let mut records = Vec::new();
 /// for chunk in ["Sure: @a.b(1, ", "x=2) done"] {
 ///     stream.feed(chunk.as_bytes(), &mut records);
@@ -108,9 +120,10 @@ impl RecordStream {
         self
     }
 
-    /// Whether the text around calls is given as records too (`atfunc parse --text`).
-    pub fn with_text(mut self, with_text: bool) -> RecordStream {
-        self.prose = with_text.then(Prose::default);
+    /// Whether the text around calls is given as records too (`atfunc parse --text`);
+    /// [`TextRecords::Omitted`] by default.
+    pub fn with_text(mut self, text: TextRecords) -> RecordStream {
+        self.prose = (text == TextRecords::Included).then(Prose::default);
         self
     }
 
@@ -118,10 +131,10 @@ impl RecordStream {
     /// [`with_text`](Self::with_text).
     ///
     /// ```
-    /// use atfunc::batch::{RecordStream, TextRelease};
+    /// use atfunc::batch::{RecordStream, TextRecords, TextRelease};
     ///
     /// let mut stream = RecordStream::new(None)
-    ///     .with_text(true)
+    ///     .with_text(TextRecords::Included)
     ///     .with_text_release(TextRelease::Early);
     /// let mut records = Vec::new();
     /// stream.feed(b"Hello, ", &mut records);
@@ -347,7 +360,7 @@ mod tests {
     fn stream(dialect: Dialect, release: TextRelease) -> RecordStream {
         RecordStream::new(None)
             .with_dialect(dialect)
-            .with_text(true)
+            .with_text(TextRecords::Included)
             .with_text_release(release)
     }
 

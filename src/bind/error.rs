@@ -210,6 +210,37 @@ pub enum BindError {
         message: String,
     },
 
+    /// Arguments a typed tool (feature `typed`) could not deserialise into its arguments
+    /// type, with what did not fit: a refusal of the model's call, like every other bind
+    /// error, though the tool's own deserialiser noticed it.
+    ///
+    /// `Invalid arguments for function 'pen.draw': argument 'shape': unknown variant
+    /// 'hexagon', expected 'circle' or 'square'`
+    #[error("Invalid arguments for function '{function}': {problem}")]
+    InvalidArguments {
+        /// The function's qualified name.
+        function: String,
+        /// What did not fit, naming the argument by its path.
+        problem: String,
+    },
+
+    /// Several problems with one call, each as its own error, in the order of the call's
+    /// checks (arguments, required parameters, values, body): the model gets them all at
+    /// once. [`BindError::problems`] lists them, for this error and every other one.
+    ///
+    /// ```text
+    /// The call of function 'weather.forecast' has 2 problems:
+    /// - Missing required parameter for function 'weather.forecast': location
+    /// - Invalid value for parameter 'days' of function 'weather.forecast': expected a number from 1 to 14, got 30
+    /// ```
+    #[error("The call of function '{function}' has {} problems:{}", .errors.len(), listed(.errors))]
+    Several {
+        /// The function's qualified name.
+        function: String,
+        /// Every problem, two or more, none of them `Several`.
+        errors: Vec<BindError>,
+    },
+
     /// An api-wrapper with required body fields called without a `with_body` block.
     ///
     /// `Missing request body for function 'api.create_user': add with_body [[ ... ]] after
@@ -254,7 +285,44 @@ pub enum BindError {
     },
 }
 
-fn unknown_function_hint(closest: &Option<String>, available: &[String], more: usize) -> String {
+impl BindError {
+    /// The problems this error stands for: those of [`BindError::Several`], or the error
+    /// itself.
+    pub fn problems(&self) -> &[BindError] {
+        match self {
+            BindError::Several { errors, .. } => errors,
+            other => std::slice::from_ref(other),
+        }
+    }
+
+    /// One error for `problems`: none, the one, or [`BindError::Several`].
+    pub(super) fn from_problems(function: &str, mut problems: Vec<BindError>) -> Option<BindError> {
+        match problems.len() {
+            0 => None,
+            1 => problems.pop(),
+            _ => Some(BindError::Several {
+                function: function.to_owned(),
+                errors: problems,
+            }),
+        }
+    }
+}
+
+/// One problem a line, each a sentence the model can act on.
+fn listed(errors: &[BindError]) -> String {
+    let mut out = String::new();
+    for error in errors {
+        out.push_str("\n- ");
+        out.push_str(&error.to_string());
+    }
+    out
+}
+
+pub(crate) fn unknown_function_hint(
+    closest: &Option<String>,
+    available: &[String],
+    more: usize,
+) -> String {
     if let Some(name) = closest {
         return format!("did you mean '{name}'?");
     }

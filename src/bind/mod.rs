@@ -111,6 +111,7 @@ mod repeats;
 mod string_format;
 mod written;
 
+pub(crate) use error::unknown_function_hint;
 pub use error::BindError;
 pub use repeats::{Repeats, MAX_REMEMBERED};
 pub use written::written_calls;
@@ -516,11 +517,23 @@ pub struct CallKey {
 
 /// Binds `call` against `catalog`: finds its interface, assigns and converts its arguments
 /// and checks its body. See the [module docs](self) for the rules.
+///
+/// Every problem of a call is reported at once, as `atfunc check` reports every problem
+/// of a file: one error alone as itself, several as [`BindError::Several`]. Only an
+/// unknown function and an object of arguments beside other arguments stop the checks
+/// early, since nothing after them can be matched to a parameter.
 pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
     let (index, interface) = catalog.find(&call.name)?;
     let function = interface.qualified_name();
     let params = &interface.params;
-    let slots = assign(call, interface, &function, catalog.case_sensitive)?;
+    let mut problems = Vec::new();
+    let slots = assign(
+        call,
+        interface,
+        &function,
+        catalog.case_sensitive,
+        &mut problems,
+    )?;
 
     let missing: Vec<String> = params
         .iter()
@@ -529,8 +542,8 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
         .map(|(p, _)| p.name.clone())
         .collect();
     if !missing.is_empty() {
-        return Err(BindError::MissingParameters {
-            function,
+        problems.push(BindError::MissingParameters {
+            function: function.clone(),
             params: missing,
         });
     }
@@ -549,14 +562,27 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
                     false => catalog.parsers.0.get(&(index, param.name.clone())),
                 };
                 let path = Path::Param(&param.name);
-                let json = coerce_param_with(value, param, &path, &ctx, parser)?;
-                // The tool gets its argument under the name its definition spells.
-                args.insert(param.original_name().to_owned(), json);
+                match coerce_param_with(value, param, &path, &ctx, parser) {
+                    // The tool gets its argument under the name its definition spells.
+                    Ok(json) => {
+                        args.insert(param.original_name().to_owned(), json);
+                    }
+                    Err(error) => problems.push(error),
+                }
             }
         }
     }
 
-    let body = bind_body(call, interface, &function)?;
+    let body = match bind_body(call, interface, &function) {
+        Ok(body) => body,
+        Err(error) => {
+            problems.push(error);
+            None
+        }
+    };
+    if let Some(error) = BindError::from_problems(&function, problems) {
+        return Err(error);
+    }
     Ok(BoundCall {
         index,
         name: interface.original_qualified_name(),
@@ -566,18 +592,21 @@ pub fn bind(call: &Call, catalog: &Catalog) -> Result<BoundCall, BindError> {
     })
 }
 
-/// The value given for each parameter, by position or by name.
+/// The value given for each parameter, by position or by name. Arguments that fit no
+/// parameter, or one already given, go to `problems`; an object of arguments beside other
+/// arguments is the one error that stops binding here.
 fn assign<'c>(
     call: &'c Call,
     interface: &Interface,
     function: &str,
     case_sensitive: bool,
+    problems: &mut Vec<BindError>,
 ) -> Result<Vec<Option<&'c Value>>, BindError> {
     let params = &interface.params;
     let (positional, named) = arguments(call, interface, function, case_sensitive)?;
     let names = || params.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
     if positional.len() > params.len() {
-        return Err(BindError::TooManyArguments {
+        problems.push(BindError::TooManyArguments {
             function: function.to_owned(),
             given: positional.len(),
             params: names(),
@@ -590,26 +619,26 @@ fn assign<'c>(
     for (name, value) in named {
         let Some(i) = find_param(params, name, case_sensitive) else {
             if let Some(field) = body_field(interface, name, case_sensitive) {
-                return Err(BindError::BodyFieldAsArgument {
+                problems.push(BindError::BodyFieldAsArgument {
                     function: function.to_owned(),
                     field: field.name.clone(),
                 });
+                continue;
             }
-            return Err(BindError::UnknownParameter {
+            problems.push(BindError::UnknownParameter {
                 function: function.to_owned(),
                 param: shorten_str(name),
                 closest: closest_param(params, name),
                 valid: names(),
             });
+            continue;
         };
         match (slots.get_mut(i), params.get(i)) {
             (Some(slot @ None), _) => *slot = Some(value),
-            (_, Some(param)) => {
-                return Err(BindError::DuplicateParameter {
-                    function: function.to_owned(),
-                    param: param.name.clone(),
-                })
-            }
+            (_, Some(param)) => problems.push(BindError::DuplicateParameter {
+                function: function.to_owned(),
+                param: param.name.clone(),
+            }),
             (_, None) => {}
         }
     }

@@ -3,7 +3,7 @@
 use super::output::write_failure;
 use super::tools::ToolArgs;
 use super::Failure;
-use atfunc::batch::RecordStream;
+use atfunc::batch::{RecordStream, TextRecords};
 use atfunc::parse::Dialect;
 use serde_json::Value as Json;
 use std::io::{Read, Write};
@@ -58,7 +58,11 @@ pub(crate) fn run(args: ParseArgs) -> Result<ExitCode, Failure> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut stream = RecordStream::new(catalog.map(Arc::new))
-        .with_text(args.text)
+        .with_text(if args.text {
+            TextRecords::Included
+        } else {
+            TextRecords::Omitted
+        })
         .with_dialect(args.dialect);
     let size = usize::try_from(args.chunk_size).unwrap_or(usize::MAX);
     // Reads are large whatever the chunk size: one system call per byte costs far more

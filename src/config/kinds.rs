@@ -22,7 +22,11 @@ pub(super) fn build_command(
     _problems: &mut [String],
 ) -> Option<Arc<dyn ToolBox>> {
     let mut tool_box = crate::execute::CommandBox::new(spec.name.clone())
-        .inherit_env(env.inherit)
+        .inherit_env(if env.inherit {
+            crate::execute::EnvInheritance::All
+        } else {
+            crate::execute::EnvInheritance::Listed
+        })
         .current_dir(cwd);
     for name in env.pass {
         tool_box = tool_box.pass_env(name.clone());

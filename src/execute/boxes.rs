@@ -164,6 +164,8 @@ pub(crate) fn unknown_in<'a>(function: &str, known: impl Iterator<Item = &'a str
     ToolError::UnknownFunction {
         name: function.to_owned(),
         closest,
+        available: Vec::new(),
+        more: 0,
     }
 }
 
@@ -250,9 +252,10 @@ impl MultiBox {
         self
     }
 
-    /// Offers each function as `{box}_{tool}` (builder style).
-    pub fn flat_names(mut self, flat: bool) -> MultiBox {
-        self.flat = flat;
+    /// Offers each function as `{box}_{tool}` instead of merging the children's functions
+    /// under their own names (builder style).
+    pub fn flat_names(mut self) -> MultiBox {
+        self.flat = true;
         self
     }
 

@@ -52,6 +52,19 @@ pub const RUN_ID_VARIABLE: &str = "ATFUNC_RUN_ID";
 /// The key under which a call's `with_body [[ ... ]]` block reaches the program.
 const BODY_KEY: &str = "body";
 
+/// Which of this process's environment variables a [`CommandBox`]'s programs get
+/// ([`CommandBox::inherit_env`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum EnvInheritance {
+    /// Only the base variables and those named by
+    /// [`pass_env`](CommandBox::pass_env) (the default).
+    #[default]
+    Listed,
+    /// Every variable of this process. Secrets in the host's environment then reach the
+    /// programs, and through their output the model.
+    All,
+}
+
 /// A tool box whose functions are external programs.
 ///
 /// Each call starts the function's program (no shell: arguments cannot be read as shell
@@ -72,7 +85,8 @@ const BODY_KEY: &str = "body";
 /// - The environment is not inherited: a program finds only the base variables (`PATH`, `HOME`,
 ///   `LANG`, `TMPDIR`), the variables named with [`pass_env`](CommandBox::pass_env) and
 ///   those set with [`env`](CommandBox::env) and [`secret_env`](CommandBox::secret_env).
-///   [`inherit_env`](CommandBox::inherit_env) passes every variable of this process instead.
+///   [`inherit_env(EnvInheritance::All)`](CommandBox::inherit_env) passes every variable of
+///   this process instead.
 /// - A secret value ([`secret_env`](CommandBox::secret_env)) found in the output or an error,
 ///   as written, in hexadecimal (either case), in base64 or behind percent or JSON escapes,
 ///   reads `[redacted]`.
@@ -106,7 +120,7 @@ pub struct CommandBox {
     /// The values of [`CommandBox::secret_env`], looked for in what goes back to the model.
     secrets: Vec<String>,
     redactor: Redactor,
-    inherit_env: bool,
+    inherit_env: EnvInheritance,
     pass_env: Vec<String>,
     current_dir: Option<PathBuf>,
     timeout: Duration,
@@ -158,7 +172,7 @@ impl CommandBox {
             env: Vec::new(),
             secrets: Vec::new(),
             redactor: Redactor::default(),
-            inherit_env: false,
+            inherit_env: EnvInheritance::Listed,
             pass_env: Vec::new(),
             current_dir: None,
             timeout: DEFAULT_COMMAND_TIMEOUT,
@@ -208,10 +222,11 @@ impl CommandBox {
         self
     }
 
-    /// Passes every variable of this process on to the programs (default `false`: only
-    /// the base variables and [`pass_env`](CommandBox::pass_env)). Secrets in the host's
-    /// environment then reach the programs, and through their output the model.
-    pub fn inherit_env(mut self, inherit: bool) -> CommandBox {
+    /// Which variables of this process the programs get: [`EnvInheritance::All`] passes
+    /// every one on (default [`EnvInheritance::Listed`]: only the base variables and
+    /// [`pass_env`](CommandBox::pass_env)). Secrets in the host's environment then reach
+    /// the programs, and through their output the model.
+    pub fn inherit_env(mut self, inherit: EnvInheritance) -> CommandBox {
         self.inherit_env = inherit;
         self
     }
@@ -290,7 +305,7 @@ impl CommandBox {
         // Its own group, so a time limit can stop what it started too.
         #[cfg(unix)]
         command.process_group(0);
-        if !self.inherit_env {
+        if self.inherit_env == EnvInheritance::Listed {
             command.env_clear();
             for name in BASE_ENV
                 .iter()

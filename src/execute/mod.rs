@@ -40,7 +40,7 @@ mod wrappers;
 pub use args::Args;
 pub use boxes::{EmptyBox, FnBox, MultiBox};
 #[cfg(feature = "command")]
-pub use command::{CommandBox, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
+pub use command::{CommandBox, EnvInheritance, DEFAULT_COMMAND_TIMEOUT, DEFAULT_MAX_OUTPUT_BYTES};
 pub use confirm::{
     held_result, ConfirmError, Confirmer, Decision, HeldCall, HoldLimits, DEFAULT_HOLD_EXPIRY,
     DEFAULT_MAX_HELD,

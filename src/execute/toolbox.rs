@@ -308,17 +308,25 @@ impl CallContext {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ToolError {
-    /// No function of that name is offered.
-    #[error("Unknown function '{name}'{}", did_you_mean(.closest))]
+    /// No function of that name is offered: the one way an unknown function is reported,
+    /// whether the registry's binder notices (a [`BindError::UnknownFunction`] becomes this)
+    /// or a box called directly ([`ToolError::unknown`]).
+    #[error("Unknown function '{name}'{}", unknown_hint(.closest, .available, *.more))]
     UnknownFunction {
         /// The name as written.
         name: String,
         /// The closest offered name, when one is close.
         closest: Option<String>,
+        /// A few offered names, when the registry lists them (empty when `closest` is set,
+        /// and for a box's own error).
+        available: Vec<String>,
+        /// How many offered names `available` leaves out.
+        more: usize,
     },
-    /// The arguments do not fit the function's interface.
+    /// The arguments do not fit the function's interface: the binder's error, or a typed
+    /// tool's when its arguments do not deserialise. A refusal the model can fix.
     #[error(transparent)]
-    Bind(#[from] BindError),
+    Bind(BindError),
     /// The function exists but may not be called now (hidden by a condition or outside
     /// the allowed scope).
     #[error("Function '{name}' is not available now; do not call it again, use another function")]
@@ -376,6 +384,17 @@ pub enum ToolError {
         /// How many calls may wait at once.
         limit: usize,
     },
+    /// The function needs the user's confirmation and the call waits for it under
+    /// `confirmation_id`: it did not run, so it has no value. The model reads
+    /// [`held_result`](crate::execute::held_result), not this message; the host confirms
+    /// or rejects it (see [`Registry::confirm`](super::Registry::confirm)).
+    #[error("Function '{name}' did not run: it waits for the user's confirmation under the id '{confirmation_id}'")]
+    Held {
+        /// The function's name.
+        name: String,
+        /// The id the call waits under.
+        confirmation_id: String,
+    },
     /// Text in the answer that looked like a call but could not be read as one.
     #[error(
         "This call could not be read: {0}. Write calls as @name(\"text\", 42, name=\"value\")"
@@ -403,9 +422,24 @@ impl SourceError {
     }
 }
 
+/// The error and its causes, outermost first, as anyhow's `{:#}` shows a chain
+/// (`loading the profile: reading settings.toml: no such file`): the model needs the cause
+/// to act on, and a context's message alone rarely names it. A cause whose message the
+/// text so far already holds (an error that writes its source into its own message) is
+/// not repeated.
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.0, f)
+        let mut text = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            let message = error.to_string();
+            if !message.is_empty() && !text.contains(&message) {
+                text.push_str(": ");
+                text.push_str(&message);
+            }
+            cause = error.source();
+        }
+        f.write_str(&text)
     }
 }
 
@@ -443,10 +477,32 @@ impl From<&str> for ToolError {
     }
 }
 
-/// `?` on `serde_json::from_value` and `to_value` in a tool: the model reads what did not fit.
+/// `?` on `serde_json::from_value` and `to_value` in a tool: the model reads what did not
+/// fit, and the error stays the `source()` of the [`ToolError::Error`].
 impl From<serde_json::Error> for ToolError {
     fn from(error: serde_json::Error) -> ToolError {
-        ToolError::Failed(error.to_string())
+        ToolError::from_error(error)
+    }
+}
+
+/// A call that does not bind. An unknown function becomes [`ToolError::UnknownFunction`],
+/// so that it reads the same whoever noticed it.
+impl From<BindError> for ToolError {
+    fn from(error: BindError) -> ToolError {
+        match error {
+            BindError::UnknownFunction {
+                name,
+                closest,
+                available,
+                more,
+            } => ToolError::UnknownFunction {
+                name,
+                closest,
+                available,
+                more,
+            },
+            other => ToolError::Bind(other),
+        }
     }
 }
 
@@ -476,15 +532,32 @@ impl ToolError {
         ToolError::UnknownFunction {
             name: function.into(),
             closest: None,
+            available: Vec::new(),
+            more: 0,
         }
+    }
+
+    /// Whether the model's call was refused because it does not fit what is offered (an
+    /// unknown function, arguments that do not bind or deserialise, text that is no
+    /// call): a mistake the model can fix by writing the call again, not a failure of the
+    /// tool.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            ToolError::UnknownFunction { .. } | ToolError::Bind(_) | ToolError::Unreadable(_)
+        )
     }
 }
 
-fn did_you_mean(closest: &Option<String>) -> String {
-    match closest {
-        Some(name) => format!("; did you mean '{name}'?"),
-        None => String::new(),
+/// The binder's hint when there is one to give; a box's own error has only the name.
+fn unknown_hint(closest: &Option<String>, available: &[String], more: usize) -> String {
+    if closest.is_none() && available.is_empty() {
+        return String::new();
     }
+    format!(
+        ": {}",
+        crate::bind::unknown_function_hint(closest, available, more)
+    )
 }
 
 /// `5s`, `1.5s`, `250ms`: short enough for an error line.

@@ -17,8 +17,9 @@ pub use string_format::StringFormat;
 pub type Format = StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str, LoadError,
-    LoadLimit, LoadLimits, Loaded, Problem, Strictness,
+    load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str,
+    load_valid_interfaces_str_with, load_valid_interfaces_with, LoadError, LoadLimit, LoadLimits,
+    Loaded, Problem, Strictness,
 };
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;

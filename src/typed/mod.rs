@@ -14,13 +14,22 @@
 //! - `Ok(value)` → the value as JSON, as a [`FnBox`](crate::execute::FnBox) closure's
 //!   would be. A [`ToolOutput`](crate::execute::ToolOutput) is the model's value and elements for the client beside it
 //!   (a card, an image; see [`CallContext::add_element`](crate::execute::CallContext::add_element)): the model reads the value alone.
-//! - `Err(error)` → [`ToolError::Failed`](crate::execute::ToolError::Failed) with the error's `Display`: the result block reads
-//!   `Returned: Error: ...`, [`Outcome::is_error`](crate::execute::Outcome::is_error) is
-//!   true and the registry's statistics count it.
+//! - `Err(error)` → [`ToolError::Error`](crate::execute::ToolError::Error), keeping the
+//!   error as its `source()` (a `String` or `&str` message, which has none, is
+//!   [`ToolError::Failed`](crate::execute::ToolError::Failed)). The error is anything that
+//!   boxes into a `Box<dyn Error + Send + Sync>`: a message, a `std::io::Error`, an
+//!   `anyhow::Error`, your own error type. The model reads its chain of causes, outermost
+//!   first, as anyhow's `{:#}` writes it (`loading the profile: reading settings.toml: no
+//!   such file`): the result block reads `Returned: Error: ...`,
+//!   [`Outcome::is_error`](crate::execute::Outcome::is_error) is true and the registry's
+//!   statistics count it.
 //!
-//! Arguments that do not deserialise are an error too; the message names the argument by
-//! its path (`mailbox.address`, `items[2].qty`, `shape.Circle.r` inside an enum's variant)
-//! and the type it needs.
+//! Arguments that do not deserialise are the model's mistake, not the tool's failure: a
+//! refusal, [`ToolError::Bind`](crate::execute::ToolError::Bind) with
+//! [`BindError::InvalidArguments`](crate::bind::BindError::InvalidArguments), counted as
+//! refused like a call the binder refuses. The message names the argument by its path
+//! (`mailbox.address`, `items[2].qty`, `shape.Circle.r` inside an enum's variant) and the
+//! type it needs.
 //!
 //! # Ids from type names
 //!
@@ -65,7 +74,6 @@ use crate::execute::CallContext;
 use crate::interface::LoadError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -101,8 +109,12 @@ pub trait TypedTool: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send;
     /// What a successful call returns: a value sent as its JSON, or a [`ToolOutput`](crate::execute::ToolOutput).
     type Output: IntoToolOutput;
-    /// Why a call failed; becomes [`ToolError::Failed`](crate::execute::ToolError::Failed) with its `Display`.
-    type Error: fmt::Display;
+    /// Why a call failed: any error value (`std::io::Error`, `anyhow::Error`, your own
+    /// error type) or a message (`String`, `&'static str`). An error becomes
+    /// [`ToolError::Error`](crate::execute::ToolError::Error), which keeps it as its
+    /// `source()` and shows the model its chain of causes; a message becomes
+    /// [`ToolError::Failed`](crate::execute::ToolError::Failed).
+    type Error: Into<Box<dyn std::error::Error + Send + Sync>>;
 
     /// The function's name: by default [`tool_id`] of the type's name.
     fn id(&self) -> String {

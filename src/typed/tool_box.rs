@@ -2,6 +2,7 @@
 //! checked against the interface and deserialised, their results made into JSON.
 
 use super::{interface_of, TypedError, TypedTool};
+use crate::bind::BindError;
 use crate::execute::{BuildError, CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{Interface, Param, ParamType};
 use crate::messages::{json_kind, qualified};
@@ -155,7 +156,7 @@ impl TypedBox {
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
-        E: fmt::Display + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
         let Some(interface) = self.interface_or_problem::<A>(name) else {
@@ -176,7 +177,7 @@ impl TypedBox {
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
-        E: fmt::Display + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
@@ -291,7 +292,7 @@ impl IntoToolOutput for ToolOutput {
 
 /// The tool's outcome as the model sees it, its elements added to the call; see the module
 /// docs.
-fn envelope<T: IntoToolOutput, E: fmt::Display>(
+fn envelope<T: IntoToolOutput, E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static>(
     outcome: Result<T, E>,
     function: &str,
     ctx: &CallContext,
@@ -303,8 +304,26 @@ fn envelope<T: IntoToolOutput, E: fmt::Display>(
                 "Function '{function}' returned a result that is not JSON ({error}); the call may have had its effect"
             ))),
         },
-        // The same failure path as every other tool: an error result, counted as one.
-        Err(error) => Err(ToolError::Failed(error.to_string())),
+        // The same failure path as every other tool: an error result, counted as one. The
+        // error stays a value, so its source chain is kept and shown.
+        Err(error) => Err(tool_failure(error)),
+    }
+}
+
+/// A typed tool's error as the model reads it. A message (`String`, `&str`) has no source
+/// to keep and stays [`ToolError::Failed`], as a closure's would; any other error is kept
+/// whole ([`ToolError::Error`]), its causes shown.
+fn tool_failure<E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static>(
+    error: E,
+) -> ToolError {
+    use std::any::TypeId;
+    let message = TypeId::of::<E>() == TypeId::of::<String>()
+        || TypeId::of::<E>() == TypeId::of::<&'static str>();
+    let boxed: Box<dyn std::error::Error + Send + Sync> = error.into();
+    if message {
+        ToolError::Failed(boxed.to_string())
+    } else {
+        ToolError::from_error(boxed)
     }
 }
 
@@ -328,9 +347,10 @@ fn deserialize<A: DeserializeOwned>(
             .as_object()
             .and_then(|args| mismatch(args, params, ""))
             .unwrap_or_else(|| serde_problem(&error));
-        ToolError::msg(format!(
-            "Invalid arguments for function '{function}': {problem}"
-        ))
+        ToolError::Bind(BindError::InvalidArguments {
+            function: function.to_owned(),
+            problem,
+        })
     })
 }
 

@@ -33,8 +33,11 @@ const NOT_BINDABLE: [(&str, usize, &str); 2] = [
     (
         "parallel_multiple_21",
         1,
-        "Invalid value for parameter 'x' of function 'linear_regression_fit': expected array ([...]), \
-         got \"data['sales']\"",
+        "The call of function 'linear_regression_fit' has 2 problems:\n\
+         - Invalid value for parameter 'x' of function 'linear_regression_fit': expected array ([...]), \
+         got \"data['sales']\"\n\
+         - Invalid value for parameter 'y' of function 'linear_regression_fit': expected array ([...]), \
+         got \"data['future_sales']\"",
     ),
     (
         "parallel_multiple_94",

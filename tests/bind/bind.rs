@@ -132,6 +132,14 @@ fn err(call: &Call) -> String {
     err_in(call, &catalog())
 }
 
+/// The first of the call's problems (see `BindError::problems`).
+fn first_problem(call: &Call) -> String {
+    match bind(call, &catalog()) {
+        Ok(bound) => panic!("{} bound unexpectedly: {:?}", call.name, bound.args),
+        Err(e) => e.problems()[0].to_string(),
+    }
+}
+
 fn err_in(call: &Call, catalog: &Catalog) -> String {
     match bind(call, catalog) {
         Ok(bound) => panic!("{} bound unexpectedly: {:?}", call.name, bound.args),
@@ -211,8 +219,10 @@ fn names_are_exact_under_a_case_sensitive_catalog() {
             &call("weather.get_temp", vec![], vec![("Location", s("Paris"))]),
             &catalog
         ),
-        "Unknown parameter 'Location' for function 'weather.get_temp': did you mean 'location'? \
-         Valid parameters are location, unit"
+        "The call of function 'weather.get_temp' has 2 problems:\n\
+         - Unknown parameter 'Location' for function 'weather.get_temp': did you mean 'location'? \
+         Valid parameters are location, unit\n\
+         - Missing required parameter for function 'weather.get_temp': location"
     );
 }
 
@@ -474,7 +484,9 @@ fn too_many_positional_arguments() {
     );
     assert_eq!(
         err(&call("math.stats.mean", vec![num("1"), num("2")], vec![])),
-        "Too many arguments for function 'math.stats.mean': it takes 1 (values), got 2"
+        "The call of function 'math.stats.mean' has 2 problems:\n\
+         - Too many arguments for function 'math.stats.mean': it takes 1 (values), got 2\n\
+         - Invalid value for parameter 'values' of function 'math.stats.mean': expected array ([...]), got 1"
     );
 }
 
@@ -711,11 +723,15 @@ fn a_sole_object_for_an_api_wrapper_holds_its_parameters_not_its_body() {
             vec![obj(vec![("org", s("acme")), ("name", s("ann"))])],
             vec![]
         )),
-        body_field
+        format!(
+            "The call of function 'api.create_user' has 2 problems:\n- {body_field}\n\
+             - Missing request body for function 'api.create_user': add with_body [[ ... ]] \
+             after the call, with the required fields name, email"
+        )
     );
     // Keys that are all body fields still read as arguments misplaced, not as a value.
     assert_eq!(
-        err(&call(
+        first_problem(&call(
             "api.create_user",
             vec![obj(vec![("name", s("ann")), ("email", s("e"))])],
             vec![]
@@ -724,7 +740,7 @@ fn a_sole_object_for_an_api_wrapper_holds_its_parameters_not_its_body() {
     );
     // The same slip without an object.
     assert_eq!(
-        err(&call(
+        first_problem(&call(
             "api.create_user",
             vec![s("acme")],
             vec![("name", s("ann"))]
@@ -1481,9 +1497,64 @@ fn a_huge_unknown_name_is_quoted_short_and_not_compared_letter_by_letter() {
     ));
     assert!(
         message.starts_with(&format!(
-            "Unknown parameter 'location{}[... 9928 more bytes]' for function 'weather.get_temp': ",
+            "The call of function 'weather.get_temp' has 2 problems:\n\
+             - Unknown parameter 'location{}[... 9928 more bytes]' for function 'weather.get_temp': ",
             "x".repeat(72)
         )),
         "{message}"
     );
+}
+
+/// A call with problems of several kinds gets them all in one error, as `atfunc check`
+/// lists every problem of a file: the model fixes its call once, not once per kind.
+#[test]
+fn every_problem_of_a_call_is_reported_at_once() {
+    let wrong = call(
+        "weather.forecast",
+        vec![],
+        vec![
+            ("dayz", num("3")),
+            ("days", num("30")),
+            ("detailed", s("maybe")),
+        ],
+    );
+    let error = bind(&wrong, &catalog()).expect_err("refused");
+    assert!(
+        matches!(&error, BindError::Several { function, errors } if function == "weather.forecast" && errors.len() == 4)
+    );
+    assert_eq!(
+        error.problems()[1].to_string(),
+        "Missing required parameter for function 'weather.forecast': location"
+    );
+    let message = error.to_string();
+    assert!(message.starts_with("The call of function 'weather.forecast' has 4 problems:\n- "));
+    for problem in [
+        "Unknown parameter 'dayz' for function 'weather.forecast'",
+        "Missing required parameter for function 'weather.forecast': location",
+        "Invalid value for parameter 'days' of function 'weather.forecast': expected a number from 1 to 14, got 30",
+        "Invalid value for parameter 'detailed' of function 'weather.forecast'",
+    ] {
+        assert!(message.contains(problem), "{problem:?} is not in {message:?}");
+    }
+    // Too many arguments, a parameter given twice and a bad body, beside a bad value.
+    let wrong = with_body(
+        call(
+            "api.create_user",
+            vec![s("acme"), bare("true"), num("3")],
+            vec![("org", s("acme")), ("email", s("a@b.c"))],
+        ),
+        r#"{"name": "Ada"}"#,
+    );
+    let message = err(&wrong);
+    for problem in [
+        "Too many arguments for function 'api.create_user'",
+        "Parameter 'org' of function 'api.create_user' is given more than once",
+        "'email' is a field of the request body of function 'api.create_user'",
+        "Missing required body field for function 'api.create_user': email",
+    ] {
+        assert!(
+            message.contains(problem),
+            "{problem:?} is not in {message:?}"
+        );
+    }
 }

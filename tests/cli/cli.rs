@@ -172,9 +172,11 @@ fn grammar_leaves_out_calls_already_written() {
     for (calls, error) in [
         (
             "@weather.get_current_weather(town=\"Oslo\")",
-            "atfunc: --not-again: @weather.get_current_weather(town=\"Oslo\"): Unknown \
-             parameter 'town' for function 'weather.get_current_weather': valid parameters \
-             are location, unit",
+            "atfunc: --not-again: @weather.get_current_weather(town=\"Oslo\"): The call of \
+             function 'weather.get_current_weather' has 2 problems:\n- Unknown parameter \
+             'town' for function 'weather.get_current_weather': valid parameters are location, \
+             unit\n- Missing required parameter for function 'weather.get_current_weather': \
+             location",
         ),
         (
             "Oslo",

@@ -555,7 +555,9 @@ fn eval_scores_every_mode_against_a_scripted_endpoint() {
     );
     assert_eq!(
         outcome("text", "simple_1")["error"],
-        "calc.sqrt(y=2): Unknown parameter 'y' for function 'calc.sqrt': valid parameters are x"
+        "calc.sqrt(y=2): The call of function 'calc.sqrt' has 2 problems:\n\
+         - Unknown parameter 'y' for function 'calc.sqrt': valid parameters are x\n\
+         - Missing required parameter for function 'calc.sqrt': x"
     );
     assert_eq!(
         outcome("text", "simple_2")["error"],

@@ -2,7 +2,7 @@
 //! `python3` (standard library only).
 #![cfg(feature = "command")]
 
-use atfunc::execute::{CallContext, CommandBox, Registry, ToolBox, ToolError};
+use atfunc::execute::{CallContext, CommandBox, EnvInheritance, Registry, ToolBox, ToolError};
 use atfunc::{load_interfaces_str, Interface};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
@@ -249,7 +249,7 @@ async fn the_environment_is_minimal_unless_inherited() {
 
     let inherited = tool("env", "env", params)
         .env("TOOL_KEY", "k2")
-        .inherit_env(true);
+        .inherit_env(EnvInheritance::All);
     let seen = inherited
         .call("env", names, &CallContext::new())
         .await

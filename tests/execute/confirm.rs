@@ -67,11 +67,14 @@ async fn a_held_call_does_not_run_and_the_model_sees_only_its_status_and_id() {
     assert_eq!(list.confirmation_id, None);
     assert_eq!(add.result, Ok(json!(4)));
     let id = held_id(delete);
+    assert!(matches!(
+        &delete.result,
+        Err(ToolError::Held { name, confirmation_id }) if name == "files.delete" && *confirmation_id == id
+    ));
     assert_eq!(
-        delete.result,
-        Ok(json!({"executed": false, "status": "confirmation_required", "confirmation_id": id}))
+        delete.to_json()["result"],
+        json!({"executed": false, "status": "confirmation_required", "confirmation_id": id})
     );
-    assert!(!delete.is_error());
     // Never the arguments: the block shows the call as written and the status alone.
     let returned = delete.block.lines().nth(1).expect("a Returned line");
     assert_eq!(
@@ -114,8 +117,8 @@ async fn the_same_in_chunks_of_every_size() {
             .iter()
             .map(|o| {
                 let result = match &o.result {
-                    Ok(value) if o.confirmation_id.is_some() => {
-                        let mut value = value.clone();
+                    Err(ToolError::Held { .. }) => {
+                        let mut value = o.to_json()["result"].clone();
                         value["confirmation_id"] = json!("ID");
                         Ok(value)
                     }
@@ -390,9 +393,45 @@ async fn a_held_call_has_a_state_of_its_own() {
     );
     assert_eq!(add.state(), OutcomeState::Failed);
     assert!(delete.is_held() && !list.is_held() && !add.is_held());
-    // Held is not an error, and what the model reads is what it always was.
-    assert!(!delete.is_error());
-    assert_eq!(delete.result, Ok(held_result(&id)));
+    // Held has no value and is no failure; what the model reads is what it always was.
+    assert!(delete.is_error() && !delete.is_failed() && add.is_failed());
+    assert!(matches!(delete.result, Err(ToolError::Held { .. })));
+    assert_eq!(delete.to_json()["result"], held_result(&id));
+}
+
+/// A held call did not run, so no natural check may read it as done: its `result` is no
+/// value, `is_error()` is true, and the README's `if outcome.is_error() {"failed"} else
+/// {"done"}` does not say "done". What the model, `exec --json` and Python read stays the
+/// status object.
+#[tokio::test]
+async fn a_held_call_does_not_look_done() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let report = registry
+        .execute_response(r#"@Files.Delete("secret plans.txt")"#)
+        .await;
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    let delete = &report.calls[0];
+    let id = held_id(delete);
+    assert!(delete.result.is_err(), "{:?}", delete.result);
+    assert!(
+        matches!(&delete.result, Err(ToolError::Held { confirmation_id, .. }) if *confirmation_id == id)
+    );
+    assert!(delete.is_error());
+    let status = if delete.is_error() { "failed" } else { "done" };
+    assert_ne!(status, "done");
+    assert!(matches!(delete.state(), OutcomeState::Held { .. }));
+    // What others read of it is unchanged.
+    assert_eq!(delete.to_json()["result"], held_result(&id));
+    assert!(delete.to_json().get("error").is_none());
+    assert_eq!(
+        delete.block,
+        format!(
+            "Function call: Files.Delete(\"secret plans.txt\")\nReturned: {}\n",
+            held_result(&id)
+        )
+    );
+    assert_eq!(report.output, delete.block);
 }
 
 #[tokio::test]

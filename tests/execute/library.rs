@@ -440,3 +440,49 @@ fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
         }
     }
 }
+
+/// Options read as what they do, not as a bare `true`: a builder method where turning
+/// something on is all there is, a small enum where a caller picks; and every loader has
+/// a plain form with the default limits beside its `_with` form.
+#[cfg(feature = "command")]
+#[tokio::test]
+async fn options_are_named_not_bare_bools() {
+    use atfunc::batch::{RecordStream, TextRecords};
+    use atfunc::execute::{CallContext, EnvInheritance, FnBox, MultiBox, ToolBox};
+    use atfunc::interface::{
+        load_valid_interfaces, load_valid_interfaces_str, load_valid_interfaces_str_with,
+        LoadLimits,
+    };
+    use atfunc::{json, Interface};
+
+    let flat = MultiBox::new("all")
+        .with(FnBox::new("a").function(Interface::new("f").in_domain("a"), |_, _| Ok(json!(1))))
+        .flat_names();
+    let names: Vec<String> = flat
+        .interfaces(&CallContext::new())
+        .into_iter()
+        .map(|i| i.name)
+        .collect();
+    assert_eq!(names, ["a_f"]);
+
+    assert_eq!(EnvInheritance::default(), EnvInheritance::Listed);
+
+    let mut records = Vec::new();
+    let mut calls_only = RecordStream::new(None);
+    calls_only.feed(b"Hi @a.f()", &mut records);
+    calls_only.finish(&mut records);
+    assert_eq!(records.len(), 1);
+    assert_eq!(TextRecords::default(), TextRecords::Omitted);
+    let mut records = Vec::new();
+    let mut with_text = RecordStream::new(None).with_text(TextRecords::Included);
+    with_text.feed(b"Hi @a.f()", &mut records);
+    with_text.finish(&mut records);
+    assert_eq!(records[0]["text"], "Hi ");
+
+    let text = r#"[{"name": "get_temp", "parameters": {"type": "object"}}]"#;
+    let plain = load_valid_interfaces_str(text).expect("valid");
+    let limited = load_valid_interfaces_str_with(text, &LoadLimits::default()).expect("valid");
+    assert_eq!(plain, limited);
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    assert_eq!(load_valid_interfaces(&value).expect("valid"), plain);
+}

@@ -886,7 +886,7 @@ async fn multi_box_flat_names_route_back_and_close_closes_children() {
         .with(child("a"))
         .with(child("a_b"))
         .with(EmptyBox::new("empty"))
-        .flat_names(true);
+        .flat_names();
     let names: Vec<String> = multi
         .interfaces(&CallContext::new())
         .iter()
@@ -940,7 +940,7 @@ async fn multi_box_without_flat_names_merges_and_rejects_clashes() {
         .unwrap_err();
     assert_eq!(
         error.to_string(),
-        "Unknown function 'get_tmp'; did you mean 'get_temp'?"
+        "Unknown function 'get_tmp': did you mean 'get_temp'?"
     );
 }
 
@@ -1155,4 +1155,53 @@ async fn a_tools_own_error_is_kept_as_the_source() {
         .source()
         .is_some_and(|e| e.is::<std::num::ParseIntError>()));
     assert_eq!(parsed.clone(), parsed);
+}
+
+/// A call with problems of several kinds gets one block listing them all, the same
+/// whether the answer arrives whole or in 1-byte, 3-byte or uneven chunks.
+#[tokio::test]
+async fn every_bind_problem_reaches_the_model_at_every_chunking() {
+    const ANSWER: &str = r#"Trying: @math.calculate_power(2, 3, 4, base=2, exp=3) then @weather.get_temp(unit="c", town="Oslo")."#;
+    let whole = registry().execute_response(ANSWER).await;
+    assert_eq!(
+        whole.calls[0].result.as_ref().err().map(ToString::to_string),
+        Some(
+            "The call of function 'math.calculate_power' has 3 problems:\n\
+             - Too many arguments for function 'math.calculate_power': it takes 2 (base, exponent), got 3\n\
+             - Parameter 'base' of function 'math.calculate_power' is given more than once: give it once, by position or by name\n\
+             - Unknown parameter 'exp' for function 'math.calculate_power': valid parameters are base, exponent"
+                .to_owned()
+        )
+    );
+    assert!(whole.calls[1]
+        .block
+        .contains("has 2 problems:\n- Unknown parameter 'town'"));
+    assert!(whole.calls[1]
+        .block
+        .contains("\n- Missing required parameter for function 'weather.get_temp': location"));
+    // Uneven pieces from a fixed seed: 1 to 7 bytes each.
+    let mut seed = 7u32;
+    let mut uneven = Vec::new();
+    let mut rest = ANSWER.as_bytes();
+    while !rest.is_empty() {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let take = (1 + (seed >> 16) as usize % 7).min(rest.len());
+        let (piece, tail) = rest.split_at(take);
+        uneven.push(piece);
+        rest = tail;
+    }
+    let chunkings: Vec<Vec<&[u8]>> = vec![
+        ANSWER.as_bytes().chunks(1).collect(),
+        ANSWER.as_bytes().chunks(3).collect(),
+        uneven,
+    ];
+    for pieces in chunkings {
+        let registry = registry();
+        let mut stream = registry.stream();
+        for piece in &pieces {
+            stream.feed(piece).await;
+        }
+        let report = stream.finish().await.report;
+        assert_eq!(report.output, whole.output, "{} pieces", pieces.len());
+    }
 }

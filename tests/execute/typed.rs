@@ -754,3 +754,180 @@ async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() 
         );
     }
 }
+
+/// A typed tool's error stays an error value: an `anyhow` chain is shown whole, outermost
+/// first, as `{:#}` shows it (not only its outermost context), and `source()` reaches the
+/// error the tool started from; an `io::Error` is kept the same way.
+#[tokio::test]
+async fn typed_errors_keep_their_source_and_their_context_chain() {
+    use std::error::Error as _;
+    let tools = TypedBox::new("files")
+        .function("load", |_: Halve| -> anyhow::Result<i64> {
+            let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+            Err(anyhow::Error::new(missing)
+                .context("reading settings.toml")
+                .context("loading the profile"))
+        })
+        .function("lock", |_: Halve| -> Result<i64, std::io::Error> {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the lock file is read-only",
+            ))
+        });
+    let ctx = CallContext::new();
+    let load = tools.call("load", args(json!({"n": 1})), &ctx).await;
+    let error = load.expect_err("fails");
+    assert_eq!(
+        error.to_string(),
+        "loading the profile: reading settings.toml: no such file"
+    );
+    let mut chain = error.source();
+    let mut found_io = false;
+    while let Some(cause) = chain {
+        found_io |= cause.downcast_ref::<std::io::Error>().is_some();
+        chain = cause.source();
+    }
+    assert!(found_io, "the io::Error is in the chain of {error:?}");
+
+    let lock = tools.call("lock", args(json!({"n": 1})), &ctx).await;
+    let error = lock.expect_err("fails");
+    assert_eq!(error.to_string(), "the lock file is read-only");
+    let io = error
+        .source()
+        .and_then(|e| e.downcast_ref::<std::io::Error>());
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::PermissionDenied)
+    );
+    // The model reads the whole chain too.
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry.execute_response("@files.load(1)").await;
+    assert_eq!(
+        report.output,
+        "Function call: files.load(1)\nReturned: Error: loading the profile: reading settings.toml: no such file\n"
+    );
+}
+
+/// `?` on a `serde_json::Error` in a closure keeps it as the error's source.
+#[tokio::test]
+async fn a_serde_json_error_in_a_tool_keeps_its_source() {
+    use std::error::Error as _;
+    let tools = atfunc::FnBox::new("parse").function(
+        atfunc::Interface::new("number").in_domain("parse"),
+        |_, _| {
+            let n: i64 = serde_json::from_str("not json")?;
+            Ok(json!(n))
+        },
+    );
+    let error = tools
+        .call("number", Map::new(), &CallContext::new())
+        .await
+        .expect_err("fails");
+    assert!(error.to_string().starts_with("expected ident"), "{error}");
+    assert!(error
+        .source()
+        .is_some_and(|e| e.downcast_ref::<serde_json::Error>().is_some()));
+}
+
+/// A shape the model picks by name.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Figure {
+    /// A circle.
+    Circle {
+        /// Its radius.
+        r: f64,
+    },
+    /// A square.
+    Square {
+        /// Its side.
+        side: f64,
+    },
+}
+
+/// Draw a shape.
+#[derive(Deserialize, JsonSchema)]
+struct Sketch {
+    /// What to draw.
+    shape: Figure,
+}
+
+/// Arguments that the model got wrong (a missing field, an unknown variant) are refusals it
+/// can fix, as the binder's are: `ToolError::Bind`, counted as refused, not as the tool's
+/// failure.
+#[tokio::test]
+async fn the_model_s_bad_arguments_are_refusals_not_tool_failures() {
+    let tools = TypedBox::new("pen")
+        .function("draw", |sketch: Sketch| {
+            let area = match sketch.shape {
+                Figure::Circle { r } => std::f64::consts::PI * r * r,
+                Figure::Square { side } => side * side,
+            };
+            Ok::<_, String>(area)
+        })
+        .function("halve", |args: Halve| Ok::<_, String>(args.n / 2));
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response(
+            r#"@pen.draw(shape={"circle": {}}) @pen.draw(shape={"hexagon": {"side": 1}}) @pen.halve(4)"#,
+        )
+        .await;
+    for refused in &report.calls[..2] {
+        assert!(
+            matches!(refused.result, Err(ToolError::Bind(_))),
+            "{:?}",
+            refused.result
+        );
+    }
+    // The binder already knows the variant's fields; serde alone knows its names.
+    assert!(
+        report.calls[0].block.contains("shape.circle.r"),
+        "{}",
+        report.output
+    );
+    assert!(
+        report.calls[1].block.contains("unknown variant 'hexagon'"),
+        "{}",
+        report.output
+    );
+    assert_eq!(report.calls[2].result, Ok(json!(2)));
+    let stats = registry.stats();
+    assert_eq!((stats.calls, stats.errors, stats.refused), (3, 2, 2));
+    assert_eq!(stats.functions.get("pen.draw").map_or(0, |f| f.errors), 0);
+}
+
+/// A function that does not exist is `ToolError::UnknownFunction` whoever notices: the
+/// registry's binder, or a box called directly.
+#[tokio::test]
+async fn unknown_functions_are_reported_one_way() {
+    let tools = TypedBox::new("math").function("halve", |args: Halve| Ok::<_, String>(args.n / 2));
+    let direct = tools
+        .call("double", Map::new(), &CallContext::new())
+        .await
+        .expect_err("unknown");
+    assert!(
+        matches!(direct, ToolError::UnknownFunction { .. }),
+        "{direct:?}"
+    );
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry.execute_response("@math.halv(4)").await;
+    match &report.calls[0].result {
+        Err(ToolError::UnknownFunction { name, closest, .. }) => {
+            assert_eq!(name, "math.halv");
+            assert_eq!(closest.as_deref(), Some("math.halve"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        report.output,
+        "Function call: math.halv(4)\nReturned: Error: Unknown function 'math.halv': did you mean 'math.halve'?\n"
+    );
+    let missing = registry.call("math.double", json!({})).await;
+    assert!(
+        matches!(missing, Err(ToolError::UnknownFunction { .. })),
+        "{missing:?}"
+    );
+}

@@ -48,9 +48,11 @@ impl Registry {
     ///
     /// let report = registry.execute_response(r#"@files.delete("notes.txt")"#).await;
     /// let id = report.calls[0].confirmation_id.clone().unwrap();
-    /// assert_eq!(report.calls[0].result, Ok(json!({
+    /// // It did not run: no value, and the model reads only that it waits.
+    /// assert!(report.calls[0].is_error() && !report.calls[0].is_failed());
+    /// assert_eq!(report.calls[0].to_json()["result"], json!({
     ///     "executed": false, "status": "confirmation_required", "confirmation_id": id,
-    /// })));
+    /// }));
     /// assert_eq!(registry.held_calls()[0].args["path"], "notes.txt");
     ///
     /// // The user said yes.

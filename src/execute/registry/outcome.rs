@@ -7,6 +7,7 @@
 //! the block.
 
 use super::view::Settings;
+use crate::execute::confirm::held_result;
 use crate::execute::toolbox::ToolError;
 use crate::format::{self, apply_filters, result_text, truncate_text, CallRecord, OutputFilter};
 use crate::parse::{Call, Span};
@@ -36,11 +37,11 @@ pub struct Outcome {
     /// The bound arguments; `None` when the call did not bind.
     pub args: Option<Map<String, Json>>,
     /// What the call returned (after the output filters, before truncation), or why it
-    /// failed: the same [`ToolError`] that [`Registry::call`](super::Registry::call)
+    /// has no value: the same [`ToolError`] that [`Registry::call`](super::Registry::call)
     /// returns (a call that does not bind is [`ToolError::Bind`], text that cannot be read
-    /// [`ToolError::Unreadable`]). A call held for confirmation did not run: its result is
-    /// [`held_result`](crate::execute::held_result), what the model reads instead
-    /// (see [`Outcome::state`]).
+    /// [`ToolError::Unreadable`]). A call held for confirmation did not run, so it has no
+    /// value either: its result is [`ToolError::Held`], and the model reads
+    /// [`held_result`](crate::execute::held_result) in its block (see [`Outcome::state`]).
     pub result: Result<Json, ToolError>,
     /// What the result block shows: the call text and the truncated result.
     pub record: CallRecord,
@@ -63,7 +64,7 @@ pub struct Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutcomeState<'a> {
-    /// The call ran and its tool returned a value.
+    /// The call ran and its tool returned a value (the only state with an `Ok` result).
     Returned,
     /// The call was refused (an unknown function, arguments that do not bind, an
     /// unreadable call, a declined call) or its tool failed.
@@ -78,10 +79,16 @@ pub enum OutcomeState<'a> {
 }
 
 impl Outcome {
-    /// Whether the call ended in an error. A held call is no error, and did not run
-    /// either: see [`Outcome::state`] and [`Outcome::is_held`].
+    /// Whether the call has no value: it failed, was refused, or is held for the user's
+    /// confirmation and did not run. [`Outcome::state`] tells the three apart; only
+    /// [`OutcomeState::Returned`] is a call that ran and gave a value.
     pub fn is_error(&self) -> bool {
         self.result.is_err()
+    }
+
+    /// Whether the call failed or was refused: an error that is not a held call.
+    pub fn is_failed(&self) -> bool {
+        self.state() == OutcomeState::Failed
     }
 
     /// Whether the call waits for the user's confirmation instead of having run.
@@ -103,12 +110,21 @@ impl Outcome {
     /// registry.require_confirmation("files.delete").unwrap();
     /// let report = registry.execute_response("@files.delete() @files.move()").await;
     /// assert!(matches!(report.calls[0].state(), OutcomeState::Held { .. }));
+    /// // A held call did not run: it has no value and does not look done.
+    /// assert!(report.calls[0].result.is_err() && report.calls[0].is_error());
     /// assert_eq!(report.calls[1].state(), OutcomeState::Failed);
     /// # });
     /// ```
     pub fn state(&self) -> OutcomeState<'_> {
         match (&self.confirmation_id, &self.result) {
-            (Some(id), _) => OutcomeState::Held {
+            (Some(id), _)
+            | (
+                None,
+                Err(ToolError::Held {
+                    confirmation_id: id,
+                    ..
+                }),
+            ) => OutcomeState::Held {
                 confirmation_id: id,
             },
             (None, Ok(_)) => OutcomeState::Returned,
@@ -120,7 +136,8 @@ impl Outcome {
     /// "error"}`, a result too long for the truncate length in the fitted form of
     /// [`fit_json`](crate::format::fit_json), an error cut as in the block (never below
     /// [`ERROR_TEXT_FLOOR`] characters), then `"elements"` whole, only when the call has
-    /// any.
+    /// any. A held call's `"result"` is what its model reads,
+    /// [`held_result`](crate::execute::held_result).
     pub fn to_json(&self) -> Json {
         let mut map = Map::new();
         map.insert("name".into(), Json::String(self.name.clone()));
@@ -129,6 +146,9 @@ impl Outcome {
             self.args.clone().map_or(Json::Null, Json::Object),
         );
         match &self.result {
+            Err(ToolError::Held {
+                confirmation_id, ..
+            }) => map.insert("result".into(), held_result(confirmation_id)),
             Ok(value) => map.insert(
                 "result".into(),
                 format::fit_json(value, self.truncate_length),
@@ -237,6 +257,11 @@ impl BlockFormat {
             other => other,
         };
         let shown = match &result {
+            // The model reads that the call waits, as a value: never an error it would
+            // try to fix by calling again.
+            Err(ToolError::Held {
+                confirmation_id, ..
+            }) => Ok(held_result(confirmation_id)),
             Ok(value) => {
                 let text = result_text(value);
                 match truncate_text(&text, limit) {

@@ -12,8 +12,9 @@ pub struct Stats {
     pub calls: u64,
     /// Calls that ended in an error, refused ones included.
     pub errors: u64,
-    /// Calls refused before they reached a box: unknown function, arguments that do not
-    /// bind, text that is not a call.
+    /// Calls refused as the model's mistake: an unknown function, arguments that do not
+    /// bind (or that a typed tool could not deserialise), text that is not a call. They
+    /// are not counted per box or function.
     pub refused: u64,
     /// Calls per tool box (`tools` for the control functions).
     pub toolboxes: BTreeMap<String, u64>,

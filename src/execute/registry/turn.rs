@@ -137,7 +137,7 @@ pub(super) fn job(snapshot: &Snapshot, event: Event) -> Option<Job> {
                     .ok()
                     .map(|(_, interface)| interface.original_qualified_name()),
                 shown: call_text(&call),
-                error: ToolError::Bind(error),
+                error: ToolError::from(error),
                 span: call.span,
                 call: Some(call),
             },
@@ -256,9 +256,15 @@ impl Turn {
                 control::run(&snapshot.view, conversation, *function, &bound.args),
             ),
         };
-        self.ledger
-            .stats
-            .call(toolbox, bound.name.clone(), result.is_err());
+        // Arguments the box could not take (a typed tool's that do not deserialise) are the
+        // model's mistake, counted as the binder's refusals are, not as the tool's failure.
+        match &result {
+            Err(error) if error.is_refusal() => self.ledger.stats.refusal(),
+            _ => self
+                .ledger
+                .stats
+                .call(toolbox, bound.name.clone(), result.is_err()),
+        }
         result
     }
 
@@ -332,7 +338,11 @@ impl Turn {
                             .stats
                             .call(tool_box.name(), bound.name.clone(), false);
                         watch.held(&id);
-                        return (Ok(confirm::held_result(&id)), Some(id));
+                        let held = ToolError::Held {
+                            name: bound.name.clone(),
+                            confirmation_id: id.clone(),
+                        };
+                        return (Err(held), Some(id));
                     }
                     Err(function) => Err(ToolError::HoldLimit {
                         name: function,

@@ -278,29 +278,48 @@ fn choices_type(choices: &[Json]) -> ParamType {
 /// or of validation, is in [`LoadError::Invalid`]; the other errors stop at the first.
 /// Definitions are read leniently; [`load_tools`] also returns what was worked around.
 ///
+/// The default [`LoadLimits`] apply; see [`load_valid_interfaces_with`].
+///
 /// ```
-/// use atfunc::interface::{load_valid_interfaces, LoadError, LoadLimits};
+/// use atfunc::interface::{load_valid_interfaces, LoadError};
 /// let tools = serde_json::json!([
 ///     {"name": "get-temp", "parameters": {"type": "object"}},
 ///     {"name": "get_temp", "parameters": {"type": "object"}},
 /// ]);
-/// let Err(LoadError::Invalid(problems)) = load_valid_interfaces(&tools, &LoadLimits::default())
+/// let Err(LoadError::Invalid(problems)) = load_valid_interfaces(&tools)
 /// else { panic!("two tools a call writes alike") };
 /// assert_eq!(problems.len(), 1);
 /// ```
-pub fn load_valid_interfaces(
+pub fn load_valid_interfaces(json: &Json) -> Result<Vec<Interface>, LoadError> {
+    load_valid_interfaces_with(json, &LoadLimits::default())
+}
+
+/// [`load_valid_interfaces`] within `limits`.
+pub fn load_valid_interfaces_with(
     json: &Json,
     limits: &LoadLimits,
 ) -> Result<Vec<Interface>, LoadError> {
     load_tools(json, limits, Strictness::Lenient).map(|loaded| loaded.interfaces)
 }
 
-/// [`load_valid_interfaces`] from JSON text.
-pub fn load_valid_interfaces_str(
+/// [`load_valid_interfaces`] from JSON text, within the default [`LoadLimits`].
+///
+/// ```
+/// let tools = atfunc::interface::load_valid_interfaces_str(
+///     r#"[{"name": "get_temp", "parameters": {"type": "object"}}]"#,
+/// ).unwrap();
+/// assert_eq!(tools[0].name, "get_temp");
+/// ```
+pub fn load_valid_interfaces_str(text: &str) -> Result<Vec<Interface>, LoadError> {
+    load_valid_interfaces_str_with(text, &LoadLimits::default())
+}
+
+/// [`load_valid_interfaces_str`] within `limits`.
+pub fn load_valid_interfaces_str_with(
     text: &str,
     limits: &LoadLimits,
 ) -> Result<Vec<Interface>, LoadError> {
-    load_valid_interfaces(&serde_json::from_str(text)?, limits)
+    load_valid_interfaces_with(&serde_json::from_str(text)?, limits)
 }
 
 /// Loads interfaces, validates them as one set, and says what was worked around to read
