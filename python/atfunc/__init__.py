@@ -32,6 +32,7 @@ from ._atfunc import (
 )
 from .toolbox import Toolbox, ToolStream, Turn
 from ._records import (
+    CallResult,
     InvalidUtf8Record,
     ParsedCall,
     ParsedUnboundCall,
@@ -41,6 +42,7 @@ from ._records import (
 )
 
 __all__ = [
+    "CallResult",
     "GrammarError",
     "InvalidUtf8Record",
     "PanicException",

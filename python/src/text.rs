@@ -140,7 +140,14 @@ pub(crate) fn grammar(
     };
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))
-        .map_err(|e| GrammarError::new_err(e.to_string()))
+        .map_err(|e| match e {
+            // A word that is no choice reads as a function's name; name the choices too, so
+            // a misspelt `choice` is not taken for a missing tool.
+            atfunc::GrammarError::UnknownFunction { .. } => GrammarError::new_err(format!(
+                "choice must be \"auto\", \"required\", \"none\" or a function's name; {e}"
+            )),
+            _ => GrammarError::new_err(e.to_string()),
+        })
 }
 
 /// A Python value as JSON, through Python's own `json` module (so a value that
