@@ -772,7 +772,11 @@ class Toolbox:
         return self._tools
 
     def prompt(self, **options: Any) -> str:
-        """The tools as prompt text (`atfunc.render`)."""
+        """The tools as prompt text (`atfunc.render`), with the parameters' descriptions
+        (from the docstrings or ``args``) unless ``param_descriptions=False``."""
+        # The descriptions were written for the model to read; the plain `render` leaves
+        # them out only to keep a prompt of many hand-written tools short.
+        options.setdefault("param_descriptions", True)
         return render(self.tools, **options)
 
     def grammar(self, **options: Any) -> str:
