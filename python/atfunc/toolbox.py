@@ -791,7 +791,8 @@ class Toolbox:
     @property
     def history(self) -> List[str]:
         """The calls that returned a result in this conversation, in order, as call text
-        (``@get_weather("Paris")``): `grammar` leaves them out. A copy."""
+        (``@get_weather("Paris")``): `grammar` leaves them out. Those of `run`,
+        `run_async` and `run_tool_calls`, and a stream's when it is finished. A copy."""
         return list(self._history)
 
     def clear_history(self) -> None:
