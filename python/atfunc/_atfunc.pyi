@@ -158,7 +158,8 @@ def grammar(
     arguments must be numbers this text writes. `not_again`: call texts (as the model writes
     calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
     call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
-    `GrammarError`, and `ValueError` for a `not_again` call that does not read or bind."""
+    `GrammarError` (for a `choice` that is no function's name, naming the choices and the
+    functions), and `ValueError` for a `not_again` call that does not read or bind."""
 
 def parse(
     text: Union[str, bytes, bytearray],

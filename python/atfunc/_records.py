@@ -53,10 +53,32 @@ class InvalidUtf8Record(TypedDict):
     chars: List[int]
 
 
+class _CallResultKeys(TypedDict):
+    call_id: str
+    name: str
+    args: Optional[Dict[str, Any]]
+    call: str
+
+
+class CallResult(_CallResultKeys, total=False):
+    """A call a `Toolbox` ran (`Turn.results`): its id, the function's qualified name, its
+    arguments (None for a call that did not bind), ``call``, the call as its result block
+    shows it, and either ``result`` or ``error``; ``confirmation_id`` for a call held for
+    confirmation. ``span`` and ``chars`` are where it stood in the answer (absent for an
+    OpenAI ``tool_calls`` entry that could not be read)."""
+
+    result: Any
+    error: str
+    span: List[int]
+    chars: List[int]
+    confirmation_id: str
+
+
 ParseRecord = Union[ParsedCall, ParsedUnboundCall, ParseErrorRecord, TextRecord, InvalidUtf8Record]
 """Any record of `parse` and `StreamParser`."""
 
 __all__ = [
+    "CallResult",
     "InvalidUtf8Record",
     "ParseErrorRecord",
     "ParseRecord",

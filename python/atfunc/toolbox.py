@@ -21,9 +21,26 @@ import pathlib
 import re
 import threading
 import typing
-from typing import Annotated, Any, Callable, Dict, List, Literal, Mapping, Optional, Sequence
+from typing import (
+    Annotated,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from ._atfunc import Tools, ToolsError, _Cancel, _Registry, format_results, grammar, render
+from ._records import CallResult, TextRecord
+
+# A function given as a tool: the decorator gives it back as it was, types and all.
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
@@ -58,17 +75,17 @@ class Turn:
     more than ``max_calls`` calls, where the first call past the bound began, in
     characters (it and what follows did not run), else None."""
 
-    results: List[Dict[str, Any]]
+    results: List[CallResult]
     text: str
     role: str = "user"
     repeated_at: Optional[int] = None
-    records: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
+    records: List[Union[CallResult, TextRecord]] = dataclasses.field(default_factory=list)
     stopped_at: Optional[int] = None
 
     @property
     def prose(self) -> str:
         """The answer without its calls: the text of ``records``, joined."""
-        return "".join(record["text"] for record in self.records if "text" in record)
+        return "".join(r["text"] for r in self.records if "text" in r)  # type: ignore[typeddict-item]
 
     @property
     def message(self) -> Dict[str, str]:
@@ -90,9 +107,10 @@ class ToolStream:
     and ``finish_async`` do the same from a coroutine, async tools on the caller's event
     loop; cancelling them cancels the calls under way and ends the stream."""
 
-    def __init__(self, native: Any, cancel: Any) -> None:
+    def __init__(self, native: Any, cancel: Any, done: Callable[[Turn], Turn]) -> None:
         self._native = native
         self._cancel = cancel
+        self._done = done  # the toolbox's: remembers the turn's calls
 
     def feed(self, chunk: str) -> List[Dict[str, Any]]:
         """The next piece of the answer; the records of the calls it completed."""
@@ -102,7 +120,7 @@ class ToolStream:
     def finish(self) -> Turn:
         """The end of the answer: the turn with every call of it."""
         _not_in_a_tool()
-        return Turn(**self._native.finish())
+        return self._done(Turn(**self._native.finish()))
 
     async def feed_async(self, chunk: str) -> List[Dict[str, Any]]:
         """`feed` from a coroutine: calls run in a worker thread."""
@@ -112,10 +130,10 @@ class ToolStream:
     async def finish_async(self) -> Turn:
         """`finish` from a coroutine."""
         _not_in_a_tool()
-        return Turn(**await _in_worker(self._cancel, self._native.finish))
+        return self._done(Turn(**await _in_worker(self._cancel, self._native.finish)))
 
 
-def _refused_call(entry: Any, message: str) -> Dict[str, Any]:
+def _refused_call(entry: Any, message: str) -> CallResult:
     """The record of an OpenAI ``tool_calls`` entry that could not be read."""
     function = entry.get("function") if isinstance(entry, Mapping) else None
     function = function if isinstance(function, Mapping) else {}
@@ -669,6 +687,7 @@ class Toolbox:
         self._definitions: List[Dict[str, Any]] = []
         self._handlers: Dict[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"] = {}
         self._tools: Optional[Tools] = None
+        self._history: List[str] = []
         if confirm is not None:
             self._native.set_confirmer(confirm)
 
@@ -676,14 +695,14 @@ class Toolbox:
 
     def add_tool(
         self,
-        fn: Callable[..., Any],
+        fn: _Fn,
         name: Optional[str] = None,
         description: Optional[str] = None,
         args: Optional[Mapping[str, Mapping[str, Any]]] = None,
         *,
         confirm: bool = False,
         timeout: Optional[float] = None,
-    ) -> Callable[..., Any]:
+    ) -> _Fn:
         """Offers ``fn`` (a plain or async function) as a tool and returns it.
 
         ``name``: the tool's name (default ``fn.__name__``; ``"weather.get"`` puts it in
@@ -713,11 +732,34 @@ class Toolbox:
             self._native.require_confirmation(qualified)
         return fn
 
-    def tool(self, fn: Optional[Callable[..., Any]] = None, **options: Any) -> Any:
+    @overload
+    def tool(self, fn: _Fn, /) -> _Fn: ...
+
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        args: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        confirm: bool = False,
+        timeout: Optional[float] = None,
+    ) -> Callable[[_Fn], _Fn]: ...
+
+    def tool(
+        self, fn: Optional[_Fn] = None, /, **options: Any
+    ) -> Union[_Fn, Callable[[_Fn], _Fn]]:
         """`add_tool` as a decorator: ``@toolbox.tool`` or ``@toolbox.tool(name=...,
-        description=..., args=..., confirm=..., timeout=...)``."""
+        description=..., args=..., confirm=..., timeout=...)``. The function is given
+        back as it is, so a type checker keeps its signature."""
         if fn is None:
-            return lambda fn: self.add_tool(fn, **options)
+
+            def decorate(fn: _Fn) -> _Fn:
+                return self.add_tool(fn, **options)
+
+            return decorate
         return self.add_tool(fn, **options)
 
     # -- what the model is given
@@ -730,12 +772,38 @@ class Toolbox:
         return self._tools
 
     def prompt(self, **options: Any) -> str:
-        """The tools as prompt text (`atfunc.render`)."""
+        """The tools as prompt text (`atfunc.render`), with the parameters' descriptions
+        (from the docstrings or ``args``) unless ``param_descriptions=False``."""
+        # The descriptions were written for the model to read; the plain `render` leaves
+        # them out only to keep a prompt of many hand-written tools short.
+        options.setdefault("param_descriptions", True)
         return render(self.tools, **options)
 
     def grammar(self, **options: Any) -> str:
-        """The GBNF grammar of answers whose calls bind to these tools (`atfunc.grammar`)."""
+        """The GBNF grammar of answers whose calls bind to these tools (`atfunc.grammar`),
+        leaving out the calls of `history` (and those of ``not_again``): the model cannot
+        make a call again that already returned in this conversation."""
+        options["not_again"] = self._history + list(options.get("not_again") or [])
         return grammar(self.tools, **options)
+
+    # -- the conversation
+
+    @property
+    def history(self) -> List[str]:
+        """The calls that returned a result in this conversation, in order, as call text
+        (``@get_weather("Paris")``): `grammar` leaves them out. Those of `run`,
+        `run_async` and `run_tool_calls`, and a stream's when it is finished. A copy."""
+        return list(self._history)
+
+    def clear_history(self) -> None:
+        """Forgets the calls made: a new conversation."""
+        self._history.clear()
+
+    def _remember(self, turn: Turn) -> Turn:
+        # Only calls that returned: one that failed or did not bind may rightly be
+        # written again, corrected or not.
+        self._history.extend(f"@{r['call']}" for r in turn.results if "result" in r)
+        return turn
 
     # -- running
 
@@ -744,20 +812,20 @@ class Toolbox:
         earlier one (unless ``keep_repeated_calls``) and at most ``max_calls`` of them; the
         `Turn`, results in the order of the calls."""
         _not_in_a_tool()
-        return Turn(**self._native.run(answer))
+        return self._remember(Turn(**self._native.run(answer)))
 
     async def run_async(self, answer: str) -> Turn:
         """`run` from a coroutine: the answer runs in a worker thread and async tools on
         this event loop. Cancelled, it cancels the async calls under way."""
         _not_in_a_tool()
         cancel = _Cancel()
-        return Turn(**await _in_worker(cancel, self._native.run, answer, cancel))
+        return self._remember(Turn(**await _in_worker(cancel, self._native.run, answer, cancel)))
 
     def stream(self, *, with_text: bool = False) -> ToolStream:
         """A `ToolStream` to feed an answer as it streams; calls run as they complete.
         ``with_text``: `ToolStream.feed` gives the text around the calls too."""
         cancel = _Cancel()
-        return ToolStream(self._native.stream(with_text, cancel), cancel)
+        return ToolStream(self._native.stream(with_text, cancel), cancel, self._remember)
 
     # -- limits
 
@@ -859,7 +927,7 @@ class Toolbox:
         gets an error record (``{"call_id": its id, "name", "args": None, "error",
         "call"}``) and an error block in ``text``, in its place."""
         lines: List[str] = []
-        refused: Dict[int, Dict[str, Any]] = {}
+        refused: Dict[int, CallResult] = {}
         for index, call in enumerate(tool_calls):
             entry = call.model_dump() if callable(getattr(call, "model_dump", None)) else call
             try:
@@ -872,14 +940,14 @@ class Toolbox:
         # The records of the entries that ran, in order, with the refused ones put back
         # in their places (a repeated call may have ended the run early: fewer records).
         ran = iter(turn.results)
-        results: List[Dict[str, Any]] = []
+        results: List[CallResult] = []
         for index in range(len(lines) + len(refused)):
             record = refused.get(index) or next(ran, None)
             if record is not None:
                 results.append(record)
         text = format_results(results, limit=self.truncate_length)
         return Turn(results=results, text=text, role=turn.role, repeated_at=None,
-                    records=results)
+                    records=list(results))
 
     def __repr__(self) -> str:
         return f"<atfunc.Toolbox {self.tools.names}>"

@@ -84,7 +84,8 @@ pub(crate) fn render(
 /// arguments must be numbers this text writes. `not_again`: call texts (as the model writes
 /// calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
 /// call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
-/// `GrammarError`, and `ValueError` for a `not_again` call that does not read or bind.
+/// `GrammarError` (for a `choice` that is no function's name, naming the choices and the
+/// functions), and `ValueError` for a `not_again` call that does not read or bind.
 #[pyfunction]
 #[pyo3(signature = (
     tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3,
@@ -140,7 +141,14 @@ pub(crate) fn grammar(
     };
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))
-        .map_err(|e| GrammarError::new_err(e.to_string()))
+        .map_err(|e| match e {
+            // A word that is no choice reads as a function's name; name the choices too, so
+            // a misspelt `choice` is not taken for a missing tool.
+            atfunc::GrammarError::UnknownFunction { .. } => GrammarError::new_err(format!(
+                "choice must be \"auto\", \"required\", \"none\" or a function's name; {e}"
+            )),
+            _ => GrammarError::new_err(e.to_string()),
+        })
 }
 
 /// A Python value as JSON, through Python's own `json` module (so a value that

@@ -32,7 +32,7 @@ def test_the_agent_example_runs_against_a_real_model(llama_server):  # noqa: F81
         raise
     llama_server.check_alive("during the example")
     assert done.returncode == 0, done.stderr
-    # The first answer had to call the tool (the grammar required it), and it ran: its
-    # result went back to the model.
+    # The model named the tool for the question, so its first answer called it, and the
+    # call ran: its result went back to the model.
     assert "Function call: get_weather(" in done.stdout, done.stdout
     assert '"sky":"sunny"' in done.stdout, done.stdout
