@@ -51,19 +51,11 @@ def _tools():
     return toolbox.tools
 
 
-def test_a_greeting_gets_a_text_answer(tmp_path: Path):
-    out, grammars = _run(tmp_path, ["none", "Hello! How can I help?"])
-    assert grammars[0] == 'root ::= "get_weather" | "none"'
-    # No call is forced: the answer is asked for under the `auto` grammar.
-    assert grammars[1] == atfunc.grammar(_tools(), choice="auto")
-    assert len(grammars) == 2
-    assert out.strip() == "Hello! How can I help?"
-
-
 def test_a_question_for_a_tool_calls_it_once(tmp_path: Path):
-    out, grammars = _run(tmp_path, ["get_weather", '@get_weather("Paris")', "Sunny in Paris."])
-    assert grammars[1] == atfunc.grammar(_tools(), choice="get_weather")
+    out, grammars = _run(tmp_path, ['@get_weather("Paris")', "Sunny in Paris."])
+    assert grammars[0] == atfunc.grammar(_tools(), choice="required")
     # The next answer may not make the same call again.
-    assert grammars[2] == atfunc.grammar(_tools(), not_again=['@get_weather("Paris")'])
+    assert grammars[1] == atfunc.grammar(_tools(), not_again=['@get_weather("Paris")'])
+    assert len(grammars) == 2
     assert "Function call: get_weather(" in out and '"sky":"sunny"' in out, out
     assert out.rstrip().endswith("Sunny in Paris.")
