@@ -41,7 +41,7 @@
 use crate::interface::load_valid_interfaces_with;
 use crate::interface::LoadLimits;
 use crate::messages::{json_kind, json_message};
-use crate::parse::{Bodies, Dialect, FunctionNames, Span};
+use crate::parse::{Bodies, Dialect, Span};
 use crate::{bind, Call, Catalog, Event};
 use crate::{LoadError, ParseError, ParserConfig, StreamParser};
 use serde::{Deserialize, Serialize};
@@ -185,16 +185,16 @@ pub fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
         Some(catalog) => catalog.bodies(),
         None => Bodies::Any,
     };
-    // With tools, hermes and `auto` read an untagged JSON call that names one of them.
-    let offered = options
-        .catalog
-        .map(|catalog| FunctionNames::callable(catalog.interfaces(), catalog.root()));
-    ParserConfig {
+    let config = ParserConfig {
         bodies,
-        offered,
         ..ParserConfig::default()
     }
-    .with_dialect(options.dialect)
+    .with_dialect(options.dialect);
+    // With tools, hermes and `auto` read an untagged JSON call that names one of them.
+    match options.catalog {
+        Some(catalog) => config.offering(catalog.interfaces(), catalog.root()),
+        None => config,
+    }
 }
 
 /// The first bytes of the call under way in a stream, for the `raw` field of its error

@@ -17,7 +17,7 @@ use crate::grammar::{
 use crate::interop::{
     parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
 };
-use crate::parse::{parse_events, Dialect, Event, FunctionNames, ParserConfig, StreamParser};
+use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -1036,14 +1036,11 @@ fn read_dialect(text: &str, dialect: Dialect, names: &NameMap, catalog: &Catalog
     let mut parser = StreamParser::new(
         ParserConfig {
             bodies: catalog.bodies(),
-            // As the gateway reads it: bare JSON naming an offered tool is a call too.
-            offered: Some(FunctionNames::callable(
-                catalog.interfaces(),
-                catalog.root(),
-            )),
             ..ParserConfig::default()
         }
-        .with_dialect(dialect),
+        .with_dialect(dialect)
+        // As the gateway reads it: bare JSON naming an offered tool is a call too.
+        .offering(catalog.interfaces(), catalog.root()),
     );
     let mut events = parser.feed_str(text);
     parser.finish_into(&mut events);

@@ -446,6 +446,24 @@ impl ParserConfig {
     pub fn with_dialect(self, dialect: Dialect) -> ParserConfig {
         ParserConfig { dialect, ..self }
     }
+
+    /// The same config, knowing the tools the model was offered ([`ParserConfig::offered`]),
+    /// when its dialect reads untagged calls (hermes, auto). The others never look at the
+    /// names, so none are gathered for them: a gateway turn or a registry stream in
+    /// atfunc's syntax pays nothing. Call it after [`ParserConfig::with_dialect`].
+    pub(crate) fn offering<'a>(
+        self,
+        interfaces: impl IntoIterator<Item = &'a Interface>,
+        root: Option<&str>,
+    ) -> ParserConfig {
+        match self.dialect {
+            Dialect::Hermes | Dialect::Auto => ParserConfig {
+                offered: Some(FunctionNames::callable(interfaces, root)),
+                ..self
+            },
+            _ => self,
+        }
+    }
 }
 
 impl Default for ParserConfig {

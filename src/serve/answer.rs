@@ -23,7 +23,7 @@ use crate::format::{
 };
 use crate::grammar::Choice;
 use crate::interop::CallIds;
-use crate::parse::{Call, Dialect, Event, FunctionNames, ParserConfig, StreamParser};
+use crate::parse::{Call, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -255,14 +255,11 @@ impl Turn {
         let parser = StreamParser::new(
             ParserConfig {
                 bodies: tools.catalog.bodies(),
-                // A model's own format may write a call as bare JSON naming a tool.
-                offered: Some(FunctionNames::callable(
-                    tools.catalog.interfaces(),
-                    tools.catalog.root(),
-                )),
                 ..ParserConfig::default()
             }
-            .with_dialect(dialect),
+            .with_dialect(dialect)
+            // A model's own format may write a call as bare JSON naming a tool.
+            .offering(tools.catalog.interfaces(), tools.catalog.root()),
         );
         Turn {
             tools,

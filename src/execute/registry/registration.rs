@@ -14,7 +14,7 @@ use crate::execute::events::CallEvent;
 use crate::execute::toolbox::{BuildError, CallContext, ToolBox, ToolError};
 use crate::format::{OutputFilter, DEFAULT_TRUNCATE_LENGTH};
 use crate::interface::{validate_toolbox, Interface, ValidationErrors};
-use crate::parse::{Bodies, FunctionNames, ParserConfig};
+use crate::parse::{Bodies, ParserConfig};
 use crate::render::{render_prompt, PromptOptions};
 use crate::translator::{Atfunc, Translator};
 use serde_json::{Map, Value as Json};
@@ -530,10 +530,7 @@ impl Registry {
         }
         // Another model's format may write a call as bare JSON naming a tool.
         if config.offered.is_none() {
-            config.offered = Some(FunctionNames::callable(
-                catalog.interfaces(),
-                catalog.root(),
-            ));
+            config = config.offering(catalog.interfaces(), catalog.root());
         }
         config
     }
