@@ -306,7 +306,7 @@ fn is_integer(value: &Json) -> bool {
 }
 
 /// The function name as its definition spells it.
-fn defined_name(interface: &Interface) -> &str {
+pub(crate) fn defined_name(interface: &Interface) -> &str {
     interface
         .original
         .as_ref()

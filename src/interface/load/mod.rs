@@ -35,13 +35,13 @@ mod standard;
 pub use refs::{LoadLimit, LoadLimits};
 
 use super::validate::{
-    default_problems, unfit_choices, validate_all, ValidationError, ValidationErrorKind,
-    ValidationErrors,
+    default_problems, defined_name, unfit_choices, validate_all, ValidationError,
+    ValidationErrorKind, ValidationErrors,
 };
 use super::{names, Interface, Param, ParamType};
 use crate::messages::{json_kind, qualified};
 use refs::Budget;
-use schema::load_schema_function;
+use schema::{load_schema_function, values_type};
 use serde_json::Value as Json;
 use sink::Sink;
 use standard::load_standard;
@@ -250,27 +250,7 @@ fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
 
 /// The type every non-null choice has, or any.
 fn choices_type(choices: &[Json]) -> ParamType {
-    let kind = |value: &Json| match value {
-        Json::String(_) => Some(ParamType::String),
-        Json::Bool(_) => Some(ParamType::Boolean),
-        Json::Number(n) if n.is_i64() || n.is_u64() => Some(ParamType::Integer),
-        Json::Number(_) => Some(ParamType::Number),
-        _ => None,
-    };
-    let mut kinds = choices.iter().filter(|c| !c.is_null()).map(kind);
-    let Some(Some(first)) = kinds.next() else {
-        return ParamType::Any;
-    };
-    let mut ty = first;
-    for next in kinds {
-        ty = match (ty, next) {
-            (a, Some(b)) if a == b => a,
-            (ParamType::Integer, Some(ParamType::Number))
-            | (ParamType::Number, Some(ParamType::Integer)) => ParamType::Number,
-            _ => return ParamType::Any,
-        };
-    }
-    ty
+    values_type(choices.iter().filter(|c| !c.is_null())).unwrap_or(ParamType::Any)
 }
 
 /// Loads interfaces and validates them as one set ([`validate_all`]): what every reader of
@@ -372,13 +352,6 @@ pub fn load_tools_str(
 /// different names, so [`validate_all`] refuses them, as it refuses names that differ only
 /// in case.
 fn drop_repeated(loaded: &mut Loaded) {
-    let spelled = |interface: &Interface| {
-        interface
-            .original
-            .as_ref()
-            .and_then(|o| o.name.clone())
-            .unwrap_or_else(|| interface.name.clone())
-    };
     let mut first: HashMap<(Option<String>, String), usize> = HashMap::new();
     let mut kept: Vec<Interface> = Vec::with_capacity(loaded.interfaces.len());
     for interface in std::mem::take(&mut loaded.interfaces) {
@@ -388,8 +361,7 @@ fn drop_repeated(loaded: &mut Loaded) {
             kept.push(interface);
             continue;
         };
-        let (was, now) = (spelled(earlier), spelled(&interface));
-        if was != now {
+        if defined_name(earlier) != defined_name(&interface) {
             kept.push(interface);
             continue;
         }
@@ -399,7 +371,7 @@ fn drop_repeated(loaded: &mut Loaded) {
             "Function is defined twice, differently; the first definition is used and the second left out"
         };
         loaded.warnings.push(ValidationError {
-            function: now,
+            function: defined_name(&interface).to_owned(),
             toolbox: interface.domain.clone().unwrap_or_default(),
             kind: ValidationErrorKind::Clash,
             message: message.to_owned(),

@@ -223,21 +223,32 @@ pub(super) const TYPE_HINT: &str =
 
 /// A schema with only `enum` says its type through its values.
 fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
-    let values = map.get("enum")?.as_array()?;
-    let first = values.first()?;
-    let whole = |v: &Json| matches!(v, Json::Number(n) if n.is_i64() || n.is_u64());
-    let ty = match first {
-        Json::String(_) => ParamType::String,
-        Json::Bool(_) => ParamType::Boolean,
-        // Integer only when every choice is one: `[1, 2.5]` must admit 2.5.
-        Json::Number(_) if values.iter().all(whole) => ParamType::Integer,
-        Json::Number(_) => ParamType::Number,
-        _ => return None,
+    values_type(map.get("enum")?.as_array()?)
+}
+
+/// The type every one of `values` has: `None` when there are none, when they differ, or
+/// when one is `null`, an object or a list. Integer only when every value is a whole
+/// number: `[1, 2.5]` must admit 2.5, so it is a number.
+pub(super) fn values_type<'a>(values: impl IntoIterator<Item = &'a Json>) -> Option<ParamType> {
+    let kind = |value: &Json| match value {
+        Json::String(_) => Some(ParamType::String),
+        Json::Bool(_) => Some(ParamType::Boolean),
+        Json::Number(n) if n.is_i64() || n.is_u64() => Some(ParamType::Integer),
+        Json::Number(_) => Some(ParamType::Number),
+        _ => None,
     };
-    values
-        .iter()
-        .all(|v| std::mem::discriminant(v) == std::mem::discriminant(first))
-        .then_some(ty)
+    let mut values = values.into_iter();
+    let mut ty = kind(values.next()?)?;
+    for value in values {
+        ty = match (ty, kind(value)?) {
+            (a, b) if a == b => a,
+            (ParamType::Integer, ParamType::Number) | (ParamType::Number, ParamType::Integer) => {
+                ParamType::Number
+            }
+            _ => return None,
+        };
+    }
+    Some(ty)
 }
 
 /// JSON Schema restrictions a parameter may declare that atfunc does not act on; each is

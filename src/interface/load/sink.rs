@@ -67,12 +67,8 @@ impl Sink<'_> {
     }
 
     pub(super) fn report_as(&mut self, kind: ValidationErrorKind, message: impl Into<String>) {
-        self.problems.push(ValidationError {
-            function: self.function.clone(),
-            toolbox: self.toolbox.clone(),
-            kind,
-            message: message.into(),
-        });
+        let problem = self.problem(kind, message.into());
+        self.problems.push(problem);
     }
 }
 
