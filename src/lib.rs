@@ -98,6 +98,8 @@ pub mod eval;
 pub mod execute;
 #[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "serve")]
+mod turn;
 #[cfg(feature = "typed")]
 pub mod typed;
 

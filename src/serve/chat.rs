@@ -1,20 +1,21 @@
 //! `POST /v1/chat/completions`: pass-through, tool turns (whole and streamed), and the
 //! answers in OpenAI's format.
 
-use super::answer::{RoundEnd, Turn};
-use super::history::{add_prompt_raw, rewrite_raw, user_text};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
-use super::request::{Request, RequestError};
 use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
 use super::sse::WholeEvents;
-use super::tools::{read_tools, ToolSet};
 use super::upstream::{self, Response as UpstreamResponse};
-use super::{constrain, decide, execute, ApiError, Gateway};
+use super::{decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
+use crate::turn;
+use crate::turn::{add_prompt_raw, rewrite_raw, user_text};
+use crate::turn::{read_tools, ToolSet};
+use crate::turn::{Request, RequestError};
+use crate::turn::{RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -164,7 +165,7 @@ pub(crate) async fn handle(
     }
     let grammars = if constrain {
         let build = |choice: &Choice| {
-            constrain::grammars(
+            turn::grammars(
                 &tools,
                 choice,
                 single_call,

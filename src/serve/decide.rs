@@ -15,10 +15,10 @@
 //! same question under the same grammar (`atfunc eval --mode decide`), so the gateway's
 //! decision is the one EVAL.md measures.
 
-use super::request::Request;
-use super::tools::ToolSet;
 use super::{ApiError, Gateway};
 use crate::grammar::{decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION};
+use crate::turn::Request;
+use crate::turn::ToolSet;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use serde_json::{json, Value as Json};
@@ -50,7 +50,7 @@ pub(crate) async fn ask(
         .upstream
         .chat_json(Bytes::from(asking.body(Some(false))), auth)
         .await?;
-    let content = super::history::content_text(answer.pointer("/choices/0/message/content"));
+    let content = crate::turn::content_text(answer.pointer("/choices/0/message/content"));
     Ok((
         read_decision(&content, &names),
         answer.get("usage").cloned(),

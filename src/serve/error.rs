@@ -306,3 +306,12 @@ mod tests {
         );
     }
 }
+
+impl From<crate::turn::TurnError> for ApiError {
+    fn from(error: crate::turn::TurnError) -> ApiError {
+        match error {
+            crate::turn::TurnError::BadRequest(message) => ApiError::bad_request(message),
+            crate::turn::TurnError::GrammarTooLarge(why) => ApiError::grammar_too_large(&why),
+        }
+    }
+}

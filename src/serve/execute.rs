@@ -3,16 +3,16 @@
 //! user's confirmation: that call is not run but handed to the client as a `tool_calls`
 //! entry, and the turn ends there.
 
-use super::answer::{Out, Prose};
-use super::history::{add_prompt_raw, rewrite_raw};
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
-use super::request::Request;
 use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
-use super::tools::ToolSet;
 use super::{ApiError, Gateway};
 use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
+use crate::turn::Request;
+use crate::turn::ToolSet;
+use crate::turn::{add_prompt_raw, rewrite_raw};
+use crate::turn::{Out, Prose};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::response::Response;

@@ -257,24 +257,19 @@
 //!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
 //!   client's `Authorization` header is forwarded.
 
-mod answer;
 mod body;
 mod chat;
-mod constrain;
 mod deadline;
 mod decide;
 mod error;
 mod execute;
-mod history;
 mod listen;
 mod reply;
-mod request;
 mod rounds;
 mod sse;
-mod tools;
 mod upstream;
 
-pub use constrain::UpstreamKind;
+pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
 pub use upstream::shown_url;
 

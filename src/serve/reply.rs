@@ -3,10 +3,10 @@
 //! ([`Usage`]), and the response bodies that carry them. The whole-answer path
 //! (`chat`) and the executed path (`execute`) both write through this module.
 
-use super::answer::Out;
-use super::request::Request;
 use super::sse;
 use super::ApiError;
+use crate::turn::Out;
+use crate::turn::Request;
 use axum::body::{Body, Bytes};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};

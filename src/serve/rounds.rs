@@ -9,14 +9,14 @@
 //! turn: a round that needs a repair asks the upstream again. Used by tool turns (`chat`)
 //! and executed turns (`execute`) alike.
 
-use super::answer::{Out, Reader, RoundEnd, Turn};
-use super::history::content_text;
 use super::reply::{error_event, ChunkWriter, Meta, Tx, Usage};
-use super::request::Request;
 use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::endpoint::{Sse, SseDecoder};
+use crate::turn::content_text;
+use crate::turn::Request;
+use crate::turn::{Out, Reader, RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};
 use serde_json::{json, Map, Value as Json};

@@ -2,7 +2,7 @@
 
 use super::request::Request;
 use super::tools::ToolSet;
-use super::ApiError;
+use super::TurnError;
 use crate::grammar::{gbnf, Choice, GrammarError, GrammarOptions};
 use serde_json::{Map, Value as Json};
 
@@ -85,7 +85,7 @@ pub(crate) fn grammars(
     grounding: Option<&str>,
     request_size: usize,
     max_request_bytes: usize,
-) -> Result<Option<Grammars>, ApiError> {
+) -> Result<Option<Grammars>, TurnError> {
     let interfaces = tools.catalog.interfaces();
     let room = max_request_bytes.saturating_sub(request_size);
     let max_bytes = GrammarOptions::default().max_bytes;
@@ -100,18 +100,18 @@ pub(crate) fn grammars(
     };
     let too_large = |error: &GrammarError| match error {
         GrammarError::TooLarge { what: "bytes", .. } if bounded_by_request => {
-            Some(ApiError::grammar_too_large(&format!(
+            Some(TurnError::GrammarTooLarge(format!(
                 "it is larger than the {room} bytes left of the gateway's limit on requests \
                  ({max_request_bytes} bytes, --max-request-bytes)"
             )))
         }
-        GrammarError::TooLarge { .. } => Some(ApiError::grammar_too_large(&error.to_string())),
+        GrammarError::TooLarge { .. } => Some(TurnError::GrammarTooLarge(error.to_string())),
         _ => None,
     };
     let fits = |grammar: String| {
         let sent = json_string_len(&grammar);
         if sent > room {
-            return Err(ApiError::grammar_too_large(&format!(
+            return Err(TurnError::GrammarTooLarge(format!(
                 "as a JSON string it is {sent} bytes, more than the {room} bytes left of the \
                  gateway's limit on requests ({max_request_bytes} bytes, --max-request-bytes)"
             )));

@@ -4,7 +4,7 @@
 
 use super::request::raw;
 use super::tools::ToolSet;
-use super::ApiError;
+use super::TurnError;
 use crate::format::{format_results, CallRecord};
 use crate::interop::ToolCall;
 use serde_json::value::RawValue;
@@ -83,13 +83,13 @@ pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
 pub(crate) fn rewrite_raw(
     messages: Vec<Box<RawValue>>,
     tools: &ToolSet,
-) -> Result<Vec<Box<RawValue>>, ApiError> {
+) -> Result<Vec<Box<RawValue>>, TurnError> {
     let mut out: Vec<Box<RawValue>> = Vec::with_capacity(messages.len());
     // Call id → the call's text without the `@`, for the result blocks.
     let mut calls: HashMap<String, String> = HashMap::new();
     let mut results: Vec<CallRecord> = Vec::new();
     for (i, message) in messages.into_iter().enumerate() {
-        let not_an_object = || ApiError::bad_request(format!("messages[{i}] must be an object"));
+        let not_an_object = || TurnError::bad_request(format!("messages[{i}] must be an object"));
         if !message.get().starts_with('{') {
             return Err(not_an_object());
         }
@@ -278,7 +278,7 @@ mod tests {
         );
         let list: Vec<Box<RawValue>> = serde_json::from_str("[1]").unwrap();
         assert_eq!(
-            rewrite_raw(list, &tools).unwrap_err().message(),
+            rewrite_raw(list, &tools).unwrap_err().to_string(),
             "messages[0] must be an object"
         );
     }

@@ -6,7 +6,7 @@
 //! names again. Fields inside object arguments are JSON keys and keep the client's
 //! spelling throughout.
 
-use super::ApiError;
+use super::TurnError;
 use crate::bind::{BoundCall, Catalog};
 use crate::grammar::Choice;
 use crate::interface::{dotted_identifier, load_tools, Interface, LoadLimits, Problem, Strictness};
@@ -61,10 +61,10 @@ const DATA_KEYS: [&str; 3] = ["enum", "choices", "default"];
 const NAME_KEYS: [&str; 3] = ["properties", "$defs", "definitions"];
 
 /// Reads a request's `tools` text, keeping only what the loader reads.
-pub(crate) fn read_tools(text: &str) -> Result<Json, ApiError> {
+pub(crate) fn read_tools(text: &str) -> Result<Json, TurnError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     serde::de::DeserializeSeed::deserialize(Pruned::Schema, &mut deserializer)
-        .map_err(|e| ApiError::bad_request(format!("invalid tools: {e}")))
+        .map_err(|e| TurnError::bad_request(format!("invalid tools: {e}")))
 }
 
 /// How a value is read: as a schema (unknown keys skipped), or as an object of names to
@@ -170,14 +170,14 @@ impl ToolSet {
     /// Reads an OpenAI `tools` array. Two tools, or two parameters of one tool, whose
     /// names a call would write alike are refused, naming both.
     #[cfg(test)]
-    pub(crate) fn from_tools(tools: &Json) -> Result<ToolSet, ApiError> {
+    pub(crate) fn from_tools(tools: &Json) -> Result<ToolSet, TurnError> {
         ToolSet::from_tools_with(tools, &LoadLimits::default())
     }
 
     /// [`ToolSet::from_tools`] with the schemas loaded within `limits`.
-    pub(crate) fn from_tools_with(tools: &Json, limits: &LoadLimits) -> Result<ToolSet, ApiError> {
+    pub(crate) fn from_tools_with(tools: &Json, limits: &LoadLimits) -> Result<ToolSet, TurnError> {
         let Json::Array(entries) = tools else {
-            return Err(ApiError::bad_request("'tools' must be a list"));
+            return Err(TurnError::bad_request("'tools' must be a list"));
         };
         let mut seen = HashSet::with_capacity(entries.len());
         for (i, entry) in entries.iter().enumerate() {
@@ -186,28 +186,28 @@ impl ToolSet {
                 .and_then(Json::as_str)
                 .unwrap_or("function");
             if kind != "function" {
-                return Err(ApiError::bad_request(format!(
+                return Err(TurnError::bad_request(format!(
                     "tools[{i}]: only tools of type 'function' are supported, not '{kind}'"
                 )));
             }
             let Some(function) = entry.get("function").and_then(Json::as_object) else {
-                return Err(ApiError::bad_request(format!(
+                return Err(TurnError::bad_request(format!(
                     "tools[{i}]: missing the 'function' object"
                 )));
             };
             let Some(client) = function.get("name").and_then(Json::as_str) else {
-                return Err(ApiError::bad_request(format!(
+                return Err(TurnError::bad_request(format!(
                     "tools[{i}]: missing 'function.name'"
                 )));
             };
             if !seen.insert(client) {
-                return Err(ApiError::bad_request(format!(
+                return Err(TurnError::bad_request(format!(
                     "tools[{i}]: the tool name '{client}' is used twice"
                 )));
             }
         }
         let invalid =
-            |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid tools: {e}"));
+            |e: &dyn std::fmt::Display| TurnError::bad_request(format!("invalid tools: {e}"));
         let loaded = load_tools(tools, limits, Strictness::Lenient).map_err(|e| invalid(&e))?;
         Ok(ToolSet {
             catalog: Catalog::new(loaded.interfaces),
@@ -267,17 +267,17 @@ impl ToolSet {
     }
 
     /// Reads `tool_choice` (absent or `null` is `auto`).
-    pub(crate) fn choice(&self, choice: Option<&Json>) -> Result<Choice, ApiError> {
+    pub(crate) fn choice(&self, choice: Option<&Json>) -> Result<Choice, TurnError> {
         let named = |name: &str| match self.by_client_name(name) {
             Some(interface) => Ok(Choice::Function(interface.qualified_name())),
-            None => Err(ApiError::bad_request(format!(
+            None => Err(TurnError::bad_request(format!(
                 "tool_choice names '{name}', which is not one of the tools"
             ))),
         };
         match choice {
             None | Some(Json::Null) => Ok(Choice::Auto),
             Some(Json::String(word)) => match word.parse() {
-                Ok(Choice::Function(other)) => Err(ApiError::bad_request(format!(
+                Ok(Choice::Function(other)) => Err(TurnError::bad_request(format!(
                     "tool_choice must be 'auto', 'none', 'required' or a function, not '{other}'"
                 ))),
                 Ok(choice) => Ok(choice),
@@ -289,12 +289,12 @@ impl ToolSet {
                     .and_then(Json::as_str);
                 match name {
                     Some(name) => named(name),
-                    None => Err(ApiError::bad_request(
+                    None => Err(TurnError::bad_request(
                         "tool_choice must name a function: {\"type\": \"function\", \"function\": {\"name\": ...}}",
                     )),
                 }
             }
-            Some(_) => Err(ApiError::bad_request(
+            Some(_) => Err(TurnError::bad_request(
                 "tool_choice must be a string or an object",
             )),
         }
