@@ -4,7 +4,7 @@
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
-use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
+use super::rounds::{drive, Collect, ToClient};
 use super::sse::WholeEvents;
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{decide, execute, ApiError, Gateway};
@@ -12,10 +12,10 @@ use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, Decision};
 use crate::parse::Dialect;
 use crate::turn;
+use crate::turn::Turn;
 use crate::turn::{add_prompt_raw, rewrite_raw, user_text};
 use crate::turn::{read_tools, ToolSet};
 use crate::turn::{Request, RequestError};
-use crate::turn::{RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -360,41 +360,17 @@ async fn whole_turn(
 ) -> Result<Response, ApiError> {
     let mut answer = Collect::new(Meta::for_model(turn.request().get("model")));
     let mut usage = Usage::default();
-    usage.add(turn.take_counted_usage().as_ref());
     let mut finish = None;
-    let mut first = true;
-    loop {
-        let body = whole_answer_body(turn.request(), &turn);
-        let read = match gateway.upstream.chat_checked(body, auth.as_ref()).await {
-            Ok(mut response) => {
-                let upstream = &gateway.upstream;
-                read_answer(
-                    upstream,
-                    &mut turn,
-                    &mut response,
-                    &mut answer,
-                    &mut usage,
-                    &mut finish,
-                )
-                .await
-                // The response is dropped here: an upstream still writing is stopped.
-            }
-            Err(error) => StreamEnd::Failed(error),
-        };
-        match read {
-            StreamEnd::Done => {}
-            StreamEnd::Failed(error) if first => return Err(error),
-            // A whole answer's client that leaves drops this handler; never seen here.
-            StreamEnd::Failed(_) | StreamEnd::Gone => {
-                turn.give_up(&mut answer.out);
-                break;
-            }
-        }
-        first = false;
-        if turn.end_round(&mut answer.out) == RoundEnd::Done {
-            break;
-        }
-    }
+    // A whole answer's client that leaves drops this handler: never `Ok(false)` here.
+    drive(
+        &gateway,
+        auth.as_ref(),
+        &mut turn,
+        &mut answer,
+        None,
+        (&mut usage, &mut finish),
+    )
+    .await?;
     let finish_reason = turn.finish_reason(finish.as_deref());
     Ok(whole_answer(
         &answer.meta,
@@ -411,19 +387,39 @@ async fn whole_turn(
 async fn stream_turn(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    turn: Turn,
+    mut turn: Turn,
 ) -> Result<Response, ApiError> {
     let body = Bytes::from(turn.request().body(Some(true)));
     let response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
         let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
-        let mut rounds = Rounds {
-            gateway: &gateway,
-            auth: auth.as_ref(),
-            tx: &tx,
-        };
-        rounds.run(turn, response, &mut writer).await;
+        let mut usage = Usage::default();
+        let mut finish = None;
+        let mut sink = ToClient::new(&tx, &mut writer);
+        let ended = drive(
+            &gateway,
+            auth.as_ref(),
+            &mut turn,
+            &mut sink,
+            Some(response),
+            (&mut usage, &mut finish),
+        )
+        .await;
+        match ended {
+            Ok(true) => {
+                let finish_reason = turn.finish_reason(finish.as_deref());
+                for chunk in writer.end(turn.request(), &finish_reason, Map::new(), usage) {
+                    if !tx.send(chunk).await {
+                        return;
+                    }
+                }
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tx.send(error_event(&error)).await;
+            }
+        }
     });
     Ok(sse_response(body))
 }

@@ -252,7 +252,6 @@ async fn streamed(
         let mut writer = ChunkWriter::new(Meta::for_model(request.get("model")));
         let mut rounds = Rounds {
             gateway: &gateway,
-            auth: auth.as_ref(),
             tx: &tx,
         };
         let mut prose = prose(&gateway, &registry);

@@ -9,7 +9,7 @@
 //! turn: a round that needs a repair asks the upstream again. Used by tool turns (`chat`)
 //! and executed turns (`execute`) alike.
 
-use super::reply::{error_event, ChunkWriter, Meta, Tx, Usage};
+use super::reply::{ChunkWriter, Meta, Tx, Usage};
 use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
@@ -19,7 +19,7 @@ use crate::turn::Request;
 use crate::turn::{Out, Reader, RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 use std::future::Future;
 
 /// Where the pieces of one upstream answer go as they are read.
@@ -34,6 +34,8 @@ pub(crate) trait Sink {
     fn reasoning(&mut self, out: &mut Vec<Out>, reasoning: &Json);
     /// Passes on what the reader released; `false` when nobody is there any more.
     fn release(&mut self, out: Vec<Out>) -> impl Future<Output = bool> + Send;
+    /// The body of `request` for the next upstream answer, which `reader` will read.
+    fn body(&self, request: &Request, reader: &impl Reader) -> Bytes;
 }
 
 /// The client's stream: each piece becomes a chunk, sent as it is released.
@@ -80,6 +82,10 @@ impl Sink for ToClient<'_> {
             }
         }
         true
+    }
+
+    fn body(&self, request: &Request, _reader: &impl Reader) -> Bytes {
+        Bytes::from(request.body(Some(true)))
     }
 }
 
@@ -132,12 +138,15 @@ impl Sink for Collect {
         self.out.append(&mut out);
         true
     }
+
+    fn body(&self, request: &Request, reader: &impl Reader) -> Bytes {
+        whole_answer_body(request, reader)
+    }
 }
 
-/// The rounds of a streamed turn.
+/// The rounds of an executed turn's stream: it reads each answer to the client.
 pub(crate) struct Rounds<'a> {
     pub(crate) gateway: &'a Gateway,
-    pub(crate) auth: Option<&'a HeaderValue>,
     pub(crate) tx: &'a Tx,
 }
 
@@ -151,65 +160,59 @@ pub(crate) enum StreamEnd {
     Failed(ApiError),
 }
 
-impl Rounds<'_> {
-    pub(crate) async fn run(
-        &mut self,
-        mut turn: Turn,
-        mut response: UpstreamResponse,
-        writer: &mut ChunkWriter,
-    ) {
-        let mut usage = Usage::default();
-        usage.add(turn.take_counted_usage().as_ref());
-        let mut finish = None;
-        loop {
-            match self
-                .read(&mut turn, &mut response, writer, &mut usage, &mut finish)
-                .await
-            {
-                StreamEnd::Gone => return,
-                StreamEnd::Failed(error) if !turn.repairing() => {
-                    self.tx.send(error_event(&error)).await;
-                    return;
-                }
-                StreamEnd::Failed(_) => {
-                    let mut out = Vec::new();
-                    turn.give_up(&mut out);
-                    if !self.send(writer.pieces(out)).await {
-                        return;
-                    }
-                    break;
-                }
-                StreamEnd::Done => {}
+/// Runs the rounds of a tool turn, whole or streamed: asks the upstream (`first`, when the
+/// caller asked already), reads each answer through `turn` into `sink`, and asks again
+/// while the turn says so (a resample or a repair round). A failure of the first round is
+/// the caller's to answer (an HTTP error, or an error event once the client's stream has
+/// begun); a failure of a later round, whose answer is not the client's, ends the turn
+/// with what it has. `Ok(false)` when the client left.
+pub(crate) async fn drive(
+    gateway: &Gateway,
+    auth: Option<&HeaderValue>,
+    turn: &mut Turn,
+    sink: &mut impl Sink,
+    mut first: Option<UpstreamResponse>,
+    (usage, finish): (&mut Usage, &mut Option<String>),
+) -> Result<bool, ApiError> {
+    usage.add(turn.take_counted_usage().as_ref());
+    loop {
+        let response = match first.take() {
+            Some(response) => Ok(response),
+            None => {
+                let body = sink.body(turn.request(), &*turn);
+                gateway.upstream.chat_checked(body, auth).await
             }
-            // Read as far as the turn reads: an upstream still writing (past a repeated
-            // call) is stopped now, not after the client's answer is sent.
-            drop(response);
-            let mut out = Vec::new();
-            let end = turn.end_round(&mut out);
-            if !self.send(writer.pieces(out)).await {
-                return;
+        };
+        let read = match response {
+            Ok(mut response) => {
+                read_answer(&gateway.upstream, turn, &mut response, sink, usage, finish).await
+                // The response is dropped here: an upstream still writing (past a
+                // repeated call) is stopped now, not after the client's answer is sent.
             }
-            if end == RoundEnd::Done {
-                break;
-            }
-            let body = Bytes::from(turn.request().body(Some(true)));
-            match self.gateway.upstream.chat_checked(body, self.auth).await {
-                Ok(next) => response = next,
-                Err(_) => {
-                    let mut out = Vec::new();
-                    turn.give_up(&mut out);
-                    if !self.send(writer.pieces(out)).await {
-                        return;
-                    }
-                    break;
-                }
+            Err(error) => StreamEnd::Failed(error),
+        };
+        match read {
+            StreamEnd::Done => {}
+            StreamEnd::Gone => return Ok(false),
+            StreamEnd::Failed(error) if !turn.repairing() => return Err(error),
+            StreamEnd::Failed(_) => {
+                let mut out = Vec::new();
+                turn.give_up(&mut out);
+                return Ok(sink.release(out).await);
             }
         }
-        let finish_reason = turn.finish_reason(finish.as_deref());
-        let end = writer.end(turn.request(), &finish_reason, Map::new(), usage);
-        self.send(end).await;
+        let mut out = Vec::new();
+        let end = turn.end_round(&mut out);
+        if !sink.release(out).await {
+            return Ok(false);
+        }
+        if end == RoundEnd::Done {
+            return Ok(true);
+        }
     }
+}
 
+impl Rounds<'_> {
     /// Reads one upstream answer through `turn`, sending what it releases to the client.
     pub(crate) async fn read(
         &mut self,

@@ -55,6 +55,18 @@ pub(crate) enum RoundEnd {
     Done,
 }
 
+/// Which answer a round asks for. Every round after the first is quiet: its text is not
+/// the client's, its calls are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// The request as the client sent it, prompted.
+    First,
+    /// The first request again, sampled ([`Turn::resample`]).
+    Resample,
+    /// The conversation with the last answer and what to fix in it.
+    Repair,
+}
+
 /// The most refused calls a repair round quotes.
 const MAX_QUOTED_CALLS: usize = 20;
 
@@ -159,8 +171,8 @@ pub(crate) struct Turn {
     choice: Choice,
     single_call: bool,
     repairs_left: usize,
-    /// Whether the round under way is a repair round: its text is not the client's.
-    repairing: bool,
+    /// Which answer the round under way asks for: the first, a resample or a repair.
+    round: Round,
     parser: StreamParser,
     /// Everything the model wrote this round; the parser's offsets index it.
     round_text: String,
@@ -202,8 +214,6 @@ pub(crate) struct Turn {
     /// after resamples. Resamples come before any repair round, so the request is the
     /// client's until then but for these two fields: nothing else need be kept.
     client_sampling: [Option<Json>; 2],
-    /// Whether the round under way is a resample.
-    resampling: bool,
     /// The calls passed on in the turn's earlier rounds. A repair round or a resample
     /// that writes one of them again (a model asked for its corrected calls often lists
     /// them all) has it dropped: the client has it, and would make it twice. At most
@@ -267,7 +277,7 @@ impl Turn {
             choice,
             single_call,
             repairs_left: repair_rounds,
-            repairing: false,
+            round: Round::First,
             parser,
             round_text: String::new(),
             shaper: Shaper::default(),
@@ -287,7 +297,6 @@ impl Turn {
             client_sampling: [None, None],
             resamples_left: 0,
             resampled: 0,
-            resampling: false,
             made: HashSet::new(),
             made_this_round: Vec::new(),
             upstream_made: HashSet::new(),
@@ -474,7 +483,7 @@ impl Turn {
 
     /// Whether the round under way is a repair round (its text is dropped, its calls kept).
     pub(crate) fn repairing(&self) -> bool {
-        self.repairing
+        self.round != Round::First
     }
 
     /// `tool_calls` when calls were passed on, else the upstream's reason (`stop` if none).
@@ -541,7 +550,7 @@ impl Turn {
             Choice::Auto | Choice::None => false,
         };
         if refused_count == 0 && !missing {
-            if self.resampling {
+            if self.round == Round::Resample {
                 // The resample's answer stands in for the failed one: it wrote no call
                 // that failed, so none is shown.
                 self.unresolved.clear();
@@ -551,8 +560,7 @@ impl Turn {
         }
         if self.resample_ahead() {
             self.resamples_left -= 1;
-            self.repairing = true;
-            self.resampling = true;
+            self.round = Round::Resample;
             self.round_text.clear();
             self.sample_again();
             return RoundEnd::Repair;
@@ -561,7 +569,7 @@ impl Turn {
             self.give_up(out);
             return RoundEnd::Done;
         }
-        if std::mem::take(&mut self.resampling) {
+        if self.round == Round::Resample {
             // The repair goes on from the conversation as the client sent it, at its own
             // sampling settings, with the last answer.
             let [temperature, seed] = self.client_sampling.clone();
@@ -577,7 +585,7 @@ impl Turn {
                 });
         }
         self.repairs_left -= 1;
-        self.repairing = true;
+        self.round = Round::Repair;
         let answer = std::mem::take(&mut self.round_text);
         let note = self.repair_note(&refused, refused_count, called, missing);
         if !answer.trim().is_empty() {
@@ -723,7 +731,7 @@ impl Turn {
     }
 
     fn text(&mut self, text: &str, out: &mut Vec<Out>) {
-        if !self.repairing {
+        if self.round == Round::First {
             self.shaper.text(text, out);
         }
     }
@@ -812,7 +820,7 @@ impl Turn {
     /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
     /// it (made only for the calls it quotes).
     fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
-        if self.repairs_left == 0 && !self.resample_ahead() && !self.repairing {
+        if self.repairs_left == 0 && !self.resample_ahead() && self.round == Round::First {
             // No round is left to repair it in: it stays where it was, as text.
             self.text(raw, out);
             return;
@@ -871,7 +879,7 @@ impl Reader for Turn {
     }
 
     fn quiet(&self) -> bool {
-        self.repairing
+        self.round != Round::First
     }
 
     fn answer_over(&self) -> bool {
