@@ -266,6 +266,15 @@ fn seconds(duration: Duration) -> String {
     }
 }
 
+impl From<crate::turn::TurnError> for ApiError {
+    fn from(error: crate::turn::TurnError) -> ApiError {
+        match error {
+            crate::turn::TurnError::BadRequest(message) => ApiError::bad_request(message),
+            crate::turn::TurnError::GrammarTooLarge(why) => ApiError::grammar_too_large(&why),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,14 +313,5 @@ mod tests {
             ApiError::timeout(Duration::from_millis(1500)).message(),
             "The upstream server did not answer within 1.5s"
         );
-    }
-}
-
-impl From<crate::turn::TurnError> for ApiError {
-    fn from(error: crate::turn::TurnError) -> ApiError {
-        match error {
-            crate::turn::TurnError::BadRequest(message) => ApiError::bad_request(message),
-            crate::turn::TurnError::GrammarTooLarge(why) => ApiError::grammar_too_large(&why),
-        }
     }
 }

@@ -6,19 +6,22 @@
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
 };
-use super::rounds::{read_answer, whole_answer_body, Collect, Rounds, StreamEnd};
+use super::rounds::{drive, Collect, Reader, Rounds, Sink, ToClient};
 use super::{ApiError, Gateway};
-use crate::execute::{CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, Settings};
+use crate::execute::{
+    CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, ResponseStream, Settings,
+};
+use crate::parse::Event;
 use crate::turn::Request;
 use crate::turn::ToolSet;
 use crate::turn::{add_prompt_raw, rewrite_raw};
-use crate::turn::{Out, Prose};
+use crate::turn::{Out, RoundEnd, Shaper};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// What an executed turn did, for the `atfunc` field of the answer.
@@ -87,10 +90,11 @@ pub(crate) async fn handle(
     }
     add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
     request.set_messages(messages);
-    if request.get("stream") == Some(Json::Bool(true)) {
-        streamed(gateway, auth, request, registry).await
+    let turn = Executed::new(&gateway, request, registry);
+    if turn.request.get("stream") == Some(Json::Bool(true)) {
+        streamed(gateway, auth, turn).await
     } else {
-        whole(gateway, auth, request, registry).await
+        whole(gateway, auth, turn).await
     }
 }
 
@@ -100,61 +104,244 @@ fn history_tools(registry: &Registry) -> ToolSet {
     ToolSet::from_catalog(registry.catalog(&CallContext::new()))
 }
 
-/// Runs the calls of one answer in the request's own conversation: what the model set in
-/// an earlier step (its truncate length) holds in this one, and never in another request,
-/// though every request shares the registry. Each call event goes to `events` as JSON.
+/// An executed turn: each answer is read once, by the registry's stream, whose calls run
+/// as soon as each is complete (while the model may still be writing) and whose text goes
+/// to the client as it comes, the calls taken out. An answer with calls is followed by
+/// another, asked with their results, until an answer has none, a call is held, or
+/// [`Options::max_steps`](super::Options::max_steps) answers were read.
 ///
-/// Unless the gateway keeps repeated calls ([`Options::keep_repeated_calls`]), a call
-/// that repeats an earlier one ends the answer, as in a tool turn: `text` is cut before
-/// it, so the next step's history holds the answer up to there.
-///
-/// [`Options::keep_repeated_calls`]: super::Options::keep_repeated_calls
-async fn run_answer(
-    gateway: &Gateway,
-    registry: &Registry,
-    text: &mut String,
-    settings: &mut Settings,
-    events: impl Fn(Json) + Send + Sync + 'static,
-) -> ExecutionReport {
-    let mut stream =
-        registry
-            .stream()
-            .with_settings(settings)
-            .on_event(move |event: &CallEvent| {
-                if let Ok(event) = serde_json::to_value(event) {
-                    events(event);
-                }
-            });
-    if !gateway.options.keep_repeated_calls {
-        stream = stream.end_at_repeated_call();
-    }
-    stream.feed_str(text).await;
-    let end = stream.finish().await;
-    if let Some(at) = end.repeated_at {
-        let cut = usize::try_from(at.start).unwrap_or(text.len());
-        if text.is_char_boundary(cut) {
-            text.truncate(cut);
-            text.truncate(text.trim_end().len());
+/// The answers run in the request's own conversation: what the model set in an earlier
+/// answer (its truncate length) holds in the next, and never in another request, though
+/// every request shares the registry. Unless the gateway keeps repeated calls
+/// ([`Options::keep_repeated_calls`](super::Options::keep_repeated_calls)), a call that
+/// repeats an earlier one ends its answer, as in a tool turn: neither it nor anything
+/// after it is read or run, and the next answer's history holds the answer up to there.
+struct Executed {
+    registry: Arc<Registry>,
+    /// The request for the next answer.
+    request: Request,
+    keep_repeated_calls: bool,
+    max_steps: usize,
+    /// The answer under way, made at its first piece.
+    stream: Option<ResponseStream>,
+    /// What the model set in the answers so far.
+    settings: Settings,
+    shaper: Shaper,
+    /// The answer under way, as the model wrote it, for the next answer's history.
+    answer: String,
+    record: Record,
+    /// The calls' events, sent by the registry's hook from wherever a call runs.
+    events_tx: mpsc::UnboundedSender<Json>,
+    events: mpsc::UnboundedReceiver<Json>,
+    /// Whether a call was held: the turn ends with it as a `tool_calls` entry.
+    held: bool,
+}
+
+impl Executed {
+    fn new(gateway: &Gateway, request: Request, registry: Arc<Registry>) -> Executed {
+        let (events_tx, events) = mpsc::unbounded_channel();
+        Executed {
+            settings: registry.settings(),
+            registry,
+            request,
+            keep_repeated_calls: gateway.options.keep_repeated_calls,
+            max_steps: gateway.options.max_steps,
+            stream: None,
+            shaper: Shaper::default(),
+            answer: String::new(),
+            record: Record::default(),
+            events_tx,
+            events,
+            held: false,
         }
     }
-    settings.clone_from(&end.report.settings);
-    end.report
-}
 
-/// Adds an answer and its result blocks to the conversation.
-fn push_step(request: &mut Request, answer: String, results: String) {
-    request.push_message(&json!({"role": "assistant", "content": answer}));
-    request.push_message(&json!({"role": "user", "content": results}));
-}
-
-/// The reader of an executed turn's answers: unless the gateway keeps repeated calls, an
-/// answer ends at its first repeat.
-fn prose(gateway: &Gateway, registry: &Registry) -> Prose {
-    let mut prose = Prose::new(registry.parser_config());
-    if !gateway.options.keep_repeated_calls {
-        prose.end_at_repeats(registry.catalog(&CallContext::new()));
+    /// The stream of the answer under way.
+    fn stream(&mut self) -> &mut ResponseStream {
+        let Executed {
+            stream,
+            registry,
+            settings,
+            events_tx,
+            keep_repeated_calls,
+            ..
+        } = self;
+        stream.get_or_insert_with(|| {
+            let events = events_tx.clone();
+            let stream =
+                registry
+                    .stream()
+                    .with_settings(settings)
+                    .on_event(move |event: &CallEvent| {
+                        if let Ok(event) = serde_json::to_value(event) {
+                            // Unbounded: a sender that could wait would hold up the call; they
+                            // are few per call.
+                            let _ = events.send(event);
+                        }
+                    });
+            if *keep_repeated_calls {
+                stream
+            } else {
+                stream.end_at_repeated_call()
+            }
+        })
     }
-    prose
+
+    /// Reads `chunk` of the answer (the end of it when `None`), releasing its text to `out`;
+    /// its calls run once that text is passed on, their events going to `sink` as they
+    /// happen. `false` when nobody is there any more.
+    async fn read(
+        &mut self,
+        chunk: Option<&str>,
+        out: &mut Vec<Out>,
+        sink: &mut impl Sink,
+    ) -> bool {
+        self.stream();
+        let Executed {
+            stream: Some(stream),
+            shaper,
+            events,
+            ..
+        } = self
+        else {
+            return true;
+        };
+        let mut seen = |event: &Event| match event {
+            Event::Text { text } => shaper.text(text, out),
+            Event::InvalidUtf8 { bytes, .. } => shaper.text(&String::from_utf8_lossy(bytes), out),
+            Event::CallStarted { .. } => {}
+            // The registry runs (or refuses) it; it is not the client's text.
+            Event::Call(_) | Event::Malformed { .. } => shaper.call(),
+        };
+        let calls = match chunk {
+            Some(chunk) => stream.read_str(chunk, &mut seen),
+            None => stream.finish_reading(&mut seen),
+        };
+        if calls.is_empty() {
+            return true;
+        }
+        // The text before the calls goes first.
+        if !sink.release(std::mem::take(out)).await {
+            return false;
+        }
+        let running = stream.run_read(calls);
+        tokio::pin!(running);
+        loop {
+            tokio::select! {
+                biased;
+                // A client that leaves while the tools run stops them.
+                () = sink.gone() => return false,
+                Some(event) = events.recv() => {
+                    if !sink.events(waiting(event, events)).await {
+                        return false;
+                    }
+                }
+                _ = &mut running => break,
+            }
+        }
+        // Events sent while the last call ended.
+        if let Ok(event) = events.try_recv() {
+            if !sink.events(waiting(event, events)).await {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// `first` and every other event already waiting.
+fn waiting(first: Json, more: &mut mpsc::UnboundedReceiver<Json>) -> Vec<Json> {
+    let mut events = vec![first];
+    while let Ok(event) = more.try_recv() {
+        events.push(event);
+    }
+    events
+}
+
+impl Reader for Executed {
+    async fn feed(&mut self, delta: &str, out: &mut Vec<Out>, sink: &mut impl Sink) -> bool {
+        if self.answer_over() {
+            return true;
+        }
+        self.answer.push_str(delta);
+        self.read(Some(delta), out, sink).await
+    }
+
+    fn quiet(&self) -> bool {
+        false
+    }
+
+    fn answer_over(&self) -> bool {
+        self.stream
+            .as_ref()
+            .is_some_and(|stream| stream.repeated_at().is_some())
+    }
+
+    fn ends_at_repeat(&self) -> bool {
+        !self.keep_repeated_calls
+    }
+}
+
+impl Rounds for Executed {
+    fn request(&self) -> &Request {
+        &self.request
+    }
+
+    fn take_counted_usage(&mut self) -> Option<Json> {
+        None
+    }
+
+    async fn end_round(&mut self, out: &mut Vec<Out>, sink: &mut impl Sink) -> Option<RoundEnd> {
+        if !self.answer_over() && !self.read(None, out, sink).await {
+            return None;
+        }
+        // `read` made the stream, even for an answer of no text.
+        let end = self.stream.take()?.ended();
+        self.record.steps += 1;
+        self.shaper.separate("\n\n");
+        let mut answer = std::mem::take(&mut self.answer);
+        if let Some(at) = end.repeated_at {
+            let cut = usize::try_from(at.start).unwrap_or(answer.len());
+            if answer.is_char_boundary(cut) {
+                answer.truncate(cut);
+                answer.truncate(answer.trim_end().len());
+            }
+        }
+        self.settings.clone_from(&end.report.settings);
+        let held = self.record.add(&self.registry, &end.report);
+        if !held.is_empty() {
+            self.held = true;
+            out.extend(held);
+            return Some(RoundEnd::Done);
+        }
+        if end.report.call_count == 0 {
+            return Some(RoundEnd::Done);
+        }
+        if self.record.steps >= self.max_steps {
+            self.record.stopped = true;
+            return Some(RoundEnd::Done);
+        }
+        self.request
+            .push_message(&json!({"role": "assistant", "content": answer}));
+        self.request
+            .push_message(&json!({"role": "user", "content": end.report.output}));
+        Some(RoundEnd::Repair)
+    }
+
+    /// Never called: every answer of an executed turn is the client's, so a failed one is
+    /// the caller's to answer.
+    fn give_up(&mut self, _out: &mut Vec<Out>) {}
+}
+
+impl Executed {
+    /// `tool_calls` when a call was held, else the upstream's reason (`stop` if none).
+    fn finish_reason(&self, upstream: Option<&str>) -> String {
+        if self.held {
+            String::from("tool_calls")
+        } else {
+            upstream.unwrap_or("stop").to_owned()
+        }
+    }
 }
 
 /// An executed turn answered whole. As in a tool turn answered whole, each answer is
@@ -163,70 +350,25 @@ fn prose(gateway: &Gateway, registry: &Registry) -> Prose {
 async fn whole(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    mut request: Request,
-    registry: Arc<Registry>,
+    mut turn: Executed,
 ) -> Result<Response, ApiError> {
-    let mut prose = prose(&gateway, &registry);
-    let mut settings = registry.settings();
-    let mut answer = Collect::new(Meta::for_model(request.get("model")));
-    let mut record = Record::default();
+    let mut answer = Collect::new(Meta::for_model(turn.request.get("model")));
     let mut usage = Usage::default();
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let mut held;
-    let finish = loop {
-        let body = whole_answer_body(&request, &prose);
-        let mut response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
-        let mut finish = None;
-        let read = read_answer(
-            &gateway.upstream,
-            &mut prose,
-            &mut response,
-            &mut answer,
-            &mut usage,
-            &mut finish,
-        )
-        .await;
-        // An upstream still writing (past a repeated call) is stopped now.
-        drop(response);
-        // `Gone` is never seen: a whole answer's client that leaves drops this handler.
-        if let StreamEnd::Failed(error) = read {
-            return Err(error);
-        }
-        record.steps += 1;
-        let finish = finish.unwrap_or_else(|| String::from("stop"));
-        let mut text = prose.end_answer(&mut answer.out);
-        let sink = Arc::clone(&events);
-        let report = run_answer(
-            &gateway,
-            &registry,
-            &mut text,
-            &mut settings,
-            move |event| {
-                sink.lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(event);
-            },
-        )
-        .await;
-        held = record.add(&registry, &report);
-        if !held.is_empty() {
-            break String::from("tool_calls");
-        }
-        if report.call_count == 0 {
-            break finish;
-        }
-        if record.steps >= gateway.options.max_steps {
-            record.stopped = true;
-            break finish;
-        }
-        push_step(&mut request, text, report.output);
-    };
-    record.events = Some(std::mem::take(
-        &mut *events.lock().unwrap_or_else(PoisonError::into_inner),
-    ));
+    let mut finish = None;
+    // A whole answer's client that leaves drops this handler: never `Ok(false)` here.
+    drive(
+        &gateway,
+        auth.as_ref(),
+        &mut turn,
+        &mut answer,
+        None,
+        (&mut usage, &mut finish),
+    )
+    .await?;
+    turn.record.events = Some(std::mem::take(&mut answer.events));
     let mut extra = Map::new();
-    extra.insert("atfunc".into(), record.to_json());
-    answer.out.append(&mut held);
+    extra.insert("atfunc".into(), turn.record.to_json());
+    let finish = turn.finish_reason(finish.as_deref());
     Ok(whole_answer(
         &answer.meta,
         answer.out,
@@ -237,139 +379,50 @@ async fn whole(
     ))
 }
 
+/// An executed turn streamed: the first upstream request is made before the client's
+/// stream starts, so its failure is still an HTTP error.
 async fn streamed(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
-    mut request: Request,
-    registry: Arc<Registry>,
+    mut turn: Executed,
 ) -> Result<Response, ApiError> {
-    let mut response = gateway
+    let response = gateway
         .upstream
-        .chat_checked(Bytes::from(request.body(Some(true))), auth.as_ref())
+        .chat_checked(Bytes::from(turn.request.body(Some(true))), auth.as_ref())
         .await?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
-        let mut writer = ChunkWriter::new(Meta::for_model(request.get("model")));
-        let mut rounds = Rounds {
-            gateway: &gateway,
-            tx: &tx,
-        };
-        let mut prose = prose(&gateway, &registry);
-        let mut settings = registry.settings();
-        let mut record = Record::default();
+        let mut writer = ChunkWriter::new(Meta::for_model(turn.request.get("model")));
         let mut usage = Usage::default();
         let mut finish = None;
-        loop {
-            match rounds
-                .read(
-                    &mut prose,
-                    &mut response,
-                    &mut writer,
-                    &mut usage,
-                    &mut finish,
-                )
-                .await
-            {
-                StreamEnd::Done => {}
-                StreamEnd::Gone => return,
-                StreamEnd::Failed(error) => {
-                    tx.send(error_event(&error)).await;
-                    return;
-                }
-            }
-            record.steps += 1;
-            let mut out = Vec::new();
-            let mut text = prose.end_answer(&mut out);
-            if !rounds.send(writer.pieces(out)).await {
-                return;
-            }
-            // Each call's events go to the client as they happen (unbounded: a sender
-            // that could wait would hold up the call; they are few per call).
-            let (events_tx, mut events) = mpsc::unbounded_channel();
-            let report = {
-                let running = run_answer(
-                    &gateway,
-                    &registry,
-                    &mut text,
-                    &mut settings,
-                    move |event| {
-                        let _ = events_tx.send(event);
-                    },
-                );
-                tokio::pin!(running);
-                loop {
-                    // A client that leaves while the tools run stops them.
-                    tokio::select! {
-                        biased;
-                        () = tx.closed() => return,
-                        Some(event) = events.recv() => {
-                            let chunk = events_chunk(&mut writer, event, &mut events);
-                            if !rounds.send(vec![chunk]).await {
-                                return;
-                            }
-                        }
-                        report = &mut running => break report,
+        let mut sink = ToClient::new(&tx, &mut writer);
+        let ended = drive(
+            &gateway,
+            auth.as_ref(),
+            &mut turn,
+            &mut sink,
+            Some(response),
+            (&mut usage, &mut finish),
+        )
+        .await;
+        match ended {
+            Ok(true) => {
+                let mut extra = Map::new();
+                extra.insert("atfunc".into(), turn.record.to_json());
+                let reason = turn.finish_reason(finish.as_deref());
+                for chunk in writer.end(&turn.request, &reason, extra, usage) {
+                    if !tx.send(chunk).await {
+                        return;
                     }
                 }
-            };
-            // Events sent while the last call ended.
-            if let Ok(event) = events.try_recv() {
-                let chunk = events_chunk(&mut writer, event, &mut events);
-                if !rounds.send(vec![chunk]).await {
-                    return;
-                }
             }
-            let held = record.add(&registry, &report);
-            if !held.is_empty() {
-                if !rounds.send(writer.pieces(held)).await {
-                    return;
-                }
-                finish = Some(String::from("tool_calls"));
-                break;
-            }
-            if report.call_count == 0 {
-                break;
-            }
-            if record.steps >= gateway.options.max_steps {
-                record.stopped = true;
-                break;
-            }
-            push_step(&mut request, text, report.output);
-            let next = gateway
-                .upstream
-                .chat_checked(Bytes::from(request.body(Some(true))), auth.as_ref())
-                .await;
-            match next {
-                Ok(next) => response = next,
-                Err(error) => {
-                    tx.send(error_event(&error)).await;
-                    return;
-                }
+            Ok(false) => {}
+            Err(error) => {
+                tx.send(error_event(&error)).await;
             }
         }
-        let mut extra = Map::new();
-        extra.insert("atfunc".into(), record.to_json());
-        let reason = finish.unwrap_or_else(|| String::from("stop"));
-        let end = writer.end(&request, &reason, extra, usage);
-        rounds.send(end).await;
     });
     Ok(sse_response(body))
-}
-
-/// One chunk with `first` and every other event already waiting, as
-/// `"atfunc": {"events": [...]}`.
-fn events_chunk(
-    writer: &mut ChunkWriter,
-    first: Json,
-    more: &mut mpsc::UnboundedReceiver<Json>,
-) -> axum::body::Bytes {
-    let mut events = vec![first];
-    while let Ok(event) = more.try_recv() {
-        events.push(event);
-    }
-    let mut fields = Map::new();
-    fields.insert("atfunc".into(), json!({ "events": events }));
-    writer.fields(fields)
 }
 
 #[cfg(test)]

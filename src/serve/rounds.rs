@@ -1,13 +1,13 @@
-//! Reading the upstream's answers, and the rounds of a streamed turn.
+//! Reading the upstream's answers, and the one loop over a turn's rounds.
 //!
 //! An upstream answer, a stream or a whole JSON body, is read through the turn's
 //! [`Reader`] by [`read_answer`], and what the reader releases goes to a [`Sink`]: the
 //! client's stream ([`ToClient`], piece by piece as it comes) or the parts of an answer
 //! sent whole ([`Collect`]). A reader that has read all it will (a repeated call ended
 //! the answer) ends the reading there, and the caller drops the upstream's stream, which
-//! stops a server that notices its client leave. [`Rounds`] runs the rounds of a streamed
-//! turn: a round that needs a repair asks the upstream again. Used by tool turns (`chat`)
-//! and executed turns (`execute`) alike.
+//! stops a server that notices its client leave. [`drive`] runs the rounds of every turn,
+//! whole or streamed: a tool turn ([`Turn`]: a resample or a repair round asks again) and
+//! an executed turn (`execute`: the results of its calls ask again).
 
 use super::reply::{ChunkWriter, Meta, Tx, Usage};
 use super::upstream::{Response as UpstreamResponse, Upstream};
@@ -16,14 +16,14 @@ use crate::endpoint::is_event_stream;
 use crate::endpoint::{Sse, SseDecoder};
 use crate::turn::content_text;
 use crate::turn::Request;
-use crate::turn::{Out, Reader, RoundEnd, Turn};
+use crate::turn::{Out, RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map, Value as Json};
 use std::future::Future;
 
 /// Where the pieces of one upstream answer go as they are read.
-pub(crate) trait Sink {
+pub(crate) trait Sink: Send {
     /// Completes once nobody waits for the answer any more.
     fn gone(&self) -> impl Future<Output = ()> + Send;
     /// The answer's id, time and model, to be set from the upstream's first chunk; `None`
@@ -34,8 +34,97 @@ pub(crate) trait Sink {
     fn reasoning(&mut self, out: &mut Vec<Out>, reasoning: &Json);
     /// Passes on what the reader released; `false` when nobody is there any more.
     fn release(&mut self, out: Vec<Out>) -> impl Future<Output = bool> + Send;
+    /// Passes on the events of an executed turn's calls, as they happen; `false` when
+    /// nobody is there any more.
+    fn events(&mut self, events: Vec<Json>) -> impl Future<Output = bool> + Send;
     /// The body of `request` for the next upstream answer, which `reader` will read.
     fn body(&self, request: &Request, reader: &impl Reader) -> Bytes;
+}
+
+/// What reads an upstream answer as it streams in.
+pub(crate) trait Reader: Send {
+    /// Feeds the next piece of the answer: what it releases goes to `out`, or, for a
+    /// reader that must pass text on before it goes on (an executed turn, before a call
+    /// runs), to `sink` itself. `false` when nobody is there any more.
+    fn feed(
+        &mut self,
+        delta: &str,
+        out: &mut Vec<Out>,
+        sink: &mut impl Sink,
+    ) -> impl Future<Output = bool> + Send;
+    /// Takes in the `tool_calls` (or a stream delta's pieces of them) the upstream sent
+    /// beside the text. Dropped unless the reader passes them on.
+    fn upstream_calls(&mut self, _tool_calls: &Json) {}
+    /// Whether the answer under way is not the client's (a repair round): its text is
+    /// dropped and its finish reason ignored.
+    fn quiet(&self) -> bool;
+    /// Whether the reader has read all it will of the answer under way: the upstream's
+    /// stream is then dropped, which stops a server that notices its client leave (as
+    /// llama.cpp's does) from spending more tokens on it.
+    fn answer_over(&self) -> bool;
+    /// Whether a call that repeats an earlier one ends each answer, so that an answer is
+    /// best asked for as a stream, to be dropped there.
+    fn ends_at_repeat(&self) -> bool;
+}
+
+/// A turn of several rounds, as [`drive`] runs it.
+pub(crate) trait Rounds: Reader {
+    /// The request for the next upstream answer.
+    fn request(&self) -> &Request;
+    /// The usage of requests made for the turn before its first answer.
+    fn take_counted_usage(&mut self) -> Option<Json>;
+    /// Ends the answer under way: whether to ask again. What it releases goes to `out`, or
+    /// to `sink` before the turn goes on (see [`Reader::feed`]); `None` when nobody is
+    /// there any more.
+    fn end_round(
+        &mut self,
+        out: &mut Vec<Out>,
+        sink: &mut impl Sink,
+    ) -> impl Future<Output = Option<RoundEnd>> + Send;
+    /// Ends the turn after a quiet round failed upstream.
+    fn give_up(&mut self, out: &mut Vec<Out>);
+}
+
+impl Reader for Turn {
+    async fn feed(&mut self, delta: &str, out: &mut Vec<Out>, _sink: &mut impl Sink) -> bool {
+        Turn::feed(self, delta, out);
+        true
+    }
+
+    fn upstream_calls(&mut self, tool_calls: &Json) {
+        self.take_upstream_calls(tool_calls);
+    }
+
+    fn quiet(&self) -> bool {
+        self.repairing()
+    }
+
+    fn answer_over(&self) -> bool {
+        Turn::answer_over(self)
+    }
+
+    /// Unless [`Turn::keep_repeated_calls`].
+    fn ends_at_repeat(&self) -> bool {
+        Turn::ends_at_repeat(self)
+    }
+}
+
+impl Rounds for Turn {
+    fn request(&self) -> &Request {
+        Turn::request(self)
+    }
+
+    fn take_counted_usage(&mut self) -> Option<Json> {
+        Turn::take_counted_usage(self)
+    }
+
+    async fn end_round(&mut self, out: &mut Vec<Out>, _sink: &mut impl Sink) -> Option<RoundEnd> {
+        Some(Turn::end_round(self, out))
+    }
+
+    fn give_up(&mut self, out: &mut Vec<Out>) {
+        Turn::give_up(self, out);
+    }
 }
 
 /// The client's stream: each piece becomes a chunk, sent as it is released.
@@ -84,6 +173,17 @@ impl Sink for ToClient<'_> {
         true
     }
 
+    /// One chunk, `"atfunc": {"events": [...]}` beside its choices.
+    async fn events(&mut self, events: Vec<Json>) -> bool {
+        if !self.release(Vec::new()).await {
+            return false;
+        }
+        let mut fields = Map::new();
+        fields.insert("atfunc".into(), json!({ "events": events }));
+        let chunk = self.writer.fields(fields);
+        self.tx.send(chunk).await
+    }
+
     fn body(&self, request: &Request, _reader: &impl Reader) -> Bytes {
         Bytes::from(request.body(Some(true)))
     }
@@ -98,6 +198,8 @@ pub(crate) struct Collect {
     met: bool,
     /// The model's reasoning: a whole answer's as it came, a stream's pieces joined.
     pub(crate) reasoning: Option<Json>,
+    /// The events of an executed turn's calls, in order.
+    pub(crate) events: Vec<Json>,
 }
 
 impl Collect {
@@ -107,6 +209,7 @@ impl Collect {
             meta,
             met: false,
             reasoning: None,
+            events: Vec::new(),
         }
     }
 }
@@ -139,15 +242,14 @@ impl Sink for Collect {
         true
     }
 
+    async fn events(&mut self, mut events: Vec<Json>) -> bool {
+        self.events.append(&mut events);
+        true
+    }
+
     fn body(&self, request: &Request, reader: &impl Reader) -> Bytes {
         whole_answer_body(request, reader)
     }
-}
-
-/// The rounds of an executed turn's stream: it reads each answer to the client.
-pub(crate) struct Rounds<'a> {
-    pub(crate) gateway: &'a Gateway,
-    pub(crate) tx: &'a Tx,
 }
 
 /// How an upstream stream ended.
@@ -160,16 +262,17 @@ pub(crate) enum StreamEnd {
     Failed(ApiError),
 }
 
-/// Runs the rounds of a tool turn, whole or streamed: asks the upstream (`first`, when the
+/// Runs the rounds of a turn, whole or streamed: asks the upstream (`first`, when the
 /// caller asked already), reads each answer through `turn` into `sink`, and asks again
-/// while the turn says so (a resample or a repair round). A failure of the first round is
-/// the caller's to answer (an HTTP error, or an error event once the client's stream has
-/// begun); a failure of a later round, whose answer is not the client's, ends the turn
-/// with what it has. `Ok(false)` when the client left.
+/// while the turn says so. A failure of a round that is the client's (the first, or any
+/// of an executed turn) is the caller's to answer: an HTTP error, or an error event once
+/// the client's stream has begun. A failure of a quiet round (a resample or a repair,
+/// whose answer is not the client's) ends the turn with what it has. `Ok(false)` when
+/// the client left.
 pub(crate) async fn drive(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
-    turn: &mut Turn,
+    turn: &mut impl Rounds,
     sink: &mut impl Sink,
     mut first: Option<UpstreamResponse>,
     (usage, finish): (&mut Usage, &mut Option<String>),
@@ -194,7 +297,7 @@ pub(crate) async fn drive(
         match read {
             StreamEnd::Done => {}
             StreamEnd::Gone => return Ok(false),
-            StreamEnd::Failed(error) if !turn.repairing() => return Err(error),
+            StreamEnd::Failed(error) if !turn.quiet() => return Err(error),
             StreamEnd::Failed(_) => {
                 let mut out = Vec::new();
                 turn.give_up(&mut out);
@@ -202,45 +305,13 @@ pub(crate) async fn drive(
             }
         }
         let mut out = Vec::new();
-        let end = turn.end_round(&mut out);
-        if !sink.release(out).await {
+        let end = turn.end_round(&mut out, sink).await;
+        if end.is_none() || !sink.release(out).await {
             return Ok(false);
         }
-        if end == RoundEnd::Done {
+        if end == Some(RoundEnd::Done) {
             return Ok(true);
         }
-    }
-}
-
-impl Rounds<'_> {
-    /// Reads one upstream answer through `turn`, sending what it releases to the client.
-    pub(crate) async fn read(
-        &mut self,
-        turn: &mut impl Reader,
-        response: &mut UpstreamResponse,
-        writer: &mut ChunkWriter,
-        usage: &mut Usage,
-        finish: &mut Option<String>,
-    ) -> StreamEnd {
-        let mut sink = ToClient::new(self.tx, writer);
-        read_answer(
-            &self.gateway.upstream,
-            turn,
-            response,
-            &mut sink,
-            usage,
-            finish,
-        )
-        .await
-    }
-
-    pub(crate) async fn send(&self, events: Vec<Bytes>) -> bool {
-        for event in events {
-            if !self.tx.send(event).await {
-                return false;
-            }
-        }
-        true
     }
 }
 
@@ -355,7 +426,9 @@ pub(crate) async fn read_answer(
                 }
             }
             if let Some(text) = delta.and_then(|d| d.get("content")).and_then(Json::as_str) {
-                turn.feed(text, &mut out);
+                if !turn.feed(text, &mut out, sink).await {
+                    return StreamEnd::Gone;
+                }
             }
             if let Some(calls) = delta.and_then(|d| d.get("tool_calls")) {
                 turn.upstream_calls(calls);
@@ -427,7 +500,9 @@ async fn read_whole(
         }
     }
     let content = content_text(message.and_then(|m| m.get("content")));
-    turn.feed(&content, &mut out);
+    if !turn.feed(&content, &mut out, sink).await {
+        return StreamEnd::Gone;
+    }
     if let Some(calls) = message.and_then(|m| m.get("tool_calls")) {
         turn.upstream_calls(calls);
     }

@@ -15,7 +15,7 @@
 use super::constrain::UpstreamKind;
 use super::request::Request;
 use super::tools::ToolSet;
-use crate::bind::{bind, CallKey, Catalog, Repeats};
+use crate::bind::{bind, CallKey, Repeats};
 use crate::format::format_results;
 use crate::format::{
     call_text, repair_note, truncate_text, unreadable_call_error, CallRecord, MissingCall,
@@ -96,7 +96,7 @@ struct Refused {
 /// Holds back whitespace so that content neither starts nor ends with it and the space
 /// around a call that was taken out is not doubled. Only whitespace is ever held.
 #[derive(Debug, Default)]
-struct Shaper {
+pub(crate) struct Shaper {
     /// Whitespace after the text sent so far, not sent yet.
     pending: String,
     /// Whether any text was sent.
@@ -109,7 +109,7 @@ struct Shaper {
 }
 
 impl Shaper {
-    fn text(&mut self, text: &str, out: &mut Vec<Out>) {
+    pub(crate) fn text(&mut self, text: &str, out: &mut Vec<Out>) {
         let body = text.trim_end();
         let tail = text.get(body.len()..).unwrap_or_default();
         if body.trim_start().is_empty() {
@@ -145,8 +145,13 @@ impl Shaper {
         push_text(out, piece);
     }
 
+    /// Notes that a call was taken out of the text here.
+    pub(crate) fn call(&mut self) {
+        self.after_call = true;
+    }
+
     /// Starts a part of its own after `separator`, once text follows.
-    fn separate(&mut self, separator: &str) {
+    pub(crate) fn separate(&mut self, separator: &str) {
         if self.started {
             self.pending = separator.to_owned();
             self.after_call = false;
@@ -518,6 +523,13 @@ impl Turn {
         }
     }
 
+    /// Whether a call that repeats an earlier one ends each answer (unless
+    /// [`Turn::keep_repeated_calls`]), so that an answer is best asked for as a stream,
+    /// to be dropped there.
+    pub(crate) fn ends_at_repeat(&self) -> bool {
+        self.repeats.is_some()
+    }
+
     /// Whether this round's answer was ended by a call that repeats an earlier one: the
     /// rest of it is not read, so the upstream's stream may be dropped.
     pub(crate) fn answer_over(&self) -> bool {
@@ -844,161 +856,6 @@ fn too_many_calls_error() -> String {
         "This request already made {MAX_CALLS} calls, the most one request may make; \
          make this call after their results"
     )
-}
-
-/// What reads an upstream answer as it streams in.
-pub(crate) trait Reader {
-    /// Feeds the next piece of the answer.
-    fn feed(&mut self, delta: &str, out: &mut Vec<Out>);
-    /// Takes in the `tool_calls` (or a stream delta's pieces of them) the upstream sent
-    /// beside the text. Dropped unless the reader passes them on.
-    fn upstream_calls(&mut self, _tool_calls: &Json) {}
-    /// Whether the answer under way is not the client's (a repair round): its text is
-    /// dropped and its finish reason ignored.
-    fn quiet(&self) -> bool;
-    /// Whether the reader has read all it will of the answer under way: the upstream's
-    /// stream is then dropped, which stops a server that notices its client leave (as
-    /// llama.cpp's does) from spending more tokens on it.
-    fn answer_over(&self) -> bool {
-        false
-    }
-    /// Whether a call that repeats an earlier one ends each answer, so that an answer is
-    /// best asked for as a stream, to be dropped there.
-    fn ends_at_repeat(&self) -> bool {
-        false
-    }
-}
-
-impl Reader for Turn {
-    fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
-        Turn::feed(self, delta, out);
-    }
-
-    fn upstream_calls(&mut self, tool_calls: &Json) {
-        self.take_upstream_calls(tool_calls);
-    }
-
-    fn quiet(&self) -> bool {
-        self.round != Round::First
-    }
-
-    fn answer_over(&self) -> bool {
-        Turn::answer_over(self)
-    }
-
-    /// Unless [`Turn::keep_repeated_calls`].
-    fn ends_at_repeat(&self) -> bool {
-        self.repeats.is_some()
-    }
-}
-
-/// The text of the answers of an executed turn: calls taken out (the gateway runs them),
-/// answers a blank line apart.
-#[derive(Debug, Default)]
-pub(crate) struct Prose {
-    parser: StreamParser,
-    shaper: Shaper,
-    /// The answer under way, whole, for the registry.
-    answer: String,
-    /// With [`Prose::end_at_repeats`]: the functions calls bind against, and the calls
-    /// of the answer under way.
-    repeats: Option<(Catalog, Repeats)>,
-}
-
-impl Prose {
-    /// Reads answers with `config`: the registry's, so text and calls split as it splits
-    /// them.
-    pub(crate) fn new(config: ParserConfig) -> Prose {
-        Prose {
-            parser: StreamParser::new(config),
-            ..Prose::default()
-        }
-    }
-
-    /// Ends each answer at the end of its first call that repeats an earlier one, bound
-    /// against `catalog` (the registry's): nothing after it is read, and the upstream's
-    /// stream may be dropped there. The answer keeps the repeat, so that the registry,
-    /// reading it with [`end_at_repeated_call`], finds the same repeat and runs each
-    /// call once.
-    ///
-    /// [`end_at_repeated_call`]: crate::execute::ResponseStream::end_at_repeated_call
-    pub(crate) fn end_at_repeats(&mut self, catalog: Catalog) {
-        self.repeats = Some((catalog, Repeats::default()));
-    }
-
-    /// Ends an answer and returns it whole.
-    pub(crate) fn end_answer(&mut self, out: &mut Vec<Out>) -> String {
-        // The parser starts the next answer afresh; what it held after a repeat is
-        // not read.
-        let rest = self.parser.finish();
-        if !self.answer_over() {
-            for event in rest {
-                self.event(event, out);
-            }
-        }
-        if let Some((_, repeats)) = &mut self.repeats {
-            *repeats = Repeats::default();
-        }
-        self.shaper.separate("\n\n");
-        std::mem::take(&mut self.answer)
-    }
-
-    fn event(&mut self, event: Event, out: &mut Vec<Out>) {
-        match event {
-            Event::Text { text } => self.shaper.text(&text, out),
-            Event::InvalidUtf8 { bytes, .. } => {
-                self.shaper.text(&String::from_utf8_lossy(&bytes), out);
-            }
-            Event::CallStarted { .. } => {}
-            Event::Call(call) => {
-                // The registry runs (or refuses) it; it is not the client's text.
-                self.shaper.after_call = true;
-                let Some((catalog, repeats)) = &mut self.repeats else {
-                    return;
-                };
-                let Ok(bound) = bind(&call, catalog) else {
-                    return;
-                };
-                if !repeats.admit(&bound) {
-                    let end = usize::try_from(call.span.end).unwrap_or(usize::MAX);
-                    if self.answer.is_char_boundary(end) {
-                        self.answer.truncate(end);
-                    }
-                }
-            }
-            Event::Malformed { .. } => self.shaper.after_call = true,
-        }
-    }
-}
-
-impl Reader for Prose {
-    fn feed(&mut self, delta: &str, out: &mut Vec<Out>) {
-        if self.answer_over() {
-            return;
-        }
-        self.answer.push_str(delta);
-        for event in self.parser.feed_str(delta) {
-            self.event(event, out);
-            if self.answer_over() {
-                // Nothing after the repeat is read.
-                return;
-            }
-        }
-    }
-
-    fn quiet(&self) -> bool {
-        false
-    }
-
-    fn answer_over(&self) -> bool {
-        self.repeats
-            .as_ref()
-            .is_some_and(|(_, repeats)| repeats.is_over())
-    }
-
-    fn ends_at_repeat(&self) -> bool {
-        self.repeats.is_some()
-    }
 }
 
 fn message(role: &str, content: String) -> Json {
@@ -1433,62 +1290,6 @@ mod tests {
         assert_eq!(end, RoundEnd::Done);
         assert_eq!(turn.finish_reason(Some("stop")), "tool_calls");
         assert_eq!(out.len(), 1);
-    }
-
-    #[test]
-    fn prose_leaves_out_calls_and_separates_answers() {
-        let mut prose = Prose::default();
-        let mut out = Vec::new();
-        for piece in ["Checking. @get_wea", "ther(\"Paris\")\n"] {
-            prose.feed(piece, &mut out);
-        }
-        assert_eq!(
-            prose.end_answer(&mut out),
-            "Checking. @get_weather(\"Paris\")\n"
-        );
-        prose.feed(" It is 21C.", &mut out);
-        prose.end_answer(&mut out);
-        assert_eq!(
-            shape(&out),
-            json!({"text": "Checking.\n\nIt is 21C.", "calls": []})
-        );
-    }
-
-    /// With `end_at_repeats`, an answer is read up to the end of its first repeated call
-    /// (bound, so `@get_weather(city="Oslo")` repeats `@get_weather(Oslo)`), whatever the
-    /// chunks: nothing after it is read or released, the answer kept for the registry ends
-    /// with the repeat, and the next answer is read afresh.
-    #[test]
-    fn prose_ends_an_answer_at_its_first_repeated_call() {
-        let looping = "Here. @get_weather(Oslo) @get_weather(days=2, city=Bergen) \
-                       @get_weather(city=\"Oslo\") and more text @get_weather(Oslo) @get_wea";
-        let repeat_end = looping.find(" and more").unwrap();
-        for piece in [1, 3, 7, 4096] {
-            let mut prose = Prose::default();
-            prose.end_at_repeats(tools().catalog.clone());
-            let mut out = Vec::new();
-            let mut fed = 0;
-            for chunk in looping.as_bytes().chunks(piece) {
-                prose.feed(std::str::from_utf8(chunk).unwrap(), &mut out);
-                fed += chunk.len();
-                if prose.answer_over() {
-                    break;
-                }
-            }
-            assert!(prose.answer_over(), "{piece}");
-            assert!(fed < repeat_end + piece.max(8), "{piece}: read {fed} bytes");
-            assert_eq!(prose.end_answer(&mut out), looping[..repeat_end], "{piece}");
-            assert!(!prose.answer_over(), "{piece}");
-            // The next answer may call the same function again.
-            prose.feed("Done. @get_weather(Oslo)", &mut out);
-            assert!(!prose.answer_over(), "{piece}");
-            prose.end_answer(&mut out);
-            assert_eq!(
-                shape(&out),
-                json!({"text": "Here.\n\nDone.", "calls": []}),
-                "{piece}"
-            );
-        }
     }
 
     fn native_turn(dialect: Dialect, choice: Choice, rounds: usize) -> Turn {

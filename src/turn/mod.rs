@@ -16,7 +16,7 @@ mod history;
 mod request;
 mod tools;
 
-pub(crate) use answer::{Out, Prose, Reader, RoundEnd, Turn};
+pub(crate) use answer::{Out, RoundEnd, Shaper, Turn};
 pub(crate) use constrain::grammars;
 pub use constrain::UpstreamKind;
 pub(crate) use error::TurnError;

@@ -125,6 +125,36 @@ def test_a_repeated_call_stops_the_upstream(start_gateway, upstream, command_con
         assert first["stream_options"] == {"include_usage": True}
 
 
+STAMP_PROGRAM = """
+import json, sys, time
+json.load(sys.stdin)
+print(json.dumps({"at": time.time()}))
+"""
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_call_runs_as_soon_as_it_is_complete(start_gateway, upstream, tmp_path, stream):
+    # The call is complete in the first piece; the answer's last piece comes 3 s later.
+    # The call runs (and its result is taken) while the model is still writing, not once
+    # the answer has ended.
+    (tmp_path / "stamp.py").write_text(STAMP_PROGRAM)
+    config = {"toolboxes": [{"name": "clock", "kind": "command", "functions": [{
+        "name": "stamp", "parameters": {"type": "object", "properties": {}},
+        "command": [sys.executable, "./stamp.py"],
+    }]}]}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps(config))
+    gateway = start_gateway("--config", str(path))
+    upstream.script(Slow(["Stamping. @clock.stamp()\n", "Still ", "writing."], delay=1.5), Completion("Done."))
+    started = time.time()
+    content, atfunc, _ = execute(gateway.client(), stream)
+    ended = time.time()
+    ran_at = atfunc["calls"][0]["result"]["at"]
+    assert ran_at - started < 2.5, f"the call ran {ran_at - started:.1f} s in; the answer ended at 3 s"
+    assert ended - started >= 3
+    assert content == "Stamping.\nStill writing.\n\nDone."
+
+
 def test_keep_repeated_calls_runs_every_copy(start_gateway, upstream, command_config):
     gateway = start_gateway("--config", command_config, "--keep-repeated-calls")
     upstream.script(Completion("@calc.add(1, 2) @calc.add(1, 2)"), Completion("3."))

@@ -46,6 +46,18 @@ pub struct ResponseStream {
     repeats: Option<Repeats>,
 }
 
+/// Calls read by [`ResponseStream::read_str`], not run yet.
+#[cfg(feature = "serve")]
+#[derive(Default)]
+pub(crate) struct ReadCalls(Vec<Job>);
+
+#[cfg(feature = "serve")]
+impl ReadCalls {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The end of a [`ResponseStream`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamEnd {
@@ -126,18 +138,72 @@ impl ResponseStream {
     /// The jobs of `events` that run: all of them, or with
     /// [`ResponseStream::end_at_repeated_call`] those before the first repeat.
     fn jobs(&mut self, events: Vec<Event>) -> Vec<Job> {
+        self.read_events(events, &mut |_| {})
+    }
+
+    /// [`ResponseStream::jobs`], showing `seen` each event read: every one up to the end
+    /// of the answer, the repeat that ends it included, and none after it.
+    fn read_events(&mut self, events: Vec<Event>, seen: &mut dyn FnMut(&Event)) -> Vec<Job> {
         let snapshot = &self.turn.snapshot;
-        let repeats = &mut self.repeats;
-        events
-            .into_iter()
-            .filter_map(|event| job(snapshot, event))
-            .filter(|job| match (repeats.as_mut(), job) {
+        let mut jobs = Vec::new();
+        for event in events {
+            if self.repeats.as_ref().is_some_and(Repeats::is_over) {
+                break;
+            }
+            seen(&event);
+            let Some(job) = job(snapshot, event) else {
+                continue;
+            };
+            let runs = match (self.repeats.as_mut(), &job) {
                 (None, _) => true,
                 (Some(repeats), Job::Bound { bound, .. }) => repeats.admit(bound),
                 // A call that did not bind is no repeat: it is read until the answer ends.
-                (Some(repeats), Job::Refused { .. }) => !repeats.is_over(),
-            })
-            .collect()
+                (Some(_), Job::Refused { .. }) => true,
+            };
+            if runs {
+                jobs.push(job);
+            }
+        }
+        jobs
+    }
+
+    /// Reads the next chunk of the answer without running its calls: each event read goes
+    /// to `seen` (see [`ResponseStream::read_events`]), and the calls completed come back,
+    /// to run with [`ResponseStream::run_read`]. For a reader that passes the answer's text
+    /// on as it comes, the text before a call before the call runs, with one parse for
+    /// both.
+    #[cfg(feature = "serve")]
+    pub(crate) fn read_str(&mut self, chunk: &str, seen: &mut dyn FnMut(&Event)) -> ReadCalls {
+        let events = self.parser.feed(chunk.as_bytes());
+        ReadCalls(self.read_events(events, seen))
+    }
+
+    /// [`ResponseStream::read_str`] for the end of the answer.
+    #[cfg(feature = "serve")]
+    pub(crate) fn finish_reading(&mut self, seen: &mut dyn FnMut(&Event)) -> ReadCalls {
+        let events = self.parser.finish();
+        ReadCalls(self.read_events(events, seen))
+    }
+
+    /// Runs calls [`ResponseStream::read_str`] read; their outcomes, in order.
+    #[cfg(feature = "serve")]
+    pub(crate) async fn run_read(&mut self, calls: ReadCalls) -> Vec<Outcome> {
+        self.run_jobs(calls.0).await
+    }
+
+    /// The end of an answer read with [`ResponseStream::finish_reading`] and run.
+    #[cfg(feature = "serve")]
+    pub(crate) fn ended(self) -> StreamEnd {
+        StreamEnd {
+            outcomes: Vec::new(),
+            repeated_at: self.repeated_at(),
+            report: ExecutionReport {
+                call_count: self.call_count,
+                output: self.output,
+                calls: self.calls,
+                settings: self.conversation.settings(),
+            },
+        }
     }
 
     /// Calls `hook` with the events of this answer's calls (as
@@ -252,6 +318,10 @@ impl ResponseStream {
 
     async fn run_events(&mut self, events: Vec<Event>) -> Vec<Outcome> {
         let jobs = self.jobs(events);
+        self.run_jobs(jobs).await
+    }
+
+    async fn run_jobs(&mut self, jobs: Vec<Job>) -> Vec<Outcome> {
         if jobs.is_empty() {
             return Vec::new();
         }
