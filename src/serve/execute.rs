@@ -139,13 +139,28 @@ struct Executed {
 
 impl Executed {
     fn new(gateway: &Gateway, request: Request, registry: Arc<Registry>) -> Executed {
+        let options = &gateway.options;
+        Executed::with(
+            request,
+            registry,
+            options.keep_repeated_calls,
+            options.max_steps,
+        )
+    }
+
+    fn with(
+        request: Request,
+        registry: Arc<Registry>,
+        keep_repeated_calls: bool,
+        max_steps: usize,
+    ) -> Executed {
         let (events_tx, events) = mpsc::unbounded_channel();
         Executed {
             settings: registry.settings(),
             registry,
             request,
-            keep_repeated_calls: gateway.options.keep_repeated_calls,
-            max_steps: gateway.options.max_steps,
+            keep_repeated_calls,
+            max_steps,
             stream: None,
             shaper: Shaper::default(),
             answer: String::new(),
@@ -467,5 +482,86 @@ mod tests {
         assert!(tools.catalog.case_sensitive());
         assert_eq!(tools.catalog.root(), Some("clock"));
         assert!(!history_tools(&Registry::new()).catalog.case_sensitive());
+    }
+
+    fn adder() -> Arc<Registry> {
+        let registry = Registry::new();
+        registry
+            .register(
+                FnBox::new("calc").function(
+                    Interface::new("add")
+                        .in_domain("calc")
+                        .param(crate::Param::new("a", crate::ParamType::Number).required())
+                        .param(crate::Param::new("b", crate::ParamType::Number).required()),
+                    |args, _ctx| Ok(json!(args.get::<f64>("a")? + args.get::<f64>("b")?)),
+                ),
+            )
+            .unwrap();
+        Arc::new(registry)
+    }
+
+    /// Reads `answers` through an executed turn, each fed in pieces of `size` bytes: the
+    /// text the client gets, the calls run, and the last request's messages.
+    async fn executed(answers: &[&str], size: usize) -> (Json, Vec<Json>, Vec<Json>) {
+        let request = Request::parse(br#"{"model": "m", "messages": []}"#).unwrap();
+        let mut turn = Executed::with(request, adder(), false, 8);
+        let mut sink = Collect::new(Meta::for_model(None));
+        for answer in answers {
+            let mut out = Vec::new();
+            for piece in answer.as_bytes().chunks(size) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(turn.feed(piece, &mut out, &mut sink).await);
+                if turn.answer_over() {
+                    break;
+                }
+            }
+            let end = turn.end_round(&mut out, &mut sink).await;
+            assert!(sink.release(out).await);
+            if end == Some(RoundEnd::Done) {
+                break;
+            }
+        }
+        let text: String = sink
+            .out
+            .iter()
+            .filter_map(|out| match out {
+                Out::Text(text) => Some(text.as_str()),
+                Out::Call { .. } => None,
+            })
+            .collect();
+        let messages = turn
+            .request
+            .messages()
+            .iter()
+            .map(|m| serde_json::from_str(m.get()).unwrap())
+            .collect();
+        (Json::String(text), turn.record.calls.clone(), messages)
+    }
+
+    /// Every chunking gives the same text, calls and history: an answer read up to its
+    /// first repeated call (bound, so `@calc.add(a=1, b=2)` repeats `@calc.add(1, 2)`),
+    /// nothing after it read, run or shown, and the next answer read afresh.
+    #[tokio::test]
+    async fn an_executed_answer_reads_alike_at_every_chunking() {
+        let answers = [
+            "Adding. @calc.add(1, 2) and @calc.add(2, 2)\n@calc.add(a=1, b=2) more text @calc.add(",
+            "So 3 and 4. @calc.add(1, 2)",
+            "Done.",
+        ];
+        let whole = executed(&answers, usize::MAX).await;
+        assert_eq!(whole.0, "Adding. and\n\nSo 3 and 4.\n\nDone.");
+        let results: Vec<&Json> = whole.1.iter().map(|c| &c["result"]).collect();
+        assert_eq!(results, [&json!(3.0), &json!(4.0), &json!(3.0)]);
+        assert_eq!(
+            whole.2[0],
+            json!({"role": "assistant", "content": "Adding. @calc.add(1, 2) and @calc.add(2, 2)"})
+        );
+        for size in [1, 3, 7] {
+            assert_eq!(
+                executed(&answers, size).await,
+                whole,
+                "pieces of {size} bytes"
+            );
+        }
     }
 }
