@@ -1,5 +1,6 @@
-"""The README's Python agent loop (examples/python/agent.py, shown verbatim in the README)
-runs against a real small model: llama-cpp-python's server with SmolLM2-135M."""
+"""The Python agent loop of the README and docs/python.md (examples/python/agent.py, shown
+verbatim in both) runs against a real small model: llama-cpp-python's server with
+SmolLM2-135M."""
 
 import os
 import re
@@ -15,10 +16,18 @@ REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "python" / "agent.py"
 
 
-def test_the_readme_shows_the_example_verbatim():
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    assert EXAMPLE.read_text() in blocks, "README's agent example differs from examples/python/agent.py"
+def test_the_documentation_shows_the_example_verbatim():
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    example = EXAMPLE.read_text()
+    for page in [REPO / "README.md", REPO / "docs" / "python.md"]:
+        blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+        assert example in blocks, f"{page.name}'s agent example differs from examples/python/agent.py"
+    # Any other page that shows the loop (it opens as the example does) shows it whole.
+    opening = "\n".join(example.splitlines()[:4])
+    for page in pages:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(), re.S):
+            if block.startswith(opening):
+                assert block == example, f"{page.name} shows another agent loop than examples/python/agent.py"
 
 
 def test_the_agent_example_runs_against_a_real_model(llama_server):  # noqa: F811

@@ -3,6 +3,7 @@
 
 use crate::missing;
 
+use crate::pages;
 use crate::support;
 
 use support::{atfunc, stderr, stdout};
@@ -22,12 +23,10 @@ fn render_prints_the_prompt() {
     assert!(text.contains(
         "@weather.get_current_weather( <*location>, <unit{\"celsius\"|\"fahrenheit\"}> )\n"
     ));
-    // The README shows this output; keep the two in step.
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    // The README and docs/interfaces.md show this output; keep them in step.
     assert!(
-        readme.contains(text.trim_end()),
-        "README's prompt text is stale"
+        pages::text().contains(text.trim_end()),
+        "the documentation's prompt text is stale"
     );
 }
 
@@ -65,12 +64,10 @@ fn grammar_prints_gbnf() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.starts_with("root ::= lead-in call\n"), "{text}");
-    // The README shows this output; keep the two in step.
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    // docs/grammars.md shows this output; keep the two in step.
     assert!(
-        readme.contains(text.trim_end()),
-        "README's grammar is stale"
+        pages::text().contains(text.trim_end()),
+        "the documentation's grammar is stale"
     );
 
     let out = atfunc(
@@ -494,7 +491,7 @@ fn exec_runs_the_demo_and_prints_the_blocks() {
 
 /// The README's first command runs the demo: its `exec` part, taken from the README itself,
 /// runs every call the demo answer makes (the case-insensitive weather call included), and
-/// the README shows exactly what it prints.
+/// the documentation (docs/running-calls.md) shows exactly what it prints.
 #[test]
 fn readme_first_command_runs_every_demo_call() {
     let readme =
@@ -518,8 +515,8 @@ fn readme_first_command_runs_every_demo_call() {
         "{printed}"
     );
     assert!(
-        readme.contains(printed.trim_end()),
-        "README's exec output is stale:\n{printed}"
+        pages::text().contains(printed.trim_end()),
+        "the documentation's exec output is stale:\n{printed}"
     );
 }
 
@@ -754,12 +751,15 @@ fn readme_parse_example_is_true() {
         input.as_bytes(),
     );
     assert_eq!(out.status.code(), Some(0));
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    assert!(readme.contains(input), "README's parse input is stale");
+    // The README and docs/cli.md show this example; keep them in step.
+    let pages = pages::text();
     assert!(
-        readme.contains(stdout(&out).trim_end()),
-        "README's parse output is stale"
+        pages.contains(input),
+        "the documentation's parse input is stale"
+    );
+    assert!(
+        pages.contains(stdout(&out).trim_end()),
+        "the documentation's parse output is stale"
     );
 }
 

@@ -13,6 +13,9 @@
 #[path = "../support/missing.rs"]
 mod missing;
 #[cfg(feature = "cli")]
+#[path = "../support/pages.rs"]
+mod pages;
+#[cfg(feature = "cli")]
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -373,7 +373,7 @@ async fn the_sse_example_serves_each_outcome_then_the_blocks() {
     );
 }
 
-/// The README's "Using the library" section is `examples/library.rs`, which runs here.
+/// docs/library.md shows `examples/library.rs`, which runs here.
 #[cfg(feature = "typed")]
 #[path = "../../examples/library.rs"]
 #[allow(dead_code)] // its `main`, which the example binary runs
@@ -396,17 +396,16 @@ async fn the_readme_library_example_runs_and_is_the_readme_s() {
         ),
         "{out}"
     );
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md is readable");
     let example = include_str!("../../examples/library.rs");
     assert!(
-        readme.contains(&format!("```rust\n{example}```\n")),
-        "the README's library section is examples/library.rs, word for word"
+        crate::pages::text().contains(&format!("```rust\n{example}```\n")),
+        "the documentation's library example is examples/library.rs, word for word"
     );
 }
 
-/// The README states the minimum Rust version `Cargo.toml` declares, and nothing silences
-/// the lint that checks the code against it (clippy's `incompatible_msrv`, which CI runs).
+/// The README states the minimum Rust version `Cargo.toml` declares, as does every page of
+/// the documentation that states one, and nothing silences the lint that checks the code
+/// against it (clippy's `incompatible_msrv`, which CI runs).
 #[test]
 fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -418,11 +417,19 @@ fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
         .and_then(|rest| rest.strip_suffix('"'))
         .expect("Cargo.toml declares rust-version");
     assert_eq!(declared, env!("CARGO_PKG_RUST_VERSION"));
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md is readable");
-    assert!(
-        readme.contains(&format!("**Minimum Rust version: {declared}**")),
-        "the README states rust-version {declared}"
-    );
+    let stated = format!("**Minimum Rust version: {declared}**");
+    for (page, text) in crate::pages::all() {
+        assert!(
+            text.matches("**Minimum Rust version: ").count() == text.matches(&stated).count(),
+            "{page} states another minimum Rust version than rust-version {declared}"
+        );
+        if page == "README.md" {
+            assert!(
+                text.contains(&stated),
+                "the README states rust-version {declared}"
+            );
+        }
+    }
     let mut sources = vec![root.join("src")];
     while let Some(dir) = sources.pop() {
         for entry in std::fs::read_dir(&dir).expect("a source folder is readable") {

@@ -10,14 +10,16 @@
 //!   command box's program cannot reach of atfunc's environment;
 //! - `config.rs`: the config file and the registry built from it;
 //! - `format_results.rs`: result blocks, call text, truncation, JSON that fits a limit;
-//! - `library.rs`: the crate as a Rust user meets it (docs.rs, features, the README's
-//!   library example).
+//! - `library.rs`: the crate as a Rust user meets it (docs.rs, features, the library
+//!   example `docs/library.md` shows).
 //!
 //! Snapshots are in `snapshots/`, named `execute__<module>__<name>.snap`.
 
 #[cfg(feature = "mcp")]
 #[path = "../support/missing.rs"]
 mod missing;
+#[path = "../support/pages.rs"]
+mod pages;
 
 /// Held by each test here that changes this process's environment (`std::env::set_var`),
 /// from the change until its children have inherited it. The tests of one binary run on
