@@ -34,9 +34,10 @@ pub(crate) struct EvalArgs {
     /// tool_choice "auto"), lazy (a lazy grammar that starts at `@`, llama-server only),
     /// decide (a constrained choice of one function or none, then that function's
     /// grammar), native, dialect (the tools in `tools`, the answer's content read in the
-    /// model's own call format, see --dialect); a text-based mode takes prompt variants
-    /// after a +: +desc (parameter descriptions in the prompt), +example (the preamble's
-    /// example from the case's own tools).
+    /// model's own call format, see --dialect); a text-based mode takes variants after a
+    /// +: +desc (parameter descriptions in the prompt), +bound (strings and lists bounded
+    /// in the grammar), +spans (text values taken from the question's words), +next (an
+    /// answer that repeats a call asked for its next one; llama-server only).
     #[arg(
         long,
         value_name = "MODES",

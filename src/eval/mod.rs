@@ -29,9 +29,9 @@
 //! [`Mode`]:
 //!
 //! 1. `text`: the atfunc prompt of the case's functions ([`prompt`], the same text
-//!    [`render_prompt`](crate::render_prompt) gives, with the mode's variants) goes in
-//!    front of the case's messages as the system message; the answer is parsed and each
-//!    call bound against the functions.
+//!    [`render_prompt`](crate::render_prompt) gives, with the options of the mode's
+//!    [`Variant`]s) goes in front of the case's messages as the system message; the answer
+//!    is parsed and each call bound against the functions.
 //! 2. `repair`: as `text`; calls that do not bind, or an answer without a call, are sent
 //!    back with the gateway's own repair message ([`repair_note`](crate::format::repair_note)),
 //!    at most [`EvalOptions::repair_rounds`] times. Calls that bound are kept across rounds.
@@ -89,12 +89,9 @@ mod score;
 pub use crate::grammar::{DECIDE_QUESTION, NO_FUNCTION};
 pub use case::{load_cases, Case, Loaded, Skipped};
 pub use chart::chart_svg;
-pub use mode::{
-    prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS, SEVERAL_RULE,
-    SHOT_EXAMPLE,
-};
+pub use mode::{prompt, Mode, Strategy, Variant};
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator, NEXT_MOST_CALLS, OWN_FIELDS};
+pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};
 
 /// The old name of [`CaseOutcome`].
 #[deprecated(

@@ -1,8 +1,13 @@
-//! The ways a case is put to the model, and the prompt each one sends.
+//! The ways a case is put to the model: a [`Strategy`] and the library options it runs with.
+//!
+//! A mode is written `strategy+variant+...` (`grammar+desc+spans`). Each variant names one
+//! option of the library, measured in EVAL.md to gain on BFCL: a prompt variant is a
+//! [`PromptOptions`] field that [`render_prompt`] honours, a grammar variant a
+//! [`GrammarOptions`] field, and `next` a way of reading the answer. [`VARIANTS`] is the
+//! one list of them: parsing, display and the options are read from it.
 
-use crate::bind::{bind, Catalog};
-use crate::interface::{Interface, ParamType};
-use crate::parse::{parse_events, Event};
+use crate::grammar::GrammarOptions;
+use crate::interface::Interface;
 use crate::render::{render_prompt, PromptOptions};
 use std::fmt;
 use std::str::FromStr;
@@ -38,164 +43,14 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    /// Whether the atfunc prompt (and so the prompt variants) is sent.
+    /// Whether the atfunc prompt (and so the variants) is sent.
     fn prompted(self) -> bool {
         !matches!(self, Strategy::Native | Strategy::Dialect)
     }
-}
 
-/// A strategy and the prompt variants it runs with: `text`, `repair+desc`,
-/// `grammar+desc+example`. Variants change the atfunc prompt, so `native` and `dialect`
-/// take none.
-///
-/// ```
-/// use atfunc::eval::{Mode, Strategy};
-/// let mode: Mode = "text+desc".parse().unwrap();
-/// assert_eq!(mode.strategy, Strategy::Text);
-/// assert!(mode.descriptions && !mode.example);
-/// assert_eq!(mode.to_string(), "text+desc");
-/// assert!("native+desc".parse::<Mode>().is_err());
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Mode {
-    /// How the model is asked.
-    pub strategy: Strategy,
-    /// Variant `desc`: each parameter's description in the prompt, on a line under its
-    /// function (the default prompt leaves them out).
-    pub descriptions: bool,
-    /// Variant `example`: the preamble's example call is a call of the case's own first
-    /// function instead of the fixed one.
-    pub example: bool,
-    /// Variant `named`: the preamble's example call gives every argument by name, as the
-    /// grammar has the model write them.
-    pub named: bool,
-    /// Variant `slot`: the preamble's example call shows each free text value as a slot,
-    /// `"<name>"`, instead of a plausible value (`"Oslo"`) a model may copy.
-    pub slot: bool,
-    /// Variant `guard`: the grammar's strings may not begin with `,` or `)`
-    /// ([`GrammarOptions::guard_string_start`](crate::GrammarOptions::guard_string_start)).
-    pub guard: bool,
-    /// Variant `bare`: the grammar also takes a text value as a bare word, `city=Oslo`
-    /// ([`GrammarOptions::bare_strings`](crate::grammar::GrammarOptions::bare_strings)).
-    pub bare: bool,
-    /// Variant `nolead`: the grammar asks for the call at once, without the short lead-in
-    /// of prose it allows by default ([`GrammarOptions::lead_in`](crate::grammar::GrammarOptions::lead_in) 0).
-    pub no_lead: bool,
-    /// Variant `bound`: the grammar bounds strings to [`BOUND_STRING_CHARS`] characters and
-    /// lists to [`BOUND_LIST_ITEMS`] items
-    /// ([`GrammarOptions::max_string_chars`](crate::grammar::GrammarOptions::max_string_chars)),
-    /// so a value that loops must close before the token limit.
-    pub bound: bool,
-    /// Variant `abstract`: the preamble's example call is [`ABSTRACT_EXAMPLE`], a call of no
-    /// listed function whose values no question asks for, instead of a call of one of the
-    /// case's functions with placeholder values (which a model may copy: `1` for a number).
-    pub abstract_example: bool,
-    /// Variant `grounded`: the grammar's numbers are those the case's user messages write
-    /// ([`GrammarOptions::grounded_numbers`](crate::grammar::GrammarOptions::grounded_numbers)).
-    pub grounded: bool,
-    /// Variant `spans`: a text argument's value is a run of words of the case's user
-    /// messages ([`GrammarOptions::grounded_text`](crate::grammar::GrammarOptions::grounded_text)).
-    pub spans: bool,
-    /// Variant `several`: the preamble's rules gain [`SEVERAL_RULE`], which asks for one
-    /// call per thing the question asks about (a small model in BFCL `parallel` writes
-    /// one call, or the same call again and again).
-    pub several: bool,
-    /// Variant `shot`: the preamble ends with [`SHOT_EXAMPLE`], a question and the call
-    /// that answers it, whose values are whole phrases of the question (`"Paris, France"`,
-    /// not `"Paris"`): a small model often takes part of the phrase it should.
-    pub shot: bool,
-    /// Variant `once`: an answer is read up to the first call that repeats an earlier one
-    /// (the same function with the same arguments); the repeat and what follows are
-    /// dropped. The request is unchanged. Every mode reads so by default; the variant
-    /// keeps it for one mode of a run that reads every call
-    /// ([`EvalOptions::keep_repeated_calls`](super::EvalOptions::keep_repeated_calls)).
-    pub once: bool,
-    /// Variant `next`: an answer whose reading stopped at a repeated call is continued,
-    /// one call at a time, under a grammar that allows one call that leaves out the calls
-    /// it wrote ([`GrammarOptions::not_again`](crate::grammar::GrammarOptions::not_again))
-    /// or the end, until the model ends, no new call can be made, a call is a near-repeat
-    /// (a fragment of a text value an earlier call gave the same parameter, or only values
-    /// earlier calls gave: the answer is read up to the first such call, continued or
-    /// not), or [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
-    /// small model asked for several calls writes its first and then repeats it; asked for
-    /// its next one with that one left out, it writes its next best. Needs llama-server's
-    /// `/apply-template` and `/completion`.
-    pub next: bool,
-}
-
-/// The most characters of a string under the variant `bound`: more than twice the longest
-/// string of BFCL's answers, and few enough tokens to leave room for the call to close
-/// within the evaluator's default 256.
-pub const BOUND_STRING_CHARS: u32 = 256;
-
-/// The most items of a list under the variant `bound`.
-pub const BOUND_LIST_ITEMS: u32 = 32;
-
-/// The rule the variant `several` adds to the preamble, before its rule on writing calls.
-pub const SEVERAL_RULE: &str = "- A question about several things (places, numbers, people, \
-     items) needs one call for each, one per line, each with its own values.";
-
-/// The worked example the variant `shot` adds to the preamble: a function no case has,
-/// so the grammar never lets a model call it, and values it cannot copy under `+spans`.
-pub const SHOT_EXAMPLE: &str = "Example: asked \"How far is it from Paris, France to the \
-     Berlin central station, in km?\", write @distance(\"Paris, France\", \
-     \"Berlin central station\", unit=\"km\"): each value is the whole phrase the \
-     question gives for it.";
-
-/// The example call of the variant `abstract`.
-pub const ABSTRACT_EXAMPLE: &str = r#"@function_name("text value", number_argument=2)"#;
-
-impl Mode {
-    /// A mode without variants.
-    pub fn new(strategy: Strategy) -> Mode {
-        Mode {
-            strategy,
-            descriptions: false,
-            example: false,
-            named: false,
-            slot: false,
-            guard: false,
-            bare: false,
-            no_lead: false,
-            bound: false,
-            abstract_example: false,
-            grounded: false,
-            spans: false,
-            several: false,
-            shot: false,
-            once: false,
-            next: false,
-        }
-    }
-}
-
-impl Mode {
-    /// Each variant's name as modes write it, and its flag: the one list Display, FromStr
-    /// and the check that a strategy takes variants read.
-    fn variants_mut(&mut self) -> [(&'static str, &mut bool); 15] {
-        [
-            ("desc", &mut self.descriptions),
-            ("example", &mut self.example),
-            ("named", &mut self.named),
-            ("slot", &mut self.slot),
-            ("guard", &mut self.guard),
-            ("bare", &mut self.bare),
-            ("nolead", &mut self.no_lead),
-            ("bound", &mut self.bound),
-            ("abstract", &mut self.abstract_example),
-            ("grounded", &mut self.grounded),
-            ("spans", &mut self.spans),
-            ("several", &mut self.several),
-            ("shot", &mut self.shot),
-            ("once", &mut self.once),
-            ("next", &mut self.next),
-        ]
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self.strategy {
+    /// The strategy as a mode names it.
+    fn name(self) -> &'static str {
+        match self {
             Strategy::Text => "text",
             Strategy::Repair => "repair",
             Strategy::Grammar => "grammar",
@@ -204,11 +59,157 @@ impl fmt::Display for Mode {
             Strategy::Decide => "decide",
             Strategy::Native => "native",
             Strategy::Dialect => "dialect",
-        })?;
-        // A copy, to read the flags through the one list of them.
-        let mut copy = *self;
-        for (name, on) in copy.variants_mut() {
-            if *on {
+        }
+    }
+}
+
+/// An option a text-based mode runs with, beyond its strategy's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Variant {
+    /// `desc`: each parameter's description in the prompt, on a line under its function
+    /// ([`PromptOptions::param_descriptions`]). EVAL.md (p): 163 right of 400
+    /// `simple_python` against 156, for 16 % more prompt tokens.
+    Desc,
+    /// `bound`: the grammar's strings hold at most 256 characters and its lists (and
+    /// objects of free keys) at most 32 entries ([`GrammarOptions::max_string_chars`],
+    /// [`GrammarOptions::max_list_items`]), so that a value that loops must close before
+    /// the evaluator's default 256 tokens: 256 characters is more than twice BFCL's
+    /// longest string. EVAL.md (g1), (h): every looping string it reached was closed.
+    Bound,
+    /// `spans`: a text argument's value is a run of words of the case's user messages
+    /// ([`GrammarOptions::grounded_text`]). EVAL.md (l): +4.5 points on `simple_python`
+    /// and on `multiple`.
+    Spans,
+    /// `next`: an answer whose reading stopped at a repeated call is continued, one call
+    /// at a time, under a grammar that leaves out the calls it wrote
+    /// ([`GrammarOptions::not_again`], [`GrammarOptions::continued`]) or allows the end,
+    /// until the model ends, no new call can be made, a call is a near-repeat (a fragment
+    /// of a text value an earlier call gave the same parameter, or only values earlier
+    /// calls gave: the answer is read up to the first such call, continued or not), or 8
+    /// calls are read (more than any BFCL `parallel` answer holds). Needs llama-server's
+    /// `/apply-template` and `/completion`. EVAL.md (r): 24 right of 200 `parallel`
+    /// against 17.
+    Next,
+}
+
+/// Every variant with its name, in the order a mode's name lists them: the order of the
+/// committed reports (`grammar+desc+spans`, `grammar+spans+next`), so that they resume.
+const VARIANTS: [(Variant, &str); 4] = [
+    (Variant::Desc, "desc"),
+    (Variant::Bound, "bound"),
+    (Variant::Spans, "spans"),
+    (Variant::Next, "next"),
+];
+
+/// Variants older builds took, and why they are gone: a report that names one is still
+/// read, and asking for one says why it cannot be run.
+const REMOVED: [(&str, &str); 11] = [
+    ("guard", "its grammar is every mode's default (EVAL.md (e))"),
+    (
+        "once",
+        "every mode reads an answer up to its first repeated call, and \
+         --keep-repeated-calls reads every call (EVAL.md (h), (i))",
+    ),
+    ("example", "it measured no gain (EVAL.md, Prompt variants)"),
+    ("named", "it measured no gain (EVAL.md (c), (f))"),
+    ("slot", "it measured no gain (EVAL.md (b))"),
+    ("bare", "it measured a loss (EVAL.md (f))"),
+    ("nolead", "it measured no gain (EVAL.md (f))"),
+    ("abstract", "it measured no gain (EVAL.md (g2), (n))"),
+    ("grounded", "it measured no gain (EVAL.md (g3))"),
+    ("several", "it measured no gain (EVAL.md (m))"),
+    ("shot", "it measured no gain (EVAL.md (p))"),
+];
+
+/// The most characters of a string under [`Variant::Bound`].
+const BOUND_STRING_CHARS: u32 = 256;
+
+/// The most items of a list under [`Variant::Bound`].
+const BOUND_LIST_ITEMS: u32 = 32;
+
+/// A strategy and the variants it runs with: `text`, `repair+desc`, `grammar+desc+spans`.
+/// Variants change the atfunc prompt, its grammar or its reading, so `native` and
+/// `dialect` take none.
+///
+/// ```
+/// use atfunc::eval::{Mode, Strategy, Variant};
+/// let mode: Mode = "grammar+spans+desc".parse().unwrap();
+/// assert_eq!(mode.strategy, Strategy::Grammar);
+/// assert!(mode.has(Variant::Desc) && mode.has(Variant::Spans) && !mode.has(Variant::Next));
+/// assert_eq!(mode.to_string(), "grammar+desc+spans");
+/// assert_eq!(Mode::new(Strategy::Text).with(Variant::Desc).to_string(), "text+desc");
+/// assert!("native+desc".parse::<Mode>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Mode {
+    /// How the model is asked.
+    pub strategy: Strategy,
+    /// The variants on, one bit each by their place in [`VARIANTS`].
+    variants: u8,
+}
+
+impl Mode {
+    /// A mode without variants.
+    pub fn new(strategy: Strategy) -> Mode {
+        Mode {
+            strategy,
+            variants: 0,
+        }
+    }
+
+    /// This mode with `variant` on as well.
+    pub fn with(mut self, variant: Variant) -> Mode {
+        self.variants |= bit(variant);
+        self
+    }
+
+    /// Whether `variant` is on.
+    pub fn has(&self, variant: Variant) -> bool {
+        self.variants & bit(variant) != 0
+    }
+
+    /// The options the prompt is rendered with.
+    pub fn prompt_options(&self) -> PromptOptions<'static> {
+        PromptOptions {
+            param_descriptions: self.has(Variant::Desc),
+            ..PromptOptions::default()
+        }
+    }
+
+    /// `base` with the mode's grammar variants applied; `said` (what the case's user
+    /// wrote) is read only for the variants that ground values in it.
+    pub fn grammar_options(
+        &self,
+        base: GrammarOptions,
+        said: impl FnOnce() -> String,
+    ) -> GrammarOptions {
+        let mut options = base;
+        if self.has(Variant::Bound) {
+            options.max_string_chars = Some(BOUND_STRING_CHARS);
+            options.max_list_items = Some(BOUND_LIST_ITEMS);
+        }
+        if self.has(Variant::Spans) {
+            options.grounded_text = Some(said());
+        }
+        options
+    }
+}
+
+/// The bit of `variant` in [`Mode::variants`].
+fn bit(variant: Variant) -> u8 {
+    let at = VARIANTS
+        .iter()
+        .position(|(v, _)| *v == variant)
+        .unwrap_or_default();
+    1 << at
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.strategy.name())?;
+        for (variant, name) in VARIANTS {
+            if self.has(variant) {
                 write!(f, "+{name}")?;
             }
         }
@@ -221,183 +222,98 @@ impl FromStr for Mode {
 
     fn from_str(text: &str) -> Result<Mode, String> {
         let mut parts = text.trim().split('+');
-        let strategy = match parts.next().unwrap_or_default() {
-            "text" => Strategy::Text,
-            "repair" => Strategy::Repair,
-            "grammar" => Strategy::Grammar,
-            "auto" => Strategy::Auto,
-            "lazy" => Strategy::Lazy,
-            "decide" => Strategy::Decide,
-            "native" => Strategy::Native,
-            "dialect" => Strategy::Dialect,
-            other => {
-                return Err(format!(
-                    "unknown mode '{other}': use text, repair, grammar, auto, lazy, decide, \
-                     native or dialect, optionally with +desc and +example"
-                ))
-            }
+        let strategies = [
+            Strategy::Text,
+            Strategy::Repair,
+            Strategy::Grammar,
+            Strategy::Auto,
+            Strategy::Lazy,
+            Strategy::Decide,
+            Strategy::Native,
+            Strategy::Dialect,
+        ];
+        let first = parts.next().unwrap_or_default();
+        let Some(strategy) = strategies.into_iter().find(|s| s.name() == first) else {
+            return Err(format!(
+                "unknown mode '{first}': use text, repair, grammar, auto, lazy, decide, \
+                 native or dialect, optionally with {}",
+                variant_names()
+            ));
         };
         let mut mode = Mode::new(strategy);
-        for variant in parts {
-            let mut variants = mode.variants_mut();
-            let Some((_, on)) = variants.iter_mut().find(|(name, _)| *name == variant) else {
-                let names: Vec<String> = variants
-                    .iter()
-                    .map(|(name, _)| format!("+{name}"))
-                    .collect();
-                let names = names.join(", ");
-                let names = match names.rsplit_once(", ") {
-                    Some((head, last)) => format!("{head} or {last}"),
-                    None => names,
-                };
+        for part in parts {
+            if let Some((variant, _)) = VARIANTS.iter().find(|(_, name)| *name == part) {
+                mode = mode.with(*variant);
+            } else if let Some((_, why)) = REMOVED.iter().find(|(name, _)| *name == part) {
                 return Err(format!(
-                    "unknown variant '{variant}' in mode '{text}': use {names}"
+                    "mode '{text}': the variant '+{part}' was removed: {why}; a mode takes {}",
+                    variant_names()
                 ));
-            };
-            **on = true;
+            } else {
+                return Err(format!(
+                    "unknown variant '{part}' in mode '{text}': use {}",
+                    variant_names()
+                ));
+            }
         }
-        if !strategy.prompted() && mode.variants_mut().iter().any(|(_, on)| **on) {
+        if !strategy.prompted() && mode.variants != 0 {
             return Err(format!(
-                "mode '{text}': {strategy} sends the tools as JSON Schema, the prompt \
-                 variants do not apply",
-                strategy = Mode::new(strategy)
+                "mode '{text}': {} sends the tools as JSON Schema, the variants do not apply",
+                strategy.name()
             ));
         }
         Ok(mode)
     }
 }
 
-/// The system prompt of a text-based mode: the atfunc prompt for `interfaces`, with the
-/// mode's variants applied.
+/// The variants as a message lists them: `+desc, +bound, +spans or +next`.
+fn variant_names() -> String {
+    let names: Vec<String> = VARIANTS
+        .iter()
+        .map(|(_, name)| format!("+{name}"))
+        .collect();
+    match names.split_last() {
+        Some((last, head)) if !head.is_empty() => format!("{} or {last}", head.join(", ")),
+        _ => names.join(", "),
+    }
+}
+
+/// The system prompt of a text-based mode: the atfunc prompt for `interfaces`, rendered
+/// with the mode's options.
 pub fn prompt(interfaces: &[Interface], mode: &Mode) -> String {
-    let options = PromptOptions {
-        param_descriptions: mode.descriptions,
-        ..PromptOptions::default()
-    };
-    let mut prompt = render_prompt(interfaces, &options);
-    if mode.example {
-        if let Some(example) = interfaces.first().map(example_call) {
-            // The preamble's example is its first line that starts a call.
-            let fixed = prompt
-                .lines()
-                .find(|line| line.starts_with('@'))
-                .map(str::to_owned);
-            if let Some(fixed) = fixed {
-                prompt = prompt.replacen(&fixed, &example, 1);
-            }
-        }
-    }
-    if mode.named || mode.slot {
-        prompt = rewrite_example(&prompt, interfaces, mode.named, mode.slot);
-    }
-    if mode.abstract_example {
-        if let Some(line) = prompt.lines().find(|line| line.starts_with('@')) {
-            prompt = prompt.replacen(line, ABSTRACT_EXAMPLE, 1);
-        }
-    }
-    if mode.several {
-        // Before the last rule, which says how calls are written and when to stop.
-        if let Some(at) = prompt.find("\n- Write calls as plain text") {
-            prompt.insert_str(at + 1, &format!("{SEVERAL_RULE}\n"));
-        }
-    }
-    if mode.shot {
-        // After the rules, before the list of functions.
-        if let Some(at) = prompt.find("\nFunctions:\n") {
-            prompt.insert_str(at, &format!("{SHOT_EXAMPLE}\n"));
-        }
-    }
-    prompt
+    render_prompt(interfaces, &mode.prompt_options())
 }
 
-/// The prompt with its example call (its first line that starts a call) written again:
-/// every argument by name (`named`), free text values as `"<name>"` slots (`slot`). An
-/// example that does not bind, or has a body, stays as it is.
-fn rewrite_example(prompt: &str, interfaces: &[Interface], named: bool, slot: bool) -> String {
-    let Some(line) = prompt.lines().find(|line| line.starts_with('@')) else {
-        return prompt.to_owned();
-    };
-    if line.contains("with_body") {
-        return prompt.to_owned();
-    }
-    let catalog = Catalog::new(interfaces.to_vec());
-    let Some(call) = parse_events(line)
-        .into_iter()
-        .find_map(|event| match event {
-            Event::Call(call) => Some(call),
-            _ => None,
-        })
-    else {
-        return prompt.to_owned();
-    };
-    let Ok(bound) = bind(&call, &catalog) else {
-        return prompt.to_owned();
-    };
-    let Some(interface) = interfaces.get(bound.index) else {
-        return prompt.to_owned();
-    };
-    let Some((shown, written)) = line[1..].split_once('(') else {
-        return prompt.to_owned();
-    };
-    let positional = written
-        .split(", ")
-        .take_while(|arg| !arg.contains('='))
-        .count();
-    let args: Vec<String> = bound
-        .args
-        .iter()
-        .enumerate()
-        .map(|(i, (name, value))| {
-            let param = interface.params.iter().find(|p| &p.name == name);
-            let free_text = param.is_some_and(|p| {
-                p.ty == ParamType::String && p.choices.is_none() && p.known_format().is_none()
-            });
-            let value = if slot && free_text && value.is_string() {
-                format!("\"<{name}>\"")
-            } else {
-                value.to_string()
-            };
-            if named || i >= positional {
-                format!("{name}={value}")
-            } else {
-                value
-            }
-        })
-        .collect();
-    let example = format!("@{shown}({})", args.join(", "));
-    prompt.replacen(line, &example, 1)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A call of `interface` with a made-up value for each required parameter (the first
-/// positional, the rest by name), or for its first parameter when none is required.
-fn example_call(interface: &Interface) -> String {
-    let mut params: Vec<_> = interface.params.iter().filter(|p| p.required).collect();
-    if params.is_empty() {
-        params.extend(interface.params.first());
+    #[test]
+    fn every_kept_mode_string_reads_back_as_written() {
+        for written in [
+            "text",
+            "grammar+bound",
+            "grammar+spans",
+            "grammar+desc",
+            "grammar+desc+spans",
+            "grammar+spans+next",
+            "decide+desc+bound+spans+next",
+            "native",
+            "dialect",
+        ] {
+            let mode: Mode = written.parse().unwrap();
+            assert_eq!(mode.to_string(), written);
+        }
     }
-    let args: Vec<String> = params
-        .iter()
-        .enumerate()
-        .map(|(i, param)| {
-            let value = param
-                .default
-                .clone()
-                .filter(|d| !d.is_null())
-                .or_else(|| param.choices.as_ref().and_then(|c| c.first().cloned()))
-                .unwrap_or_else(|| match &param.ty {
-                    ParamType::Integer => serde_json::json!(param.min.unwrap_or(2.0) as i64),
-                    ParamType::Number => serde_json::json!(param.min.unwrap_or(1.5)),
-                    ParamType::Boolean => serde_json::json!(true),
-                    ParamType::Array { .. } => serde_json::json!([]),
-                    ParamType::Object { .. } => serde_json::json!({}),
-                    ParamType::String | ParamType::Any => serde_json::json!("text"),
-                });
-            if i == 0 {
-                value.to_string()
-            } else {
-                format!("{}={value}", param.name)
-            }
-        })
-        .collect();
-    format!("@{}({})", interface.qualified_name(), args.join(", "))
+
+    #[test]
+    fn a_removed_variant_says_it_was_removed() {
+        for (name, _) in REMOVED {
+            let error = format!("grammar+{name}").parse::<Mode>().unwrap_err();
+            assert!(error.contains("was removed"), "{error}");
+            assert!(error.contains("+desc, +bound, +spans or +next"), "{error}");
+        }
+        let error = "grammar+nope".parse::<Mode>().unwrap_err();
+        assert!(error.starts_with("unknown variant 'nope'"), "{error}");
+    }
 }

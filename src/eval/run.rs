@@ -1,7 +1,7 @@
 //! Putting one case to the endpoint in one mode, and reading the answer.
 
 use super::case::Case;
-use super::mode::{prompt, Mode, Strategy};
+use super::mode::{prompt, Mode, Strategy, Variant};
 use super::repeat_watch::{RepeatWatch, StreamFault};
 use super::score::{score, ScoredCall};
 use crate::bind::{bind, BoundCall, Catalog, Repeats};
@@ -23,7 +23,6 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 mod next;
-pub use next::NEXT_MOST_CALLS;
 
 /// Where and how the evaluator asks.
 #[derive(Debug, Clone)]
@@ -373,7 +372,7 @@ impl Evaluator {
                     outcome,
                 )
                 .await?;
-            if mode.next && request.contains_key("grammar") {
+            if mode.has(Variant::Next) && request.contains_key("grammar") {
                 self.next_calls(
                     case,
                     mode,
@@ -469,7 +468,7 @@ impl Evaluator {
             );
             request.insert("seed".into(), Json::from(sample));
         }
-        let once = mode.once || !self.options.keep_repeated_calls;
+        let once = !self.options.keep_repeated_calls;
         let answer = if mode.strategy == Strategy::Lazy {
             self.ask_lazy(&request, outcome).await?
         } else if once && self.options.stop_at_repeat {
@@ -893,37 +892,20 @@ fn grammar(case: &Case, choice: Choice, mode: &Mode) -> Result<String, String> {
 
 /// The options of [`grammar`].
 fn grammar_options(case: &Case, choice: Choice, mode: &Mode) -> crate::grammar::GrammarOptions {
-    // What the user wrote: the source of the numbers and text of the grounded variants,
-    // read only for them.
-    let said = || -> String {
+    let base = crate::grammar::GrammarOptions {
+        choice,
+        single: !case.category.contains("parallel"),
+        ..crate::grammar::GrammarOptions::default()
+    };
+    // What the user wrote: the text the grounded variants take values from.
+    mode.grammar_options(base, || {
         case.messages
             .iter()
             .filter(|m| m["role"] == "user")
             .filter_map(|m| m["content"].as_str())
             .collect::<Vec<&str>>()
             .join("\n")
-    };
-    let defaults = crate::grammar::GrammarOptions::default();
-    crate::grammar::GrammarOptions {
-        choice,
-        single: !case.category.contains("parallel"),
-        guard_string_start: mode.guard || defaults.guard_string_start,
-        bare_strings: mode.bare || defaults.bare_strings,
-        lead_in: if mode.no_lead { 0 } else { defaults.lead_in },
-        max_string_chars: if mode.bound {
-            Some(super::mode::BOUND_STRING_CHARS)
-        } else {
-            defaults.max_string_chars
-        },
-        max_list_items: if mode.bound {
-            Some(super::mode::BOUND_LIST_ITEMS)
-        } else {
-            defaults.max_list_items
-        },
-        grounded_numbers: mode.grounded.then(|| crate::grammar::numbers_in(&said())),
-        grounded_text: mode.spans.then(said),
-        ..defaults
-    }
+    })
 }
 
 /// The case's messages with `prompt` as the system message: in front of the one that

@@ -149,24 +149,25 @@ async fn none_is_an_answer_without_a_call() {
 #[tokio::test]
 async fn the_second_step_keeps_the_modes_variants() {
     let case = case("simple_0", "pick calc.cbrt");
-    let (outcome, requests) = run(&case, "decide+bare+named").await;
+    let (outcome, requests) = run(&case, "decide+bound+desc").await;
     assert_eq!(requests.len(), 2);
-    let mode: Mode = "decide+bare+named".parse().unwrap();
+    let mode: Mode = "decide+bound+desc".parse().unwrap();
     let system = prompt(&case.interfaces, &mode);
     assert_eq!(requests[0]["messages"][0]["content"], system);
     assert_eq!(requests[1]["messages"][0]["content"], system);
-    let bare = GrammarOptions {
+    let bound = GrammarOptions {
         choice: Choice::Function("calc.cbrt".into()),
         single: true,
-        bare_strings: true,
+        max_string_chars: Some(256),
+        max_list_items: Some(32),
         ..GrammarOptions::default()
     };
     assert_eq!(
         requests[1]["grammar"].as_str(),
-        Some(gbnf(&case.interfaces, &bare).unwrap().as_str())
+        Some(gbnf(&case.interfaces, &bound).unwrap().as_str())
     );
     assert!(outcome.correct, "{outcome:?}");
-    assert_eq!(outcome.mode, "decide+named+bare");
+    assert_eq!(outcome.mode, "decide+desc+bound");
 }
 
 #[tokio::test]

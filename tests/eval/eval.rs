@@ -492,7 +492,7 @@ fn eval_scores_every_mode_against_a_scripted_endpoint() {
             "--answers",
             &path(&answers),
             "--mode",
-            "text,repair,native,text+desc+example",
+            "text,repair,native,text+desc",
             "--timeout",
             "1",
             "--concurrency",
@@ -531,7 +531,7 @@ fn eval_scores_every_mode_against_a_scripted_endpoint() {
     assert_eq!(mode("repair")["valid"], 0.6);
     assert_eq!(mode("native")["accuracy"], 0.4);
     assert_eq!(mode("native")["valid"], 0.6);
-    assert_eq!(mode("text+desc+example")["accuracy"], 0.2);
+    assert_eq!(mode("text+desc")["accuracy"], 0.2);
     assert_eq!(mode("text")["categories"]["simple"]["cases"], 5);
     assert!(
         mode("text")["latency_ms"]["p95"].as_u64().unwrap() >= 1000,
@@ -567,7 +567,7 @@ fn eval_scores_every_mode_against_a_scripted_endpoint() {
     assert_eq!(report["interrupted"], false);
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(
-        svg.starts_with("<svg") && svg.contains("text+desc+example") && svg.contains("accuracy"),
+        svg.starts_with("<svg") && svg.contains("text+desc") && svg.contains("accuracy"),
         "{svg}"
     );
 }

@@ -1,9 +1,9 @@
 //! The levers measured on a real model (EVAL.md), checked on the grammar's language and the
-//! prompt without one: a guarded string start, the example call's variants, bounds, and
-//! values grounded in the question (its numbers, runs of its words).
+//! prompt without one: a guarded string start, parameter descriptions, no lead-in, bounds,
+//! and values grounded in the question (its numbers, runs of its words).
 #![cfg(feature = "eval")]
 
-use atfunc::eval::{load_cases, prompt, Mode};
+use atfunc::eval::{load_cases, prompt, Mode, Variant};
 use atfunc::grammar::grammar;
 use atfunc::grammar::Choice;
 use atfunc::{load_interfaces, GrammarOptions};
@@ -56,55 +56,31 @@ fn a_guarded_string_does_not_open_with_a_comma_or_a_parenthesis() {
     }
 }
 
+/// `+desc` is the renderer's own option: the prompt is `render_prompt`'s with the
+/// parameters' descriptions, and nothing else changes.
 #[test]
-fn the_example_variants_rewrite_only_the_example_call() {
-    let loaded = load_cases(
-        concat!(
-            r#"{"id": "simple_0", "question": [[{"role": "user", "content": "Weather in Shanghai?"}]], "#,
-            r#""function": [{"name": "get_current_weather", "parameters": {"type": "dict", "properties": {"#,
-            r#""location": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "#,
-            r#""required": ["location"]}}]}"#,
-        ),
-        r#"{"id": "simple_0", "ground_truth": [{"get_current_weather": {"location": ["Shanghai"]}}]}"#,
-    );
-    let case = &loaded.cases[0];
-    let mode = |text: &str| text.parse::<Mode>().unwrap();
-    let plain = prompt(&case.interfaces, &mode("grammar"));
-    assert!(
-        plain.contains("\n@get_current_weather(\"Oslo\", unit=\"celsius\")\n"),
-        "{plain}"
-    );
-    let named = prompt(&case.interfaces, &mode("grammar+named"));
-    assert!(
-        named.contains("\n@get_current_weather(location=\"Oslo\", unit=\"celsius\")\n"),
-        "{named}"
-    );
-    let slot = prompt(&case.interfaces, &mode("grammar+slot"));
-    assert!(
-        slot.contains("\n@get_current_weather(\"<location>\", unit=\"celsius\")\n"),
-        "{slot}"
-    );
-    let both = prompt(&case.interfaces, &mode("grammar+named+slot"));
-    assert!(
-        both.contains("\n@get_current_weather(location=\"<location>\", unit=\"celsius\")\n"),
-        "{both}"
-    );
-    // Only the example line changes.
-    assert_eq!(plain.lines().count(), both.lines().count());
-    assert_eq!(mode("grammar+guard").to_string(), "grammar+guard");
-    assert!("native+guard".parse::<Mode>().is_err());
+fn the_desc_variant_is_the_renderers_param_descriptions() {
+    let tools = load_interfaces(&json!([{"name": "get_current_weather", "parameters": {
+        "type": "object", "properties": {"location": {"type": "string",
+        "description": "The city and state, e.g. San Francisco, CA"}}, "required": ["location"]}}]))
+    .unwrap();
+    let mode = "grammar+desc".parse::<Mode>().unwrap();
+    assert!(mode.has(Variant::Desc));
+    let with = prompt(&tools, &mode);
+    let options = atfunc::render::PromptOptions {
+        param_descriptions: true,
+        ..Default::default()
+    };
+    assert_eq!(with, atfunc::render_prompt(&tools, &options));
+    assert!(with.contains("The city and state"), "{with}");
+    let plain = prompt(&tools, &"grammar".parse::<Mode>().unwrap());
+    assert_eq!(plain, atfunc::render_prompt(&tools, &Default::default()));
+    assert!(!plain.contains("The city and state"), "{plain}");
 }
 
-/// `+bare` and `+nolead` name grammar options: a text argument as a bare word, and no prose
-/// before the call. Both round-trip as mode names and do not apply to `native`.
+/// `lead_in` 0 (measured in EVAL.md (f) as the former `+nolead`): no prose before the call.
 #[test]
-fn the_bare_and_nolead_variants_name_grammar_options() {
-    let mode = |text: &str| text.parse::<Mode>().unwrap();
-    let both = mode("grammar+bare+nolead");
-    assert!(both.bare && both.no_lead);
-    assert_eq!(both.to_string(), "grammar+bare+nolead");
-    assert!("native+nolead".parse::<Mode>().is_err());
-    assert!("native+bare".parse::<Mode>().is_err());
+fn no_lead_in_asks_for_the_call_at_once() {
     let required = GrammarOptions {
         choice: Choice::Required,
         ..GrammarOptions::default()
@@ -134,9 +110,14 @@ fn the_bare_and_nolead_variants_name_grammar_options() {
 #[test]
 fn the_bound_variant_bounds_strings_lists_and_free_objects() {
     let bound = "grammar+bound".parse::<Mode>().unwrap();
-    assert!(bound.bound);
+    assert!(bound.has(Variant::Bound));
     assert_eq!(bound.to_string(), "grammar+bound");
     assert!("native+bound".parse::<Mode>().is_err());
+    let options = bound.grammar_options(GrammarOptions::default(), || unreachable!());
+    assert_eq!(
+        (options.max_string_chars, options.max_list_items),
+        (Some(256), Some(32))
+    );
     let tools = load_interfaces(&json!([{"name": "pick", "parameters": {"type": "object",
         "properties": {"text": {"type": "string"}, "items": {"type": "array",
         "items": {"type": "string"}}, "extra": {"type": "object"}},
@@ -187,28 +168,11 @@ fn the_bound_variant_bounds_strings_lists_and_free_objects() {
     }
 }
 
-/// `+abstract`: the example call is a call of no listed function, with values no question
-/// asks for; the rest of the prompt is unchanged.
-#[test]
-fn the_abstract_variant_replaces_only_the_example_call() {
-    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
-    let mode = "grammar+abstract".parse::<Mode>().unwrap();
-    assert_eq!(mode.to_string(), "grammar+abstract");
-    let with = prompt(&derivative(), &mode);
-    let example = plain.lines().find(|l| l.starts_with('@')).unwrap();
-    assert!(example.starts_with("@calculus.derivative("), "{example}");
-    assert_eq!(
-        with,
-        plain.replacen(example, atfunc::eval::ABSTRACT_EXAMPLE, 1)
-    );
-}
-
-/// `+grounded`: a number parameter takes only the numbers the question writes (that fit
-/// its type and bounds); one that none fits keeps every number.
+/// Grounded numbers (measured in EVAL.md (g3) as the former `+grounded`): a number
+/// parameter takes only the numbers the question writes (that fit its type and bounds);
+/// one that none fits keeps every number.
 #[test]
 fn grounded_numbers_are_the_questions_own() {
-    assert!("grammar+grounded".parse::<Mode>().unwrap().grounded);
-    assert!("native+grounded".parse::<Mode>().is_err());
     let tools = load_interfaces(&json!([{"name": "area", "parameters": {"type": "object",
         "properties": {"base": {"type": "integer"}, "height": {"type": "number"},
         "scale": {"type": "integer", "minimum": 100}, "tags": {"type": "array",
@@ -257,7 +221,7 @@ async fn the_spans_variant_grounds_text_in_the_users_words() {
     use atfunc::eval::{EvalOptions, Evaluator};
     use std::sync::{Arc, Mutex};
     let mode = "grammar+spans".parse::<Mode>().unwrap();
-    assert!(mode.spans && mode.to_string() == "grammar+spans");
+    assert!(mode.has(Variant::Spans) && mode.to_string() == "grammar+spans");
     assert!("native+spans".parse::<Mode>().is_err());
 
     let question = "Plan a trip to New York. Stay 3 days.";
@@ -306,40 +270,4 @@ async fn the_spans_variant_grounds_text_in_the_users_words() {
     assert!(g.accepts(r#"@trip.plan(city="Stay")"#));
     assert!(!g.accepts(r#"@trip.plan(city="Oslo")"#));
     assert!(!g.accepts(r#"@trip.plan(city="New York. Stay")"#));
-}
-
-/// `+several`: one more rule, before the one on writing calls; the rest of the prompt is
-/// unchanged.
-#[test]
-fn the_several_variant_adds_one_rule() {
-    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
-    let mode = "grammar+several".parse::<Mode>().unwrap();
-    assert_eq!(mode.to_string(), "grammar+several");
-    let with = prompt(&derivative(), &mode);
-    let rule = format!("{}\n", atfunc::eval::SEVERAL_RULE);
-    assert_eq!(with.replacen(&rule, "", 1), plain);
-    let at = with.find(&rule).unwrap();
-    assert!(
-        with[at + rule.len()..].starts_with("- Write calls as plain text"),
-        "{with}"
-    );
-}
-
-/// `+shot`: a worked example after the rules; the rest of the prompt is unchanged.
-#[test]
-fn the_shot_variant_adds_a_worked_example_before_the_functions() {
-    let plain = prompt(&derivative(), &"grammar".parse::<Mode>().unwrap());
-    let mode = "grammar+spans+shot".parse::<Mode>().unwrap();
-    assert_eq!(mode.to_string(), "grammar+spans+shot");
-    let with = prompt(&derivative(), &mode);
-    let shot = format!("{}\n", atfunc::eval::SHOT_EXAMPLE);
-    assert_eq!(with.replacen(&shot, "", 1), plain);
-    let at = with.find(&shot).unwrap();
-    assert!(
-        with[at + shot.len()..].starts_with("\nFunctions:\n"),
-        "{with}"
-    );
-    // Its function is no case's: the grammar lets no model call it.
-    let tools = derivative();
-    assert!(tools.iter().all(|f| f.name != "distance"));
 }

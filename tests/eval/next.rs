@@ -10,25 +10,27 @@ use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A `parallel` case asking for three calls; its question writes the three numbers.
+/// A `parallel` case asking for three calls, of a function whose parameter has three
+/// choices (values the grammar lists, so that it can leave out those written).
 fn case(question: &str) -> atfunc::eval::Case {
     let questions = json!({"id": "parallel_0",
         "question": [[{"role": "user", "content": question}]],
-        "function": [{"name": "calc.sqrt", "parameters": {"type": "dict",
-            "properties": {"x": {"type": "float"}}, "required": ["x"]}}]});
+        "function": [{"name": "weather", "parameters": {"type": "dict",
+            "properties": {"city": {"type": "string", "enum": ["Oslo", "Paris", "Rome"]}},
+            "required": ["city"]}}]});
     let answers = json!({"id": "parallel_0", "ground_truth": [
-        {"calc.sqrt": {"x": [2.0]}}, {"calc.sqrt": {"x": [3.0]}}, {"calc.sqrt": {"x": [5.0]}}]});
+        {"weather": {"city": ["Oslo"]}}, {"weather": {"city": ["Paris"]}},
+        {"weather": {"city": ["Rome"]}}]});
     let mut loaded = load_cases(&questions.to_string(), &answers.to_string());
     assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
     loaded.cases.remove(0)
 }
 
-/// The chat route answers "Roots of 2, 3 and 5?" with its first call and then that call
-/// again, and "Only the root of 2." with one call that ends the answer. `/completion`
-/// continues the prompt it is given: after the first call, the call of 3; after that, the
-/// call of 5, written as the grammar must let it (a number the question wrote, on a line
-/// of its own), or, when the question says "end after 3", nothing. Every `/completion`
-/// request is kept.
+/// The chat route answers "Weather in Oslo, Paris and Rome?" with its first call and then
+/// that call again, and "Only Oslo." with one call that ends the answer. `/completion`
+/// continues the prompt it is given: after the first call, the call for Paris; after that,
+/// the call for Rome, written as the grammar must let it (on a line of its own), or, when
+/// the question says "end after Paris", nothing. Every `/completion` request is kept.
 fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
     let app = axum::Router::new()
         .route(
@@ -38,12 +40,12 @@ fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
                     .as_str()
                     .unwrap_or_default();
                 let text = if question.starts_with("Only") {
-                    "@calc.sqrt(x=2)"
+                    "@weather(city=\"Oslo\")"
                 } else if question.starts_with("Play") {
                     "@play(artist=\"Taylor Swift\")\n@play(artist=\"Swift\")\n\
                      @play(artist=\"Taylor Swift\")"
                 } else {
-                    "@calc.sqrt(x=2)\n@calc.sqrt(x=2)\n@calc.sqrt(x=2)"
+                    "@weather(city=\"Oslo\")\n@weather(city=\"Oslo\")\n@weather(city=\"Oslo\")"
                 };
                 axum::Json(scripted::says(text, 100, 30))
             }),
@@ -64,16 +66,17 @@ fn server(completions: Arc<Mutex<Vec<Json>>>) -> String {
                 completions.lock().unwrap().push(request.clone());
                 async move {
                     let prompt = request["prompt"].as_str().unwrap_or_default();
-                    let content = if prompt.contains("end after 3") && prompt.ends_with("x=3)") {
-                        // The model ends its answer: the grammar allows nothing.
-                        ""
-                    } else if prompt.ends_with("<assistant>\n@calc.sqrt(x=2)") {
-                        "\n@calc.sqrt(x=3)"
-                    } else if prompt.ends_with("@calc.sqrt(x=3)") {
-                        "\n@calc.sqrt(x=5)"
-                    } else {
-                        "unexpected prompt"
-                    };
+                    let content =
+                        if prompt.contains("end after Paris") && prompt.ends_with("\"Paris\")") {
+                            // The model ends its answer: the grammar allows nothing.
+                            ""
+                        } else if prompt.ends_with("<assistant>\n@weather(city=\"Oslo\")") {
+                            "\n@weather(city=\"Paris\")"
+                        } else if prompt.ends_with("@weather(city=\"Paris\")") {
+                            "\n@weather(city=\"Rome\")"
+                        } else {
+                            "unexpected prompt"
+                        };
                     axum::Json(json!({"content": content, "tokens_evaluated": 7,
                         "tokens_predicted": 5}))
                 }
@@ -101,29 +104,31 @@ async fn run_case(endpoint: String, mode: &str, case: &atfunc::eval::Case) -> Ca
 async fn a_repeated_call_is_followed_by_the_next_new_one_until_none_is_left() {
     let completions = Arc::new(Mutex::new(Vec::new()));
     let endpoint = server(completions.clone());
-    let outcome = run(endpoint, "grammar+grounded+next", "Roots of 2, 3 and 5?").await;
+    let outcome = run(endpoint, "grammar+next", "Weather in Oslo, Paris and Rome?").await;
     assert!(outcome.correct, "{outcome:?}");
     assert_eq!(outcome.calls.len(), 3, "{outcome:?}");
     assert_eq!(
         outcome.answer,
-        "@calc.sqrt(x=2)\n@calc.sqrt(x=3)\n@calc.sqrt(x=5)"
+        "@weather(city=\"Oslo\")\n@weather(city=\"Paris\")\n@weather(city=\"Rome\")"
     );
     // The chat answer's tokens, and each continuation's.
     assert_eq!(
         (outcome.prompt_tokens, outcome.completion_tokens),
         (100 + 2 * 7, 30 + 2 * 5)
     );
-    // Two continuations: with 2, 3 and 5 written, no call is left to ask for.
+    // Two continuations: with the three cities written, no call is left to ask for.
     let completions = completions.lock().unwrap();
     assert_eq!(completions.len(), 2);
-    for (asked, left_out) in completions.iter().zip([&["2"][..], &["2", "3"][..]]) {
+    for (asked, left_out) in completions
+        .iter()
+        .zip([&["Oslo"][..], &["Oslo", "Paris"][..]])
+    {
         assert_eq!(asked["temperature"], 0);
         let grammar = asked["grammar"].as_str().unwrap();
-        // The grammar offers the question's numbers but those already written.
-        for n in ["2", "3", "5"] {
-            let offered =
-                grammar.contains(&format!("\"{n}\"")) || grammar.contains(&format!("x={n})"));
-            assert_eq!(offered, !left_out.contains(&n), "{n}: {grammar}");
+        // The grammar offers the choices but those already written.
+        for city in ["Oslo", "Paris", "Rome"] {
+            let offered = grammar.contains(city);
+            assert_eq!(offered, !left_out.contains(&city), "{city}: {grammar}");
         }
     }
 }
@@ -132,10 +137,10 @@ async fn a_repeated_call_is_followed_by_the_next_new_one_until_none_is_left() {
 async fn the_model_may_end_its_answer_instead_of_a_next_call() {
     let completions = Arc::new(Mutex::new(Vec::new()));
     let endpoint = server(completions.clone());
-    let question = "Roots of 2, 3 and 5? (end after 3)";
-    let outcome = run(endpoint, "grammar+grounded+next", question).await;
+    let question = "Weather in Oslo, Paris and Rome? (end after Paris)";
+    let outcome = run(endpoint, "grammar+next", question).await;
     assert_eq!(
-        outcome.answer, "@calc.sqrt(x=2)\n@calc.sqrt(x=3)",
+        outcome.answer, "@weather(city=\"Oslo\")\n@weather(city=\"Paris\")",
         "{outcome:?}"
     );
     assert_eq!(outcome.calls.len(), 2);
@@ -146,14 +151,9 @@ async fn the_model_may_end_its_answer_instead_of_a_next_call() {
 async fn an_answer_that_ended_on_its_own_or_a_mode_without_next_is_not_continued() {
     let completions = Arc::new(Mutex::new(Vec::new()));
     let endpoint = server(completions.clone());
-    let ended = run(
-        endpoint.clone(),
-        "grammar+grounded+next",
-        "Only the root of 2.",
-    )
-    .await;
+    let ended = run(endpoint.clone(), "grammar+next", "Only Oslo.").await;
     assert_eq!(ended.calls.len(), 1, "{ended:?}");
-    let without = run(endpoint, "grammar+grounded", "Roots of 2, 3 and 5?").await;
+    let without = run(endpoint, "grammar", "Weather in Oslo, Paris and Rome?").await;
     assert_eq!(without.calls.len(), 1, "{without:?}");
     assert!(!without.correct);
     assert!(completions.lock().unwrap().is_empty());

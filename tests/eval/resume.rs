@@ -256,6 +256,59 @@ fn a_run_continues_from_its_report_and_asks_only_what_is_missing() {
     assert_eq!(written["servers"]["grammar"], "scripted, plain ChatML");
 }
 
+/// A report holding a mode whose variant was removed (`grammar+guard`, written by an
+/// older build) still continues: its rows are kept as they are, the other modes are
+/// asked, and asking for the removed variant says why it cannot run.
+#[test]
+fn a_report_naming_a_removed_variant_still_continues() {
+    let (endpoint, counts) = scripted_endpoint();
+    let files = files();
+    let first = eval(&endpoint, &files, &["--mode", "grammar", "--limit", "2"]);
+    assert!(first.status.success(), "{}", support::stderr(&first));
+    // The report as an older build wrote it with a second mode, `grammar+guard`.
+    let mut old = report(&files);
+    let mut outcomes = old["outcomes"].as_array().unwrap().clone();
+    for outcome in old["outcomes"].as_array().unwrap() {
+        let mut guarded = outcome.clone();
+        guarded["mode"] = json!("grammar+guard");
+        outcomes.push(guarded);
+    }
+    old["outcomes"] = Json::Array(outcomes);
+    old["modes"]["grammar+guard"] = old["modes"]["grammar"].clone();
+    std::fs::write(&files.report, old.to_string()).unwrap();
+    let asked = counts.asked.load(Ordering::SeqCst);
+
+    let removed = eval(&endpoint, &files, &["--mode", "grammar+guard"]);
+    let stderr = support::stderr(&removed);
+    assert_eq!(removed.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the variant '+guard' was removed: its grammar is every mode's default"),
+        "{stderr}"
+    );
+    assert_eq!(counts.asked.load(Ordering::SeqCst), asked);
+
+    // The failed case and the third are asked; the old mode's rows count as kept.
+    let kept = eval(&endpoint, &files, &["--mode", "grammar"]);
+    let stderr = support::stderr(&kept);
+    assert!(kept.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("2 answer(s) kept, 2 case(s) to ask"),
+        "{stderr}"
+    );
+    assert_eq!(counts.asked.load(Ordering::SeqCst), asked + 2);
+    let written = report(&files);
+    assert_eq!(written["modes"]["grammar"]["cases"], 3);
+    // Its answered case stays (a failed request is never kept: it is for a run to ask).
+    let outcomes = written["outcomes"].as_array().unwrap();
+    let guarded: Vec<&Json> = outcomes
+        .iter()
+        .filter(|o| o["mode"] == "grammar+guard")
+        .collect();
+    assert_eq!(guarded.len(), 1, "{written}");
+    assert_eq!(guarded[0]["id"], "simple_0");
+    assert_eq!(written["modes"]["grammar+guard"]["cases"], 1);
+}
+
 #[test]
 fn a_run_with_other_settings_is_refused_and_says_how_to_start_over() {
     let (endpoint, counts) = scripted_endpoint();
@@ -642,10 +695,10 @@ fn request_fields_reach_every_request_and_are_recorded() {
     );
 }
 
-/// By default (and with `+once` in a run that keeps repeated calls) an answer is read up
-/// to the first call that repeats an earlier one (names compared case folded), so a
-/// model that writes its call again until the token limit is scored on what came
-/// before; different calls are all read. `--keep-repeated-calls` reads every call.
+/// By default an answer is read up to the first call that repeats an earlier one (names
+/// compared case folded), so a model that writes its call again until the token limit is
+/// scored on what came before; different calls are all read. `--keep-repeated-calls`
+/// reads every call.
 #[test]
 fn answers_are_read_up_to_the_first_repeated_call() {
     let (endpoint, _counts) = scripted_endpoint();
@@ -659,59 +712,49 @@ fn answers_are_read_up_to_the_first_repeated_call() {
     ]
     .join("\n");
     std::fs::write(&files.questions, questions).unwrap();
+    let outcome = |report: &Json, id: &str| {
+        report["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["mode"] == "grammar" && o["id"] == id)
+            .cloned()
+            .unwrap()
+    };
     let by_default = eval(&endpoint, &files, &["--mode", "grammar"]);
     assert!(
         by_default.status.success(),
         "{}",
         support::stderr(&by_default)
     );
-    let read_once = report(&files);
-    assert_eq!(read_once["settings"]["keep_repeated_calls"], false);
+    let once = report(&files);
+    assert_eq!(once["settings"]["keep_repeated_calls"], false);
     std::fs::remove_file(&files.report).unwrap();
     let run = eval(
         &endpoint,
         &files,
-        &["--mode", "grammar,grammar+once", "--keep-repeated-calls"],
+        &["--mode", "grammar", "--keep-repeated-calls"],
     );
     assert!(run.status.success(), "{}", support::stderr(&run));
-    let written = report(&files);
-    assert_eq!(written["settings"]["keep_repeated_calls"], true);
-    let outcome = |mode: &str, id: &str| {
-        written["outcomes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["mode"] == mode && o["id"] == id)
-            .cloned()
-            .unwrap()
-    };
+    let whole = report(&files);
+    assert_eq!(whole["settings"]["keep_repeated_calls"], true);
     // Read whole, the repeat is a second call and the cut one does not bind.
-    assert_eq!(outcome("grammar", "simple_0")["valid"], false, "{written}");
-    let once = outcome("grammar+once", "simple_0");
-    assert_eq!(once["correct"], true, "{once}");
+    assert_eq!(outcome(&whole, "simple_0")["valid"], false, "{whole}");
+    let repeat = outcome(&once, "simple_0");
+    assert_eq!(repeat["correct"], true, "{repeat}");
     assert_eq!(
-        once["calls"],
+        repeat["calls"],
         json!([{"name": "calc.sqrt", "args": {"x": 2}}])
     );
     // x=2 then x=3 differ; the second x=3 repeats and ends the answer there.
-    let two = outcome("grammar+once", "simple_1");
+    let two = outcome(&once, "simple_1");
     assert_eq!(two["valid"], true, "{two}");
     assert_eq!(two["calls"].as_array().unwrap().len(), 2, "{two}");
     assert_eq!(
-        outcome("grammar", "simple_1")["calls"]
+        outcome(&whole, "simple_1")["calls"]
             .as_array()
             .unwrap()
             .len(),
         3
     );
-    // The default reads as `+once` does.
-    for (default, once) in read_once["outcomes"].as_array().unwrap().iter().zip([
-        outcome("grammar+once", "simple_0"),
-        outcome("grammar+once", "simple_1"),
-    ]) {
-        assert_eq!(default["mode"], "grammar");
-        for field in ["id", "calls", "valid", "correct"] {
-            assert_eq!(default[field], once[field], "{field}: {default}");
-        }
-    }
 }

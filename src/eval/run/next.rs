@@ -23,7 +23,7 @@ use serde_json::Value as Json;
 
 /// The most calls `+next` reads from one answer: more than any BFCL `parallel` answer
 /// holds (at most 8 calls in `parallel_multiple`, 6 in `parallel`).
-pub const NEXT_MOST_CALLS: usize = 8;
+const NEXT_MOST_CALLS: usize = 8;
 
 impl Evaluator {
     /// `+next` on `answer`, read into `read`: when the reading stopped at a repeat, the
