@@ -102,8 +102,9 @@ pub(crate) struct EvalArgs {
     /// continue one without. No effect with --keep-repeated-calls, in native or lazy.
     #[arg(long)]
     stop_at_repeat: bool,
-    /// How often `repair` asks the model to fix its calls.
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    /// How many repair rounds the gateway's modes may ask (all but `text` and the
+    /// experiments outside the gateway), as `atfunc serve --repair-rounds`.
+    #[arg(long, value_name = "N", default_value_t = 1)]
     repair_rounds: usize,
     /// Largest answer read, in bytes (as `atfunc serve --max-response-bytes`); a larger
     /// answer fails its case.
@@ -270,6 +271,14 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         let entry = all_available.entry(category).or_default();
         *entry = (*entry).max(count);
     }
+    // A mode of an earlier run that no longer reads (a removed variant) names none.
+    let gateway_flags: BTreeMap<String, String> = all_modes
+        .iter()
+        .filter_map(|mode| {
+            let flags = evaluator.serve_flags(&mode.parse().ok()?)?;
+            Some((mode.clone(), flags))
+        })
+        .collect();
     let report_of = |new: &[CaseOutcome], interrupted: bool| {
         let fresh: HashSet<(&str, &str)> = new
             .iter()
@@ -290,6 +299,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         });
         report.servers = all_servers.clone();
         report.available = all_available.clone();
+        report.gateway = gateway_flags.clone();
         report
     };
     let total: usize = modes

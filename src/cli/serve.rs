@@ -114,6 +114,10 @@ pub(crate) struct ServeArgs {
     /// where, for more prompt tokens.
     #[arg(long)]
     param_descriptions: bool,
+    /// Under a grammar, bound every string to 256 characters and every list to 32 items,
+    /// so that a model looping inside a value still closes its call.
+    #[arg(long)]
+    bound_values: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -202,6 +206,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             resamples: usize::from(args.resamples),
             ground_text: args.ground_text,
             param_descriptions: args.param_descriptions,
+            bound_values: args.bound_values,
             load_limits: args.limits.limits(),
             upstream_kind: args.upstream_kind,
             upstream_dialect: args.upstream_dialect,

@@ -122,12 +122,6 @@ const REMOVED: [(&str, &str); 11] = [
     ("shot", "it measured no gain (EVAL.md (p))"),
 ];
 
-/// The most characters of a string under [`Variant::Bound`].
-const BOUND_STRING_CHARS: u32 = 256;
-
-/// The most items of a list under [`Variant::Bound`].
-const BOUND_LIST_ITEMS: u32 = 32;
-
 /// A strategy and the variants it runs with: `text`, `repair+desc`, `grammar+desc+spans`.
 /// Variants change the atfunc prompt, its grammar or its reading, so `native` and
 /// `dialect` take none.
@@ -186,8 +180,7 @@ impl Mode {
     ) -> GrammarOptions {
         let mut options = base;
         if self.has(Variant::Bound) {
-            options.max_string_chars = Some(BOUND_STRING_CHARS);
-            options.max_list_items = Some(BOUND_LIST_ITEMS);
+            options = options.with_bounded_values();
         }
         if self.has(Variant::Spans) {
             options.grounded_text = Some(said());

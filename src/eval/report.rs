@@ -133,6 +133,10 @@ pub struct Report {
     /// Per category, how many cases its questions file holds: a category with fewer
     /// outcomes ran on a subset.
     pub available: BTreeMap<String, usize>,
+    /// Per mode that is a gateway policy, how to start `atfunc serve` (and the
+    /// `tool_choice` its clients send) to answer as the mode did
+    /// ([`Evaluator::serve_flags`](super::Evaluator::serve_flags)).
+    pub gateway: BTreeMap<String, String>,
 }
 
 /// What an earlier run must share with this one for its outcomes to be kept: the
@@ -378,6 +382,7 @@ impl Report {
             settings: None,
             servers: BTreeMap::new(),
             available: BTreeMap::new(),
+            gateway: BTreeMap::new(),
         }
     }
 
@@ -409,6 +414,7 @@ impl Report {
             "settings": self.settings,
             "servers": self.servers,
             "available": self.available,
+            "gateway": self.gateway,
             "skipped": self.skipped,
             "interrupted": self.interrupted,
             "outcomes": self.outcomes,
@@ -434,6 +440,11 @@ impl Report {
         for mode in &self.modes {
             if let Some(note) = self.servers.get(&mode.mode) {
                 let _ = writeln!(out, "{}: measured on {note}", self.label(&mode.mode));
+            }
+        }
+        for mode in &self.modes {
+            if let Some(flags) = self.gateway.get(&mode.mode) {
+                let _ = writeln!(out, "{}: the gateway's {flags}", self.label(&mode.mode));
             }
         }
         if !self.skipped.is_empty() {

@@ -8,9 +8,7 @@ use crate::bind::{bind, BoundCall, Catalog, Repeats};
 use crate::endpoint::{
     is_event_stream, AnswerError, Endpoint, EndpointError, Route, SetupError, TimeLimit,
 };
-use crate::format::{
-    call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
-};
+use crate::format::{call_text, unreadable_call_error, CallRecord};
 use crate::grammar::{
     decision_gbnf, decision_names, read_decision, Choice, Decision, DECIDE_QUESTION, NO_FUNCTION,
 };
@@ -18,11 +16,16 @@ use crate::interop::{
     parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
+use crate::serve::Gateway;
 use serde_json::{json, Map, Value as Json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+mod gateway;
 mod next;
+
+pub(crate) use gateway::Policy;
 
 /// Where and how the evaluator asks.
 #[derive(Debug, Clone)]
@@ -35,7 +38,9 @@ pub struct EvalOptions {
     pub max_tokens: u32,
     /// The longest wait for one answer; a case that waits longer fails with a timeout.
     pub timeout: Duration,
-    /// How often `repair` asks again.
+    /// How many repair rounds the gateway's modes may ask (all of them but `text`, which
+    /// measures the prompt alone): `atfunc serve --repair-rounds`. Default 1, the
+    /// gateway's.
     pub repair_rounds: usize,
     /// Largest answer read, in bytes, as the gateway's option of the same name: a larger
     /// answer fails its case, saying so. Default 16 MiB.
@@ -76,16 +81,15 @@ pub struct EvalOptions {
     /// variant `+once`, for every mode), since a small model that cannot stop writes its
     /// calls again until its token limit (EVAL.md (h)). Default false.
     pub keep_repeated_calls: bool,
-    /// Stream each answer of the text-based modes and stop reading it where its first
-    /// repeated call ends, dropping the stream (which stops a llama.cpp server's
-    /// generation), as the gateway does. The calls read are the same as without it, since
-    /// an answer is read up to that repeat anyway; the time and the answer tokens a model
-    /// spends on its repeats are saved (most of a BFCL `parallel` case's, on a CPU). The
-    /// tokens of a dropped answer are the last counts its stream carried: llama.cpp's
-    /// per-token `timings`, asked for with `timings_per_token`, or a `usage` sent on every
-    /// chunk; a server that sends neither is counted one answer token per piece of
-    /// content and no prompt tokens. Ignored with `keep_repeated_calls`, and by `native`
-    /// and `lazy`. Default false.
+    /// Count the tokens of answers dropped at a repeated call from llama.cpp's per-token
+    /// `timings` (the request asks for them with `timings_per_token`, a field other
+    /// servers may refuse). The gateway's modes always ask each answer as a stream and
+    /// drop it where its first repeated call ends (unless `keep_repeated_calls`), which
+    /// stops a llama.cpp server's generation; without this, a dropped answer counts only
+    /// what its stream carried as `usage`. The experiments outside the gateway (`+next`,
+    /// `--samples` above 1) stream and drop their answers only with it, counting one
+    /// answer token per piece of content where a server sends neither. Ignored by
+    /// `native` and `lazy`. Default false.
     pub stop_at_repeat: bool,
 }
 
@@ -116,7 +120,7 @@ impl Default for EvalOptions {
             model: String::from("default"),
             max_tokens: 256,
             timeout: Duration::from_secs(120),
-            repair_rounds: 2,
+            repair_rounds: 1,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
             dialect: Dialect::Auto,
@@ -155,7 +159,9 @@ pub struct CaseOutcome {
     pub completion_tokens: u64,
     /// The calls that bound, as `{"name", "args"}`.
     pub calls: Vec<Json>,
-    /// The model's last answer text (for `native`, its content).
+    /// The model's last answer text: for the gateway's modes, the content of the gateway's
+    /// answer (its calls are taken out, and are in `calls`); for `native`, the endpoint's
+    /// content.
     pub answer: String,
     /// Whether a request failed (an endpoint error or a timeout).
     pub endpoint_failed: bool,
@@ -170,6 +176,8 @@ pub struct Evaluator {
     /// Its time limit bounds each request as a whole.
     endpoint: Endpoint,
     options: EvalOptions,
+    /// The gateway of each mode that is a gateway policy, made at its first case.
+    gateways: Arc<Mutex<HashMap<Mode, Arc<Gateway>>>>,
 }
 
 /// One answer of the endpoint.
@@ -184,6 +192,8 @@ struct Answer {
 #[derive(Default)]
 struct Read {
     bound: Vec<BoundCall>,
+    /// The calls the gateway passed on, bound by it.
+    passed: Vec<ScoredCall>,
     refused: Vec<CallRecord>,
     /// Where the last call read ends, when the reading stopped at a repeat of it or of
     /// an earlier one (the answer went on).
@@ -217,7 +227,20 @@ impl Evaluator {
             ),
             SetupError::Client(e) => format!("cannot set up the HTTP client: {e}"),
         })?;
-        Ok(Evaluator { endpoint, options })
+        Ok(Evaluator {
+            endpoint,
+            options,
+            gateways: Arc::default(),
+        })
+    }
+
+    /// How to start `atfunc serve`, and the `tool_choice` its clients send, to answer as
+    /// `mode` does: `atfunc serve --constrain, tool_choice "required"` for `grammar`.
+    /// Every mode but `native`, `lazy` and `+next` (and any mode with
+    /// [`EvalOptions::samples`] above 1) is a policy of the gateway, and is put through
+    /// the gateway's own code: its figures are the gateway's. `None` for the others.
+    pub fn serve_flags(&self, mode: &Mode) -> Option<String> {
+        Policy::of(mode, &self.options).map(|policy| policy.serve_flags())
     }
 
     /// Puts `case` to the endpoint in `mode` and scores the answer. Never fails: an
@@ -239,10 +262,13 @@ impl Evaluator {
             endpoint_failed: false,
             error: None,
         };
-        let result = match mode.strategy {
-            Strategy::Native => self.native(case, &mut outcome).await,
-            Strategy::Dialect => self.dialect(case, &mut outcome).await,
-            _ => self.text(case, mode, &mut outcome).await,
+        let result = match (Policy::of(mode, &self.options), mode.strategy) {
+            (Some(policy), _) => {
+                self.through_gateway(case, mode, &policy, &mut outcome)
+                    .await
+            }
+            (None, Strategy::Native) => self.native(case, &mut outcome).await,
+            (None, _) => self.text(case, mode, &mut outcome).await,
         };
         outcome.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
@@ -251,10 +277,14 @@ impl Evaluator {
                 outcome.error = Some(error);
             }
             Ok(read) => {
-                outcome.valid = !read.bound.is_empty() && read.refused.is_empty();
-                outcome.no_call = read.bound.is_empty() && read.refused.is_empty();
-                outcome.calls = read
-                    .bound
+                let mut calls = read.passed;
+                calls.extend(read.bound.into_iter().map(|c| ScoredCall {
+                    name: c.name,
+                    args: c.args,
+                }));
+                outcome.valid = !calls.is_empty() && read.refused.is_empty();
+                outcome.no_call = calls.is_empty() && read.refused.is_empty();
+                outcome.calls = calls
                     .iter()
                     .map(|c| json!({"name": c.name, "args": c.args}))
                     .collect();
@@ -269,17 +299,9 @@ impl Evaluator {
                 } else if let Some(refused) = read.refused.first() {
                     let why = refused.result.as_ref().err().cloned().unwrap_or_default();
                     outcome.error = Some(format!("{}: {why}", refused.call_text));
-                } else if read.bound.is_empty() {
+                } else if calls.is_empty() {
                     outcome.error = Some(String::from("the answer has no call"));
                 } else {
-                    let calls: Vec<ScoredCall> = read
-                        .bound
-                        .into_iter()
-                        .map(|c| ScoredCall {
-                            name: c.name,
-                            args: c.args,
-                        })
-                        .collect();
                     match score(&case.category, &case.functions, &case.ground_truth, &calls) {
                         Ok(()) => outcome.correct = true,
                         Err(mismatch) => outcome.error = Some(mismatch.to_string()),
@@ -290,8 +312,11 @@ impl Evaluator {
         outcome
     }
 
-    /// `text`, `repair`, `grammar`, `auto`, `lazy` and `decide`: the atfunc prompt, the
-    /// answer parsed and bound.
+    /// The modes that are not gateway policies ([`Policy::of`]): `lazy`, `+next`, and any
+    /// mode asked `--samples` times. The atfunc prompt and the mode's grammar, sent by the
+    /// evaluator itself; one answer (voted among the samples, resampled as the gateway
+    /// resamples), parsed and bound. Repair rounds are the gateway's: a mode that asks
+    /// for them is refused here.
     async fn text(
         &self,
         case: &Case,
@@ -299,7 +324,7 @@ impl Evaluator {
         outcome: &mut CaseOutcome,
     ) -> Result<Read, String> {
         let catalog = Catalog::new(case.interfaces.clone());
-        let mut messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
+        let messages = with_system(&case.messages, &prompt(&case.interfaces, mode));
         let mut request = self.request();
         match mode.strategy {
             Strategy::Grammar => {
@@ -354,66 +379,36 @@ impl Evaluator {
         } else {
             0
         };
-        let rounds = match mode.strategy {
-            Strategy::Repair => self.options.repair_rounds,
-            _ => 0,
-        };
-        let mut kept: Vec<BoundCall> = Vec::new();
-        // Calls refused and not (yet) written again correctly.
-        let mut unresolved: Vec<CallRecord> = Vec::new();
-        for round in 0..=rounds {
-            request.insert("messages".into(), Json::Array(messages.clone()));
-            let (mut answer, mut read) = self
-                .ask_voted(
-                    &request,
-                    mode,
-                    &catalog,
-                    (call_required, resamples),
-                    outcome,
-                )
-                .await?;
-            if mode.has(Variant::Next) && request.contains_key("grammar") {
-                self.next_calls(
-                    case,
-                    mode,
-                    (&messages, &catalog),
-                    &mut answer.text,
-                    &mut read,
-                    outcome,
-                )
-                .await?;
-            }
-            outcome.answer = answer.text.clone();
-            if round == 0 || !read.bound.is_empty() || !read.refused.is_empty() {
-                unresolved = read.refused;
-            }
-            kept.extend(read.bound);
-            let missing = if kept.is_empty() {
-                MissingCall::Any
-            } else {
-                MissingCall::None
-            };
-            if round == rounds || (unresolved.is_empty() && missing == MissingCall::None) {
-                break;
-            }
-            // As the gateway does: the answer, then what to fix.
-            if !answer.text.trim().is_empty() {
-                messages.push(json!({"role": "assistant", "content": answer.text}));
-            }
-            let note = repair_note(
-                &unresolved,
-                &RepairOptions {
-                    others_made: !kept.is_empty(),
-                    missing,
-                },
-            );
-            messages.push(json!({"role": "user", "content": note}));
+        if mode.strategy == Strategy::Repair {
+            return Err(String::from(
+                "repair rounds are the gateway's, and --samples above 1 is not a gateway \
+                 policy: run `repair` with --samples 1",
+            ));
         }
-        Ok(Read {
-            bound: kept,
-            refused: unresolved,
-            repeat_after: None,
-        })
+        request.insert("messages".into(), Json::Array(messages.clone()));
+        let (mut answer, mut read) = self
+            .ask_voted(
+                &request,
+                mode,
+                &catalog,
+                (call_required, resamples),
+                outcome,
+            )
+            .await?;
+        if mode.has(Variant::Next) && request.contains_key("grammar") {
+            self.next_calls(
+                case,
+                mode,
+                (&messages, &catalog),
+                &mut answer.text,
+                &mut read,
+                outcome,
+            )
+            .await?;
+        }
+        outcome.answer = answer.text;
+        read.repeat_after = None;
+        Ok(read)
     }
 
     /// One request of a text-based mode, asked [`EvalOptions::samples`] times (the first
@@ -514,6 +509,40 @@ impl Evaluator {
         }
     }
 
+    /// A mode that is a gateway policy: the case put to the policy's gateway, in this
+    /// process, as a client would put it to `atfunc serve`. Bounded as a whole by the
+    /// evaluator's time limit once for each request the policy may make.
+    async fn through_gateway(
+        &self,
+        case: &Case,
+        mode: &Mode,
+        policy: &Policy,
+        outcome: &mut CaseOutcome,
+    ) -> Result<Read, String> {
+        let gateway = {
+            let mut gateways = self.gateways.lock().unwrap_or_else(PoisonError::into_inner);
+            match gateways.get(mode) {
+                Some(gateway) => Arc::clone(gateway),
+                None => {
+                    let gateway = policy.gateway()?;
+                    gateways.insert(*mode, Arc::clone(&gateway));
+                    gateway
+                }
+            }
+        };
+        let options = &policy.options;
+        let requests = 2 + options.resamples.saturating_add(options.repair_rounds);
+        let limit = self
+            .options
+            .timeout
+            .saturating_mul(u32::try_from(requests).unwrap_or(u32::MAX));
+        let asked = gateway::ask(&gateway, case, policy, self.request(), outcome);
+        match tokio::time::timeout(limit, asked).await {
+            Ok(read) => read,
+            Err(_) => Err(timed_out(limit)),
+        }
+    }
+
     /// `native`: the tools as an OpenAI `tools` array; each `tool_calls` entry is read
     /// back, written as call text and bound like any other call.
     async fn native(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
@@ -527,31 +556,6 @@ impl Evaluator {
             &options,
             &catalog,
         ))
-    }
-
-    /// `dialect`: the request `atfunc serve --upstream-dialect` sends for a model that
-    /// writes its own call format. The tools go as an OpenAI `tools` array (the server's
-    /// chat template shows them to the model), the case's messages as they are, no atfunc
-    /// prompt, and `tool_choice: "none"`: a server without a tool parser refuses `auto`
-    /// (vLLM), and would enforce a call with a JSON schema, not in the model's format. The
-    /// answer's content is read in [`EvalOptions::dialect`], each call bound under the
-    /// name the model was shown; `tool_calls` the server read itself are read as in
-    /// `native`, after them (the gateway passes them on too).
-    async fn dialect(&self, case: &Case, outcome: &mut CaseOutcome) -> Result<Read, String> {
-        let (request, rendered, options) = self.tools_request(case, "none");
-        let answer = self.ask(&request, outcome).await?;
-        outcome.answer = answer.text.clone();
-        let catalog = Catalog::new(case.interfaces.clone());
-        let mut read = read_dialect(
-            &answer.text,
-            self.options.dialect,
-            &rendered.names,
-            &catalog,
-        );
-        let server = read_tool_calls(&answer.tool_calls, &rendered.names, &options, &catalog);
-        read.bound.extend(server.bound);
-        read.refused.extend(server.refused);
-        Ok(read)
     }
 
     /// The request of `native` and `dialect`: the case's messages as they are, its tools

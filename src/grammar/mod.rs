@@ -235,6 +235,25 @@ impl Default for GrammarOptions {
     }
 }
 
+impl GrammarOptions {
+    /// These options with every string bounded to 256 characters and every list to 32
+    /// items ([`GrammarOptions::max_string_chars`], [`GrammarOptions::max_list_items`]):
+    /// more than twice the longest string of BFCL's answers, and few enough tokens that a
+    /// model looping inside a value still closes its call within a 256-token answer
+    /// (EVAL.md (g1), (h)). `atfunc serve --bound-values` and `atfunc eval`'s `+bound`.
+    ///
+    /// ```
+    /// let options = atfunc::GrammarOptions::default().with_bounded_values();
+    /// assert_eq!(options.max_string_chars, Some(256));
+    /// assert_eq!(options.max_list_items, Some(32));
+    /// ```
+    pub fn with_bounded_values(mut self) -> Self {
+        self.max_string_chars = Some(256);
+        self.max_list_items = Some(32);
+        self
+    }
+}
+
 /// A call as [`GrammarOptions::not_again`] holds it: the function (as the prompt shows it,
 /// or qualified; case ignored) and each argument given, by parameter name, as JSON text
 /// (`"\"Oslo\""`, `3`, `true`).

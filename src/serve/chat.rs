@@ -169,7 +169,7 @@ pub(crate) async fn handle(
                 &tools,
                 choice,
                 single_call,
-                grounding.as_deref(),
+                (grounding.as_deref(), gateway.options.bound_values),
                 request.size(),
                 gateway.options.max_request_bytes,
             )

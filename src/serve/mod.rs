@@ -362,6 +362,11 @@ pub struct Options {
     /// which value goes where, for more prompt tokens (on BFCL `simple_python`, 16 % more
     /// and 1.8 points of accuracy, within noise: EVAL.md (p)). Default off.
     pub param_descriptions: bool,
+    /// Under a grammar, bound every string to 256 characters and every list to 32 items
+    /// ([`GrammarOptions::with_bounded_values`](crate::GrammarOptions::with_bounded_values)),
+    /// so that a model looping inside a value still closes its call before its token
+    /// limit. Default off: a tool may take long text.
+    pub bound_values: bool,
     /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
     pub upstream_kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
@@ -425,6 +430,7 @@ impl Default for Options {
             resamples: 3,
             ground_text: false,
             param_descriptions: false,
+            bound_values: false,
             load_limits: LoadLimits::default(),
             upstream_kind: UpstreamKind::LlamaCpp,
             upstream_dialect: Dialect::Atfunc,
@@ -458,6 +464,9 @@ impl std::fmt::Debug for Options {
             .field("decide_max_tokens", &self.decide_max_tokens)
             .field("keep_repeated_calls", &self.keep_repeated_calls)
             .field("resamples", &self.resamples)
+            .field("ground_text", &self.ground_text)
+            .field("param_descriptions", &self.param_descriptions)
+            .field("bound_values", &self.bound_values)
             .field("load_limits", &self.load_limits)
             .field("upstream_kind", &self.upstream_kind)
             .field("upstream_dialect", &self.upstream_dialect)
@@ -594,6 +603,30 @@ impl Gateway {
     }
 
     /// Writes each of a request's tool warnings to stderr, once per gateway.
+    /// Answers one chat completion request in this process, as `POST /v1/chat/completions`
+    /// would answer its body, without a socket, a client key or a place among
+    /// [`Options::max_concurrent`]: the status and the whole body (a stream's events, for
+    /// a request that asks for one). The evaluator puts its cases so, so that its figures
+    /// measure the gateway's own code rather than a copy of it.
+    #[cfg(feature = "eval")]
+    pub(crate) async fn complete(
+        self: &Arc<Self>,
+        body: axum::body::Bytes,
+    ) -> (axum::http::StatusCode, Result<axum::body::Bytes, String>) {
+        let response = match chat::handle(Arc::clone(self), HeaderMap::new(), body).await {
+            Ok(response) => response,
+            Err(error) => error.into_response(),
+        };
+        let status = response.status();
+        // The gateway bounds what it reads of the upstream; its own answer is a few times
+        // that at most (a call's JSON beside its text).
+        let limit = self.options.max_response_bytes.saturating_mul(4);
+        let body = axum::body::to_bytes(response.into_body(), limit)
+            .await
+            .map_err(|e| format!("cannot read the gateway's answer: {e}"));
+        (status, body)
+    }
+
     pub(crate) fn warn_once(&self, warnings: &[crate::interface::Problem]) {
         if warnings.is_empty() {
             return;

@@ -344,6 +344,7 @@ pub(crate) async fn read_answer(
     }
     let mut decoder = SseDecoder::new(upstream.max_response_bytes());
     let mut answer_usage = None;
+    let mut timed_usage = None;
     let mut received = 0usize;
     let mut datas = Vec::new();
     // Whether the upstream said the answer is over (`[DONE]` or a finish reason): a
@@ -403,6 +404,10 @@ pub(crate) async fn read_answer(
             // counts, once.
             if let Some(counts @ Json::Object(_)) = event.get("usage") {
                 answer_usage = Some(counts.clone());
+            } else if let Some(counts) = timings_usage(&event) {
+                // llama.cpp's per-token timings (asked with `timings_per_token`): the
+                // counts of a stream dropped before its usage came.
+                timed_usage = Some(counts);
             }
             let choice = event.pointer("/choices/0");
             let delta = choice.and_then(|c| c.get("delta"));
@@ -440,7 +445,7 @@ pub(crate) async fn read_answer(
         if turn.answer_over() {
             // The rest would not be read: the caller drops the upstream's stream,
             // which stops it. Its usage, sent last, is not known.
-            usage.add(answer_usage.as_ref());
+            usage.add(answer_usage.as_ref().or(timed_usage.as_ref()));
             return StreamEnd::Done;
         }
         if done {
@@ -449,10 +454,24 @@ pub(crate) async fn read_answer(
                     "The upstream server closed the stream before the answer was complete",
                 ));
             }
-            usage.add(answer_usage.as_ref());
+            usage.add(answer_usage.as_ref().or(timed_usage.as_ref()));
             return StreamEnd::Done;
         }
     }
+}
+
+/// The usage a llama.cpp stream chunk's `timings` give, when it has them: the prompt is
+/// the cached part and the part evaluated.
+fn timings_usage(chunk: &Json) -> Option<Json> {
+    let timings = chunk.get("timings")?;
+    let count = |field: &str| timings.get(field).and_then(Json::as_u64);
+    let prompt = count("cache_n").unwrap_or(0) + count("prompt_n").unwrap_or(0);
+    let completion = count("predicted_n")?;
+    Some(json!({
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }))
 }
 
 /// A whole JSON answer: its text read as one delta.

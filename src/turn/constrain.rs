@@ -70,7 +70,8 @@ pub(crate) struct Grammars {
 }
 
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
-/// their text arguments held to runs of `grounding`'s words when it is given;
+/// their text arguments held to runs of `grounding`'s words when it is given, and their
+/// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`;
 /// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
 /// and the repair rounds are left to do their work).
 ///
@@ -82,7 +83,7 @@ pub(crate) fn grammars(
     tools: &ToolSet,
     choice: &Choice,
     single: bool,
-    grounding: Option<&str>,
+    (grounding, bounded): (Option<&str>, bool),
     request_size: usize,
     max_request_bytes: usize,
 ) -> Result<Option<Grammars>, TurnError> {
@@ -91,12 +92,19 @@ pub(crate) fn grammars(
     let max_bytes = GrammarOptions::default().max_bytes;
     // Whether the room left under the request limit is what bounds the grammar's bytes.
     let bounded_by_request = room < max_bytes;
-    let with = |choice| GrammarOptions {
-        choice,
-        single,
-        grounded_text: grounding.map(str::to_owned),
-        max_bytes: max_bytes.min(room),
-        ..GrammarOptions::default()
+    let with = |choice| {
+        let options = GrammarOptions {
+            choice,
+            single,
+            grounded_text: grounding.map(str::to_owned),
+            max_bytes: max_bytes.min(room),
+            ..GrammarOptions::default()
+        };
+        if bounded {
+            options.with_bounded_values()
+        } else {
+            options
+        }
     };
     let too_large = |error: &GrammarError| match error {
         GrammarError::TooLarge { what: "bytes", .. } if bounded_by_request => {

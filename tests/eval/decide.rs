@@ -1,6 +1,6 @@
-//! The `decide` mode against a scripted endpoint: its two requests (the decision, then the
-//! chosen function's grammar), `none` as an answer without a call, a chosen function that
-//! the second grammar forces, and a decision cut short.
+//! The `decide` mode against a scripted endpoint, through the gateway's `--decide`: its two
+//! requests (the decision, then the chosen function's grammar), `none` or a decision cut
+//! short leaving the `auto` grammar, and a chosen function that the second grammar forces.
 #![cfg(feature = "eval")]
 
 use crate::scripted;
@@ -29,7 +29,8 @@ fn case(id: &str, question: &str) -> atfunc::eval::Case {
 }
 
 /// The scripted model: asked [`DECIDE_QUESTION`], it writes what follows `pick ` in the
-/// question; asked anything else, a call of `calc.cbrt`. Every request is kept.
+/// question; asked anything else, a call of `calc.cbrt`, or prose when it decided `none`.
+/// Every request is kept.
 async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
     let app = axum::Router::new().route(
         "/v1/chat/completions",
@@ -46,6 +47,8 @@ async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
                         .and_then(|m| m["content"].as_str())
                         .unwrap_or_default();
                     question.trim_start_matches("pick ").to_owned()
+                } else if messages.iter().any(|m| m["content"] == "pick none") {
+                    String::from("No function fits.")
                 } else {
                     String::from("@calc.cbrt(x=8)")
                 };
@@ -54,6 +57,13 @@ async fn endpoint(seen: Arc<Mutex<Vec<Json>>>) -> String {
         }),
     );
     scripted::serve(app).await
+}
+
+/// The system prompt the gateway sends for `case` in `mode`: the atfunc prompt, and one
+/// call per answer (the evaluator asks for one outside BFCL's parallel categories).
+fn system(case: &atfunc::eval::Case, mode: &str) -> String {
+    let prompt = prompt(&case.interfaces, &mode.parse().unwrap());
+    format!("{prompt}\nCall at most one function per answer.\n")
 }
 
 /// `case` put to the scripted endpoint in `mode`: its outcome and the requests it sent.
@@ -75,9 +85,8 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
     let case = case("simple_0", "pick calc.cbrt");
     let (outcome, requests) = run(&case, "decide").await;
     assert_eq!(requests.len(), 2, "{requests:#?}");
-    let system = prompt(&case.interfaces, &"decide".parse().unwrap());
     let conversation = json!([
-        {"role": "system", "content": system},
+        {"role": "system", "content": system(&case, "decide")},
         {"role": "user", "content": "pick calc.cbrt"}
     ]);
 
@@ -119,7 +128,8 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
         outcome.calls,
         vec![json!({"name": "calc.cbrt", "args": {"x": 8}})]
     );
-    assert_eq!(outcome.answer, "@calc.cbrt(x=8)");
+    // The gateway's content: the call is taken out of it.
+    assert_eq!(outcome.answer, "");
     // Both steps' tokens count.
     assert_eq!(
         (outcome.prompt_tokens, outcome.completion_tokens),
@@ -127,21 +137,33 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
     );
 }
 
+/// `none` leaves the answer to the `auto` grammar, which allows prose: the model that
+/// decided it writes no call here.
 #[tokio::test]
-async fn none_is_an_answer_without_a_call() {
+async fn none_leaves_the_answer_to_the_auto_grammar() {
     for (id, wants) in [("irrelevance_0", true), ("simple_0", false)] {
         let case = case(id, "pick none");
         let (outcome, requests) = run(&case, "decide").await;
-        assert_eq!(requests.len(), 1, "no second request: {requests:#?}");
+        assert_eq!(requests.len(), 2, "{requests:#?}");
+        let auto = GrammarOptions {
+            choice: Choice::Auto,
+            single: true,
+            ..GrammarOptions::default()
+        };
+        assert_eq!(
+            requests[1]["grammar"].as_str(),
+            Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
+        );
         assert!(outcome.no_call && !outcome.valid, "{outcome:?}");
         assert!(outcome.calls.is_empty());
-        assert_eq!(outcome.answer, "none");
+        assert_eq!(outcome.answer, "No function fits.");
         // Right exactly where no function fits the question.
         assert_eq!(outcome.correct, wants, "{id}");
         assert!(!outcome.endpoint_failed);
+        // Both requests' tokens count.
         assert_eq!(
             (outcome.prompt_tokens, outcome.completion_tokens),
-            (100, 10)
+            (200, 20)
         );
     }
 }
@@ -151,8 +173,7 @@ async fn the_second_step_keeps_the_modes_variants() {
     let case = case("simple_0", "pick calc.cbrt");
     let (outcome, requests) = run(&case, "decide+bound+desc").await;
     assert_eq!(requests.len(), 2);
-    let mode: Mode = "decide+bound+desc".parse().unwrap();
-    let system = prompt(&case.interfaces, &mode);
+    let system = system(&case, "decide+bound+desc");
     assert_eq!(requests[0]["messages"][0]["content"], system);
     assert_eq!(requests[1]["messages"][0]["content"], system);
     let bound = GrammarOptions {
@@ -170,17 +191,21 @@ async fn the_second_step_keeps_the_modes_variants() {
     assert_eq!(outcome.mode, "decide+desc+bound");
 }
 
+/// A decision that names no function (cut at its token limit) is no decision: the answer
+/// follows under the `auto` grammar, as without one.
 #[tokio::test]
-async fn a_decision_cut_short_fails_its_case_naming_the_limit() {
+async fn a_decision_cut_short_leaves_the_auto_grammar() {
     let case = case("simple_0", "pick calc.cb");
     let (outcome, requests) = run(&case, "decide").await;
-    assert_eq!(requests.len(), 1);
-    assert!(!outcome.correct && !outcome.no_call, "{outcome:?}");
+    assert_eq!(requests.len(), 2);
+    let auto = GrammarOptions {
+        choice: Choice::Auto,
+        single: true,
+        ..GrammarOptions::default()
+    };
     assert_eq!(
-        outcome.error.as_deref(),
-        Some(
-            "the decision 'calc.cb' is neither a function's name nor 'none': a name cut at \
-             the decision's limit of 24 tokens? Raise --decide-max-tokens"
-        )
+        requests[1]["grammar"].as_str(),
+        Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
     );
+    assert!(outcome.correct, "{outcome:?}");
 }

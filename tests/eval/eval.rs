@@ -547,11 +547,11 @@ fn eval_scores_every_mode_against_a_scripted_endpoint() {
     };
     assert_eq!(
         outcome("text", "simple_3")["error"],
-        "endpoint answered 500 Internal Server Error: model overloaded"
+        "the gateway answered 500 Internal Server Error: model overloaded"
     );
     assert_eq!(
         outcome("text", "simple_4")["error"],
-        "endpoint timed out after 1 s"
+        "the gateway answered 504 Gateway Timeout: The upstream server did not answer within 1s"
     );
     assert_eq!(
         outcome("text", "simple_1")["error"],

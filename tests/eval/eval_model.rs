@@ -210,10 +210,13 @@ fn eval_runs_every_mode_on_smollm2() {
             "{mode}: {latency}"
         );
         assert!(latency["p50"].as_u64().unwrap() > 0, "{mode}: {latency}");
-        assert!(
-            figures["tokens"]["prompt"].as_f64().unwrap() > 0.0,
-            "{mode}: the endpoint counts tokens"
-        );
+        // The gateway's modes ask each answer as a stream, to drop it at a repeated call;
+        // llama-cpp-python's server counts no tokens in a stream (llama.cpp's own server
+        // does), so here only the requests asked whole carry counts: `native`'s, and
+        // `decide`'s decision.
+        let prompt_tokens = figures["tokens"]["prompt"].as_f64().unwrap();
+        let whole = matches!(mode, "native" | "decide");
+        assert_eq!(prompt_tokens > 0.0, whole, "{mode}: {report:#}");
         assert!(table.lines().any(|l| l.starts_with(mode)), "{table}");
     }
     // With the grammar every answer's calls bind.
@@ -225,16 +228,20 @@ fn eval_runs_every_mode_on_smollm2() {
                 "{outcome}"
             );
         }
-        // `decide` answers `none` without a call, or calls the function it chose, bound.
+        // `decide` answers without a call (having decided `none`, the `auto` grammar
+        // lets it write prose), or with calls that bind.
         if outcome["mode"] == "decide" {
-            let none = outcome["no_call"] == true && outcome["answer"] == "none";
-            assert!(none || outcome["valid"] == true, "{outcome}");
+            assert!(
+                outcome["no_call"] == true || outcome["valid"] == true,
+                "{outcome}"
+            );
         }
     }
 
-    // `--stop-at-repeat` streams each answer and drops it where its first repeated call
-    // ends: on `parallel` cases, where this model repeats its call, the same calls are
-    // read, for no more answer tokens.
+    // The gateway drops each answer where its first repeated call ends, with
+    // `--stop-at-repeat` or without (which only asks llama.cpp for its per-token
+    // timings): on `parallel` cases, where this model repeats its call, the same calls
+    // are read either way.
     let questions = format!("{DATA}BFCL_v4_parallel.json");
     let answers = format!("{DATA}possible_answer/BFCL_v4_parallel.json");
     let mut runs = Vec::new();
@@ -273,9 +280,5 @@ fn eval_runs_every_mode_on_smollm2() {
     for (whole, stopped) in runs[0].iter().zip(&runs[1]) {
         assert_eq!(whole["id"], stopped["id"]);
         assert_eq!(whole["calls"], stopped["calls"], "{whole}\n{stopped}");
-        assert!(
-            stopped["completion_tokens"].as_u64() <= whole["completion_tokens"].as_u64(),
-            "{whole}\n{stopped}"
-        );
     }
 }

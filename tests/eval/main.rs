@@ -17,6 +17,7 @@ mod decide;
 mod dialect;
 mod eval;
 mod eval_model;
+mod gateway_policy;
 mod levers;
 mod next;
 mod resume;

@@ -464,7 +464,7 @@ fn samples_vote_among_answers_that_bind() {
     assert!(stderr.contains("samples 4"), "{stderr}");
     assert!(
         stderr.contains(
-            "now model 'default', max_tokens 256, repair_rounds 2, decide_max_tokens 32, samples 2"
+            "now model 'default', max_tokens 256, repair_rounds 1, decide_max_tokens 32, samples 2"
         ),
         "{stderr}"
     );
@@ -493,10 +493,18 @@ fn resamples_ask_again_until_an_answer_binds() {
     ask_only(&files, "q-runaway");
     for (resamples, asked, valid) in [("0", 1, 0), ("2", 3, 0), ("3", 4, 1), ("9", 4, 1)] {
         counts.asked.store(0, Ordering::SeqCst);
+        // Without repair rounds after them, as the gateway asks them: resamples alone.
         let run = eval(
             &endpoint,
             &files,
-            &["--mode", "grammar", "--resamples", resamples],
+            &[
+                "--mode",
+                "grammar",
+                "--resamples",
+                resamples,
+                "--repair-rounds",
+                "0",
+            ],
         );
         assert!(run.status.success(), "{}", support::stderr(&run));
         assert_eq!(
@@ -706,12 +714,16 @@ fn answers_are_read_up_to_the_first_repeated_call() {
     let first = QUESTIONS.lines().next().unwrap();
     let questions = [
         first.replace("q-good", "q-repeat"),
+        // Several calls are the answer only in a parallel category: elsewhere the client
+        // asks for one (`parallel_tool_calls: false`), and the first stands.
         first
             .replace("q-good", "q-two")
-            .replace("simple_0", "simple_1"),
+            .replace("simple_0", "parallel_1"),
     ]
     .join("\n");
     std::fs::write(&files.questions, questions).unwrap();
+    let parallel = r#"{"id": "parallel_1", "ground_truth": [{"calc.sqrt": {"x": [2.0]}}]}"#;
+    std::fs::write(&files.answers, format!("{ANSWERS}{parallel}\n")).unwrap();
     let outcome = |report: &Json, id: &str| {
         report["outcomes"]
             .as_array()
@@ -747,11 +759,11 @@ fn answers_are_read_up_to_the_first_repeated_call() {
         json!([{"name": "calc.sqrt", "args": {"x": 2}}])
     );
     // x=2 then x=3 differ; the second x=3 repeats and ends the answer there.
-    let two = outcome(&once, "simple_1");
+    let two = outcome(&once, "parallel_1");
     assert_eq!(two["valid"], true, "{two}");
     assert_eq!(two["calls"].as_array().unwrap().len(), 2, "{two}");
     assert_eq!(
-        outcome(&whole, "simple_1")["calls"]
+        outcome(&whole, "parallel_1")["calls"]
             .as_array()
             .unwrap()
             .len(),

@@ -1,7 +1,9 @@
-//! `EvalOptions::stop_at_repeat` against scripted endpoints: a model that writes its call
-//! again and again is dropped where the first repeat ends (and the endpoint stops being
-//! read), the calls read are those of the whole answer, the tokens are the last counts
-//! the stream carried; a server that answers a streamed request whole is read whole.
+//! Answers dropped at their first repeated call, against scripted endpoints: a model that
+//! writes its call again and again is dropped where the first repeat ends (and the
+//! endpoint stops being read), the calls read are those of the whole answer, and with
+//! `EvalOptions::stop_at_repeat` the tokens are the last counts the stream carried
+//! (llama.cpp's per-token timings); a server that answers a streamed request whole is
+//! read whole.
 #![cfg(feature = "eval")]
 
 use crate::scripted;
@@ -89,11 +91,9 @@ async fn a_looping_answer_is_dropped_at_its_first_repeat() {
     let outcome = run(endpoint, true, "grammar").await;
     assert!(outcome.correct, "{outcome:?}");
     assert_eq!(outcome.calls.len(), 2, "{outcome:?}");
-    // The text ends with the repeat; its counts are the last chunk read.
-    assert_eq!(
-        outcome.answer,
-        "Sure. @calc.sqrt(2)\n@calc.sqrt(x=3)\nSure. @calc.sqrt(2)"
-    );
+    // The gateway's content ends before the repeat, its calls taken out; the counts are
+    // the timings of the last chunk read.
+    assert_eq!(outcome.answer, "Sure.\nSure.");
     assert_eq!((outcome.prompt_tokens, outcome.completion_tokens), (42, 18));
     let request = requests.lock().unwrap()[0].clone();
     assert_eq!(request["stream"], true);
@@ -128,7 +128,12 @@ async fn a_whole_answer_to_a_streamed_request_is_read_whole() {
     assert!(stopped.correct && whole.correct, "{stopped:?}");
     assert_eq!(stopped.calls, whole.calls);
     assert_eq!((stopped.prompt_tokens, stopped.completion_tokens), (30, 20));
+    assert_eq!((whole.prompt_tokens, whole.completion_tokens), (30, 20));
+    // The gateway asks for a stream either way, to drop it at a repeat; the timings only
+    // when they are to be counted.
     let requests = requests.lock().unwrap();
     assert_eq!(requests[0]["stream"], true);
-    assert_eq!(requests[1]["stream"], false);
+    assert_eq!(requests[0]["timings_per_token"], true);
+    assert_eq!(requests[1]["stream"], true);
+    assert!(requests[1].get("timings_per_token").is_none());
 }
