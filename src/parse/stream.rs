@@ -12,9 +12,6 @@ use super::{dialect, syntax};
 /// The most bytes from `)` to the `[[` of a `with_body` block; past it, `)` ended the call.
 const MAX_GAP: u64 = 256;
 
-/// Nesting beyond this is refused whatever the config says: the grammar recurses per level.
-const HARD_MAX_DEPTH: usize = 512;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     /// Plain text; `text_start..pos` is scanned but not yet released.
@@ -228,7 +225,7 @@ impl StreamParser {
     }
 
     fn max_depth(&self) -> usize {
-        self.config.max_depth.min(HARD_MAX_DEPTH)
+        self.config.depth_limit()
     }
 
     /// Index in `data` (which starts at `self.base`) of an absolute offset.

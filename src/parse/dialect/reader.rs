@@ -7,11 +7,9 @@ use crate::parse::chars::CharCount;
 use crate::parse::release::{release_text, valid_utf8, HeldTail, Release};
 use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
-/// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
-const HARD_MAX_DEPTH: usize = 512;
-
 /// Bytes held behind a scanner that runs past the call limit. A dialect's scanner looks
-/// back at most a name's length (256 bytes) from where it resumes; the rest is released.
+/// back at most a name's length ([`MAX_NAME`](super::scan::MAX_NAME)) from where it
+/// resumes; the rest is released.
 const SKIP_HOLD: u64 = 1024;
 
 /// The reader of every dialect but atfunc. The same contract as
@@ -139,7 +137,7 @@ impl Reader {
     }
 
     fn max_depth(&self) -> usize {
-        self.config.max_depth.min(HARD_MAX_DEPTH)
+        self.config.depth_limit()
     }
 
     fn at(&self, abs: u64) -> usize {
