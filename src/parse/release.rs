@@ -4,41 +4,6 @@
 use super::chars::CharCount;
 use super::types::Event;
 
-/// A reader that holds back the bytes it cannot yet resolve (a call still open, a split
-/// character) and scans each chunk together with them: the atfunc parser and every
-/// dialect's reader. [`feed_held`](HeldTail::feed_held) is their one feed step.
-pub(super) trait HeldTail {
-    /// The bytes held, the absolute offset of their first byte, and the character count.
-    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount);
-
-    /// Scans `data` (the held bytes and the chunk, or the chunk alone), appends the events
-    /// it completes and returns how many of its bytes are done with (never held again).
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize;
-
-    /// Scans the held bytes with `chunk` and keeps what is unresolved. With nothing held
-    /// the chunk is scanned where it lies and only its unresolved tail is copied.
-    fn feed_held(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        let mut buf = std::mem::take(self.held().0);
-        let keep = if buf.is_empty() {
-            let keep = self.run(chunk, out, false);
-            let (_, base, chars) = self.held();
-            chars.before(chunk, *base, *base + keep as u64);
-            buf.extend_from_slice(chunk.get(keep..).unwrap_or_default());
-            keep
-        } else {
-            buf.extend_from_slice(chunk);
-            let keep = self.run(&buf, out, false);
-            let (_, base, chars) = self.held();
-            chars.before(&buf, *base, *base + keep as u64);
-            buf.drain(..keep.min(buf.len()));
-            keep
-        };
-        let (held, base, _) = self.held();
-        *held = buf;
-        *base += keep as u64;
-    }
-}
-
 /// Where valid UTF-8 stops: the valid text before the stop, and the length of the invalid
 /// sequence there (`None`: a character cut off by the end), as [`std::str::Utf8Error`]
 /// tells them.
