@@ -2,8 +2,8 @@
 //! scanners of `scan`, which finds `@name(args)` calls (and their `with_body` blocks) in the
 //! bytes it is given and hands each complete one to the grammar of `syntax` once.
 
-use super::prose;
-use super::release::{release_text, valid_utf8, Release};
+use super::prose::{self, Ascii};
+use super::release::{release_ascii, valid_utf8};
 use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::syntax;
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind};
@@ -49,9 +49,6 @@ pub(super) struct Reader {
     args: ArgScan,
     gap: Gap,
     body: BodyScan,
-    /// Absolute offsets `start..end` of bytes seen to be ASCII while looking for `@`, so
-    /// that their release need not test them again.
-    ascii_run: (u64, u64),
     /// Whether the byte before `text_start` ends an identifier character (then an `@` right
     /// there is prose, as in `bob@example.com`).
     prev_ident: bool,
@@ -72,7 +69,6 @@ impl Reader {
             args: ArgScan::new(),
             gap: Gap::Blank,
             body: BodyScan::default(),
-            ascii_run: (0, 0),
             prev_ident: false,
         }
     }
@@ -145,16 +141,18 @@ impl Reader {
     /// Text: release everything up to the next `@` that may start a call. Returns whether
     /// the mode changed (else all of `data` is consumed).
     fn text(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        // The bytes seen to be ASCII while looking for `@`, as one run that ends at `pos`:
+        // text released from inside it goes out without another look at its bytes.
+        let mut seen: Option<Ascii<'_>> = None;
         loop {
             let from = w.at(self.pos);
-            let rest = data.get(from..).unwrap_or_default();
-            let skim = prose::skim(rest);
-            self.saw_ascii(self.pos, skim.ascii);
+            let skim = prose::skim(data, from);
+            seen = extend(seen, skim.ascii);
             let Some(k) = skim.at else {
-                w.steps += rest.len() as u64;
+                w.steps += data.len().saturating_sub(from) as u64;
                 self.pos = w.abs(data.len());
                 let start = w.at(self.text_start);
-                let released = self.emit_text(w, data, start, data.len(), out, eof);
+                let released = self.emit_text(w, data, start, data.len(), out, eof, seen);
                 self.text_start = w.abs(released);
                 return false;
             };
@@ -169,26 +167,17 @@ impl Reader {
             if prev_ident {
                 self.pos = w.abs(at) + 1;
                 // The `@` is ASCII too: the run goes on past it.
-                self.saw_ascii(self.pos - 1, 1);
+                if let Some(at_sign) = Ascii::check(data, at, at + 1) {
+                    seen = extend(seen, at_sign);
+                }
                 continue;
             }
-            self.emit_text(w, data, start, at, out, true);
+            self.emit_text(w, data, start, at, out, true, seen);
             self.cand = w.abs(at);
             self.pos = self.cand + 1;
             self.dot_last = true;
             self.mode = Mode::Name;
             return true;
-        }
-    }
-
-    /// Notes that the `len` bytes from the absolute offset `start` are ASCII: they extend
-    /// the run of such bytes if it ends at `start`, else begin a new one.
-    fn saw_ascii(&mut self, start: u64, len: usize) {
-        let end = start + len as u64;
-        if self.ascii_run.1 == start {
-            self.ascii_run.1 = end;
-        } else if len > 0 {
-            self.ascii_run = (start, end);
         }
     }
 
@@ -558,7 +547,9 @@ impl Reader {
         self.pos = at;
     }
 
-    /// Releases `data[from..to]` as text and invalid-UTF-8 events (see [`release_text`]).
+    /// Releases `data[from..to]` as text and invalid-UTF-8 events; without another look at
+    /// the bytes when they lie in `seen`, bytes seen to be ASCII.
+    #[allow(clippy::too_many_arguments)]
     fn emit_text(
         &mut self,
         w: &mut Window,
@@ -567,21 +558,26 @@ impl Reader {
         to: usize,
         out: &mut Vec<Event>,
         last: bool,
+        seen: Option<Ascii<'_>>,
     ) -> usize {
-        let (run_start, run_end) = self.ascii_run;
-        let range = Release {
-            data,
-            from,
-            to,
-            base: w.base,
-            ascii: run_start <= w.abs(from) && w.abs(to) <= run_end,
+        let ascii = seen
+            .filter(|_| from < to)
+            .and_then(|run| run.within(from, to));
+        let i = match ascii {
+            Some(text) => release_ascii(text, w.base, out, &mut w.chars),
+            None => w.release(data, from, to, out, last),
         };
-        let i = release_text(range, last, out, &mut w.chars);
         if i > from {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }
         i
     }
+}
+
+/// The run of ASCII bytes `seen` continued by `next`, when `next` starts where it ends;
+/// else `next` alone (a run that stops short of the scan covers no text still held).
+fn extend<'a>(seen: Option<Ascii<'a>>, next: Ascii<'a>) -> Option<Ascii<'a>> {
+    Some(seen.and_then(|run| run.then(next)).unwrap_or(next))
 }
 
 /// `data[from..to]` as a string, invalid UTF-8 replaced.

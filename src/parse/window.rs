@@ -74,7 +74,6 @@ impl Window {
             from,
             to,
             base: self.base,
-            ascii: false,
         };
         release_text(range, last, out, &mut self.chars)
     }
