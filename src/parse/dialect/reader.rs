@@ -76,7 +76,7 @@ impl Reader {
             return;
         }
         let bytes = data
-            .get(w.at(self.passed)..w.at(to).min(data.len()))
+            .get(w.at_clamped(self.passed)..w.at_clamped(to).min(data.len()))
             .unwrap_or_default();
         self.passed = to;
         let line = match memchr::memrchr(b'\n', bytes) {
@@ -118,7 +118,7 @@ impl Reader {
         } else {
             self.text_start
         };
-        w.at(keep).min(data.len())
+        w.at_clamped(keep).min(data.len())
     }
 
     /// Text: release everything before the next opening marker. Returns whether a block
@@ -132,7 +132,7 @@ impl Reader {
             auto::first_bytes(if self.auto() { None } else { self.chosen })
         };
         loop {
-            let from = w.at(self.pos);
+            let from = w.at_clamped(self.pos);
             let rest = data.get(from..).unwrap_or_default();
             let hit = match first {
                 [a] => memchr::memchr(*a, rest),
@@ -144,7 +144,7 @@ impl Reader {
                 w.steps += rest.len() as u64;
                 self.pos = w.abs(data.len());
                 self.pass_to(w, data, self.pos);
-                let start = w.at(self.text_start);
+                let start = w.at_clamped(self.text_start);
                 let released = w.release(data, start, data.len(), out, eof);
                 self.text_start = w.abs(released);
                 return false;
@@ -177,14 +177,14 @@ impl Reader {
             match opens {
                 Opens::No => self.pos = i + 1,
                 Opens::Need => {
-                    let start = w.at(self.text_start);
+                    let start = w.at_clamped(self.text_start);
                     let released = w.release(data, start, from + k, out, true);
                     self.text_start = w.abs(released);
                     self.pos = i;
                     return false;
                 }
                 Opens::Yes { block, from: next } => {
-                    let start = w.at(self.text_start);
+                    let start = w.at_clamped(self.text_start);
                     w.release(data, start, from + k, out, true);
                     self.block = Some(block);
                     self.cand = i;
@@ -284,8 +284,8 @@ impl Reader {
             Step::Need if !eof => {
                 let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
                 self.pass_to(w, data, upto);
-                let start = w.at(self.text_start);
-                let released = w.release(data, start, w.at(upto), out, false);
+                let start = w.at_clamped(self.text_start);
+                let released = w.release(data, start, w.at_clamped(upto), out, false);
                 self.text_start = w.abs(released);
                 return false;
             }
@@ -303,8 +303,8 @@ impl Reader {
             Step::Done(end) => {
                 let end = end.max(self.text_start);
                 self.pass_to(w, data, end);
-                let start = w.at(self.text_start);
-                let released = w.release(data, start, w.at(end), out, true);
+                let start = w.at_clamped(self.text_start);
+                let released = w.release(data, start, w.at_clamped(end), out, true);
                 self.text_start = w.abs(released);
                 self.pos = end;
                 // The next link of a chain is a call of its own.
@@ -324,7 +324,9 @@ impl Reader {
 
     /// The block `cand..end` is complete: hand out its calls.
     fn complete(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, end: u64, eof: bool) {
-        let bytes = data.get(w.at(self.cand)..w.at(end)).unwrap_or_default();
+        let bytes = data
+            .get(w.at_clamped(self.cand)..w.at_clamped(end))
+            .unwrap_or_default();
         // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
         if let Err(stop) = valid_utf8(bytes) {
             let valid = stop.valid.len();
@@ -432,7 +434,7 @@ impl Reader {
         let mut kind = kind;
         let mut at = at;
         let held = data
-            .get(w.at(self.cand)..w.at(at).min(data.len()))
+            .get(w.at_clamped(self.cand)..w.at_clamped(at).min(data.len()))
             .unwrap_or_default();
         if let Err(e) = std::str::from_utf8(held) {
             if e.error_len().is_some() && e.valid_up_to() > 0 {
@@ -449,7 +451,7 @@ impl Reader {
         // Inside a valid character (a limit can fall there), back to its first byte, so
         // that the text after the span is whole characters. Only the bytes up to `at` are
         // looked at: what follows may not have arrived, and must not change the span.
-        let i = w.at(at);
+        let i = w.at_clamped(at);
         if data.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
             for back in 1..=3usize {
                 let Some(&lead) = i.checked_sub(back).and_then(|j| data.get(j)) else {
@@ -469,7 +471,9 @@ impl Reader {
                 }
             }
         }
-        let span_bytes = data.get(w.at(self.cand)..w.at(at)).unwrap_or_default();
+        let span_bytes = data
+            .get(w.at_clamped(self.cand)..w.at_clamped(at))
+            .unwrap_or_default();
         let text = String::from_utf8_lossy(span_bytes).into_owned();
         let span = w.span(data, self.cand, at);
         // Every malformed span answers a started call, as in the atfunc parser; a block
