@@ -8,6 +8,7 @@ use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::syntax;
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind};
 use super::window::Window;
+use std::ops::Range;
 
 /// The most bytes from `)` to the `[[` of a `with_body` block; past it, `)` ended the call.
 const MAX_GAP: u64 = 256;
@@ -152,7 +153,7 @@ impl Reader {
                 w.steps += data.len().saturating_sub(from) as u64;
                 self.pos = w.abs(data.len());
                 let start = w.at(self.text_start);
-                let released = self.emit_text(w, data, start, data.len(), out, eof, seen);
+                let released = self.emit_text(w, data, start..data.len(), out, eof, seen);
                 self.text_start = w.abs(released);
                 return false;
             };
@@ -172,7 +173,7 @@ impl Reader {
                 }
                 continue;
             }
-            self.emit_text(w, data, start, at, out, true, seen);
+            self.emit_text(w, data, start..at, out, true, seen);
             self.cand = w.abs(at);
             self.pos = self.cand + 1;
             self.dot_last = true;
@@ -549,13 +550,14 @@ impl Reader {
 
     /// Releases `data[from..to]` as text and invalid-UTF-8 events; without another look at
     /// the bytes when they lie in `seen`, bytes seen to be ASCII.
-    #[allow(clippy::too_many_arguments)]
     fn emit_text(
         &mut self,
         w: &mut Window,
         data: &[u8],
-        from: usize,
-        to: usize,
+        Range {
+            start: from,
+            end: to,
+        }: Range<usize>,
         out: &mut Vec<Event>,
         last: bool,
         seen: Option<Ascii<'_>>,
