@@ -3,6 +3,14 @@
 //! A [`Translator`] renders interfaces for the prompt, pulls calls out of the model's text,
 //! formats results, and says whether names match case-sensitively. [`Atfunc`] is the
 //! built-in one; implement the trait to plug in another protocol.
+//!
+//! A [`Registry`](crate::Registry) made
+//! [`with_translator`](crate::Registry::with_translator) asks its translator two things:
+//! whether names match case-sensitively, and how results are written for the model. It
+//! renders prompts and reads answers itself (with [`render`] and a
+//! [`StreamParser`](crate::StreamParser) for the dialect configured), so a translator's
+//! [`render`](Translator::render) and [`parse`](Translator::parse) are for callers that hold
+//! one directly.
 
 use crate::format::{self, CallRecord};
 use crate::interface::Interface;

@@ -3,6 +3,7 @@
 //! lies in the text a Python or JavaScript user holds. The count runs once over each byte,
 //! as text is released in order, for the atfunc parser and every dialect's reader alike.
 
+use super::prose::Ascii;
 use super::Span;
 
 /// How many characters lie before the bytes counted so far.
@@ -39,18 +40,23 @@ impl CharCount {
         }
     }
 
-    /// Counts the text released at `start` (`ascii`: known to be ASCII, one character a
-    /// byte, so not looked at again) when the count has reached `start`; else
+    /// Counts the text released at `start` when the count has reached `start`; else
     /// [`before`](Self::before) counts it when asked.
-    pub(crate) fn released(&mut self, start: u64, text: &str, ascii: bool) {
+    pub(crate) fn released(&mut self, start: u64, text: &str) {
         if self.counted == start {
             let bytes = text.as_bytes();
             self.counted += bytes.len() as u64;
-            self.chars += if ascii {
-                bytes.len() as u64
-            } else {
-                count_chars(bytes)
-            };
+            self.chars += count_chars(bytes);
+        }
+    }
+
+    /// [`released`](Self::released) for text known to be ASCII: one character a byte, so
+    /// the bytes are not looked at again.
+    pub(crate) fn released_ascii(&mut self, start: u64, text: Ascii<'_>) {
+        if self.counted == start {
+            let len = text.len() as u64;
+            self.counted += len;
+            self.chars += len;
         }
     }
 

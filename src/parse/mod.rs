@@ -28,9 +28,12 @@
 //!
 //! # How it works
 //!
-//! The parser is a state machine whose state lives on the parser (see [`StreamParser`]'s
-//! fields). In text, it looks for the next `@` with `memchr` and releases everything before
-//! it. From an `@` on, it holds back only the candidate call: a scanner recognises the call
+//! The parser holds back the bytes it cannot yet resolve and runs one engine over them and
+//! each new chunk: atfunc's own or, for another [`Dialect`], the dialects' reader. Each
+//! engine keeps only its own state between chunks; the held bytes, their offset in the
+//! stream, the character count and the limits are the parser's, shared by both. The atfunc
+//! engine is a state machine. In text, it looks for the next `@` with `memchr` and releases
+//! everything before it. From an `@` on, it holds back only the candidate call: a scanner recognises the call
 //! byte by byte, resuming where the last chunk stopped, and once the call is complete the nom
 //! grammar reads it once to build the values. So every byte is seen a constant number of
 //! times, whatever the chunking, and memory is bounded by [`ParserConfig`].
@@ -46,10 +49,13 @@
 //! Invalid UTF-8 in text is reported as [`Event::InvalidUtf8`]; inside a call it ends the
 //! call as malformed at the first invalid byte, which is then reported as text.
 //!
-//! One job per file: `stream` is the [`StreamParser`], `scan` and `syntax` the scanner and
-//! grammar it runs, `release` the text it lets go (shared with the dialects' reader),
-//! `chars` the character offsets of spans, `dialect` the other model families' formats.
+//! One job per file: `stream` is the [`StreamParser`] (the held bytes and the choice of
+//! engine), `window` what it lends its engine on each run, `atfunc` the atfunc engine,
+//! `scan` and `syntax` the scanner and grammar that engine runs, `prose` its search for `@`,
+//! `release` the text an engine lets go, `chars` the character offsets of spans, `dialect`
+//! the other model families' formats and their engine.
 
+mod atfunc;
 mod chars;
 mod dialect;
 mod prose;
@@ -58,6 +64,7 @@ mod scan;
 mod stream;
 mod syntax;
 mod types;
+mod window;
 
 pub use dialect::{Dialect, UnknownDialect};
 pub use stream::{parse_events, StreamParser};

@@ -11,37 +11,111 @@
 //! `memchr`'s.
 
 /// Where the search stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Skim {
-    /// Index of the first `@` that may start a call, if there is one: an `@` right after
-    /// an ASCII letter, digit or `_` of `bytes` is prose (`bob@example.com`) and is passed
-    /// over. At index 0 the byte before is not in `bytes`: that `@` is always reported.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Skim<'a> {
+    /// Index (in the bytes searched, which start at `from`) of the first `@` that may start
+    /// a call, if there is one: an `@` right after an ASCII letter, digit or `_` is prose
+    /// (`bob@example.com`) and is passed over. At index 0 the byte before is not searched:
+    /// that `@` is always reported.
     pub at: Option<usize>,
-    /// How many leading bytes are known to be ASCII: up to the `@` (or the end) when no
-    /// byte before it is above 0x7F, else up to the first such byte.
-    pub ascii: usize,
+    /// The leading bytes known to be ASCII: up to the `@` (or the end) when no byte before
+    /// it is above 0x7F, else up to the first such byte.
+    pub ascii: Ascii<'a>,
 }
 
-/// Finds the first `@` of `bytes` that may start a call and how far the bytes are ASCII
-/// before it.
+/// Finds the first `@` of `data[from..]` that may start a call and how far the bytes are
+/// ASCII before it.
 #[inline]
-pub(super) fn skim(bytes: &[u8]) -> Skim {
+pub(super) fn skim(data: &[u8], from: usize) -> Skim<'_> {
+    let bytes = data.get(from..).unwrap_or_default();
     let (stop, found) = first_at_or_high(bytes);
-    match found {
-        Some(b'@') => Skim {
-            at: Some(stop),
-            ascii: stop,
-        },
-        Some(_) => Skim {
-            at: memchr::memchr_iter(b'@', bytes.get(stop..).unwrap_or_default())
-                .map(|k| stop + k)
-                .find(|&k| !after_word(bytes, k)),
-            ascii: stop,
-        },
-        None => Skim {
-            at: None,
-            ascii: bytes.len(),
-        },
+    let at = match found {
+        Some(b'@') => Some(stop),
+        Some(_) => memchr::memchr_iter(b'@', bytes.get(stop..).unwrap_or_default())
+            .map(|k| stop + k)
+            .find(|&k| !after_word(bytes, k)),
+        None => None,
+    };
+    // Every byte before `stop` is below 0x80: `first_at_or_high` stops at the first that
+    // is not.
+    let start = from.min(data.len());
+    let ascii = Ascii {
+        data,
+        start,
+        end: start + stop,
+    };
+    Skim { at, ascii }
+}
+
+/// The bytes `data[start..end]`, seen to be ASCII.
+///
+/// Only this module makes one, and only from bytes it has tested: the search of [`skim`]
+/// or [`Ascii::check`]. So holding one is the proof [`Ascii::as_str`] needs to skip the
+/// UTF-8 check (ASCII is valid UTF-8), and the character count may take one character a
+/// byte.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Ascii<'a> {
+    /// Invariant: `start <= end <= data.len()` and every byte of `data[start..end]` is
+    /// below 0x80.
+    data: &'a [u8],
+    start: usize,
+    end: usize,
+}
+
+impl<'a> Ascii<'a> {
+    /// `data[start..end]` if every byte of it is ASCII (and the range lies in `data`).
+    /// One pass that ORs the bytes together (the compiler vectorises it).
+    pub(super) fn check(data: &'a [u8], start: usize, end: usize) -> Option<Ascii<'a>> {
+        // Blocks long enough that folding the vector lanes into one byte, once per block,
+        // costs little; short enough that non-ASCII text is given up on early.
+        const BLOCK: usize = 1024;
+        let bytes = data.get(start..end)?;
+        for block in bytes.chunks(BLOCK) {
+            if block.iter().fold(0u8, |acc, &b| acc | b) >= 0x80 {
+                return None;
+            }
+        }
+        Some(Ascii { data, start, end })
+    }
+
+    /// The part `start..end` of these bytes (indices in the same `data`), if it lies
+    /// within them.
+    pub(super) fn within(self, start: usize, end: usize) -> Option<Ascii<'a>> {
+        (self.start <= start && start <= end && end <= self.end).then_some(Ascii {
+            data: self.data,
+            start,
+            end,
+        })
+    }
+
+    /// These bytes and `next` as one run, if `next` starts where they end in the same
+    /// `data`.
+    pub(super) fn then(self, next: Ascii<'a>) -> Option<Ascii<'a>> {
+        (std::ptr::eq(self.data, next.data) && self.end == next.start).then_some(Ascii {
+            data: self.data,
+            start: self.start,
+            end: next.end,
+        })
+    }
+
+    /// Where the bytes start in `data`.
+    pub(super) fn start(self) -> usize {
+        self.start
+    }
+
+    /// How many bytes (and characters) they are.
+    pub(super) fn len(self) -> usize {
+        self.end - self.start
+    }
+
+    /// The bytes as text, not checked again.
+    pub(super) fn as_str(self) -> &'a str {
+        let bytes = self.data.get(self.start..self.end).unwrap_or_default();
+        debug_assert!(bytes.is_ascii(), "bytes held as ASCII are not");
+        // SAFETY: every byte of `data[start..end]` is below 0x80 (the invariant of the
+        // type, which only `skim` and `check` establish, from bytes they tested), and a
+        // sequence of ASCII bytes is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 }
 
@@ -218,16 +292,29 @@ mod words {
 
 #[cfg(test)]
 mod tests {
-    use super::{skim, words, Skim};
+    use super::{skim, words, Ascii};
     use proptest::prelude::*;
 
-    /// What `skim` must say, written the plain way.
-    fn reference(bytes: &[u8]) -> Skim {
+    /// What `skim` must say (the `@` and how many bytes are ASCII), written the plain way.
+    fn reference(bytes: &[u8]) -> (Option<usize>, usize) {
         let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
         let at = (0..bytes.len()).find(|&k| bytes[k] == b'@' && (k == 0 || !word(bytes[k - 1])));
         let end = at.unwrap_or(bytes.len());
         let ascii = bytes[..end].iter().position(|&b| b >= 0x80).unwrap_or(end);
-        Skim { at, ascii }
+        (at, ascii)
+    }
+
+    /// What `skim` says of `bytes` searched whole, checked against what it says of them
+    /// as the tail of longer data.
+    fn skimmed(bytes: &[u8]) -> (Option<usize>, usize) {
+        let s = skim(bytes, 0);
+        let mut longer = b"x@".to_vec();
+        longer.extend_from_slice(bytes);
+        let t = skim(&longer, 2);
+        assert_eq!((s.at, s.ascii.len()), (t.at, t.ascii.len()));
+        assert_eq!((s.ascii.start(), t.ascii.start()), (0, 2));
+        assert!(s.ascii.as_str().is_ascii());
+        (s.at, s.ascii.len())
     }
 
     /// Bytes that are mostly ASCII letters, with `@` and non-ASCII bytes placed anywhere,
@@ -249,7 +336,7 @@ mod tests {
         #[test]
         fn skim_agrees_with_a_byte_loop(bytes in text(), from in 0usize..70) {
             let bytes = bytes.get(from.min(bytes.len())..).unwrap_or_default();
-            prop_assert_eq!(skim(bytes), reference(bytes));
+            prop_assert_eq!(skimmed(bytes), reference(bytes));
             let raw = bytes.iter().position(|&b| b == b'@' || b >= 0x80);
             prop_assert_eq!(words::first_at_or_high(bytes), raw.unwrap_or(bytes.len()));
             #[cfg(target_arch = "x86_64")]
@@ -269,6 +356,41 @@ mod tests {
     }
 
     #[test]
+    fn ascii_is_made_only_from_ascii_bytes() {
+        let data = "plain text, then é and more".as_bytes();
+        let accent = data.iter().position(|&b| b >= 0x80).unwrap();
+        // Checked: every range without the accent, none with any byte of it.
+        let head = Ascii::check(data, 0, accent).unwrap();
+        assert_eq!(head.as_str(), "plain text, then ");
+        assert!(Ascii::check(data, 0, accent + 1).is_none());
+        assert!(Ascii::check(data, accent + 1, data.len()).is_none());
+        assert!(Ascii::check(data, 3, 2).is_none());
+        assert!(Ascii::check(data, 0, data.len() + 1).is_none());
+        let tail = Ascii::check(data, accent + 2, data.len()).unwrap();
+        assert_eq!(tail.as_str(), " and more");
+        // Parts of a run lie inside it.
+        assert_eq!(head.within(6, 10).unwrap().as_str(), "text");
+        assert_eq!(head.within(3, 3).unwrap().len(), 0);
+        assert!(head.within(6, accent + 1).is_none());
+        assert!(head.within(7, 6).is_none());
+        // Runs join only where one ends and the next begins, in the same bytes.
+        let (a, b) = (
+            Ascii::check(data, 0, 6).unwrap(),
+            Ascii::check(data, 6, 10).unwrap(),
+        );
+        assert_eq!(a.then(b).unwrap().as_str(), "plain text");
+        assert!(b.then(a).is_none());
+        assert!(a.then(tail).is_none());
+        let copy = data.to_vec();
+        let elsewhere = Ascii::check(&copy, 6, 10).unwrap();
+        assert!(a.then(elsewhere).is_none());
+        // A search makes one of the bytes it found below 0x80 only.
+        let found = skim(data, 2).ascii;
+        assert_eq!((found.start(), found.len()), (2, accent - 2));
+        assert_eq!(skim(data, data.len() + 5).ascii.len(), 0);
+    }
+
+    #[test]
     fn an_at_after_every_byte_value() {
         // Each byte value right before an `@`, at the edges of the lanes and blocks of the
         // vector loops (the first block is sorted out apart from the others).
@@ -277,7 +399,7 @@ mod tests {
                 let mut bytes = vec![b' '; 200];
                 bytes[k - 1] = before;
                 bytes[k] = b'@';
-                assert_eq!(skim(&bytes), reference(&bytes), "{before:#x} before {k}");
+                assert_eq!(skimmed(&bytes), reference(&bytes), "{before:#x} before {k}");
             }
         }
     }
@@ -291,15 +413,15 @@ mod tests {
                 for stop in [b'@', 0x80, 0xC3, 0xFF] {
                     let mut bytes = vec![b'x'; len];
                     bytes[i] = stop;
-                    assert_eq!(skim(&bytes), reference(&bytes), "{len} {i} {stop}");
+                    assert_eq!(skimmed(&bytes), reference(&bytes), "{len} {i} {stop}");
                     if i + 5 < len {
                         bytes[i + 5] = if stop == b'@' { 0xE2 } else { b'@' };
-                        assert_eq!(skim(&bytes), reference(&bytes), "{len} {i} {stop} +5");
+                        assert_eq!(skimmed(&bytes), reference(&bytes), "{len} {i} {stop} +5");
                     }
                 }
             }
             let plain = vec![b'x'; len];
-            assert_eq!(skim(&plain), reference(&plain));
+            assert_eq!(skimmed(&plain), reference(&plain));
         }
     }
 }

@@ -2,42 +2,8 @@
 //! events, the same way for the atfunc parser and every dialect's reader.
 
 use super::chars::CharCount;
+use super::prose::Ascii;
 use super::types::Event;
-
-/// A reader that holds back the bytes it cannot yet resolve (a call still open, a split
-/// character) and scans each chunk together with them: the atfunc parser and every
-/// dialect's reader. [`feed_held`](HeldTail::feed_held) is their one feed step.
-pub(super) trait HeldTail {
-    /// The bytes held, the absolute offset of their first byte, and the character count.
-    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount);
-
-    /// Scans `data` (the held bytes and the chunk, or the chunk alone), appends the events
-    /// it completes and returns how many of its bytes are done with (never held again).
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize;
-
-    /// Scans the held bytes with `chunk` and keeps what is unresolved. With nothing held
-    /// the chunk is scanned where it lies and only its unresolved tail is copied.
-    fn feed_held(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        let mut buf = std::mem::take(self.held().0);
-        let keep = if buf.is_empty() {
-            let keep = self.run(chunk, out, false);
-            let (_, base, chars) = self.held();
-            chars.before(chunk, *base, *base + keep as u64);
-            buf.extend_from_slice(chunk.get(keep..).unwrap_or_default());
-            keep
-        } else {
-            buf.extend_from_slice(chunk);
-            let keep = self.run(&buf, out, false);
-            let (_, base, chars) = self.held();
-            chars.before(&buf, *base, *base + keep as u64);
-            buf.drain(..keep.min(buf.len()));
-            keep
-        };
-        let (held, base, _) = self.held();
-        *held = buf;
-        *base += keep as u64;
-    }
-}
 
 /// Where valid UTF-8 stops: the valid text before the stop, and the length of the invalid
 /// sequence there (`None`: a character cut off by the end), as [`std::str::Utf8Error`]
@@ -114,32 +80,32 @@ fn cut_character(bytes: &[u8]) -> usize {
     0
 }
 
-/// `bytes` as a string if every byte is ASCII. One pass that ORs the bytes together (the
-/// compiler vectorises it): prose is mostly ASCII, and for ASCII this pass is both
-/// the UTF-8 check and the character count (one character a byte).
-fn ascii_str(bytes: &[u8]) -> Option<&str> {
-    // Blocks long enough that folding the vector lanes into one byte, once per block, costs
-    // little; short enough that non-ASCII text is given up on early.
-    const BLOCK: usize = 1024;
-    for block in bytes.chunks(BLOCK) {
-        if block.iter().fold(0u8, |acc, &b| acc | b) >= 0x80 {
-            return None;
-        }
-    }
-    // SAFETY: every byte of `bytes` is below 0x80 (checked above), and a sequence of ASCII
-    // bytes is valid UTF-8.
-    Some(unsafe { std::str::from_utf8_unchecked(bytes) })
-}
-
 /// A range of text to release: `data[from..to]`, where `data` starts at the absolute offset
-/// `base`. `ascii` says the caller has seen every byte of the range below 0x80 (the atfunc
-/// parser learns it while it looks for `@`), so it is not looked at again.
+/// `base`.
 pub(super) struct Release<'a> {
     pub data: &'a [u8],
     pub from: usize,
     pub to: usize,
     pub base: u64,
-    pub ascii: bool,
+}
+
+/// Releases bytes known to be ASCII (the atfunc parser learns it while it looks for `@`)
+/// as one text event, without looking at them again; `base` is the absolute offset of the
+/// data they lie in. Returns the index up to which bytes went out: their end.
+pub(super) fn release_ascii(
+    text: Ascii<'_>,
+    base: u64,
+    out: &mut Vec<Event>,
+    chars: &mut CharCount,
+) -> usize {
+    let end = text.start() + text.len();
+    if text.len() > 0 {
+        chars.released_ascii(base + text.start() as u64, text);
+        out.push(Event::Text {
+            text: text.as_str().to_owned(),
+        });
+    }
+    end
 }
 
 /// Releases a range as text and invalid-UTF-8 events, the same for the atfunc parser and
@@ -158,31 +124,20 @@ pub(super) fn release_text(
         from,
         to,
         base,
-        ascii,
     } = range;
-    if ascii && from < to {
-        let bytes = data.get(from..to).unwrap_or_default();
-        debug_assert!(bytes.is_ascii(), "a range released as ASCII is not");
-        // SAFETY: the caller saw every byte of the range below 0x80 (`Release::ascii`), and
-        // ASCII bytes are valid UTF-8.
-        let s = unsafe { std::str::from_utf8_unchecked(bytes) };
-        chars.released(base + from as u64, s, true);
-        out.push(Event::Text { text: s.to_owned() });
-        return to;
-    }
     let mut i = from;
     while i < to {
         let bytes = data.get(i..to).unwrap_or_default();
         let start = base + i as u64;
-        if let Some(s) = ascii_str(bytes) {
-            chars.released(start, s, true);
-            out.push(Event::Text { text: s.to_owned() });
-            i = to;
+        // Prose is mostly ASCII, and for ASCII one pass is both the UTF-8 check and the
+        // character count (one character a byte).
+        if let Some(text) = Ascii::check(data, i, to) {
+            i = release_ascii(text, base, out, chars);
             continue;
         }
         match valid_utf8(bytes) {
             Ok(s) => {
-                chars.released(start, s, false);
+                chars.released(start, s);
                 out.push(Event::Text { text: s.to_owned() });
                 i = to;
             }

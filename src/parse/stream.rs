@@ -1,34 +1,10 @@
-//! The atfunc streaming parser: its state machine over the scanners of `scan`, and
-//! [`parse_events`] for a whole text.
+//! The [`StreamParser`]: the bytes held back between chunks, and the engine that reads them
+//! (atfunc's own, or the reader of another dialect). [`parse_events`] for a whole text.
 
-use super::chars::CharCount;
-use super::dialect::Dialect;
-use super::prose;
-use super::release::{release_text, valid_utf8, HeldTail, Release};
-use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
-use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind, ParserConfig};
-use super::{dialect, syntax};
-
-/// The most bytes from `)` to the `[[` of a `with_body` block; past it, `)` ended the call.
-const MAX_GAP: u64 = 256;
-
-/// Nesting beyond this is refused whatever the config says: the grammar recurses per level.
-const HARD_MAX_DEPTH: usize = 512;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Plain text; `text_start..pos` is scanned but not yet released.
-    Text,
-    /// After an `@`: reading a name.
-    Name,
-    /// After `@name(`: scanning the arguments.
-    Args,
-    /// After the `)` of a call that may have a body: deciding whether `with_body [[`
-    /// follows on the same line.
-    AfterClose,
-    /// Inside `[[ ... ]]`.
-    Body,
-}
+use super::atfunc;
+use super::dialect::{self, Dialect};
+use super::types::{Event, ParserConfig};
+use super::window::Window;
 
 /// The streaming parser. See the module docs.
 ///
@@ -39,54 +15,44 @@ enum Mode {
 /// fed is offset 0 of a new input.
 #[derive(Debug)]
 pub struct StreamParser {
-    config: ParserConfig,
-    /// Bytes fed but not yet released: an unresolved candidate from `@` on, the held
-    /// whitespace after a `)`, or the start of a character split across chunks. Never
-    /// longer than the call limit plus the last chunk.
-    buf: Vec<u8>,
-    /// Absolute offset of `buf[0]`. Every other offset below is absolute too.
-    base: u64,
-    mode: Mode,
-    /// The next byte to scan; bytes before it are never scanned again.
-    pos: u64,
-    /// In text mode, the first byte not yet released.
-    text_start: u64,
-    /// The `@` of the current candidate.
-    cand: u64,
-    /// The `(` after the name.
-    name_end: u64,
-    /// One past the `)`.
-    close_end: u64,
-    /// The first byte after `[[`.
-    body_start: u64,
-    /// Whether the last name character read was a dot (or none was read yet).
-    dot_last: bool,
-    args: ArgScan,
-    gap: Gap,
-    body: BodyScan,
-    /// Absolute offsets `start..end` of bytes seen to be ASCII while looking for `@`, so
-    /// that their release need not test them again.
-    ascii_run: (u64, u64),
-    /// Whether the byte before `text_start` ends an identifier character (then an `@` right
-    /// there is prose, as in `bob@example.com`).
-    prev_ident: bool,
-    /// Work done, in scanned characters, for the linearity tests.
-    steps: u64,
-    /// Character offsets of the bytes released so far (bytes are counted before they are
-    /// let go).
-    chars: CharCount,
-    /// The reader of another dialect, when [`ParserConfig::dialect`] is not atfunc; then
-    /// it does all the work and the fields above stay unused.
-    other: Option<Box<dialect::Reader>>,
+    /// Bytes fed but not yet released: an unresolved candidate call from its opening on,
+    /// the held whitespace after a `)`, or the start of a character split across chunks.
+    /// Never longer than the call limit plus the last chunk. `window.base` is the absolute
+    /// offset of its first byte.
+    held: Vec<u8>,
+    /// Where `held` lies in the stream, the characters and work counted, and the limits:
+    /// lent to the engine on each run.
+    window: Window,
+    /// The reader of the dialect configured, with the state it keeps between chunks.
+    engine: Engine,
 }
 
-impl HeldTail for StreamParser {
-    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount) {
-        (&mut self.buf, &mut self.base, &mut self.chars)
+/// The reader a parser runs: each keeps only its own state, and reads the bytes the parser
+/// hands it through the parser's [`Window`].
+#[derive(Debug)]
+enum Engine {
+    /// `@name(args)` calls ([`Dialect::Atfunc`]).
+    Atfunc(atfunc::Reader),
+    /// Every other dialect, `auto` included (boxed: it is the larger, and the less common).
+    Dialect(Box<dialect::Reader>),
+}
+
+impl Engine {
+    fn new(config: &ParserConfig) -> Engine {
+        match config.dialect {
+            Dialect::Atfunc => Engine::Atfunc(atfunc::Reader::new()),
+            _ => Engine::Dialect(Box::new(dialect::Reader::new(config))),
+        }
     }
 
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
-        StreamParser::run(self, data, out, eof)
+    /// Scans `data` (the held bytes and the chunk, or the chunk alone), appends the events
+    /// it completes and returns how many of its leading bytes are done with (never held
+    /// again).
+    fn run(&mut self, window: &mut Window, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+        match self {
+            Engine::Atfunc(reader) => reader.run(window, data, out, eof),
+            Engine::Dialect(reader) => reader.run(window, data, out, eof),
+        }
     }
 }
 
@@ -100,99 +66,62 @@ impl StreamParser {
     /// A parser with the given limits.
     pub fn new(config: ParserConfig) -> StreamParser {
         StreamParser {
-            buf: Vec::new(),
-            base: 0,
-            mode: Mode::Text,
-            pos: 0,
-            text_start: 0,
-            cand: 0,
-            name_end: 0,
-            close_end: 0,
-            body_start: 0,
-            dot_last: true,
-            args: ArgScan::new(),
-            gap: Gap::Blank,
-            body: BodyScan::default(),
-            ascii_run: (0, 0),
-            prev_ident: false,
-            steps: 0,
-            chars: CharCount::default(),
-            other: (config.dialect != Dialect::Atfunc)
-                .then(|| Box::new(dialect::Reader::new(config.clone()))),
-            config,
+            held: Vec::new(),
+            engine: Engine::new(&config),
+            window: Window::new(config),
         }
     }
 
     /// The limits this parser enforces.
     pub fn config(&self) -> &ParserConfig {
-        &self.config
+        &self.window.config
     }
 
     /// How many characters the scanner has stepped over since the parser was made: a measure
     /// of work for tests that check it stays linear in the input.
     #[doc(hidden)]
     pub fn scan_steps(&self) -> u64 {
-        if let Some(other) = &self.other {
-            return other.steps();
-        }
-        self.steps
+        self.window.steps
     }
 
     /// How many bytes the parser holds back right now (an unresolved candidate call, the
     /// whitespace after a `)`, or a split character); bounded by the limits.
     #[doc(hidden)]
     pub fn buffered_len(&self) -> usize {
-        if let Some(other) = &self.other {
-            return other.buffered_len();
-        }
-        self.buf.len()
+        self.held.len()
     }
 
     /// Feeds the next chunk of bytes and appends the events it completes to `out`.
     pub fn feed_into(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        if let Some(other) = &mut self.other {
-            other.feed(chunk, out);
-        } else if !self.extends_string(chunk) {
-            self.scan_chunk(chunk, out);
+        if let Engine::Atfunc(reader) = &mut self.engine {
+            if reader.extends_string(&mut self.window, &mut self.held, chunk) {
+                return;
+            }
         }
-    }
-
-    /// Kept out of line so that the fast path of [`feed_into`](Self::feed_into) stays small.
-    #[inline(never)]
-    fn scan_chunk(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
         self.feed_held(chunk, out);
     }
 
-    /// The common case of a long call: inside a string, every byte held is scanned and the
-    /// chunk holds no quote, no backslash and only whole characters. Then the chunk is
-    /// plain string content, and scanning it would only move `pos`: append it and return
-    /// true. Anything else (including the call limit falling inside the chunk) is left to
-    /// the scanner.
-    #[inline]
-    fn extends_string(&mut self, chunk: &[u8]) -> bool {
-        let scan::ArgState::Str {
-            quote,
-            escape: false,
-            ..
-        } = self.args.state
-        else {
-            return false;
+    /// Scans the held bytes with `chunk` and keeps what is unresolved. With nothing held
+    /// the chunk is scanned where it lies and only its unresolved tail is copied. Kept out
+    /// of line so that the fast path of [`feed_into`](Self::feed_into) stays small.
+    #[inline(never)]
+    fn feed_held(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
+        let mut held = std::mem::take(&mut self.held);
+        let window = &mut self.window;
+        let keep = if held.is_empty() {
+            let keep = self.engine.run(window, chunk, out, false);
+            window.chars.before(chunk, window.base, window.abs(keep));
+            held.extend_from_slice(chunk.get(keep..).unwrap_or_default());
+            keep
+        } else {
+            held.extend_from_slice(chunk);
+            let keep = self.engine.run(window, &held, out, false);
+            window.chars.before(&held, window.base, window.abs(keep));
+            held.drain(..keep.min(held.len()));
+            keep
         };
-        // `buf` starts at the candidate's `@` in every mode but text.
-        let held_end = self.base + self.buf.len() as u64;
-        let len = chunk.len() as u64;
-        if self.mode != Mode::Args
-            || self.buf.is_empty()
-            || self.pos != held_end
-            || self.pos + len > self.cand.saturating_add(self.config.max_call_len as u64)
-            || !scan::plain_string_bytes(chunk, quote)
-        {
-            return false;
-        }
-        self.buf.extend_from_slice(chunk);
-        self.pos += len;
-        self.steps += len;
-        true
+        self.held = held;
+        self.window.base += keep as u64;
     }
 
     /// Feeds the next chunk of bytes and returns the events it completes.
@@ -209,15 +138,14 @@ impl StreamParser {
 
     /// Ends the input: flushes held text and reports an unterminated call as malformed.
     pub fn finish_into(&mut self, out: &mut Vec<Event>) {
-        if let Some(other) = &mut self.other {
-            other.finish(out);
-            return;
-        }
-        let buf = std::mem::take(&mut self.buf);
-        self.run(&buf, out, true);
-        let steps = self.steps;
-        *self = StreamParser::new(self.config.clone());
-        self.steps = steps;
+        let held = std::mem::take(&mut self.held);
+        self.engine.run(&mut self.window, &held, out, true);
+        // A new input: only the count of work goes on.
+        let steps = self.window.steps;
+        let config = self.window.config.clone();
+        self.engine = Engine::new(&config);
+        self.window = Window::new(config);
+        self.window.steps = steps;
     }
 
     /// Ends the input and returns the final events.
@@ -225,503 +153,6 @@ impl StreamParser {
         let mut out = Vec::new();
         self.finish_into(&mut out);
         out
-    }
-
-    fn max_depth(&self) -> usize {
-        self.config.max_depth.min(HARD_MAX_DEPTH)
-    }
-
-    /// Index in `data` (which starts at `self.base`) of an absolute offset.
-    fn at(&self, abs: u64) -> usize {
-        (abs - self.base) as usize
-    }
-
-    /// Scans `data` (starting at absolute offset `self.base`) as far as it goes and returns
-    /// how many leading bytes are released and need not be kept.
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
-        loop {
-            let switched = match self.mode {
-                Mode::Text => self.text(data, out, eof),
-                Mode::Name => self.name(data, out, eof),
-                Mode::Args => self.scan_args(data, out, eof),
-                Mode::AfterClose => self.after_close(data, out, eof),
-                Mode::Body => self.scan_body(data, out, eof),
-            };
-            if !switched {
-                break;
-            }
-        }
-        let keep = match self.mode {
-            Mode::Text => self.text_start,
-            _ => self.cand,
-        };
-        self.at(keep)
-    }
-
-    /// Text: release everything up to the next `@` that may start a call. Returns whether
-    /// the mode changed (else all of `data` is consumed).
-    fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        loop {
-            let from = self.at(self.pos);
-            let rest = data.get(from..).unwrap_or_default();
-            let skim = prose::skim(rest);
-            self.saw_ascii(self.pos, skim.ascii);
-            let Some(k) = skim.at else {
-                self.steps += rest.len() as u64;
-                self.pos = self.base + data.len() as u64;
-                let start = self.at(self.text_start);
-                let released = self.emit_text(data, start, data.len(), out, eof);
-                self.text_start = self.base + released as u64;
-                return false;
-            };
-            self.steps += k as u64 + 1;
-            let at = from + k;
-            let start = self.at(self.text_start);
-            let prev_ident = if at > start {
-                last_char_is_ident(data.get(start..at).unwrap_or_default())
-            } else {
-                self.prev_ident
-            };
-            if prev_ident {
-                self.pos = self.base + at as u64 + 1;
-                // The `@` is ASCII too: the run goes on past it.
-                self.saw_ascii(self.pos - 1, 1);
-                continue;
-            }
-            self.emit_text(data, start, at, out, true);
-            self.cand = self.base + at as u64;
-            self.pos = self.cand + 1;
-            self.dot_last = true;
-            self.mode = Mode::Name;
-            return true;
-        }
-    }
-
-    /// Notes that the `len` bytes from the absolute offset `start` are ASCII: they extend
-    /// the run of such bytes if it ends at `start`, else begin a new one.
-    fn saw_ascii(&mut self, start: u64, len: usize) {
-        let end = start + len as u64;
-        if self.ascii_run.1 == start {
-            self.ascii_run.1 = end;
-        } else if len > 0 {
-            self.ascii_run = (start, end);
-        }
-    }
-
-    /// The candidate is text after all: go back to text mode at its `@`.
-    fn not_a_call(&mut self) -> bool {
-        self.mode = Mode::Text;
-        self.text_start = self.cand;
-        true
-    }
-
-    /// name = ident , { "." , ident } ;  then "(".
-    fn name(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        loop {
-            let i = self.at(self.pos);
-            if i >= data.len() {
-                return if eof { self.not_a_call() } else { false };
-            }
-            if self.pos - self.cand >= self.config.max_call_len as u64 {
-                return self.not_a_call();
-            }
-            // ASCII identifier characters in one loop, up to the call limit.
-            let room = self.config.max_call_len as u64 - (self.pos - self.cand);
-            let run = data
-                .get(i..)
-                .unwrap_or_default()
-                .iter()
-                .take(usize::try_from(room).unwrap_or(usize::MAX))
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
-            if run > 0 {
-                self.dot_last = false;
-                self.pos += run as u64;
-                self.steps += run as u64;
-                continue;
-            }
-            self.steps += 1;
-            match scan::unit(data, i, eof) {
-                Unit::Need => return false,
-                Unit::Char('(', _) if !self.dot_last => {
-                    self.name_end = self.pos;
-                    self.pos += 1;
-                    let name = lossy(data, self.at(self.cand) + 1, i);
-                    out.push(Event::CallStarted {
-                        name,
-                        start: self.cand,
-                    });
-                    self.args.reset();
-                    self.mode = Mode::Args;
-                    return true;
-                }
-                Unit::Char('.', _) if !self.dot_last => {
-                    self.dot_last = true;
-                    self.pos += 1;
-                }
-                Unit::Char(c, n) if syntax::is_ident_char(c) => {
-                    self.dot_last = false;
-                    self.pos += n as u64;
-                }
-                _ => return self.not_a_call(),
-            }
-        }
-    }
-
-    /// The arguments, `(` to `)`.
-    fn scan_args(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
-        let max_depth = self.max_depth();
-        let max_args = self.config.max_args;
-        loop {
-            let i = self.at(self.pos);
-            if i >= data.len() {
-                if !eof {
-                    return false;
-                }
-                let what = self.args.open_construct().to_owned();
-                let end = self.base + data.len() as u64;
-                self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
-                return true;
-            }
-            // Runs that leave the scanner's state as it is (string content, a bare word,
-            // whitespace) are skipped in bulk, up to the call limit.
-            let end = data.len().min(self.at(limit.max(self.pos)));
-            let hay = data.get(i..end).unwrap_or_default();
-            let skip = if let scan::ArgState::Str {
-                quote,
-                escape: false,
-                ..
-            } = self.args.state
-            {
-                // Long strings are the common case of long calls: validate them as UTF-8
-                // once.
-                let k = memchr::memchr2(quote, b'\\', hay).unwrap_or(hay.len());
-                let plain = hay.get(..k).unwrap_or_default();
-                match valid_utf8(plain) {
-                    Ok(_) => k,
-                    Err(stop) => stop.valid.len(),
-                }
-            } else {
-                self.args.plain_run(hay)
-            };
-            if skip > 0 {
-                self.steps += skip as u64;
-                self.pos += skip as u64;
-                continue;
-            }
-            let (c, len) = match scan::unit(data, i, eof) {
-                Unit::Need => return false,
-                Unit::Bad => {
-                    self.invalid_in_call(data, out, i);
-                    return true;
-                }
-                Unit::Char(c, len) => (c, len as u64),
-            };
-            if self.pos + len > limit {
-                let at = self.pos;
-                let kind = ParseErrorKind::CallTooLong {
-                    limit: self.config.max_call_len,
-                };
-                self.malformed(data, out, at, kind);
-                return true;
-            }
-            self.steps += 1;
-            match self.args.step(c, self.pos, max_depth, max_args) {
-                Ok(Step::Next) => self.pos += len,
-                Ok(Step::Again) => {}
-                Ok(Step::Done) => {
-                    self.pos += len;
-                    self.close_end = self.pos;
-                    if self.may_have_body(data) {
-                        self.gap = Gap::Blank;
-                        self.mode = Mode::AfterClose;
-                    } else {
-                        // Nothing that follows can belong to this call: out with it now,
-                        // not when the next bytes arrive.
-                        self.complete(data, out, None);
-                    }
-                    return true;
-                }
-                Err((kind, at)) => {
-                    self.malformed(data, out, at, kind);
-                    return true;
-                }
-            }
-        }
-    }
-
-    /// Whether the call whose `)` was just read may have a `with_body` block, by its name.
-    fn may_have_body(&self, data: &[u8]) -> bool {
-        match &self.config.bodies {
-            Bodies::Any => true,
-            Bodies::None => false,
-            bodies => {
-                let name = data
-                    .get(self.at(self.cand) + 1..self.at(self.name_end))
-                    .unwrap_or_default();
-                // A name is whole characters; were it not, holding the call is the safe side.
-                std::str::from_utf8(name).map_or(true, |name| bodies.allows(name))
-            }
-        }
-    }
-
-    /// After `)`: hold the gap until it is clear whether `with_body [[` follows.
-    fn after_close(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        loop {
-            let i = self.at(self.pos);
-            let Some(&b) = data.get(i) else {
-                if eof {
-                    self.complete(data, out, None);
-                    return true;
-                }
-                return false;
-            };
-            self.steps += 1;
-            let step = if self.pos - self.close_end >= MAX_GAP {
-                GapStep::NotBody
-            } else {
-                self.gap.step(b)
-            };
-            match step {
-                GapStep::Next(gap) => {
-                    self.gap = gap;
-                    self.pos += 1;
-                }
-                GapStep::Body => {
-                    self.pos += 1;
-                    self.body_start = self.pos;
-                    self.body = BodyScan::default();
-                    self.mode = Mode::Body;
-                    return true;
-                }
-                GapStep::NotBody => {
-                    self.complete(data, out, None);
-                    return true;
-                }
-            }
-        }
-    }
-
-    /// body_text , "]]"
-    fn scan_body(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
-        let body_limit = self
-            .body_start
-            .saturating_add(self.config.max_body_len as u64);
-        let max_body_len = self.config.max_body_len;
-        let max_depth = self.max_depth();
-        loop {
-            let i = self.at(self.pos);
-            if i >= data.len() {
-                if !eof {
-                    return false;
-                }
-                let end = self.base + data.len() as u64;
-                let what = "body".to_owned();
-                self.malformed(data, out, end, ParseErrorKind::Unterminated { what });
-                return true;
-            }
-            // Plain body text in one loop, up to both limits.
-            let end = data.len().min(self.at(limit.min(body_limit).max(self.pos)));
-            let skip = self.body.plain_run(data.get(i..end).unwrap_or_default());
-            if skip > 0 {
-                self.body.pending = false;
-                self.steps += skip as u64;
-                self.pos += skip as u64;
-                continue;
-            }
-            let (c, len) = match scan::unit(data, i, eof) {
-                Unit::Need => return false,
-                Unit::Bad => {
-                    self.invalid_in_call(data, out, i);
-                    return true;
-                }
-                Unit::Char(c, len) => (c, len as u64),
-            };
-            let pos = self.pos;
-            if pos + len > limit {
-                let kind = ParseErrorKind::CallTooLong {
-                    limit: self.config.max_call_len,
-                };
-                self.malformed(data, out, pos, kind);
-                return true;
-            }
-            self.steps += 1;
-            let room = || {
-                if pos + len > body_limit {
-                    Err((
-                        ParseErrorKind::BodyTooLong {
-                            limit: max_body_len,
-                        },
-                        pos,
-                    ))
-                } else {
-                    Ok(())
-                }
-            };
-            match self.body.step(c, pos, max_depth, room) {
-                Ok(BodyStep::Next) => self.pos += len,
-                Ok(BodyStep::End) => {
-                    self.pos += len;
-                    // `pos - 1` is the first `]` of the closing pair.
-                    let body = (self.body_start, pos - 1);
-                    self.complete(data, out, Some(body));
-                    return true;
-                }
-                Err((kind, at)) => {
-                    self.malformed(data, out, at, kind);
-                    return true;
-                }
-            }
-        }
-    }
-
-    /// Emits the finished call (`cand..close_end`, plus the body if any) and goes back to
-    /// text right after it.
-    fn complete(&mut self, data: &[u8], out: &mut Vec<Event>, body: Option<(u64, u64)>) {
-        let end = if body.is_some() {
-            self.pos
-        } else {
-            self.close_end
-        };
-        let text = data
-            .get(self.at(self.cand)..self.at(self.close_end))
-            .unwrap_or_default();
-        let parsed = std::str::from_utf8(text)
-            .map_err(|e| e.valid_up_to())
-            .and_then(|s| syntax::parse_call(s, self.max_depth()));
-        match parsed {
-            Ok(p) => {
-                let body = body.map(|(a, b)| lossy(data, self.at(a), self.at(b)));
-                let span = self.chars.span(data, self.base, self.cand, end);
-                out.push(Event::Call(Call {
-                    name: p.name,
-                    positional: p.positional,
-                    named: p.named,
-                    body,
-                    span,
-                }));
-                self.mode = Mode::Text;
-                self.text_start = end;
-                self.pos = end;
-                self.prev_ident = false;
-            }
-            Err(offset) => {
-                // The scanner accepts exactly the grammar's language; reaching this is a bug,
-                // reported as a malformed span rather than a panic.
-                debug_assert!(
-                    false,
-                    "grammar refused a scanned call: {text:?} at {offset}"
-                );
-                let at = (self.cand + offset as u64).max(self.name_end + 1);
-                let kind = ParseErrorKind::Unexpected {
-                    expected: "a call".to_owned(),
-                    found: "text the grammar does not accept".to_owned(),
-                };
-                self.malformed(data, out, at, kind);
-            }
-        }
-    }
-
-    /// Ends the candidate as malformed at the invalid byte `data[i]` (at `self.pos`): invalid
-    /// UTF-8 is never part of a call.
-    fn invalid_in_call(&mut self, data: &[u8], out: &mut Vec<Event>, i: usize) {
-        let at = self.pos;
-        let byte = data.get(i).copied().unwrap_or_default();
-        self.malformed(
-            data,
-            out,
-            at,
-            ParseErrorKind::Unexpected {
-                expected: "valid UTF-8".to_owned(),
-                found: format!("byte 0x{byte:02X}"),
-            },
-        );
-    }
-
-    /// Reports `cand..at` as malformed and resumes scanning text at `at`.
-    fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
-        let (start, end) = (self.at(self.cand), self.at(at));
-        let span_bytes = data.get(start..end).unwrap_or_default();
-        let span = self.chars.span(data, self.base, self.cand, at);
-        out.push(Event::Malformed {
-            span,
-            error: ParseError { kind, offset: at },
-            text: String::from_utf8_lossy(span_bytes).into_owned(),
-        });
-        self.prev_ident = last_char_is_ident(span_bytes);
-        self.mode = Mode::Text;
-        self.text_start = at;
-        self.pos = at;
-    }
-
-    /// Releases `data[from..to]` as text and invalid-UTF-8 events (see [`release_text`]).
-    fn emit_text(
-        &mut self,
-        data: &[u8],
-        from: usize,
-        to: usize,
-        out: &mut Vec<Event>,
-        last: bool,
-    ) -> usize {
-        let (run_start, run_end) = self.ascii_run;
-        let range = Release {
-            data,
-            from,
-            to,
-            base: self.base,
-            ascii: run_start <= self.base + from as u64 && self.base + to as u64 <= run_end,
-        };
-        let i = release_text(range, last, out, &mut self.chars);
-        if i > from {
-            self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
-        }
-        i
-    }
-}
-
-/// `data[from..to]` as a string, invalid UTF-8 replaced.
-fn lossy(data: &[u8], from: usize, to: usize) -> String {
-    let bytes = data.get(from..to).unwrap_or_default();
-    // Names and bodies are almost always valid: checking first skips the slower lossy path.
-    match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-    }
-}
-
-/// Whether `bytes` ends with a whole identifier character.
-#[inline]
-fn last_char_is_ident(bytes: &[u8]) -> bool {
-    match bytes.last() {
-        None => false,
-        Some(&last) if last < 0x80 => last.is_ascii_alphanumeric() || last == b'_',
-        Some(_) => last_non_ascii_is_ident(bytes),
-    }
-}
-
-/// [`last_char_is_ident`] for text that does not end in ASCII, kept out of line: the
-/// function is asked at every `@` and every release of text.
-#[inline(never)]
-fn last_non_ascii_is_ident(bytes: &[u8]) -> bool {
-    if bytes.is_empty() {
-        return false;
-    }
-    // Walk back to the lead byte of the last character (at most 4 bytes).
-    let mut start = bytes.len() - 1;
-    while start > 0
-        && bytes.len() - start < 4
-        && (bytes.get(start).copied().unwrap_or(0) & 0xC0) == 0x80
-    {
-        start -= 1;
-    }
-    match std::str::from_utf8(bytes.get(start..).unwrap_or_default()) {
-        Ok(s) => {
-            let mut chars = s.chars();
-            matches!((chars.next(), chars.next()), (Some(c), None) if syntax::is_ident_char(c))
-        }
-        Err(_) => false,
     }
 }
 

@@ -434,7 +434,17 @@ pub struct ParserConfig {
     pub offered: Option<FunctionNames>,
 }
 
+/// Nesting beyond this is refused whatever [`ParserConfig::max_depth`] says: building a value
+/// recurses once per level, in the atfunc grammar and in every dialect's readers alike.
+const HARD_MAX_DEPTH: usize = 512;
+
 impl ParserConfig {
+    /// The nesting limit every engine enforces: [`ParserConfig::max_depth`], at most
+    /// [`HARD_MAX_DEPTH`].
+    pub(crate) fn depth_limit(&self) -> usize {
+        self.max_depth.min(HARD_MAX_DEPTH)
+    }
+
     /// The same config, reading `dialect`.
     ///
     /// ```

@@ -948,3 +948,44 @@ proptest! {
         same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
     }
 }
+
+#[test]
+fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
+    // A config may ask for any depth; building a value recurses once per level, so every
+    // engine (atfunc's and each dialect's reader) stops at the same hard limit of 512.
+    let deep = |open: &str, close: &str| format!("{}1{}", open.repeat(600), close.repeat(600));
+    let json = deep("[", "]");
+    let cases = [
+        (Dialect::Atfunc, format!("@f(a={json}) after")),
+        (
+            Dialect::Hermes,
+            format!("<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": {json}}}}}</tool_call>"),
+        ),
+        (Dialect::Pythonic, format!("[f(a={json})]")),
+        (
+            Dialect::Mistral,
+            format!("[TOOL_CALLS]f[ARGS]{{\"a\": {json}}}"),
+        ),
+    ];
+    for (dialect, input) in cases {
+        let config = ParserConfig {
+            max_depth: usize::MAX,
+            ..config(dialect)
+        };
+        for sizes in [&[usize::MAX][..], &[1], &[3], &[7, 2, 13]] {
+            let events = events_in_chunks_config(input.as_bytes(), &config, sizes);
+            let kinds: Vec<_> = events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Malformed { error, .. } => Some(error.kind.clone()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                kinds,
+                vec![ParseErrorKind::TooDeep { limit: 512 }],
+                "{dialect} in chunks of {sizes:?}"
+            );
+        }
+    }
+}

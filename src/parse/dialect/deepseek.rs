@@ -18,7 +18,7 @@
 //! end-of-sentence token: a stream that ends after a complete call ends the block.
 
 use super::block::{opened, BlockScan, Opens};
-use super::scan::{json_args, BuildError, Built, Found, Input, Match, Step, ValueScan};
+use super::scan::{json_args, BuildError, Built, Found, Input, Match, Step, ValueScan, MAX_NAME};
 use super::Dialect;
 use crate::parse::release::valid_utf8;
 
@@ -27,8 +27,6 @@ const CLOSE: &[u8] = "<｜tool▁calls▁end｜>".as_bytes();
 const CALL_BEGIN: &[u8] = "<｜tool▁call▁begin｜>".as_bytes();
 const CALL_END: &[u8] = "<｜tool▁call▁end｜>".as_bytes();
 const SEP: &[u8] = "<｜tool▁sep｜>".as_bytes();
-/// Longest name (or type) before `<｜tool▁sep｜>` or a line break.
-const MAX_NAME: u64 = 256;
 
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.marker(i, OPEN) {

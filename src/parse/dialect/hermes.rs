@@ -24,7 +24,9 @@
 //! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
 use super::block::{opened, BlockScan, Opens};
-use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
+use super::scan::{
+    json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan, MAX_NAME,
+};
 use super::Dialect;
 use crate::parse::FunctionNames;
 
@@ -55,8 +57,6 @@ pub(super) enum BareName {
 
 /// Most blanks between `{` and `"name"`, and around the `:` after it.
 const MAX_BARE_BLANKS: u64 = 64;
-/// Longest name looked at in a bare object (longer ones are no offered tool's).
-const MAX_BARE_NAME: usize = 256;
 
 /// The name of a bare call object, `{"name": "NAME"`, at `i`: its first key must be
 /// `"name"` and its value a plain string.
@@ -97,7 +97,7 @@ pub(super) fn bare_name(input: &Input<'_>, i: u64) -> BareName {
         _ => return undecided(r),
     }
     let rest = input.rest(r + 1);
-    let rest = rest.get(..MAX_BARE_NAME + 1).unwrap_or(rest);
+    let rest = rest.get(..MAX_NAME as usize + 1).unwrap_or(rest);
     match memchr::memchr2(b'"', b'\\', rest) {
         Some(k) if rest.get(k) == Some(&b'"') => match rest.get(..k).map(std::str::from_utf8) {
             Some(Ok(name)) => BareName::Yes(name.to_owned()),
@@ -105,7 +105,7 @@ pub(super) fn bare_name(input: &Input<'_>, i: u64) -> BareName {
         },
         // A name with escapes is no tool's.
         Some(_) => BareName::No,
-        None if rest.len() > MAX_BARE_NAME => BareName::No,
+        None if rest.len() as u64 > MAX_NAME => BareName::No,
         None => undecided(input.end()),
     }
 }

@@ -7,15 +7,13 @@
 
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{
-    json_args, json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan,
+    json_args, json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan, MAX_NAME,
 };
 use super::Dialect;
 use crate::parse::release::valid_utf8;
 
 pub(super) const OPEN: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";
-/// Longest function name before `[ARGS]`.
-const MAX_NAME: u64 = 256;
 
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.marker(i, OPEN) {

@@ -18,7 +18,7 @@
 //! [`Value::Bare`]: binding types them by the interface, as it types any bare word.
 
 use super::block::{opened, BlockScan, Opens};
-use super::scan::{BuildError, Built, Found, Input, Match, Step};
+use super::scan::{BuildError, Built, Found, Input, Match, Step, MAX_NAME};
 use super::Dialect;
 use crate::parse::Value;
 
@@ -27,8 +27,6 @@ const FUNCTION: &[u8] = b"<function=";
 const FUNCTION_END: &[u8] = b"</function>";
 const PARAMETER: &[u8] = b"<parameter=";
 const PARAMETER_END: &[u8] = b"</parameter>";
-/// Longest function or parameter name.
-const MAX_NAME: u64 = 256;
 
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.marker(i, OPEN) {

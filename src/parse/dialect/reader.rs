@@ -3,39 +3,36 @@
 use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
 use super::{auto, Dialect};
-use crate::parse::chars::CharCount;
-use crate::parse::release::{release_text, valid_utf8, HeldTail, Release};
+use crate::parse::release::valid_utf8;
+use crate::parse::window::Window;
 use crate::parse::{Call, Event, ParseError, ParseErrorKind, ParserConfig};
 
-/// Nesting beyond this is refused whatever the config says (as in the atfunc parser).
-const HARD_MAX_DEPTH: usize = 512;
-
 /// Bytes held behind a scanner that runs past the call limit. A dialect's scanner looks
-/// back at most a name's length (256 bytes) from where it resumes; the rest is released.
+/// back at most a name's length ([`MAX_NAME`](super::scan::MAX_NAME)) from where it
+/// resumes; the rest is released.
 const SKIP_HOLD: u64 = 1024;
 
-/// The reader of every dialect but atfunc. The same contract as
-/// [`StreamParser`](crate::parse::StreamParser), whose `feed` and `finish` call it.
+/// The reader of every dialect but atfunc: the engine of a
+/// [`StreamParser`](crate::parse::StreamParser) configured with one, with the state it keeps
+/// between chunks. The parser holds the bytes and lends its [`Window`] on each run.
 #[derive(Debug)]
 pub(crate) struct Reader {
-    config: ParserConfig,
+    /// The dialect asked for (`Auto` included).
+    asked: Dialect,
     /// The dialect read: `asked`, or for `Auto` the first one whose block gave calls
     /// (`None` before).
     chosen: Option<Dialect>,
+    /// Whether hermes reads call objects without tags (the offered tools are known).
+    untagged: bool,
     /// For `Auto`: where the text passed so far leaves the next byte (see `auto::Context`).
     line_text: bool,
     after_blank: bool,
     /// For `Auto`: the bytes before this offset are taken into `line_text` and `after_blank`.
     /// Never behind the bytes held.
     passed: u64,
-    /// Bytes fed and not yet released: an unresolved candidate marker or call block, or the
-    /// start of a character split across chunks. Never longer than the call limit plus the
-    /// last chunk.
-    buf: Vec<u8>,
-    /// Absolute offset of `buf[0]`; every offset below is absolute.
-    base: u64,
     /// The next byte to scan; bytes before it are not scanned again (a candidate marker,
     /// bounded in length, is the exception: it is looked at again when it was cut off).
+    /// Every offset here is absolute.
     pos: u64,
     /// In text, the first byte not yet released.
     text_start: u64,
@@ -48,79 +45,38 @@ pub(crate) struct Reader {
     /// text from `text_start` on (never read as calls, never held). So a block over the
     /// limit is one error in every dialect, whatever its tail holds.
     skipping: bool,
-    steps: u64,
-    /// Character offsets of the bytes released so far.
-    chars: CharCount,
-}
-
-impl HeldTail for Reader {
-    fn held(&mut self) -> (&mut Vec<u8>, &mut u64, &mut CharCount) {
-        (&mut self.buf, &mut self.base, &mut self.chars)
-    }
-
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
-        Reader::run(self, data, out, eof)
-    }
 }
 
 impl Reader {
-    pub(crate) fn new(config: ParserConfig) -> Reader {
+    /// The reader of `config.dialect` at the start of a stream.
+    pub(crate) fn new(config: &ParserConfig) -> Reader {
         let asked = config.dialect;
         Reader {
-            config,
+            asked,
             chosen: (asked != Dialect::Auto).then_some(asked),
+            untagged: asked == Dialect::Hermes && config.offered.is_some(),
             line_text: false,
             after_blank: false,
             passed: 0,
-            buf: Vec::new(),
-            base: 0,
             pos: 0,
             text_start: 0,
             cand: 0,
             block: None,
             skipping: false,
-            steps: 0,
-            chars: CharCount::default(),
         }
-    }
-
-    pub(crate) fn steps(&self) -> u64 {
-        self.steps
-    }
-
-    pub(crate) fn buffered_len(&self) -> usize {
-        self.buf.len()
-    }
-
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) {
-        self.feed_held(chunk, out);
-    }
-
-    /// Ends the input; the reader starts over for the next one.
-    pub(crate) fn finish(&mut self, out: &mut Vec<Event>) {
-        let buf = std::mem::take(&mut self.buf);
-        self.run(&buf, out, true);
-        let steps = self.steps;
-        *self = Reader::new(self.config.clone());
-        self.steps = steps;
     }
 
     fn auto(&self) -> bool {
-        self.config.dialect == Dialect::Auto
-    }
-
-    /// Whether hermes reads call objects without tags (the offered tools are known).
-    fn untagged(&self) -> bool {
-        self.config.dialect == Dialect::Hermes && self.config.offered.is_some()
+        self.asked == Dialect::Auto
     }
 
     /// Takes the bytes from `passed` to `to` into the line state `auto` decides by.
-    fn pass_to(&mut self, data: &[u8], to: u64) {
-        if !(self.auto() || self.untagged()) || to <= self.passed {
+    fn pass_to(&mut self, w: &mut Window, data: &[u8], to: u64) {
+        if !(self.auto() || self.untagged) || to <= self.passed {
             return;
         }
         let bytes = data
-            .get(self.at(self.passed)..self.at(to).min(data.len()))
+            .get(w.at_clamped(self.passed)..w.at_clamped(to).min(data.len()))
             .unwrap_or_default();
         self.passed = to;
         let line = match memchr::memrchr(b'\n', bytes) {
@@ -138,22 +94,20 @@ impl Reader {
         }
     }
 
-    fn max_depth(&self) -> usize {
-        self.config.max_depth.min(HARD_MAX_DEPTH)
-    }
-
-    fn at(&self, abs: u64) -> usize {
-        usize::try_from(abs.saturating_sub(self.base)).unwrap_or(usize::MAX)
-    }
-
     /// Scans `data` (which starts at `base`) as far as it goes; returns how many leading
     /// bytes are released.
-    fn run(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> usize {
+    pub(crate) fn run(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        out: &mut Vec<Event>,
+        eof: bool,
+    ) -> usize {
         loop {
             let switched = if self.block.is_some() {
-                self.scan_block(data, out, eof)
+                self.scan_block(w, data, out, eof)
             } else {
-                self.text(data, out, eof)
+                self.text(w, data, out, eof)
             };
             if !switched {
                 break;
@@ -164,21 +118,21 @@ impl Reader {
         } else {
             self.text_start
         };
-        self.at(keep).min(data.len())
+        w.at_clamped(keep).min(data.len())
     }
 
     /// Text: release everything before the next opening marker. Returns whether a block
     /// opened.
-    fn text(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+    fn text(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
         // `auto` looks for every dialect's markers to the end: some open after another
         // dialect was seen.
-        let first = if self.untagged() {
+        let first = if self.untagged {
             b"<{"
         } else {
             auto::first_bytes(if self.auto() { None } else { self.chosen })
         };
         loop {
-            let from = self.at(self.pos);
+            let from = w.at_clamped(self.pos);
             let rest = data.get(from..).unwrap_or_default();
             let hit = match first {
                 [a] => memchr::memchr(*a, rest),
@@ -187,33 +141,33 @@ impl Reader {
                 [] => None,
             };
             let Some(k) = hit else {
-                self.steps += rest.len() as u64;
-                self.pos = self.base + data.len() as u64;
-                self.pass_to(data, self.pos);
-                let start = self.at(self.text_start);
-                let released = self.emit_text(data, start, data.len(), out, eof);
-                self.text_start = self.base + released as u64;
+                w.steps += rest.len() as u64;
+                self.pos = w.abs(data.len());
+                self.pass_to(w, data, self.pos);
+                let start = w.at_clamped(self.text_start);
+                let released = w.release(data, start, data.len(), out, eof);
+                self.text_start = w.abs(released);
                 return false;
             };
-            self.steps += k as u64 + 1;
-            let i = self.base + (from + k) as u64;
+            w.steps += k as u64 + 1;
+            let i = w.abs(from + k);
             let input = Input {
                 data,
-                base: self.base,
+                base: w.base,
                 eof,
             };
             let opens = if self.auto() {
-                self.pass_to(data, i);
+                self.pass_to(w, data, i);
                 let ctx = auto::Context {
-                    offered: self.config.offered.as_ref(),
+                    offered: w.config.offered.as_ref(),
                     seen: self.chosen,
                     line_text: self.line_text,
                     after_blank: self.after_blank,
                 };
                 auto::guess(ctx, &input, i)
-            } else if self.untagged() && input.byte(i) == Some(b'{') {
-                self.pass_to(data, i);
-                match &self.config.offered {
+            } else if self.untagged && input.byte(i) == Some(b'{') {
+                self.pass_to(w, data, i);
+                match &w.config.offered {
                     Some(offered) => auto::untagged(&input, i, offered, self.line_text),
                     None => Opens::No,
                 }
@@ -223,18 +177,18 @@ impl Reader {
             match opens {
                 Opens::No => self.pos = i + 1,
                 Opens::Need => {
-                    let start = self.at(self.text_start);
-                    let released = self.emit_text(data, start, from + k, out, true);
-                    self.text_start = self.base + released as u64;
+                    let start = w.at_clamped(self.text_start);
+                    let released = w.release(data, start, from + k, out, true);
+                    self.text_start = w.abs(released);
                     self.pos = i;
                     return false;
                 }
                 Opens::Yes { block, from: next } => {
-                    let start = self.at(self.text_start);
-                    self.emit_text(data, start, from + k, out, true);
+                    let start = w.at_clamped(self.text_start);
+                    w.release(data, start, from + k, out, true);
                     self.block = Some(block);
                     self.cand = i;
-                    self.steps += next - i;
+                    w.steps += next - i;
                     self.pos = next;
                     return true;
                 }
@@ -243,11 +197,11 @@ impl Reader {
     }
 
     /// Inside a block. Returns whether it ended (as calls or as a malformed span).
-    fn scan_block(&mut self, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
-        let max_depth = self.max_depth();
+    fn scan_block(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
+        let max_depth = w.config.depth_limit();
         let input = Input {
             data,
-            base: self.base,
+            base: w.base,
             eof,
         };
         let Some(block) = self.block.as_mut() else {
@@ -256,17 +210,18 @@ impl Reader {
         let mut pos = self.pos;
         let step = block.scan(&input, &mut pos, max_depth);
         let awaits = block.awaits();
-        self.steps += pos.saturating_sub(self.pos);
+        w.steps += pos.saturating_sub(self.pos);
         self.pos = pos.max(self.pos);
-        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+        let limit = w.call_limit(self.cand);
         if self.skipping {
-            return self.skip(data, out, step, eof);
+            return self.skip(w, data, out, step, eof);
         }
         match step {
-            Step::Need if self.pos > limit => return self.over_limit(data, out, step, eof),
+            Step::Need if self.pos > limit => return self.over_limit(w, data, out, step, eof),
             Step::Need if eof => {
                 let what = awaits.to_owned();
                 self.malformed(
+                    w,
                     data,
                     out,
                     input.end(),
@@ -278,46 +233,60 @@ impl Reader {
             // and the scanner, which stopped at it, looks at it again.
             Step::Fail(_, at) if input.cut_char(at) => return false,
             // Past the limit, the limit is the reason, whichever chunk the failure came in.
-            Step::Fail(_, at) if at >= limit => return self.over_limit(data, out, step, eof),
-            Step::Fail(kind, at) => self.malformed(data, out, at, kind),
-            Step::Done(end) if end > limit => return self.over_limit(data, out, step, eof),
-            Step::Done(end) => self.complete(data, out, end, eof),
+            Step::Fail(_, at) if at >= limit => return self.over_limit(w, data, out, step, eof),
+            Step::Fail(kind, at) => self.malformed(w, data, out, at, kind),
+            Step::Done(end) if end > limit => return self.over_limit(w, data, out, step, eof),
+            Step::Done(end) => self.complete(w, data, out, end, eof),
         }
         true
     }
 
     /// The block under way went over the call limit: it is malformed up to the limit, and
     /// the scanner runs on to its end (see `skipping`). `step` is what the scanner answered.
-    fn over_limit(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
-        let limit = self.cand.saturating_add(self.config.max_call_len as u64);
+    fn over_limit(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        out: &mut Vec<Event>,
+        step: Step,
+        eof: bool,
+    ) -> bool {
+        let limit = w.call_limit(self.cand);
         let kind = ParseErrorKind::CallTooLong {
-            limit: self.config.max_call_len,
+            limit: w.config.max_call_len,
         };
         let scanned = self.pos;
         let block = self.block.take();
-        self.malformed(data, out, limit, kind);
+        self.malformed(w, data, out, limit, kind);
         // `malformed` left `text_start` where the span ends; the scanner resumes where it was.
         self.block = block;
         self.pos = scanned.max(self.text_start);
         self.skipping = true;
-        self.skip(data, out, step, eof)
+        self.skip(w, data, out, step, eof)
     }
 
     /// What the scanner of a block past the limit answered: where the block ends, or that
     /// it goes on (its bytes so far are text). Returns whether the block ended.
-    fn skip(&mut self, data: &[u8], out: &mut Vec<Event>, step: Step, eof: bool) -> bool {
+    fn skip(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        out: &mut Vec<Event>,
+        step: Step,
+        eof: bool,
+    ) -> bool {
         let input = Input {
             data,
-            base: self.base,
+            base: w.base,
             eof,
         };
         match step {
             Step::Need if !eof => {
                 let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
-                self.pass_to(data, upto);
-                let start = self.at(self.text_start);
-                let released = self.emit_text(data, start, self.at(upto), out, false);
-                self.text_start = self.base + released as u64;
+                self.pass_to(w, data, upto);
+                let start = w.at_clamped(self.text_start);
+                let released = w.release(data, start, w.at_clamped(upto), out, false);
+                self.text_start = w.abs(released);
                 return false;
             }
             Step::Fail(_, at) if input.cut_char(at) => return false,
@@ -333,10 +302,10 @@ impl Reader {
             }
             Step::Done(end) => {
                 let end = end.max(self.text_start);
-                self.pass_to(data, end);
-                let start = self.at(self.text_start);
-                let released = self.emit_text(data, start, self.at(end), out, true);
-                self.text_start = self.base + released as u64;
+                self.pass_to(w, data, end);
+                let start = w.at_clamped(self.text_start);
+                let released = w.release(data, start, w.at_clamped(end), out, true);
+                self.text_start = w.abs(released);
                 self.pos = end;
                 // The next link of a chain is a call of its own.
                 match self.block.take().and_then(|mut block| block.chained()) {
@@ -354,9 +323,9 @@ impl Reader {
     }
 
     /// The block `cand..end` is complete: hand out its calls.
-    fn complete(&mut self, data: &[u8], out: &mut Vec<Event>, end: u64, eof: bool) {
+    fn complete(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, end: u64, eof: bool) {
         let bytes = data
-            .get(self.at(self.cand)..self.at(end))
+            .get(w.at_clamped(self.cand)..w.at_clamped(end))
             .unwrap_or_default();
         // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
         if let Err(stop) = valid_utf8(bytes) {
@@ -370,12 +339,12 @@ impl Reader {
                     bytes.get(valid).copied().unwrap_or_default()
                 ),
             };
-            self.malformed(data, out, at, kind);
+            self.malformed(w, data, out, at, kind);
             return;
         }
         let input = Input {
             data,
-            base: self.base,
+            base: w.base,
             eof,
         };
         let built = match self.block.as_ref() {
@@ -386,7 +355,7 @@ impl Reader {
             Ok(calls) if calls.is_empty() => Err(("a call".to_owned(), "none".to_owned())),
             other => other,
         };
-        let max_args = self.config.max_args;
+        let max_args = w.config.max_args;
         let too_many = |calls: &Vec<Built>| {
             calls
                 .iter()
@@ -394,7 +363,7 @@ impl Reader {
         };
         if calls.as_ref().is_ok_and(too_many) {
             let kind = ParseErrorKind::TooManyArgs { limit: max_args };
-            self.malformed(data, out, end, kind);
+            self.malformed(w, data, out, end, kind);
             return;
         }
         match calls {
@@ -411,7 +380,7 @@ impl Reader {
                         name: built.name.clone(),
                         start,
                     });
-                    let span = self.chars.span(data, self.base, start, stop);
+                    let span = w.span(data, start, stop);
                     out.push(Event::Call(Call {
                         name: built.name,
                         positional: built.positional,
@@ -424,14 +393,14 @@ impl Reader {
                 if self.chosen.is_none() {
                     self.chosen = self.block.as_ref().map(|b| b.dialect());
                 }
-                self.pass_to(data, end);
+                self.pass_to(w, data, end);
                 self.text_start = end;
                 self.pos = end;
                 // The next link of a chain opens where this one ends, so that the chain's
                 // spans still cover it.
                 match self.block.take().and_then(|mut block| block.chained()) {
                     Some((next, from)) => {
-                        self.steps += from.saturating_sub(end);
+                        w.steps += from.saturating_sub(end);
                         self.block = Some(next);
                         self.cand = end;
                         self.pos = from;
@@ -441,6 +410,7 @@ impl Reader {
             }
             Err((expected, found)) => {
                 self.malformed(
+                    w,
                     data,
                     out,
                     end,
@@ -451,13 +421,20 @@ impl Reader {
     }
 
     /// Reports `cand..at` as malformed and resumes in text at `at`.
-    fn malformed(&mut self, data: &[u8], out: &mut Vec<Event>, at: u64, kind: ParseErrorKind) {
+    fn malformed(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        out: &mut Vec<Event>,
+        at: u64,
+        kind: ParseErrorKind,
+    ) {
         // Invalid UTF-8 is never part of a call: a span holding some ends before it, with
         // that as the reason (as in the atfunc parser).
         let mut kind = kind;
         let mut at = at;
         let held = data
-            .get(self.at(self.cand)..self.at(at).min(data.len()))
+            .get(w.at_clamped(self.cand)..w.at_clamped(at).min(data.len()))
             .unwrap_or_default();
         if let Err(e) = std::str::from_utf8(held) {
             if e.error_len().is_some() && e.valid_up_to() > 0 {
@@ -474,7 +451,7 @@ impl Reader {
         // Inside a valid character (a limit can fall there), back to its first byte, so
         // that the text after the span is whole characters. Only the bytes up to `at` are
         // looked at: what follows may not have arrived, and must not change the span.
-        let i = self.at(at);
+        let i = w.at_clamped(at);
         if data.get(i).is_some_and(|b| b & 0xC0 == 0x80) {
             for back in 1..=3usize {
                 let Some(&lead) = i.checked_sub(back).and_then(|j| data.get(j)) else {
@@ -495,10 +472,10 @@ impl Reader {
             }
         }
         let span_bytes = data
-            .get(self.at(self.cand)..self.at(at))
+            .get(w.at_clamped(self.cand)..w.at_clamped(at))
             .unwrap_or_default();
         let text = String::from_utf8_lossy(span_bytes).into_owned();
-        let span = self.chars.span(data, self.base, self.cand, at);
+        let span = w.span(data, self.cand, at);
         // Every malformed span answers a started call, as in the atfunc parser; a block
         // that broke may not have a readable name, so none is given.
         out.push(Event::CallStarted {
@@ -510,29 +487,9 @@ impl Reader {
             error: ParseError { kind, offset: at },
             text,
         });
-        self.pass_to(data, at);
+        self.pass_to(w, data, at);
         self.block = None;
         self.text_start = at;
         self.pos = at;
-    }
-
-    /// Releases `data[from..to]` as text and invalid-UTF-8 events (see
-    /// [`release_text`](crate::parse::release_text)).
-    fn emit_text(
-        &mut self,
-        data: &[u8],
-        from: usize,
-        to: usize,
-        out: &mut Vec<Event>,
-        last: bool,
-    ) -> usize {
-        let range = Release {
-            data,
-            from,
-            to,
-            base: self.base,
-            ascii: false,
-        };
-        release_text(range, last, out, &mut self.chars)
     }
 }

@@ -3,6 +3,11 @@
 
 use crate::parse::{ParseErrorKind, Value};
 
+/// Longest name a dialect's scanner reads between two markers (a function's, a parameter's,
+/// a type's), and the longest looked at in a JSON object that may be a call: past it, the
+/// block is malformed or the object is text.
+pub(super) const MAX_NAME: u64 = 256;
+
 /// The bytes held, starting at absolute offset `base`, and whether the stream has ended.
 pub(super) struct Input<'a> {
     pub data: &'a [u8],
