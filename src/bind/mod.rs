@@ -206,13 +206,6 @@ impl Catalog {
         self.set_case_sensitive(names == NameMatch::ExactCase)
     }
 
-    /// Whether function and parameter names must match exactly (`true`) or may differ in
-    /// case (`false`, the default).
-    #[deprecated(note = "use `Catalog::matching(NameMatch::ExactCase)` or `NameMatch::IgnoreCase`")]
-    pub fn with_case_sensitive(self, case_sensitive: bool) -> Catalog {
-        self.set_case_sensitive(case_sensitive)
-    }
-
     fn set_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
         if self.case_sensitive != case_sensitive {
             self.case_sensitive = case_sensitive;

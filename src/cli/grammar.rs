@@ -48,20 +48,9 @@ pub(crate) struct GrammarArgs {
     /// required or NAME; for asking a model for its next call, with --not-again).
     #[arg(long)]
     continued: bool,
-    /// The root toolbox: the old spelling of --root-toolbox.
-    #[arg(
-        long = "root",
-        value_name = "TOOLBOX",
-        hide = true,
-        conflicts_with = "root_toolbox"
-    )]
-    old_root: Option<String>,
 }
 
-pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
-    if args.old_root.is_some() {
-        args.tools.root_toolbox = args.old_root.take();
-    }
+pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
     // The functions `render` lists and `exec` runs with the same options.
     let offered = args.tools.offered(false)?;
     let mut not_again = Vec::new();

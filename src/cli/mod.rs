@@ -45,14 +45,6 @@ enum Command {
     Render {
         #[command(flatten)]
         tools: tools::ToolArgs,
-        /// The root toolbox: the old spelling of --root-toolbox.
-        #[arg(
-            long = "root",
-            value_name = "TOOLBOX",
-            hide = true,
-            conflicts_with = "root_toolbox"
-        )]
-        old_root: Option<String>,
         /// Draw a separator line under each function.
         #[arg(long)]
         separator: bool,
@@ -108,8 +100,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render {
-            mut tools,
-            old_root,
+            tools,
             separator,
             param_descriptions,
             no_preamble,
@@ -117,9 +108,6 @@ pub fn main() -> ExitCode {
             with_names,
             control_fields,
         } => {
-            if old_root.is_some() {
-                tools.root_toolbox = old_root;
-            }
             match tools.offered(false) {
                 Err(failure) => Err(failure),
                 Ok(offered) => match format {

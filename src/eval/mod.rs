@@ -95,12 +95,6 @@ pub use mode::{
 };
 pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
 pub use run::{CaseOutcome, EvalOptions, Evaluator, NEXT_MOST_CALLS, OWN_FIELDS};
-
-/// The old name of [`CaseOutcome`].
-#[deprecated(
-    note = "renamed to `CaseOutcome` (one case asked in one mode); `execute::Outcome` is a tool call's"
-)]
-pub type Outcome = CaseOutcome;
 pub use score::{normalise, score, Mismatch, ScoredCall};
 
 use futures::stream::{self, Stream, StreamExt};

@@ -11,10 +11,6 @@ mod validate;
 
 pub use crate::messages::json_message;
 pub use string_format::StringFormat;
-
-/// The old name of [`StringFormat`].
-#[deprecated(note = "renamed to `StringFormat` (a JSON Schema string format)")]
-pub type Format = StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
     load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str,

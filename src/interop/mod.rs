@@ -158,10 +158,6 @@ pub struct Rendered {
     pub clashes: Vec<Clash>,
 }
 
-/// The old name of [`ToolFormat`].
-#[deprecated(note = "renamed to `ToolFormat`")]
-pub type Format = ToolFormat;
-
 /// A tool format atfunc renders to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -571,11 +571,6 @@ async fn a_stream_that_forgets_its_outcomes_gives_each_once_and_counts_them() {
     let end = stream.finish().await;
     assert_eq!(end.report.call_count, 3);
     assert!(end.report.calls.is_empty() && end.report.output.is_empty());
-    // The old form, kept for a while, does the same.
-    #[allow(deprecated)]
-    let mut old = registry.stream().keep_records(false);
-    assert_eq!(old.feed_str(answer).await.len(), 3);
-    assert_eq!(old.finish().await.report, end.report);
     // By default every outcome is kept.
     let kept = registry.execute_response(answer).await;
     assert_eq!(kept.calls.len(), 3);

@@ -177,15 +177,6 @@ impl ResponseStream {
         self
     }
 
-    /// Whether each outcome is kept for the final report (default `true`).
-    #[deprecated(
-        note = "use `forget_outcomes()` in place of `keep_records(false)`; outcomes are kept by default"
-    )]
-    pub fn keep_records(mut self, keep: bool) -> Self {
-        self.keep = keep;
-        self
-    }
-
     /// Counts an outcome and, when records are kept, keeps it and its block.
     fn record(&mut self, outcome: &Outcome) {
         self.call_count += 1;
