@@ -12,7 +12,7 @@ use atfunc::batch::Batch;
 use atfunc::bind::NameMatch;
 use atfunc::grammar::{gbnf, Choice, GrammarOptions};
 use atfunc::interface::validate_all;
-use atfunc::interop::{render, Options, ToolFormat};
+use atfunc::interop::{render, ToolFormatOptions, ToolFormat};
 use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, Catalog};
 use atfunc::{Event, Interface};
 use libfuzzer_sys::fuzz_target;
@@ -140,7 +140,7 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
         let _ = atfunc::render_prompt(&interfaces, &options);
     }
     for format in [ToolFormat::Openai, ToolFormat::Mcp] {
-        let _ = render(&interfaces, format, &Options::default());
+        let _ = render(&interfaces, format, &ToolFormatOptions::default());
     }
     for case_sensitive in [false, true] {
         let matching = if case_sensitive {

@@ -8,7 +8,7 @@ use atfunc::format::{
     call_text_from_args, fit_json as fit, result_text, truncate_text, CallRecord,
 };
 use atfunc::grammar::{numbers_in, Choice};
-use atfunc::interop::{Options, ToolFormat};
+use atfunc::interop::{ToolFormat, ToolFormatOptions};
 use atfunc::render::PromptOptions;
 use atfunc::{gbnf, GrammarOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -50,7 +50,8 @@ pub(crate) fn render(
                 "unknown format '{format}': use atfunc, openai or mcp"
             ))
         })?;
-        let rendered = atfunc::interop::render(&tools.interfaces, format, &Options::default());
+        let rendered =
+            atfunc::interop::render(&tools.interfaces, format, &ToolFormatOptions::default());
         // The CLI says this on stderr; a tool left out is worth a warning, not an error.
         for clash in &rendered.clashes {
             crate::convert::user_warning(py, &clash.to_string())?;

@@ -107,36 +107,34 @@ pub fn main() -> ExitCode {
             format,
             with_names,
             control_fields,
-        } => {
-            match tools.offered(false) {
-                Err(failure) => Err(failure),
-                Ok(offered) => match format {
-                    RenderFormat::Atfunc => render(
-                        &offered.interfaces,
-                        atfunc::render::PromptOptions {
-                            root: offered.root.as_deref(),
-                            separator,
-                            param_descriptions,
-                        },
-                        no_preamble,
-                    ),
-                    RenderFormat::Openai => render_api(
-                        &offered.source,
-                        &offered.interfaces,
-                        ToolFormat::Openai,
-                        with_names,
-                        control_fields,
-                    ),
-                    RenderFormat::Mcp => render_api(
-                        &offered.source,
-                        &offered.interfaces,
-                        ToolFormat::Mcp,
-                        with_names,
-                        control_fields,
-                    ),
-                },
-            }
-        }
+        } => match tools.offered(false) {
+            Err(failure) => Err(failure),
+            Ok(offered) => match format {
+                RenderFormat::Atfunc => render(
+                    &offered.interfaces,
+                    atfunc::render::PromptOptions {
+                        root: offered.root.as_deref(),
+                        separator,
+                        param_descriptions,
+                    },
+                    no_preamble,
+                ),
+                RenderFormat::Openai => render_api(
+                    &offered.source,
+                    &offered.interfaces,
+                    ToolFormat::Openai,
+                    with_names,
+                    control_fields,
+                ),
+                RenderFormat::Mcp => render_api(
+                    &offered.source,
+                    &offered.interfaces,
+                    ToolFormat::Mcp,
+                    with_names,
+                    control_fields,
+                ),
+            },
+        },
         Command::Grammar(args) => grammar::run(args),
         Command::Check { tools, strict } => check(&tools, strict),
         Command::Parse(args) => parse::run(args),
@@ -195,7 +193,7 @@ fn render_api(
     with_names: bool,
     control_fields: Option<Vec<String>>,
 ) -> Result<ExitCode, Failure> {
-    let mut options = atfunc::interop::Options::default();
+    let mut options = atfunc::interop::ToolFormatOptions::default();
     if let Some(names) = control_fields {
         options.control_fields =
             ControlFields::new(names.into_iter().filter(|n| !n.trim().is_empty()));

@@ -58,7 +58,7 @@
 //!    without an atfunc prompt, `tool_choice: "none"`. The answer's content is read in
 //!    [`EvalOptions::dialect`] (`hermes`, `pythonic`, ..., or `auto`), each call bound
 //!    under the name the model was shown; a call block that cannot be read counts as a
-//!    call that does not bind. The report names the dialect ([`Settings::dialect`]).
+//!    call that does not bind. The report names the dialect ([`RunSettings::dialect`]).
 //!
 //! Every request is greedy (`temperature` 0), limited to [`EvalOptions::max_tokens`] and
 //! [`EvalOptions::timeout`], and non-streamed, unless [`EvalOptions::stop_at_repeat`]
@@ -75,7 +75,7 @@
 //! [`Report`] sums outcomes per mode and per category: cases, accuracy, valid, latency
 //! p50/p95, tokens and the share of answers without a call, as a table, Markdown, JSON, or
 //! an SVG chart ([`chart_svg`]). A run continues an earlier one from its JSON report
-//! ([`resume`], [`run_remaining`]) when both were measured with the same [`Settings`].
+//! ([`resume`], [`run_remaining`]) when both were measured with the same [`RunSettings`].
 
 mod case;
 mod chart;
@@ -87,13 +87,13 @@ mod score;
 
 /// `decide`'s question and its word for no call, shared with the gateway's `--decide`.
 pub use crate::grammar::{DECIDE_QUESTION, NO_FUNCTION};
-pub use case::{load_cases, Case, Loaded, Skipped};
+pub use case::{load_cases, Case, LoadedCases, Skipped};
 pub use chart::chart_svg;
 pub use mode::{
     prompt, Mode, Strategy, ABSTRACT_EXAMPLE, BOUND_LIST_ITEMS, BOUND_STRING_CHARS, SEVERAL_RULE,
     SHOT_EXAMPLE,
 };
-pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
+pub use report::{resume, ModeReport, Report, Resumed, RunSettings, Summary};
 pub use run::{CaseOutcome, EvalOptions, Evaluator, NEXT_MOST_CALLS, OWN_FIELDS};
 pub use score::{normalise, score, Mismatch, ScoredCall};
 

@@ -127,7 +127,7 @@ pub struct Report {
     /// Every outcome, in the order they came in.
     pub outcomes: Vec<CaseOutcome>,
     /// The settings the outcomes were measured with.
-    pub settings: Option<Settings>,
+    pub settings: Option<RunSettings>,
     /// Per mode, the note on the server it was measured on (`--server-note`).
     pub servers: BTreeMap<String, String>,
     /// Per category, how many cases its questions file holds: a category with fewer
@@ -139,7 +139,7 @@ pub struct Report {
 /// request fields that change answers. The endpoint's address is not among them (a
 /// server may move); its note is, per mode ([`Report::servers`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Settings {
+pub struct RunSettings {
     /// The `model` field of each request.
     pub model: String,
     /// The `max_tokens` of each request.
@@ -194,7 +194,7 @@ fn default_sample_temperature() -> f64 {
     0.7
 }
 
-impl Settings {
+impl RunSettings {
     /// The settings as a line of `name value` pairs, for messages.
     fn describe(&self) -> String {
         let mut line = format!(
@@ -246,18 +246,18 @@ impl Resumed {
 }
 
 /// Reads a report that an earlier run wrote ([`Report::to_json`]) to continue from it.
-/// It must have been measured with the same `settings` (a [`Settings::dialect`] given
+/// It must have been measured with the same `settings` (a [`RunSettings::dialect`] given
 /// on one side only is no difference: only one run measured `dialect` mode), and each
 /// mode of `servers` that it already holds outcomes of on the same server note; otherwise
 /// the error says what differs.
 pub fn resume(
     text: &str,
-    settings: &Settings,
+    settings: &RunSettings,
     servers: &BTreeMap<String, String>,
 ) -> Result<Resumed, String> {
     let report: Json = serde_json::from_str(text)
         .map_err(|e| format!("it is not a report of atfunc eval ({e})"))?;
-    let theirs: Settings = report
+    let theirs: RunSettings = report
         .get("settings")
         .cloned()
         .ok_or("it has no \"settings\", so it cannot be continued")
@@ -270,10 +270,10 @@ pub fn resume(
             ));
         }
     }
-    let same = Settings {
+    let same = RunSettings {
         dialect: None,
         ..theirs.clone()
-    } == Settings {
+    } == RunSettings {
         dialect: None,
         ..settings.clone()
     };

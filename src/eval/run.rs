@@ -12,10 +12,11 @@ use crate::format::{
     call_text, repair_note, unreadable_call_error, CallRecord, MissingCall, RepairOptions,
 };
 use crate::grammar::{
-    decision_gbnf, decision_names, read_decision, Choice, Decision, DECIDE_QUESTION, NO_FUNCTION,
+    decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
+    NO_FUNCTION,
 };
 use crate::interop::{
-    parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
+    parse_tool_call, to_openai_tools, ControlFields, NameMap, Rendered, ToolFormatOptions,
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use serde_json::{json, Map, Value as Json};
@@ -504,9 +505,9 @@ impl Evaluator {
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
         match read_decision(&answer.text, &names) {
-            Decision::Function(name) => Ok(Some(name)),
-            Decision::NoFunction => Ok(None),
-            Decision::Unreadable => Err(format!(
+            ToolDecision::Function(name) => Ok(Some(name)),
+            ToolDecision::NoFunction => Ok(None),
+            ToolDecision::Unreadable => Err(format!(
                 "the decision '{}' is neither a function's name nor '{NO_FUNCTION}': a name \
                  cut at the decision's limit of {} tokens? Raise --decide-max-tokens",
                 excerpt(answer.text.trim()),
@@ -562,8 +563,8 @@ impl Evaluator {
         &self,
         case: &Case,
         tool_choice: &str,
-    ) -> (Map<String, Json>, Rendered, InteropOptions) {
-        let options = InteropOptions {
+    ) -> (Map<String, Json>, Rendered, ToolFormatOptions) {
+        let options = ToolFormatOptions {
             control_fields: ControlFields::none(),
         };
         let rendered = to_openai_tools(&case.interfaces, &options);
@@ -997,7 +998,7 @@ fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
 fn read_tool_calls(
     entries: &[Json],
     names: &NameMap,
-    options: &InteropOptions,
+    options: &ToolFormatOptions,
     catalog: &Catalog,
 ) -> Read {
     let mut read = Read::default();

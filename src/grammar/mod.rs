@@ -80,7 +80,7 @@ mod tree;
 mod values;
 
 pub use decide::{
-    decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION, NO_FUNCTION,
+    decision_gbnf, decision_names, read_decision, ToolDecision, DECIDE_QUESTION, NO_FUNCTION,
 };
 pub use grounded::{numbers_in, MAX_GROUNDING_WORDS};
 /// `text` as a GBNF string literal, for grammars written outside this module.

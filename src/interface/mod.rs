@@ -10,7 +10,6 @@ mod string_format;
 mod validate;
 
 pub use crate::messages::json_message;
-pub use string_format::StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
     load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str,
@@ -20,6 +19,7 @@ pub use load::{
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;
+pub use string_format::StringFormat;
 pub use validate::{
     validate_all, validate_toolbox, ValidationError, ValidationErrorKind, ValidationErrors,
 };

@@ -104,11 +104,11 @@ fn history_tools(registry: &Registry) -> ToolSet {
 /// an earlier step (its truncate length) holds in this one, and never in another request,
 /// though every request shares the registry. Each call event goes to `events` as JSON.
 ///
-/// Unless the gateway keeps repeated calls ([`Options::keep_repeated_calls`]), a call
+/// Unless the gateway keeps repeated calls ([`GatewayOptions::keep_repeated_calls`]), a call
 /// that repeats an earlier one ends the answer, as in a tool turn: `text` is cut before
 /// it, so the next step's history holds the answer up to there.
 ///
-/// [`Options::keep_repeated_calls`]: super::Options::keep_repeated_calls
+/// [`GatewayOptions::keep_repeated_calls`]: super::GatewayOptions::keep_repeated_calls
 async fn run_answer(
     gateway: &Gateway,
     registry: &Registry,

@@ -9,7 +9,7 @@ use crate::scripted;
 use crate::support;
 
 use atfunc::eval::{load_cases, Case, CaseOutcome, EvalOptions, Evaluator, Mode};
-use atfunc::interop::{to_openai_tools, ControlFields, Options as InteropOptions};
+use atfunc::interop::{to_openai_tools, ControlFields, ToolFormatOptions};
 use atfunc::parse::Dialect;
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
@@ -96,7 +96,7 @@ async fn the_request_carries_the_tools_for_the_template_and_no_atfunc_prompt() {
     );
     let rendered = to_openai_tools(
         &case.interfaces,
-        &InteropOptions {
+        &ToolFormatOptions {
             control_fields: ControlFields::none(),
         },
     );

@@ -5,16 +5,16 @@
 
 use super::dialect::{joined, request, tools, Setup};
 use atfunc::grammar::{grammar, Choice};
-use atfunc::serve::Options;
+use atfunc::serve::GatewayOptions;
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 
-fn options(ground_text: bool) -> Options {
-    Options {
+fn options(ground_text: bool) -> GatewayOptions {
+    GatewayOptions {
         constrain: true,
         ground_text,
         resamples: 0,
-        ..Options::default()
+        ..GatewayOptions::default()
     }
 }
 
