@@ -111,6 +111,8 @@ mod repeats;
 mod string_format;
 mod written;
 
+// Tool boxes name the functions they have when a call names one they lack.
+#[cfg(feature = "execute")]
 pub(crate) use error::unknown_function_hint;
 pub use error::BindError;
 pub use repeats::{Repeats, MAX_REMEMBERED};
