@@ -58,7 +58,9 @@ fn no_two_public_types_share_a_name() {
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (file, text) in library_sources() {
         for name in item.captures_iter(&text) {
-            seen.entry(name[1].to_string()).or_default().push(file.clone());
+            seen.entry(name[1].to_string())
+                .or_default()
+                .push(file.clone());
         }
     }
     let clashes: Vec<String> = seen

@@ -116,7 +116,7 @@ pub struct Mode {
     /// or the end, until the model ends, no new call can be made, a call is a near-repeat
     /// (a fragment of a text value an earlier call gave the same parameter, or only values
     /// earlier calls gave: the answer is read up to the first such call, continued or
-    /// not), or [`NEXT_MOST_CALLS`](super::NEXT_MOST_CALLS) are read. A
+    /// not), or 8 calls are read. A
     /// small model asked for several calls writes its first and then repeats it; asked for
     /// its next one with that one left out, it writes its next best. Needs llama-server's
     /// `/apply-template` and `/completion`.

@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 mod next;
-pub use next::NEXT_MOST_CALLS;
 
 /// Where and how the evaluator asks.
 #[derive(Debug, Clone)]

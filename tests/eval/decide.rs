@@ -4,10 +4,8 @@
 #![cfg(feature = "eval")]
 
 use crate::scripted;
-use atfunc::eval::{
-    load_cases, prompt, CaseOutcome, EvalOptions, Evaluator, Mode, DECIDE_QUESTION,
-};
-use atfunc::grammar::{grammar, Choice};
+use atfunc::eval::{load_cases, prompt, CaseOutcome, EvalOptions, Evaluator, Mode};
+use atfunc::grammar::{grammar, Choice, DECIDE_QUESTION};
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
