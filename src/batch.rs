@@ -94,6 +94,7 @@ impl Record {
 /// assert_eq!(found.calls[0]["args"], serde_json::json!({}));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RecordOptions<'c> {
     /// The functions calls bind against, and whose calls alone may have a body; `None`
     /// (the default): calls are recorded as written (`positional` and `named`), and any
@@ -261,6 +262,7 @@ impl CallHead {
 
 /// The calls and the errors found in one complete text, each in text order.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Records {
     /// Call records: `{"name", "args", "body", "span", "chars"}` for a bound call, or
     /// `{"name", "positional", "named", "body", "span", "chars"}` when there are no tools.

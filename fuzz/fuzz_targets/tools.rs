@@ -133,10 +133,7 @@ fn build(j: &J, depth: usize) -> Json {
 fn exercise(interfaces: Vec<Interface>, completion: &str) {
     let _ = validate_all(&interfaces);
     for param_descriptions in [false, true] {
-        let options = atfunc::render::PromptOptions {
-            param_descriptions,
-            ..atfunc::render::PromptOptions::default()
-        };
+        let options = atfunc::render::PromptOptions::default().with_param_descriptions(param_descriptions);
         let _ = atfunc::render_prompt(&interfaces, &options);
     }
     for format in [ToolFormat::Openai, ToolFormat::Mcp] {
@@ -158,11 +155,7 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
     // Grammars in every choice; a refusal is an error value, never a panic.
     for choice in [Choice::Auto, Choice::Required, Choice::None] {
         for single in [false, true] {
-            let options = GrammarOptions {
-                choice: choice.clone(),
-                single,
-                ..GrammarOptions::default()
-            };
+            let options = GrammarOptions::default().with_choice(choice.clone()).with_single(single);
             let _ = gbnf(&interfaces, &options);
         }
     }

@@ -285,12 +285,9 @@ fn shown_json(json: &str, escape: bool) -> std::borrow::Cow<'_, str> {
 
 /// One call as the report's `calls` holds it.
 fn call_json(outcome: &Outcome) -> serde_json::Value {
-    let report = ExecutionReport {
-        output: String::new(),
-        call_count: 1,
-        calls: vec![outcome.clone()],
-        settings: Default::default(),
-    };
+    let mut report = ExecutionReport::default();
+    report.call_count = 1;
+    report.calls = vec![outcome.clone()];
     match report.to_json() {
         serde_json::Value::Object(mut map) => match map.remove("calls") {
             Some(serde_json::Value::Array(mut calls)) if !calls.is_empty() => calls.remove(0),

@@ -112,11 +112,10 @@ pub fn main() -> ExitCode {
             Ok(offered) => match format {
                 RenderFormat::Atfunc => render(
                     &offered.interfaces,
-                    atfunc::render::PromptOptions {
-                        root: offered.root.as_deref(),
-                        separator,
-                        param_descriptions,
-                    },
+                    atfunc::render::PromptOptions::default()
+                        .with_root(offered.root.as_deref())
+                        .with_separator(separator)
+                        .with_param_descriptions(param_descriptions),
                     no_preamble,
                 ),
                 RenderFormat::Openai => render_api(

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 /// The figures of a set of outcomes (one mode, or one category of one mode).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Summary {
     /// Cases asked.
     pub cases: usize,
@@ -117,6 +118,7 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 /// A whole run: each mode's figures, overall and per category, in the order the modes
 /// were asked for.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Report {
     /// Per mode: the summary over all cases, and per category.
     pub modes: Vec<ModeReport>,
@@ -328,6 +330,7 @@ pub fn resume(
 
 /// One mode's figures.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ModeReport {
     /// The mode as written (`text+desc`).
     pub mode: String,

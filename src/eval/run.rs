@@ -133,6 +133,7 @@ impl Default for EvalOptions {
 
 /// How one case came out in one mode.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct CaseOutcome {
     /// The mode, as written on the command line (`text+desc`).
     pub mode: String,

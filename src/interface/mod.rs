@@ -67,6 +67,7 @@ pub enum Location {
 /// (`dict` → object, `float`/`double` → number, `int` → integer, `bool`, `tuple` → array).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ParamType {
     /// Text. The default when a definition names no type.
     String,
@@ -132,6 +133,7 @@ impl fmt::Display for ParamType {
 
 /// One parameter of an interface (or one field of an object, or an array's items).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Param {
     /// The name a call writes: as the definition spells it, or, for a parameter whose
     /// name is not an identifier, the identifier made of it (`max-results` →
@@ -377,6 +379,7 @@ pub struct Original {
 
 /// A tool's interface: everything the model is told and everything a call binds against.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Interface {
     /// The tool box the function belongs to (`weather` in `@weather.get_temp`); `None` for a
     /// root function called as `@name(...)`. May itself contain dots.

@@ -142,13 +142,23 @@ pub fn strip_control_fields(
 
 /// How interfaces are rendered for another format.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ToolFormatOptions {
     /// Parameters hidden from the model and stripped from its arguments.
     pub control_fields: ControlFields,
 }
 
+impl ToolFormatOptions {
+    /// The same options with [`control_fields`](Self::control_fields) set.
+    pub fn with_control_fields(mut self, control_fields: ControlFields) -> Self {
+        self.control_fields = control_fields;
+        self
+    }
+}
+
 /// Interfaces rendered for a model API.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Rendered {
     /// The rendered tools: an OpenAI `tools` array, or an MCP `{"tools": [...]}` object.
     pub tools: Json,

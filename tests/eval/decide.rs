@@ -95,11 +95,9 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
     let answer = &requests[1];
     assert_eq!(answer["messages"], conversation);
     assert_eq!(answer["max_tokens"], 256);
-    let only = GrammarOptions {
-        choice: Choice::Function("calc.cbrt".into()),
-        single: true,
-        ..GrammarOptions::default()
-    };
+    let only = GrammarOptions::default()
+        .with_choice(Choice::Function("calc.cbrt".into()))
+        .with_single(true);
     assert_eq!(
         answer["grammar"].as_str(),
         Some(gbnf(&case.interfaces, &only).unwrap().as_str())
@@ -153,12 +151,10 @@ async fn the_second_step_keeps_the_modes_variants() {
     let system = prompt(&case.interfaces, &mode);
     assert_eq!(requests[0]["messages"][0]["content"], system);
     assert_eq!(requests[1]["messages"][0]["content"], system);
-    let bare = GrammarOptions {
-        choice: Choice::Function("calc.cbrt".into()),
-        single: true,
-        bare_strings: true,
-        ..GrammarOptions::default()
-    };
+    let bare = GrammarOptions::default()
+        .with_choice(Choice::Function("calc.cbrt".into()))
+        .with_single(true)
+        .with_bare_strings(true);
     assert_eq!(
         requests[1]["grammar"].as_str(),
         Some(gbnf(&case.interfaces, &bare).unwrap().as_str())

@@ -96,9 +96,7 @@ async fn the_request_carries_the_tools_for_the_template_and_no_atfunc_prompt() {
     );
     let rendered = to_openai_tools(
         &case.interfaces,
-        &ToolFormatOptions {
-            control_fields: ControlFields::none(),
-        },
+        &ToolFormatOptions::default().with_control_fields(ControlFields::none()),
     );
     assert_eq!(request["tools"], rendered.tools);
     assert_eq!(request["tools"][0]["function"]["name"], "calc_sqrt");

@@ -242,9 +242,7 @@ fn control_fields_are_hidden_from_the_model() {
         rendered.tools[0]["function"]["parameters"]
     );
 
-    let custom = ToolFormatOptions {
-        control_fields: ControlFields::new(["trace"]),
-    };
+    let custom = ToolFormatOptions::default().with_control_fields(ControlFields::new(["trace"]));
     let rendered = to_openai_tools(&[transfer()], &custom);
     let properties = rendered.tools[0]["function"]["parameters"]["properties"]
         .as_object()
@@ -255,9 +253,7 @@ fn control_fields_are_hidden_from_the_model() {
         ["amount", "dry_run", "confirm_token", "idempotency_key"]
     );
 
-    let none = ToolFormatOptions {
-        control_fields: ControlFields::none(),
-    };
+    let none = ToolFormatOptions::default().with_control_fields(ControlFields::none());
     let rendered = to_openai_tools(&[transfer()], &none);
     assert_eq!(
         rendered.tools[0]["function"]["parameters"]["required"],

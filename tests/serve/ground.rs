@@ -54,10 +54,10 @@ async fn text_arguments_are_runs_of_the_users_words() {
     );
 
     let said = "Weather in Paris and Oslo?\nAlso Bergen.";
-    let with = |choice| GrammarOptions {
-        choice,
-        grounded_text: Some(said.to_owned()),
-        ..GrammarOptions::default()
+    let with = |choice| {
+        GrammarOptions::default()
+            .with_choice(choice)
+            .with_grounded_text(Some(said.to_owned()))
     };
     let sent = setup.requests();
     assert_eq!(sent.len(), 2, "{sent:#?}");

@@ -48,6 +48,7 @@ pub struct ResponseStream {
 
 /// The end of a [`ResponseStream`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StreamEnd {
     /// The outcomes of the calls completed by the end of the input (an unterminated call,
     /// for instance), not returned by an earlier `feed`.
