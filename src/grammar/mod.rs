@@ -137,6 +137,13 @@ impl std::str::FromStr for Choice {
 /// let options = GrammarOptions::default().with_choice(Choice::Required).with_single(true);
 /// assert!(options.single);
 /// ```
+///
+/// A struct literal does not compile outside the crate, so that a new option is not a
+/// breaking change:
+///
+/// ```compile_fail,E0639
+/// let options = atfunc::GrammarOptions { single: true, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GrammarOptions {

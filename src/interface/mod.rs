@@ -65,6 +65,21 @@ pub enum Location {
 
 /// The declared type of a parameter, after the aliases found in the wild are resolved
 /// (`dict` → object, `float`/`double` → number, `int` → integer, `bool`, `tuple` → array).
+/// More types may come: a `match` outside the crate needs a `_` arm.
+///
+/// ```compile_fail,E0004
+/// use atfunc::ParamType;
+/// fn json_kind(ty: &ParamType) -> &'static str {
+///     match ty {
+///         ParamType::String => "string",
+///         ParamType::Number | ParamType::Integer => "number",
+///         ParamType::Boolean => "boolean",
+///         ParamType::Array { .. } => "array",
+///         ParamType::Object { .. } => "object",
+///         ParamType::Any => "any",
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
