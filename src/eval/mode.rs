@@ -81,8 +81,8 @@ pub struct Mode {
     /// Variant `nolead`: the grammar asks for the call at once, without the short lead-in
     /// of prose it allows by default ([`GrammarOptions::lead_in`](crate::grammar::GrammarOptions::lead_in) 0).
     pub no_lead: bool,
-    /// Variant `bound`: the grammar bounds strings to [`BOUND_STRING_CHARS`] characters and
-    /// lists to [`BOUND_LIST_ITEMS`] items
+    /// Variant `bound`: the grammar bounds strings to 256 characters (`BOUND_STRING_CHARS`) and
+    /// lists to 32 items (`BOUND_LIST_ITEMS`)
     /// ([`GrammarOptions::max_string_chars`](crate::grammar::GrammarOptions::max_string_chars)),
     /// so a value that loops must close before the token limit.
     pub bound: bool,

@@ -69,7 +69,7 @@ pub struct EvalOptions {
     pub resamples: u32,
     /// Fields added to every request as they are (and to `lazy`'s `/completion`): a
     /// server's own sampling settings, such as llama.cpp's `dry_multiplier` or
-    /// `repeat_penalty`. A field the evaluator writes itself ([`OWN_FIELDS`]) is refused
+    /// `repeat_penalty`. A field the evaluator writes itself (`model`, `messages`, ...) is refused
     /// by [`Evaluator::new`]. Default none.
     pub request_fields: BTreeMap<String, Json>,
     /// Read every call of an answer. By default an answer of the text-based modes is read
