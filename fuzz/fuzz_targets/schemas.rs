@@ -151,7 +151,11 @@ fuzz_target!(|input: Input| {
             .map(|i| Choice::Function(i.qualified_name())),
     );
     for choice in choices {
-        let options = GrammarOptions::default().with_choice(choice).with_single(input.single).with_grounded_numbers(input.grounded.as_deref().map(numbers_in)).with_grounded_text(input.grounded.clone());
+        let options = GrammarOptions::default()
+            .with_choice(choice)
+            .with_single(input.single)
+            .with_grounded_numbers(input.grounded.as_deref().map(numbers_in))
+            .with_grounded_text(input.grounded.clone());
         if let Ok(g) = grammar(&interfaces, &options) {
             let _ = g.to_gbnf();
             let sample = g.sample(7);
