@@ -111,3 +111,58 @@ fn the_crate_root_re_exports_few_names() {
     // in the phases' modules. Growing past this needs a reason in the crate docs.
     assert!(names.len() <= 30, "{} names: {names:?}", names.len());
 }
+
+#[test]
+fn batch_and_eval_keep_their_pieces_to_themselves() {
+    // What `batch` builds its records from, and `eval`'s experiments, are not API: a
+    // `pub` item here would be reachable as `atfunc::batch::...` / `atfunc::eval::...`.
+    let batch = std::fs::read_to_string(src().join("batch.rs")).expect("batch.rs");
+    let item = Regex::new(r"(?m)^pub (?:fn|const|struct|enum) ([A-Za-z_]+)").expect("the pattern");
+    let public: Vec<&str> = item
+        .captures_iter(&batch)
+        .filter_map(|c| c.get(1).map(|m| m.as_str()))
+        .collect();
+    for internal in [
+        "call_record",
+        "malformed_record",
+        "add_span",
+        "parser_config",
+        "Record",
+        "CallHead",
+        "RAW_LIMIT",
+        "TOOL_CACHE_CAPACITY",
+    ] {
+        assert!(!public.contains(&internal), "batch::{internal} is public");
+    }
+
+    // `eval`'s re-exports, those hidden from the docs left out.
+    let eval = std::fs::read_to_string(src().join("eval/mod.rs")).expect("eval/mod.rs");
+    let uses = Regex::new(r"(?ms)^(#\[doc\(hidden\)\]\n)?pub use ([^;]+);").expect("the pattern");
+    let shown: String = uses
+        .captures_iter(&eval)
+        .filter(|c| c.get(1).is_none())
+        .filter_map(|c| c.get(2).map(|m| m.as_str().to_owned()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let word = Regex::new(r"[A-Za-z_]+").expect("the pattern");
+    let shown: Vec<&str> = word.find_iter(&shown).map(|m| m.as_str()).collect();
+    for internal in [
+        "NEXT_MOST_CALLS",
+        "OWN_FIELDS",
+        "BOUND_STRING_CHARS",
+        "BOUND_LIST_ITEMS",
+        "normalise",
+        "DECIDE_QUESTION",
+        "NO_FUNCTION",
+        "resume",
+        "Resumed",
+        "ABSTRACT_EXAMPLE",
+        "SEVERAL_RULE",
+        "SHOT_EXAMPLE",
+    ] {
+        assert!(
+            !shown.contains(&internal),
+            "eval::{internal} is in the docs"
+        );
+    }
+}
