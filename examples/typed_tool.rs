@@ -3,7 +3,7 @@
 //! Run with `cargo run --example typed_tool --features typed`.
 
 use atfunc::execute::{CallContext, Registry, RegistryPrompt, ToolBox};
-use atfunc::interop::{to_openai_tools, Options};
+use atfunc::interop::{to_openai_tools, ToolFormatOptions};
 use atfunc::typed::{TypedBox, TypedTool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -85,7 +85,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .tool(SendEmailTool)
         .function("convert_temperature", convert)
         .build()?;
-    let openai = to_openai_tools(&tools.interfaces(&CallContext::new()), &Options::default());
+    let openai = to_openai_tools(
+        &tools.interfaces(&CallContext::new()),
+        &ToolFormatOptions::default(),
+    );
     println!(
         "The tools for an OpenAI-style API:\n\n{}\n",
         serde_json::to_string_pretty(&openai.tools)?

@@ -2,8 +2,8 @@
 //!
 //! Each input line is a record `{"id": ..., "completion": "...", "tools": [...]}`; its output
 //! line is `{"id": ..., "calls": [...], "errors": [...]}`, where the call and error objects
-//! are the ones `atfunc parse` prints for the same text ([`call_record`],
-//! [`malformed_record`]). A line that cannot be processed (not JSON, no `completion`,
+//! are the ones `atfunc parse` prints for the same text ([`completion_records`] gives them
+//! for one text, [`RecordStream`] as a text streams in). A line that cannot be processed (not JSON, no `completion`,
 //! invalid `tools`) becomes `{"id": ..., "line": N, "error": "..."}` and the others go on.
 //!
 //! `tools` may be any shape [`crate::load_interfaces`] accepts. A record's
@@ -56,15 +56,15 @@ mod stream;
 pub use stream::{RecordStream, TextRecords, TextRelease, TEXT_RECORD_LIMIT};
 
 /// How many bytes of a span an error record quotes in its `raw` field.
-pub const RAW_LIMIT: usize = 200;
+pub(crate) const RAW_LIMIT: usize = 200;
 
 /// How many distinct tool sets [`Batch`] keeps loaded. Past it, the least recently used
 /// goes; a long input that cycles through more sets than this reloads them, nothing worse.
-pub const TOOL_CACHE_CAPACITY: usize = 64;
+pub(crate) const TOOL_CACHE_CAPACITY: usize = 64;
 
 /// What a call-shaped span became, as the JSON object `atfunc parse` prints for it.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Record {
+pub(crate) enum Record {
     /// `{"name", "args", "body", "span", "chars"}` for a bound call, or
     /// `{"name", "positional", "named", "body", "span", "chars"}` when there are no tools.
     /// `span` is in bytes, `chars` the same range in characters (see [`Span`]).
@@ -76,15 +76,14 @@ pub enum Record {
 
 impl Record {
     /// The JSON object, whichever kind it is.
-    pub fn into_json(self) -> Json {
+    pub(crate) fn into_json(self) -> Json {
         match self {
             Record::Call(json) | Record::Error(json) => json,
         }
     }
 }
 
-/// How call records are made, for [`call_record`], [`parser_config`] and
-/// [`completion_records`].
+/// How call records are made, for [`completion_records`].
 ///
 /// ```
 /// use atfunc::batch::{completion_records, RecordOptions};
@@ -95,6 +94,7 @@ impl Record {
 /// assert_eq!(found.calls[0]["args"], serde_json::json!({}));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RecordOptions<'c> {
     /// The functions calls bind against, and whose calls alone may have a body; `None`
     /// (the default): calls are recorded as written (`positional` and `named`), and any
@@ -123,7 +123,7 @@ impl<'c> RecordOptions<'c> {
 /// The record of a complete call: bound against `options.catalog` when there is one, as
 /// written otherwise. `raw` gives the call's text (or at least its first [`RAW_LIMIT`] bytes); it
 /// is asked for only when the call does not bind, and cut to [`RAW_LIMIT`] bytes.
-pub fn call_record<'r>(
+pub(crate) fn call_record<'r>(
     call: &Call,
     options: &RecordOptions<'_>,
     raw: impl FnOnce() -> Cow<'r, str>,
@@ -159,7 +159,7 @@ pub fn call_record<'r>(
 
 /// The error record of a span that looked like a call but is not one; `text` is the span's
 /// text, cut to [`RAW_LIMIT`] bytes.
-pub fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
+pub(crate) fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
     json!({
         "error": error.to_string(),
         "span": [span.start, span.end],
@@ -170,7 +170,7 @@ pub fn malformed_record(span: Span, error: &ParseError, text: &str) -> Json {
 
 /// Adds `"span": [start, end]` (bytes) and `"chars": [start, end]` (characters) to a JSON
 /// object.
-pub fn add_span(record: &mut Json, span: Span) {
+pub(crate) fn add_span(record: &mut Json, span: Span) {
     if let Json::Object(map) = record {
         map.insert("span".into(), json!([span.start, span.end]));
         map.insert("chars".into(), json!([span.char_start, span.char_end]));
@@ -180,7 +180,7 @@ pub fn add_span(record: &mut Json, span: Span) {
 /// The parser options for reading calls to `options.catalog`'s functions: only those that
 /// take a body may have one, so every other call is complete at its `)`. With no catalog
 /// any call may have one.
-pub fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
+pub(crate) fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
     let bodies = match options.catalog {
         Some(catalog) => catalog.bodies(),
         None => Bodies::Any,
@@ -205,27 +205,8 @@ pub fn parser_config(options: &RecordOptions<'_>) -> ParserConfig {
 /// the events that chunk gave: [`start`](Self::start) on [`Event::CallStarted`],
 /// [`raw`](Self::raw) and [`stop`](Self::stop) on the call or malformed span that ends it.
 ///
-/// ```
-/// use atfunc::batch::CallHead;
-/// use atfunc::{Event, StreamParser};
-///
-/// let mut parser = StreamParser::default();
-/// let mut head = CallHead::default();
-/// let mut raw = None;
-/// for chunk in ["say @a.b(1, ", "2)!"] {
-///     head.see(chunk.as_bytes());
-///     for event in parser.feed(chunk.as_bytes()) {
-///         match event {
-///             Event::CallStarted { name, start } => head.start(start, &name, chunk.as_bytes()),
-///             Event::Call(call) => raw = Some(head.raw(call.span.len())),
-///             _ => {}
-///         }
-///     }
-/// }
-/// assert_eq!(raw.as_deref(), Some("@a.b(1, 2)"));
-/// ```
 #[derive(Debug, Default)]
-pub struct CallHead {
+pub(crate) struct CallHead {
     /// Absolute offset of the first byte of the chunk last seen.
     chunk_start: u64,
     /// Length of the chunk last seen.
@@ -236,7 +217,7 @@ pub struct CallHead {
 
 impl CallHead {
     /// The next chunk, before the parser reads it.
-    pub fn see(&mut self, chunk: &[u8]) {
+    pub(crate) fn see(&mut self, chunk: &[u8]) {
         if let Some(capture) = &mut self.capture {
             let room = RAW_LIMIT.saturating_sub(capture.len());
             capture.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
@@ -246,7 +227,7 @@ impl CallHead {
     }
 
     /// A call started at `start`; `chunk` is the chunk last seen, whose feeding read its `(`.
-    pub fn start(&mut self, start: u64, name: &str, chunk: &[u8]) {
+    pub(crate) fn start(&mut self, start: u64, name: &str, chunk: &[u8]) {
         // From `@` to `(` a call is exactly `@name(` (a name is identifier characters and
         // dots, so it is reported as written), however far back its `@` lies; what follows
         // the `(` is in this chunk.
@@ -264,13 +245,13 @@ impl CallHead {
     }
 
     /// The call under way ended (a call or a malformed span).
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         self.capture = None;
     }
 
     /// The first bytes of the call under way, at most `span_len` of them (invalid UTF-8
     /// replaced).
-    pub fn raw(&self, span_len: u64) -> String {
+    pub(crate) fn raw(&self, span_len: u64) -> String {
         let bytes = self.capture.as_deref().unwrap_or_default();
         let len = usize::try_from(span_len)
             .unwrap_or(usize::MAX)
@@ -281,10 +262,14 @@ impl CallHead {
 
 /// The calls and the errors found in one complete text, each in text order.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Records {
-    /// Call records ([`Record::Call`]).
+    /// Call records: `{"name", "args", "body", "span", "chars"}` for a bound call, or
+    /// `{"name", "positional", "named", "body", "span", "chars"}` when there are no tools.
+    /// `span` is in bytes, `chars` the same range in characters.
     pub calls: Vec<Json>,
-    /// Error records ([`Record::Error`] and [`malformed_record`]).
+    /// Error records, `{"error", "span", "chars", "raw"}`: spans that looked like calls but
+    /// did not parse or bind; `raw` is the span's text, cut to 200 bytes.
     pub errors: Vec<Json>,
 }
 
@@ -577,6 +562,26 @@ impl ToolCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_head_keeps_a_call_s_first_bytes_across_chunks() {
+        let mut parser = StreamParser::default();
+        let mut head = CallHead::default();
+        let mut raw = None;
+        for chunk in ["say @a.b(1, ", "2)!"] {
+            head.see(chunk.as_bytes());
+            for event in parser.feed(chunk.as_bytes()) {
+                match event {
+                    Event::CallStarted { name, start } => {
+                        head.start(start, &name, chunk.as_bytes())
+                    }
+                    Event::Call(call) => raw = Some(head.raw(call.span.len())),
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(raw.as_deref(), Some("@a.b(1, 2)"));
+    }
 
     const TOOLS: &str = r#"[{"name": "a.b", "parameters": {"type": "object",
         "properties": {"x": {"type": "integer"}}, "required": ["x"]}}]"#;

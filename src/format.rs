@@ -245,13 +245,10 @@ pub fn apply_filters<'a>(
 /// use atfunc::Call;
 /// use atfunc::parse::{Span, Value};
 ///
-/// let call = Call {
-///     name: "weather.get_temp".into(),
-///     positional: vec![Value::Bare("Paris".into())],
-///     named: vec![("unit".into(), Value::String("c".into()))],
-///     body: None,
-///     span: Span::new(0, 0),
-/// };
+/// let call = Call::new("weather.get_temp")
+///     .with_positional(vec![Value::Bare("Paris".into())])
+///     .with_named(vec![("unit".into(), Value::String("c".into()))])
+///     .with_span(Span::new(0, 0));
 /// assert_eq!(call_text(&call), r#"weather.get_temp("Paris", unit="c")"#);
 /// ```
 pub fn call_text(call: &Call) -> String {
@@ -363,11 +360,26 @@ pub enum MissingCall<'a> {
 
 /// What a repair round says besides the refused calls; see [`repair_note`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RepairOptions<'a> {
     /// Other calls of the same answer were taken: the note says not to repeat them.
     pub others_made: bool,
     /// The call the answer had to make and did not.
     pub missing: MissingCall<'a>,
+}
+
+impl<'a> RepairOptions<'a> {
+    /// The same options with [`others_made`](Self::others_made) set.
+    pub fn with_others_made(mut self, others_made: bool) -> Self {
+        self.others_made = others_made;
+        self
+    }
+
+    /// The same options with [`missing`](Self::missing) set.
+    pub fn with_missing(mut self, missing: MissingCall<'a>) -> Self {
+        self.missing = missing;
+        self
+    }
 }
 
 /// The message that asks a model to fix its calls (a repair round): the refused calls as
@@ -383,10 +395,10 @@ pub struct RepairOptions<'a> {
 /// let note = repair_note(&refused, &RepairOptions::default());
 /// assert!(note.starts_with("Function call: math.sqrt()\nReturned: Error: Missing required"));
 /// assert!(note.ends_with("Write them again, corrected, as @name(arguments): only these calls, no other text."));
-/// let others = RepairOptions { others_made: true, ..RepairOptions::default() };
+/// let others = RepairOptions::default().with_others_made(true);
 /// assert!(repair_note(&refused, &others).ends_with("Your other calls were made: do not repeat them."));
 /// assert_eq!(
-///     repair_note(&[], &RepairOptions { missing: MissingCall::Any, ..RepairOptions::default() }),
+///     repair_note(&[], &RepairOptions::default().with_missing(MissingCall::Any)),
 ///     "This answer must call at least one of the functions listed in the system message. \
 ///      Write the call now, as @name(arguments), and nothing else."
 /// );

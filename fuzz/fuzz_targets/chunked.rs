@@ -55,13 +55,11 @@ fuzz_target!(|data: (Vec<u8>, Vec<u8>, bool)| {
     let (input, sizes, small) = data;
     // Small limits reach every limit path with short inputs.
     let config = if small {
-        ParserConfig {
-            max_call_len: 48,
-            max_body_len: 12,
-            max_depth: 3,
-            max_args: 3,
-            ..ParserConfig::default()
-        }
+        ParserConfig::default()
+            .with_max_call_len(48)
+            .with_max_body_len(12)
+            .with_max_depth(3)
+            .with_max_args(3)
     } else {
         ParserConfig::default()
     };

@@ -79,12 +79,10 @@ fuzz_target!(|data: &[u8]| {
     let dialects = &Dialect::ALL[1..];
     let dialect = pinned().unwrap_or(dialects[pick as usize % dialects.len()]);
     let mut config = if pick as usize / dialects.len() % 2 == 1 {
-        ParserConfig {
-            max_call_len: 48,
-            max_depth: 3,
-            max_args: 3,
-            ..ParserConfig::default()
-        }
+        ParserConfig::default()
+            .with_max_call_len(48)
+            .with_max_depth(3)
+            .with_max_args(3)
     } else {
         ParserConfig::default()
     }

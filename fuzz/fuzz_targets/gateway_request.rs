@@ -15,7 +15,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::serve::{ConnectionServer, Gateway, Options};
+use atfunc::serve::{ConnectionServer, Gateway, GatewayOptions};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
 use std::sync::LazyLock;
@@ -38,13 +38,13 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 });
 
 static SERVER: LazyLock<ConnectionServer> = LazyLock::new(|| {
-    let gateway = Gateway::new(Options {
+    let gateway = Gateway::new(GatewayOptions {
         // Port 1 on loopback: nothing listens there, the connection is refused at once.
         upstream: String::from("http://127.0.0.1:1"),
         upstream_timeout: Duration::from_secs(1),
         max_request_bytes: MAX_REQUEST_BYTES,
         max_concurrent: 4,
-        ..Options::default()
+        ..GatewayOptions::default()
     })
     .expect("a gateway");
     ConnectionServer::new(gateway)

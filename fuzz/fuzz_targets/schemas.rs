@@ -151,13 +151,11 @@ fuzz_target!(|input: Input| {
             .map(|i| Choice::Function(i.qualified_name())),
     );
     for choice in choices {
-        let options = GrammarOptions {
-            choice,
-            single: input.single,
-            grounded_numbers: input.grounded.as_deref().map(numbers_in),
-            grounded_text: input.grounded.clone(),
-            ..GrammarOptions::default()
-        };
+        let options = GrammarOptions::default()
+            .with_choice(choice)
+            .with_single(input.single)
+            .with_grounded_numbers(input.grounded.as_deref().map(numbers_in))
+            .with_grounded_text(input.grounded.clone());
         if let Ok(g) = grammar(&interfaces, &options) {
             let _ = g.to_gbnf();
             let sample = g.sample(7);
@@ -192,10 +190,7 @@ fn left_out(interfaces: &[atfunc::Interface], options: &GrammarOptions, sample: 
     if not_again.is_empty() {
         return;
     }
-    let without = GrammarOptions {
-        not_again,
-        ..options.clone()
-    };
+    let without = options.clone().with_not_again(not_again);
     if let Ok(g) = grammar(interfaces, &without) {
         let _ = g.to_gbnf();
         let _ = g.sample(3);

@@ -12,7 +12,7 @@ use atfunc::batch::Batch;
 use atfunc::bind::NameMatch;
 use atfunc::grammar::{gbnf, Choice, GrammarOptions};
 use atfunc::interface::validate_all;
-use atfunc::interop::{render, Options, ToolFormat};
+use atfunc::interop::{render, ToolFormat, ToolFormatOptions};
 use atfunc::{bind, load_interfaces, load_interfaces_str, parse_events, Catalog};
 use atfunc::{Event, Interface};
 use libfuzzer_sys::fuzz_target;
@@ -133,14 +133,12 @@ fn build(j: &J, depth: usize) -> Json {
 fn exercise(interfaces: Vec<Interface>, completion: &str) {
     let _ = validate_all(&interfaces);
     for param_descriptions in [false, true] {
-        let options = atfunc::render::PromptOptions {
-            param_descriptions,
-            ..atfunc::render::PromptOptions::default()
-        };
+        let options =
+            atfunc::render::PromptOptions::default().with_param_descriptions(param_descriptions);
         let _ = atfunc::render_prompt(&interfaces, &options);
     }
     for format in [ToolFormat::Openai, ToolFormat::Mcp] {
-        let _ = render(&interfaces, format, &Options::default());
+        let _ = render(&interfaces, format, &ToolFormatOptions::default());
     }
     for case_sensitive in [false, true] {
         let matching = if case_sensitive {
@@ -158,11 +156,9 @@ fn exercise(interfaces: Vec<Interface>, completion: &str) {
     // Grammars in every choice; a refusal is an error value, never a panic.
     for choice in [Choice::Auto, Choice::Required, Choice::None] {
         for single in [false, true] {
-            let options = GrammarOptions {
-                choice: choice.clone(),
-                single,
-                ..GrammarOptions::default()
-            };
+            let options = GrammarOptions::default()
+                .with_choice(choice.clone())
+                .with_single(single);
             let _ = gbnf(&interfaces, &options);
         }
     }

@@ -8,7 +8,7 @@ use atfunc::format::{
     call_text_from_args, fit_json as fit, result_text, truncate_text, CallRecord,
 };
 use atfunc::grammar::{numbers_in, Choice};
-use atfunc::interop::{Options, ToolFormat};
+use atfunc::interop::{ToolFormat, ToolFormatOptions};
 use atfunc::render::PromptOptions;
 use atfunc::{gbnf, GrammarOptions};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -50,7 +50,8 @@ pub(crate) fn render(
                 "unknown format '{format}': use atfunc, openai or mcp"
             ))
         })?;
-        let rendered = atfunc::interop::render(&tools.interfaces, format, &Options::default());
+        let rendered =
+            atfunc::interop::render(&tools.interfaces, format, &ToolFormatOptions::default());
         // The CLI says this on stderr; a tool left out is worth a warning, not an error.
         for clash in &rendered.clashes {
             crate::convert::user_warning(py, &clash.to_string())?;
@@ -59,11 +60,10 @@ pub(crate) fn render(
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         return Ok(text + "\n");
     }
-    let options = PromptOptions {
-        root,
-        separator,
-        param_descriptions,
-    };
+    let options = PromptOptions::default()
+        .with_root(root)
+        .with_separator(separator)
+        .with_param_descriptions(param_descriptions);
     if !preamble {
         return Ok(atfunc::render::render_functions(
             &tools.interfaces,
@@ -125,20 +125,18 @@ pub(crate) fn grammar(
         );
     }
     let Ok(choice) = choice.parse::<Choice>();
-    let options = GrammarOptions {
-        choice,
-        single,
-        root: tools.catalog.root().map(str::to_owned),
-        lead_in,
-        any_depth,
-        max_string_chars,
-        max_list_items,
-        grounded_numbers: grounded_numbers.as_deref().map(numbers_in),
-        grounded_text,
-        not_again: left_out,
-        continued,
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(choice)
+        .with_single(single)
+        .with_root(tools.catalog.root().map(str::to_owned))
+        .with_lead_in(lead_in)
+        .with_any_depth(any_depth)
+        .with_max_string_chars(max_string_chars)
+        .with_max_list_items(max_list_items)
+        .with_grounded_numbers(grounded_numbers.as_deref().map(numbers_in))
+        .with_grounded_text(grounded_text)
+        .with_not_again(left_out)
+        .with_continued(continued);
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))
         .map_err(|e| match e {

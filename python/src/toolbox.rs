@@ -28,7 +28,7 @@ use atfunc::async_trait;
 use atfunc::execute::{
     CallContext, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
 };
-use atfunc::interop::{self, Options, ToolFormat};
+use atfunc::interop::{self, ToolFormat, ToolFormatOptions};
 use atfunc::parse::ParserConfig;
 use atfunc::{Event, Interface, StreamParser};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -266,7 +266,12 @@ impl NativeRegistry {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
-        interop::render(&interfaces, ToolFormat::Openai, &Options::default()).names
+        interop::render(
+            &interfaces,
+            ToolFormat::Openai,
+            &ToolFormatOptions::default(),
+        )
+        .names
     }
 }
 
@@ -558,7 +563,7 @@ impl NativeRegistry {
         let entries: Vec<Json> = serde_json::from_str(tool_calls)
             .map_err(|e| PyValueError::new_err(format!("tool_calls are not a JSON list: {e}")))?;
         let names = self.names();
-        let options = Options::default();
+        let options = ToolFormatOptions::default();
         let lines = entries
             .iter()
             .map(|entry| interop::tool_call_to_text(entry, &names, &options))

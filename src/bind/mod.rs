@@ -87,18 +87,15 @@
 //!     .param(Param::new("days", ParamType::Integer));
 //! let catalog = Catalog::new(vec![get_temp]);
 //!
-//! let call = Call {
-//!     name: "Weather.Get_Temp".into(),
-//!     positional: vec![Value::Bare("Paris".into())],
-//!     named: vec![("DAYS".into(), Value::String("3".into()))],
-//!     body: None,
-//!     span: Span::new(0, 40),
-//! };
+//! let call = Call::new("Weather.Get_Temp")
+//!     .with_positional(vec![Value::Bare("Paris".into())])
+//!     .with_named(vec![("DAYS".into(), Value::String("3".into()))])
+//!     .with_span(Span::new(0, 40));
 //! let bound = bind(&call, &catalog).unwrap();
 //! assert_eq!(bound.name, "weather.get_temp");
 //! assert_eq!(serde_json::Value::Object(bound.args), serde_json::json!({"location": "Paris", "days": 3}));
 //!
-//! let call = Call { positional: vec![], named: vec![], ..call };
+//! let call = call.with_positional(vec![]).with_named(vec![]);
 //! assert_eq!(
 //!     bind(&call, &catalog).unwrap_err().to_string(),
 //!     "Missing required parameter for function 'weather.get_temp': location",
@@ -111,6 +108,8 @@ mod repeats;
 mod string_format;
 mod written;
 
+// Tool boxes name the functions they have when a call names one they lack.
+#[cfg(feature = "execute")]
 pub(crate) use error::unknown_function_hint;
 pub use error::BindError;
 pub use repeats::{Repeats, MAX_REMEMBERED};
@@ -204,13 +203,6 @@ impl Catalog {
     /// ```
     pub fn matching(self, names: NameMatch) -> Catalog {
         self.set_case_sensitive(names == NameMatch::ExactCase)
-    }
-
-    /// Whether function and parameter names must match exactly (`true`) or may differ in
-    /// case (`false`, the default).
-    #[deprecated(note = "use `Catalog::matching(NameMatch::ExactCase)` or `NameMatch::IgnoreCase`")]
-    pub fn with_case_sensitive(self, case_sensitive: bool) -> Catalog {
-        self.set_case_sensitive(case_sensitive)
     }
 
     fn set_case_sensitive(mut self, case_sensitive: bool) -> Catalog {
@@ -455,6 +447,7 @@ pub struct Body {
 
 /// A call bound to its interface: the arguments typed as declared.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct BoundCall {
     /// Index of the interface in the [`Catalog`].
     pub index: usize,

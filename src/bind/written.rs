@@ -32,7 +32,7 @@ impl BoundCall {
 ///     .param(Param::new("room", ParamType::String).choices(["hall", "kitchen"]).required());
 /// let catalog = Catalog::new(vec![light.clone()]);
 /// let not_again = written_calls("Done: @set_light(hall)", &catalog).unwrap();
-/// let options = GrammarOptions { choice: Choice::Required, not_again, ..Default::default() };
+/// let options = GrammarOptions::default().with_choice(Choice::Required).with_not_again(not_again);
 /// let grammar = grammar(&[light], &options).unwrap();
 /// assert!(grammar.accepts("@set_light(room=\"kitchen\")"));
 /// assert!(!grammar.accepts("@set_light(room=\"hall\")"));

@@ -3,7 +3,7 @@
 use super::Failure;
 use atfunc::eval::{
     chart_svg, load_cases, resume, run_remaining, CaseOutcome, EvalOptions, Evaluator, Mode,
-    Report, Resumed, Settings, Strategy,
+    Report, Resumed, RunSettings, Strategy,
 };
 use atfunc::parse::Dialect;
 use futures::StreamExt;
@@ -169,7 +169,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
              the model's format (or auto), or measure atfunc's syntax with mode text",
         )));
     }
-    let mut loaded = atfunc::eval::Loaded::default();
+    let mut loaded = atfunc::eval::LoadedCases::default();
     let mut available: BTreeMap<String, usize> = BTreeMap::new();
     let mut answers = String::new();
     for path in &args.answers {
@@ -210,7 +210,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             return Err(Failure(format!("--request-field {name} is given twice")));
         }
     }
-    let settings = Settings {
+    let settings = RunSettings {
         model: args.model.clone(),
         max_tokens: args.max_tokens,
         repair_rounds: args.repair_rounds,
@@ -293,7 +293,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             .collect();
         let mut report = Report::new(&all_modes, outcomes, loaded.skipped.clone(), interrupted);
         // An earlier run's dialect stays named while its outcomes are in the report.
-        report.settings = Some(Settings {
+        report.settings = Some(RunSettings {
             dialect: settings.dialect.clone().or_else(|| resumed.dialect.clone()),
             ..settings.clone()
         });

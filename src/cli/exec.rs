@@ -18,14 +18,6 @@ use std::time::Duration;
 pub(crate) struct ExecArgs {
     #[command(flatten)]
     tools: ToolArgs,
-    /// The file box's folder: the old spelling of --files.
-    #[arg(
-        long = "root",
-        value_name = "DIR",
-        hide = true,
-        conflicts_with = "files"
-    )]
-    old_root: Option<PathBuf>,
     /// Cut each result after N characters (default 5000), saying what was cut.
     #[arg(long, value_name = "N")]
     truncate: Option<usize>,
@@ -63,11 +55,8 @@ pub(crate) struct ExecArgs {
 /// the size.
 const CHUNK: usize = 8192;
 
-pub(crate) fn run(mut args: ExecArgs) -> Result<ExitCode, Failure> {
+pub(crate) fn run(args: ExecArgs) -> Result<ExitCode, Failure> {
     keep_environment_private();
-    if let Some(dir) = args.old_root.take() {
-        args.tools.files = Some(dir);
-    }
     let runtime = runtime()?;
     let registry = args.tools.registry(&runtime, false)?;
     limit(&registry, &args)?;
@@ -296,12 +285,9 @@ fn shown_json(json: &str, escape: bool) -> std::borrow::Cow<'_, str> {
 
 /// One call as the report's `calls` holds it.
 fn call_json(outcome: &Outcome) -> serde_json::Value {
-    let report = ExecutionReport {
-        output: String::new(),
-        call_count: 1,
-        calls: vec![outcome.clone()],
-        settings: Default::default(),
-    };
+    let mut report = ExecutionReport::default();
+    report.call_count = 1;
+    report.calls = vec![outcome.clone()];
     match report.to_json() {
         serde_json::Value::Object(mut map) => match map.remove("calls") {
             Some(serde_json::Value::Array(mut calls)) if !calls.is_empty() => calls.remove(0),

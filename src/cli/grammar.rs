@@ -48,20 +48,9 @@ pub(crate) struct GrammarArgs {
     /// required or NAME; for asking a model for its next call, with --not-again).
     #[arg(long)]
     continued: bool,
-    /// The root toolbox: the old spelling of --root-toolbox.
-    #[arg(
-        long = "root",
-        value_name = "TOOLBOX",
-        hide = true,
-        conflicts_with = "root_toolbox"
-    )]
-    old_root: Option<String>,
 }
 
-pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
-    if args.old_root.is_some() {
-        args.tools.root_toolbox = args.old_root.take();
-    }
+pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
     // The functions `render` lists and `exec` runs with the same options.
     let offered = args.tools.offered(false)?;
     let mut not_again = Vec::new();
@@ -73,18 +62,16 @@ pub(crate) fn run(mut args: GrammarArgs) -> Result<ExitCode, Failure> {
             );
         }
     }
-    let options = GrammarOptions {
-        choice: args.choice,
-        single: args.single,
-        root: offered.root,
-        max_string_chars: args.max_string_chars,
-        max_list_items: args.max_list_items,
-        grounded_numbers: args.grounded_numbers.as_deref().map(numbers_in),
-        grounded_text: args.grounded_text,
-        not_again,
-        continued: args.continued,
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(args.choice)
+        .with_single(args.single)
+        .with_root(offered.root)
+        .with_max_string_chars(args.max_string_chars)
+        .with_max_list_items(args.max_list_items)
+        .with_grounded_numbers(args.grounded_numbers.as_deref().map(numbers_in))
+        .with_grounded_text(args.grounded_text)
+        .with_not_again(not_again)
+        .with_continued(args.continued);
     let text = atfunc::gbnf(&offered.interfaces, &options)
         .map_err(|e| Failure(format!("{}: {e}", offered.source.display())))?;
     super::output::print(&text)?;

@@ -45,14 +45,6 @@ enum Command {
     Render {
         #[command(flatten)]
         tools: tools::ToolArgs,
-        /// The root toolbox: the old spelling of --root-toolbox.
-        #[arg(
-            long = "root",
-            value_name = "TOOLBOX",
-            hide = true,
-            conflicts_with = "root_toolbox"
-        )]
-        old_root: Option<String>,
         /// Draw a separator line under each function.
         #[arg(long)]
         separator: bool,
@@ -108,47 +100,40 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Render {
-            mut tools,
-            old_root,
+            tools,
             separator,
             param_descriptions,
             no_preamble,
             format,
             with_names,
             control_fields,
-        } => {
-            if old_root.is_some() {
-                tools.root_toolbox = old_root;
-            }
-            match tools.offered(false) {
-                Err(failure) => Err(failure),
-                Ok(offered) => match format {
-                    RenderFormat::Atfunc => render(
-                        &offered.interfaces,
-                        atfunc::render::PromptOptions {
-                            root: offered.root.as_deref(),
-                            separator,
-                            param_descriptions,
-                        },
-                        no_preamble,
-                    ),
-                    RenderFormat::Openai => render_api(
-                        &offered.source,
-                        &offered.interfaces,
-                        ToolFormat::Openai,
-                        with_names,
-                        control_fields,
-                    ),
-                    RenderFormat::Mcp => render_api(
-                        &offered.source,
-                        &offered.interfaces,
-                        ToolFormat::Mcp,
-                        with_names,
-                        control_fields,
-                    ),
-                },
-            }
-        }
+        } => match tools.offered(false) {
+            Err(failure) => Err(failure),
+            Ok(offered) => match format {
+                RenderFormat::Atfunc => render(
+                    &offered.interfaces,
+                    atfunc::render::PromptOptions::default()
+                        .with_root(offered.root.as_deref())
+                        .with_separator(separator)
+                        .with_param_descriptions(param_descriptions),
+                    no_preamble,
+                ),
+                RenderFormat::Openai => render_api(
+                    &offered.source,
+                    &offered.interfaces,
+                    ToolFormat::Openai,
+                    with_names,
+                    control_fields,
+                ),
+                RenderFormat::Mcp => render_api(
+                    &offered.source,
+                    &offered.interfaces,
+                    ToolFormat::Mcp,
+                    with_names,
+                    control_fields,
+                ),
+            },
+        },
         Command::Grammar(args) => grammar::run(args),
         Command::Check { tools, strict } => check(&tools, strict),
         Command::Parse(args) => parse::run(args),
@@ -207,7 +192,7 @@ fn render_api(
     with_names: bool,
     control_fields: Option<Vec<String>>,
 ) -> Result<ExitCode, Failure> {
-    let mut options = atfunc::interop::Options::default();
+    let mut options = atfunc::interop::ToolFormatOptions::default();
     if let Some(names) = control_fields {
         options.control_fields =
             ControlFields::new(names.into_iter().filter(|n| !n.trim().is_empty()));

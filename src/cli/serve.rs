@@ -4,7 +4,7 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::parse::Dialect;
-use atfunc::serve::{Gateway, Options, UpstreamKind, DEFAULT_LISTEN};
+use atfunc::serve::{Gateway, GatewayOptions, UpstreamKind, DEFAULT_LISTEN};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -187,7 +187,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             }
             None => None,
         };
-        let options = Options {
+        let options = GatewayOptions {
             upstream: args.upstream.clone(),
             upstream_timeout,
             repair_rounds: args.repair_rounds,

@@ -120,11 +120,10 @@ impl Default for LoadLimitArgs {
 impl LoadLimitArgs {
     /// The limits the flags set.
     pub(crate) fn limits(&self) -> LoadLimits {
-        LoadLimits {
-            max_ref_nodes: self.max_ref_nodes,
-            max_ref_bytes: self.max_ref_bytes,
-            max_depth: self.max_schema_depth,
-        }
+        LoadLimits::default()
+            .with_max_ref_nodes(self.max_ref_nodes)
+            .with_max_ref_bytes(self.max_ref_bytes)
+            .with_max_depth(self.max_schema_depth)
     }
 }
 

@@ -47,7 +47,7 @@ pub struct Skipped {
 
 /// The cases of a pair of files, in the questions file's order, and those skipped.
 #[derive(Debug, Clone, Default)]
-pub struct Loaded {
+pub struct LoadedCases {
     /// The cases that loaded.
     pub cases: Vec<Case>,
     /// The cases that did not, with the reason.
@@ -56,7 +56,7 @@ pub struct Loaded {
 
 /// Reads BFCL questions (`{"id", "question": [[messages]], "function": [...]}` per line)
 /// and possible answers (`{"id", "ground_truth": [...]}` per line), matched by id. A line
-/// that does not load is reported in [`Loaded::skipped`] and the others go on. An
+/// that does not load is reported in [`LoadedCases::skipped`] and the others go on. An
 /// `irrelevance` question needs no possible answer (its right answer has no call).
 ///
 /// ```
@@ -71,8 +71,8 @@ pub struct Loaded {
 /// assert_eq!(loaded.cases[0].category, "simple");
 /// assert_eq!(loaded.skipped[0].id, "line 2");
 /// ```
-pub fn load_cases(questions: &str, answers: &str) -> Loaded {
-    let mut loaded = Loaded::default();
+pub fn load_cases(questions: &str, answers: &str) -> LoadedCases {
+    let mut loaded = LoadedCases::default();
     let mut truth: HashMap<String, Vec<Json>> = HashMap::new();
     for (n, line) in numbered(answers) {
         match serde_json::from_str::<Json>(line) {

@@ -44,10 +44,11 @@
 //! 5. `lazy`: as `grammar`, sent lazily (llama.cpp's `grammar_lazy` with the trigger word
 //!    `@`): prose is free until the model writes `@`, then only calls that bind.
 //! 6. `decide`: `tool_choice: "auto"` in two steps. First a short request (at most
-//!    [`EvalOptions::decide_max_tokens`]): the messages of `text` and [`DECIDE_QUESTION`]
-//!    after them, with a grammar that allows exactly one function's name as the prompt
-//!    shows it, or [`NO_FUNCTION`]. For a name, the `grammar` request follows with the
-//!    grammar of that one function (the mode's variants apply to it as to `grammar`); for
+//!    [`EvalOptions::decide_max_tokens`]): the messages of `text` and
+//!    [`DECIDE_QUESTION`](crate::grammar::DECIDE_QUESTION) after them, with a grammar that
+//!    allows exactly one function's name as the prompt shows it, or
+//!    [`NO_FUNCTION`](crate::grammar::NO_FUNCTION). For a name, the `grammar` request
+//!    follows with the grammar of that one function (the mode's variants apply to it as to `grammar`); for
 //!    `none` the answer has no call. Both requests' tokens count.
 //! 7. `native`: the functions go as an OpenAI `tools` array with `tool_choice: "auto"`;
 //!    each `tool_calls` entry is read back under its atfunc name and bound like a call
@@ -58,7 +59,7 @@
 //!    without an atfunc prompt, `tool_choice: "none"`. The answer's content is read in
 //!    [`EvalOptions::dialect`] (`hermes`, `pythonic`, ..., or `auto`), each call bound
 //!    under the name the model was shown; a call block that cannot be read counts as a
-//!    call that does not bind. The report names the dialect ([`Settings::dialect`]).
+//!    call that does not bind. The report names the dialect ([`RunSettings::dialect`]).
 //!
 //! Every request is greedy (`temperature` 0), limited to [`EvalOptions::max_tokens`] and
 //! [`EvalOptions::timeout`], and non-streamed, unless [`EvalOptions::stop_at_repeat`]
@@ -74,8 +75,8 @@
 //! timeout makes the case a failed one with its message; it never stops the run.
 //! [`Report`] sums outcomes per mode and per category: cases, accuracy, valid, latency
 //! p50/p95, tokens and the share of answers without a call, as a table, Markdown, JSON, or
-//! an SVG chart ([`chart_svg`]). A run continues an earlier one from its JSON report
-//! ([`resume`], [`run_remaining`]) when both were measured with the same [`Settings`].
+//! an SVG chart ([`chart_svg`]). `atfunc eval --json FILE` continues an earlier run from its
+//! JSON report when both were measured with the same [`RunSettings`].
 
 mod case;
 mod chart;
@@ -85,20 +86,16 @@ mod report;
 mod run;
 mod score;
 
-/// `decide`'s question and its word for no call, shared with the gateway's `--decide`.
-pub use crate::grammar::{DECIDE_QUESTION, NO_FUNCTION};
-pub use case::{load_cases, Case, Loaded, Skipped};
+pub use case::{load_cases, Case, LoadedCases, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy, Variant};
-pub use report::{resume, ModeReport, Report, Resumed, Settings, Summary};
-pub use run::{CaseOutcome, EvalOptions, Evaluator, OWN_FIELDS};
+pub use report::{ModeReport, Report, RunSettings, Summary};
+pub use run::{CaseOutcome, EvalOptions, Evaluator};
+pub use score::{score, Mismatch, ScoredCall};
 
-/// The old name of [`CaseOutcome`].
-#[deprecated(
-    note = "renamed to `CaseOutcome` (one case asked in one mode); `execute::Outcome` is a tool call's"
-)]
-pub type Outcome = CaseOutcome;
-pub use score::{normalise, score, Mismatch, ScoredCall};
+// Continuing an earlier run from its JSON report: the plumbing of `atfunc eval --json`.
+#[doc(hidden)]
+pub use report::{resume, Resumed};
 
 use futures::stream::{self, Stream, StreamExt};
 use std::collections::HashSet;
@@ -117,7 +114,8 @@ pub fn run_all(
 }
 
 /// As [`run_all`], leaving out the `(mode, case id)` pairs in `answered` (the outcomes
-/// of an earlier run that this one continues, see [`resume`]).
+/// of an earlier run that this one continues, see `resume`): `atfunc eval --json`'s.
+#[doc(hidden)]
 pub fn run_remaining(
     evaluator: Arc<Evaluator>,
     cases: Arc<Vec<Case>>,

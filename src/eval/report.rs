@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 /// The figures of a set of outcomes (one mode, or one category of one mode).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Summary {
     /// Cases asked.
     pub cases: usize,
@@ -117,6 +118,7 @@ fn percentile(sorted: &[u64], p: usize) -> u64 {
 /// A whole run: each mode's figures, overall and per category, in the order the modes
 /// were asked for.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Report {
     /// Per mode: the summary over all cases, and per category.
     pub modes: Vec<ModeReport>,
@@ -127,7 +129,7 @@ pub struct Report {
     /// Every outcome, in the order they came in.
     pub outcomes: Vec<CaseOutcome>,
     /// The settings the outcomes were measured with.
-    pub settings: Option<Settings>,
+    pub settings: Option<RunSettings>,
     /// Per mode, the note on the server it was measured on (`--server-note`).
     pub servers: BTreeMap<String, String>,
     /// Per category, how many cases its questions file holds: a category with fewer
@@ -143,7 +145,7 @@ pub struct Report {
 /// request fields that change answers. The endpoint's address is not among them (a
 /// server may move); its note is, per mode ([`Report::servers`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Settings {
+pub struct RunSettings {
     /// The `model` field of each request.
     pub model: String,
     /// The `max_tokens` of each request.
@@ -198,7 +200,7 @@ fn default_sample_temperature() -> f64 {
     0.7
 }
 
-impl Settings {
+impl RunSettings {
     /// The settings as a line of `name value` pairs, for messages.
     fn describe(&self) -> String {
         let mut line = format!(
@@ -250,18 +252,18 @@ impl Resumed {
 }
 
 /// Reads a report that an earlier run wrote ([`Report::to_json`]) to continue from it.
-/// It must have been measured with the same `settings` (a [`Settings::dialect`] given
+/// It must have been measured with the same `settings` (a [`RunSettings::dialect`] given
 /// on one side only is no difference: only one run measured `dialect` mode), and each
 /// mode of `servers` that it already holds outcomes of on the same server note; otherwise
 /// the error says what differs.
 pub fn resume(
     text: &str,
-    settings: &Settings,
+    settings: &RunSettings,
     servers: &BTreeMap<String, String>,
 ) -> Result<Resumed, String> {
     let report: Json = serde_json::from_str(text)
         .map_err(|e| format!("it is not a report of atfunc eval ({e})"))?;
-    let theirs: Settings = report
+    let theirs: RunSettings = report
         .get("settings")
         .cloned()
         .ok_or("it has no \"settings\", so it cannot be continued")
@@ -274,10 +276,10 @@ pub fn resume(
             ));
         }
     }
-    let same = Settings {
+    let same = RunSettings {
         dialect: None,
         ..theirs.clone()
-    } == Settings {
+    } == RunSettings {
         dialect: None,
         ..settings.clone()
     };
@@ -332,6 +334,7 @@ pub fn resume(
 
 /// One mode's figures.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ModeReport {
     /// The mode as written (`text+desc`).
     pub mode: String,

@@ -10,10 +10,11 @@ use crate::endpoint::{
 };
 use crate::format::{call_text, unreadable_call_error, CallRecord};
 use crate::grammar::{
-    decision_gbnf, decision_names, read_decision, Choice, Decision, DECIDE_QUESTION, NO_FUNCTION,
+    decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
+    NO_FUNCTION,
 };
 use crate::interop::{
-    parse_tool_call, to_openai_tools, ControlFields, NameMap, Options as InteropOptions, Rendered,
+    parse_tool_call, to_openai_tools, ControlFields, NameMap, Rendered, ToolFormatOptions,
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
 use crate::serve::Gateway;
@@ -73,7 +74,7 @@ pub struct EvalOptions {
     pub resamples: u32,
     /// Fields added to every request as they are (and to `lazy`'s `/completion`): a
     /// server's own sampling settings, such as llama.cpp's `dry_multiplier` or
-    /// `repeat_penalty`. A field the evaluator writes itself ([`OWN_FIELDS`]) is refused
+    /// `repeat_penalty`. A field the evaluator writes itself (`model`, `messages`, ...) is refused
     /// by [`Evaluator::new`]. Default none.
     pub request_fields: BTreeMap<String, Json>,
     /// Read every call of an answer. By default an answer of the text-based modes is read
@@ -136,6 +137,7 @@ impl Default for EvalOptions {
 
 /// How one case came out in one mode.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct CaseOutcome {
     /// The mode, as written on the command line (`text+desc`).
     pub mode: String,
@@ -498,9 +500,9 @@ impl Evaluator {
         let answer = self.ask(&request, outcome).await?;
         outcome.answer = answer.text.clone();
         match read_decision(&answer.text, &names) {
-            Decision::Function(name) => Ok(Some(name)),
-            Decision::NoFunction => Ok(None),
-            Decision::Unreadable => Err(format!(
+            ToolDecision::Function(name) => Ok(Some(name)),
+            ToolDecision::NoFunction => Ok(None),
+            ToolDecision::Unreadable => Err(format!(
                 "the decision '{}' is neither a function's name nor '{NO_FUNCTION}': a name \
                  cut at the decision's limit of {} tokens? Raise --decide-max-tokens",
                 excerpt(answer.text.trim()),
@@ -565,8 +567,8 @@ impl Evaluator {
         &self,
         case: &Case,
         tool_choice: &str,
-    ) -> (Map<String, Json>, Rendered, InteropOptions) {
-        let options = InteropOptions {
+    ) -> (Map<String, Json>, Rendered, ToolFormatOptions) {
+        let options = ToolFormatOptions {
             control_fields: ControlFields::none(),
         };
         let rendered = to_openai_tools(&case.interfaces, &options);
@@ -983,7 +985,7 @@ fn read_text(text: &str, catalog: &Catalog, once: bool) -> Read {
 fn read_tool_calls(
     entries: &[Json],
     names: &NameMap,
-    options: &InteropOptions,
+    options: &ToolFormatOptions,
     catalog: &Catalog,
 ) -> Read {
     let mut read = Read::default();

@@ -46,6 +46,7 @@ pub const DEFAULT_MAX_HELD: usize = 1000;
 
 /// The bounds on held calls; see [`Registry::set_hold_limits`](super::Registry::set_hold_limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HoldLimits {
     /// A held call older than this can no longer be confirmed
     /// ([`ConfirmError::Expired`]).
@@ -53,6 +54,20 @@ pub struct HoldLimits {
     /// At most this many calls wait at once; one more is refused
     /// ([`ToolError::HoldLimit`]) after expired ones are dropped.
     pub max_held: usize,
+}
+
+impl HoldLimits {
+    /// The same limits with [`expire_after`](Self::expire_after) set.
+    pub fn with_expire_after(mut self, expire_after: Duration) -> Self {
+        self.expire_after = expire_after;
+        self
+    }
+
+    /// The same limits with [`max_held`](Self::max_held) set.
+    pub fn with_max_held(mut self, max_held: usize) -> Self {
+        self.max_held = max_held;
+        self
+    }
 }
 
 impl Default for HoldLimits {
@@ -66,6 +81,7 @@ impl Default for HoldLimits {
 
 /// A call that needs the user's confirmation, as a host shows it to the user.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HeldCall {
     /// The id to confirm or reject it by; given to the model too.
     pub confirmation_id: String,

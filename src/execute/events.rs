@@ -25,26 +25,14 @@ pub enum CallEventKind {
 }
 
 /// One event of a call, as [`Registry::on_event`](super::Registry::on_event) hooks and
-/// `atfunc exec --events` (one JSON object a line) see it.
+/// `atfunc exec --events` (one JSON object a line) see it. Fields that are `None` are left
+/// out of its JSON:
 ///
-/// ```
-/// use atfunc::execute::{CallEvent, CallEventKind};
-///
-/// let event = CallEvent {
-///     event: CallEventKind::Error,
-///     call_id: "call_1".into(),
-///     name: "wether.get".into(),
-///     function: None,
-///     duration_ms: Some(0),
-///     error: Some("Unknown function 'wether.get'".into()),
-///     confirmation_id: None,
-/// };
-/// assert_eq!(
-///     serde_json::to_string(&event).unwrap(),
-///     r#"{"event":"error","call_id":"call_1","name":"wether.get","duration_ms":0,"error":"Unknown function 'wether.get'"}"#,
-/// );
+/// ```json
+/// {"event":"error","call_id":"call_1","name":"wether.get","duration_ms":0,"error":"Unknown function 'wether.get'"}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct CallEvent {
     /// `start`, `success`, `error` or `held`.
     pub event: CallEventKind,
@@ -169,5 +157,27 @@ pub(super) fn both(
             second(event);
         })),
         (first, second) => first.or(second),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_s_json_leaves_out_what_it_lacks() {
+        let event = CallEvent {
+            event: CallEventKind::Error,
+            call_id: "call_1".into(),
+            name: "wether.get".into(),
+            function: None,
+            duration_ms: Some(0),
+            error: Some("Unknown function 'wether.get'".into()),
+            confirmation_id: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&event).unwrap_or_default(),
+            r#"{"event":"error","call_id":"call_1","name":"wether.get","duration_ms":0,"error":"Unknown function 'wether.get'"}"#,
+        );
     }
 }

@@ -48,6 +48,7 @@ impl<T: ToolBox + Sized + 'static> ToolBoxExt for T {}
 
 /// One call, as a [`ToolHandler`] sees it.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ToolEvent<'a> {
     /// The call's id (see [`CallContext::call_id`]).
     pub call_id: &'a str,

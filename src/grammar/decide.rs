@@ -3,7 +3,7 @@
 //! `atfunc serve --constrain --decide` sends it; both ask with what is here.
 //!
 //! ```
-//! use atfunc::grammar::{decision_gbnf, decision_names, read_decision, Decision, NO_FUNCTION};
+//! use atfunc::grammar::{decision_gbnf, decision_names, read_decision, ToolDecision, NO_FUNCTION};
 //! use atfunc::{Interface, Param, ParamType};
 //!
 //! let sqrt = Interface::new("sqrt").in_domain("calc").param(Param::new("x", ParamType::Number));
@@ -14,9 +14,9 @@
 //!     decision_gbnf(&names),
 //!     "root ::= \"calc.sqrt\" | \"calc.cbrt\" | \"none\"\n"
 //! );
-//! assert_eq!(read_decision(" calc.cbrt\n", &names), Decision::Function("calc.cbrt".into()));
-//! assert_eq!(read_decision(NO_FUNCTION, &names), Decision::NoFunction);
-//! assert_eq!(read_decision("calc.cb", &names), Decision::Unreadable);
+//! assert_eq!(read_decision(" calc.cbrt\n", &names), ToolDecision::Function("calc.cbrt".into()));
+//! assert_eq!(read_decision(NO_FUNCTION, &names), ToolDecision::NoFunction);
+//! assert_eq!(read_decision("calc.cb", &names), ToolDecision::Unreadable);
 //! ```
 //!
 //! # Contract
@@ -41,7 +41,7 @@ pub const NO_FUNCTION: &str = "none";
 
 /// What a decision answer says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum ToolDecision {
     /// Call this function (its name as listed).
     Function(String),
     /// Call none: [`NO_FUNCTION`].
@@ -68,13 +68,13 @@ pub fn decision_gbnf(names: &[String]) -> String {
 }
 
 /// Reads a decision answer against the `names` its grammar listed.
-pub fn read_decision(answer: &str, names: &[String]) -> Decision {
+pub fn read_decision(answer: &str, names: &[String]) -> ToolDecision {
     let written = answer.trim();
     if written == NO_FUNCTION {
-        return Decision::NoFunction;
+        return ToolDecision::NoFunction;
     }
     match names.iter().find(|name| name.as_str() == written) {
-        Some(name) => Decision::Function(name.clone()),
-        None => Decision::Unreadable,
+        Some(name) => ToolDecision::Function(name.clone()),
+        None => ToolDecision::Unreadable,
     }
 }

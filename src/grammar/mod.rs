@@ -11,7 +11,7 @@
 //! let weather = Interface::new("get_temp").in_domain("weather")
 //!     .param(Param::new("location", ParamType::String).required())
 //!     .param(Param::new("days", ParamType::Integer));
-//! let options = GrammarOptions { choice: Choice::Required, ..GrammarOptions::default() };
+//! let options = GrammarOptions::default().with_choice(Choice::Required);
 //! let text = gbnf(&[weather.clone()], &options).unwrap();
 //! assert!(text.starts_with("root ::= "));
 //!
@@ -80,7 +80,7 @@ mod tree;
 mod values;
 
 pub use decide::{
-    decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION, NO_FUNCTION,
+    decision_gbnf, decision_names, read_decision, ToolDecision, DECIDE_QUESTION, NO_FUNCTION,
 };
 pub use grounded::{numbers_in, MAX_GROUNDING_WORDS};
 /// `text` as a GBNF string literal, for grammars written outside this module.
@@ -129,8 +129,23 @@ impl std::str::FromStr for Choice {
     }
 }
 
-/// Options for [`grammar`] and [`gbnf`].
+/// Options for [`grammar`] and [`gbnf`]: start from `GrammarOptions::default()` and set
+/// what differs with the `with_` methods (new options may come in any release).
+///
+/// ```
+/// use atfunc::grammar::{Choice, GrammarOptions};
+/// let options = GrammarOptions::default().with_choice(Choice::Required).with_single(true);
+/// assert!(options.single);
+/// ```
+///
+/// A struct literal does not compile outside the crate, so that a new option is not a
+/// breaking change:
+///
+/// ```compile_fail,E0639
+/// let options = atfunc::GrammarOptions { single: true, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GrammarOptions {
     /// Which calls an answer holds.
     pub choice: Choice,
@@ -213,6 +228,98 @@ pub struct GrammarOptions {
     pub max_bytes: usize,
 }
 
+impl GrammarOptions {
+    /// The same options with [`choice`](Self::choice) set.
+    pub fn with_choice(mut self, choice: Choice) -> Self {
+        self.choice = choice;
+        self
+    }
+
+    /// The same options with [`single`](Self::single) set.
+    pub fn with_single(mut self, single: bool) -> Self {
+        self.single = single;
+        self
+    }
+
+    /// The same options with [`root`](Self::root) set.
+    pub fn with_root(mut self, root: Option<String>) -> Self {
+        self.root = root;
+        self
+    }
+
+    /// The same options with [`lead_in`](Self::lead_in) set.
+    pub fn with_lead_in(mut self, lead_in: u32) -> Self {
+        self.lead_in = lead_in;
+        self
+    }
+
+    /// The same options with [`any_depth`](Self::any_depth) set.
+    pub fn with_any_depth(mut self, any_depth: usize) -> Self {
+        self.any_depth = any_depth;
+        self
+    }
+
+    /// The same options with [`guard_string_start`](Self::guard_string_start) set.
+    pub fn with_guard_string_start(mut self, guard_string_start: bool) -> Self {
+        self.guard_string_start = guard_string_start;
+        self
+    }
+
+    /// The same options with [`bare_strings`](Self::bare_strings) set.
+    pub fn with_bare_strings(mut self, bare_strings: bool) -> Self {
+        self.bare_strings = bare_strings;
+        self
+    }
+
+    /// The same options with [`max_string_chars`](Self::max_string_chars) set.
+    pub fn with_max_string_chars(mut self, max_string_chars: Option<u32>) -> Self {
+        self.max_string_chars = max_string_chars;
+        self
+    }
+
+    /// The same options with [`max_list_items`](Self::max_list_items) set.
+    pub fn with_max_list_items(mut self, max_list_items: Option<u32>) -> Self {
+        self.max_list_items = max_list_items;
+        self
+    }
+
+    /// The same options with [`grounded_numbers`](Self::grounded_numbers) set.
+    pub fn with_grounded_numbers(mut self, grounded_numbers: Option<Vec<String>>) -> Self {
+        self.grounded_numbers = grounded_numbers;
+        self
+    }
+
+    /// The same options with [`grounded_text`](Self::grounded_text) set.
+    pub fn with_grounded_text(mut self, grounded_text: Option<String>) -> Self {
+        self.grounded_text = grounded_text;
+        self
+    }
+
+    /// The same options with [`not_again`](Self::not_again) set.
+    pub fn with_not_again(mut self, not_again: Vec<WrittenCall>) -> Self {
+        self.not_again = not_again;
+        self
+    }
+
+    /// The same options with [`continued`](Self::continued) set.
+    pub fn with_continued(mut self, continued: bool) -> Self {
+        self.continued = continued;
+        self
+    }
+
+    /// The same options with [`max_rules`](Self::max_rules) set.
+    pub fn with_max_rules(mut self, max_rules: usize) -> Self {
+        self.max_rules = max_rules;
+        self
+    }
+
+    /// The same options with [`max_bytes`](Self::max_bytes) set.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+}
+
 impl Default for GrammarOptions {
     fn default() -> Self {
         GrammarOptions {
@@ -266,12 +373,10 @@ impl GrammarOptions {
 ///     .param(Param::new("city", ParamType::String).required())
 ///     .param(Param::new("unit", ParamType::String).choices(["C", "F"]));
 /// let oslo = WrittenCall::new("get_temp").arg("city", "\"Oslo\"").arg("unit", "\"C\"");
-/// let options = GrammarOptions {
-///     choice: Choice::Required,
-///     grounded_text: Some("Weather in Oslo and Paris, in C.".into()),
-///     not_again: vec![oslo],
-///     ..GrammarOptions::default()
-/// };
+/// let options = GrammarOptions::default()
+///     .with_choice(Choice::Required)
+///     .with_grounded_text(Some("Weather in Oslo and Paris, in C.".into()))
+///     .with_not_again(vec![oslo]);
 /// let g = grammar(&[weather], &options).unwrap();
 /// assert!(!g.accepts(r#"@get_temp(city="Oslo", unit="C")"#));
 /// assert!(g.accepts(r#"@get_temp(city="Oslo")"#));

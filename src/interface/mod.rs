@@ -10,11 +10,6 @@ mod string_format;
 mod validate;
 
 pub use crate::messages::json_message;
-pub use string_format::StringFormat;
-
-/// The old name of [`StringFormat`].
-#[deprecated(note = "renamed to `StringFormat` (a JSON Schema string format)")]
-pub type Format = StringFormat;
 pub use load::{
     load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
     load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str,
@@ -24,6 +19,7 @@ pub use load::{
 #[cfg(feature = "serve")]
 pub(crate) use names::dotted_identifier;
 pub use names::identifier;
+pub use string_format::StringFormat;
 pub use validate::{
     validate_all, validate_toolbox, ValidationError, ValidationErrorKind, ValidationErrors,
 };
@@ -69,8 +65,24 @@ pub enum Location {
 
 /// The declared type of a parameter, after the aliases found in the wild are resolved
 /// (`dict` → object, `float`/`double` → number, `int` → integer, `bool`, `tuple` → array).
+/// More types may come: a `match` outside the crate needs a `_` arm.
+///
+/// ```compile_fail,E0004
+/// use atfunc::ParamType;
+/// fn json_kind(ty: &ParamType) -> &'static str {
+///     match ty {
+///         ParamType::String => "string",
+///         ParamType::Number | ParamType::Integer => "number",
+///         ParamType::Boolean => "boolean",
+///         ParamType::Array { .. } => "array",
+///         ParamType::Object { .. } => "object",
+///         ParamType::Any => "any",
+///     }
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ParamType {
     /// Text. The default when a definition names no type.
     String,
@@ -136,6 +148,7 @@ impl fmt::Display for ParamType {
 
 /// One parameter of an interface (or one field of an object, or an array's items).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Param {
     /// The name a call writes: as the definition spells it, or, for a parameter whose
     /// name is not an identifier, the identifier made of it (`max-results` →
@@ -381,6 +394,7 @@ pub struct Original {
 
 /// A tool's interface: everything the model is told and everything a call binds against.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Interface {
     /// The tool box the function belongs to (`weather` in `@weather.get_temp`); `None` for a
     /// root function called as `@name(...)`. May itself contain dots.

@@ -12,6 +12,7 @@ use std::fmt;
 
 /// One validation failure, naming the function and the toolbox.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub struct ValidationError {
     /// The function concerned, as spelled in its definition (`#3` when it has no name).
     pub function: String,

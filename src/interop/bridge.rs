@@ -1,7 +1,7 @@
 //! The bridge to OpenAI's chat format: atfunc calls as `tool_calls` entries, results as
 //! `tool` messages, and `tool_calls` entries back as atfunc call text.
 
-use super::{NameMap, Options};
+use super::{NameMap, ToolFormatOptions};
 use crate::bind::BoundCall;
 use crate::interface::is_identifier;
 use crate::messages::json_kind;
@@ -192,12 +192,12 @@ pub fn tool_call(id: impl Into<String>, model_name: &str, args: &Map<String, Jso
 /// its JSON when it parsed, else its text).
 ///
 /// ```
-/// use atfunc::interop::{bound_to_tool_call, to_openai_tools, CallIds, Options};
+/// use atfunc::interop::{bound_to_tool_call, to_openai_tools, CallIds, ToolFormatOptions};
 /// use atfunc::{bind, Catalog, Interface, Param, ParamType};
 ///
 /// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .param(Param::new("city", ParamType::String).required());
-/// let rendered = to_openai_tools(&[temp.clone()], &Options::default());
+/// let rendered = to_openai_tools(&[temp.clone()], &ToolFormatOptions::default());
 /// let catalog = Catalog::new(vec![temp]);
 ///
 /// let text = r#"@weather.get_temp("Paris")"#;
@@ -329,23 +329,23 @@ impl ToolCall {
 /// api-wrapper's request body taken out of its body argument.
 ///
 /// ```
-/// use atfunc::interop::{parse_tool_call, to_openai_tools, Options};
+/// use atfunc::interop::{parse_tool_call, to_openai_tools, ToolFormatOptions};
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
 /// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .param(Param::new("city", ParamType::String).required());
-/// let rendered = to_openai_tools(&[temp], &Options::default());
+/// let rendered = to_openai_tools(&[temp], &ToolFormatOptions::default());
 /// let entry = json!({"id": "call_9", "type": "function", "function": {
 ///     "name": "weather_get_temp", "arguments": "{\"city\": \"Paris\", \"dry_run\": true}"}});
-/// let call = parse_tool_call(&entry, &rendered.names, &Options::default()).unwrap();
+/// let call = parse_tool_call(&entry, &rendered.names, &ToolFormatOptions::default()).unwrap();
 /// assert_eq!(call.name, "weather.get_temp");
 /// assert_eq!(json!(call.args), json!({"city": "Paris"}));
 /// ```
 pub fn parse_tool_call(
     entry: &Json,
     names: &NameMap,
-    options: &Options,
+    options: &ToolFormatOptions,
 ) -> Result<ToolCall, BridgeError> {
     let not_a_call = |reason: &str| BridgeError::NotAToolCall {
         reason: reason.to_owned(),
@@ -409,7 +409,7 @@ pub fn parse_tool_call(
 pub fn tool_call_to_text(
     entry: &Json,
     names: &NameMap,
-    options: &Options,
+    options: &ToolFormatOptions,
 ) -> Result<String, BridgeError> {
     parse_tool_call(entry, names, options)?.call_text()
 }

@@ -1,7 +1,7 @@
 //! The MCP `tools/list` result.
 
 use super::schema::input_schema;
-use super::{assign_names, Options, Rendered};
+use super::{assign_names, Rendered, ToolFormatOptions};
 use crate::interface::Interface;
 use serde_json::{Map, Value as Json};
 
@@ -13,14 +13,14 @@ use serde_json::{Map, Value as Json};
 /// OpenAI's `parameters`.
 ///
 /// ```
-/// use atfunc::interop::{to_mcp_tools, Options};
+/// use atfunc::interop::{to_mcp_tools, ToolFormatOptions};
 /// use atfunc::{Interface, Param, ParamType};
 /// use serde_json::json;
 ///
 /// let temp = Interface::new("get_temp").in_domain("weather")
 ///     .describe("Current temperature")
 ///     .param(Param::new("city", ParamType::String).required());
-/// assert_eq!(to_mcp_tools(&[temp], &Options::default()).tools, json!({"tools": [{
+/// assert_eq!(to_mcp_tools(&[temp], &ToolFormatOptions::default()).tools, json!({"tools": [{
 ///     "name": "weather_get_temp",
 ///     "description": "Current temperature",
 ///     "inputSchema": {
@@ -30,7 +30,7 @@ use serde_json::{Map, Value as Json};
 ///     }
 /// }]}));
 /// ```
-pub fn to_mcp_tools(interfaces: &[Interface], options: &Options) -> Rendered {
+pub fn to_mcp_tools(interfaces: &[Interface], options: &ToolFormatOptions) -> Rendered {
     let (kept, names, clashes) = assign_names(interfaces);
     let tools: Vec<Json> = kept
         .into_iter()

@@ -14,7 +14,7 @@
 //!   ([`parse_tool_call`], [`ToolCall::call_text`]).
 //!
 //! ```
-//! use atfunc::interop::{to_openai_tools, Options};
+//! use atfunc::interop::{to_openai_tools, ToolFormatOptions};
 //! use atfunc::{Interface, Param, ParamType};
 //! use serde_json::json;
 //!
@@ -22,7 +22,7 @@
 //!     .describe("List the products of a category")
 //!     .param(Param::new("category", ParamType::String).required())
 //!     .param(Param::new("dry_run", ParamType::Boolean));
-//! let rendered = to_openai_tools(&[list], &Options::default());
+//! let rendered = to_openai_tools(&[list], &ToolFormatOptions::default());
 //! assert_eq!(rendered.tools, json!([{
 //!     "type": "function",
 //!     "function": {
@@ -142,13 +142,23 @@ pub fn strip_control_fields(
 
 /// How interfaces are rendered for another format.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Options {
+#[non_exhaustive]
+pub struct ToolFormatOptions {
     /// Parameters hidden from the model and stripped from its arguments.
     pub control_fields: ControlFields,
 }
 
+impl ToolFormatOptions {
+    /// The same options with [`control_fields`](Self::control_fields) set.
+    pub fn with_control_fields(mut self, control_fields: ControlFields) -> Self {
+        self.control_fields = control_fields;
+        self
+    }
+}
+
 /// Interfaces rendered for a model API.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Rendered {
     /// The rendered tools: an OpenAI `tools` array, or an MCP `{"tools": [...]}` object.
     pub tools: Json,
@@ -157,10 +167,6 @@ pub struct Rendered {
     /// Tools left out because an earlier one took their model name.
     pub clashes: Vec<Clash>,
 }
-
-/// The old name of [`ToolFormat`].
-#[deprecated(note = "renamed to `ToolFormat`")]
-pub type Format = ToolFormat;
 
 /// A tool format atfunc renders to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,14 +214,18 @@ impl FromStr for ToolFormat {
 /// Renders `interfaces` in `format`.
 ///
 /// ```
-/// use atfunc::interop::{render, ToolFormat, Options};
+/// use atfunc::interop::{render, ToolFormat, ToolFormatOptions};
 /// let tools = atfunc::load_interfaces_str(
 ///     r#"[{"name": "weather.get_temp", "parameters": {"type": "object", "properties": {}}}]"#,
 /// ).unwrap();
-/// let rendered = render(&tools, "mcp".parse().unwrap(), &Options::default());
+/// let rendered = render(&tools, "mcp".parse().unwrap(), &ToolFormatOptions::default());
 /// assert_eq!(rendered.tools["tools"][0]["name"], "weather_get_temp");
 /// ```
-pub fn render(interfaces: &[Interface], format: ToolFormat, options: &Options) -> Rendered {
+pub fn render(
+    interfaces: &[Interface],
+    format: ToolFormat,
+    options: &ToolFormatOptions,
+) -> Rendered {
     match format {
         ToolFormat::Openai => to_openai_tools(interfaces, options),
         ToolFormat::Mcp => to_mcp_tools(interfaces, options),

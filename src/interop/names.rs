@@ -131,6 +131,7 @@ const LATIN_EXTENDED_A: [&str; 128] = [
 /// first inserted; in a rendering, the one whose name sorts first); the other is left out
 /// of what the model sees.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Clash {
     /// The model name both map to.
     pub model_name: String,

@@ -1,7 +1,7 @@
 //! The OpenAI `tools` array.
 
 use super::schema::input_schema;
-use super::{assign_names, Options, Rendered};
+use super::{assign_names, Rendered, ToolFormatOptions};
 use crate::interface::Interface;
 use serde_json::{Map, Value as Json};
 
@@ -24,7 +24,7 @@ use serde_json::{Map, Value as Json};
 /// - a parameter of type `any` whose choices all share one JSON type comes back of that
 ///   type (a schema with only `enum` says its type through its values);
 /// - an array's choices that apply to each element come back on its `items`.
-pub fn to_openai_tools(interfaces: &[Interface], options: &Options) -> Rendered {
+pub fn to_openai_tools(interfaces: &[Interface], options: &ToolFormatOptions) -> Rendered {
     let (kept, names, clashes) = assign_names(interfaces);
     let tools = kept
         .into_iter()

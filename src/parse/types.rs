@@ -65,6 +65,7 @@ impl Span {
 /// integer while `2.5` is not.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Value {
     /// A single- or double-quoted string, escapes resolved.
     String(String),
@@ -142,6 +143,7 @@ pub(crate) fn number_to_json(literal: &str) -> serde_json::Value {
 
 /// A complete call, as written.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Call {
     /// The name as written after `@`: `fn` or `domain.fn` (the domain may contain dots).
     pub name: String,
@@ -153,6 +155,51 @@ pub struct Call {
     pub body: Option<String>,
     /// Where the call stands in the input, `@` to the end of `)` or of `]]`.
     pub span: Span,
+}
+
+impl Call {
+    /// A call of `name` with no arguments, no body and an empty span at 0: for a call made
+    /// other than by parsing (a test, a call read from another format), completed with the
+    /// `with_` methods.
+    ///
+    /// ```
+    /// use atfunc::parse::{Call, Value};
+    /// let call = Call::new("math.sqrt").with_positional(vec![Value::Number("2".into())]);
+    /// assert_eq!(call.positional.len(), 1);
+    /// ```
+    pub fn new(name: impl Into<String>) -> Call {
+        Call {
+            name: name.into(),
+            positional: Vec::new(),
+            named: Vec::new(),
+            body: None,
+            span: Span::default(),
+        }
+    }
+
+    /// The same call with these positional arguments.
+    pub fn with_positional(mut self, positional: Vec<Value>) -> Call {
+        self.positional = positional;
+        self
+    }
+
+    /// The same call with these named arguments, in written order.
+    pub fn with_named(mut self, named: Vec<(String, Value)>) -> Call {
+        self.named = named;
+        self
+    }
+
+    /// The same call with this body.
+    pub fn with_body(mut self, body: Option<String>) -> Call {
+        self.body = body;
+        self
+    }
+
+    /// The same call at this span.
+    pub fn with_span(mut self, span: Span) -> Call {
+        self.span = span;
+        self
+    }
 }
 
 /// What the parser reports, in input order. More kinds of event may come (a `match`
@@ -236,6 +283,7 @@ pub enum ParseErrorKind {
 
 /// A parse error: its kind and where it was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+#[non_exhaustive]
 pub struct ParseError {
     /// What went wrong.
     pub kind: ParseErrorKind,
@@ -286,10 +334,7 @@ impl fmt::Display for ParseError {
 /// use atfunc::parse::{Bodies, ParserConfig};
 /// use atfunc::{Event, StreamParser};
 ///
-/// let config = ParserConfig {
-///     bodies: Bodies::only(["api.create_user"]),
-///     ..ParserConfig::default()
-/// };
+/// let config = ParserConfig::default().with_bodies(Bodies::only(["api.create_user"]));
 /// let mut parser = StreamParser::new(config);
 /// // `weather.get` takes no body: it is out as soon as its `)` is read.
 /// let events = parser.feed_str("@weather.get(\"Oslo\")");
@@ -410,6 +455,7 @@ fn fold(name: &str) -> String {
 /// The parser's limits and options. Past a limit, the parser reports the span as malformed
 /// and resumes after it, so a hostile input costs bounded memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParserConfig {
     /// Longest call, `@` to its end, in bytes (body included). Default 16 MiB.
     pub max_call_len: usize,
@@ -443,6 +489,42 @@ impl ParserConfig {
     /// [`HARD_MAX_DEPTH`].
     pub(crate) fn depth_limit(&self) -> usize {
         self.max_depth.min(HARD_MAX_DEPTH)
+    }
+
+    /// The same config with [`max_call_len`](Self::max_call_len) set.
+    pub fn with_max_call_len(mut self, max_call_len: usize) -> Self {
+        self.max_call_len = max_call_len;
+        self
+    }
+
+    /// The same config with [`max_body_len`](Self::max_body_len) set.
+    pub fn with_max_body_len(mut self, max_body_len: usize) -> Self {
+        self.max_body_len = max_body_len;
+        self
+    }
+
+    /// The same config with [`max_depth`](Self::max_depth) set.
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// The same config with [`max_args`](Self::max_args) set.
+    pub fn with_max_args(mut self, max_args: usize) -> Self {
+        self.max_args = max_args;
+        self
+    }
+
+    /// The same config with [`bodies`](Self::bodies) set.
+    pub fn with_bodies(mut self, bodies: Bodies) -> Self {
+        self.bodies = bodies;
+        self
+    }
+
+    /// The same config with [`offered`](Self::offered) set.
+    pub fn with_offered(mut self, offered: Option<FunctionNames>) -> Self {
+        self.offered = offered;
+        self
     }
 
     /// The same config, reading `dialect`.

@@ -92,7 +92,7 @@ pub fn example_call(interface: &Interface) -> String {
 /// let sqrt = Interface::new("sqrt")
 ///     .in_domain("math")
 ///     .param(Param::new("x", ParamType::Number).required());
-/// let options = PromptOptions { root: Some("math"), ..PromptOptions::default() };
+/// let options = PromptOptions::default().with_root(Some("math"));
 /// assert_eq!(example_call_with(&sqrt, &options), "@sqrt(1)");
 /// ```
 pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> String {

@@ -62,7 +62,7 @@ pub fn render_interface(interface: &Interface) -> String {
 /// use atfunc::render::{render_interface_with, PromptOptions, SEPARATOR};
 /// use atfunc::Interface;
 /// let now = Interface::new("now").in_domain("clock").describe("The time");
-/// let options = PromptOptions { root: Some("clock"), separator: true, ..PromptOptions::default() };
+/// let options = PromptOptions::default().with_root(Some("clock")).with_separator(true);
 /// assert_eq!(
 ///     render_interface_with(&now, &options),
 ///     format!("@now()\nDescription: The time\n{SEPARATOR}\n")
@@ -312,6 +312,7 @@ fn one_line(text: &str) -> String {
 /// [`render_interface_with`] and [`example_call_with`]. The default: every name with its
 /// domain, no separator lines.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct PromptOptions<'a> {
     /// The root toolbox, whose functions are called without a prefix.
     pub root: Option<&'a str>,
@@ -321,6 +322,26 @@ pub struct PromptOptions<'a> {
     /// then `- name: what it is`), for the parameters that have one. They tell a model
     /// which value of a question goes where; they cost prompt tokens.
     pub param_descriptions: bool,
+}
+
+impl<'a> PromptOptions<'a> {
+    /// The same options with [`root`](Self::root) set.
+    pub fn with_root(mut self, root: Option<&'a str>) -> Self {
+        self.root = root;
+        self
+    }
+
+    /// The same options with [`separator`](Self::separator) set.
+    pub fn with_separator(mut self, separator: bool) -> Self {
+        self.separator = separator;
+        self
+    }
+
+    /// The same options with [`param_descriptions`](Self::param_descriptions) set.
+    pub fn with_param_descriptions(mut self, param_descriptions: bool) -> Self {
+        self.param_descriptions = param_descriptions;
+        self
+    }
 }
 
 /// The preamble that teaches a model the call syntax, with an example call of one of

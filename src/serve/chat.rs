@@ -9,7 +9,7 @@ use super::sse::WholeEvents;
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
-use crate::grammar::{Choice, Decision};
+use crate::grammar::{Choice, ToolDecision};
 use crate::parse::Dialect;
 use crate::turn;
 use crate::turn::Turn;
@@ -159,7 +159,7 @@ pub(crate) async fn handle(
     if constrain && gateway.options.decide && choice == Choice::Auto {
         let (decision, usage) = decide::ask(&gateway, auth.as_ref(), &request, &tools).await?;
         decision_usage = usage;
-        if let Decision::Function(name) = decision {
+        if let ToolDecision::Function(name) = decision {
             grammar_choice = Choice::Function(name);
         }
     }
@@ -206,7 +206,7 @@ pub(crate) async fn handle(
 }
 
 /// A request with tools for a model that writes its own call format
-/// ([`Options::upstream_dialect`](super::Options::upstream_dialect)): the upstream's chat
+/// ([`GatewayOptions::upstream_dialect`](super::GatewayOptions::upstream_dialect)): the upstream's chat
 /// template shows the tools and the history as they came, so neither is rewritten and no
 /// prompt is added. `tool_choice` goes upstream as `"none"`: a server without a tool parser
 /// refuses `auto` (vLLM) and would enforce a named tool with a JSON schema, not the model's

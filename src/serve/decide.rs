@@ -7,7 +7,7 @@
 //! - the grammar [`decision_gbnf`] of the tools' names as the prompt lists them
 //!   ([`decision_names`]), or `none`,
 //!   in the field the upstream reads ([`UpstreamKind`](super::UpstreamKind));
-//! - `max_tokens` set to [`Options::decide_max_tokens`](super::Options::decide_max_tokens)
+//! - `max_tokens` set to [`GatewayOptions::decide_max_tokens`](super::GatewayOptions::decide_max_tokens)
 //!   (and `max_completion_tokens` left out), `stream: false` (and no `stream_options`):
 //!   it is never streamed to the client.
 //!
@@ -16,7 +16,7 @@
 //! decision is the one EVAL.md measures.
 
 use super::{ApiError, Gateway};
-use crate::grammar::{decision_gbnf, decision_names, read_decision, Decision, DECIDE_QUESTION};
+use crate::grammar::{decision_gbnf, decision_names, read_decision, ToolDecision, DECIDE_QUESTION};
 use crate::turn::Request;
 use crate::turn::ToolSet;
 use axum::body::Bytes;
@@ -31,7 +31,7 @@ pub(crate) async fn ask(
     auth: Option<&HeaderValue>,
     request: &Request,
     tools: &ToolSet,
-) -> Result<(Decision, Option<Json>), ApiError> {
+) -> Result<(ToolDecision, Option<Json>), ApiError> {
     let names = decision_names(tools.catalog.interfaces());
     let asking = decision_request(
         request,

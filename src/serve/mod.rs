@@ -49,7 +49,7 @@
 //! answer of the turn passed on (the same tool with the same bound arguments; for the
 //! upstream's own `tool_calls`, the same name and arguments) is dropped: a model asked
 //! for its corrected calls often lists them all, and the client would make it twice.
-//! The same holds for resamples, and with [`Options::keep_repeated_calls`] too, which
+//! The same holds for resamples, and with [`GatewayOptions::keep_repeated_calls`] too, which
 //! is about repeats within one answer. `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
@@ -57,7 +57,7 @@
 //! resample is ahead, below), and a required call may be missing.
 //!
 //! Under a grammar (see [Grammars](self#grammars)) a failed answer is first asked again as
-//! the turn began, sampled, at most [`Options::resamples`] times (default 3): the same
+//! the turn began, sampled, at most [`GatewayOptions::resamples`] times (default 3): the same
 //! messages and grammar, at the client's temperature or 0.7 where the client asked for 0
 //! or named none, with a seed each (the client's plus 1, 2, ...). A small model's answers
 //! that do not bind under a grammar are loops inside a value that run to the token limit,
@@ -81,7 +81,7 @@
 //! usage of an answer dropped there is what the upstream counted before, usually
 //! nothing, since servers count at the end. In executed turns the registry runs each
 //! call once and the next step's history holds the answer up to the repeat.
-//! [`Options::keep_repeated_calls`] passes such repeats on instead, and a whole answer
+//! [`GatewayOptions::keep_repeated_calls`] passes such repeats on instead, and a whole answer
 //! is then asked for whole.
 //!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
@@ -95,11 +95,11 @@
 //!
 //! # Grammars
 //!
-//! With [`Options::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
-//! true` where [`Options::constrain_per_request`] (`--constrain-per-request`) allows it
+//! With [`GatewayOptions::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
+//! true` where [`GatewayOptions::constrain_per_request`] (`--constrain-per-request`) allows it
 //! (otherwise such a request is answered 400 naming the flag; `false` always turns it off
 //! for that request), a request with tools also carries the
-//! GBNF grammar of its tools ([`crate::grammar`]), in the field [`Options::upstream_kind`]
+//! GBNF grammar of its tools ([`crate::grammar`]), in the field [`GatewayOptions::upstream_kind`]
 //! names: `grammar` for llama.cpp and llama-cpp-python, `structured_outputs.grammar` for
 //! vLLM (`guided_grammar` for older versions), `ebnf` for SGLang. `tool_choice` chooses the
 //! grammar: `auto` lets prose and calls mix, `required` asks for at least one call, a named
@@ -108,28 +108,28 @@
 //! An upstream that ignores the field gets the prompt and the repair rounds as before; when
 //! no call of the tools can bind (a required parameter with no value of its type), no
 //! grammar is sent. Streaming works the same way. The request sent upstream with its
-//! grammar stays within [`Options::max_request_bytes`], the limit on what comes in: a
+//! grammar stays within [`GatewayOptions::max_request_bytes`], the limit on what comes in: a
 //! grammar that would not fit is answered 413 and nothing is sent.
 //!
-//! A request's tools are loaded within [`Options::load_limits`]: schemas whose `$ref`s
+//! A request's tools are loaded within [`GatewayOptions::load_limits`]: schemas whose `$ref`s
 //! would write out more than that are answered 400 naming the function and the limit.
 //!
 //! # Deciding first
 //!
-//! With [`Options::decide`] (`--decide`), a request under a grammar whose `tool_choice` is
+//! With [`GatewayOptions::decide`] (`--decide`), a request under a grammar whose `tool_choice` is
 //! `auto` (or not given) is decided first, as `atfunc eval --mode decide` measures it: a
 //! short request (see below) whose grammar allows exactly one of the tools' names as the
 //! prompt lists them, or `none`. For a name, the answer is asked for with the grammar of
 //! that tool's calls (one call with `parallel_tool_calls: false`), and repair rounds keep
 //! that grammar. For `none`, and for a decision that is neither (an upstream that ignores
-//! grammars, or a name cut by [`Options::decide_max_tokens`]), the answer is asked for
+//! grammars, or a name cut by [`GatewayOptions::decide_max_tokens`]), the answer is asked for
 //! as without `--decide`: under the `auto` grammar, so prose has no stray `@` and a call
 //! the model writes after all still binds; deciding first only ever narrows the answer to
 //! the function the model chose. The decision request is the answer's request as it would
 //! go upstream (the client's fields, the prompted conversation) with one more user
 //! message, `Which function answers the last message? Write its name, or none.`
 //! ([`DECIDE_QUESTION`](crate::grammar::DECIDE_QUESTION)), its grammar in the field of
-//! [`Options::upstream_kind`], `max_tokens` set to [`Options::decide_max_tokens`] (no
+//! [`GatewayOptions::upstream_kind`], `max_tokens` set to [`GatewayOptions::decide_max_tokens`] (no
 //! `max_completion_tokens`), and `stream: false` (no `stream_options`): it is never
 //! streamed to the client; the answer after it streams as usual. Its usage counts in the
 //! turn's. An upstream error on it is the request's error. `tool_choice` `required`,
@@ -137,7 +137,7 @@
 //!
 //! # Other formats
 //!
-//! With [`Options::upstream_dialect`] (`--upstream-dialect`) other than `atfunc`, the
+//! With [`GatewayOptions::upstream_dialect`] (`--upstream-dialect`) other than `atfunc`, the
 //! model behind the upstream is one trained for function calling that writes its calls in
 //! its own format as plain content, because its server has no tool parser (vLLM without
 //! `--tool-call-parser`, a raw llama.cpp, a custom server). Steps 1 to 3 change: the
@@ -172,12 +172,12 @@
 //!
 //! # Running the calls
 //!
-//! With a [`Registry`] ([`Options::registry`], from `--config`), a request carrying
+//! With a [`Registry`] ([`GatewayOptions::registry`], from `--config`), a request carrying
 //! `"atfunc_execute": true` (or every request without `tools`, with
-//! [`Options::execute_all`]) is answered by the gateway and the model together: the
+//! [`GatewayOptions::execute_all`]) is answered by the gateway and the model together: the
 //! model is shown the registry's functions, the gateway runs the calls of each answer and
 //! sends the result blocks back as a user message, until an answer has no calls or
-//! [`Options::max_steps`] answers were made. The client gets the text of every answer
+//! [`GatewayOptions::max_steps`] answers were made. The client gets the text of every answer
 //! (calls taken out, answers separated by a blank line) as `content`, and an `atfunc`
 //! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error",
 //! "elements"}, ...], "stopped": "max_steps"}` (`elements`, what a tool showed the user and
@@ -198,9 +198,9 @@
 //!
 //! # Limits and errors
 //!
-//! - Request bodies above [`Options::max_request_bytes`] get 413 (at once when their
+//! - Request bodies above [`GatewayOptions::max_request_bytes`] get 413 (at once when their
 //!   declared length says so); a body whose chunked encoding is malformed, or that ends
-//!   before it is whole, gets 400. Upstream answers above [`Options::max_response_bytes`]
+//!   before it is whole, gets 400. Upstream answers above [`GatewayOptions::max_response_bytes`]
 //!   are cut off with an error, and an answer the gateway reads (one with calls to find)
 //!   that is not UTF-8, whole or in any event of its stream, is a 502 (an error event
 //!   once the client's stream has started), never read with replacement characters;
@@ -212,7 +212,7 @@
 //!   the size of its text. Calls past it are refused as calls that do not bind are, so
 //!   when no round is left only they are given back as text, never a call passed on (a
 //!   repair answer that writes the passed-on calls again has them dropped, above).
-//! - [`Options::upstream_timeout`] bounds the wait for the upstream's response head and for
+//! - [`GatewayOptions::upstream_timeout`] bounds the wait for the upstream's response head and for
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
 //!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
@@ -225,34 +225,34 @@
 //!   stream with an error event. So does an upstream stream that ends with neither
 //!   `[DONE]` nor a finish reason: a cut-off answer is not passed off as a whole one.
 //! - A client that goes away ends the upstream request.
-//! - [`Options::request_timeout`] bounds a request as a whole, from its head to its
+//! - [`GatewayOptions::request_timeout`] bounds a request as a whole, from its head to its
 //!   answer's last byte (all upstream answers, repair rounds and executed steps): past it
 //!   the client gets 504, or, once a stream has started, an error event that ends it, and
 //!   the upstream request is dropped. An upstream that sends one byte a second is cut
 //!   there, not followed for its whole length.
 //! - A connection [`serve`] accepts is closed when it stalls: no request for
-//!   [`Options::idle_timeout`] (before the first one too), or a request head not whole
-//!   [`Options::header_timeout`] after its first byte, or a client that takes nothing of
-//!   its answer for [`Options::idle_timeout`] (one that asks for a stream and never reads
-//!   it would hold its place among [`Options::max_concurrent`] for good). A body not whole
-//!   [`Options::body_timeout`] after the head gets 408. These run before the key check:
+//!   [`GatewayOptions::idle_timeout`] (before the first one too), or a request head not whole
+//!   [`GatewayOptions::header_timeout`] after its first byte, or a client that takes nothing of
+//!   its answer for [`GatewayOptions::idle_timeout`] (one that asks for a stream and never reads
+//!   it would hold its place among [`GatewayOptions::max_concurrent`] for good). A body not whole
+//!   [`GatewayOptions::body_timeout`] after the head gets 408. These run before the key check:
 //!   clients that open connections and send nothing cannot use up the file descriptors.
-//! - At most [`Options::max_concurrent`] requests (64 by default) are handled at once, a
+//! - At most [`GatewayOptions::max_concurrent`] requests (64 by default) are handled at once, a
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once. A request takes its place when its body is whole: a body
 //!   on its way holds none, so clients that send a head and one byte of a body and stall
-//!   do not keep other requests out until [`Options::body_timeout`]. Bodies hold bytes
+//!   do not keep other requests out until [`GatewayOptions::body_timeout`]. Bodies hold bytes
 //!   instead, from when they are read until their answer is over: together at most as
-//!   many as `max_concurrent` bodies of [`Options::max_request_bytes`]; a piece beyond
+//!   many as `max_concurrent` bodies of [`GatewayOptions::max_request_bytes`]; a piece beyond
 //!   that gets the same 503, so a crowd cannot make the gateway hold more request bodies
 //!   than that many requests could send.
 //!   `GET /health` is not counted.
 //! - An answer given before the request's body was read (503, 401, 413 for a declared
 //!   length, 400) ends the connection with a lingering close: the rest of the body is read
-//!   and thrown away, at most [`Options::max_request_bytes`] of it for at most
-//!   [`Options::linger_timeout`], so the client, still sending, reads the answer instead of
+//!   and thrown away, at most [`GatewayOptions::max_request_bytes`] of it for at most
+//!   [`GatewayOptions::linger_timeout`], so the client, still sending, reads the answer instead of
 //!   a connection reset (a broken pipe).
-//! - With [`Options::api_key`], every request but `GET /health` must carry
+//! - With [`GatewayOptions::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
 //!   <upstream_key>` when one is set; otherwise, when the gateway has no key of its own, the
 //!   client's `Authorization` header is forwarded.
@@ -292,7 +292,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8089";
 
 /// How the gateway runs. Plain fields with defaults, as `atfunc serve` fills them.
 #[derive(Clone)]
-pub struct Options {
+pub struct GatewayOptions {
     /// The upstream's base URL: `http://127.0.0.1:11434` (a `/v1` at the end is fine).
     pub upstream: String,
     /// Longest wait for the upstream's response head and for each piece of its body.
@@ -318,18 +318,18 @@ pub struct Options {
     /// `"atfunc_constrain": false` turns it off for itself). Default off.
     pub constrain: bool,
     /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
-    /// [`Options::constrain`] is off; without it such a request is answered 400. Building
+    /// [`GatewayOptions::constrain`] is off; without it such a request is answered 400. Building
     /// a grammar is work the server pays for, so the server decides. Default off.
     pub constrain_per_request: bool,
     /// Limits on how far a request's tool schemas may expand when they are loaded (`$ref`s
     /// written out in place); past one the request is answered 400 naming it.
     pub load_limits: LoadLimits,
-    /// With a grammar on for a request ([`Options::constrain`], or its
+    /// With a grammar on for a request ([`GatewayOptions::constrain`], or its
     /// `"atfunc_constrain": true`) and `tool_choice: "auto"` (or none given), decide first:
     /// one short request whose grammar allows only one of the tools' names or `none`,
     /// then, for a name, the answer under the grammar of that tool's calls (see
-    /// [Deciding first](self#deciding-first)). Needs [`Options::constrain`] or
-    /// [`Options::constrain_per_request`]. Default off: measured on 40 cases of a 135M
+    /// [Deciding first](self#deciding-first)). Needs [`GatewayOptions::constrain`] or
+    /// [`GatewayOptions::constrain_per_request`]. Default off: measured on 40 cases of a 135M
     /// model so far (EVAL.md).
     pub decide: bool,
     /// The `max_tokens` of the decision request. A name cut by it is not a name: the
@@ -375,12 +375,12 @@ pub struct Options {
     /// behind a server that does not read it (vLLM without a tool parser, a raw
     /// llama.cpp): the request's `tools` go upstream as they came and the answer is read
     /// in that format (see [Other formats](self#other-formats)). Grammars are only made for
-    /// atfunc's syntax: [`Gateway::new`] refuses [`Options::constrain`] and
-    /// [`Options::constrain_per_request`] with another dialect.
+    /// atfunc's syntax: [`Gateway::new`] refuses [`GatewayOptions::constrain`] and
+    /// [`GatewayOptions::constrain_per_request`] with another dialect.
     pub upstream_dialect: Dialect,
     /// Most requests handled at once (at least 1); one more is answered 503 at once. A
     /// request is counted once its body is whole; bodies (being read, or of requests
-    /// under way) hold at most this many times [`Options::max_request_bytes`] together.
+    /// under way) hold at most this many times [`GatewayOptions::max_request_bytes`] together.
     /// Default 64.
     pub max_concurrent: usize,
     /// Longest time a request's head may take to arrive, from its first byte. Default
@@ -400,7 +400,7 @@ pub struct Options {
     pub request_timeout: Duration,
     /// Longest time the rest of a request's body is read, and thrown away, after an answer
     /// given before the body was read (503, 401, 413, 400), so that the client reads the
-    /// answer instead of a connection reset; at most [`Options::max_request_bytes`] are
+    /// answer instead of a connection reset; at most [`GatewayOptions::max_request_bytes`] are
     /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts
     /// and [`ConnectionServer`] serves.
     pub linger_timeout: Duration,
@@ -409,9 +409,9 @@ pub struct Options {
 /// How many requests a gateway handles at once unless told otherwise.
 pub const DEFAULT_MAX_CONCURRENT: usize = 64;
 
-impl Default for Options {
-    fn default() -> Options {
-        Options {
+impl Default for GatewayOptions {
+    fn default() -> GatewayOptions {
+        GatewayOptions {
             upstream: String::from("http://127.0.0.1:8080"),
             upstream_timeout: Duration::from_secs(300),
             repair_rounds: 1,
@@ -444,10 +444,10 @@ impl Default for Options {
     }
 }
 
-impl std::fmt::Debug for Options {
+impl std::fmt::Debug for GatewayOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The keys are secrets: say only whether they are set.
-        f.debug_struct("Options")
+        f.debug_struct("GatewayOptions")
             .field("upstream", &self.upstream)
             .field("upstream_timeout", &self.upstream_timeout)
             .field("repair_rounds", &self.repair_rounds)
@@ -490,18 +490,18 @@ pub struct SetupError(String);
 /// in an axum application (without the connection time limits and the lingering close).
 ///
 /// ```
-/// use atfunc::serve::{Gateway, Options};
-/// let gateway = Gateway::new(Options {
+/// use atfunc::serve::{Gateway, GatewayOptions};
+/// let gateway = Gateway::new(GatewayOptions {
 ///     upstream: "http://127.0.0.1:11434".into(),
-///     ..Options::default()
+///     ..GatewayOptions::default()
 /// })
 /// .unwrap();
 /// let _router = gateway.router();
-/// assert!(Gateway::new(Options { upstream: "nowhere".into(), ..Options::default() }).is_err());
+/// assert!(Gateway::new(GatewayOptions { upstream: "nowhere".into(), ..GatewayOptions::default() }).is_err());
 /// ```
 #[derive(Debug)]
 pub struct Gateway {
-    options: Options,
+    options: GatewayOptions,
     upstream: Upstream,
     /// `Bearer <api_key>`, as clients must send it.
     expected_auth: Option<Vec<u8>>,
@@ -524,7 +524,7 @@ const MAX_WARNED: usize = 10_000;
 impl Gateway {
     /// A gateway for `options`. Fails on an upstream URL that is not `http(s)://...`, an
     /// empty key, or `execute_all` without a registry.
-    pub fn new(options: Options) -> Result<Gateway, SetupError> {
+    pub fn new(options: GatewayOptions) -> Result<Gateway, SetupError> {
         let upstream = Upstream::new(
             &options.upstream,
             options.upstream_timeout,
@@ -650,7 +650,7 @@ impl Gateway {
     }
 
     /// The options in force.
-    pub fn options(&self) -> &Options {
+    pub fn options(&self) -> &GatewayOptions {
         &self.options
     }
 
@@ -746,7 +746,7 @@ fn held(
     Response::from_parts(parts, Body::from_stream(body))
 }
 
-/// Ends a request that passes [`Options::request_timeout`]: 504 while its answer has not
+/// Ends a request that passes [`GatewayOptions::request_timeout`]: 504 while its answer has not
 /// started, else the answer is cut off there, an event stream with an error event.
 async fn within_request_timeout(
     State(gateway): State<Arc<Gateway>>,
@@ -807,8 +807,8 @@ async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Resp
 
 /// Serves `gateway` on `listener` until `shutdown` completes; requests under way are
 /// finished first. Connections are closed when they stall: a request head not whole
-/// [`Options::header_timeout`] after its first byte, or nothing of a request for
-/// [`Options::idle_timeout`] (see also [`Options::body_timeout`]).
+/// [`GatewayOptions::header_timeout`] after its first byte, or nothing of a request for
+/// [`GatewayOptions::idle_timeout`] (see also [`GatewayOptions::body_timeout`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     gateway: Gateway,
@@ -820,14 +820,14 @@ pub async fn serve(
 
 /// The gateway, for a program that accepts its connections itself (a Unix socket, a TLS
 /// stream, an in-memory pipe): each is served as [`serve`] serves the connections it
-/// accepts, with HTTP/1, the time limits of [`Options`] and the lingering close after an
+/// accepts, with HTTP/1, the time limits of [`GatewayOptions`] and the lingering close after an
 /// answer given before the request's body was read.
 ///
 /// ```
-/// use atfunc::serve::{ConnectionServer, Gateway, Options};
+/// use atfunc::serve::{ConnectionServer, Gateway, GatewayOptions};
 /// use tokio::io::{AsyncReadExt, AsyncWriteExt};
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let server = ConnectionServer::new(Gateway::new(Options::default()).unwrap());
+/// let server = ConnectionServer::new(Gateway::new(GatewayOptions::default()).unwrap());
 /// let (client, connection) = tokio::io::duplex(1 << 16);
 /// tokio::spawn(async move { server.serve_connection(connection, std::future::pending()).await });
 /// let (mut from_server, mut to_server) = tokio::io::split(client);
@@ -897,11 +897,11 @@ mod tests {
     #[tokio::test]
     async fn a_request_beyond_max_concurrent_gets_503_at_once() {
         let (upstream, upstream_task) = silent_upstream().await;
-        let gateway = Gateway::new(Options {
+        let gateway = Gateway::new(GatewayOptions {
             upstream,
             upstream_timeout: Duration::from_secs(20),
             max_concurrent: 1,
-            ..Options::default()
+            ..GatewayOptions::default()
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -956,9 +956,9 @@ mod tests {
 
     #[test]
     fn max_concurrent_must_be_at_least_one() {
-        let error = Gateway::new(Options {
+        let error = Gateway::new(GatewayOptions {
             max_concurrent: 0,
-            ..Options::default()
+            ..GatewayOptions::default()
         })
         .unwrap_err();
         assert_eq!(

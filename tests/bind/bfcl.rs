@@ -281,13 +281,9 @@ fn ground_truth_binds_from_built_calls() {
 fn built_call(catalog: &Catalog, expected: &Expected, positional: bool) -> Call {
     let (_, interface) = catalog.find(&expected.name).unwrap();
     let (lead, rest) = split_positional(interface, expected, positional);
-    Call {
-        name: expected.name.clone(),
-        positional: lead.iter().map(|(_, v)| to_value(v)).collect(),
-        named: rest.iter().map(|(k, v)| (k.clone(), to_value(v))).collect(),
-        body: None,
-        span: Default::default(),
-    }
+    Call::new(expected.name.clone())
+        .with_positional(lead.iter().map(|(_, v)| to_value(v)).collect())
+        .with_named(rest.iter().map(|(k, v)| (k.clone(), to_value(v))).collect())
 }
 
 /// The arguments in declared order, split into the leading run that can be written by

@@ -20,13 +20,10 @@ fn num(literal: &str) -> Value {
 }
 
 fn call(name: &str, positional: Vec<Value>, named: Vec<(&str, Value)>) -> Call {
-    Call {
-        name: name.to_owned(),
-        positional,
-        named: named.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-        body: None,
-        span: Span::new(3, 30),
-    }
+    Call::new(name)
+        .with_positional(positional)
+        .with_named(named.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        .with_span(Span::new(3, 30))
 }
 
 fn with_body(mut call: Call, body: &str) -> Call {

@@ -94,29 +94,33 @@ fn scalar() -> impl Strategy<Value = Param> {
         });
     prop_oneof![
         Just(Param::new("", ParamType::String)),
-        proptest::collection::vec("[a-zA-Z \"\\\\é]{0,6}", 1..4).prop_map(|choices| Param {
-            choices: Some(choices.into_iter().map(Json::from).collect()),
-            ..Param::new("", ParamType::String)
-        }),
+        proptest::collection::vec("[a-zA-Z \"\\\\é]{0,6}", 1..4).prop_map(|choices| Param::new(
+            "",
+            ParamType::String
+        )
+        .choices(choices)),
         Just(Param::new("", ParamType::Integer)),
         Just(Param::new("", ParamType::Number)),
         Just(Param::new("", ParamType::Boolean)),
         Just(Param::new("", ParamType::Any)),
-        bounds.clone().prop_map(|(min, max)| Param {
-            min,
-            max,
-            ..Param::new("", ParamType::Integer)
-        }),
-        bounds.prop_map(|(min, max)| Param {
-            min,
-            max,
-            ..Param::new("", ParamType::Number)
-        }),
-        proptest::collection::vec(-20i64..20, 1..4).prop_map(|choices| Param {
-            choices: Some(choices.into_iter().map(Json::from).collect()),
-            ..Param::new("", ParamType::Integer)
-        }),
+        bounds
+            .clone()
+            .prop_map(|(min, max)| bounded(ParamType::Integer, min, max)),
+        bounds.prop_map(|(min, max)| bounded(ParamType::Number, min, max)),
+        proptest::collection::vec(-20i64..20, 1..4).prop_map(|choices| Param::new(
+            "",
+            ParamType::Integer
+        )
+        .choices(choices)),
     ]
+}
+
+/// A parameter of type `ty` within these bounds, when given.
+fn bounded(ty: ParamType, min: Option<f64>, max: Option<f64>) -> Param {
+    let mut param = Param::new("", ty);
+    param.min = min;
+    param.max = max;
+    param
 }
 
 fn param_shape() -> impl Strategy<Value = Param> {
@@ -124,12 +128,9 @@ fn param_shape() -> impl Strategy<Value = Param> {
         prop_oneof![
             3 => inner.clone(),
             // An enum on an array is meant per element (see `Param::element_choices`).
-            1 => proptest::collection::vec("[a-z]{1,4}", 1..4).prop_map(|choices| Param {
-                choices: Some(choices.into_iter().map(Json::from).collect()),
-                ..Param::new("", ParamType::Array {
+            1 => proptest::collection::vec("[a-z]{1,4}", 1..4).prop_map(|choices| Param::new("", ParamType::Array {
                     items: Some(Box::new(Param::new("", ParamType::String))),
-                })
-            }),
+                }).choices(choices)),
             1 => proptest::option::of(inner.clone()).prop_map(|items| Param::new(
                 "",
                 ParamType::Array { items: items.map(Box::new) }
@@ -148,10 +149,10 @@ fn params(shape: impl Strategy<Value = Param>, max: usize) -> impl Strategy<Valu
         let mut seen = std::collections::HashSet::new();
         list.into_iter()
             .filter(|(name, _, _)| seen.insert(UniCase::new(name.as_str()).to_folded_case()))
-            .map(|(name, shape, required)| Param {
-                name,
-                required,
-                ..shape
+            .map(|(name, mut shape, required)| {
+                shape.name = name;
+                shape.required = required;
+                shape
             })
             .collect()
     })
@@ -301,6 +302,8 @@ fn value(param: &Param, top: bool) -> BoxedStrategy<Json> {
         ParamType::Object { properties } => fields(properties)
             .prop_map(|fields| Json::Object(fields.into_iter().collect()))
             .boxed(),
+        // `ParamType` may grow; a new type needs its own strategy here.
+        other => unimplemented!("no values generated for {other:?}"),
     }
 }
 
@@ -377,12 +380,7 @@ proptest! {
         single in any::<bool>(),
         bare_strings in any::<bool>(),
     ) {
-        let options = GrammarOptions {
-            choice: choice(&interfaces, pick),
-            single,
-            bare_strings,
-            ..GrammarOptions::default()
-        };
+        let options = GrammarOptions::default().with_choice(choice(&interfaces, pick)).with_single(single).with_bare_strings(bare_strings);
         match grammar(&interfaces, &options) {
             Ok(g) => check_samples(&g, &catalog(&interfaces, None), &options, 8),
             // A required call of a function that has none: allowed only when that is so.
@@ -396,11 +394,11 @@ proptest! {
         prop_assume!(distinct(&interfaces));
         // Canonical strings may begin with `,` or `)`, which the guard keeps a model from
         // writing unescaped (tests/eval/levers.rs checks the guarded language).
-        let plain = GrammarOptions { guard_string_start: false, ..GrammarOptions::default() };
+        let plain = GrammarOptions::default().with_guard_string_start(false);
         let g = grammar(&interfaces, &plain).unwrap();
         let required = grammar(
             &interfaces,
-            &GrammarOptions { choice: Choice::Required, ..plain.clone() },
+            &plain.clone().with_choice(Choice::Required),
         )
         .unwrap();
         let catalog = catalog(&interfaces, None);
@@ -595,11 +593,9 @@ fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
         Choice::None,
         Choice::Function("fz.first".into()),
     ] {
-        let options = GrammarOptions {
-            choice,
-            single: true,
-            ..GrammarOptions::default()
-        };
+        let options = GrammarOptions::default()
+            .with_choice(choice)
+            .with_single(true);
         let text = atfunc::gbnf(&tools, &options).unwrap();
         assert!(text.len() < 100_000, "{} bytes", text.len());
         let g = grammar(&tools, &options).unwrap();
@@ -610,10 +606,7 @@ fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
 #[test]
 fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
     let tools = weather();
-    let rules = GrammarOptions {
-        max_rules: 3,
-        ..GrammarOptions::default()
-    };
+    let rules = GrammarOptions::default().with_max_rules(3);
     let error = grammar(&tools, &rules).unwrap_err();
     assert_eq!(
         error,
@@ -627,10 +620,7 @@ fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
         error.to_string().contains("GrammarOptions::max_rules"),
         "{error}"
     );
-    let bytes = GrammarOptions {
-        max_bytes: 200,
-        ..GrammarOptions::default()
-    };
+    let bytes = GrammarOptions::default().with_max_bytes(200);
     let error = grammar(&tools, &bytes).unwrap_err().to_string();
     assert!(
         error.contains("larger than 200 bytes (GrammarOptions::max_bytes)"),
@@ -645,10 +635,7 @@ fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
     let big = fields
         .into_iter()
         .fold(Interface::new("big"), |f, p| f.param(p));
-    let small_budget = GrammarOptions {
-        max_bytes: 1 << 20,
-        ..GrammarOptions::default()
-    };
+    let small_budget = GrammarOptions::default().with_max_bytes(1 << 20);
     assert!(matches!(
         grammar(&[big], &small_budget),
         Err(GrammarError::TooLarge {
@@ -662,10 +649,10 @@ fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
 fn choice_modes() {
     let tools = weather();
     let call = "@weather.get_temp(location=\"Oslo\")";
-    let with = |choice, single| GrammarOptions {
-        choice,
-        single,
-        ..GrammarOptions::default()
+    let with = |choice, single| {
+        GrammarOptions::default()
+            .with_choice(choice)
+            .with_single(single)
     };
     let none = grammar(&tools, &with(Choice::None, false)).unwrap();
     assert!(none.accepts("only prose"));
@@ -703,10 +690,7 @@ fn choice_modes() {
 
 #[test]
 fn root_functions_are_called_without_prefix() {
-    let options = GrammarOptions {
-        root: Some("weather".into()),
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default().with_root(Some("weather".into()));
     let g = grammar(&weather(), &options).unwrap();
     assert!(g.accepts("@get_temp(location=\"Oslo\")"));
     assert!(!g.accepts("@weather.get_temp(location=\"Oslo\")"));
@@ -720,19 +704,13 @@ fn unsatisfiable_parameters() {
     level.choices = Some(vec![Json::from("high")]);
     let broken = Interface::new("set").param(level);
     let fine = Interface::new("ping");
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default().with_choice(Choice::Required);
     let g = grammar(&[broken.clone(), fine], &options).unwrap();
     assert!(g.accepts("@ping()"));
     assert!(!g.accepts("@set(level=\"high\")"));
     let err = grammar(
         &[broken],
-        &GrammarOptions {
-            choice: Choice::Function("set".into()),
-            ..GrammarOptions::default()
-        },
+        &GrammarOptions::default().with_choice(Choice::Function("set".into())),
     )
     .unwrap_err();
     assert!(
@@ -790,10 +768,8 @@ fn every_bfcl_function_samples_calls_that_bind() {
     for (id, interfaces) in &entries {
         let catalog = catalog(interfaces, None);
         for interface in interfaces {
-            let options = GrammarOptions {
-                choice: Choice::Function(interface.qualified_name()),
-                ..GrammarOptions::default()
-            };
+            let options =
+                GrammarOptions::default().with_choice(Choice::Function(interface.qualified_name()));
             let g = grammar(interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
             check_samples(&g, &catalog, &options, 6);
         }
@@ -809,12 +785,10 @@ fn bfcl_grounded() -> Vec<(String, Vec<Interface>, GrammarOptions)> {
     bfcl_read()
         .into_iter()
         .map(|(id, interfaces, said)| {
-            let options = GrammarOptions {
-                choice: Choice::Required,
-                grounded_numbers: Some(atfunc::grammar::numbers_in(&said)),
-                grounded_text: Some(said),
-                ..GrammarOptions::default()
-            };
+            let options = GrammarOptions::default()
+                .with_choice(Choice::Required)
+                .with_grounded_numbers(Some(atfunc::grammar::numbers_in(&said)))
+                .with_grounded_text(Some(said));
             (id, interfaces, options)
         })
         .collect()
@@ -836,11 +810,9 @@ fn every_bfcl_question_grounds_calls_that_bind() {
 fn every_bfcl_function_samples_bare_words_that_bind() {
     for (id, interfaces) in bfcl_entries() {
         let catalog = catalog(&interfaces, None);
-        let options = GrammarOptions {
-            choice: Choice::Required,
-            bare_strings: true,
-            ..GrammarOptions::default()
-        };
+        let options = GrammarOptions::default()
+            .with_choice(Choice::Required)
+            .with_bare_strings(true);
         let g = grammar(&interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
         check_samples(&g, &catalog, &options, 6);
     }
@@ -854,11 +826,9 @@ fn bare_words_are_text_values_that_bind_as_written() {
         .param(Param::new("near", ParamType::String))
         .param(Param::new("limit", ParamType::Integer))];
     let catalog = catalog(&interfaces, None);
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        bare_strings: true,
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_bare_strings(true);
     let g = grammar(&interfaces, &options).unwrap();
     for (written, city) in [
         ("Oslo", "Oslo"),
@@ -913,10 +883,7 @@ fn bare_words_are_text_values_that_bind_as_written() {
     // Off by default: a text value is quoted.
     let quoted = grammar(
         &interfaces,
-        &GrammarOptions {
-            choice: Choice::Required,
-            ..GrammarOptions::default()
-        },
+        &GrammarOptions::default().with_choice(Choice::Required),
     )
     .unwrap();
     assert!(!quoted.accepts("@map.find(city=Oslo)"));
@@ -977,10 +944,8 @@ fn grammars_compile_and_agree_in_llama_cpp() {
     let mut cases = Vec::new();
     for (id, interfaces) in bfcl_entries() {
         for interface in &interfaces {
-            let options = GrammarOptions {
-                choice: Choice::Function(interface.qualified_name()),
-                ..GrammarOptions::default()
-            };
+            let options =
+                GrammarOptions::default().with_choice(Choice::Function(interface.qualified_name()));
             let g = grammar(&interfaces, &options).unwrap();
             cases.push(engine_case(
                 &format!("{id} {}", interface.qualified_name()),
@@ -990,10 +955,7 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         }
         let g = grammar(&interfaces, &GrammarOptions::default()).unwrap();
         cases.push(engine_case(&format!("{id} auto"), &g, 0..2));
-        let bare = GrammarOptions {
-            bare_strings: true,
-            ..GrammarOptions::default()
-        };
+        let bare = GrammarOptions::default().with_bare_strings(true);
         let g = grammar(&interfaces, &bare).unwrap();
         cases.push(engine_case(&format!("{id} bare"), &g, 0..2));
     }
@@ -1010,11 +972,9 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         let Some(bound) = first_bound(&g.sample(0), &catalog) else {
             continue;
         };
-        let next = GrammarOptions {
-            not_again: vec![WrittenCall::of_args(bound.name.clone(), &bound.args)],
-            continued: true,
-            ..options
-        };
+        let next = options
+            .with_not_again(vec![WrittenCall::of_args(bound.name.clone(), &bound.args)])
+            .with_continued(true);
         if let Ok(g) = grammar(&interfaces, &next) {
             cases.push(engine_case(&format!("{id} not_again"), &g, 1..3));
         }
@@ -1023,11 +983,9 @@ fn grammars_compile_and_agree_in_llama_cpp() {
     let strategy = (interfaces(), any::<u8>(), any::<bool>());
     for n in 0..300 {
         let (interfaces, pick, single) = strategy.new_tree(&mut runner).unwrap().current();
-        let options = GrammarOptions {
-            choice: choice(&interfaces, pick),
-            single,
-            ..GrammarOptions::default()
-        };
+        let options = GrammarOptions::default()
+            .with_choice(choice(&interfaces, pick))
+            .with_single(single);
         if let Ok(g) = grammar(&interfaces, &options) {
             cases.push(engine_case(&format!("random {n}"), &g, 0..4));
         }
@@ -1040,10 +998,7 @@ fn grammars_compile_and_agree_in_llama_cpp() {
             continue;
         }
         // Canonical strings may begin with `,` or `)`, which the guard refuses unescaped.
-        let plain = GrammarOptions {
-            guard_string_start: false,
-            ..GrammarOptions::default()
-        };
+        let plain = GrammarOptions::default().with_guard_string_start(false);
         let g = grammar(&interfaces, &plain).unwrap();
         let mut case = engine_case(&format!("canonical {n}"), &g, 0..0);
         let accept: Vec<Json> = calls
@@ -1117,10 +1072,7 @@ fn calls_left_out_are_not_written_again_and_the_rest_still_bind() {
             }
         }
         left_out_total += not_again.len();
-        let without = GrammarOptions {
-            not_again: not_again.clone(),
-            ..options.clone()
-        };
+        let without = options.clone().with_not_again(not_again.clone());
         let g2 = match grammar(&interfaces, &without) {
             Ok(g2) => g2,
             // Every call differs from those left out only in free values.
@@ -1157,11 +1109,11 @@ fn leaving_a_call_out_leaves_the_others_in() {
         .param(Param::new("shuffle", ParamType::Boolean));
     let stop = Interface::new("stop");
     let said = "Play Taylor Swift for 20 minutes and Maroon 5 for 15 minutes.";
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        grounded_numbers: Some(atfunc::grammar::numbers_in(said)),
-        grounded_text: Some(said.into()),
-        not_again: vec![
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_grounded_numbers(Some(atfunc::grammar::numbers_in(said)))
+        .with_grounded_text(Some(said.into()))
+        .with_not_again(vec![
             WrittenCall::new("play")
                 .arg("artist", "\"Taylor Swift\"")
                 .arg("minutes", "20"),
@@ -1169,9 +1121,7 @@ fn leaving_a_call_out_leaves_the_others_in() {
                 .arg("artist", "\"Taylor Swift\"")
                 .arg("minutes", "15")
                 .arg("shuffle", "true"),
-        ],
-        ..GrammarOptions::default()
-    };
+        ]);
     let g = grammar(&[play.clone(), stop.clone()], &options).unwrap();
     for out in [
         r#"@play(artist="Taylor Swift", minutes=20)"#,
@@ -1192,21 +1142,16 @@ fn leaving_a_call_out_leaves_the_others_in() {
     }
     // Not grounded, the minutes are free: a call that differs only there is not offered,
     // and one that differs in a listed value still is.
-    let free = GrammarOptions {
-        grounded_numbers: None,
-        ..options.clone()
-    };
+    let free = options.clone().with_grounded_numbers(None);
     let g = grammar(std::slice::from_ref(&play), &free).unwrap();
     assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21)"#));
     assert!(!g.accepts(r#"@play(artist="Taylor Swift", minutes=21, shuffle=false)"#));
     assert!(g.accepts(r#"@play(artist="Taylor Swift", minutes=20, shuffle=false)"#));
     assert!(g.accepts(r#"@play(artist="Maroon 5", minutes=21)"#));
     // Left with nothing to differ in, a required call cannot be made, and says why.
-    let only = GrammarOptions {
-        grounded_text: None,
-        not_again: vec![WrittenCall::new("stop")],
-        ..free
-    };
+    let only = free
+        .with_grounded_text(None)
+        .with_not_again(vec![WrittenCall::new("stop")]);
     let err = grammar(&[stop], &only).unwrap_err();
     assert!(
         matches!(err, GrammarError::NoCallable(ref why) if why.contains("not_again")),
@@ -1226,17 +1171,14 @@ proptest! {
         seed in any::<u64>(),
     ) {
         prop_assume!(distinct(&interfaces));
-        let options = GrammarOptions { choice: Choice::Required, ..GrammarOptions::default() };
+        let options = GrammarOptions::default().with_choice(Choice::Required);
         let Ok(g) = grammar(&interfaces, &options) else { return Ok(()) };
         let catalog = catalog(&interfaces, None);
         let sample = g.sample(seed);
         let Some(bound) = first_bound(&sample, &catalog) else { return Ok(()) };
         prop_assume!(bound.body.is_none());
         let text = &sample[bound.span.start as usize..bound.span.end as usize];
-        let without = GrammarOptions {
-            not_again: vec![WrittenCall::of_args(bound.name.clone(), &bound.args)],
-            ..options.clone()
-        };
+        let without = options.clone().with_not_again(vec![WrittenCall::of_args(bound.name.clone(), &bound.args)]);
         match grammar(&interfaces, &without) {
             Ok(g2) => {
                 prop_assert!(!g2.accepts(text), "offered again: {text}\n{}", g2.to_gbnf());
@@ -1251,11 +1193,9 @@ proptest! {
 /// A continued answer is a newline and one more call, or nothing: the model may end there.
 #[test]
 fn a_continued_answer_is_one_more_call_on_its_own_line_or_nothing() {
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        continued: true,
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_continued(true);
     let g = grammar(&weather(), &options).unwrap();
     let call = r#"@weather.get_temp(location="Oslo")"#;
     assert!(g.accepts(""));

@@ -969,8 +969,9 @@ fn the_prompt_lists_exactly_what_exec_runs() {
 }
 
 #[test]
-fn the_old_root_spellings_still_work() {
-    // `render --root BOX` named the root toolbox, `exec --root DIR` the file box's folder.
+fn the_old_root_spellings_are_refused() {
+    // `render --root BOX` named the root toolbox, `exec --root DIR` the file box's folder;
+    // both were removed before 0.1 for `--root-toolbox` and `--files`.
     let render = atfunc(
         &[
             "render",
@@ -982,18 +983,13 @@ fn the_old_root_spellings_still_work() {
         ],
         b"",
     );
-    assert!(
-        stdout(&render).starts_with("@get_current_weather("),
-        "{}",
-        stderr(&render)
-    );
+    assert_eq!(render.status.code(), Some(2), "{}", stdout(&render));
+    assert!(stderr(&render).contains("--root"), "{}", stderr(&render));
     let mut args = DEMO.to_vec();
     args[3] = "--root";
     let exec = atfunc(&args, b"@file.listfiles()");
-    assert_eq!(
-        stdout(&exec),
-        "Function call: file.listfiles()\nReturned: [\"notes.txt\"]\n"
-    );
+    assert_eq!(exec.status.code(), Some(2), "{}", stdout(&exec));
+    assert!(stdout(&exec).is_empty());
 }
 
 #[test]

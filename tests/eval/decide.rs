@@ -4,10 +4,8 @@
 #![cfg(feature = "eval")]
 
 use crate::scripted;
-use atfunc::eval::{
-    load_cases, prompt, CaseOutcome, EvalOptions, Evaluator, Mode, DECIDE_QUESTION,
-};
-use atfunc::grammar::{grammar, Choice};
+use atfunc::eval::{load_cases, prompt, CaseOutcome, EvalOptions, Evaluator, Mode};
+use atfunc::grammar::{grammar, Choice, DECIDE_QUESTION};
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
@@ -106,11 +104,9 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
     let answer = &requests[1];
     assert_eq!(answer["messages"], conversation);
     assert_eq!(answer["max_tokens"], 256);
-    let only = GrammarOptions {
-        choice: Choice::Function("calc.cbrt".into()),
-        single: true,
-        ..GrammarOptions::default()
-    };
+    let only = GrammarOptions::default()
+        .with_choice(Choice::Function("calc.cbrt".into()))
+        .with_single(true);
     assert_eq!(
         answer["grammar"].as_str(),
         Some(gbnf(&case.interfaces, &only).unwrap().as_str())
@@ -145,11 +141,9 @@ async fn none_leaves_the_answer_to_the_auto_grammar() {
         let case = case(id, "pick none");
         let (outcome, requests) = run(&case, "decide").await;
         assert_eq!(requests.len(), 2, "{requests:#?}");
-        let auto = GrammarOptions {
-            choice: Choice::Auto,
-            single: true,
-            ..GrammarOptions::default()
-        };
+        let auto = GrammarOptions::default()
+            .with_choice(Choice::Auto)
+            .with_single(true);
         assert_eq!(
             requests[1]["grammar"].as_str(),
             Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
@@ -176,13 +170,10 @@ async fn the_second_step_keeps_the_modes_variants() {
     let system = system(&case, "decide+bound+desc");
     assert_eq!(requests[0]["messages"][0]["content"], system);
     assert_eq!(requests[1]["messages"][0]["content"], system);
-    let bound = GrammarOptions {
-        choice: Choice::Function("calc.cbrt".into()),
-        single: true,
-        max_string_chars: Some(256),
-        max_list_items: Some(32),
-        ..GrammarOptions::default()
-    };
+    let bound = GrammarOptions::default()
+        .with_choice(Choice::Function("calc.cbrt".into()))
+        .with_single(true)
+        .with_bounded_values();
     assert_eq!(
         requests[1]["grammar"].as_str(),
         Some(gbnf(&case.interfaces, &bound).unwrap().as_str())
@@ -198,11 +189,9 @@ async fn a_decision_cut_short_leaves_the_auto_grammar() {
     let case = case("simple_0", "pick calc.cb");
     let (outcome, requests) = run(&case, "decide").await;
     assert_eq!(requests.len(), 2);
-    let auto = GrammarOptions {
-        choice: Choice::Auto,
-        single: true,
-        ..GrammarOptions::default()
-    };
+    let auto = GrammarOptions::default()
+        .with_choice(Choice::Auto)
+        .with_single(true);
     assert_eq!(
         requests[1]["grammar"].as_str(),
         Some(gbnf(&case.interfaces, &auto).unwrap().as_str())

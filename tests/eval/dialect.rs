@@ -10,7 +10,7 @@ use crate::scripted;
 use crate::support;
 
 use atfunc::eval::{load_cases, Case, CaseOutcome, EvalOptions, Evaluator, Mode};
-use atfunc::interop::{to_openai_tools, ControlFields, Options as InteropOptions};
+use atfunc::interop::{to_openai_tools, ControlFields, ToolFormatOptions};
 use atfunc::parse::Dialect;
 use serde_json::{json, Value as Json};
 use std::sync::{Arc, Mutex};
@@ -97,9 +97,7 @@ async fn the_request_carries_the_tools_for_the_template_and_no_atfunc_prompt() {
     );
     let rendered = to_openai_tools(
         &case.interfaces,
-        &InteropOptions {
-            control_fields: ControlFields::none(),
-        },
+        &ToolFormatOptions::default().with_control_fields(ControlFields::none()),
     );
     assert_eq!(request["tools"], rendered.tools);
     assert_eq!(request["tools"][0]["function"]["name"], "calc_sqrt");

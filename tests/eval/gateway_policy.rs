@@ -7,7 +7,7 @@
 
 use crate::scripted;
 use atfunc::eval::{load_cases, Case, EvalOptions, Evaluator, Mode};
-use atfunc::interop::{to_openai_tools, ControlFields, Options as InteropOptions};
+use atfunc::interop::{to_openai_tools, ControlFields, ToolFormatOptions};
 use serde_json::{json, Value as Json};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
@@ -90,9 +90,7 @@ impl Drop for Served {
 /// answer, and the evaluator's own fields.
 fn client_request(case: &Case, tool_choice: &str, openai_names: bool) -> Json {
     let tools = if openai_names {
-        let options = InteropOptions {
-            control_fields: ControlFields::none(),
-        };
+        let options = ToolFormatOptions::default().with_control_fields(ControlFields::none());
         to_openai_tools(&case.interfaces, &options).tools
     } else {
         Json::Array(

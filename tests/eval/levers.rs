@@ -23,15 +23,10 @@ fn derivative() -> Vec<atfunc::Interface> {
 /// no such string, and every other string is still there.
 #[test]
 fn a_guarded_string_does_not_open_with_a_comma_or_a_parenthesis() {
-    let guarded = GrammarOptions {
-        choice: Choice::Required,
-        guard_string_start: true,
-        ..GrammarOptions::default()
-    };
-    let plain = GrammarOptions {
-        guard_string_start: false,
-        ..guarded.clone()
-    };
+    let guarded = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_guard_string_start(true);
+    let plain = guarded.clone().with_guard_string_start(false);
     let with = grammar(&derivative(), &guarded).unwrap();
     let without = grammar(&derivative(), &plain).unwrap();
     for bad in [
@@ -67,10 +62,7 @@ fn the_desc_variant_is_the_renderers_param_descriptions() {
     let mode = "grammar+desc".parse::<Mode>().unwrap();
     assert!(mode.has(Variant::Desc));
     let with = prompt(&tools, &mode);
-    let options = atfunc::render::PromptOptions {
-        param_descriptions: true,
-        ..Default::default()
-    };
+    let options = atfunc::render::PromptOptions::default().with_param_descriptions(true);
     assert_eq!(with, atfunc::render_prompt(&tools, &options));
     assert!(with.contains("The city and state"), "{with}");
     let plain = prompt(&tools, &"grammar".parse::<Mode>().unwrap());
@@ -81,19 +73,9 @@ fn the_desc_variant_is_the_renderers_param_descriptions() {
 /// `lead_in` 0 (measured in EVAL.md (f) as the former `+nolead`): no prose before the call.
 #[test]
 fn no_lead_in_asks_for_the_call_at_once() {
-    let required = GrammarOptions {
-        choice: Choice::Required,
-        ..GrammarOptions::default()
-    };
+    let required = GrammarOptions::default().with_choice(Choice::Required);
     let with_lead = grammar(&derivative(), &required).unwrap();
-    let no_lead = grammar(
-        &derivative(),
-        &GrammarOptions {
-            lead_in: 0,
-            ..required.clone()
-        },
-    )
-    .unwrap();
+    let no_lead = grammar(&derivative(), &required.clone().with_lead_in(0)).unwrap();
     let call = "@calculus.derivative(function=\"x^2\")";
     for g in [&with_lead, &no_lead] {
         assert!(g.accepts(call));
@@ -123,18 +105,15 @@ fn the_bound_variant_bounds_strings_lists_and_free_objects() {
         "items": {"type": "string"}}, "extra": {"type": "object"}},
         "required": ["text"]}}]))
     .unwrap();
-    let free = GrammarOptions {
-        choice: Choice::Required,
-        guard_string_start: false,
-        ..GrammarOptions::default()
-    };
+    let free = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_guard_string_start(false);
     for guard in [false, true] {
-        let bounded = GrammarOptions {
-            guard_string_start: guard,
-            max_string_chars: Some(4),
-            max_list_items: Some(2),
-            ..free.clone()
-        };
+        let bounded = free
+            .clone()
+            .with_guard_string_start(guard)
+            .with_max_string_chars(Some(4))
+            .with_max_list_items(Some(2));
         let (with, without) = (
             grammar(&tools, &bounded).unwrap(),
             grammar(&tools, &free).unwrap(),
@@ -180,11 +159,9 @@ fn grounded_numbers_are_the_questions_own() {
     .unwrap();
     let question =
         "A triangle with a base of 10 units and a height of 2.5 units; -3 and 1,200 too.";
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        grounded_numbers: Some(atfunc::grammar::numbers_in(question)),
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_grounded_numbers(Some(atfunc::grammar::numbers_in(question)));
     let g = grammar(&tools, &options).unwrap();
     for ok in [
         "@area(base=10, height=2.5)",
@@ -205,10 +182,9 @@ fn grounded_numbers_are_the_questions_own() {
         assert!(!g.accepts(bad), "{bad}");
     }
     // When no number of the question fits, the parameter keeps the full number grammar.
-    let none = GrammarOptions {
-        grounded_numbers: Some(atfunc::grammar::numbers_in("no numbers")),
-        ..options.clone()
-    };
+    let none = options
+        .clone()
+        .with_grounded_numbers(Some(atfunc::grammar::numbers_in("no numbers")));
     assert!(grammar(&tools, &none)
         .unwrap()
         .accepts("@area(base=1, height=1)"));
@@ -258,12 +234,10 @@ async fn the_spans_variant_grounds_text_in_the_users_words() {
 
     let requests = seen.lock().unwrap().clone();
     let sent = requests[0]["grammar"].as_str().unwrap();
-    let options = GrammarOptions {
-        choice: Choice::Required,
-        single: true,
-        grounded_text: Some(question.to_owned()),
-        ..GrammarOptions::default()
-    };
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_single(true)
+        .with_grounded_text(Some(question.to_owned()));
     assert_eq!(sent, atfunc::gbnf(&case.interfaces, &options).unwrap());
     let g = grammar(&case.interfaces, &options).unwrap();
     assert!(g.accepts(r#"@trip.plan(city="New York", days=3)"#));

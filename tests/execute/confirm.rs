@@ -188,10 +188,11 @@ async fn rejected_calls_are_dropped_and_unknown_names_refused() {
 async fn held_calls_expire_and_are_bounded() {
     let (registry, deleted) = registry();
     registry.require_confirmation("files.delete").expect("ok");
-    registry.set_hold_limits(HoldLimits {
-        expire_after: Duration::from_millis(100),
-        max_held: 2,
-    });
+    registry.set_hold_limits(
+        HoldLimits::default()
+            .with_expire_after(Duration::from_millis(100))
+            .with_max_held(2),
+    );
     let report = registry
         .execute_response(r#"@files.delete("a") @files.delete("b") @files.delete("c")"#)
         .await;

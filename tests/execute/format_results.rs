@@ -13,13 +13,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 fn call(name: &str, positional: Vec<Value>, named: Vec<(&str, Value)>) -> Call {
-    Call {
-        name: name.into(),
-        positional,
-        named: named.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-        body: None,
-        span: Span::new(0, 0),
-    }
+    Call::new(name)
+        .with_positional(positional)
+        .with_named(named.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        .with_span(Span::new(0, 0))
 }
 
 #[test]

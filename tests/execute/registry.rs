@@ -571,11 +571,6 @@ async fn a_stream_that_forgets_its_outcomes_gives_each_once_and_counts_them() {
     let end = stream.finish().await;
     assert_eq!(end.report.call_count, 3);
     assert!(end.report.calls.is_empty() && end.report.output.is_empty());
-    // The old form, kept for a while, does the same.
-    #[allow(deprecated)]
-    let mut old = registry.stream().keep_records(false);
-    assert_eq!(old.feed_str(answer).await.len(), 3);
-    assert_eq!(old.finish().await.report, end.report);
     // By default every outcome is kept.
     let kept = registry.execute_response(answer).await;
     assert_eq!(kept.calls.len(), 3);
@@ -698,10 +693,7 @@ async fn direct_calls_truncate_per_call() {
         .call_with(
             "t.text",
             Value::Null,
-            &CallOptions {
-                truncate_length: Some(5),
-                ..CallOptions::default()
-            },
+            &CallOptions::default().with_truncate_length(Some(5)),
         )
         .await
         .unwrap();
@@ -716,10 +708,7 @@ async fn direct_calls_truncate_per_call() {
         .call_with(
             "t.list",
             Value::Null,
-            &CallOptions {
-                truncate_length: Some(100),
-                ..CallOptions::default()
-            },
+            &CallOptions::default().with_truncate_length(Some(100)),
         )
         .await
         .unwrap();
@@ -729,10 +718,7 @@ async fn direct_calls_truncate_per_call() {
         .call_with(
             "t.list",
             json!({}),
-            &CallOptions {
-                truncate_length: Some(10_000),
-                ..CallOptions::default()
-            },
+            &CallOptions::default().with_truncate_length(Some(10_000)),
         )
         .await
         .unwrap();
@@ -1111,10 +1097,7 @@ async fn elements_reach_a_stream_and_a_box_called_directly() {
     assert_eq!(ctx.take_elements(), [json!({"type": "card", "title": "y"})]);
 
     // A direct call hands its elements to the options' context when that collects them.
-    let options = CallOptions {
-        ctx: CallContext::new().collecting_elements(),
-        ..CallOptions::default()
-    };
+    let options = CallOptions::default().with_ctx(CallContext::new().collecting_elements());
     let value = registry
         .call_with("t.card", json!({"text": "z"}), &options)
         .await;

@@ -5,7 +5,7 @@
 use atfunc::execute::{BuildError, RegisterError, Registry, ToolBoxExt};
 use atfunc::execute::{CallContext, ToolBox, ToolError, ToolOutput};
 use atfunc::interface::validate_toolbox;
-use atfunc::interop::{to_openai_tools, Options};
+use atfunc::interop::{to_openai_tools, ToolFormatOptions};
 use atfunc::typed::{interface_of, tool_id, TypedBox, TypedError, TypedTool};
 use atfunc::ParamType;
 use schemars::JsonSchema;
@@ -108,7 +108,7 @@ fn an_interface_from_a_struct_with_doc_comments() {
     );
     validate_toolbox("mail", std::slice::from_ref(&interface)).unwrap();
     // The same interface as OpenAI would see it.
-    let rendered = to_openai_tools(&[interface], &Options::default());
+    let rendered = to_openai_tools(&[interface], &ToolFormatOptions::default());
     insta::assert_json_snapshot!("send_email_openai", rendered.tools);
 
     let other = interface_of::<SendEmail>("send")

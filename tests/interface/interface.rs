@@ -658,10 +658,7 @@ fn references_that_fan_out_are_refused_naming_the_limit() {
     }
     small.insert("L3".into(), json!({"type": "string"}));
     let small = with_defs("box.small", small, "L0");
-    let tight = LoadLimits {
-        max_ref_nodes: 1000,
-        ..LoadLimits::default()
-    };
+    let tight = LoadLimits::default().with_max_ref_nodes(1000);
     assert!(matches!(
         load_interfaces_with(&small, &tight),
         Err(LoadError::Limit {
@@ -715,10 +712,7 @@ fn a_chain_of_references_deeper_than_the_limit_is_refused() {
         }
         other => panic!("{other:?}"),
     }
-    let deeper = LoadLimits {
-        max_depth: 300,
-        ..LoadLimits::default()
-    };
+    let deeper = LoadLimits::default().with_max_depth(300);
     let loaded = load_interfaces_with(&tools, &deeper).unwrap();
     assert_eq!(count(&loaded[0].params[0]), 101);
 }

@@ -5,7 +5,7 @@ use atfunc::interface::{Kind, Location};
 use atfunc::interop::{
     bound_to_tool_call, is_model_safe, model_name, parse_tool_call, render, strip_control_fields,
     to_mcp_tools, to_openai_tools, tool_call, tool_call_to_text, tool_message, BridgeError,
-    CallIds, ControlFields, NameMap, Options, ToolFormat,
+    CallIds, ControlFields, NameMap, ToolFormat, ToolFormatOptions,
 };
 use atfunc::{
     bind, load_interfaces, parse_events, BoundCall, Catalog, Event, Interface, Param, ParamType,
@@ -120,7 +120,7 @@ fn a_clash_is_won_by_the_name_that_sorts_first_in_any_order() {
         vec![other.clone(), one.clone()],
         vec![unrelated.clone(), other.clone(), one.clone()],
     ] {
-        let rendered = to_openai_tools(&tools, &Options::default());
+        let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
         assert_eq!(rendered.names.qualified("a_b_c"), Some("a.b_c"));
         assert_eq!(rendered.clashes.len(), 1);
         assert_eq!(rendered.clashes[0].kept, "a.b_c");
@@ -156,7 +156,7 @@ fn of_two_tools_with_one_model_name_the_first_wins() {
         Interface::new("y").in_domain("x"),
         Interface::new("b_c").in_domain("a").describe("again"),
     ];
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     let listed: Vec<&str> = rendered
         .tools
         .as_array()
@@ -180,7 +180,7 @@ fn of_two_tools_with_one_model_name_the_first_wins() {
     assert_eq!(rendered.names.qualified("a_b_c"), Some("a.b_c"));
     assert_eq!(rendered.names.model_name("a_b.c"), None);
     // The MCP rendering takes the same decisions.
-    let mcp = to_mcp_tools(&tools, &Options::default());
+    let mcp = to_mcp_tools(&tools, &ToolFormatOptions::default());
     assert_eq!(mcp.names, rendered.names);
     assert_eq!(mcp.clashes, rendered.clashes);
 }
@@ -227,7 +227,7 @@ fn transfer() -> Interface {
 
 #[test]
 fn control_fields_are_hidden_from_the_model() {
-    let rendered = to_openai_tools(&[transfer()], &Options::default());
+    let rendered = to_openai_tools(&[transfer()], &ToolFormatOptions::default());
     assert_eq!(
         rendered.tools[0]["function"]["parameters"],
         json!({
@@ -236,15 +236,13 @@ fn control_fields_are_hidden_from_the_model() {
             "required": ["amount"],
         })
     );
-    let mcp = to_mcp_tools(&[transfer()], &Options::default());
+    let mcp = to_mcp_tools(&[transfer()], &ToolFormatOptions::default());
     assert_eq!(
         mcp.tools["tools"][0]["inputSchema"],
         rendered.tools[0]["function"]["parameters"]
     );
 
-    let custom = Options {
-        control_fields: ControlFields::new(["trace"]),
-    };
+    let custom = ToolFormatOptions::default().with_control_fields(ControlFields::new(["trace"]));
     let rendered = to_openai_tools(&[transfer()], &custom);
     let properties = rendered.tools[0]["function"]["parameters"]["properties"]
         .as_object()
@@ -255,9 +253,7 @@ fn control_fields_are_hidden_from_the_model() {
         ["amount", "dry_run", "confirm_token", "idempotency_key"]
     );
 
-    let none = Options {
-        control_fields: ControlFields::none(),
-    };
+    let none = ToolFormatOptions::default().with_control_fields(ControlFields::none());
     let rendered = to_openai_tools(&[transfer()], &none);
     assert_eq!(
         rendered.tools[0]["function"]["parameters"]["required"],
@@ -281,13 +277,13 @@ fn control_fields_are_stripped_from_the_models_arguments() {
     assert!(ControlFields::default().strip(&mut nested).is_empty());
     assert_eq!(json!(nested), json!({"options": {"dry_run": true}}));
 
-    let rendered = to_openai_tools(&[transfer()], &Options::default());
+    let rendered = to_openai_tools(&[transfer()], &ToolFormatOptions::default());
     let entry = tool_call(
         "call_1",
         "bank_transfer",
         &args(json!({"amount": 5, "dry_run": false, "confirm_token": "yes"})),
     );
-    let call = parse_tool_call(&entry, &rendered.names, &Options::default()).unwrap();
+    let call = parse_tool_call(&entry, &rendered.names, &ToolFormatOptions::default()).unwrap();
     assert_eq!(json!(call.args), json!({"amount": 5}));
     assert_eq!(call.call_text().unwrap(), "@bank.transfer(amount=5)");
 }
@@ -296,7 +292,7 @@ fn control_fields_are_stripped_from_the_models_arguments() {
 
 #[test]
 fn reference_tools_as_openai() {
-    let rendered = to_openai_tools(&reference_tools(), &Options::default());
+    let rendered = to_openai_tools(&reference_tools(), &ToolFormatOptions::default());
     assert!(rendered.clashes.is_empty());
     insta::assert_json_snapshot!("reference_openai", rendered.tools);
     assert_eq!(rendered.names.body_field("api_create_user"), Some("body"));
@@ -304,10 +300,14 @@ fn reference_tools_as_openai() {
 
 #[test]
 fn reference_tools_as_mcp() {
-    let rendered = to_mcp_tools(&reference_tools(), &Options::default());
+    let rendered = to_mcp_tools(&reference_tools(), &ToolFormatOptions::default());
     insta::assert_json_snapshot!("reference_mcp", rendered.tools);
     // The same schemas as OpenAI's parameters, and `render` picks the format by name.
-    let openai = render(&reference_tools(), ToolFormat::Openai, &Options::default());
+    let openai = render(
+        &reference_tools(),
+        ToolFormat::Openai,
+        &ToolFormatOptions::default(),
+    );
     for (mcp, openai) in rendered.tools["tools"]
         .as_array()
         .unwrap()
@@ -330,7 +330,7 @@ fn a_request_body_under_a_taken_name_moves_aside() {
     let mut body_param = Param::new("body", ParamType::String);
     body_param.location = Location::Query;
     wrapper.params.push(body_param);
-    let rendered = to_openai_tools(&[wrapper], &Options::default());
+    let rendered = to_openai_tools(&[wrapper], &ToolFormatOptions::default());
     let parameters = &rendered.tools[0]["function"]["parameters"];
     assert_eq!(parameters["properties"]["body"]["type"], "string");
     assert_eq!(parameters["properties"]["request_body"]["type"], "object");
@@ -354,10 +354,10 @@ fn bfcl_sample() -> Vec<Interface> {
 #[test]
 fn bfcl_sample_as_openai_and_mcp() {
     let tools = bfcl_sample();
-    let openai = to_openai_tools(&tools, &Options::default());
+    let openai = to_openai_tools(&tools, &ToolFormatOptions::default());
     assert!(openai.clashes.is_empty());
     insta::assert_json_snapshot!("bfcl_openai", openai.tools);
-    let mcp = to_mcp_tools(&tools, &Options::default());
+    let mcp = to_mcp_tools(&tools, &ToolFormatOptions::default());
     insta::assert_json_snapshot!("bfcl_mcp", mcp.tools);
 }
 
@@ -415,7 +415,7 @@ fn every_bfcl_function_loads_back_from_its_openai_rendering() {
     for file in BFCL_FILES {
         for (id, functions) in bfcl_entries(file) {
             let tools = load_interfaces(&functions).unwrap_or_else(|e| panic!("{id}: {e}"));
-            let rendered = to_openai_tools(&tools, &Options::default());
+            let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
             assert!(rendered.clashes.is_empty(), "{id}: {:?}", rendered.clashes);
             let back = load_back(&rendered.tools, &rendered.names);
             assert_eq!(back.len(), tools.len(), "{id}");
@@ -437,7 +437,7 @@ fn every_bfcl_function_loads_back_from_its_openai_rendering() {
 #[test]
 fn reference_tools_load_back_from_their_openai_rendering() {
     let tools = reference_tools();
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     let back = load_back(&rendered.tools, &rendered.names);
     for (original, back) in tools.iter().zip(&back) {
         let model = rendered
@@ -471,7 +471,7 @@ fn nested_objects_arrays_choices_bounds_and_defaults_survive_the_round_trip() {
             "required": ["query", "extra"]}}]"#,
     )
     .unwrap();
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     insta::assert_json_snapshot!("nested_openai", rendered.tools);
     let back = load_back(&rendered.tools, &rendered.names);
     assert_eq!(back[0], expected_back(&tools[0], None));
@@ -482,7 +482,7 @@ fn nested_objects_arrays_choices_bounds_and_defaults_survive_the_round_trip() {
 #[test]
 fn bound_calls_become_tool_calls() {
     let tools = reference_tools();
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     let catalog = Catalog::new(tools);
     let mut ids = CallIds::sequential();
 
@@ -515,7 +515,7 @@ fn bound_calls_become_tool_calls() {
     );
 
     // A call to a tool the model was not given has no model name.
-    let hidden = to_openai_tools(&[], &Options::default());
+    let hidden = to_openai_tools(&[], &ToolFormatOptions::default());
     assert_eq!(
         bound_to_tool_call(&bound, &hidden.names, &mut ids)
             .unwrap_err()
@@ -548,9 +548,9 @@ fn results_become_tool_messages() {
 #[test]
 fn tool_calls_become_atfunc_text_that_binds_to_the_same_arguments() {
     let tools = reference_tools();
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     let catalog = Catalog::new(tools);
-    let options = Options::default();
+    let options = ToolFormatOptions::default();
 
     let cases = [
         (
@@ -596,8 +596,8 @@ fn tool_calls_become_atfunc_text_that_binds_to_the_same_arguments() {
 
 #[test]
 fn tool_call_arguments_in_every_shape_openai_sends() {
-    let rendered = to_openai_tools(&reference_tools(), &Options::default());
-    let options = Options::default();
+    let rendered = to_openai_tools(&reference_tools(), &ToolFormatOptions::default());
+    let options = ToolFormatOptions::default();
     let with = |arguments: Json| {
         json!({"id": "c", "type": "function",
                "function": {"name": "math_calculate_power", "arguments": arguments}})
@@ -683,13 +683,13 @@ fn tools_keep_their_names_as_defined_and_calls_come_back_as_call_text() {
             "max-days": {"type": "integer"}, "city": {"type": "string"}}}}]"#,
     )
     .unwrap();
-    let rendered = to_openai_tools(&tools, &Options::default());
+    let rendered = to_openai_tools(&tools, &ToolFormatOptions::default());
     assert_eq!(rendered.tools[0]["function"]["name"], "get-weather");
     assert_eq!(rendered.names.qualified("get-weather"), Some("get_weather"));
     let entry = json!({"id": "c1", "type": "function", "function": {"name": "get-weather",
         "arguments": "{\"city\": \"Oslo\", \"max-days\": 2}"}});
     assert_eq!(
-        tool_call_to_text(&entry, &rendered.names, &Options::default()).unwrap(),
+        tool_call_to_text(&entry, &rendered.names, &ToolFormatOptions::default()).unwrap(),
         r#"@get_weather(city="Oslo", max_days=2)"#
     );
 }

@@ -32,13 +32,7 @@ fn separator_follows_each_function() {
     let tools = reference_tools();
     insta::assert_snapshot!(
         "reference_with_separator",
-        render_interface_with(
-            &tools[0],
-            &PromptOptions {
-                separator: true,
-                ..PromptOptions::default()
-            }
-        )
+        render_interface_with(&tools[0], &PromptOptions::default().with_separator(true))
     );
 }
 
@@ -55,11 +49,9 @@ fn parameter_descriptions_follow_each_function_when_asked() {
             "required": ["base"]}
     }]))
     .unwrap();
-    let described = PromptOptions {
-        param_descriptions: true,
-        separator: true,
-        ..PromptOptions::default()
-    };
+    let described = PromptOptions::default()
+        .with_param_descriptions(true)
+        .with_separator(true);
     // After the object shapes, before the separator; one line each, blank ones left out.
     insta::assert_snapshot!(
         "parameter_descriptions",
@@ -71,13 +63,7 @@ fn parameter_descriptions_follow_each_function_when_asked() {
     let bare = Interface::new("ping").param(Param::new("host", ParamType::String));
     assert_eq!(
         render_interface_with(&bare, &described),
-        render_interface_with(
-            &bare,
-            &PromptOptions {
-                separator: true,
-                ..PromptOptions::default()
-            }
-        )
+        render_interface_with(&bare, &PromptOptions::default().with_separator(true))
     );
 }
 
@@ -86,20 +72,16 @@ fn root_functions_render_without_a_domain() {
     let tools = reference_tools();
     assert!(render_interface_with(
         &tools[0],
-        &PromptOptions {
-            root: Some("weather"),
-            separator: false,
-            ..PromptOptions::default()
-        }
+        &PromptOptions::default()
+            .with_root(Some("weather"))
+            .with_separator(false)
     )
     .starts_with("@get_current_weather( <*location>, <unit> )\n"));
     assert!(render_interface_with(
         &tools[1],
-        &PromptOptions {
-            root: Some("weather"),
-            separator: false,
-            ..PromptOptions::default()
-        }
+        &PromptOptions::default()
+            .with_root(Some("weather"))
+            .with_separator(false)
     )
     .starts_with("@math."));
     let root = Interface::new("ping").describe("Check the service");
@@ -288,10 +270,7 @@ fn the_example_calls_a_listed_function() {
         Some("@math.calculate_power(1, exponent=1)")
     );
     // Called as the listing names it: without the domain of the root toolbox.
-    let root = PromptOptions {
-        root: Some("weather"),
-        ..PromptOptions::default()
-    };
+    let root = PromptOptions::default().with_root(Some("weather"));
     assert_eq!(
         example_line(&render_prompt(&tools, &root)),
         Some(r#"@get_current_weather("Oslo", unit="celsius")"#)

@@ -382,11 +382,11 @@ fn unterminated_calls_are_malformed_with_their_text() {
 
 #[test]
 fn limits_apply_to_dialects() {
-    let small = |dialect| ParserConfig {
-        max_call_len: 64,
-        max_depth: 3,
-        max_args: 2,
-        ..config(dialect)
+    let small = |dialect| {
+        config(dialect)
+            .with_max_call_len(64)
+            .with_max_depth(3)
+            .with_max_args(2)
     };
     let long = format!(
         "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
@@ -568,12 +568,10 @@ proptest! {
 
 /// The small limits the dialects fuzz target reads half its inputs with.
 fn fuzz_limits() -> ParserConfig {
-    ParserConfig {
-        max_call_len: 48,
-        max_depth: 3,
-        max_args: 3,
-        ..config(Dialect::Auto)
-    }
+    config(Dialect::Auto)
+        .with_max_call_len(48)
+        .with_max_depth(3)
+        .with_max_args(3)
 }
 
 /// The events of `input` read whole, after checking that they rebuild it and that each of
@@ -738,10 +736,7 @@ fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
         ),
     ] {
         for d in [dialect, Dialect::Auto] {
-            let config = ParserConfig {
-                max_call_len: 64,
-                ..config(d)
-            };
+            let config = config(d).with_max_call_len(64);
             // Each on its own line, where `auto` reads bare lists and objects.
             let text = format!("a\n{over}\nb\n{next}\nc");
             let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
@@ -772,10 +767,7 @@ fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
 /// Past the limit, the rest of the block is released as it streams, not held.
 #[test]
 fn a_block_over_the_limit_is_not_held() {
-    let config = ParserConfig {
-        max_call_len: 64,
-        ..config(Dialect::Hermes)
-    };
+    let config = config(Dialect::Hermes).with_max_call_len(64);
     let text = format!(
         "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}</tool_call>",
         "y".repeat(200_000)
@@ -871,10 +863,7 @@ fn an_untagged_json_call_naming_an_offered_tool() {
     let call = "{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Paris\"}}";
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
     let names = |dialect: Dialect, offered: Option<atfunc::parse::FunctionNames>, text: &str| {
-        let config = ParserConfig {
-            offered,
-            ..config(dialect)
-        };
+        let config = config(dialect).with_offered(offered);
         let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
         assert!(
             !whole.iter().any(|e| matches!(e, Event::Malformed { .. })),
@@ -937,13 +926,11 @@ proptest! {
             "{\"name\": \"g\", \"arguments\": {\"a\": [1]}}", "[TOOL_CALLS]g[ARGS]{}",
         ];
         let text: String = parts.iter().map(|&k| PARTS[k]).collect();
-        let config = ParserConfig {
-            offered: offered.then(|| ["g"].into_iter().collect()),
+        // Mostly `auto`; every other dialect too, for the skipped tails.
+        let config = config(Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto))
+            .with_offered(offered.then(|| ["g"].into_iter().collect()))
             // A limit that blocks run past, so that their tails are skipped.
-            max_call_len: if small { 24 } else { 16 << 20 },
-            // Mostly `auto`; every other dialect too, for the skipped tails.
-            ..config(Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto))
-        };
+            .with_max_call_len(if small { 24 } else { 16 << 20 });
         let sizes = random_sizes(seed, 9);
         same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
     }
@@ -968,10 +955,7 @@ fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
         ),
     ];
     for (dialect, input) in cases {
-        let config = ParserConfig {
-            max_depth: usize::MAX,
-            ..config(dialect)
-        };
+        let config = config(dialect).with_max_depth(usize::MAX);
         for sizes in [&[usize::MAX][..], &[1], &[3], &[7, 2, 13]] {
             let events = events_in_chunks_config(input.as_bytes(), &config, sizes);
             let kinds: Vec<_> = events

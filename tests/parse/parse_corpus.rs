@@ -14,16 +14,10 @@ const WITH_BODY: [&str; 2] = ["api.create_user", "API.POST"];
 /// Runs `input` with the parser told that no function, and that only [`WITH_BODY`], takes
 /// a body: every chunking must agree, and only calls to those have one.
 fn check_bodies(input: &[u8], events: &[Event]) {
-    let none = ParserConfig {
-        bodies: Bodies::None,
-        ..ParserConfig::default()
-    };
+    let none = ParserConfig::default().with_bodies(Bodies::None);
     let bare = check_bytes_config(input, &none, true);
     assert!(calls(&bare).iter().all(|c| c.body.is_none()), "{bare:?}");
-    let some = ParserConfig {
-        bodies: Bodies::only(WITH_BODY),
-        ..ParserConfig::default()
-    };
+    let some = ParserConfig::default().with_bodies(Bodies::only(WITH_BODY));
     let told = check_bytes_config(input, &some, true);
     for call in calls(&told) {
         if some.bodies.allows(&call.name) {

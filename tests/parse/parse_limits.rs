@@ -75,13 +75,11 @@ fn hundred_thousand_calls() {
 }
 
 fn small_limits() -> ParserConfig {
-    ParserConfig {
-        max_call_len: 64,
-        max_body_len: 16,
-        max_depth: 3,
-        max_args: 4,
-        ..ParserConfig::default()
-    }
+    ParserConfig::default()
+        .with_max_call_len(64)
+        .with_max_body_len(16)
+        .with_max_depth(3)
+        .with_max_args(4)
 }
 
 fn check_small(input: &str) -> Vec<Event> {
@@ -142,10 +140,7 @@ fn limits_give_malformed_then_parsing_resumes() {
 
 #[test]
 fn memory_stays_bounded_by_the_call_limit() {
-    let config = ParserConfig {
-        max_call_len: 1000,
-        ..ParserConfig::default()
-    };
+    let config = ParserConfig::default().with_max_call_len(1000);
     let mut parser = StreamParser::new(config);
     let mut out = Vec::new();
     let mut most = 0;

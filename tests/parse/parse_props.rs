@@ -246,10 +246,7 @@ fn parser_config() -> impl Strategy<Value = ParserConfig> {
         Just(Bodies::only(["a", "a.B"])),
         Just(Bodies::only(["f", "x.y"])),
     ]
-    .prop_map(|bodies| ParserConfig {
-        bodies,
-        ..ParserConfig::default()
-    })
+    .prop_map(|bodies| ParserConfig::default().with_bodies(bodies))
 }
 
 fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {

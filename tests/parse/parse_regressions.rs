@@ -50,10 +50,7 @@ fn split_character_at_the_end_of_a_string() {
 
 #[test]
 fn character_straddling_the_call_limit() {
-    let config = ParserConfig {
-        max_call_len: 8,
-        ..ParserConfig::default()
-    };
+    let config = ParserConfig::default().with_max_call_len(8);
     let input = "@a(\"xxé\") @b()".as_bytes();
     let whole = merge(events_in_chunks_with(
         StreamParser::new(config.clone()),
@@ -148,10 +145,7 @@ fn long_strings_in_chunks_of_every_size() {
     broken.extend_from_slice(b"\xe2\x82 \xff\") @ok()");
     inputs.push(broken);
     let limits = [ParserConfig::default(), {
-        ParserConfig {
-            max_call_len: 301,
-            ..ParserConfig::default()
-        }
+        ParserConfig::default().with_max_call_len(301)
     }];
     for input in &inputs {
         for config in &limits {
@@ -208,11 +202,9 @@ fn long_names_and_bodies_in_chunks_of_every_size() {
         (200, usize::MAX, 200),
         (300, 250, 300),
     ] {
-        let config = ParserConfig {
-            max_call_len: call,
-            max_body_len: body,
-            ..ParserConfig::default()
-        };
+        let config = ParserConfig::default()
+            .with_max_call_len(call)
+            .with_max_body_len(body);
         let events = same_in_chunks_of_every_size(input.as_bytes(), &config);
         let offsets: Vec<u64> = events
             .iter()
@@ -239,14 +231,8 @@ fn released(config: &ParserConfig, input: &str) -> bool {
 #[test]
 fn a_call_without_a_body_is_out_at_its_closing_parenthesis() {
     // A stream that pauses right after `)` must not hold the call until the next bytes.
-    let told = ParserConfig {
-        bodies: Bodies::only(["api.create_user"]),
-        ..ParserConfig::default()
-    };
-    let none = ParserConfig {
-        bodies: Bodies::None,
-        ..ParserConfig::default()
-    };
+    let told = ParserConfig::default().with_bodies(Bodies::only(["api.create_user"]));
+    let none = ParserConfig::default().with_bodies(Bodies::None);
     for config in [&told, &none] {
         assert!(
             released(config, "Checking: @weather.get(\"Oslo\")"),

@@ -7,14 +7,14 @@
 
 use super::dialect::{joined, request, Setup};
 use atfunc::grammar::{decision_gbnf, DECIDE_QUESTION};
-use atfunc::serve::{Gateway, Options};
+use atfunc::serve::{Gateway, GatewayOptions};
 use serde_json::{json, Value as Json};
 
-fn deciding() -> Options {
-    Options {
+fn deciding() -> GatewayOptions {
+    GatewayOptions {
         constrain: true,
         decide: true,
-        ..Options::default()
+        ..GatewayOptions::default()
     }
 }
 
@@ -28,11 +28,11 @@ fn answer(content: &str, prompt_tokens: u64, completion_tokens: u64) -> Json {
 /// `request` first.
 async fn grammar_without_deciding(request: &Json) -> Json {
     let setup = Setup::with_options(
-        Options {
+        GatewayOptions {
             constrain: true,
             repair_rounds: 0,
             resamples: 0,
-            ..Options::default()
+            ..GatewayOptions::default()
         },
         &[json!({"content": "It is sunny."})],
     )
@@ -232,9 +232,9 @@ async fn only_auto_is_decided_and_only_under_a_grammar() {
     assert_eq!(sent.len(), 1);
     assert!(sent[0].get("grammar").is_none());
 
-    let error = Gateway::new(Options {
+    let error = Gateway::new(GatewayOptions {
         decide: true,
-        ..Options::default()
+        ..GatewayOptions::default()
     })
     .unwrap_err();
     assert_eq!(
@@ -242,7 +242,7 @@ async fn only_auto_is_decided_and_only_under_a_grammar() {
         "deciding first (--decide) asks under a grammar: give --constrain (or \
          --constrain-per-request) too"
     );
-    let error = Gateway::new(Options {
+    let error = Gateway::new(GatewayOptions {
         decide_max_tokens: 0,
         ..deciding()
     })

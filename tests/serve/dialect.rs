@@ -5,7 +5,7 @@
 #![cfg(feature = "serve")]
 
 use atfunc::parse::Dialect;
-use atfunc::serve::{Gateway, Options};
+use atfunc::serve::{Gateway, GatewayOptions};
 use serde_json::{json, Value as Json};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -147,9 +147,9 @@ pub(super) struct Setup {
 impl Setup {
     async fn new(dialect: Dialect, answers: &[Json]) -> Setup {
         Setup::with_options(
-            Options {
+            GatewayOptions {
                 upstream_dialect: dialect,
-                ..Options::default()
+                ..GatewayOptions::default()
             },
             answers,
         )
@@ -158,12 +158,12 @@ impl Setup {
 
     /// A gateway of `options` (its upstream the scripted one) in front of an upstream
     /// that answers `answers` in turn.
-    pub(super) async fn with_options(options: Options, answers: &[Json]) -> Setup {
+    pub(super) async fn with_options(options: GatewayOptions, answers: &[Json]) -> Setup {
         let script = Arc::new(Mutex::new(Script {
             answers: answers.iter().cloned().collect(),
             requests: Vec::new(),
         }));
-        let gateway = Gateway::new(Options {
+        let gateway = Gateway::new(GatewayOptions {
             upstream: upstream(Arc::clone(&script)).await,
             ..options
         })
@@ -510,11 +510,11 @@ async fn the_upstreams_own_tool_calls_are_passed_on() {
 #[tokio::test]
 async fn grammars_are_refused_with_another_dialect() {
     for (constrain, constrain_per_request) in [(true, false), (false, true)] {
-        let error = Gateway::new(Options {
+        let error = Gateway::new(GatewayOptions {
             upstream_dialect: Dialect::Hermes,
             constrain,
             constrain_per_request,
-            ..Options::default()
+            ..GatewayOptions::default()
         })
         .unwrap_err();
         assert!(

@@ -5,7 +5,7 @@
 #![cfg(all(feature = "serve", feature = "eval"))]
 
 use atfunc::eval::{load_cases, EvalOptions, Evaluator, Mode, Strategy};
-use atfunc::serve::{Gateway, Options};
+use atfunc::serve::{Gateway, GatewayOptions};
 use serde_json::json;
 
 /// A chat completion whose content is a right call followed by a byte that is not UTF-8:
@@ -53,10 +53,10 @@ async fn asked_through_gateway(
     max_response_bytes: usize,
     stream: bool,
 ) -> (u16, String) {
-    let gateway = Gateway::new(Options {
+    let gateway = Gateway::new(GatewayOptions {
         upstream: upstream.to_owned(),
         max_response_bytes,
-        ..Options::default()
+        ..GatewayOptions::default()
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

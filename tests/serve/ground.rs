@@ -5,16 +5,16 @@
 
 use super::dialect::{joined, request, tools, Setup};
 use atfunc::grammar::{grammar, Choice};
-use atfunc::serve::Options;
+use atfunc::serve::GatewayOptions;
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 
-fn options(ground_text: bool) -> Options {
-    Options {
+fn options(ground_text: bool) -> GatewayOptions {
+    GatewayOptions {
         constrain: true,
         ground_text,
         resamples: 0,
-        ..Options::default()
+        ..GatewayOptions::default()
     }
 }
 
@@ -54,10 +54,10 @@ async fn text_arguments_are_runs_of_the_users_words() {
     );
 
     let said = "Weather in Paris and Oslo?\nAlso Bergen.";
-    let with = |choice| GrammarOptions {
-        choice,
-        grounded_text: Some(said.to_owned()),
-        ..GrammarOptions::default()
+    let with = |choice| {
+        GrammarOptions::default()
+            .with_choice(choice)
+            .with_grounded_text(Some(said.to_owned()))
     };
     let sent = setup.requests();
     assert_eq!(sent.len(), 2, "{sent:#?}");

@@ -4,7 +4,7 @@
 //! last. The upstream sends its events in pieces cut anywhere, in each line-end style.
 #![cfg(feature = "serve")]
 
-use atfunc::serve::{Gateway, Options};
+use atfunc::serve::{Gateway, GatewayOptions};
 use serde_json::{json, Value as Json};
 use std::time::Duration;
 
@@ -53,8 +53,8 @@ async fn upstream(stream: String, piece: usize, fail: bool) -> String {
 
 /// The client's stream for a request without tools through a gateway of `options` in
 /// front of `upstream`.
-async fn passed_through(upstream: String, options: Options) -> String {
-    let gateway = Gateway::new(Options {
+async fn passed_through(upstream: String, options: GatewayOptions) -> String {
+    let gateway = Gateway::new(GatewayOptions {
         upstream,
         ..options
     })
@@ -123,9 +123,9 @@ async fn a_stream_cut_at_the_size_limit_ends_with_an_error_event_of_its_own() {
         let limit = 4 * event + event / 2;
         for piece in [1, 3, 7, 64] {
             let upstream = upstream(stream.clone(), piece, false).await;
-            let options = Options {
+            let options = GatewayOptions {
                 max_response_bytes: limit,
-                ..Options::default()
+                ..GatewayOptions::default()
             };
             let answer = passed_through(upstream, options).await;
             ends_with_error(&answer, &format!("larger than {limit} bytes"));
@@ -141,6 +141,6 @@ async fn a_stream_the_upstream_breaks_off_ends_with_an_error_event_of_its_own() 
     // Cut inside the third event.
     let cut = stream.len() - 10;
     let upstream = upstream(stream[..cut].to_owned(), 5, true).await;
-    let answer = passed_through(upstream, Options::default()).await;
+    let answer = passed_through(upstream, GatewayOptions::default()).await;
     ends_with_error(&answer, "The upstream server");
 }

@@ -224,10 +224,11 @@ pub(crate) fn parse_arrow(
             let text = String::from_utf8_lossy(text);
             let records = completion_records(
                 &text,
-                &RecordOptions {
-                    catalog: loaded.as_deref().or(catalog.as_deref()),
-                    dialect,
-                },
+                &match loaded.as_deref().or(catalog.as_deref()) {
+                    Some(catalog) => RecordOptions::bound(catalog),
+                    None => RecordOptions::default(),
+                }
+                .in_dialect(dialect),
             );
             Some((Found::of(records, args_as_struct), loaded))
         });

@@ -94,9 +94,8 @@ impl ArgKind {
             ParamType::Integer => ArgKind::Integer,
             ParamType::Number => ArgKind::Float,
             ParamType::Boolean => ArgKind::Boolean,
-            ParamType::Object { .. } | ParamType::Array { .. } | ParamType::Any => {
-                ArgKind::JsonText
-            }
+            // Structured values, and any type a later atfunc adds, travel as JSON text.
+            _ => ArgKind::JsonText,
         }
     }
 

@@ -13,16 +13,16 @@ use crate::eval::case::Case;
 use crate::eval::mode::{Mode, Strategy, Variant};
 use crate::eval::score::ScoredCall;
 use crate::format::CallRecord;
-use crate::interop::{to_openai_tools, ControlFields, NameMap, Options as InteropOptions};
+use crate::interop::{to_openai_tools, ControlFields, NameMap, ToolFormatOptions};
 use crate::parse::Dialect;
-use crate::serve::{Gateway, Options};
+use crate::serve::{Gateway, GatewayOptions};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
 /// A mode as a gateway policy: the gateway's options and what the request asks.
 #[derive(Debug, Clone)]
 pub(crate) struct Policy {
-    pub(crate) options: Options,
+    pub(crate) options: GatewayOptions,
     /// The request's `tool_choice`.
     pub(crate) tool_choice: &'static str,
     /// Whether the request asks llama.cpp for its per-token timings
@@ -39,7 +39,7 @@ impl Policy {
         if mode.has(Variant::Next) || eval.samples > 1 {
             return None;
         }
-        let mut options = Options {
+        let mut options = GatewayOptions {
             upstream: eval.endpoint.clone(),
             upstream_timeout: eval.timeout,
             max_response_bytes: eval.max_response_bytes,
@@ -48,9 +48,9 @@ impl Policy {
             keep_repeated_calls: eval.keep_repeated_calls,
             decide_max_tokens: eval.decide_max_tokens,
             param_descriptions: mode.has(Variant::Desc),
-            ..Options::default()
+            ..GatewayOptions::default()
         };
-        let grammar = |options: &mut Options| {
+        let grammar = |options: &mut GatewayOptions| {
             options.constrain = true;
             options.ground_text = mode.has(Variant::Spans);
             options.bound_values = mode.has(Variant::Bound);
@@ -93,7 +93,7 @@ impl Policy {
     /// --repair-rounds 1, tool_choice "required"`. Options at their default are left out.
     pub(crate) fn serve_flags(&self) -> String {
         let o = &self.options;
-        let default = Options::default();
+        let default = GatewayOptions::default();
         let mut flags = String::from("atfunc serve");
         let mut flag = |on: bool, text: &str| {
             if on {
@@ -174,8 +174,8 @@ pub(crate) fn request(
 }
 
 /// OpenAI's tools of a case, as `native` renders them: without atfunc's control functions.
-fn openai_options() -> InteropOptions {
-    InteropOptions {
+fn openai_options() -> ToolFormatOptions {
+    ToolFormatOptions {
         control_fields: ControlFields::none(),
     }
 }

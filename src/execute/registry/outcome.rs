@@ -26,6 +26,7 @@ const CALL_TEXT_LIMIT: usize = 500;
 
 /// One call of a model's answer, executed (or refused, or held), with its result block.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The call's id (`call_1`, ...), as hooks and recordings saw it.
     pub call_id: String,
@@ -175,6 +176,7 @@ impl Outcome {
 
 /// Everything a model's answer asked for, executed.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ExecutionReport {
     /// The result blocks, in the order the calls appear.
     pub output: String,

@@ -18,12 +18,27 @@ use std::sync::Arc;
 
 /// How [`Registry::call_with`] runs a call.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CallOptions {
     /// Cut the result at this many characters; `None`, the default: the registry's
     /// [`truncate_length`](Registry::truncate_length).
     pub truncate_length: Option<usize>,
     /// The context the call runs in. An empty `call_id` is replaced by a fresh one.
     pub ctx: CallContext,
+}
+
+impl CallOptions {
+    /// The same options with [`truncate_length`](Self::truncate_length) set.
+    pub fn with_truncate_length(mut self, truncate_length: Option<usize>) -> Self {
+        self.truncate_length = truncate_length;
+        self
+    }
+
+    /// The same options with [`ctx`](Self::ctx) set.
+    pub fn with_ctx(mut self, ctx: CallContext) -> Self {
+        self.ctx = ctx;
+        self
+    }
 }
 
 impl Registry {
@@ -53,7 +68,7 @@ impl Registry {
     ///     ctx.add_element(json!({"type": "card", "title": "Hello"}));
     ///     Ok(json!("shown"))
     /// })).unwrap();
-    /// let options = CallOptions { ctx: CallContext::new().collecting_elements(), ..CallOptions::default() };
+    /// let options = CallOptions::default().with_ctx(CallContext::new().collecting_elements());
     /// assert_eq!(registry.call_with("ui.card", json!({}), &options).await, Ok(json!("shown")));
     /// assert_eq!(options.ctx.take_elements(), [json!({"type": "card", "title": "Hello"})]);
     /// # });

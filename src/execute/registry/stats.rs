@@ -7,6 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 /// Call counts since the registry was made or its statistics were reset.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Stats {
     /// Every call handled, refused ones included (one per result block).
     pub calls: u64,
@@ -24,6 +25,7 @@ pub struct Stats {
 
 /// The counts of one function.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct FunctionStats {
     /// Calls that reached it.
     pub calls: u64,

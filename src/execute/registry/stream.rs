@@ -60,6 +60,7 @@ impl ReadCalls {
 
 /// The end of a [`ResponseStream`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct StreamEnd {
     /// The outcomes of the calls completed by the end of the input (an unterminated call,
     /// for instance), not returned by an earlier `feed`.
@@ -240,15 +241,6 @@ impl ResponseStream {
     /// ```
     pub fn forget_outcomes(mut self) -> Self {
         self.keep = false;
-        self
-    }
-
-    /// Whether each outcome is kept for the final report (default `true`).
-    #[deprecated(
-        note = "use `forget_outcomes()` in place of `keep_records(false)`; outcomes are kept by default"
-    )]
-    pub fn keep_records(mut self, keep: bool) -> Self {
-        self.keep = keep;
         self
     }
 

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 /// let tools = json!([{"name": "shop.order", "parameters": {
 ///     "$defs": {"A": level("B"), "B": level("C"), "C": {"type": "string"}},
 ///     "properties": {"root": {"$ref": "#/$defs/A"}}}}]);
-/// let limits = LoadLimits { max_ref_nodes: 100, ..LoadLimits::default() };
+/// let limits = LoadLimits::default().with_max_ref_nodes(100);
 /// match load_interfaces_with(&tools, &limits) {
 ///     Err(LoadError::Limit { function, limit, value }) => {
 ///         assert_eq!((function.as_str(), limit, value), ("shop.order", LoadLimit::RefNodes, 100));
@@ -39,6 +39,7 @@ use std::collections::HashMap;
 /// assert!(load_interfaces_with(&tools, &LoadLimits::default()).is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadLimits {
     /// Most schema nodes (each object of a parameter's schema) that `$ref`s may write out,
     /// over all the definitions of one load. Default 10,000: a pydantic model of a few
@@ -50,6 +51,26 @@ pub struct LoadLimits {
     /// Deepest nesting of a parameter's schema, `$ref`s followed: each property, array
     /// `items`, `anyOf`/`oneOf` branch and reference is a level. Default 64.
     pub max_depth: usize,
+}
+
+impl LoadLimits {
+    /// The same limits with [`max_ref_nodes`](Self::max_ref_nodes) set.
+    pub fn with_max_ref_nodes(mut self, max_ref_nodes: usize) -> Self {
+        self.max_ref_nodes = max_ref_nodes;
+        self
+    }
+
+    /// The same limits with [`max_ref_bytes`](Self::max_ref_bytes) set.
+    pub fn with_max_ref_bytes(mut self, max_ref_bytes: usize) -> Self {
+        self.max_ref_bytes = max_ref_bytes;
+        self
+    }
+
+    /// The same limits with [`max_depth`](Self::max_depth) set.
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
 }
 
 impl Default for LoadLimits {
