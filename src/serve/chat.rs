@@ -1,10 +1,8 @@
 //! `POST /v1/chat/completions`: pass-through, tool turns (whole and streamed), and the
 //! answers in OpenAI's format.
 
-use super::reply::{
-    channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
-};
-use super::rounds::{drive, Collect, ToClient};
+use super::reply::{channel_body, error_event};
+use super::rounds::answer;
 use super::sse::WholeEvents;
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{decide, execute, ApiError, Gateway};
@@ -20,7 +18,7 @@ use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value as Json};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 /// Fields of a request that are for the gateway, not the upstream.
@@ -247,11 +245,7 @@ async fn run_turn(
     auth: Option<HeaderValue>,
     turn: Turn,
 ) -> Result<Response, ApiError> {
-    if turn.request().get("stream") == Some(Json::Bool(true)) {
-        stream_turn(gateway, auth, turn).await
-    } else {
-        whole_turn(gateway, auth, turn).await
-    }
+    answer(gateway, auth, turn).await
 }
 
 /// Several choices (`n` above 1) cannot share one turn's calls: refused with tools.
@@ -346,80 +340,4 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
             .insert(header::CONTENT_TYPE, content_type);
     }
     reply
-}
-
-/// A tool turn answered whole. When a repeated call ends the answer, the upstream is
-/// still asked for a stream: read up to the repeat and dropped there, it stops a model
-/// that writes its calls again and again, where a whole answer would run to the token
-/// limit first. The usage asked for with it covers the rounds the upstream finished; a
-/// round dropped at a repeat counts only what the upstream counted before.
-async fn whole_turn(
-    gateway: Arc<Gateway>,
-    auth: Option<HeaderValue>,
-    mut turn: Turn,
-) -> Result<Response, ApiError> {
-    let mut answer = Collect::new(Meta::for_model(turn.request().get("model")));
-    let mut usage = Usage::default();
-    let mut finish = None;
-    // A whole answer's client that leaves drops this handler: never `Ok(false)` here.
-    drive(
-        &gateway,
-        auth.as_ref(),
-        &mut turn,
-        &mut answer,
-        None,
-        (&mut usage, &mut finish),
-    )
-    .await?;
-    let finish_reason = turn.finish_reason(finish.as_deref());
-    Ok(whole_answer(
-        &answer.meta,
-        answer.out,
-        answer.reasoning,
-        &finish_reason,
-        Map::new(),
-        usage,
-    ))
-}
-
-/// A tool turn streamed: the first upstream request is made before the client's stream
-/// starts, so its failure is still an HTTP error.
-async fn stream_turn(
-    gateway: Arc<Gateway>,
-    auth: Option<HeaderValue>,
-    mut turn: Turn,
-) -> Result<Response, ApiError> {
-    let body = Bytes::from(turn.request().body(Some(true)));
-    let response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
-    let (tx, body) = channel_body();
-    tokio::spawn(async move {
-        let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
-        let mut usage = Usage::default();
-        let mut finish = None;
-        let mut sink = ToClient::new(&tx, &mut writer);
-        let ended = drive(
-            &gateway,
-            auth.as_ref(),
-            &mut turn,
-            &mut sink,
-            Some(response),
-            (&mut usage, &mut finish),
-        )
-        .await;
-        match ended {
-            Ok(true) => {
-                let finish_reason = turn.finish_reason(finish.as_deref());
-                for chunk in writer.end(turn.request(), &finish_reason, Map::new(), usage) {
-                    if !tx.send(chunk).await {
-                        return;
-                    }
-                }
-            }
-            Ok(false) => {}
-            Err(error) => {
-                tx.send(error_event(&error)).await;
-            }
-        }
-    });
-    Ok(sse_response(body))
 }

@@ -3,10 +3,7 @@
 //! user's confirmation: that call is not run but handed to the client as a `tool_calls`
 //! entry, and the turn ends there.
 
-use super::reply::{
-    channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Usage,
-};
-use super::rounds::{drive, Collect, Reader, Rounds, Sink, ToClient};
+use super::rounds::{answer, Reader, Rounds, Sink};
 use super::{ApiError, Gateway};
 use crate::execute::{
     CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, ResponseStream, Settings,
@@ -16,7 +13,6 @@ use crate::turn::Request;
 use crate::turn::ToolSet;
 use crate::turn::{add_prompt_raw, rewrite_raw};
 use crate::turn::{Out, RoundEnd, Shaper};
-use axum::body::Bytes;
 use axum::http::HeaderValue;
 use axum::response::Response;
 use serde_json::value::RawValue;
@@ -91,11 +87,7 @@ pub(crate) async fn handle(
     add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
     request.set_messages(messages);
     let turn = Executed::new(&gateway, request, registry);
-    if turn.request.get("stream") == Some(Json::Bool(true)) {
-        streamed(gateway, auth, turn).await
-    } else {
-        whole(gateway, auth, turn).await
-    }
+    answer(gateway, auth, turn).await
 }
 
 /// The registry's functions for reading a history: the catalog its calls bind against,
@@ -346,9 +338,7 @@ impl Rounds for Executed {
     /// Never called: every answer of an executed turn is the client's, so a failed one is
     /// the caller's to answer.
     fn give_up(&mut self, _out: &mut Vec<Out>) {}
-}
 
-impl Executed {
     /// `tool_calls` when a call was held, else the upstream's reason (`stop` if none).
     fn finish_reason(&self, upstream: Option<&str>) -> String {
         if self.held {
@@ -357,92 +347,22 @@ impl Executed {
             upstream.unwrap_or("stop").to_owned()
         }
     }
-}
 
-/// An executed turn answered whole. As in a tool turn answered whole, each answer is
-/// asked for as a stream (its usage included) where a repeated call ends it, so that a
-/// model writing its calls again and again is stopped at the repeat.
-async fn whole(
-    gateway: Arc<Gateway>,
-    auth: Option<HeaderValue>,
-    mut turn: Executed,
-) -> Result<Response, ApiError> {
-    let mut answer = Collect::new(Meta::for_model(turn.request.get("model")));
-    let mut usage = Usage::default();
-    let mut finish = None;
-    // A whole answer's client that leaves drops this handler: never `Ok(false)` here.
-    drive(
-        &gateway,
-        auth.as_ref(),
-        &mut turn,
-        &mut answer,
-        None,
-        (&mut usage, &mut finish),
-    )
-    .await?;
-    turn.record.events = Some(std::mem::take(&mut answer.events));
-    let mut extra = Map::new();
-    extra.insert("atfunc".into(), turn.record.to_json());
-    let finish = turn.finish_reason(finish.as_deref());
-    Ok(whole_answer(
-        &answer.meta,
-        answer.out,
-        answer.reasoning,
-        &finish,
-        extra,
-        usage,
-    ))
-}
-
-/// An executed turn streamed: the first upstream request is made before the client's
-/// stream starts, so its failure is still an HTTP error.
-async fn streamed(
-    gateway: Arc<Gateway>,
-    auth: Option<HeaderValue>,
-    mut turn: Executed,
-) -> Result<Response, ApiError> {
-    let response = gateway
-        .upstream
-        .chat_checked(Bytes::from(turn.request.body(Some(true))), auth.as_ref())
-        .await?;
-    let (tx, body) = channel_body();
-    tokio::spawn(async move {
-        let mut writer = ChunkWriter::new(Meta::for_model(turn.request.get("model")));
-        let mut usage = Usage::default();
-        let mut finish = None;
-        let mut sink = ToClient::new(&tx, &mut writer);
-        let ended = drive(
-            &gateway,
-            auth.as_ref(),
-            &mut turn,
-            &mut sink,
-            Some(response),
-            (&mut usage, &mut finish),
-        )
-        .await;
-        match ended {
-            Ok(true) => {
-                let mut extra = Map::new();
-                extra.insert("atfunc".into(), turn.record.to_json());
-                let reason = turn.finish_reason(finish.as_deref());
-                for chunk in writer.end(&turn.request, &reason, extra, usage) {
-                    if !tx.send(chunk).await {
-                        return;
-                    }
-                }
-            }
-            Ok(false) => {}
-            Err(error) => {
-                tx.send(error_event(&error)).await;
-            }
-        }
-    });
-    Ok(sse_response(body))
+    /// What the turn did, as `"atfunc": {"steps", "calls", "stopped", "events"}`: the
+    /// events for an answer sent whole (a stream sends them as they happen).
+    fn extra(&mut self, events: Option<Vec<Json>>) -> Map<String, Json> {
+        self.record.events = events;
+        let mut extra = Map::new();
+        extra.insert("atfunc".into(), self.record.to_json());
+        extra
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::reply::Meta;
+    use crate::serve::rounds::Collect;
     use crate::execute::FnBox;
     use crate::format::CallRecord;
     use crate::parse::Event;

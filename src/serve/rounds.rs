@@ -9,7 +9,9 @@
 //! whole or streamed: a tool turn ([`Turn`]: a resample or a repair round asks again) and
 //! an executed turn (`execute`: the results of its calls ask again).
 
-use super::reply::{ChunkWriter, Meta, Tx, Usage};
+use super::reply::{
+    channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Tx, Usage,
+};
 use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
@@ -19,8 +21,10 @@ use crate::turn::Request;
 use crate::turn::{Out, RoundEnd, Turn};
 use axum::body::Bytes;
 use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 use serde_json::{json, Map, Value as Json};
 use std::future::Future;
+use std::sync::Arc;
 
 /// Where the pieces of one upstream answer go as they are read.
 pub(crate) trait Sink: Send {
@@ -83,6 +87,13 @@ pub(crate) trait Rounds: Reader {
     ) -> impl Future<Output = Option<RoundEnd>> + Send;
     /// Ends the turn after a quiet round failed upstream.
     fn give_up(&mut self, out: &mut Vec<Out>);
+    /// The answer's finish reason, given the upstream's last one.
+    fn finish_reason(&self, upstream: Option<&str>) -> String;
+    /// Fields of the gateway's own beside the answer's `choices`; `events` are the calls'
+    /// events of an answer sent whole.
+    fn extra(&mut self, _events: Option<Vec<Json>>) -> Map<String, Json> {
+        Map::new()
+    }
 }
 
 impl Reader for Turn {
@@ -125,6 +136,102 @@ impl Rounds for Turn {
     fn give_up(&mut self, out: &mut Vec<Out>) {
         Turn::give_up(self, out);
     }
+
+    fn finish_reason(&self, upstream: Option<&str>) -> String {
+        Turn::finish_reason(self, upstream)
+    }
+}
+
+/// Answers a turn as the client asked: a stream (`"stream": true`), or whole.
+pub(crate) async fn answer(
+    gateway: Arc<Gateway>,
+    auth: Option<HeaderValue>,
+    turn: impl Rounds + 'static,
+) -> Result<Response, ApiError> {
+    if turn.request().get("stream") == Some(Json::Bool(true)) {
+        streamed(gateway, auth, turn).await
+    } else {
+        whole(gateway, auth, turn).await
+    }
+}
+
+/// A turn answered whole. When a repeated call ends an answer, the upstream is still
+/// asked for a stream: read up to the repeat and dropped there, it stops a model that
+/// writes its calls again and again, where a whole answer would run to the token limit
+/// first. The usage asked for with it covers the rounds the upstream finished; a round
+/// dropped at a repeat counts only what the upstream counted before (or llama.cpp's
+/// per-token timings, when it sent them).
+async fn whole(
+    gateway: Arc<Gateway>,
+    auth: Option<HeaderValue>,
+    mut turn: impl Rounds,
+) -> Result<Response, ApiError> {
+    let mut answer = Collect::new(Meta::for_model(turn.request().get("model")));
+    let mut usage = Usage::default();
+    let mut finish = None;
+    // A whole answer's client that leaves drops this handler: never `Ok(false)` here.
+    drive(
+        &gateway,
+        auth.as_ref(),
+        &mut turn,
+        &mut answer,
+        None,
+        (&mut usage, &mut finish),
+    )
+    .await?;
+    let extra = turn.extra(Some(std::mem::take(&mut answer.events)));
+    let finish_reason = turn.finish_reason(finish.as_deref());
+    Ok(whole_answer(
+        &answer.meta,
+        answer.out,
+        answer.reasoning,
+        &finish_reason,
+        extra,
+        usage,
+    ))
+}
+
+/// A turn streamed: the first upstream request is made before the client's stream
+/// starts, so its failure is still an HTTP error.
+async fn streamed(
+    gateway: Arc<Gateway>,
+    auth: Option<HeaderValue>,
+    mut turn: impl Rounds + 'static,
+) -> Result<Response, ApiError> {
+    let body = Bytes::from(turn.request().body(Some(true)));
+    let response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
+    let (tx, body) = channel_body();
+    tokio::spawn(async move {
+        let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
+        let mut usage = Usage::default();
+        let mut finish = None;
+        let mut sink = ToClient::new(&tx, &mut writer);
+        let ended = drive(
+            &gateway,
+            auth.as_ref(),
+            &mut turn,
+            &mut sink,
+            Some(response),
+            (&mut usage, &mut finish),
+        )
+        .await;
+        match ended {
+            Ok(true) => {
+                let extra = turn.extra(None);
+                let reason = turn.finish_reason(finish.as_deref());
+                for chunk in writer.end(turn.request(), &reason, extra, usage) {
+                    if !tx.send(chunk).await {
+                        return;
+                    }
+                }
+            }
+            Ok(false) => {}
+            Err(error) => {
+                tx.send(error_event(&error)).await;
+            }
+        }
+    });
+    Ok(sse_response(body))
 }
 
 /// The client's stream: each piece becomes a chunk, sent as it is released.

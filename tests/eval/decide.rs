@@ -133,6 +133,17 @@ async fn a_chosen_function_is_called_under_its_own_grammar() {
     );
 }
 
+/// Asserts that `request` carries the `auto` grammar of `case`'s tools, one call at most.
+fn assert_auto_grammar(case: &atfunc::eval::Case, request: &Json) {
+    let auto = GrammarOptions::default()
+        .with_choice(Choice::Auto)
+        .with_single(true);
+    assert_eq!(
+        request["grammar"].as_str(),
+        Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
+    );
+}
+
 /// `none` leaves the answer to the `auto` grammar, which allows prose: the model that
 /// decided it writes no call here.
 #[tokio::test]
@@ -141,13 +152,7 @@ async fn none_leaves_the_answer_to_the_auto_grammar() {
         let case = case(id, "pick none");
         let (outcome, requests) = run(&case, "decide").await;
         assert_eq!(requests.len(), 2, "{requests:#?}");
-        let auto = GrammarOptions::default()
-            .with_choice(Choice::Auto)
-            .with_single(true);
-        assert_eq!(
-            requests[1]["grammar"].as_str(),
-            Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
-        );
+        assert_auto_grammar(&case, &requests[1]);
         assert!(outcome.no_call && !outcome.valid, "{outcome:?}");
         assert!(outcome.calls.is_empty());
         assert_eq!(outcome.answer, "No function fits.");
@@ -189,12 +194,6 @@ async fn a_decision_cut_short_leaves_the_auto_grammar() {
     let case = case("simple_0", "pick calc.cb");
     let (outcome, requests) = run(&case, "decide").await;
     assert_eq!(requests.len(), 2);
-    let auto = GrammarOptions::default()
-        .with_choice(Choice::Auto)
-        .with_single(true);
-    assert_eq!(
-        requests[1]["grammar"].as_str(),
-        Some(gbnf(&case.interfaces, &auto).unwrap().as_str())
-    );
+    assert_auto_grammar(&case, &requests[1]);
     assert!(outcome.correct, "{outcome:?}");
 }

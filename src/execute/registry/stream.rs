@@ -195,16 +195,7 @@ impl ResponseStream {
     /// The end of an answer read with [`ResponseStream::finish_reading`] and run.
     #[cfg(feature = "serve")]
     pub(crate) fn ended(self) -> StreamEnd {
-        StreamEnd {
-            outcomes: Vec::new(),
-            repeated_at: self.repeated_at(),
-            report: ExecutionReport {
-                call_count: self.call_count,
-                output: self.output,
-                calls: self.calls,
-                settings: self.conversation.settings(),
-            },
-        }
+        self.end(Vec::new())
     }
 
     /// Calls `hook` with the events of this answer's calls (as
@@ -296,6 +287,11 @@ impl ResponseStream {
     pub async fn finish(mut self) -> StreamEnd {
         let events = self.parser.finish();
         let outcomes = self.run_events(events).await;
+        self.end(outcomes)
+    }
+
+    /// The end of the answer, `outcomes` the last calls' (not given by an earlier `feed`).
+    fn end(self, outcomes: Vec<Outcome>) -> StreamEnd {
         StreamEnd {
             outcomes,
             repeated_at: self.repeated_at(),
