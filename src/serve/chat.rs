@@ -10,9 +10,9 @@ use crate::endpoint::is_event_stream;
 use crate::grammar::{Choice, ToolDecision};
 use crate::parse::Dialect;
 use crate::turn;
-use crate::turn::Turn;
 use crate::turn::{add_prompt_raw, rewrite_raw, user_text};
 use crate::turn::{read_tools, ToolSet};
+use crate::turn::{Plan, PlanSettings, Turn};
 use crate::turn::{Request, RequestError};
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue};
@@ -54,67 +54,35 @@ pub(crate) async fn handle(
             tools => Some(tools),
         },
     };
-    let execute = match request.get("atfunc_execute") {
-        Some(Json::Bool(flag)) => flag,
-        None | Some(Json::Null) => gateway.options.execute_all && tools.is_none(),
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "'atfunc_execute' must be true or false",
-            ))
-        }
+    let options = &gateway.options;
+    let settings = PlanSettings {
+        execute_all: options.execute_all,
+        constrain: options.constrain,
+        constrain_per_request: options.constrain_per_request,
+        dialect: options.upstream_dialect,
     };
-    let dialect = gateway.options.upstream_dialect;
-    if dialect != Dialect::Atfunc && request.get("atfunc_constrain") == Some(Json::Bool(true)) {
-        return Err(ApiError::bad_request(format!(
-            "This gateway reads the model's own call format ({dialect}), and grammars are \
-             only made for atfunc's syntax: send the request without 'atfunc_constrain'"
-        )));
-    }
-    let constrain = match request.get("atfunc_constrain") {
-        Some(Json::Bool(true))
-            if !gateway.options.constrain && !gateway.options.constrain_per_request =>
-        {
-            return Err(ApiError::bad_request(
-                "This gateway does not let a request turn on grammars with \
-                 'atfunc_constrain': start it with --constrain-per-request (or --constrain, \
-                 for every request)",
-            ))
+    let dialect = options.upstream_dialect;
+    let boxes = options.registry.clone();
+    let (tools, constrain) = match Plan::resolve(&settings, &request, tools, boxes)? {
+        Plan::Execute(registry) => {
+            for field in TOOL_FIELDS {
+                request.remove(field);
+            }
+            drop(raw);
+            return execute::handle(gateway, auth, request, registry).await;
         }
-        Some(Json::Bool(flag)) => flag,
-        None | Some(Json::Null) => gateway.options.constrain,
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "'atfunc_constrain' must be true or false",
-            ))
-        }
-    };
-    if execute {
-        let Some(registry) = gateway.options.registry.clone() else {
-            return Err(ApiError::bad_request(
-                "This gateway runs no calls: start it with --config to use atfunc_execute",
-            ));
-        };
-        if tools.is_some() {
-            return Err(ApiError::bad_request(
-                "A request with atfunc_execute uses the gateway's functions: send no 'tools'",
-            ));
-        }
-        for field in TOOL_FIELDS {
-            request.remove(field);
-        }
-        drop(raw);
-        return execute::handle(gateway, auth, request, registry).await;
-    }
-    let Some(tools) = tools else {
-        if request.contains("atfunc_execute") || request.contains("atfunc_constrain") {
+        Plan::PassThrough { strip: true } => {
             request.remove("atfunc_execute");
             request.remove("atfunc_constrain");
             drop(raw);
             let body = Bytes::from(request.body(None));
             return pass_through(gateway, body, auth).await;
         }
-        drop(request);
-        return pass_through(gateway, raw, auth).await;
+        Plan::PassThrough { strip: false } => {
+            drop(request);
+            return pass_through(gateway, raw, auth).await;
+        }
+        Plan::Tools { tools, constrain } => (tools, constrain),
     };
     // From here on the request is held as its fields' text; the body is not needed.
     drop(raw);

@@ -361,12 +361,12 @@ impl Rounds for Executed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::reply::Meta;
-    use crate::serve::rounds::Collect;
     use crate::execute::FnBox;
     use crate::format::CallRecord;
     use crate::parse::Event;
     use crate::render::PromptOptions;
+    use crate::serve::reply::Meta;
+    use crate::serve::rounds::Collect;
     use crate::translator::{Atfunc, Translator};
     use crate::Interface;
 

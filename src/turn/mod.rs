@@ -13,6 +13,7 @@ mod answer;
 mod constrain;
 mod error;
 mod history;
+mod plan;
 mod request;
 mod tools;
 
@@ -21,5 +22,6 @@ pub(crate) use constrain::grammars;
 pub use constrain::UpstreamKind;
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, rewrite_raw, user_text};
+pub(crate) use plan::{Plan, Settings as PlanSettings};
 pub(crate) use request::{Request, RequestError};
 pub(crate) use tools::{read_tools, ToolSet};
