@@ -59,6 +59,15 @@ COLUMNS = [
     ("grammar, --resamples 4", "the same, at most four times (the default is 3: no answer needed a fourth resample)", {
         "parallel_multiple": ("parallel_multiple-resample4.json", "grammar"),
     }),
+    ("gateway --constrain, \"required\"", "through the gateway's own code (the turn engine): atfunc serve --constrain's prompt and grammar, --resamples 3, then one repair round", {
+        "simple_python": ("engine-simple_python-grammar.json", "grammar"),
+    }),
+    ("gateway --constrain, \"auto\"", "through the gateway's own code: the grammar of tool_choice \"auto\"", {
+        "irrelevance": ("engine-irrelevance.json", "auto"),
+    }),
+    ("gateway --constrain --decide, \"auto\"", "through the gateway's own code: a short decision first (a tool's name or none), then that tool's grammar, or the auto grammar", {
+        "irrelevance": ("engine-irrelevance.json", "decide"),
+    }),
     ("auto", "the grammar of tool_choice \"auto\": prose, or calls that bind", {
         "irrelevance": ("irrelevance-auto.json", "auto"),
     }),
