@@ -38,13 +38,13 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 });
 
 static SERVER: LazyLock<ConnectionServer> = LazyLock::new(|| {
-    let gateway = Gateway::new(GatewayOptions {
-        // Port 1 on loopback: nothing listens there, the connection is refused at once.
-        upstream: String::from("http://127.0.0.1:1"),
-        upstream_timeout: Duration::from_secs(1),
-        max_request_bytes: MAX_REQUEST_BYTES,
-        max_concurrent: 4,
-        ..GatewayOptions::default()
+    let gateway = Gateway::new({
+        let mut options = GatewayOptions::default();
+        options.upstream.url = String::from("http://127.0.0.1:1");
+        options.upstream.timeout = Duration::from_secs(1);
+        options.limits.max_request_bytes = MAX_REQUEST_BYTES;
+        options.limits.max_concurrent = 4;
+        options
     })
     .expect("a gateway");
     ConnectionServer::new(gateway)

@@ -187,35 +187,36 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             }
             None => None,
         };
-        let options = GatewayOptions {
-            upstream: args.upstream.clone(),
-            upstream_timeout,
-            repair_rounds: args.repair_rounds,
-            max_request_bytes: args.max_request_bytes,
-            max_response_bytes: args.max_response_bytes,
-            api_key,
-            upstream_key,
-            registry: registry.clone(),
-            execute_all: args.execute,
-            max_steps: args.max_steps.max(1),
-            constrain: args.constrain,
-            constrain_per_request: args.constrain_per_request,
-            decide: args.decide,
-            decide_max_tokens: args.decide_max_tokens,
-            keep_repeated_calls: args.keep_repeated_calls,
-            resamples: usize::from(args.resamples),
-            ground_text: args.ground_text,
-            param_descriptions: args.param_descriptions,
-            bound_values: args.bound_values,
-            load_limits: args.limits.limits(),
-            upstream_kind: args.upstream_kind,
-            upstream_dialect: args.upstream_dialect,
-            max_concurrent: args.max_concurrent,
-            header_timeout,
-            body_timeout,
-            idle_timeout,
-            request_timeout,
-            linger_timeout,
+        let options = {
+            let mut options = GatewayOptions::new(args.upstream.clone());
+            options.upstream.timeout = upstream_timeout;
+            options.policy.repair_rounds = args.repair_rounds;
+            options.limits.max_request_bytes = args.max_request_bytes;
+            options.upstream.max_response_bytes = args.max_response_bytes;
+            options.api_key = api_key;
+            options.upstream.key = upstream_key;
+            options.registry = registry.clone();
+            options.policy.execute_all = args.execute;
+            options.policy.max_steps = args.max_steps.max(1);
+            options.policy.constrain = args.constrain;
+            options.policy.constrain_per_request = args.constrain_per_request;
+            options.policy.decide = args.decide;
+            options.policy.decide_max_tokens = args.decide_max_tokens;
+            options.policy.keep_repeated_calls = args.keep_repeated_calls;
+            options.policy.resamples = usize::from(args.resamples);
+            options.policy.ground_text = args.ground_text;
+            options.policy.param_descriptions = args.param_descriptions;
+            options.policy.bound_values = args.bound_values;
+            options.limits.load_limits = args.limits.limits();
+            options.upstream.kind = args.upstream_kind;
+            options.upstream.dialect = args.upstream_dialect;
+            options.limits.max_concurrent = args.max_concurrent;
+            options.limits.header_timeout = header_timeout;
+            options.limits.body_timeout = body_timeout;
+            options.limits.idle_timeout = idle_timeout;
+            options.limits.request_timeout = request_timeout;
+            options.limits.linger_timeout = linger_timeout;
+            options
         };
         let has_key = options.api_key.is_some();
         let gateway = Gateway::new(options).map_err(|e| Failure(e.to_string()))?;

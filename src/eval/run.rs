@@ -533,7 +533,10 @@ impl Evaluator {
             }
         };
         let options = &policy.options;
-        let requests = 2 + options.resamples.saturating_add(options.repair_rounds);
+        let requests = 2 + options
+            .policy
+            .resamples
+            .saturating_add(options.policy.repair_rounds);
         let limit = self
             .options
             .timeout

@@ -56,12 +56,12 @@ pub(crate) async fn handle(
     };
     let options = &gateway.options;
     let settings = PlanSettings {
-        execute_all: options.execute_all,
-        constrain: options.constrain,
-        constrain_per_request: options.constrain_per_request,
-        dialect: options.upstream_dialect,
+        execute_all: options.policy.execute_all,
+        constrain: options.policy.constrain,
+        constrain_per_request: options.policy.constrain_per_request,
+        dialect: options.upstream.dialect,
     };
-    let dialect = options.upstream_dialect;
+    let dialect = options.upstream.dialect;
     let boxes = options.registry.clone();
     let (tools, constrain) = match Plan::resolve(&settings, &request, tools, boxes)? {
         Plan::Execute(registry) => {
@@ -86,7 +86,7 @@ pub(crate) async fn handle(
     };
     // From here on the request is held as its fields' text; the body is not needed.
     drop(raw);
-    let tool_set = ToolSet::from_tools_with(&tools, &gateway.options.load_limits)?;
+    let tool_set = ToolSet::from_tools_with(&tools, &gateway.options.limits.load_limits)?;
     gateway.warn_once(&tool_set.warnings);
     // The tools' JSON is not needed once they are loaded: a shadowed binding would keep it
     // alive (several times the size of its text) until the answer is sent.
@@ -111,18 +111,22 @@ pub(crate) async fn handle(
         return pass_through(gateway, body, auth).await;
     }
     refuse_several_choices(&request)?;
-    let grounding = (constrain && gateway.options.ground_text).then(|| user_text(&messages));
+    let grounding = (constrain && gateway.options.policy.ground_text).then(|| user_text(&messages));
     let mut messages = messages;
     add_prompt_raw(
         &mut messages,
-        &tools.prompt(&choice, single_call, gateway.options.param_descriptions),
+        &tools.prompt(
+            &choice,
+            single_call,
+            gateway.options.policy.param_descriptions,
+        ),
     );
     request.set_messages(messages);
     // `--decide`: a tool the model chose narrows the grammar to its calls; `none`, or a
     // decision that names no tool, leaves the `auto` grammar (see the module doc).
     let mut grammar_choice = choice.clone();
     let mut decision_usage = None;
-    if constrain && gateway.options.decide && choice == Choice::Auto {
+    if constrain && gateway.options.policy.decide && choice == Choice::Auto {
         let (decision, usage) = decide::ask(&gateway, auth.as_ref(), &request, &tools).await?;
         decision_usage = usage;
         if let ToolDecision::Function(name) = decision {
@@ -135,9 +139,9 @@ pub(crate) async fn handle(
                 &tools,
                 choice,
                 single_call,
-                (grounding.as_deref(), gateway.options.bound_values),
+                (grounding.as_deref(), gateway.options.policy.bound_values),
                 request.size(),
-                gateway.options.max_request_bytes,
+                gateway.options.limits.max_request_bytes,
             )
         };
         match build(&grammar_choice)? {
@@ -148,7 +152,7 @@ pub(crate) async fn handle(
     } else {
         None
     };
-    let kind = gateway.options.upstream_kind;
+    let kind = gateway.options.upstream.kind;
     if let Some(grammars) = &grammars {
         kind.put_in(&mut request, grammars.first.clone());
     }
@@ -157,16 +161,16 @@ pub(crate) async fn handle(
         request,
         choice,
         single_call,
-        gateway.options.repair_rounds,
+        gateway.options.policy.repair_rounds,
         Dialect::Atfunc,
     );
     if let Some(grammars) = grammars {
-        turn.resample(gateway.options.resamples);
+        turn.resample(gateway.options.policy.resamples);
         if let Some(repair) = grammars.repair {
             turn.constrain_repairs(kind, repair);
         }
     }
-    turn.keep_repeated_calls(gateway.options.keep_repeated_calls);
+    turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
     run_turn(gateway, auth, turn).await
 }
@@ -201,10 +205,10 @@ async fn native_turn(
         request,
         choice,
         single_call,
-        gateway.options.repair_rounds,
-        gateway.options.upstream_dialect,
+        gateway.options.policy.repair_rounds,
+        gateway.options.upstream.dialect,
     );
-    turn.keep_repeated_calls(gateway.options.keep_repeated_calls);
+    turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     run_turn(gateway, auth, turn).await
 }
 

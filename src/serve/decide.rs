@@ -36,10 +36,10 @@ pub(crate) async fn ask(
     let asking = decision_request(
         request,
         &names,
-        gateway.options.decide_max_tokens,
-        gateway.options.upstream_kind,
+        gateway.options.policy.decide_max_tokens,
+        gateway.options.upstream.kind,
     );
-    let limit = gateway.options.max_request_bytes;
+    let limit = gateway.options.limits.max_request_bytes;
     if asking.size() > limit {
         return Err(ApiError::grammar_too_large(&format!(
             "the decision request with the grammar of the tools' names is larger than the \

@@ -81,7 +81,7 @@ pub(crate) async fn handle(
     // messages pass as the text they came in.
     let mut messages = rewrite_raw(messages, &history_tools(&registry))?;
     let mut shown = RegistryPrompt::default();
-    if gateway.options.param_descriptions {
+    if gateway.options.policy.param_descriptions {
         shown = shown.with_param_descriptions();
     }
     add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
@@ -135,8 +135,8 @@ impl Executed {
         Executed::with(
             request,
             registry,
-            options.keep_repeated_calls,
-            options.max_steps,
+            options.policy.keep_repeated_calls,
+            options.policy.max_steps,
         )
     }
 

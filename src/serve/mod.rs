@@ -264,6 +264,7 @@ mod decide;
 mod error;
 mod execute;
 mod listen;
+mod options;
 mod reply;
 mod rounds;
 mod sse;
@@ -271,10 +272,11 @@ mod upstream;
 
 pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
+pub use options::{
+    GatewayLimits, GatewayOptions, TurnPolicy, UpstreamOptions, DEFAULT_MAX_CONCURRENT,
+};
 pub use upstream::shown_url;
 
-use crate::execute::Registry;
-use crate::interface::LoadLimits;
 use crate::parse::Dialect;
 use axum::body::Body;
 use axum::extract::State;
@@ -284,201 +286,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 use upstream::Upstream;
 
 /// The default address: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8089";
-
-/// How the gateway runs. Plain fields with defaults, as `atfunc serve` fills them.
-#[derive(Clone)]
-pub struct GatewayOptions {
-    /// The upstream's base URL: `http://127.0.0.1:11434` (a `/v1` at the end is fine).
-    pub upstream: String,
-    /// Longest wait for the upstream's response head and for each piece of its body.
-    /// Default 300 s: a non-streaming answer of a slow model comes in one piece.
-    pub upstream_timeout: Duration,
-    /// How many times a turn may ask the model again. Default 1.
-    pub repair_rounds: usize,
-    /// Largest request body accepted. Default 8 MiB.
-    pub max_request_bytes: usize,
-    /// Largest upstream answer read. Default 16 MiB.
-    pub max_response_bytes: usize,
-    /// The key clients must send as `Authorization: Bearer <key>`; `None` lets anyone in.
-    pub api_key: Option<String>,
-    /// The key sent to the upstream as `Authorization: Bearer <key>`.
-    pub upstream_key: Option<String>,
-    /// The tool boxes that `atfunc_execute` requests run calls in.
-    pub registry: Option<Arc<Registry>>,
-    /// Run the calls of every request without `tools` (needs `registry`).
-    pub execute_all: bool,
-    /// Most model answers in one executed turn. Default 8.
-    pub max_steps: usize,
-    /// Send every request with tools upstream with the grammar of its tools (a request's
-    /// `"atfunc_constrain": false` turns it off for itself). Default off.
-    pub constrain: bool,
-    /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
-    /// [`GatewayOptions::constrain`] is off; without it such a request is answered 400. Building
-    /// a grammar is work the server pays for, so the server decides. Default off.
-    pub constrain_per_request: bool,
-    /// Limits on how far a request's tool schemas may expand when they are loaded (`$ref`s
-    /// written out in place); past one the request is answered 400 naming it.
-    pub load_limits: LoadLimits,
-    /// With a grammar on for a request ([`GatewayOptions::constrain`], or its
-    /// `"atfunc_constrain": true`) and `tool_choice: "auto"` (or none given), decide first:
-    /// one short request whose grammar allows only one of the tools' names or `none`,
-    /// then, for a name, the answer under the grammar of that tool's calls (see
-    /// [Deciding first](self#deciding-first)). Needs [`GatewayOptions::constrain`] or
-    /// [`GatewayOptions::constrain_per_request`]. Default off: measured on 40 cases of a 135M
-    /// model so far (EVAL.md).
-    pub decide: bool,
-    /// The `max_tokens` of the decision request. A name cut by it is not a name: the
-    /// answer follows as without a decision. Default 32 (BFCL's longest names take about
-    /// half of it).
-    pub decide_max_tokens: u32,
-    /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
-    /// with the same arguments). Default off: such a repeat ends the answer, since a small
-    /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
-    /// a client whose tools mean to be called twice alike in one answer turns it on. A
-    /// repair answer's call that an earlier answer of the turn passed on is dropped either
-    /// way (see [Repair rounds](self#repair-rounds)).
-    pub keep_repeated_calls: bool,
-    /// Under a grammar, how many times an answer whose calls do not bind (or that lacks
-    /// the call `tool_choice` requires) is asked again as the turn began, sampled, before
-    /// any repair round: a small model's failures under a grammar are loops inside a
-    /// value that run to the token limit, and another sample rarely loops again (EVAL.md
-    /// (j)). A resample's text is dropped and its calls passed on, as a repair round's.
-    /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
-    pub resamples: usize,
-    /// Under a grammar, hold every text argument of a call to a run of whole words of the
-    /// conversation's user messages, within one sentence
-    /// ([`GrammarOptions::grounded_text`](crate::GrammarOptions::grounded_text)). A small
-    /// model then cannot copy the prompt's example or invent a value (EVAL.md (l)); nor
-    /// can it write text the user did not (a file's new content, a translation), so it
-    /// suits tools whose text arguments name what the user named. Default off.
-    pub ground_text: bool,
-    /// List each described parameter under its function in the prompt
-    /// ([`PromptOptions::param_descriptions`](crate::render::PromptOptions::param_descriptions)):
-    /// which value goes where, for more prompt tokens (on BFCL `simple_python`, 16 % more
-    /// and 1.8 points of accuracy, within noise: EVAL.md (p)). Default off.
-    pub param_descriptions: bool,
-    /// Under a grammar, bound every string to 256 characters and every list to 32 items
-    /// ([`GrammarOptions::with_bounded_values`](crate::GrammarOptions::with_bounded_values)),
-    /// so that a model looping inside a value still closes its call before its token
-    /// limit. Default off: a tool may take long text.
-    pub bound_values: bool,
-    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
-    pub upstream_kind: UpstreamKind,
-    /// The call format the upstream's model writes in its plain content. Default
-    /// [`Dialect::Atfunc`]: the gateway prompts the model with atfunc's syntax. Any other
-    /// (`hermes`, `pythonic`, ..., or `auto`) is for a model that writes its own format
-    /// behind a server that does not read it (vLLM without a tool parser, a raw
-    /// llama.cpp): the request's `tools` go upstream as they came and the answer is read
-    /// in that format (see [Other formats](self#other-formats)). Grammars are only made for
-    /// atfunc's syntax: [`Gateway::new`] refuses [`GatewayOptions::constrain`] and
-    /// [`GatewayOptions::constrain_per_request`] with another dialect.
-    pub upstream_dialect: Dialect,
-    /// Most requests handled at once (at least 1); one more is answered 503 at once. A
-    /// request is counted once its body is whole; bodies (being read, or of requests
-    /// under way) hold at most this many times [`GatewayOptions::max_request_bytes`] together.
-    /// Default 64.
-    pub max_concurrent: usize,
-    /// Longest time a request's head may take to arrive, from its first byte. Default
-    /// 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`] serves.
-    pub header_timeout: Duration,
-    /// Longest time a request's body may take to arrive, once its head is in; past it
-    /// the client gets 408. Default 30 s (8 MiB at 280 kB/s).
-    pub body_timeout: Duration,
-    /// Longest time a connection may wait for its next request (or its first one), and
-    /// the longest a client may take nothing of its answer while some is waiting for it.
-    /// Default 10 s. Applies to connections [`serve`] accepts and [`ConnectionServer`]
-    /// serves.
-    pub idle_timeout: Duration,
-    /// Longest time one request may take from its head to its answer's last byte: the
-    /// upstream's answers, repair rounds and executed steps together. Past it the client
-    /// gets 504, or an error event that ends the stream. Default 10 minutes.
-    pub request_timeout: Duration,
-    /// Longest time the rest of a request's body is read, and thrown away, after an answer
-    /// given before the body was read (503, 401, 413, 400), so that the client reads the
-    /// answer instead of a connection reset; at most [`GatewayOptions::max_request_bytes`] are
-    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`] accepts
-    /// and [`ConnectionServer`] serves.
-    pub linger_timeout: Duration,
-}
-
-/// How many requests a gateway handles at once unless told otherwise.
-pub const DEFAULT_MAX_CONCURRENT: usize = 64;
-
-impl Default for GatewayOptions {
-    fn default() -> GatewayOptions {
-        GatewayOptions {
-            upstream: String::from("http://127.0.0.1:8080"),
-            upstream_timeout: Duration::from_secs(300),
-            repair_rounds: 1,
-            max_request_bytes: 8 << 20,
-            max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
-            api_key: None,
-            upstream_key: None,
-            registry: None,
-            execute_all: false,
-            max_steps: 8,
-            constrain: false,
-            constrain_per_request: false,
-            decide: false,
-            decide_max_tokens: 32,
-            keep_repeated_calls: false,
-            resamples: 3,
-            ground_text: false,
-            param_descriptions: false,
-            bound_values: false,
-            load_limits: LoadLimits::default(),
-            upstream_kind: UpstreamKind::LlamaCpp,
-            upstream_dialect: Dialect::Atfunc,
-            max_concurrent: DEFAULT_MAX_CONCURRENT,
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(30),
-            idle_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(600),
-            linger_timeout: Duration::from_secs(5),
-        }
-    }
-}
-
-impl std::fmt::Debug for GatewayOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The keys are secrets: say only whether they are set.
-        f.debug_struct("GatewayOptions")
-            .field("upstream", &self.upstream)
-            .field("upstream_timeout", &self.upstream_timeout)
-            .field("repair_rounds", &self.repair_rounds)
-            .field("max_request_bytes", &self.max_request_bytes)
-            .field("max_response_bytes", &self.max_response_bytes)
-            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
-            .field("upstream_key", &self.upstream_key.as_ref().map(|_| "[set]"))
-            .field("registry", &self.registry.is_some())
-            .field("execute_all", &self.execute_all)
-            .field("max_steps", &self.max_steps)
-            .field("constrain", &self.constrain)
-            .field("constrain_per_request", &self.constrain_per_request)
-            .field("decide", &self.decide)
-            .field("decide_max_tokens", &self.decide_max_tokens)
-            .field("keep_repeated_calls", &self.keep_repeated_calls)
-            .field("resamples", &self.resamples)
-            .field("ground_text", &self.ground_text)
-            .field("param_descriptions", &self.param_descriptions)
-            .field("bound_values", &self.bound_values)
-            .field("load_limits", &self.load_limits)
-            .field("upstream_kind", &self.upstream_kind)
-            .field("upstream_dialect", &self.upstream_dialect)
-            .field("max_concurrent", &self.max_concurrent)
-            .field("header_timeout", &self.header_timeout)
-            .field("body_timeout", &self.body_timeout)
-            .field("idle_timeout", &self.idle_timeout)
-            .field("request_timeout", &self.request_timeout)
-            .field("linger_timeout", &self.linger_timeout)
-            .finish()
-    }
-}
 
 /// Options that cannot make a gateway.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -491,13 +302,9 @@ pub struct SetupError(String);
 ///
 /// ```
 /// use atfunc::serve::{Gateway, GatewayOptions};
-/// let gateway = Gateway::new(GatewayOptions {
-///     upstream: "http://127.0.0.1:11434".into(),
-///     ..GatewayOptions::default()
-/// })
-/// .unwrap();
+/// let gateway = Gateway::new(GatewayOptions::new("http://127.0.0.1:11434")).unwrap();
 /// let _router = gateway.router();
-/// assert!(Gateway::new(GatewayOptions { upstream: "nowhere".into(), ..GatewayOptions::default() }).is_err());
+/// assert!(Gateway::new(GatewayOptions::new("nowhere")).is_err());
 /// ```
 #[derive(Debug)]
 pub struct Gateway {
@@ -526,24 +333,24 @@ impl Gateway {
     /// empty key, or `execute_all` without a registry.
     pub fn new(options: GatewayOptions) -> Result<Gateway, SetupError> {
         let upstream = Upstream::new(
-            &options.upstream,
-            options.upstream_timeout,
-            options.max_response_bytes,
+            &options.upstream.url,
+            options.upstream.timeout,
+            options.upstream.max_response_bytes,
         )
         .map_err(SetupError)?;
         if options.api_key.as_deref().is_some_and(str::is_empty) {
             return Err(SetupError("the API key is empty".into()));
         }
-        if options.max_concurrent == 0 {
+        if options.limits.max_concurrent == 0 {
             return Err(SetupError(
                 "the most requests at once must be at least 1".into(),
             ));
         }
         for (limit, what) in [
-            (options.header_timeout, "header"),
-            (options.body_timeout, "body"),
-            (options.idle_timeout, "idle"),
-            (options.request_timeout, "request"),
+            (options.limits.header_timeout, "header"),
+            (options.limits.body_timeout, "body"),
+            (options.limits.idle_timeout, "idle"),
+            (options.limits.request_timeout, "request"),
         ] {
             if limit.is_zero() {
                 return Err(SetupError(format!(
@@ -551,35 +358,38 @@ impl Gateway {
                 )));
             }
         }
-        if options.upstream_dialect != Dialect::Atfunc
-            && (options.constrain || options.constrain_per_request)
+        if options.upstream.dialect != Dialect::Atfunc
+            && (options.policy.constrain || options.policy.constrain_per_request)
         {
             return Err(SetupError(format!(
                 "grammars are only made for atfunc's syntax, and the upstream dialect is {}: \
                  leave out --constrain and --constrain-per-request, or use --upstream-dialect \
                  atfunc",
-                options.upstream_dialect
+                options.upstream.dialect
             )));
         }
-        if options.decide && !options.constrain && !options.constrain_per_request {
+        if options.policy.decide
+            && !options.policy.constrain
+            && !options.policy.constrain_per_request
+        {
             return Err(SetupError(
                 "deciding first (--decide) asks under a grammar: give --constrain (or \
                  --constrain-per-request) too"
                     .into(),
             ));
         }
-        if options.decide && options.decide_max_tokens == 0 {
+        if options.policy.decide && options.policy.decide_max_tokens == 0 {
             return Err(SetupError(
                 "the decision's token limit (--decide-max-tokens) must be at least 1".into(),
             ));
         }
-        if options.execute_all && options.registry.is_none() {
+        if options.policy.execute_all && options.registry.is_none() {
             return Err(SetupError(
                 "running every request's calls needs a config with tool boxes".into(),
             ));
         }
         let upstream_auth =
-            match &options.upstream_key {
+            match &options.upstream.key {
                 Some(key) => Some(HeaderValue::from_str(&format!("Bearer {key}")).map_err(
                     |_| SetupError("the upstream key is not a valid header value".into()),
                 )?),
@@ -589,8 +399,11 @@ impl Gateway {
             .api_key
             .as_ref()
             .map(|key| format!("Bearer {key}").into_bytes());
-        let slots = Arc::new(tokio::sync::Semaphore::new(options.max_concurrent));
-        let bodies = body::BodyBudget::new(options.max_concurrent, options.max_request_bytes);
+        let slots = Arc::new(tokio::sync::Semaphore::new(options.limits.max_concurrent));
+        let bodies = body::BodyBudget::new(
+            options.limits.max_concurrent,
+            options.limits.max_request_bytes,
+        );
         Ok(Gateway {
             options,
             upstream,
@@ -620,7 +433,7 @@ impl Gateway {
         let status = response.status();
         // The gateway bounds what it reads of the upstream; its own answer is a few times
         // that at most (a call's JSON beside its text).
-        let limit = self.options.max_response_bytes.saturating_mul(4);
+        let limit = self.options.upstream.max_response_bytes.saturating_mul(4);
         let body = axum::body::to_bytes(response.into_body(), limit)
             .await
             .map_err(|e| format!("cannot read the gateway's answer: {e}"));
@@ -727,7 +540,7 @@ impl Gateway {
     fn take_place(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
         Arc::clone(&self.slots)
             .try_acquire_owned()
-            .map_err(|_| ApiError::busy(self.options.max_concurrent))
+            .map_err(|_| ApiError::busy(self.options.limits.max_concurrent))
     }
 }
 
@@ -753,7 +566,7 @@ async fn within_request_timeout(
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let limit = gateway.options.request_timeout;
+    let limit = gateway.options.limits.request_timeout;
     let deadline = tokio::time::Instant::now() + limit;
     let Ok(response) = tokio::time::timeout_at(deadline, next.run(request)).await else {
         return ApiError::request_timeout(limit).into_response();
@@ -779,8 +592,8 @@ async fn chat_completions(
         gateway.authorize(&headers)?;
         let (raw, bytes) = body::read(
             body,
-            gateway.options.max_request_bytes,
-            gateway.options.body_timeout,
+            gateway.options.limits.max_request_bytes,
+            gateway.options.limits.body_timeout,
             &gateway.bodies,
         )
         .await?;
@@ -850,10 +663,10 @@ impl ConnectionServer {
     /// Serves `gateway`'s routes ([`Gateway::router`]) with its options' time limits.
     pub fn new(gateway: Gateway) -> ConnectionServer {
         let limits = listen::Limits {
-            header: gateway.options.header_timeout,
-            idle: gateway.options.idle_timeout,
-            linger: gateway.options.linger_timeout,
-            linger_bytes: gateway.options.max_request_bytes,
+            header: gateway.options.limits.header_timeout,
+            idle: gateway.options.limits.idle_timeout,
+            linger: gateway.options.limits.linger_timeout,
+            linger_bytes: gateway.options.limits.max_request_bytes,
         };
         ConnectionServer {
             router: gateway.router(),
@@ -875,6 +688,7 @@ impl ConnectionServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// An upstream that takes connections and never answers: a request to it holds its
     /// place at the gateway until the upstream time limit.
@@ -897,11 +711,12 @@ mod tests {
     #[tokio::test]
     async fn a_request_beyond_max_concurrent_gets_503_at_once() {
         let (upstream, upstream_task) = silent_upstream().await;
-        let gateway = Gateway::new(GatewayOptions {
-            upstream,
-            upstream_timeout: Duration::from_secs(20),
-            max_concurrent: 1,
-            ..GatewayOptions::default()
+        let gateway = Gateway::new({
+            let mut options = GatewayOptions::default();
+            options.upstream.url = upstream;
+            options.upstream.timeout = Duration::from_secs(20);
+            options.limits.max_concurrent = 1;
+            options
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -956,9 +771,10 @@ mod tests {
 
     #[test]
     fn max_concurrent_must_be_at_least_one() {
-        let error = Gateway::new(GatewayOptions {
-            max_concurrent: 0,
-            ..GatewayOptions::default()
+        let error = Gateway::new({
+            let mut options = GatewayOptions::default();
+            options.limits.max_concurrent = 0;
+            options
         })
         .unwrap_err();
         assert_eq!(

@@ -11,11 +11,10 @@ use atfunc::serve::{Gateway, GatewayOptions};
 use serde_json::{json, Value as Json};
 
 fn deciding() -> GatewayOptions {
-    GatewayOptions {
-        constrain: true,
-        decide: true,
-        ..GatewayOptions::default()
-    }
+    let mut options = GatewayOptions::default();
+    options.policy.constrain = true;
+    options.policy.decide = true;
+    options
 }
 
 fn answer(content: &str, prompt_tokens: u64, completion_tokens: u64) -> Json {
@@ -28,11 +27,12 @@ fn answer(content: &str, prompt_tokens: u64, completion_tokens: u64) -> Json {
 /// `request` first.
 async fn grammar_without_deciding(request: &Json) -> Json {
     let setup = Setup::with_options(
-        GatewayOptions {
-            constrain: true,
-            repair_rounds: 0,
-            resamples: 0,
-            ..GatewayOptions::default()
+        {
+            let mut options = GatewayOptions::default();
+            options.policy.constrain = true;
+            options.policy.repair_rounds = 0;
+            options.policy.resamples = 0;
+            options
         },
         &[json!({"content": "It is sunny."})],
     )
@@ -232,9 +232,10 @@ async fn only_auto_is_decided_and_only_under_a_grammar() {
     assert_eq!(sent.len(), 1);
     assert!(sent[0].get("grammar").is_none());
 
-    let error = Gateway::new(GatewayOptions {
-        decide: true,
-        ..GatewayOptions::default()
+    let error = Gateway::new({
+        let mut options = GatewayOptions::default();
+        options.policy.decide = true;
+        options
     })
     .unwrap_err();
     assert_eq!(
@@ -242,9 +243,10 @@ async fn only_auto_is_decided_and_only_under_a_grammar() {
         "deciding first (--decide) asks under a grammar: give --constrain (or \
          --constrain-per-request) too"
     );
-    let error = Gateway::new(GatewayOptions {
-        decide_max_tokens: 0,
-        ..deciding()
+    let error = Gateway::new({
+        let mut options = deciding();
+        options.policy.decide_max_tokens = 0;
+        options
     })
     .unwrap_err();
     assert!(error.to_string().contains("--decide-max-tokens"), "{error}");

@@ -147,9 +147,10 @@ pub(super) struct Setup {
 impl Setup {
     async fn new(dialect: Dialect, answers: &[Json]) -> Setup {
         Setup::with_options(
-            GatewayOptions {
-                upstream_dialect: dialect,
-                ..GatewayOptions::default()
+            {
+                let mut options = GatewayOptions::default();
+                options.upstream.dialect = dialect;
+                options
             },
             answers,
         )
@@ -163,9 +164,10 @@ impl Setup {
             answers: answers.iter().cloned().collect(),
             requests: Vec::new(),
         }));
-        let gateway = Gateway::new(GatewayOptions {
-            upstream: upstream(Arc::clone(&script)).await,
-            ..options
+        let gateway = Gateway::new({
+            let mut options = options;
+            options.upstream.url = upstream(Arc::clone(&script)).await;
+            options
         })
         .unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -510,11 +512,12 @@ async fn the_upstreams_own_tool_calls_are_passed_on() {
 #[tokio::test]
 async fn grammars_are_refused_with_another_dialect() {
     for (constrain, constrain_per_request) in [(true, false), (false, true)] {
-        let error = Gateway::new(GatewayOptions {
-            upstream_dialect: Dialect::Hermes,
-            constrain,
-            constrain_per_request,
-            ..GatewayOptions::default()
+        let error = Gateway::new({
+            let mut options = GatewayOptions::default();
+            options.upstream.dialect = Dialect::Hermes;
+            options.policy.constrain = constrain;
+            options.policy.constrain_per_request = constrain_per_request;
+            options
         })
         .unwrap_err();
         assert!(

@@ -53,10 +53,11 @@ async fn asked_through_gateway(
     max_response_bytes: usize,
     stream: bool,
 ) -> (u16, String) {
-    let gateway = Gateway::new(GatewayOptions {
-        upstream: upstream.to_owned(),
-        max_response_bytes,
-        ..GatewayOptions::default()
+    let gateway = Gateway::new({
+        let mut options = GatewayOptions::default();
+        options.upstream.url = upstream.to_owned();
+        options.upstream.max_response_bytes = max_response_bytes;
+        options
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -10,12 +10,11 @@ use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 
 fn options(ground_text: bool) -> GatewayOptions {
-    GatewayOptions {
-        constrain: true,
-        ground_text,
-        resamples: 0,
-        ..GatewayOptions::default()
-    }
+    let mut options = GatewayOptions::default();
+    options.policy.constrain = true;
+    options.policy.ground_text = ground_text;
+    options.policy.resamples = 0;
+    options
 }
 
 /// The interfaces of [`tools`], as the gateway loads them.

@@ -54,9 +54,10 @@ async fn upstream(stream: String, piece: usize, fail: bool) -> String {
 /// The client's stream for a request without tools through a gateway of `options` in
 /// front of `upstream`.
 async fn passed_through(upstream: String, options: GatewayOptions) -> String {
-    let gateway = Gateway::new(GatewayOptions {
-        upstream,
-        ..options
+    let gateway = Gateway::new({
+        let mut options = options;
+        options.upstream.url = upstream;
+        options
     })
     .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -123,9 +124,10 @@ async fn a_stream_cut_at_the_size_limit_ends_with_an_error_event_of_its_own() {
         let limit = 4 * event + event / 2;
         for piece in [1, 3, 7, 64] {
             let upstream = upstream(stream.clone(), piece, false).await;
-            let options = GatewayOptions {
-                max_response_bytes: limit,
-                ..GatewayOptions::default()
+            let options = {
+                let mut options = GatewayOptions::default();
+                options.upstream.max_response_bytes = limit;
+                options
             };
             let answer = passed_through(upstream, options).await;
             ends_with_error(&answer, &format!("larger than {limit} bytes"));

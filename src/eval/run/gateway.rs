@@ -15,7 +15,7 @@ use crate::eval::score::ScoredCall;
 use crate::format::CallRecord;
 use crate::interop::{to_openai_tools, ControlFields, NameMap, ToolFormatOptions};
 use crate::parse::Dialect;
-use crate::serve::{Gateway, GatewayOptions};
+use crate::serve::{Gateway, GatewayOptions, TurnPolicy};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
@@ -39,26 +39,27 @@ impl Policy {
         if mode.has(Variant::Next) || eval.samples > 1 {
             return None;
         }
-        let mut options = GatewayOptions {
-            upstream: eval.endpoint.clone(),
-            upstream_timeout: eval.timeout,
-            max_response_bytes: eval.max_response_bytes,
-            repair_rounds: eval.repair_rounds,
-            resamples: usize::try_from(eval.resamples).unwrap_or(usize::MAX),
-            keep_repeated_calls: eval.keep_repeated_calls,
-            decide_max_tokens: eval.decide_max_tokens,
-            param_descriptions: mode.has(Variant::Desc),
-            ..GatewayOptions::default()
+        let mut options = {
+            let mut options = GatewayOptions::default();
+            options.upstream.url = eval.endpoint.clone();
+            options.upstream.timeout = eval.timeout;
+            options.upstream.max_response_bytes = eval.max_response_bytes;
+            options.policy.repair_rounds = eval.repair_rounds;
+            options.policy.resamples = usize::try_from(eval.resamples).unwrap_or(usize::MAX);
+            options.policy.keep_repeated_calls = eval.keep_repeated_calls;
+            options.policy.decide_max_tokens = eval.decide_max_tokens;
+            options.policy.param_descriptions = mode.has(Variant::Desc);
+            options
         };
         let grammar = |options: &mut GatewayOptions| {
-            options.constrain = true;
-            options.ground_text = mode.has(Variant::Spans);
-            options.bound_values = mode.has(Variant::Bound);
+            options.policy.constrain = true;
+            options.policy.ground_text = mode.has(Variant::Spans);
+            options.policy.bound_values = mode.has(Variant::Bound);
         };
         let tool_choice = match mode.strategy {
             // The prompt alone, measured without a second chance.
             Strategy::Text => {
-                options.repair_rounds = 0;
+                options.policy.repair_rounds = 0;
                 "auto"
             }
             Strategy::Repair => "auto",
@@ -72,11 +73,11 @@ impl Policy {
             }
             Strategy::Decide => {
                 grammar(&mut options);
-                options.decide = true;
+                options.policy.decide = true;
                 "auto"
             }
             Strategy::Dialect => {
-                options.upstream_dialect = eval.dialect;
+                options.upstream.dialect = eval.dialect;
                 "auto"
             }
             Strategy::Native | Strategy::Lazy => return None,
@@ -92,8 +93,9 @@ impl Policy {
     /// `tool_choice` its clients send: `atfunc serve --constrain --resamples 3
     /// --repair-rounds 1, tool_choice "required"`. Options at their default are left out.
     pub(crate) fn serve_flags(&self) -> String {
-        let o = &self.options;
-        let default = GatewayOptions::default();
+        let o = &self.options.policy;
+        let default = TurnPolicy::default();
+        let dialect = self.options.upstream.dialect;
         let mut flags = String::from("atfunc serve");
         let mut flag = |on: bool, text: &str| {
             if on {
@@ -120,8 +122,8 @@ impl Policy {
         flag(o.param_descriptions, "--param-descriptions");
         flag(o.keep_repeated_calls, "--keep-repeated-calls");
         flag(
-            o.upstream_dialect != Dialect::Atfunc,
-            &format!("--upstream-dialect {}", o.upstream_dialect),
+            dialect != Dialect::Atfunc,
+            &format!("--upstream-dialect {}", dialect),
         );
         format!("{flags}, tool_choice \"{}\"", self.tool_choice)
     }
@@ -150,7 +152,7 @@ pub(crate) fn request(
 ) -> (Json, Option<NameMap>) {
     let mut request = fields;
     request.insert("messages".into(), Json::Array(case.messages.clone()));
-    let (tools, names) = if policy.options.upstream_dialect == Dialect::Atfunc {
+    let (tools, names) = if policy.options.upstream.dialect == Dialect::Atfunc {
         let tools = case
             .functions
             .iter()
@@ -260,7 +262,7 @@ pub(crate) async fn ask(
         read.passed.push(ScoredCall { name, args });
     }
     let catalog = Catalog::new(case.interfaces.clone());
-    let left = match policy.options.upstream_dialect {
+    let left = match policy.options.upstream.dialect {
         Dialect::Atfunc => super::read_text(content, &catalog, false),
         dialect => {
             let names = names.unwrap_or_default();

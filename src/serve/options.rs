@@ -1,0 +1,250 @@
+//! The gateway's options: its upstream, its limits, its policy for a turn, and the keys
+//! and tool boxes beside them. Every field has the default `atfunc serve` gives it; the
+//! structs may gain fields in any release, so they are built from their defaults and
+//! set field by field:
+//!
+//! ```
+//! use atfunc::serve::GatewayOptions;
+//! let mut options = GatewayOptions::new("http://127.0.0.1:11434");
+//! options.policy.constrain = true;
+//! options.limits.max_concurrent = 8;
+//! assert_eq!(options.upstream.url, "http://127.0.0.1:11434");
+//! ```
+
+use super::UpstreamKind;
+use crate::execute::Registry;
+use crate::interface::LoadLimits;
+use crate::parse::Dialect;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How many requests a gateway handles at once unless told otherwise.
+pub const DEFAULT_MAX_CONCURRENT: usize = 64;
+
+/// The upstream server: where it is, how long the gateway waits for it, how much of its
+/// answer it reads, and what kind of server and model it is.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct UpstreamOptions {
+    /// The upstream's base URL: `http://127.0.0.1:11434` (a `/v1` at the end is fine).
+    pub url: String,
+    /// Longest wait for the upstream's response head and for each piece of its body.
+    /// Default 300 s: a non-streaming answer of a slow model comes in one piece.
+    pub timeout: Duration,
+    /// The key sent to the upstream as `Authorization: Bearer <key>`.
+    pub key: Option<String>,
+    /// Largest upstream answer read. Default 16 MiB.
+    pub max_response_bytes: usize,
+    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
+    pub kind: UpstreamKind,
+    /// The call format the upstream's model writes in its plain content. Default
+    /// [`Dialect::Atfunc`]: the gateway prompts the model with atfunc's syntax. Any other
+    /// (`hermes`, `pythonic`, ..., or `auto`) is for a model that writes its own format
+    /// behind a server that does not read it (vLLM without a tool parser, a raw
+    /// llama.cpp): the request's `tools` go upstream as they came and the answer is read
+    /// in that format (see [Other formats](super#other-formats)). Grammars are only made for
+    /// atfunc's syntax: [`Gateway::new`](super::Gateway::new) refuses [`TurnPolicy::constrain`] and
+    /// [`TurnPolicy::constrain_per_request`] with another dialect.
+    pub dialect: Dialect,
+}
+
+impl Default for UpstreamOptions {
+    fn default() -> UpstreamOptions {
+        UpstreamOptions {
+            url: String::from("http://127.0.0.1:8080"),
+            timeout: Duration::from_secs(300),
+            key: None,
+            max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
+            kind: UpstreamKind::LlamaCpp,
+            dialect: Dialect::Atfunc,
+        }
+    }
+}
+
+/// What the gateway takes in from its clients, and how long it waits for them.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GatewayLimits {
+    /// Largest request body accepted. Default 8 MiB.
+    pub max_request_bytes: usize,
+    /// Most requests handled at once (at least 1); one more is answered 503 at once. A
+    /// request is counted once its body is whole; bodies (being read, or of requests
+    /// under way) hold at most this many times [`GatewayLimits::max_request_bytes`] together.
+    /// Default 64.
+    pub max_concurrent: usize,
+    /// Longest time a request's head may take to arrive, from its first byte. Default
+    /// 10 s. Applies to connections [`serve`](super::serve) accepts and [`ConnectionServer`](super::ConnectionServer) serves.
+    pub header_timeout: Duration,
+    /// Longest time a request's body may take to arrive, once its head is in; past it
+    /// the client gets 408. Default 30 s (8 MiB at 280 kB/s).
+    pub body_timeout: Duration,
+    /// Longest time a connection may wait for its next request (or its first one), and
+    /// the longest a client may take nothing of its answer while some is waiting for it.
+    /// Default 10 s. Applies to connections [`serve`](super::serve) accepts and [`ConnectionServer`](super::ConnectionServer)
+    /// serves.
+    pub idle_timeout: Duration,
+    /// Longest time one request may take from its head to its answer's last byte: the
+    /// upstream's answers, repair rounds and executed steps together. Past it the client
+    /// gets 504, or an error event that ends the stream. Default 10 minutes.
+    pub request_timeout: Duration,
+    /// Longest time the rest of a request's body is read, and thrown away, after an answer
+    /// given before the body was read (503, 401, 413, 400), so that the client reads the
+    /// answer instead of a connection reset; at most [`GatewayLimits::max_request_bytes`] are
+    /// read. Zero closes at once. Default 5 s. Applies to connections [`serve`](super::serve) accepts
+    /// and [`ConnectionServer`](super::ConnectionServer) serves.
+    pub linger_timeout: Duration,
+    /// Limits on how far a request's tool schemas may expand when they are loaded (`$ref`s
+    /// written out in place); past one the request is answered 400 naming it.
+    pub load_limits: LoadLimits,
+}
+
+impl Default for GatewayLimits {
+    fn default() -> GatewayLimits {
+        GatewayLimits {
+            max_request_bytes: 8 << 20,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(600),
+            linger_timeout: Duration::from_secs(5),
+            load_limits: LoadLimits::default(),
+        }
+    }
+}
+
+/// How the gateway answers a request: with a grammar or not, deciding first or not, how
+/// often it asks again, and how it runs calls itself.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct TurnPolicy {
+    /// How many times a turn may ask the model again. Default 1.
+    pub repair_rounds: usize,
+    /// Under a grammar, how many times an answer whose calls do not bind (or that lacks
+    /// the call `tool_choice` requires) is asked again as the turn began, sampled, before
+    /// any repair round: a small model's failures under a grammar are loops inside a
+    /// value that run to the token limit, and another sample rarely loops again (EVAL.md
+    /// (j)). A resample's text is dropped and its calls passed on, as a repair round's.
+    /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
+    pub resamples: usize,
+    /// Send every request with tools upstream with the grammar of its tools (a request's
+    /// `"atfunc_constrain": false` turns it off for itself). Default off.
+    pub constrain: bool,
+    /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
+    /// [`TurnPolicy::constrain`] is off; without it such a request is answered 400. Building
+    /// a grammar is work the server pays for, so the server decides. Default off.
+    pub constrain_per_request: bool,
+    /// With a grammar on for a request ([`TurnPolicy::constrain`], or its
+    /// `"atfunc_constrain": true`) and `tool_choice: "auto"` (or none given), decide first:
+    /// one short request whose grammar allows only one of the tools' names or `none`,
+    /// then, for a name, the answer under the grammar of that tool's calls (see
+    /// [Deciding first](super#deciding-first)). Needs [`TurnPolicy::constrain`] or
+    /// [`TurnPolicy::constrain_per_request`]. Default off: measured on 40 cases of a 135M
+    /// model so far (EVAL.md).
+    pub decide: bool,
+    /// The `max_tokens` of the decision request. A name cut by it is not a name: the
+    /// answer follows as without a decision. Default 32 (BFCL's longest names take about
+    /// half of it).
+    pub decide_max_tokens: u32,
+    /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
+    /// with the same arguments). Default off: such a repeat ends the answer, since a small
+    /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
+    /// a client whose tools mean to be called twice alike in one answer turns it on. A
+    /// repair answer's call that an earlier answer of the turn passed on is dropped either
+    /// way (see [Repair rounds](super#repair-rounds)).
+    pub keep_repeated_calls: bool,
+    /// Under a grammar, hold every text argument of a call to a run of whole words of the
+    /// conversation's user messages, within one sentence
+    /// ([`GrammarOptions::grounded_text`](crate::GrammarOptions::grounded_text)). A small
+    /// model then cannot copy the prompt's example or invent a value (EVAL.md (l)); nor
+    /// can it write text the user did not (a file's new content, a translation), so it
+    /// suits tools whose text arguments name what the user named. Default off.
+    pub ground_text: bool,
+    /// List each described parameter under its function in the prompt
+    /// ([`PromptOptions::param_descriptions`](crate::render::PromptOptions::param_descriptions)):
+    /// which value goes where, for more prompt tokens (on BFCL `simple_python`, 16 % more
+    /// and 1.8 points of accuracy, within noise: EVAL.md (p)). Default off.
+    pub param_descriptions: bool,
+    /// Under a grammar, bound every string to 256 characters and every list to 32 items
+    /// ([`GrammarOptions::with_bounded_values`](crate::GrammarOptions::with_bounded_values)),
+    /// so that a model looping inside a value still closes its call before its token
+    /// limit. Default off: a tool may take long text.
+    pub bound_values: bool,
+    /// Run the calls of every request without `tools` (needs `registry`).
+    pub execute_all: bool,
+    /// Most model answers in one executed turn. Default 8.
+    pub max_steps: usize,
+}
+
+impl Default for TurnPolicy {
+    fn default() -> TurnPolicy {
+        TurnPolicy {
+            repair_rounds: 1,
+            resamples: 3,
+            constrain: false,
+            constrain_per_request: false,
+            decide: false,
+            decide_max_tokens: 32,
+            keep_repeated_calls: false,
+            ground_text: false,
+            param_descriptions: false,
+            bound_values: false,
+            execute_all: false,
+            max_steps: 8,
+        }
+    }
+}
+
+impl std::fmt::Debug for UpstreamOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key is a secret: say only whether it is set.
+        f.debug_struct("UpstreamOptions")
+            .field("url", &self.url)
+            .field("timeout", &self.timeout)
+            .field("key", &self.key.as_ref().map(|_| "[set]"))
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("kind", &self.kind)
+            .field("dialect", &self.dialect)
+            .finish()
+    }
+}
+
+/// How the gateway runs: its upstream, its limits, its policy for a turn, the key its
+/// clients must send, and the tool boxes it runs calls in.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct GatewayOptions {
+    /// The upstream server.
+    pub upstream: UpstreamOptions,
+    /// What the gateway takes in, and how long it waits.
+    pub limits: GatewayLimits,
+    /// How a request is answered.
+    pub policy: TurnPolicy,
+    /// The key clients must send as `Authorization: Bearer <key>`; `None` lets anyone in.
+    pub api_key: Option<String>,
+    /// The tool boxes that `atfunc_execute` requests run calls in.
+    pub registry: Option<Arc<Registry>>,
+}
+
+impl GatewayOptions {
+    /// The defaults, in front of the upstream at `url` (`http://127.0.0.1:11434`, a `/v1`
+    /// at the end is fine).
+    pub fn new(url: impl Into<String>) -> GatewayOptions {
+        let mut options = GatewayOptions::default();
+        options.upstream.url = url.into();
+        options
+    }
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The keys are secrets: say only whether they are set.
+        f.debug_struct("GatewayOptions")
+            .field("upstream", &self.upstream)
+            .field("limits", &self.limits)
+            .field("policy", &self.policy)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
+            .field("registry", &self.registry.is_some())
+            .finish()
+    }
+}
