@@ -1,5 +1,5 @@
-//! Reading a client's request body: whole, within [`GatewayOptions::max_request_bytes`] and
-//! [`GatewayOptions::body_timeout`], and, when it cannot be read, an answer that says why.
+//! Reading a client's request body: whole, within [`GatewayLimits::max_request_bytes`] and
+//! [`GatewayLimits::body_timeout`], and, when it cannot be read, an answer that says why.
 //!
 //! A body being read holds no place among the requests under way: a client that sends a
 //! head and one byte of its body would otherwise hold one until the body time limit, and
@@ -17,8 +17,8 @@
 //! and a body that is not a body: chunked encoding that breaks its rules, or a body that
 //! ends before its declared length (400). Only the first is about size.
 //!
-//! [`GatewayOptions::max_request_bytes`]: super::GatewayOptions::max_request_bytes
-//! [`GatewayOptions::body_timeout`]: super::GatewayOptions::body_timeout
+//! [`GatewayLimits::max_request_bytes`]: super::GatewayLimits::max_request_bytes
+//! [`GatewayLimits::body_timeout`]: super::GatewayLimits::body_timeout
 
 use super::ApiError;
 use axum::body::{Body, Bytes, HttpBody};

@@ -176,7 +176,7 @@ pub(crate) async fn handle(
 }
 
 /// A request with tools for a model that writes its own call format
-/// ([`GatewayOptions::upstream_dialect`](super::GatewayOptions::upstream_dialect)): the upstream's chat
+/// ([`UpstreamOptions::dialect`](super::UpstreamOptions::dialect)): the upstream's chat
 /// template shows the tools and the history as they came, so neither is rewritten and no
 /// prompt is added. `tool_choice` goes upstream as `"none"`: a server without a tool parser
 /// refuses `auto` (vLLM) and would enforce a named tool with a JSON schema, not the model's

@@ -7,7 +7,7 @@
 //! - the grammar [`decision_gbnf`] of the tools' names as the prompt lists them
 //!   ([`decision_names`]), or `none`,
 //!   in the field the upstream reads ([`UpstreamKind`](super::UpstreamKind));
-//! - `max_tokens` set to [`GatewayOptions::decide_max_tokens`](super::GatewayOptions::decide_max_tokens)
+//! - `max_tokens` set to [`TurnPolicy::decide_max_tokens`](super::TurnPolicy::decide_max_tokens)
 //!   (and `max_completion_tokens` left out), `stream: false` (and no `stream_options`):
 //!   it is never streamed to the client.
 //!

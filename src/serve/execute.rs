@@ -100,12 +100,12 @@ fn history_tools(registry: &Registry) -> ToolSet {
 /// as soon as each is complete (while the model may still be writing) and whose text goes
 /// to the client as it comes, the calls taken out. An answer with calls is followed by
 /// another, asked with their results, until an answer has none, a call is held, or
-/// [`Options::max_steps`](super::GatewayOptions::max_steps) answers were read.
+/// [`Options::max_steps`](super::TurnPolicy::max_steps) answers were read.
 ///
 /// The answers run in the request's own conversation: what the model set in an earlier
 /// answer (its truncate length) holds in the next, and never in another request, though
 /// every request shares the registry. Unless the gateway keeps repeated calls
-/// ([`Options::keep_repeated_calls`](super::GatewayOptions::keep_repeated_calls)), a call that
+/// ([`Options::keep_repeated_calls`](super::TurnPolicy::keep_repeated_calls)), a call that
 /// repeats an earlier one ends its answer, as in a tool turn: neither it nor anything
 /// after it is read or run, and the next answer's history holds the answer up to there.
 struct Executed {

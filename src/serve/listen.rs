@@ -10,8 +10,8 @@
 //!   [`Limits::header`] from the first byte it is closed.
 //! - **busy**: the request is being handled, from its head until its answer's last byte.
 //!   The connection itself has no limit then: the handler bounds the body read
-//!   ([`GatewayOptions::body_timeout`](super::GatewayOptions::body_timeout)) and the whole request
-//!   ([`GatewayOptions::request_timeout`](super::GatewayOptions::request_timeout)).
+//!   ([`GatewayLimits::body_timeout`](super::GatewayLimits::body_timeout)) and the whole request
+//!   ([`GatewayLimits::request_timeout`](super::GatewayLimits::request_timeout)).
 //!
 //! The limits are checked where the connection reads: a read that would wait is also a
 //! wait for the phase's deadline, which fails the read (and so ends the connection) when it
@@ -22,7 +22,7 @@
 //! # Lingering close
 //!
 //! A request can be answered before its body was read: 503 when the bodies hold what
-//! [`GatewayOptions::max_concurrent`](super::GatewayOptions::max_concurrent) requests may, 401,
+//! [`GatewayLimits::max_concurrent`](super::GatewayLimits::max_concurrent) requests may, 401,
 //! 413 for a declared
 //! length over the limit, 400 for a malformed body. hyper then closes the connection
 //! after the answer. Closed with bytes of the body still coming, the socket answers them

@@ -49,7 +49,7 @@
 //! answer of the turn passed on (the same tool with the same bound arguments; for the
 //! upstream's own `tool_calls`, the same name and arguments) is dropped: a model asked
 //! for its corrected calls often lists them all, and the client would make it twice.
-//! The same holds for resamples, and with [`GatewayOptions::keep_repeated_calls`] too, which
+//! The same holds for resamples, and with [`TurnPolicy::keep_repeated_calls`] too, which
 //! is about repeats within one answer. `tool_choice: "required"` and a named tool
 //! are stated in the prompt and checked the same way: an answer without the call gets a
 //! repair round. When no round is left, a failed call is given back as the text the model
@@ -57,7 +57,7 @@
 //! resample is ahead, below), and a required call may be missing.
 //!
 //! Under a grammar (see [Grammars](self#grammars)) a failed answer is first asked again as
-//! the turn began, sampled, at most [`GatewayOptions::resamples`] times (default 3): the same
+//! the turn began, sampled, at most [`TurnPolicy::resamples`] times (default 3): the same
 //! messages and grammar, at the client's temperature or 0.7 where the client asked for 0
 //! or named none, with a seed each (the client's plus 1, 2, ...). A small model's answers
 //! that do not bind under a grammar are loops inside a value that run to the token limit,
@@ -81,7 +81,7 @@
 //! usage of an answer dropped there is what the upstream counted before, usually
 //! nothing, since servers count at the end. In executed turns the registry runs each
 //! call once and the next step's history holds the answer up to the repeat.
-//! [`GatewayOptions::keep_repeated_calls`] passes such repeats on instead, and a whole answer
+//! [`TurnPolicy::keep_repeated_calls`] passes such repeats on instead, and a whole answer
 //! is then asked for whole.
 //!
 //! Streaming (`stream: true`) works the same way: upstream deltas go through the parser as
@@ -95,11 +95,11 @@
 //!
 //! # Grammars
 //!
-//! With [`GatewayOptions::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
-//! true` where [`GatewayOptions::constrain_per_request`] (`--constrain-per-request`) allows it
+//! With [`TurnPolicy::constrain`] (`--constrain`), or per request with `"atfunc_constrain":
+//! true` where [`TurnPolicy::constrain_per_request`] (`--constrain-per-request`) allows it
 //! (otherwise such a request is answered 400 naming the flag; `false` always turns it off
 //! for that request), a request with tools also carries the
-//! GBNF grammar of its tools ([`crate::grammar`]), in the field [`GatewayOptions::upstream_kind`]
+//! GBNF grammar of its tools ([`crate::grammar`]), in the field [`UpstreamOptions::kind`]
 //! names: `grammar` for llama.cpp and llama-cpp-python, `structured_outputs.grammar` for
 //! vLLM (`guided_grammar` for older versions), `ebnf` for SGLang. `tool_choice` chooses the
 //! grammar: `auto` lets prose and calls mix, `required` asks for at least one call, a named
@@ -108,28 +108,28 @@
 //! An upstream that ignores the field gets the prompt and the repair rounds as before; when
 //! no call of the tools can bind (a required parameter with no value of its type), no
 //! grammar is sent. Streaming works the same way. The request sent upstream with its
-//! grammar stays within [`GatewayOptions::max_request_bytes`], the limit on what comes in: a
+//! grammar stays within [`GatewayLimits::max_request_bytes`], the limit on what comes in: a
 //! grammar that would not fit is answered 413 and nothing is sent.
 //!
-//! A request's tools are loaded within [`GatewayOptions::load_limits`]: schemas whose `$ref`s
+//! A request's tools are loaded within [`GatewayLimits::load_limits`]: schemas whose `$ref`s
 //! would write out more than that are answered 400 naming the function and the limit.
 //!
 //! # Deciding first
 //!
-//! With [`GatewayOptions::decide`] (`--decide`), a request under a grammar whose `tool_choice` is
+//! With [`TurnPolicy::decide`] (`--decide`), a request under a grammar whose `tool_choice` is
 //! `auto` (or not given) is decided first, as `atfunc eval --mode decide` measures it: a
 //! short request (see below) whose grammar allows exactly one of the tools' names as the
 //! prompt lists them, or `none`. For a name, the answer is asked for with the grammar of
 //! that tool's calls (one call with `parallel_tool_calls: false`), and repair rounds keep
 //! that grammar. For `none`, and for a decision that is neither (an upstream that ignores
-//! grammars, or a name cut by [`GatewayOptions::decide_max_tokens`]), the answer is asked for
+//! grammars, or a name cut by [`TurnPolicy::decide_max_tokens`]), the answer is asked for
 //! as without `--decide`: under the `auto` grammar, so prose has no stray `@` and a call
 //! the model writes after all still binds; deciding first only ever narrows the answer to
 //! the function the model chose. The decision request is the answer's request as it would
 //! go upstream (the client's fields, the prompted conversation) with one more user
 //! message, `Which function answers the last message? Write its name, or none.`
 //! ([`DECIDE_QUESTION`](crate::grammar::DECIDE_QUESTION)), its grammar in the field of
-//! [`GatewayOptions::upstream_kind`], `max_tokens` set to [`GatewayOptions::decide_max_tokens`] (no
+//! [`UpstreamOptions::kind`], `max_tokens` set to [`TurnPolicy::decide_max_tokens`] (no
 //! `max_completion_tokens`), and `stream: false` (no `stream_options`): it is never
 //! streamed to the client; the answer after it streams as usual. Its usage counts in the
 //! turn's. An upstream error on it is the request's error. `tool_choice` `required`,
@@ -137,7 +137,7 @@
 //!
 //! # Other formats
 //!
-//! With [`GatewayOptions::upstream_dialect`] (`--upstream-dialect`) other than `atfunc`, the
+//! With [`UpstreamOptions::dialect`] (`--upstream-dialect`) other than `atfunc`, the
 //! model behind the upstream is one trained for function calling that writes its calls in
 //! its own format as plain content, because its server has no tool parser (vLLM without
 //! `--tool-call-parser`, a raw llama.cpp, a custom server). Steps 1 to 3 change: the
@@ -172,12 +172,12 @@
 //!
 //! # Running the calls
 //!
-//! With a [`Registry`] ([`GatewayOptions::registry`], from `--config`), a request carrying
+//! With a [`Registry`](crate::execute::Registry) ([`GatewayOptions::registry`], from `--config`), a request carrying
 //! `"atfunc_execute": true` (or every request without `tools`, with
-//! [`GatewayOptions::execute_all`]) is answered by the gateway and the model together: the
+//! [`TurnPolicy::execute_all`]) is answered by the gateway and the model together: the
 //! model is shown the registry's functions, the gateway runs the calls of each answer and
 //! sends the result blocks back as a user message, until an answer has no calls or
-//! [`GatewayOptions::max_steps`] answers were made. The client gets the text of every answer
+//! [`TurnPolicy::max_steps`] answers were made. The client gets the text of every answer
 //! (calls taken out, answers separated by a blank line) as `content`, and an `atfunc`
 //! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error",
 //! "elements"}, ...], "stopped": "max_steps"}` (`elements`, what a tool showed the user and
@@ -198,9 +198,9 @@
 //!
 //! # Limits and errors
 //!
-//! - Request bodies above [`GatewayOptions::max_request_bytes`] get 413 (at once when their
+//! - Request bodies above [`GatewayLimits::max_request_bytes`] get 413 (at once when their
 //!   declared length says so); a body whose chunked encoding is malformed, or that ends
-//!   before it is whole, gets 400. Upstream answers above [`GatewayOptions::max_response_bytes`]
+//!   before it is whole, gets 400. Upstream answers above [`UpstreamOptions::max_response_bytes`]
 //!   are cut off with an error, and an answer the gateway reads (one with calls to find)
 //!   that is not UTF-8, whole or in any event of its stream, is a 502 (an error event
 //!   once the client's stream has started), never read with replacement characters;
@@ -212,7 +212,7 @@
 //!   the size of its text. Calls past it are refused as calls that do not bind are, so
 //!   when no round is left only they are given back as text, never a call passed on (a
 //!   repair answer that writes the passed-on calls again has them dropped, above).
-//! - [`GatewayOptions::upstream_timeout`] bounds the wait for the upstream's response head and for
+//! - [`UpstreamOptions::timeout`] bounds the wait for the upstream's response head and for
 //!   each piece of its body; past it the client gets 504 (or, mid-stream, an error event).
 //! - Upstream errors come back with the upstream's status in OpenAI's shape
 //!   (`{"error": {"message", "type", "code"}}`), keeping an OpenAI-shaped upstream error as
@@ -225,32 +225,32 @@
 //!   stream with an error event. So does an upstream stream that ends with neither
 //!   `[DONE]` nor a finish reason: a cut-off answer is not passed off as a whole one.
 //! - A client that goes away ends the upstream request.
-//! - [`GatewayOptions::request_timeout`] bounds a request as a whole, from its head to its
+//! - [`GatewayLimits::request_timeout`] bounds a request as a whole, from its head to its
 //!   answer's last byte (all upstream answers, repair rounds and executed steps): past it
 //!   the client gets 504, or, once a stream has started, an error event that ends it, and
 //!   the upstream request is dropped. An upstream that sends one byte a second is cut
 //!   there, not followed for its whole length.
 //! - A connection [`serve`] accepts is closed when it stalls: no request for
-//!   [`GatewayOptions::idle_timeout`] (before the first one too), or a request head not whole
-//!   [`GatewayOptions::header_timeout`] after its first byte, or a client that takes nothing of
-//!   its answer for [`GatewayOptions::idle_timeout`] (one that asks for a stream and never reads
-//!   it would hold its place among [`GatewayOptions::max_concurrent`] for good). A body not whole
-//!   [`GatewayOptions::body_timeout`] after the head gets 408. These run before the key check:
+//!   [`GatewayLimits::idle_timeout`] (before the first one too), or a request head not whole
+//!   [`GatewayLimits::header_timeout`] after its first byte, or a client that takes nothing of
+//!   its answer for [`GatewayLimits::idle_timeout`] (one that asks for a stream and never reads
+//!   it would hold its place among [`GatewayLimits::max_concurrent`] for good). A body not whole
+//!   [`GatewayLimits::body_timeout`] after the head gets 408. These run before the key check:
 //!   clients that open connections and send nothing cannot use up the file descriptors.
-//! - At most [`GatewayOptions::max_concurrent`] requests (64 by default) are handled at once, a
+//! - At most [`GatewayLimits::max_concurrent`] requests (64 by default) are handled at once, a
 //!   streamed answer holding its place until its last byte; one more gets 503 with
 //!   `Retry-After: 1` at once. A request takes its place when its body is whole: a body
 //!   on its way holds none, so clients that send a head and one byte of a body and stall
-//!   do not keep other requests out until [`GatewayOptions::body_timeout`]. Bodies hold bytes
+//!   do not keep other requests out until [`GatewayLimits::body_timeout`]. Bodies hold bytes
 //!   instead, from when they are read until their answer is over: together at most as
-//!   many as `max_concurrent` bodies of [`GatewayOptions::max_request_bytes`]; a piece beyond
+//!   many as `max_concurrent` bodies of [`GatewayLimits::max_request_bytes`]; a piece beyond
 //!   that gets the same 503, so a crowd cannot make the gateway hold more request bodies
 //!   than that many requests could send.
 //!   `GET /health` is not counted.
 //! - An answer given before the request's body was read (503, 401, 413 for a declared
 //!   length, 400) ends the connection with a lingering close: the rest of the body is read
-//!   and thrown away, at most [`GatewayOptions::max_request_bytes`] of it for at most
-//!   [`GatewayOptions::linger_timeout`], so the client, still sending, reads the answer instead of
+//!   and thrown away, at most [`GatewayLimits::max_request_bytes`] of it for at most
+//!   [`GatewayLimits::linger_timeout`], so the client, still sending, reads the answer instead of
 //!   a connection reset (a broken pipe).
 //! - With [`GatewayOptions::api_key`], every request but `GET /health` must carry
 //!   `Authorization: Bearer <key>`. The upstream gets `Authorization: Bearer
@@ -559,7 +559,7 @@ fn held(
     Response::from_parts(parts, Body::from_stream(body))
 }
 
-/// Ends a request that passes [`GatewayOptions::request_timeout`]: 504 while its answer has not
+/// Ends a request that passes [`GatewayLimits::request_timeout`]: 504 while its answer has not
 /// started, else the answer is cut off there, an event stream with an error event.
 async fn within_request_timeout(
     State(gateway): State<Arc<Gateway>>,
@@ -620,8 +620,8 @@ async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Resp
 
 /// Serves `gateway` on `listener` until `shutdown` completes; requests under way are
 /// finished first. Connections are closed when they stall: a request head not whole
-/// [`GatewayOptions::header_timeout`] after its first byte, or nothing of a request for
-/// [`GatewayOptions::idle_timeout`] (see also [`GatewayOptions::body_timeout`]).
+/// [`GatewayLimits::header_timeout`] after its first byte, or nothing of a request for
+/// [`GatewayLimits::idle_timeout`] (see also [`GatewayLimits::body_timeout`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     gateway: Gateway,

@@ -29,7 +29,7 @@ pub(crate) fn content_text(content: Option<&Json>) -> String {
 }
 
 /// The text of the conversation's user messages, one after another: what
-/// [`GatewayOptions::ground_text`](super::GatewayOptions::ground_text) holds text arguments to. A message
+/// [`TurnPolicy::ground_text`](super::TurnPolicy::ground_text) holds text arguments to. A message
 /// that is not an object with a role is skipped (the rewrite refuses it later with its
 /// index).
 pub(crate) fn user_text(messages: &[Box<RawValue>]) -> String {
