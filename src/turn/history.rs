@@ -29,7 +29,7 @@ pub(crate) fn content_text(content: Option<&Json>) -> String {
 }
 
 /// The text of the conversation's user messages, one after another: what
-/// [`TurnPolicy::ground_text`](super::TurnPolicy::ground_text) holds text arguments to. A message
+/// the gateway's `ground_text` policy holds text arguments to. A message
 /// that is not an object with a role is skipped (the rewrite refuses it later with its
 /// index).
 pub(crate) fn user_text(messages: &[Box<RawValue>]) -> String {
