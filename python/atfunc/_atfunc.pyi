@@ -59,8 +59,8 @@ atfunc's own `@name(args)` (the default); `hermes` (`<tool_call>{"name", "argume
 </tool_call>`: Hermes, Qwen 2.5/3), `llama3` (`<|python_tag|>{"name", "parameters"}`),
 `mistral` (`[TOOL_CALLS]`), `pythonic` (`[f(a=1), g(b='x')]`: Llama 3.2/4), `deepseek`
 (`<｜tool▁calls▁begin｜>`), `qwen3_xml` (`<function=f><parameter=a>`: Qwen3-Coder), `harmony`
-(`to=functions.f`: gpt-oss), or `auto`: whichever of those (not atfunc) the completion's
-first opening marker belongs to. An unknown name raises ValueError listing the names."""
+(`to=functions.f`: gpt-oss), or `auto`: whichever of those (atfunc's own included) the
+completion's first block of calls belongs to. An unknown name raises ValueError listing the names."""
 
 _ArrowTexts = Union[pa.Array, pa.ChunkedArray, Sequence[Optional[str]]]
 

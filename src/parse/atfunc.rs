@@ -594,7 +594,7 @@ fn lossy(data: &[u8], from: usize, to: usize) -> String {
 
 /// Whether `bytes` ends with a whole identifier character.
 #[inline]
-fn last_char_is_ident(bytes: &[u8]) -> bool {
+pub(super) fn last_char_is_ident(bytes: &[u8]) -> bool {
     match bytes.last() {
         None => false,
         Some(&last) if last < 0x80 => last.is_ascii_alphanumeric() || last == b'_',

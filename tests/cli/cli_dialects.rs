@@ -80,6 +80,7 @@ fn jsonl_reads_each_completion_with_auto() {
         json!({"id": 2, "completion": "ok\n[math.calculate_power(base=2, exponent=10)]"}),
         json!({"id": 3, "completion": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather.get_current_weather<｜tool▁sep｜>{\"location\": \"Lima\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
         json!({"id": 4, "completion": "<|channel|>commentary to=functions.weather.get_current_weather <|constrain|>json<|message|>{\"location\": \"Rome\"}<|call|>"}),
+        json!({"id": 5, "completion": "Checking.\n@weather.get_current_weather(location=\"Paris\")"}),
     ];
     let input: String = records.iter().map(|r| format!("{r}\n")).collect();
     let out = lines(&["parse", "--jsonl", "--dialect", "auto"], &input);
@@ -94,12 +95,28 @@ fn jsonl_reads_each_completion_with_auto() {
             json!("math.calculate_power"),
             json!("weather.get_current_weather"),
             json!("weather.get_current_weather"),
+            json!("weather.get_current_weather"),
         ],
         "{out:?}"
     );
-    // Without the flag, none of them is an atfunc call.
+    // Without the flag, only the last is an atfunc call.
     let plain = lines(&["parse", "--jsonl"], &input);
-    assert!(plain.iter().all(|line| line["calls"] == json!([])));
+    let counts: Vec<_> = plain
+        .iter()
+        .map(|line| line["calls"].as_array().map(Vec::len))
+        .collect();
+    assert_eq!(
+        counts,
+        [Some(0), Some(0), Some(0), Some(0), Some(1)],
+        "{plain:?}"
+    );
+    // An e-mail address is no call under `auto`.
+    let mail = json!({"id": 6, "completion": "Write to bob@example.com(today)."});
+    let out = lines(
+        &["parse", "--jsonl", "--dialect", "auto"],
+        &format!("{mail}\n"),
+    );
+    assert_eq!(out[0]["calls"], json!([]), "{out:?}");
 }
 
 #[test]

@@ -166,6 +166,15 @@ fn render(dialect: Dialect, calls: &[Expected], variant: usize) -> String {
                 )
             })
             .collect(),
+        // atfunc's own syntax, one call a line (its values are JSON's).
+        Dialect::Atfunc => calls
+            .iter()
+            .map(|(name, args)| {
+                let args: Vec<_> = args.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("@{name}({})", args.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
         other => panic!("no renderer for {other}"),
     };
     format!("Let me look that up for you.\n{block}\nThat should do it.")
@@ -272,7 +281,7 @@ fn ground_truth_answers_in_every_dialect_at_every_chunking() {
 #[test]
 fn auto_picks_the_dialect_of_every_answer() {
     let answers = answers();
-    for &dialect in Dialect::others() {
+    for &dialect in Dialect::others().iter().chain(&[Dialect::Atfunc]) {
         for (k, calls) in answers.iter().enumerate() {
             let text = render(dialect, calls, k);
             let fixed = events_everywhere(dialect, &text, 0);
@@ -842,6 +851,79 @@ fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
     }
 }
 
+/// Issue 39: `auto` reads atfunc's own `@name(args)` where atfunc's reader does, and an
+/// `@` after a word character (an e-mail address) or without a call after it is text.
+#[test]
+fn auto_reads_atfunc_calls_where_atfunc_does() {
+    for (text, expected) in [
+        ("@weather.get(city=\"Paris\")", vec!["weather.get"]),
+        ("Checking.\n@f(a=1) and then @g()", vec!["f", "g"]),
+        ("Sure, @f(a=[1, 2], b={\"k\": \"v\"}) it is.", vec!["f"]),
+        ("Write to user@example.com(today) or bob@f(x).", vec![]),
+        ("é@f() and _@g() stay text", vec![]),
+        ("Thanks @alice, see @ this and @bob. (done)", vec![]),
+        // The first block that gives calls fixes the format: then the other's calls are
+        // text, but a marker of its own still opens a block.
+        ("[f(a=1)]\n@g()", vec!["f"]),
+        (
+            "@g()\n[f(a=1)]\n{\"name\": \"k\", \"parameters\": {}}",
+            vec!["g"],
+        ),
+        (
+            "@g()\n<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call>",
+            vec!["g", "h"],
+        ),
+        (
+            "<tool_call>{\"name\": \"h\", \"arguments\": {}}</tool_call> @g()",
+            vec!["h"],
+        ),
+    ] {
+        let (names, malformed) = auto_reads(text);
+        assert_eq!(names, expected, "{text}");
+        assert!(!malformed, "{text}");
+        // Alone, atfunc's own reader reads the same `@` calls.
+        if !text.contains('<') && !text.contains('[') {
+            let own = events_everywhere(Dialect::Atfunc, text, 0);
+            assert_eq!(own, events_everywhere(Dialect::Auto, text, 0), "{text}");
+        }
+    }
+    // A call the answer ends inside is malformed, as under atfunc.
+    let (names, malformed) = auto_reads("Now: @f(a=\"x");
+    assert!(names.is_empty() && malformed);
+}
+
+/// With the offered tools known, an `@name(` that names none of them is prose under `auto`
+/// (a mention), and one that names an offered tool is a call.
+#[test]
+fn auto_reads_only_offered_atfunc_calls_when_tools_are_offered() {
+    let offered: atfunc::parse::FunctionNames = ["weather.get"].into_iter().collect();
+    let config = config(Dialect::Auto).with_offered(Some(offered));
+    for (text, expected) in [
+        ("@weather.get(city=\"Paris\")", vec!["weather.get"]),
+        ("@Weather.Get(city=\"Paris\")", vec!["Weather.Get"]),
+        (
+            "Ask @alice(she knows) first.\n@weather.get(city=\"Oslo\")",
+            vec!["weather.get"],
+        ),
+        ("Not @file.delete(path=\"x\") today.", vec![]),
+        ("An unfinished @alice(note", vec![]),
+    ] {
+        let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+        assert!(
+            !whole.iter().any(|e| matches!(e, Event::Malformed { .. })),
+            "{text}: {whole:?}"
+        );
+        let names: Vec<_> = whole
+            .iter()
+            .filter_map(|e| match e {
+                Event::Call(c) => Some(c.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, expected, "{text}");
+    }
+}
+
 /// Once a dialect was seen, a Python list or bare object is text, but a block with a marker
 /// of its own is still read.
 #[test]
@@ -914,16 +996,17 @@ proptest! {
     /// same events at every chunking, and rebuild the input.
     #[test]
     fn auto_decides_the_same_at_every_chunking(
-        parts in prop::collection::vec(0usize..16, 0..24),
+        parts in prop::collection::vec(0usize..20, 0..24),
         seed in any::<u64>(),
         offered in any::<bool>(),
         small in any::<bool>(),
         pick in 0usize..8,
     ) {
-        const PARTS: [&str; 16] = [
+        const PARTS: [&str; 20] = [
             "[f(a=1)]", "[TOOL_CALLS]", "<tool_call>", "{\"name\": \"f\", \"parameters\": {}}",
             " ", "\n", "x", "é", "<|python_tag|>", "; ", "</tool_call>", "{", "[", "\t",
             "{\"name\": \"g\", \"arguments\": {\"a\": [1]}}", "[TOOL_CALLS]g[ARGS]{}",
+            "@g(a=[1])", "@f(", "@", "a@g()",
         ];
         let text: String = parts.iter().map(|&k| PARTS[k]).collect();
         // Mostly `auto`; every other dialect too, for the skipped tails.

@@ -18,13 +18,18 @@
 //! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
 //!   call only when it names one of them (and then also after another dialect was seen).
 //!
+//! - atfunc's own `@name(args)` is a call where atfunc's reader reads one: anywhere but
+//!   right after a letter, digit or `_` (`bob@example.com(` is prose), and only while no
+//!   other dialect was seen. When the offered tools are known, an `@name(` naming none of
+//!   them is prose (a mention), whatever follows.
+//!
 //! The first dialect whose block gave calls is the one seen.
 //!
 //! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
 use super::block::Opens;
 use super::scan::{Input, Match};
-use super::{deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
+use super::{at_call, deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
 use crate::parse::FunctionNames;
 
 /// The bytes an opening marker of `dialect` (`None`: of any dialect) starts with.
@@ -34,7 +39,7 @@ pub(super) fn first_bytes(dialect: Option<Dialect>) -> &'static [u8] {
         Some(Dialect::Llama3) => b"<{",
         Some(Dialect::Hermes | Dialect::Qwen3Xml | Dialect::Deepseek | Dialect::Harmony) => b"<",
         Some(Dialect::Atfunc) => b"",
-        None | Some(Dialect::Auto) => b"<[{",
+        None | Some(Dialect::Auto) => b"<[{@",
     }
 }
 
@@ -65,10 +70,20 @@ pub(super) struct Context<'a> {
     pub line_text: bool,
     /// Whether the byte right before the candidate is a space or a tab.
     pub after_blank: bool,
+    /// Whether the character right before the candidate is a word character (a letter, a
+    /// digit or `_`): an `@` there is prose, as in `bob@example.com`.
+    pub after_word: bool,
 }
 
 /// The block [`Dialect::Auto`] opens at `i`, by the rules of the module doc.
 pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
+    if input.byte(i) == Some(b'@') {
+        // Where atfunc's own reader reads a call, and only while no other format was seen.
+        if ctx.after_word || ctx.seen.is_some_and(|seen| seen != Dialect::Atfunc) {
+            return Opens::No;
+        }
+        return at_call::opens(input, i, ctx.offered);
+    }
     if let (Some(offered), Some(b'{')) = (ctx.offered, input.byte(i)) {
         return match untagged(input, i, offered, ctx.line_text) {
             Opens::Yes { .. } => llama3::opens(input, i),

@@ -53,10 +53,13 @@
 //!
 //! [`Dialect::Auto`] decides per block, by where it stands (`auto.rs` gives the rules): a
 //! marker that names its format is read wherever it is not a word of a sentence; a Python
-//! list or bare JSON object only at the start of the answer or of a line, and only until
-//! calls of another format were read (until [`StreamParser::finish`](super::StreamParser::finish)).
+//! list or bare JSON object only at the start of the answer or of a line, an atfunc
+//! `@name(` where atfunc's own reader reads one (not after a word character), and these
+//! only until calls of another format were read (until
+//! [`StreamParser::finish`](super::StreamParser::finish)).
 //! Text before a block is released as it comes, as for any dialect.
 
+mod at_call;
 mod auto;
 mod block;
 mod deepseek;
@@ -88,7 +91,7 @@ use std::str::FromStr;
 /// | `deepseek` | DeepSeek V3, V3.1 | `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>` |
 /// | `qwen3_xml` | Qwen3-Coder | `<tool_call><function=f><parameter=a>1</parameter></function></tool_call>` |
 /// | `harmony` | gpt-oss | `<\|channel\|>commentary to=functions.f <\|constrain\|>json<\|message\|>{"a": 1}<\|call\|>` |
-/// | `auto` | any of the above but `atfunc` | by each block's marker and where it stands |
+/// | `auto` | any of the above | by each block's marker and where it stands |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Dialect {
@@ -109,7 +112,7 @@ pub enum Dialect {
     Qwen3Xml,
     /// gpt-oss's harmony messages addressed `to=functions.NAME`.
     Harmony,
-    /// Any of the others: each block by its marker and where it stands.
+    /// Any of the others, `atfunc` included: each block by its marker and where it stands.
     Auto,
 }
 

@@ -27,6 +27,10 @@ pub(crate) struct Reader {
     /// For `Auto`: where the text passed so far leaves the next byte (see `auto::Context`).
     line_text: bool,
     after_blank: bool,
+    /// For `Auto`: the last bytes passed (up to a character's four), for whether an `@`
+    /// follows a word character; kept here since the bytes themselves may be released.
+    tail: [u8; 4],
+    tail_len: usize,
     /// For `Auto`: the bytes before this offset are taken into `line_text` and `after_blank`.
     /// Never behind the bytes held.
     passed: u64,
@@ -57,6 +61,8 @@ impl Reader {
             untagged: asked == Dialect::Hermes && config.offered.is_some(),
             line_text: false,
             after_blank: false,
+            tail: [0; 4],
+            tail_len: 0,
             passed: 0,
             pos: 0,
             text_start: 0,
@@ -79,6 +85,7 @@ impl Reader {
             .get(w.at_clamped(self.passed)..w.at_clamped(to).min(data.len()))
             .unwrap_or_default();
         self.passed = to;
+        self.keep_tail(bytes);
         let line = match memchr::memrchr(b'\n', bytes) {
             Some(k) => {
                 self.line_text = false;
@@ -92,6 +99,32 @@ impl Reader {
             self.line_text = self.line_text || !line.iter().all(blank);
             self.after_blank = matches!(last, b' ' | b'\t');
         }
+    }
+
+    /// Keeps the last four bytes passed, `bytes` being the latest.
+    fn keep_tail(&mut self, bytes: &[u8]) {
+        let mut joined = [0u8; 8];
+        let old = self.tail.get(..self.tail_len).unwrap_or_default();
+        let new = bytes
+            .get(bytes.len().saturating_sub(4)..)
+            .unwrap_or_default();
+        let n = old.len() + new.len();
+        if let Some(slot) = joined.get_mut(..old.len()) {
+            slot.copy_from_slice(old);
+        }
+        if let Some(slot) = joined.get_mut(old.len()..n) {
+            slot.copy_from_slice(new);
+        }
+        let last = joined.get(n.saturating_sub(4)..n).unwrap_or_default();
+        self.tail_len = last.len();
+        if let Some(slot) = self.tail.get_mut(..last.len()) {
+            slot.copy_from_slice(last);
+        }
+    }
+
+    /// Whether the bytes passed end with a word character.
+    fn after_word(&self) -> bool {
+        crate::parse::atfunc::last_char_is_ident(self.tail.get(..self.tail_len).unwrap_or_default())
     }
 
     /// Scans `data` (which starts at `base`) as far as it goes; returns how many leading
@@ -137,7 +170,13 @@ impl Reader {
             let hit = match first {
                 [a] => memchr::memchr(*a, rest),
                 [a, b] => memchr::memchr2(*a, *b, rest),
-                [a, b, c, ..] => memchr::memchr3(*a, *b, *c, rest),
+                [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
+                // `auto`'s fourth byte, `@`, is looked for only before the first of the others.
+                [a, b, c, d, ..] => {
+                    let hit = memchr::memchr3(*a, *b, *c, rest);
+                    let before = rest.get(..hit.unwrap_or(rest.len())).unwrap_or_default();
+                    memchr::memchr(*d, before).or(hit)
+                }
                 [] => None,
             };
             let Some(k) = hit else {
@@ -163,6 +202,7 @@ impl Reader {
                     seen: self.chosen,
                     line_text: self.line_text,
                     after_blank: self.after_blank,
+                    after_word: self.after_word(),
                 };
                 auto::guess(ctx, &input, i)
             } else if self.untagged && input.byte(i) == Some(b'{') {
