@@ -50,6 +50,8 @@ type Handler =
 pub struct FnBox {
     name: String,
     tools: Vec<(Interface, Option<Handler>)>,
+    // Off by default so a tool sees exactly the arguments the model chose.
+    fill_defaults: bool,
 }
 
 impl std::fmt::Debug for FnBox {
@@ -70,7 +72,17 @@ impl FnBox {
         FnBox {
             name: name.into(),
             tools: Vec::new(),
+            fill_defaults: false,
         }
+    }
+
+    /// Opts in to filling declared defaults: before a closure runs, every parameter the
+    /// model left out that has a [`Param::default_value`](crate::interface::Param::default_value)
+    /// is added to its arguments with that value, so the closure need not repeat the
+    /// default. Without it (the default) a closure sees exactly what the model chose.
+    pub fn apply_defaults(mut self) -> FnBox {
+        self.fill_defaults = true;
+        self
     }
 
     fn push(mut self, mut interface: Interface, handler: Option<Handler>) -> FnBox {
@@ -145,6 +157,15 @@ impl ToolBox for FnBox {
     ) -> Result<Json, ToolError> {
         match self.find(function) {
             Some((interface, Some(handler))) => {
+                let mut args = args;
+                if self.fill_defaults {
+                    for param in &interface.params {
+                        if let Some(default) = &param.default {
+                            args.entry(param.name.clone())
+                                .or_insert_with(|| default.clone());
+                        }
+                    }
+                }
                 handler(Args::new(interface.qualified_name(), args), ctx.clone()).await
             }
             Some((interface, None)) => Err(ToolError::NoImplementation {

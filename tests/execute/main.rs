@@ -36,6 +36,7 @@ mod confirm;
 mod events;
 mod execute_wrappers;
 mod filebox;
+mod fn_defaults;
 mod format_results;
 mod http;
 mod library;
