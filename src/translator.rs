@@ -4,8 +4,7 @@
 //! formats results, and says whether names match case-sensitively. [`Atfunc`] is the
 //! built-in one; implement the trait to plug in another protocol.
 //!
-//! A [`Registry`](crate::Registry) made
-//! [`with_translator`](crate::Registry::with_translator) asks its translator two things:
+//! A `Registry` (feature `execute`) made `with_translator` asks its translator two things:
 //! whether names match case-sensitively, and how results are written for the model. It
 //! renders prompts and reads answers itself (with [`render`] and a
 //! [`StreamParser`](crate::StreamParser) for the dialect configured), so a translator's
