@@ -64,8 +64,9 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
     /// The call format mode `dialect` reads: hermes, llama3, mistral, pythonic, deepseek,
-    /// qwen3_xml, harmony, or auto (any of them: the first call read fixes the format of
-    /// each answer; a call in a sentence is prose).
+    /// qwen3_xml, harmony, or auto (any of them, atfunc's included: the first call read
+    /// fixes the format of each answer; another format's marker in a sentence is prose, an
+    /// @ after a word character is never a call).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     dialect: Dialect,
     /// Answers asked per request: the first greedy, the others sampled at

@@ -31,8 +31,9 @@ pub(crate) struct ParseArgs {
     #[arg(long, conflicts_with_all = ["text", "chunk_size"])]
     jsonl: bool,
     /// The call format to read: atfunc, hermes, llama3, mistral, pythonic, deepseek,
-    /// qwen3_xml, harmony, or auto (any of them: the first call read fixes the format of
-    /// each completion; a call in a sentence is prose).
+    /// qwen3_xml, harmony, or auto (any of them, atfunc's included: the first call read
+    /// fixes the format of each completion; another format's marker in a sentence is prose,
+    /// an @ after a word character is never a call).
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     dialect: Dialect,
     /// The model output to read (default: standard input).
