@@ -115,6 +115,27 @@ def test_name_description_and_args_may_be_given():
     assert "count" in turn.results[1]["error"] and "5" in turn.results[1]["error"]
 
 
+def test_the_prompts_example_call_never_runs_as_written():
+    toolbox = atfunc.Toolbox()
+    sent = []
+
+    @toolbox.tool
+    def send_email(to: str, body: str = "") -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    prompt = toolbox.prompt()
+    example = prompt.split("for example:\n", 1)[1].splitlines()[0]
+    assert example == "@send_email(<to>, body=<body>)"
+    turn = toolbox.run(example)
+    assert sent == []
+    assert "is a placeholder" in turn.results[0]["error"], turn.results
+    # With values the same call runs.
+    assert toolbox.run('@send_email("ann@example.com")').results[0]["result"] == "sent"
+    assert sent == ["ann@example.com"]
+
+
 def test_an_invalid_definition_raises_the_loaders_error():
     toolbox = atfunc.Toolbox()
     with pytest.raises(atfunc.ToolsError) as caught:

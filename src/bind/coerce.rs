@@ -120,6 +120,15 @@ fn coerce(
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
+    if let Value::Bare(word) = value {
+        if is_placeholder(word) {
+            return Err(BindError::Placeholder {
+                function: ctx.function.to_owned(),
+                param: path.to_string(),
+                written: shorten(word.clone()),
+            });
+        }
+    }
     let converted = match ty {
         ParamType::Any => Some(value.to_json()),
         ParamType::String => match value {
@@ -167,6 +176,12 @@ fn coerce(
         expected: expected(ty).to_owned(),
         got: shown_value(value),
     })
+}
+
+/// Whether a bare word is a placeholder such as `<location>` or `<*days{integer}>`: the
+/// prompt writes its example call with them so that the example cannot run as written.
+pub(crate) fn is_placeholder(word: &str) -> bool {
+    word.len() > 2 && word.starts_with('<') && word.ends_with('>')
 }
 
 /// The declared type as the model should write it.

@@ -193,6 +193,22 @@ pub enum BindError {
         reason: String,
     },
 
+    /// An unquoted `<...>` where a value belongs: a placeholder of the prompt's example
+    /// call (or of the listing's `<*name>`) copied instead of a value. Never a value: text is
+    /// quoted, and no unquoted word of another type starts with `<`.
+    ///
+    /// `Invalid value for parameter 'location' of function 'weather.get_current_weather':
+    /// <location> is a placeholder; write the value itself, text in double quotes`
+    #[error("Invalid value for parameter '{param}' of function '{function}': {written} is a placeholder; write the value itself, text in double quotes")]
+    Placeholder {
+        /// The function's qualified name.
+        function: String,
+        /// The parameter (a path for nested values).
+        param: String,
+        /// The placeholder as written, cut after 80 bytes.
+        written: String,
+    },
+
     /// A value the parameter's own parser refused (see [`Catalog::set_parser`]), with the
     /// parser's message.
     ///

@@ -1,7 +1,11 @@
-//! The example call of the preamble, taken from the tools themselves.
+//! The example call of the preamble, in the shape of one of the tools themselves.
 //!
-//! A fixed example names a function that may not exist, and a model may call it. So the
-//! example is a call of one of the listed functions, with placeholder values chosen to bind:
+//! The example shows how a call is written: `@`, a listed name, one argument by position and
+//! one by name. It must never run as written, though: a small model copies it, values and
+//! all, and a copied call of a real tool would run (a weather lookup for Oslo, or an email
+//! sent to "example"). So its values are placeholders, `<location>`, that no binder takes
+//! ([`BindError::Placeholder`](crate::BindError::Placeholder)), and a grammar, which writes
+//! only values, cannot produce them.
 //!
 //! 1. **Which function.** The first, in listed order, of those that read best as an
 //!    example: its parameter names can be written as `name=value`; it needs no request
@@ -12,58 +16,15 @@
 //!    required parameter by name; when that makes fewer than two, one optional parameter by
 //!    name too (one with choices first). A required body gets a `with_body` block of its
 //!    required fields.
-//! 3. **Which values.** The first declared choice that fits the type and bounds; a number
-//!    within the bounds (the lower one when given, else 1); `true`; a list of one element;
-//!    an object of its required fields; a string that suits the name (`"Oslo"` for a
-//!    location, `"ann@example.com"` for an email) or else `"example"`.
+//! 3. **Which values.** `<name>`, the parameter's name in angle brackets, as the listing
+//!    writes a parameter.
 
 use super::{call_name, PromptOptions};
 use crate::interface::{is_identifier, Interface, Param, ParamType};
-use serde_json::{Map, Value as Json};
 
-/// How deep placeholder values nest; deeper objects and lists are left empty.
-const MAX_DEPTH: usize = 4;
-
-/// Strings that suit a parameter whose name contains one of the words, in lookup order.
-/// Anything else gets [`DEFAULT_WORD`].
-const WORDS: &[(&[&str], &str)] = &[
-    (&["email", "mail"], "ann@example.com"),
-    (
-        &["url", "uri", "link", "website", "endpoint"],
-        "https://example.com",
-    ),
-    (
-        &["path", "file", "filename", "folder", "directory", "dir"],
-        "notes.txt",
-    ),
-    (&["date"], "2025-05-01"),
-    (
-        &[
-            "city",
-            "location",
-            "place",
-            "address",
-            "destination",
-            "origin",
-            "country",
-            "region",
-        ],
-        "Oslo",
-    ),
-    // Not "name": most names name things (a recipe, a team, a file), not people.
-    (
-        &[
-            "user", "username", "author", "artist", "person", "owner", "customer",
-        ],
-        "Ann",
-    ),
-];
-
-/// The string of a parameter no word of [`WORDS`] suits.
-const DEFAULT_WORD: &str = "example";
-
-/// A call of `interface` that binds, written as a model should write it, domain included;
-/// [`example_call_with`] writes it under the name the prompt lists it by.
+/// A call of `interface`, domain included, with a placeholder in place of each value: how a
+/// model should write a call, and never one that runs; [`example_call_with`] writes it under
+/// the name the prompt lists it by.
 ///
 /// ```
 /// use atfunc::render::example_call;
@@ -73,17 +34,30 @@ const DEFAULT_WORD: &str = "example";
 ///     .in_domain("weather")
 ///     .param(Param::new("location", ParamType::String).required())
 ///     .param(Param::new("unit", ParamType::String).choices(["celsius", "fahrenheit"]));
-/// assert_eq!(
-///     example_call(&weather),
-///     r#"@weather.get_current_weather("Oslo", unit="celsius")"#
-/// );
+/// let example = example_call(&weather);
+/// assert_eq!(example, "@weather.get_current_weather(<location>, unit=<unit>)");
+///
+/// // Copied as it is, it does not bind.
+/// let call = atfunc::parse_events(&example)
+///     .into_iter()
+///     .find_map(|event| match event {
+///         atfunc::Event::Call(call) => Some(call),
+///         _ => None,
+///     })
+///     .unwrap();
+/// let catalog = atfunc::Catalog::new(vec![weather]);
+/// let refused = atfunc::bind(&call, &catalog).unwrap_err();
+/// assert!(refused
+///     .problems()
+///     .iter()
+///     .all(|problem| matches!(problem, atfunc::BindError::Placeholder { .. })));
 /// ```
 pub fn example_call(interface: &Interface) -> String {
     example_call_with(interface, &PromptOptions::default())
 }
 
-/// A call of `interface` that binds, under the name the prompt lists it by: without the
-/// domain for the functions of [`PromptOptions::root`] (the separator plays no part).
+/// [`example_call`] under the name the prompt lists the function by: without the domain
+/// for the functions of [`PromptOptions::root`] (the separator plays no part).
 ///
 /// ```
 /// use atfunc::render::{example_call_with, PromptOptions};
@@ -93,33 +67,38 @@ pub fn example_call(interface: &Interface) -> String {
 ///     .in_domain("math")
 ///     .param(Param::new("x", ParamType::Number).required());
 /// let options = PromptOptions::default().with_root(Some("math"));
-/// assert_eq!(example_call_with(&sqrt, &options), "@sqrt(1)");
+/// assert_eq!(example_call_with(&sqrt, &options), "@sqrt(<x>)");
 /// ```
 pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> String {
     let mut out = format!("@{}(", call_name(interface, options.root));
     let args: Vec<String> = arguments(interface)
         .into_iter()
         .map(|(param, by_name)| {
-            let value = write(&placeholder(param, 0));
             if by_name {
-                format!("{}={value}", param.name)
+                format!("{}=<{}>", param.name, param.name)
             } else {
-                value
+                format!("<{}>", param.name)
             }
         })
         .collect();
     out.push_str(&args.join(", "));
     out.push(')');
     if needs_body(interface) {
-        let fields: Map<String, Json> = interface
+        let fields: Vec<String> = interface
             .request_body
             .iter()
             .filter(|field| field.required)
-            .map(|field| (field.name.clone(), placeholder(field, 0)))
+            .map(|field| {
+                format!(
+                    "{}: <{}>",
+                    serde_json::Value::from(field.name.as_str()),
+                    field.name
+                )
+            })
             .collect();
-        out.push_str(" with_body [[ ");
-        out.push_str(&write(&Json::Object(fields)));
-        out.push_str(" ]]");
+        out.push_str(" with_body [[ {");
+        out.push_str(&fields.join(", "));
+        out.push_str("} ]]");
     }
     out
 }
@@ -173,131 +152,4 @@ fn arguments(interface: &Interface) -> Vec<(&Param, bool)> {
         args.extend(shown.map(|param| (param, true)));
     }
     args
-}
-
-/// A value of `param`'s type that binds to it.
-fn placeholder(param: &Param, depth: usize) -> Json {
-    // Per-element choices of a list are not of the list's type: they never fit here, and
-    // the element below takes one.
-    if let Some(choice) = param.choices.iter().flatten().find(|c| fits(c, param)) {
-        return choice.clone();
-    }
-    match &param.ty {
-        // A declared format is checked at bind time, so the example must be one.
-        ParamType::String | ParamType::Any => match param.known_format() {
-            Some(format) => Json::String(format.example().to_owned()),
-            None => Json::String(word(&param.name).to_owned()),
-        },
-        ParamType::Integer => {
-            let low = param.min.map(f64::ceil);
-            let high = param.max.map(f64::floor);
-            number(low.unwrap_or_else(|| high.map_or(1.0, |high| high.min(1.0))))
-        }
-        ParamType::Number => number(
-            param
-                .min
-                .unwrap_or_else(|| param.max.map_or(1.0, |high| high.min(1.0))),
-        ),
-        ParamType::Boolean => Json::Bool(true),
-        ParamType::Array { .. } if depth >= MAX_DEPTH => Json::Array(Vec::new()),
-        ParamType::Array { .. } => {
-            let element = match param.element() {
-                Some(mut element) => {
-                    // The element is named after its list, for a word that suits it.
-                    element.name.clone_from(&param.name);
-                    placeholder(&element, depth + 1)
-                }
-                None => Json::String(DEFAULT_WORD.to_owned()),
-            };
-            Json::Array(vec![element])
-        }
-        ParamType::Object { .. } if depth >= MAX_DEPTH => Json::Object(Map::new()),
-        ParamType::Object { properties } => Json::Object(
-            properties
-                .iter()
-                .filter(|field| field.required)
-                .map(|field| (field.name.clone(), placeholder(field, depth + 1)))
-                .collect(),
-        ),
-    }
-}
-
-/// Whether a declared choice binds to `param`: of its type and within its bounds.
-fn fits(choice: &Json, param: &Param) -> bool {
-    let within =
-        |n: f64| param.min.is_none_or(|min| n >= min) && param.max.is_none_or(|max| n <= max);
-    match (&param.ty, choice) {
-        (ParamType::Any, _) => true,
-        (ParamType::String, Json::String(_)) => true,
-        (ParamType::Boolean, Json::Bool(_)) => true,
-        (ParamType::Number, Json::Number(n)) => n.as_f64().is_some_and(within),
-        (ParamType::Integer, Json::Number(n)) => {
-            n.as_f64().is_some_and(|n| n.fract() == 0.0 && within(n))
-        }
-        (ParamType::Object { .. }, Json::Object(_)) => true,
-        (ParamType::Array { .. }, Json::Array(_)) => true,
-        _ => false,
-    }
-}
-
-/// A string that suits a parameter called `name`: a word of it looked up in [`WORDS`].
-fn word(name: &str) -> &'static str {
-    let words = words(name);
-    // A plural names a list of the singular (`cities`, `emails`).
-    let known = |keys: &[&str], w: &str| {
-        keys.contains(&w) || w.strip_suffix('s').is_some_and(|one| keys.contains(&one))
-    };
-    WORDS
-        .iter()
-        .find(|(keys, _)| words.iter().any(|w| known(keys, w)))
-        .map_or(DEFAULT_WORD, |(_, value)| value)
-}
-
-/// The lower-case words of a name: split at `_`, `-`, spaces and lower-to-upper case
-/// changes (`userEmail` is `user`, `email`).
-fn words(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut previous_lower = false;
-    for c in name.chars() {
-        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && previous_lower);
-        if boundary && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
-        }
-        if c.is_alphanumeric() {
-            current.extend(c.to_lowercase());
-        }
-        previous_lower = c.is_lowercase();
-    }
-    if !current.is_empty() {
-        out.push(current);
-    }
-    out
-}
-
-/// A number as a model would write it: `1`, not `1.0`.
-fn number(value: f64) -> Json {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        Json::from(value as i64)
-    } else {
-        serde_json::Number::from_f64(value).map_or(Json::from(0), Json::Number)
-    }
-}
-
-/// A value as call text, with a space after each `,` and `:` as a person writes JSON.
-fn write(value: &Json) -> String {
-    match value {
-        Json::Array(items) => {
-            let items: Vec<String> = items.iter().map(write).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Json::Object(fields) => {
-            let fields: Vec<String> = fields
-                .iter()
-                .map(|(key, value)| format!("{}: {}", Json::String(key.clone()), write(value)))
-                .collect();
-            format!("{{{}}}", fields.join(", "))
-        }
-        other => other.to_string(),
-    }
 }

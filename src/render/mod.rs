@@ -19,8 +19,9 @@
 //! the body, and a `Body:` line listing its fields in the same notation.
 //!
 //! The whole prompt ([`render_prompt`]) opens with a short [`preamble`] that teaches the
-//! call syntax by one example: a call of one of the listed functions whose placeholder
-//! values bind ([`example_call_with`]), so a model that copies it calls something real.
+//! call syntax by one example: a call of one of the listed functions with a placeholder in
+//! place of each value ([`example_call_with`]), so a model that copies it as it is calls
+//! nothing.
 
 mod example;
 
@@ -354,7 +355,7 @@ impl<'a> PromptOptions<'a> {
 /// let tools = [Interface::new("sqrt").in_domain("math")
 ///     .param(Param::new("x", ParamType::Number).required())];
 /// let text = preamble(&tools, &PromptOptions::default());
-/// assert!(text.contains("in parentheses, for example:\n@math.sqrt(1)\nRules:"));
+/// assert!(text.contains("in parentheses, for example:\n@math.sqrt(<x>)\nRules:"));
 /// ```
 pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
     let mut out = String::from(
@@ -376,7 +377,7 @@ pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
 /// The rules of the preamble, after its example.
 const RULES: &str = "\
 Rules:
-- Give arguments in the listed order, or by name as name=value. <*name> is required, <name> optional.
+- Write a value in place of each <name>, in the listed order or by name as name=value. <*name> is required, <name> optional.
 - Quote text with double quotes and escape inner quotes as \\\". Write numbers, true, false, \
 [lists] and {\"json\": \"objects\"} as they are.
 - {type} shows a type other than text; {\"a\"|\"b\"} lists the allowed values; {integer 1..10} gives bounds.

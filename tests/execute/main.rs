@@ -5,6 +5,7 @@
 //!   functions, statistics, the errors the model reads;
 //! - `execute_wrappers.rs`, `confirm.rs`, `events.rs`: wrappers around boxes, calls held
 //!   for confirmation, call events;
+//! - `example_call.rs`: the prompt's example call, refused before any tool box runs it;
 //! - `filebox.rs`, `command.rs`, `http.rs`, `mcp.rs`, `typed.rs`: one tool box each, the
 //!   last four against a real program, server or type; `command_isolation.rs`: what a
 //!   command box's program cannot reach of atfunc's environment;
@@ -34,6 +35,7 @@ mod command_isolation;
 mod config;
 mod confirm;
 mod events;
+mod example_call;
 mod execute_wrappers;
 mod filebox;
 mod fn_defaults;

@@ -156,6 +156,25 @@ async fn everything_calls_from_text() {
     registry.close().await.expect("closes");
 }
 
+/// The prompt's example call of a real server's tools is refused for its placeholders, so
+/// a model that copies it reaches no server.
+#[tokio::test]
+async fn an_mcp_box_example_never_runs() {
+    if !servers_ready("an_mcp_box_example_never_runs") {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    std::fs::write(tmp.path().join("keep.txt"), "kept").expect("writes");
+    let registry = Registry::new();
+    registry.register(everything().await).expect("registers");
+    registry
+        .register(filesystem(tmp.path()).await)
+        .expect("registers");
+    crate::example_call::assert_example_is_refused(&registry).await;
+    assert_eq!(std::fs::read_dir(tmp.path()).expect("lists").count(), 1);
+    registry.close().await.expect("closes");
+}
+
 /// server-everything's `get-annotated-message` gives content for each audience: an error for
 /// both, a success for the user, debug details for the model, an image for the user.
 #[tokio::test]
