@@ -63,6 +63,7 @@ mod at_call;
 mod auto;
 mod block;
 mod deepseek;
+mod fence;
 mod harmony;
 mod hermes;
 mod llama3;
