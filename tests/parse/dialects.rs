@@ -1203,34 +1203,52 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
     );
 }
 
-/// A possible fence opener is held only a few bytes: blanks or backticks without end
-/// after one are released as they come.
+/// A possible fence opener is held only a few bytes (blanks or backticks without end after
+/// one are released as they come), the work stays linear on fences that open nothing, and
+/// fenced calls one after another are read in bounded memory.
 #[test]
 fn a_possible_fence_is_held_a_few_bytes() {
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let call =
+        "```json\n{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Oslo\"}}\n```\n";
     for dialect in [Dialect::Hermes, Dialect::Auto] {
         let config = config(dialect).with_offered(Some(offered.clone()));
-        for input in [
-            format!("```json{}", " ".repeat(10_000)),
-            format!("```{}", "`".repeat(10_000)),
-            format!("```json\n{}", " ".repeat(10_000)),
+        for (input, calls, hold) in [
+            (format!("```json{}", " ".repeat(100_000)), 0, 100),
+            (format!("```{}", "`".repeat(100_000)), 0, 100),
+            (format!("```json\n{}", " ".repeat(100_000)), 0, 100),
+            ("```json\n".repeat(20_000), 0, 100),
+            ("a `b` c\n```\n{\"x\": 1}\n```\n".repeat(5_000), 0, 100),
+            (
+                "```json\n{\"name\": \"other\", \"arguments\": {}}\n```\n".repeat(5_000),
+                0,
+                600,
+            ),
+            (call.repeat(20_000), 20_000, call.len() + 100),
         ] {
             let mut parser = StreamParser::new(config.clone());
             let mut events = Vec::new();
+            let mut max_held = 0;
             for chunk in input.as_bytes().chunks(100) {
                 parser.feed_into(chunk, &mut events);
+                max_held = max_held.max(parser.buffered_len());
             }
-            let released: usize = events
+            parser.finish_into(&mut events);
+            let read = events
                 .iter()
-                .map(|e| match e {
-                    Event::Text { text } => text.len(),
-                    _ => 0,
-                })
-                .sum();
+                .filter(|e| matches!(e, Event::Call(_)))
+                .count();
+            let head = input.get(..20).unwrap_or_default();
+            assert_eq!(read, calls, "{dialect}: {head:?}");
             assert!(
-                input.len() - released <= 600,
-                "{dialect}: {} bytes held",
-                input.len() - released
+                max_held <= hold,
+                "{dialect}: {max_held} bytes held, {head:?}"
+            );
+            assert!(
+                parser.scan_steps() <= 3 * input.len() as u64,
+                "{dialect}: {} steps for {} bytes, {head:?}",
+                parser.scan_steps(),
+                input.len()
             );
         }
     }
