@@ -991,22 +991,25 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// `auto` decides by where a block stands (the line, the blanks around a marker, the
-    /// dialect seen, the offered tools), and every dialect skips the tail of a block past
-    /// a small call limit: pieces of markers, calls, blanks and prose in any order give the
+    /// dialect seen, the offered tools, a fence around an untagged call), and every dialect
+    /// skips the tail of a block past a small call limit: pieces of markers, calls, fences,
+    /// blanks and prose in any order give the
     /// same events at every chunking, and rebuild the input.
     #[test]
     fn auto_decides_the_same_at_every_chunking(
-        parts in prop::collection::vec(0usize..20, 0..24),
+        parts in prop::collection::vec(0usize..25, 0..24),
         seed in any::<u64>(),
         offered in any::<bool>(),
         small in any::<bool>(),
         pick in 0usize..8,
     ) {
-        const PARTS: [&str; 20] = [
+        const PARTS: [&str; 25] = [
             "[f(a=1)]", "[TOOL_CALLS]", "<tool_call>", "{\"name\": \"f\", \"parameters\": {}}",
             " ", "\n", "x", "é", "<|python_tag|>", "; ", "</tool_call>", "{", "[", "\t",
             "{\"name\": \"g\", \"arguments\": {\"a\": [1]}}", "[TOOL_CALLS]g[ARGS]{}",
             "@g(a=[1])", "@f(", "@", "a@g()",
+            // Markdown fences, which go with an untagged call of `g` they hold.
+            "```json\n", "\n```", "```", "```JSON \r\n", "\r\n",
         ];
         let text: String = parts.iter().map(|&k| PARTS[k]).collect();
         // Mostly `auto`; every other dialect too, for the skipped tails.
@@ -1052,6 +1055,200 @@ fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
                 kinds,
                 vec![ParseErrorKind::TooDeep { limit: 512 }],
                 "{dialect} in chunks of {sizes:?}"
+            );
+        }
+    }
+}
+
+/// The events of `text` read by `dialect` with `Weather_1_GetWeather` offered, checked the
+/// same whole and at 1-, 3- and random-byte chunkings, in short: `T:` text, `C:` a call's
+/// name, `M:` a malformed span's text.
+fn fenced_reads(dialect: Dialect, text: &str) -> Vec<String> {
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let config = config(dialect).with_offered(Some(offered));
+    let sizes = random_sizes(text.len() as u64, 11);
+    let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
+    whole
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { text } => Some(format!("T:{text}")),
+            Event::Call(c) => Some(format!("C:{}", c.name)),
+            Event::Malformed { text, .. } => Some(format!("M:{text}")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 38: Qwen2.5-Coder puts its untagged call in a Markdown ```json fence. The fence
+/// lines around a call that is read go with the call (its span covers them), so the text
+/// left holds no empty fence; a fence around anything else, or around a call and more,
+/// stays text byte for byte.
+#[test]
+fn a_fence_around_an_untagged_call_goes_with_it() {
+    let call = "{\n  \"name\": \"Weather_1_GetWeather\",\n  \"arguments\": {\n    \"city\": \"Paris\"\n  }\n}";
+    let other = "{\"name\": \"other_tool\", \"arguments\": {}}";
+    let c = "C:Weather_1_GetWeather";
+    let t = |s: &str| format!("T:{s}");
+    let cases: Vec<(String, Vec<String>)> = vec![
+        (format!("```json\n{call}\n```"), vec![c.into()]),
+        (format!("```json\n{call}\n```\n"), vec![c.into()]),
+        (format!("```\n{call}\n```"), vec![c.into()]),
+        (
+            format!("```JSON  \r\n  {call}\r\n```\r\nDone."),
+            vec![c.into(), t("Done.")],
+        ),
+        // The blanks before an opener were text before it came.
+        (
+            format!("  ```Json\n{call}\n  ```  \nDone."),
+            vec![t("  "), c.into(), t("Done.")],
+        ),
+        (
+            format!("Sure:\n```json\n{call}\n```\n\n```json\n{call}\n```\nBoth asked."),
+            vec![t("Sure:\n"), c.into(), t("\n"), c.into(), t("Both asked.")],
+        ),
+        (
+            format!("```json\n{call}\n``` and done"),
+            vec![c.into(), t(" and done")],
+        ),
+        // More inside the fence than the call: the fence stays text, the calls are read.
+        (
+            format!("```json\n{call}\n{call}\n```"),
+            vec![t("```json\n"), c.into(), t("\n"), c.into(), t("\n```")],
+        ),
+        (
+            format!("```json\n{call} is it\n```"),
+            vec![t("```json\n"), c.into(), t(" is it\n```")],
+        ),
+        (
+            format!("```json\n{call}\n\n```"),
+            vec![t("```json\n"), c.into(), t("\n\n```")],
+        ),
+        (
+            format!("```json\n{call}\n````"),
+            vec![t("```json\n"), c.into(), t("\n````")],
+        ),
+        (format!("```json\n{call}"), vec![t("```json\n"), c.into()]),
+        // Not a fence that opens a call: text as before, the call read on its own line.
+        (
+            format!("Here: ```json\n{call}\n```"),
+            vec![t("Here: ```json\n"), c.into(), t("\n```")],
+        ),
+        (
+            format!("```python\n{call}\n```"),
+            vec![t("```python\n"), c.into(), t("\n```")],
+        ),
+        (
+            format!("````json\n{call}\n````"),
+            vec![t("````json\n"), c.into(), t("\n````")],
+        ),
+        (
+            format!("```json\n\n{call}\n```"),
+            vec![t("```json\n\n"), c.into(), t("\n```")],
+        ),
+        (
+            format!("```json x\n{call}\n```"),
+            vec![t("```json x\n"), c.into(), t("\n```")],
+        ),
+        // Fences around no call of an offered tool: every byte text.
+        (
+            format!("```json\n{other}\n```"),
+            vec![t(&format!("```json\n{other}\n```"))],
+        ),
+        (
+            "```json\n{\"city\": \"Paris\"}\n```".into(),
+            vec![t("```json\n{\"city\": \"Paris\"}\n```")],
+        ),
+        ("```json\n```".into(), vec![t("```json\n```")]),
+        ("``` ``` ```\n".into(), vec![t("``` ``` ```\n")]),
+        ("```json".into(), vec![t("```json")]),
+        // A call that breaks: the fence is text, the malformed span the object's.
+        (
+            "```json\n{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": }}\n```"
+                .into(),
+            vec![
+                t("```json\n"),
+                "M:{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": }}".into(),
+                t("\n```"),
+            ],
+        ),
+        (
+            "```json\n{\"name\": \"Weather_1_GetWeather\", \"arguments\": {".into(),
+            vec![
+                t("```json\n"),
+                "M:{\"name\": \"Weather_1_GetWeather\", \"arguments\": {".into(),
+            ],
+        ),
+    ];
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        for (text, expected) in &cases {
+            assert_eq!(
+                &fenced_reads(dialect, text),
+                expected,
+                "{dialect}: {text:?}"
+            );
+        }
+    }
+    // The call's span covers the fence, so text and calls still cover the answer.
+    let text = format!("```json\n{call}\n```\nok");
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let config = config(Dialect::Hermes).with_offered(Some(offered));
+    let events = merge(events_in_chunks_config(text.as_bytes(), &config, &[1]));
+    let span = events.iter().find_map(|e| match e {
+        Event::Call(c) => Some(c.span),
+        _ => None,
+    });
+    assert_eq!(
+        span.map(|s| (s.start, s.end)),
+        Some((0, text.len() as u64 - 2))
+    );
+}
+
+/// A possible fence opener is held only a few bytes (blanks or backticks without end after
+/// one are released as they come), the work stays linear on fences that open nothing, and
+/// fenced calls one after another are read in bounded memory.
+#[test]
+fn a_possible_fence_is_held_a_few_bytes() {
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let call =
+        "```json\n{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Oslo\"}}\n```\n";
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        let config = config(dialect).with_offered(Some(offered.clone()));
+        for (input, calls, hold) in [
+            (format!("```json{}", " ".repeat(100_000)), 0, 100),
+            (format!("```{}", "`".repeat(100_000)), 0, 100),
+            (format!("```json\n{}", " ".repeat(100_000)), 0, 100),
+            ("```json\n".repeat(20_000), 0, 100),
+            ("a `b` c\n```\n{\"x\": 1}\n```\n".repeat(5_000), 0, 100),
+            (
+                "```json\n{\"name\": \"other\", \"arguments\": {}}\n```\n".repeat(5_000),
+                0,
+                600,
+            ),
+            (call.repeat(20_000), 20_000, call.len() + 100),
+        ] {
+            let mut parser = StreamParser::new(config.clone());
+            let mut events = Vec::new();
+            let mut max_held = 0;
+            for chunk in input.as_bytes().chunks(100) {
+                parser.feed_into(chunk, &mut events);
+                max_held = max_held.max(parser.buffered_len());
+            }
+            parser.finish_into(&mut events);
+            let read = events
+                .iter()
+                .filter(|e| matches!(e, Event::Call(_)))
+                .count();
+            let head = input.get(..20).unwrap_or_default();
+            assert_eq!(read, calls, "{dialect}: {head:?}");
+            assert!(
+                max_held <= hold,
+                "{dialect}: {max_held} bytes held, {head:?}"
+            );
+            assert!(
+                parser.scan_steps() <= 3 * input.len() as u64,
+                "{dialect}: {} steps for {} bytes, {head:?}",
+                parser.scan_steps(),
+                input.len()
             );
         }
     }

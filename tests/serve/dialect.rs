@@ -363,6 +363,21 @@ async fn an_untagged_json_call_naming_an_offered_tool_becomes_tool_calls() {
                 {"name": "get-weather", "arguments": "{\"city\":\"Oslo\"}"}]}),
         )
         .await;
+        // Qwen2.5-Coder's way: the call in a ```json fence, which goes with it.
+        reads_as(
+            dialect,
+            "```json\n{\n  \"name\": \"local_time\",\n  \"arguments\": {\n    \"city\": \"Oslo\"\n  }\n}\n```",
+            json!({"content": null, "calls": [
+                {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
+        )
+        .await;
+        reads_as(
+            dialect,
+            "Checking.\n```json\n{\"name\": \"local_time\", \"arguments\": {\"city\": \"Oslo\"}}\n```\n",
+            json!({"content": "Checking.", "calls": [
+                {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
+        )
+        .await;
     }
 }
 

@@ -17,6 +17,7 @@
 //!
 //! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
 //!   call only when it names one of them (and then also after another dialect was seen).
+//!   A Markdown fence right around it goes with it, as for hermes (`fence.rs`).
 //!
 //! - atfunc's own `@name(args)` is a call where atfunc's reader reads one: anywhere but
 //!   right after a letter, digit or `_` (`bob@example.com(` is prose), and only while no
@@ -29,7 +30,9 @@
 
 use super::block::Opens;
 use super::scan::{Input, Match};
-use super::{at_call, deepseek, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect};
+use super::{
+    at_call, deepseek, fence, harmony, hermes, llama3, mistral, pythonic, qwen3_xml, Dialect,
+};
 use crate::parse::FunctionNames;
 
 /// The bytes an opening marker of `dialect` (`None`: of any dialect) starts with.
@@ -84,11 +87,16 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
         }
         return at_call::opens(input, i, ctx.offered);
     }
+    if let (Some(offered), Some(b'`')) = (ctx.offered, input.byte(i)) {
+        return fence::opens(input, i, ctx.line_text, |input, at| {
+            untagged_as_llama3(input, at, offered)
+        });
+    }
     if let (Some(offered), Some(b'{')) = (ctx.offered, input.byte(i)) {
-        return match untagged(input, i, offered, ctx.line_text) {
-            Opens::Yes { .. } => llama3::opens(input, i),
-            other => other,
-        };
+        if ctx.line_text {
+            return Opens::No;
+        }
+        return untagged_as_llama3(input, i, offered);
     }
     let opened = any(input, i, |d| match d {
         Dialect::Pythonic | Dialect::Llama3 if is_bare(input, i) => {
@@ -134,6 +142,28 @@ pub(super) fn untagged(
         return Opens::No;
     }
     hermes::opens_untagged(input, i, offered)
+}
+
+/// A fence opener at `i` around a JSON call object without tags, for hermes with the
+/// offered tools known: the fence goes with the call (see `fence.rs`).
+pub(super) fn fenced_untagged(
+    input: &Input<'_>,
+    i: u64,
+    offered: &FunctionNames,
+    line_text: bool,
+) -> Opens {
+    fence::opens(input, i, line_text, |input, at| {
+        hermes::opens_untagged(input, at, offered)
+    })
+}
+
+/// `auto`'s untagged call at `i` (its line already checked): one naming an offered tool,
+/// read as a Llama 3 object so that a `;` chains the next.
+fn untagged_as_llama3(input: &Input<'_>, i: u64, offered: &FunctionNames) -> Opens {
+    match hermes::opens_untagged(input, i, offered) {
+        Opens::Yes { .. } => llama3::opens(input, i),
+        other => other,
+    }
 }
 
 /// Whether the candidate at `i` is a bare opening (a Python list's `[` or a JSON object's

@@ -22,6 +22,19 @@ pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
     fn chained(&mut self) -> Option<(Box<dyn BlockScan>, u64)> {
         None
     }
+    /// Where the call proper starts when the block opened at a lead-in (a Markdown fence
+    /// around an untagged call). The lead-in, and whatever the block holds past
+    /// [`call_end`](Self::call_end), go with the calls only when they are read and the
+    /// block holds more than the call (its closing fence); otherwise the reader gives the
+    /// lead-in back as text, and a malformed span is the call's alone. `None`: the whole
+    /// block is the call's.
+    fn lead(&self) -> Option<u64> {
+        None
+    }
+    /// For a block with a [`lead`](Self::lead): where the call proper ends, once read.
+    fn call_end(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Whether a call block opens at an offset.

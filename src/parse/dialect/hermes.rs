@@ -19,7 +19,7 @@
 //! fence. When the parser knows the offered tools ([`ParserConfig::offered`]), such an
 //! object is a call where it stands at the start of the answer or of a line and names one
 //! of them (as llama.cpp's generic trigger `{"name": "<tool>"` reads it); any other JSON in
-//! prose stays text.
+//! prose stays text. A fence right around such a call goes with it (`fence.rs`).
 //!
 //! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 

@@ -57,12 +57,16 @@
 //! `@name(` where atfunc's own reader reads one (not after a word character), and these
 //! only until calls of another format were read (until
 //! [`StreamParser::finish`](super::StreamParser::finish)).
+//! With the offered tools known, a Markdown fence right around an untagged call is one
+//! block with it (`fence.rs`): the fence goes with the call when the call is read, and is
+//! given back as text otherwise.
 //! Text before a block is released as it comes, as for any dialect.
 
 mod at_call;
 mod auto;
 mod block;
 mod deepseek;
+mod fence;
 mod harmony;
 mod hermes;
 mod llama3;

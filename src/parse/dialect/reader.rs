@@ -159,8 +159,11 @@ impl Reader {
     fn text(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, eof: bool) -> bool {
         // `auto` looks for every dialect's markers to the end: some open after another
         // dialect was seen.
-        let first = if self.untagged {
-            b"<{"
+        // With the offered tools known, a backtick may open a fence around an untagged call.
+        let first: &[u8] = if self.untagged {
+            b"<{`"
+        } else if self.auto() && w.config.offered.is_some() {
+            b"<[{@`"
         } else {
             auto::first_bytes(if self.auto() { None } else { self.chosen })
         };
@@ -171,11 +174,17 @@ impl Reader {
                 [a] => memchr::memchr(*a, rest),
                 [a, b] => memchr::memchr2(*a, *b, rest),
                 [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
-                // `auto`'s fourth byte, `@`, is looked for only before the first of the others.
-                [a, b, c, d, ..] => {
+                // `auto`'s bytes past the third (`@`, and a fence's backtick) are looked for
+                // only before the first of the others.
+                [a, b, c, more @ ..] => {
                     let hit = memchr::memchr3(*a, *b, *c, rest);
                     let before = rest.get(..hit.unwrap_or(rest.len())).unwrap_or_default();
-                    memchr::memchr(*d, before).or(hit)
+                    match more {
+                        [d] => memchr::memchr(*d, before),
+                        [d, e, ..] => memchr::memchr2(*d, *e, before),
+                        [] => None,
+                    }
+                    .or(hit)
                 }
                 [] => None,
             };
@@ -205,9 +214,12 @@ impl Reader {
                     after_word: self.after_word(),
                 };
                 auto::guess(ctx, &input, i)
-            } else if self.untagged && input.byte(i) == Some(b'{') {
+            } else if self.untagged && matches!(input.byte(i), Some(b'{' | b'`')) {
                 self.pass_to(w, data, i);
                 match &w.config.offered {
+                    Some(offered) if input.byte(i) == Some(b'`') => {
+                        auto::fenced_untagged(&input, i, offered, self.line_text)
+                    }
                     Some(offered) => auto::untagged(&input, i, offered, self.line_text),
                     None => Opens::No,
                 }
@@ -295,6 +307,7 @@ impl Reader {
         let kind = ParseErrorKind::CallTooLong {
             limit: w.config.max_call_len,
         };
+        self.give_back_lead(w, data, out);
         let scanned = self.pos;
         let block = self.block.take();
         self.malformed(w, data, out, limit, kind);
@@ -362,8 +375,33 @@ impl Reader {
         true
     }
 
+    /// The lead-in of the block under way (see [`BlockScan::lead`]) is text: it is released
+    /// and the block starts after it. Once given back, `cand` is past it and this does
+    /// nothing.
+    fn give_back_lead(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>) {
+        let Some(start) = self.block.as_ref().and_then(|b| b.lead()) else {
+            return;
+        };
+        if start <= self.cand {
+            return;
+        }
+        // The lead-in is a fence line, ASCII: released whole.
+        let from = w.at_clamped(self.cand);
+        w.release(data, from, w.at_clamped(start).min(data.len()), out, true);
+        self.pass_to(w, data, start);
+        self.cand = start;
+    }
+
     /// The block `cand..end` is complete: hand out its calls.
     fn complete(&mut self, w: &mut Window, data: &[u8], out: &mut Vec<Event>, end: u64, eof: bool) {
+        // A block with a lead-in that ends with its call has no closing part: the lead-in
+        // is text. When the calls fail, the span is the call's (`malformed` gives the
+        // lead-in back), and what followed it is text.
+        let call_end = self.block.as_ref().and_then(|b| b.call_end());
+        if call_end.is_some_and(|e| e >= end) {
+            self.give_back_lead(w, data, out);
+        }
+        let fail_at = call_end.map_or(end, |e| e.min(end));
         let bytes = data
             .get(w.at_clamped(self.cand)..w.at_clamped(end))
             .unwrap_or_default();
@@ -403,7 +441,7 @@ impl Reader {
         };
         if calls.as_ref().is_ok_and(too_many) {
             let kind = ParseErrorKind::TooManyArgs { limit: max_args };
-            self.malformed(w, data, out, end, kind);
+            self.malformed(w, data, out, fail_at, kind);
             return;
         }
         match calls {
@@ -453,7 +491,7 @@ impl Reader {
                     w,
                     data,
                     out,
-                    end,
+                    fail_at,
                     ParseErrorKind::Unexpected { expected, found },
                 );
             }
@@ -469,6 +507,7 @@ impl Reader {
         at: u64,
         kind: ParseErrorKind,
     ) {
+        self.give_back_lead(w, data, out);
         // Invalid UTF-8 is never part of a call: a span holding some ends before it, with
         // that as the reason (as in the atfunc parser).
         let mut kind = kind;
