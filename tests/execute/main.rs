@@ -43,3 +43,4 @@ mod library;
 mod mcp;
 mod registry;
 mod typed;
+mod typed_shapes;
