@@ -73,6 +73,9 @@ pub struct TypedBox {
     entries: Vec<Entry>,
     /// Tools that could not be added, in the order they were asked for.
     problems: Vec<TypedError>,
+    /// Whether declared defaults are filled in before arguments are deserialised. Off by
+    /// default so a tool sees exactly the arguments the model chose, as an `FnBox`'s does.
+    fill_defaults: bool,
 }
 
 impl fmt::Debug for TypedBox {
@@ -86,6 +89,7 @@ impl fmt::Debug for TypedBox {
             .field("name", &self.name)
             .field("functions", &functions)
             .field("problems", &self.problems)
+            .field("fill_defaults", &self.fill_defaults)
             .finish()
     }
 }
@@ -97,7 +101,49 @@ impl TypedBox {
             name: name.into(),
             entries: Vec::new(),
             problems: Vec::new(),
+            fill_defaults: false,
         }
+    }
+
+    /// Opts in to filling declared defaults, as
+    /// [`FnBox::apply_defaults`](crate::execute::FnBox::apply_defaults) does: before the
+    /// arguments of any of the box's tools are deserialised, every parameter the model left
+    /// out whose schema declares a `default` gets it (`#[serde(default)]` and
+    /// `#[serde(default = "path")]` declare one where the field's type is `Serialize`, and
+    /// so does `#[schemars(default = "path")]`). A value the model gave, `null` included,
+    /// is kept. Without it (the default) serde sees exactly what the model chose, and only
+    /// serde's own defaults apply: a default declared to schemars alone is then shown in the
+    /// schema but not applied.
+    ///
+    /// Top-level parameters only: a field inside an object parameter is left to serde.
+    ///
+    /// ```
+    /// use atfunc::execute::{CallContext, ToolBox};
+    /// use atfunc::typed::TypedBox;
+    /// use serde_json::json;
+    ///
+    /// fn three() -> u32 {
+    ///     3
+    /// }
+    ///
+    /// /// The weather ahead.
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Forecast {
+    ///     city: String,
+    ///     #[schemars(default = "three")]
+    ///     days: Option<u32>,
+    /// }
+    ///
+    /// let tools = TypedBox::new("weather")
+    ///     .function("forecast", |args: Forecast| Ok::<_, String>(args.days))
+    ///     .apply_defaults();
+    /// let args = json!({"city": "Oslo"}).as_object().unwrap().clone();
+    /// let days = futures::executor::block_on(tools.call("forecast", args, &CallContext::new()));
+    /// assert_eq!(days.unwrap(), json!(3));
+    /// ```
+    pub fn apply_defaults(mut self) -> TypedBox {
+        self.fill_defaults = true;
+        self
     }
 
     /// The box, or the first tool that could not be added. [`Registry::register`]
@@ -243,6 +289,16 @@ impl ToolBox for TypedBox {
             .iter()
             .find(|e| e.interface.name == function)
             .ok_or_else(|| ToolError::unknown(function))?;
+        let mut args = args;
+        if self.fill_defaults {
+            for param in &entry.interface.params {
+                if let Some(default) = &param.default {
+                    // Arguments reach the box under the names serde reads.
+                    args.entry(param.original_name().to_owned())
+                        .or_insert_with(|| default.clone());
+                }
+            }
+        }
         (entry.run)(args, ctx).await
     }
 }
