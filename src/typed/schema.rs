@@ -127,8 +127,14 @@ fn simplify(schema: &mut Json, path: &str, notes: &mut Notes) {
         return;
     };
     let mut note = None;
-    // `Option<Struct>` is `anyOf: [{...}, {"type": "null"}]`: the struct, nullable.
-    for key in ["anyOf", "oneOf"] {
+    // `Option<Struct>` is `anyOf: [{...}, {"type": "null"}]`: the struct, nullable. The
+    // struct may be a union itself (`Option` of an untagged enum), read on the next round;
+    // each round takes one union away, and a type nests as many as it has `Option`s.
+    let rounds = ["anyOf", "oneOf"]
+        .into_iter()
+        .cycle()
+        .take(2 * MAX_DESCRIBE_DEPTH);
+    for key in rounds {
         let Some(Json::Array(branches)) = map.get(key) else {
             continue;
         };
@@ -197,7 +203,16 @@ fn simplify(schema: &mut Json, path: &str, notes: &mut Notes) {
         }
     }
     if let Some(items) = map.get_mut("items") {
-        simplify(items, &format!("{path}[]"), notes);
+        let inner = format!("{path}[]");
+        simplify(items, &inner, notes);
+        // The prompt shows the descriptions of parameters, not of their items: a list of
+        // unions says its items' forms itself.
+        if note.is_none() {
+            note = notes
+                .iter()
+                .find(|(at, _)| *at == inner)
+                .map(|(_, item)| format!("Each item: {item}"));
+        }
     }
     if let Some(note) = note {
         let description = match map.get("description").and_then(Json::as_str) {
@@ -462,6 +477,51 @@ mod tests {
             schema,
             json!({"description": "outer", "type": "object",
                    "properties": {"a": {"type": "integer", "enum": [1]}}})
+        );
+    }
+}
+
+#[cfg(test)]
+mod union_tests {
+    use super::*;
+    use crate::interface::ParamType;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Amount {
+        Whole(u32),
+        Part(f64),
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Size {
+        Exact(f64),
+        Named(String),
+    }
+
+    /// Hold.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Hold {
+        amount: Amount,
+        size: Option<Size>,
+    }
+
+    #[test]
+    fn integers_and_numbers_are_numbers_and_an_optional_union_keeps_its_forms() {
+        let (hold, notes) = typed_interface::<Hold>("hold").unwrap();
+        assert_eq!(hold.params[0].ty, ParamType::Number);
+        assert_eq!(hold.params[1].ty, ParamType::Any);
+        assert!(!hold.params[1].required);
+        assert_eq!(
+            notes,
+            vec![
+                ("amount".to_owned(), "One of: integer | number".to_owned()),
+                ("size".to_owned(), "One of: number | string".to_owned()),
+            ]
         );
     }
 }
