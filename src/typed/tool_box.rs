@@ -1,7 +1,8 @@
 //! [`TypedBox`]: typed functions and [`TypedTool`]s as a tool box, their arguments
 //! checked against the interface and deserialised, their results made into JSON.
 
-use super::{interface_of, TypedError, TypedTool};
+use super::schema::{typed_interface, Notes};
+use super::{TypedError, TypedTool};
 use crate::bind::BindError;
 use crate::execute::{BuildError, CallContext, ToolBox, ToolError, ToolOutput};
 use crate::interface::{Interface, Param, ParamType};
@@ -72,6 +73,9 @@ pub struct TypedBox {
     entries: Vec<Entry>,
     /// Tools that could not be added, in the order they were asked for.
     problems: Vec<TypedError>,
+    /// Whether declared defaults are filled in before arguments are deserialised. Off by
+    /// default so a tool sees exactly the arguments the model chose, as an `FnBox`'s does.
+    fill_defaults: bool,
 }
 
 impl fmt::Debug for TypedBox {
@@ -85,6 +89,7 @@ impl fmt::Debug for TypedBox {
             .field("name", &self.name)
             .field("functions", &functions)
             .field("problems", &self.problems)
+            .field("fill_defaults", &self.fill_defaults)
             .finish()
     }
 }
@@ -96,7 +101,49 @@ impl TypedBox {
             name: name.into(),
             entries: Vec::new(),
             problems: Vec::new(),
+            fill_defaults: false,
         }
+    }
+
+    /// Opts in to filling declared defaults, as
+    /// [`FnBox::apply_defaults`](crate::execute::FnBox::apply_defaults) does: before the
+    /// arguments of any of the box's tools are deserialised, every parameter the model left
+    /// out whose schema declares a `default` gets it (`#[serde(default)]` and
+    /// `#[serde(default = "path")]` declare one where the field's type is `Serialize`, and
+    /// so does `#[schemars(default = "path")]`). A value the model gave, `null` included,
+    /// is kept. Without it (the default) serde sees exactly what the model chose, and only
+    /// serde's own defaults apply: a default declared to schemars alone is then shown in the
+    /// schema but not applied.
+    ///
+    /// Top-level parameters only: a field inside an object parameter is left to serde.
+    ///
+    /// ```
+    /// use atfunc::execute::{CallContext, ToolBox};
+    /// use atfunc::typed::TypedBox;
+    /// use serde_json::json;
+    ///
+    /// fn three() -> u32 {
+    ///     3
+    /// }
+    ///
+    /// /// The weather ahead.
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Forecast {
+    ///     city: String,
+    ///     #[schemars(default = "three")]
+    ///     days: Option<u32>,
+    /// }
+    ///
+    /// let tools = TypedBox::new("weather")
+    ///     .function("forecast", |args: Forecast| Ok::<_, String>(args.days))
+    ///     .apply_defaults();
+    /// let args = json!({"city": "Oslo"}).as_object().unwrap().clone();
+    /// let days = futures::executor::block_on(tools.call("forecast", args, &CallContext::new()));
+    /// assert_eq!(days.unwrap(), json!(3));
+    /// ```
+    pub fn apply_defaults(mut self) -> TypedBox {
+        self.fill_defaults = true;
+        self
     }
 
     /// The box, or the first tool that could not be added. [`Registry::register`]
@@ -117,11 +164,11 @@ impl TypedBox {
         qualified(&self.name, name)
     }
 
-    /// The interface of function `name` of this box, or `None` with the problem kept for
-    /// registration to report.
-    fn interface_or_problem<A: JsonSchema>(&mut self, name: &str) -> Option<Interface> {
-        match interface_of::<A>(&self.qualified(name)) {
-            Ok(interface) => Some(interface),
+    /// The interface of function `name` of this box and its notes, or `None` with the
+    /// problem kept for registration to report.
+    fn interface_or_problem<A: JsonSchema>(&mut self, name: &str) -> Option<(Interface, Notes)> {
+        match typed_interface::<A>(&self.qualified(name)) {
+            Ok(found) => Some(found),
             Err(problem) => {
                 self.problems.push(problem);
                 None
@@ -132,7 +179,7 @@ impl TypedBox {
     /// Adds a [`TypedTool`] under its [`id`](TypedTool::id), described by
     /// [`TypedTool::description`] or else the doc comment of its arguments type.
     pub fn tool<T: TypedTool>(mut self, tool: T) -> TypedBox {
-        let Some(interface) = self.interface_or_problem::<T::Args>(&tool.id()) else {
+        let Some((interface, notes)) = self.interface_or_problem::<T::Args>(&tool.id()) else {
             return self;
         };
         let interface = match tool.description() {
@@ -144,7 +191,7 @@ impl TypedBox {
         let params = interface.params.clone();
         let run: Run = Box::new(move |args, ctx| {
             let tool = Arc::clone(&tool);
-            let parsed = deserialize::<T::Args>(args, &function, &params);
+            let parsed = deserialize::<T::Args>(args, &function, &params, &notes);
             let function = function.clone();
             Box::pin(async move { envelope(tool.call(parsed?, ctx).await, &function, ctx) })
         });
@@ -159,13 +206,13 @@ impl TypedBox {
         E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
-        let Some(interface) = self.interface_or_problem::<A>(name) else {
+        let Some((interface, notes)) = self.interface_or_problem::<A>(name) else {
             return self;
         };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
         let run: Run = Box::new(move |args, ctx| {
-            let result = deserialize::<A>(args, &qualified, &params)
+            let result = deserialize::<A>(args, &qualified, &params, &notes)
                 .and_then(|args| envelope(function(args), &qualified, ctx));
             Box::pin(futures::future::ready(result))
         });
@@ -181,14 +228,14 @@ impl TypedBox {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let Some(interface) = self.interface_or_problem::<A>(name) else {
+        let Some((interface, notes)) = self.interface_or_problem::<A>(name) else {
             return self;
         };
         let qualified = interface.qualified_name();
         let params = interface.params.clone();
         let run: Run =
             Box::new(
-                move |args, ctx| match deserialize::<A>(args, &qualified, &params) {
+                move |args, ctx| match deserialize::<A>(args, &qualified, &params, &notes) {
                     Ok(args) => {
                         let future = function(args);
                         let qualified = qualified.clone();
@@ -242,6 +289,16 @@ impl ToolBox for TypedBox {
             .iter()
             .find(|e| e.interface.name == function)
             .ok_or_else(|| ToolError::unknown(function))?;
+        let mut args = args;
+        if self.fill_defaults {
+            for param in &entry.interface.params {
+                if let Some(default) = &param.default {
+                    // Arguments reach the box under the names serde reads.
+                    args.entry(param.original_name().to_owned())
+                        .or_insert_with(|| default.clone());
+                }
+            }
+        }
         (entry.run)(args, ctx).await
     }
 }
@@ -332,6 +389,7 @@ fn deserialize<A: DeserializeOwned>(
     args: Map<String, Json>,
     function: &str,
     params: &[Param],
+    notes: &Notes,
 ) -> Result<A, ToolError> {
     // `()` and unit structs deserialise from null, not from an empty object.
     let value = if args.is_empty() && params.is_empty() {
@@ -346,7 +404,7 @@ fn deserialize<A: DeserializeOwned>(
         let problem = value
             .as_object()
             .and_then(|args| mismatch(args, params, ""))
-            .unwrap_or_else(|| serde_problem(&error));
+            .unwrap_or_else(|| serde_problem(&error, notes));
         ToolError::Bind(BindError::InvalidArguments {
             function: function.to_owned(),
             problem,
@@ -357,8 +415,10 @@ fn deserialize<A: DeserializeOwned>(
 /// serde's message, after the path of the value it is about when that is not the whole
 /// arguments object: a value the interface does not describe (the fields of an enum's
 /// variant, a map's values) fails in serde alone, whose message names no field. An unknown
-/// field is named by the message; the path is that of the object holding it.
-fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+/// field is named by the message; the path is that of the object holding it. A value the
+/// interface shows less precisely than serde reads it (a union, a tuple) is followed by
+/// its note, the forms it takes: serde's own message names a Rust type, not what to write.
+fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>, notes: &Notes) -> String {
     use serde_path_to_error::Segment;
     let message = error.inner().to_string().replace('`', "'");
     let mut segments: Vec<&Segment> = error.path().iter().collect();
@@ -366,17 +426,55 @@ fn serde_problem(error: &serde_path_to_error::Error<serde_json::Error>) -> Strin
         segments.pop();
     }
     let mut path = String::new();
+    // The path of the value a note may be about: a wrong variant of an enum fails at the
+    // variant (`mark.Circle`), and the note is the enum's.
+    let mut noted = String::new();
     for segment in segments {
+        noted.clone_from(&path);
         if !path.is_empty() && !matches!(segment, Segment::Seq { .. }) {
             path.push('.');
         }
         path.push_str(&segment.to_string());
+        if !matches!(segment, Segment::Enum { .. }) {
+            noted.clone_from(&path);
+        }
     }
-    if path.is_empty() {
-        message
-    } else {
-        format!("argument '{path}': {message}")
+    let note = notes
+        .iter()
+        .find(|(pattern, _)| path_matches(pattern, &noted))
+        .map(|(_, note)| note);
+    match (path.is_empty(), note) {
+        (true, _) => message,
+        (false, None) => format!("argument '{path}': {message}"),
+        (false, Some(note)) => format!("argument '{path}': {message}. {note}"),
     }
+}
+
+/// Whether a path of [`Notes`] (where `[]` stands for any index) names `path`
+/// (`items[2].shape`).
+fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut pieces = pattern.split("[]");
+    let Some(rest) = pieces.next().and_then(|first| path.strip_prefix(first)) else {
+        return false;
+    };
+    let mut rest = rest;
+    for piece in pieces {
+        let Some(index) = rest.strip_prefix('[') else {
+            return false;
+        };
+        let Some(end) = index.find(']') else {
+            return false;
+        };
+        let digits = &index[..end];
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+        match index[end + 1..].strip_prefix(piece) {
+            Some(after) => rest = after,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 /// The first argument that is missing though required, or whose JSON does not fit its
@@ -463,5 +561,21 @@ fn shown(value: &Json) -> String {
         Json::String(_) => "a long string".into(),
         Json::Array(_) | Json::Object(_) => json_kind(value).into(),
         _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_matches;
+
+    #[test]
+    fn a_note_s_path_matches_any_index_where_it_has_brackets() {
+        assert!(path_matches("steps[]", "steps[12]"));
+        assert!(path_matches("a[].b[1]", "a[0].b[1]"));
+        assert!(path_matches("at", "at"));
+        assert!(!path_matches("at", "at[0]"));
+        assert!(!path_matches("steps[]", "steps[]"));
+        assert!(!path_matches("steps[]", "steps[x]"));
+        assert!(!path_matches("a[].b", "a[0].c"));
     }
 }

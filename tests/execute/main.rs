@@ -45,3 +45,5 @@ mod library;
 mod mcp;
 mod registry;
 mod typed;
+mod typed_defaults;
+mod typed_shapes;

@@ -739,7 +739,8 @@ async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() 
         ),
         (
             json!({"kind": "rect", "w": 1.0}),
-            "argument 'tagged': missing field 'h'",
+            "argument 'tagged': missing field 'h'. One of: { <*kind{\"circle\"}>, <*r{number}> } \
+             | { <*kind{\"rect\"}>, <*w{number}>, <*h{number}> }",
         ),
     ];
     for (tagged, expected) in errors {
