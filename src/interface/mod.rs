@@ -178,7 +178,7 @@ pub struct Param {
     /// The default the definition declares, if any: kept in exported schemas and shown
     /// in request-body examples. Binding does not fill it in: a call that leaves the
     /// parameter out binds without it, and the tool applies its default (a closure in an
-    /// `FnBox` built with `apply_defaults()` gets it filled in).
+    /// `FnBox` or a `TypedBox` built with `apply_defaults()` gets it filled in).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
     /// JSON Schema's `format` (`date`, `email`, `uuid`, ...), as declared. The formats in
