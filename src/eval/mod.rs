@@ -80,6 +80,7 @@
 
 mod case;
 mod chart;
+mod literal;
 mod mode;
 mod repeat_watch;
 mod report;

@@ -18,6 +18,7 @@ mod dialect;
 mod eval;
 mod eval_model;
 mod gateway_policy;
+mod java_js;
 mod levers;
 mod next;
 mod resume;

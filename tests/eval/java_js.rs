@@ -1,0 +1,196 @@
+//! BFCL's `simple_java` and `simple_javascript`: the functions as BFCL presents them (every
+//! parameter a string holding a literal), and answers scored by BFCL's rules for the two
+//! languages, on real cases of the files.
+#![cfg(feature = "eval")]
+
+use atfunc::eval::{load_cases, score, Case, Mismatch, ScoredCall};
+use atfunc::interface::ParamType;
+use serde_json::{json, Value as Json};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bfcl/");
+
+fn cases(file: &str) -> Vec<Case> {
+    let questions = std::fs::read_to_string(format!("{DATA}{file}")).unwrap();
+    let answers = std::fs::read_to_string(format!("{DATA}possible_answer/{file}")).unwrap();
+    let loaded = load_cases(&questions, &answers);
+    assert!(loaded.skipped.is_empty(), "{:?}", loaded.skipped);
+    loaded.cases
+}
+
+fn case(id: &str) -> Case {
+    let file = if id.contains("javascript") {
+        "BFCL_v4_simple_javascript.json"
+    } else {
+        "BFCL_v4_simple_java.json"
+    };
+    cases(file).into_iter().find(|c| c.id == id).unwrap()
+}
+
+/// Scores one call of the case's function with `args`.
+fn check(case: &Case, args: Json) -> Result<(), Mismatch> {
+    let name = case.functions[0]["name"].as_str().unwrap();
+    let call = ScoredCall {
+        name: name.into(),
+        args: args.as_object().unwrap().clone(),
+    };
+    score(&case.category, &case.functions, &case.ground_truth, &[call])
+}
+
+#[test]
+fn every_case_loads_with_string_parameters_only() {
+    for (file, count, hint) in [
+        ("BFCL_v4_simple_java.json", 100, "Java 8 SDK syntax."),
+        ("BFCL_v4_simple_javascript.json", 50, "JavaScript syntax."),
+    ] {
+        let cases = cases(file);
+        assert_eq!(cases.len(), count, "{file}");
+        for case in &cases {
+            for interface in &case.interfaces {
+                assert!(interface.description.ends_with(hint), "{}", case.id);
+                for param in &interface.params {
+                    assert_eq!(param.ty, ParamType::String, "{} {}", case.id, param.name);
+                    assert!(
+                        param.description.contains("in string representation."),
+                        "{} {}",
+                        case.id,
+                        param.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn parameters_are_described_as_bfcl_describes_them() {
+    let java = case("simple_java_22");
+    let ids = &java.interfaces[0].params[0];
+    assert!(ids.description.ends_with(
+        "Product ID is Long type This is Java ArrayList type parameter in string representation. \
+         The list elements are of type long; they are not in string representation."
+    ));
+    let js = case("simple_javascript_23");
+    let options = js.interfaces[0]
+        .params
+        .iter()
+        .find(|p| p.name == "options")
+        .unwrap();
+    assert!(options.description.contains(
+        "This is JavaScript dict type parameter in string representation. The dictionary \
+         entries have the following schema; they are not in string representation. \
+         {\"issuer\": {\"type\": \"\", \"description\": \"The entity that issued the token.\"}, "
+    ));
+    // The scorer still reads the types the file declares.
+    assert_eq!(
+        js.functions[0]["parameters"]["properties"]["options"]["type"],
+        "dict"
+    );
+}
+
+#[test]
+fn java_right_answer_wrong_type_wrong_value() {
+    let case = case("simple_java_1");
+    let args = |use_short: Json, params: &str| json!({"object": "Customers", "useShortName": use_short, "params": params});
+    let map =
+        r#"new HashMap<String, Object>() {{ put("limit", 50); put("schemaFilter", "public"); }}"#;
+    assert_eq!(check(&case, args(json!("true"), map)), Ok(()));
+    // A JSON boolean is not a Java literal in a string.
+    assert!(matches!(
+        check(&case, args(json!(true), map)),
+        Err(Mismatch::Type { .. })
+    ));
+    // Not a Java boolean: it stays a string, the wrong type.
+    assert!(matches!(
+        check(&case, args(json!("yes"), map)),
+        Err(Mismatch::Type { .. })
+    ));
+    // "50" is a string in the map, where the answer wants the number 50.
+    let quoted =
+        r#"new HashMap<String, Object>() {{ put("limit", "50"); put("schemaFilter", "public"); }}"#;
+    assert!(matches!(
+        check(&case, args(json!("true"), quoted)),
+        Err(Mismatch::Value { .. })
+    ));
+
+    let ids = case_ids("new ArrayList<Long>(Arrays.asList(101L, 202L, 303L))");
+    assert_eq!(ids, Ok(()));
+    // Without the `L`, a long stays a string item: the wrong type.
+    assert!(matches!(
+        case_ids("new ArrayList<Long>(Arrays.asList(101, 202, 303))"),
+        Err(Mismatch::Type { .. })
+    ));
+    assert!(matches!(
+        case_ids("new ArrayList<Long>(Arrays.asList(101L, 202L))"),
+        Err(Mismatch::Value { .. })
+    ));
+}
+
+fn case_ids(ids: &str) -> Result<(), Mismatch> {
+    check(
+        &case("simple_java_22"),
+        json!({"ids": ids, "newStatus": "2"}),
+    )
+}
+
+#[test]
+fn a_java_string_array_keeps_its_quotes_as_in_bfcl() {
+    let case = case("simple_java_90");
+    // BFCL reads `new String[]{"-v", "-p"}` as the items `"-v"` and `"-p"` with their
+    // quotes, which match no answer; only unquoted items do.
+    let args = |array: &str| json!({"args": array, "out": "System.out"});
+    assert!(matches!(
+        check(&case, args(r#"new String[]{"-v", "-p"}"#)),
+        Err(Mismatch::Value { .. })
+    ));
+    assert_eq!(check(&case, args("new String[]{-v, -p}")), Ok(()));
+}
+
+#[test]
+fn javascript_right_answer_wrong_type_wrong_value() {
+    let case = case("simple_javascript_3");
+    let args = |coordinates: Json| json!({"action": "'submit'", "formId": "\"loginForm\"", "coordinates": coordinates});
+    assert_eq!(check(&case, args(json!("[60, 30]"))), Ok(()));
+    assert_eq!(check(&case, args(json!("new Array(60.0, 30.0)"))), Ok(()));
+    // A JSON array is not a JavaScript literal in a string.
+    assert!(matches!(
+        check(&case, args(json!([60, 30]))),
+        Err(Mismatch::Type { .. })
+    ));
+    assert!(matches!(
+        check(&case, args(json!("[60, 'x']"))),
+        Err(Mismatch::Type { .. })
+    ));
+    assert!(matches!(
+        check(&case, args(json!("[30, 60]"))),
+        Err(Mismatch::Value { .. })
+    ));
+
+    let case = case_js_23();
+    let options =
+        |text: &str| json!({"username": "'johndoe'", "validity": "3600", "options": text});
+    assert_eq!(
+        check(
+            &case,
+            options("{issuer: 'myapp.net', role: 'admin', algorithm: 'HS256'}")
+        ),
+        Ok(())
+    );
+    assert!(matches!(
+        check(
+            &case,
+            options("{issuer: 'myapp.net', role: 'user', algorithm: 'HS256'}")
+        ),
+        Err(Mismatch::Value { .. })
+    ));
+    assert!(matches!(
+        check(
+            &case,
+            json!({"username": "'johndoe'", "validity": "3600.5", "options": "{}"})
+        ),
+        Err(Mismatch::Type { .. })
+    ));
+}
+
+fn case_js_23() -> Case {
+    case("simple_javascript_23")
+}
