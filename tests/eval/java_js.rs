@@ -3,7 +3,8 @@
 //! languages, on real cases of the files.
 #![cfg(feature = "eval")]
 
-use atfunc::eval::{load_cases, score, Case, Mismatch, ScoredCall};
+use crate::support;
+use atfunc::eval::{load_cases, score, Case, Mismatch, ScoredCall, BFCL_SIMPLE};
 use atfunc::interface::ParamType;
 use serde_json::{json, Value as Json};
 
@@ -193,4 +194,112 @@ fn javascript_right_answer_wrong_type_wrong_value() {
 
 fn case_js_23() -> Case {
     case("simple_javascript_23")
+}
+
+// ------------------------------------------------------------ against a scripted endpoint
+
+/// The line of `file` (questions or possible answers) with this id.
+fn line(file: &str, id: &str) -> String {
+    let text = std::fs::read_to_string(format!("{DATA}{file}")).unwrap();
+    let needle = format!("\"id\": \"{id}\"");
+    text.lines()
+        .find(|l| l.contains(&needle))
+        .unwrap()
+        .to_owned()
+}
+
+/// The scripted model answers through `tool_calls`, with the arguments of the question
+/// (found by a word of it), but only where the tools are shown as BFCL shows them: a Java
+/// or JavaScript parameter as a `string` in string representation.
+async fn scripted(axum::Json(request): axum::Json<Json>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let question = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let tool = &request["tools"][0]["function"];
+    let shown_as_strings = tool["parameters"]["properties"]
+        .as_object()
+        .unwrap()
+        .values()
+        .all(|p| {
+            p["type"] == "string"
+                && p["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("in string representation."))
+        });
+    let args = if question.contains("triangle") {
+        json!({"base": 10, "height": 5})
+    } else if !shown_as_strings {
+        json!({})
+    } else if question.contains("SQL completion") {
+        json!({"object": "Customers", "useShortName": "true",
+               "params": r#"new HashMap<String, Object>() {{ put("limit", 50); put("schemaFilter", "public"); }}"#})
+    } else if question.contains("product IDs") {
+        // A long without its `L` stays a string: wrong, as BFCL scores it.
+        json!({"ids": "new ArrayList<Long>(Arrays.asList(101, 202, 303))", "newStatus": "2"})
+    } else {
+        json!({"action": "'submit'", "formId": "'loginForm'", "coordinates": "[60, 30]"})
+    };
+    let message = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+        "type": "function", "function": {"name": tool["name"], "arguments": args.to_string()}}]});
+    axum::Json(crate::scripted::completion(message, 100, 10)).into_response()
+}
+
+#[test]
+fn eval_reports_bfcl_simple_over_the_three_languages() {
+    let endpoint = crate::scripted::serve_on_thread(
+        axum::Router::new().route("/v1/chat/completions", axum::routing::post(scripted)),
+    );
+    let ids = [
+        ("BFCL_v4_simple_python.json", "simple_python_0"),
+        ("BFCL_v4_simple_java.json", "simple_java_1"),
+        ("BFCL_v4_simple_java.json", "simple_java_22"),
+        ("BFCL_v4_simple_javascript.json", "simple_javascript_3"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("questions.json");
+    let answers = dir.path().join("answers.json");
+    let report = dir.path().join("report.json");
+    let markdown = dir.path().join("report.md");
+    let joined = |prefix: &str| -> String {
+        ids.iter()
+            .map(|(file, id)| line(&format!("{prefix}{file}"), id) + "\n")
+            .collect()
+    };
+    std::fs::write(&questions, joined("")).unwrap();
+    std::fs::write(&answers, joined("possible_answer/")).unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let output = support::atfunc(
+        &[
+            "eval",
+            "--endpoint",
+            &endpoint,
+            "--questions",
+            &path(&questions),
+            "--answers",
+            &path(&answers),
+            "--mode",
+            "native",
+            "--json",
+            &path(&report),
+            "--markdown",
+            &path(&markdown),
+        ],
+        b"",
+    );
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let native = &report["modes"]["native"];
+    assert_eq!(native["categories"]["simple_python"]["accuracy"], 1.0);
+    assert_eq!(native["categories"]["simple_java"]["accuracy"], 0.5);
+    assert_eq!(native["categories"]["simple_javascript"]["accuracy"], 1.0);
+    // (100 + 50 + 100) / 3, where the pooled share would be 3 of 4.
+    let simple = native["bfcl_simple"].as_f64().unwrap();
+    assert!((simple - 2.5 / 3.0).abs() < 1e-12, "{simple}");
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert!(markdown.contains(BFCL_SIMPLE), "{markdown}");
+    assert!(markdown.contains("| 83.3 % |"), "{markdown}");
 }
