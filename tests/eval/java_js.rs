@@ -219,7 +219,22 @@ async fn scripted(axum::Json(request): axum::Json<Json>) -> axum::response::Resp
         .and_then(|m| m["content"].as_str())
         .unwrap_or_default()
         .to_owned();
+    // `native` gets the tools; the gateway's modes get the atfunc prompt as the system
+    // message.
     let tool = &request["tools"][0]["function"];
+    if tool.is_null() {
+        let system = request["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default();
+        // Every parameter is text (no `{type}`), and the description says the syntax.
+        let text = if system.contains("Java 8 SDK syntax.") && system.contains("<*useShortName>") {
+            r#"@SQLCompletionAnalyzer.makeProposalsFromObject(object="Customers", useShortName="true", params="new HashMap<>() {{ put(\"limit\", 50); put(\"schemaFilter\", \"public\"); }}")"#
+        } else {
+            "no call"
+        };
+        let message = json!({"role": "assistant", "content": text});
+        return axum::Json(crate::scripted::completion(message, 100, 10)).into_response();
+    }
     let shown_as_strings = tool["parameters"]["properties"]
         .as_object()
         .unwrap()
@@ -302,4 +317,46 @@ fn eval_reports_bfcl_simple_over_the_three_languages() {
     let markdown = std::fs::read_to_string(&markdown).unwrap();
     assert!(markdown.contains(BFCL_SIMPLE), "{markdown}");
     assert!(markdown.contains("| 83.3 % |"), "{markdown}");
+}
+
+#[test]
+fn the_gateway_modes_show_the_functions_as_bfcl_does() {
+    let endpoint = crate::scripted::serve_on_thread(
+        axum::Router::new().route("/v1/chat/completions", axum::routing::post(scripted)),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("questions.json");
+    let answers = dir.path().join("answers.json");
+    let report = dir.path().join("report.json");
+    let file = "BFCL_v4_simple_java.json";
+    std::fs::write(&questions, line(file, "simple_java_1")).unwrap();
+    std::fs::write(
+        &answers,
+        line(&format!("possible_answer/{file}"), "simple_java_1"),
+    )
+    .unwrap();
+    let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
+    let output = support::atfunc(
+        &[
+            "eval",
+            "--endpoint",
+            &endpoint,
+            "--questions",
+            &path(&questions),
+            "--answers",
+            &path(&answers),
+            "--mode",
+            "text",
+            "--json",
+            &path(&report),
+        ],
+        b"",
+    );
+    assert!(output.status.success(), "{}", support::stderr(&output));
+    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(
+        report["modes"]["text"]["accuracy"], 1.0,
+        "{:#}",
+        report["outcomes"]
+    );
 }
