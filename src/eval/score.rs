@@ -498,7 +498,7 @@ fn dict_fits(value: &Json, acceptable: &[Json]) -> bool {
             return false;
         };
         let given_fit = fields.iter().all(|(key, item)| {
-            let Some(options) = answer.get(key).and_then(Json::as_array) else {
+            let Some(options) = answer.get(key).and_then(field_options) else {
                 return false;
             };
             let item = match item {
@@ -515,12 +515,26 @@ fn dict_fits(value: &Json, acceptable: &[Json]) -> bool {
         });
         let absent_fit = answer.iter().all(|(key, options)| {
             fields.contains_key(key)
-                || options
-                    .as_array()
-                    .is_some_and(|options| options.iter().any(|o| o == ""))
+                || match options {
+                    Json::Array(options) => options.iter().any(|o| o == ""),
+                    // Python finds "" in every string.
+                    Json::String(_) => true,
+                    _ => false,
+                }
         });
         given_fit && absent_fit
     })
+}
+
+/// A dict field's acceptable values. A possible answer that gives a bare string instead
+/// of a list (BFCL's `simple_java_64` does) offers, as BFCL reads it, each of the
+/// string's characters.
+fn field_options(options: &Json) -> Option<Vec<Json>> {
+    match options {
+        Json::Array(options) => Some(options.clone()),
+        Json::String(text) => Some(text.chars().map(|c| Json::String(c.into())).collect()),
+        _ => None,
+    }
 }
 
 /// BFCL's list-of-dicts check: as many dicts as an acceptable list, each fitting the

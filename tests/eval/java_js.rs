@@ -360,3 +360,22 @@ fn the_gateway_modes_show_the_functions_as_bfcl_does() {
         report["outcomes"]
     );
 }
+
+#[test]
+fn a_dict_field_answered_by_a_bare_string_reads_as_its_characters() {
+    // simple_java_64's answer gives the field `format` as "epoch_millis", not a list of
+    // acceptable values; BFCL then looks the value up among the string's characters, and
+    // may leave the field out.
+    let case = case("simple_java_64");
+    let args = |meta: &str| {
+        json!({"name": "timestamp", "factory": "dateFactory", "script": "dateScript",
+               "meta": meta, "onScriptError": "FAIL"})
+    };
+    let map = |value: &str| format!(r#"new HashMap<>() {{{{ put("format", "{value}"); }}}}"#);
+    assert_eq!(check(&case, args(&map("e"))), Ok(()));
+    assert_eq!(check(&case, args("new HashMap<>()")), Ok(()));
+    assert!(matches!(
+        check(&case, args(&map("epoch_millis"))),
+        Err(Mismatch::Value { .. })
+    ));
+}
