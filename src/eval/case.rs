@@ -19,7 +19,7 @@ pub struct Case {
     pub functions: Vec<Json>,
     /// The same functions as interfaces, as BFCL presents them to a model: in the Java
     /// and JavaScript categories every parameter is a string holding a literal of its
-    /// declared type, which the description names (see [`presented`]).
+    /// declared type, which the description names.
     pub interfaces: Vec<Interface>,
     /// The possible answer: a list of `{name: {param: [acceptable values]}}`. Empty for
     /// an `irrelevance` case, whose right answer has no call.
