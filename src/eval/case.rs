@@ -1,5 +1,6 @@
 //! BFCL cases: a questions file and its possible-answer file, both JSON Lines.
 
+use super::literal::Language;
 use crate::interface::{load_interfaces, Interface};
 use serde_json::Value as Json;
 use std::collections::HashMap;
@@ -16,7 +17,9 @@ pub struct Case {
     pub messages: Vec<Json>,
     /// The functions as the questions file writes them (the scorer reads their types).
     pub functions: Vec<Json>,
-    /// The same functions as interfaces.
+    /// The same functions as interfaces, as BFCL presents them to a model: in the Java
+    /// and JavaScript categories every parameter is a string holding a literal of its
+    /// declared type, which the description names.
     pub interfaces: Vec<Interface>,
     /// The possible answer: a list of `{name: {param: [acceptable values]}}`. Empty for
     /// an `irrelevance` case, whose right answer has no call.
@@ -155,11 +158,12 @@ fn case(question: &Json, id: &str, truth: &mut HashMap<String, Vec<Json>>) -> Re
             ))
         }
     };
-    let interfaces = load_interfaces(&Json::Array(functions.clone())).map_err(|e| e.to_string())?;
+    let category = category(id);
+    let shown = presented(&functions, Language::of(&category));
+    let interfaces = load_interfaces(&Json::Array(shown)).map_err(|e| e.to_string())?;
     if interfaces.is_empty() {
         return Err(String::from("no function loaded"));
     }
-    let category = category(id);
     let ground_truth = match truth.remove(id) {
         Some(truth) => truth,
         None if wants_no_call(&category) => Vec::new(),
@@ -177,6 +181,146 @@ fn case(question: &Json, id: &str, truth: &mut HashMap<String, Vec<Json>>) -> Re
         interfaces,
         ground_truth,
     })
+}
+
+/// The functions as BFCL shows them to a model in a category of `language`. Python's are
+/// unchanged. A Java or JavaScript function's description says the language's syntax, and
+/// each parameter becomes a `string`, its description saying which type of the language
+/// the string's literal has; an array's item type and (in JavaScript) an object's fields
+/// move from the schema into the description, where BFCL writes them.
+pub(crate) fn presented(functions: &[Json], language: Language) -> Vec<Json> {
+    let (hint, name) = match language {
+        Language::Python => return functions.to_vec(),
+        Language::Java => (
+            " Note that the provided function is in Java 8 SDK syntax.",
+            "Java",
+        ),
+        Language::JavaScript => (
+            " Note that the provided function is in JavaScript syntax.",
+            "JavaScript",
+        ),
+    };
+    let mut functions = functions.to_vec();
+    for function in &mut functions {
+        let Some(function) = function.as_object_mut() else {
+            continue;
+        };
+        append(function, "description", hint);
+        let Some(properties) = function
+            .get_mut("parameters")
+            .and_then(|p| p.get_mut("properties"))
+            .and_then(Json::as_object_mut)
+        else {
+            continue;
+        };
+        for param in properties.values_mut() {
+            let Some(param) = param.as_object_mut() else {
+                continue;
+            };
+            let ty = param
+                .get("type")
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            if ty == "any" {
+                append(
+                    param,
+                    "description",
+                    &format!(" This parameter can be of any type of {name} object in string representation."),
+                );
+            } else {
+                append(
+                    param,
+                    "description",
+                    &format!(" This is {name} {ty} type parameter in string representation."),
+                );
+            }
+            let array = match language {
+                Language::Java => ty == "ArrayList" || ty == "Array",
+                _ => ty == "array",
+            };
+            if array {
+                let items = param
+                    .shift_remove("items")
+                    .and_then(|items| items.get("type").and_then(Json::as_str).map(str::to_owned))
+                    .unwrap_or_default();
+                append(
+                    param,
+                    "description",
+                    &format!(" The list elements are of type {items}; they are not in string representation."),
+                );
+            }
+            if language == Language::JavaScript && ty == "dict" {
+                if let Some(fields) = param.shift_remove("properties") {
+                    append(
+                        param,
+                        "description",
+                        &format!(
+                            " The dictionary entries have the following schema; they are not in string representation. {}",
+                            python_json(&fields)
+                        ),
+                    );
+                }
+            }
+            param.insert("type".into(), Json::String("string".into()));
+        }
+    }
+    functions
+}
+
+/// Appends to a string field (a missing one counts as empty).
+fn append(object: &mut serde_json::Map<String, Json>, key: &str, text: &str) {
+    let mut value = object
+        .get(key)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    value.push_str(text);
+    object.insert(key.to_owned(), Json::String(value));
+}
+
+/// JSON as Python's `json.dumps` writes it by default: `", "` and `": "` between items,
+/// and every character outside ASCII escaped.
+fn python_json(value: &Json) -> String {
+    match value {
+        Json::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_json).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Json::Object(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{}: {}", python_string(k), python_json(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Json::String(text) => python_string(text),
+        other => other.to_string(),
+    }
+}
+
+fn python_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='\u{7f}' => out.push(c),
+            c => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{unit:04x}"));
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `simple_python_12` → `simple_python`; a live id's number has dashed parts:

@@ -80,6 +80,7 @@
 
 mod case;
 mod chart;
+mod literal;
 mod mode;
 mod repeat_watch;
 mod report;
@@ -89,7 +90,7 @@ mod score;
 pub use case::{load_cases, Case, LoadedCases, Skipped};
 pub use chart::chart_svg;
 pub use mode::{prompt, Mode, Strategy, Variant};
-pub use report::{ModeReport, Report, RunSettings, Summary};
+pub use report::{ModeReport, Report, RunSettings, Summary, BFCL_SIMPLE};
 pub use run::{CaseOutcome, EvalOptions, Evaluator};
 pub use score::{score, Mismatch, ScoredCall};
 

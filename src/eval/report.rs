@@ -344,6 +344,27 @@ pub struct ModeReport {
     pub categories: Vec<(String, Summary)>,
 }
 
+/// The name of BFCL's "Simple" figure in the reports.
+pub const BFCL_SIMPLE: &str = "Simple (BFCL: mean of python, java, javascript)";
+
+/// The categories BFCL's "Simple" averages, each with the same weight.
+const SIMPLE_PARTS: [&str; 3] = ["simple_python", "simple_java", "simple_javascript"];
+
+impl ModeReport {
+    /// BFCL's "Simple": the unweighted mean of the accuracies of `simple_python`,
+    /// `simple_java` and `simple_javascript` (not the share of all their cases right,
+    /// which would weigh Python's 400 cases eight times JavaScript's 50). `None` unless
+    /// all three categories ran.
+    pub fn bfcl_simple(&self) -> Option<f64> {
+        let mut sum = 0.0;
+        for part in SIMPLE_PARTS {
+            let (_, summary) = self.categories.iter().find(|(name, _)| name == part)?;
+            sum += summary.accuracy();
+        }
+        Some(sum / SIMPLE_PARTS.len() as f64)
+    }
+}
+
 impl Report {
     /// The report of `outcomes` for `modes` (in that order).
     pub fn new(
@@ -399,7 +420,9 @@ impl Report {
     }
 
     /// `{"modes": {"<mode>": {"cases", "accuracy", "valid", "no_call", ..., "categories":
-    /// {...}}}, "settings", "servers", "available", "skipped", "interrupted", "outcomes"}`.
+    /// {...}, "bfcl_simple"}}, "settings", "servers", "available", "skipped",
+    /// "interrupted", "outcomes"}`, with `bfcl_simple` ([`ModeReport::bfcl_simple`]) only
+    /// where the three categories it averages ran.
     pub fn to_json(&self) -> Json {
         let mut modes = Map::new();
         for mode in &self.modes {
@@ -410,6 +433,9 @@ impl Report {
                 .map(|(name, summary)| (name.clone(), Json::Object(summary.to_json())))
                 .collect();
             entry.insert("categories".into(), Json::Object(categories));
+            if let Some(simple) = mode.bfcl_simple() {
+                entry.insert("bfcl_simple".into(), json!(simple));
+            }
             modes.insert(mode.mode.clone(), Json::Object(entry));
         }
         json!({
@@ -438,6 +464,9 @@ impl Report {
                 for (name, summary) in &mode.categories {
                     line(&mut out, &format!("  {name}"), summary);
                 }
+            }
+            if let Some(simple) = mode.bfcl_simple() {
+                let _ = writeln!(out, "  {BFCL_SIMPLE}: {:.1}%", simple * 100.0);
             }
         }
         for mode in &self.modes {
@@ -471,7 +500,9 @@ impl Report {
     /// The figures as a Markdown table: one row per mode, one column per category and
     /// one for all cases. A cell gives the accuracy and the share of valid answers (for
     /// `irrelevance`, the accuracy is the share of answers without a call), and "n of N"
-    /// where the category ran on n of its N cases.
+    /// where the category ran on n of its N cases. Where a mode ran `simple_python`,
+    /// `simple_java` and `simple_javascript`, a column [`BFCL_SIMPLE`] gives their
+    /// unweighted mean ([`ModeReport::bfcl_simple`]).
     pub fn markdown(&self) -> String {
         let mut categories: Vec<&str> = Vec::new();
         for mode in &self.modes {
@@ -482,12 +513,19 @@ impl Report {
             }
         }
         categories.sort_unstable();
+        let simple = self.modes.iter().any(|m| m.bfcl_simple().is_some());
         let mut out = String::from("| mode | server |");
         for name in &categories {
             let _ = write!(out, " {name} |");
         }
+        if simple {
+            let _ = write!(out, " {BFCL_SIMPLE} |");
+        }
         out.push_str(" all |\n|---|---|");
         for _ in &categories {
+            out.push_str("---|");
+        }
+        if simple {
             out.push_str("---|");
         }
         out.push_str("---|\n");
@@ -506,6 +544,14 @@ impl Report {
                     .find(|(n, _)| n == name)
                     .map_or_else(String::new, |(n, s)| self.cell(n, s));
                 let _ = write!(out, " {cell} |");
+            }
+            if simple {
+                match mode.bfcl_simple() {
+                    Some(mean) => {
+                        let _ = write!(out, " {:.1} % |", mean * 100.0);
+                    }
+                    None => out.push_str("  |"),
+                }
             }
             let _ = writeln!(
                 out,
@@ -559,4 +605,78 @@ fn line(out: &mut String, name: &str, s: &Summary) {
         let _ = write!(out, "  ({} request(s) failed)", s.failed);
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Report, BFCL_SIMPLE};
+    use crate::eval::CaseOutcome;
+
+    fn outcome(mode: &str, category: &str, n: usize, correct: bool) -> CaseOutcome {
+        CaseOutcome {
+            mode: mode.into(),
+            id: format!("{category}_{n}"),
+            category: category.into(),
+            correct,
+            valid: true,
+            no_call: false,
+            latency_ms: 1,
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            calls: Vec::new(),
+            answer: String::new(),
+            endpoint_failed: false,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn bfcl_simple_is_the_unweighted_mean_of_the_three_languages() {
+        let mut outcomes = Vec::new();
+        for (mode, categories) in [
+            (
+                "text",
+                &["simple_python", "simple_java", "simple_javascript"][..],
+            ),
+            ("grammar", &["simple_python", "simple_java"][..]),
+        ] {
+            for category in categories {
+                // Python 3 of 4 right, Java 1 of 2, JavaScript 1 of 1.
+                let (cases, right) = match *category {
+                    "simple_python" => (4, 3),
+                    "simple_java" => (2, 1),
+                    _ => (1, 1),
+                };
+                for n in 0..cases {
+                    outcomes.push(outcome(mode, category, n, n < right));
+                }
+            }
+        }
+        let report = Report::new(
+            &["text".into(), "grammar".into()],
+            outcomes,
+            Vec::new(),
+            false,
+        );
+        // (75 + 50 + 100) / 3, not the pooled 5 of 7.
+        let mean = report.modes[0].bfcl_simple().unwrap();
+        assert!((mean - 0.75).abs() < 1e-12);
+        assert_eq!(report.modes[1].bfcl_simple(), None);
+        let json = report.to_json();
+        assert_eq!(json["modes"]["text"]["bfcl_simple"], 0.75);
+        assert!(json["modes"]["grammar"].get("bfcl_simple").is_none());
+        let markdown = report.markdown();
+        let mut lines = markdown.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .contains(&format!(" {BFCL_SIMPLE} | all |")));
+        assert_eq!(lines.next().unwrap(), "|---|---|---|---|---|---|---|");
+        assert!(lines
+            .next()
+            .unwrap()
+            .contains("| 75.0 % | 71.4 % (100.0 % valid), 7 cases |"));
+        assert!(lines.next().unwrap().contains(" |  | 66.7 % "));
+        assert!(report.table().contains(&format!("  {BFCL_SIMPLE}: 75.0%")));
+    }
 }

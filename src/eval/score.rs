@@ -10,10 +10,16 @@
 //!   values: strings compared after [`normalise`], lists item by item, dicts field by
 //!   field (a field may be absent only where `""` is among its values);
 //! - an optional parameter may be left out only where `""` is among its values;
+//! - in the Java and JavaScript categories (`simple_java`, `simple_javascript`) every
+//!   value must be a string, which is read as a literal of the declared type first
+//!   (`"5L"` as a `long`, `"[1, 2]"` as an `array`, by BFCL's own reading, see
+//!   `literal.rs`); a string that does not read stays a string, and the checks above
+//!   apply to what was read, without Python's int-to-float widening;
 //! - in the `parallel` categories the calls may come in any order (each expected call
 //!   takes the first unmatched call that fits it); in `multiple` the one call is checked
 //!   against the function the answer names.
 
+use super::literal::{self, Language};
 use serde_json::{Map, Value as Json};
 
 /// Why a case's calls do not match its possible answer.
@@ -138,6 +144,7 @@ pub fn score(
             got: calls.len(),
         });
     }
+    let language = Language::of(category);
     if category.contains("parallel") {
         let mut taken = vec![false; calls.len()];
         for expected in ground_truth {
@@ -148,7 +155,7 @@ pub fn score(
                 if taken[i] {
                     continue;
                 }
-                match check_call(functions, expected, call) {
+                match check_call(language, functions, expected, call) {
                     Ok(()) => {
                         taken[i] = true;
                         found = true;
@@ -171,7 +178,7 @@ pub fn score(
     }
     // `simple` and `multiple`: one call, checked against the function the answer names.
     match (ground_truth.first(), calls.first()) {
-        (Some(expected), Some(call)) => check_call(functions, expected, call),
+        (Some(expected), Some(call)) => check_call(language, functions, expected, call),
         _ => Ok(()),
     }
 }
@@ -186,7 +193,12 @@ fn single_entry(expected: &Json) -> Result<(&str, &Map<String, Json>), Mismatch>
 }
 
 /// One call against one expected call (BFCL's simple function check).
-fn check_call(functions: &[Json], expected: &Json, call: &ScoredCall) -> Result<(), Mismatch> {
+fn check_call(
+    language: Language,
+    functions: &[Json],
+    expected: &Json,
+    call: &ScoredCall,
+) -> Result<(), Mismatch> {
     let (name, answers) = single_entry(expected)?;
     let declared = functions
         .iter()
@@ -227,7 +239,7 @@ fn check_call(functions: &[Json], expected: &Json, call: &ScoredCall) -> Result<
                 param: param.clone(),
             });
         };
-        check_param(schema, value, acceptable).map_err(|failure| match failure {
+        check_param(language, schema, value, acceptable).map_err(|failure| match failure {
             Failure::Type(expected) => Mismatch::Type {
                 function: function(),
                 param: param.clone(),
@@ -285,6 +297,33 @@ fn declared_kind(ty: &str) -> Kind {
     }
 }
 
+/// The Python type BFCL reads a Java type as (`None`: a type BFCL does not know).
+fn java_kind(ty: &str) -> Option<Kind> {
+    Some(match ty {
+        "byte" | "short" | "integer" | "long" => Kind::Int,
+        "float" | "double" => Kind::Float,
+        "boolean" => Kind::Bool,
+        "char" | "String" | "any" => Kind::Str,
+        "Array" | "ArrayList" | "Queue" | "Stack" => Kind::List,
+        "HashMap" | "Hashtable" => Kind::Dict,
+        "Set" => Kind::Other,
+        _ => return None,
+    })
+}
+
+/// The Python type BFCL reads a JavaScript type as (`None`: a type BFCL does not know).
+fn javascript_kind(ty: &str) -> Option<Kind> {
+    Some(match ty {
+        "String" | "any" => Kind::Str,
+        "integer" | "Bigint" => Kind::Int,
+        "float" => Kind::Float,
+        "Boolean" => Kind::Bool,
+        "dict" => Kind::Dict,
+        "array" => Kind::List,
+        _ => return None,
+    })
+}
+
 fn value_kind(value: &Json) -> Kind {
     match value {
         Json::String(_) => Kind::Str,
@@ -303,7 +342,9 @@ fn answer_kind(acceptable: &[Json]) -> Option<Kind> {
 }
 
 /// BFCL's type check: the declared type, one level into arrays, or the possible answer's
-/// own type (which BFCL reads as "a variable was written"). `Ok(true)` for the latter.
+/// own type (which BFCL reads as "a variable was written"). `Ok(true)` for the latter. A
+/// list of the declared type whose items fit no acceptable list is wrong, even where the
+/// answer is a list too.
 fn type_check(
     value: &Json,
     acceptable: &[Json],
@@ -327,6 +368,9 @@ fn type_check(
                 return Ok(variable);
             }
         }
+        // BFCL marks the value wrong here, and its check for a variable's name that
+        // follows keeps it wrong.
+        return Err(());
     }
     if answer_kind(acceptable).is_some_and(|kind| kind == value_kind(value)) {
         return Ok(true);
@@ -334,23 +378,59 @@ fn type_check(
     Err(())
 }
 
-fn check_param(schema: &Json, value: &Json, acceptable: &[Json]) -> Result<(), Failure> {
+fn check_param(
+    language: Language,
+    schema: &Json,
+    value: &Json,
+    acceptable: &[Json],
+) -> Result<(), Failure> {
     let ty = schema.get("type").and_then(Json::as_str).unwrap_or("any");
-    let expected = declared_kind(ty);
-    let nested = match expected {
-        Kind::List => schema
-            .pointer("/items/type")
-            .and_then(Json::as_str)
-            .map(declared_kind),
-        _ => None,
-    };
-    // Python turns an int into a float where a float is declared.
-    let value = match (expected, value) {
-        (Kind::Float, Json::Number(n)) if n.is_i64() || n.is_u64() => n
-            .as_f64()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| value.clone(), Json::Number),
-        _ => value.clone(),
+    let item_type = schema.pointer("/items/type").and_then(Json::as_str);
+    let (expected, nested, value) = match language {
+        Language::Python => {
+            let expected = declared_kind(ty);
+            let nested = match expected {
+                Kind::List => item_type.map(declared_kind),
+                _ => None,
+            };
+            // Python turns an int into a float where a float is declared.
+            let value = match (expected, value) {
+                (Kind::Float, Json::Number(n)) if n.is_i64() || n.is_u64() => n
+                    .as_f64()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or_else(|| value.clone(), Json::Number),
+                _ => value.clone(),
+            };
+            (expected, nested, value)
+        }
+        Language::Java | Language::JavaScript => {
+            let kind = |ty: &str| match language {
+                Language::Java => java_kind(ty),
+                _ => javascript_kind(ty),
+            };
+            let type_error = || Failure::Type(ty.to_owned());
+            let expected = kind(ty).ok_or_else(type_error)?;
+            // Every value is a literal in a string; anything else is the wrong type.
+            let text = value
+                .as_str()
+                .ok_or_else(|| Failure::Type(String::from("String")))?;
+            // Only arrays have an item type (BFCL's `Array`, `ArrayList`, `array`).
+            let nested_name = if matches!(ty, "Array" | "ArrayList" | "array") {
+                Some(item_type.ok_or_else(type_error)?)
+            } else {
+                None
+            };
+            let nested = match nested_name {
+                Some(name) => Some(kind(name).ok_or_else(type_error)?),
+                None => None,
+            };
+            let value = match language {
+                Language::Java => literal::java(text, ty, nested_name),
+                _ => literal::javascript(text, ty, nested_name),
+            }
+            .map_err(|literal::Unsupported| type_error())?;
+            (expected, nested, value)
+        }
     };
     let variable = type_check(&value, acceptable, expected, nested)
         .map_err(|()| Failure::Type(ty.to_owned()))?;
@@ -418,7 +498,7 @@ fn dict_fits(value: &Json, acceptable: &[Json]) -> bool {
             return false;
         };
         let given_fit = fields.iter().all(|(key, item)| {
-            let Some(options) = answer.get(key).and_then(Json::as_array) else {
+            let Some(options) = answer.get(key).and_then(field_options) else {
                 return false;
             };
             let item = match item {
@@ -435,12 +515,26 @@ fn dict_fits(value: &Json, acceptable: &[Json]) -> bool {
         });
         let absent_fit = answer.iter().all(|(key, options)| {
             fields.contains_key(key)
-                || options
-                    .as_array()
-                    .is_some_and(|options| options.iter().any(|o| o == ""))
+                || match options {
+                    Json::Array(options) => options.iter().any(|o| o == ""),
+                    // Python finds "" in every string.
+                    Json::String(_) => true,
+                    _ => false,
+                }
         });
         given_fit && absent_fit
     })
+}
+
+/// A dict field's acceptable values. A possible answer that gives a bare string instead
+/// of a list (BFCL's `simple_java_64` does) offers, as BFCL reads it, each of the
+/// string's characters.
+fn field_options(options: &Json) -> Option<Vec<Json>> {
+    match options {
+        Json::Array(options) => Some(options.clone()),
+        Json::String(text) => Some(text.chars().map(|c| Json::String(c.into())).collect()),
+        _ => None,
+    }
 }
 
 /// BFCL's list-of-dicts check: as many dicts as an acceptable list, each fitting the

@@ -9,7 +9,8 @@
 
 use super::{CaseOutcome, EvalOptions, Read};
 use crate::bind::{BoundCall, Catalog};
-use crate::eval::case::Case;
+use crate::eval::case::{presented, Case};
+use crate::eval::literal::Language;
 use crate::eval::mode::{Mode, Strategy, Variant};
 use crate::eval::score::ScoredCall;
 use crate::format::CallRecord;
@@ -153,9 +154,10 @@ pub(crate) fn request(
     let mut request = fields;
     request.insert("messages".into(), Json::Array(case.messages.clone()));
     let (tools, names) = if policy.options.upstream.dialect == Dialect::Atfunc {
-        let tools = case
-            .functions
-            .iter()
+        // The functions as BFCL shows them (a Java or JavaScript parameter as a string).
+        let shown = presented(&case.functions, Language::of(&case.category));
+        let tools = shown
+            .into_iter()
             .map(|function| json!({"type": "function", "function": function}))
             .collect();
         (Json::Array(tools), None)
