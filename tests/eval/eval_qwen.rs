@@ -43,7 +43,7 @@ fn model_file() -> Option<String> {
             Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
         }
         Ok(out) => {
-            // The helper's own message says which piece is missing or wrong.
+            // tests/qwen_model.py's own message says which piece is missing or wrong.
             missing::missing(
                 "real-model eval (Qwen)",
                 String::from_utf8_lossy(&out.stderr).trim(),
