@@ -51,6 +51,8 @@ CATEGORY = "multi_turn_base"
 STEP_LIMIT = 20
 # A result is kept whole for scoring; the report keeps this much of it, enough to read why.
 REPORT_RESULT_CHARS = 300
+# Set by --progress: a line per answer on stderr. Not a setting of the report.
+PROGRESS = [False]
 
 # Each class of the category, the module that defines it and its functions' descriptions.
 CLASSES = {
@@ -302,17 +304,23 @@ def run_case(client, model, case, settings):
     messages = []
     outcome = {"id": case["id"], "right": False, "turns": [], "calls": [], "steps": [],
                "prompt_tokens": 0, "completion_tokens": 0, "usage": False, "failure": None,
-               "error": None}
+               "refused": None, "error": None}
     started = time.monotonic()
     for index, turn_messages in enumerate(case["question"]):
         messages.extend(turn_messages)
-        turn_calls, turn_results, steps, quit_early = [], [], 0, False
+        turn_calls, turn_results, steps, quit_early, refused = [], [], 0, False, None
         while True:
             try:
                 response = client.chat.completions.create(
                     model=model, messages=messages, tools=tools, tool_choice="auto",
                     temperature=settings["temperature"], max_tokens=settings["max_tokens"])
             except Exception as e:  # any client or server failure ends the case's asking
+                if getattr(e, "status_code", None) == 400:
+                    # The server refused this very request (a prompt beyond its context,
+                    # say): asking again would give the same, so the case is wrong, as
+                    # BFCL counts an inference error.
+                    refused = f"turn {index}: the server refused the request: {e}"
+                    break
                 raise EndpointError(f"turn {index}: {type(e).__name__}: {e}") from e
             if response.usage is not None:
                 outcome["usage"] = True
@@ -329,6 +337,9 @@ def run_case(client, model, case, settings):
                      "function": {"name": c.function.name, "arguments": c.function.arguments}}
                     for c in calls]
             messages.append(assistant)
+            if PROGRESS[0]:
+                names = ", ".join(c.function.name for c in calls) or "no call"
+                print(f"  {case['id']} turn {index} step {steps}: {names}", file=sys.stderr)
             if not calls:
                 break
             for c in calls:
@@ -351,12 +362,16 @@ def run_case(client, model, case, settings):
         outcome["calls"].append(turn_calls)
         outcome["steps"].append(steps)
         failure = scorer.end_turn(index, world, turn_results, bool(turn_calls))
+        if refused:
+            outcome["refused"] = refused
+            failure = refused
+        elif quit_early:
+            failure = f"more than {STEP_LIMIT} answers with calls"
         outcome["turns"].append(failure is None)
         if failure and outcome["failure"] is None:
-            outcome["failure"] = f"turn {index}: {failure}"
-        if quit_early:
+            outcome["failure"] = failure if refused else f"turn {index}: {failure}"
+        if refused or quit_early:
             # BFCL ends the case here: the turns not asked count as failed.
-            outcome["failure"] = outcome["failure"] or f"turn {index}: more than {STEP_LIMIT} steps"
             outcome["turns"].extend([False] * (len(case["question"]) - index - 1))
             break
     outcome["right"] = all(outcome["turns"]) and len(outcome["turns"]) == len(case["question"])
@@ -467,9 +482,11 @@ def main(argv=None):
     p.add_argument("--json", default=None, help="the report, rewritten after every case")
     p.add_argument("--markdown", default=None)
     p.add_argument("--server-note", default="")
+    p.add_argument("--progress", action="store_true", help="a line per answer on stderr")
     p.add_argument("--no-install", action="store_true",
                    help=f"fail instead of running `{INSTALL_HINT}`")
     args = p.parse_args(argv)
+    PROGRESS[0] = args.progress
 
     try:
         version = ensure_bfcl(install=not args.no_install)
