@@ -302,7 +302,8 @@ def run_case(client, model, case, settings):
     world = World(case)
     scorer = Scorer(case)
     messages = []
-    outcome = {"id": case["id"], "right": False, "turns": [], "calls": [], "steps": [],
+    outcome = {"id": case["id"], "right": False, "turns": [], "calls": [], "texts": [],
+               "steps": [],
                "prompt_tokens": 0, "completion_tokens": 0, "usage": False, "failure": None,
                "refused": None, "error": None}
     started = time.monotonic()
@@ -360,6 +361,9 @@ def run_case(client, model, case, settings):
                 quit_early = True
                 break
         outcome["calls"].append(turn_calls)
+        # The turn's last answer in words, to read why the model stopped.
+        outcome["texts"].append((messages[-1].get("content") or "")[:REPORT_RESULT_CHARS]
+                                if messages[-1]["role"] == "assistant" else "")
         outcome["steps"].append(steps)
         failure = scorer.end_turn(index, world, turn_results, bool(turn_calls))
         if refused:
