@@ -269,3 +269,16 @@ def test_a_refused_request_makes_the_case_wrong(cases, client_for):
     outcome = multi_turn.run_case(client, "m", case, SETTINGS)
     assert not outcome["right"] and outcome["refused"]
     assert outcome["turns"] == [False] * len(case["question"])
+
+
+def test_a_report_continues_only_under_the_same_settings(tmp_path):
+    settings = {"mode": "native", "server_note": "a", "max_tokens": 64}
+    path = str(tmp_path / "report.json")
+    done = {"id": "multi_turn_base_0", "right": True, "error": None}
+    failed = {"id": "multi_turn_base_1", "right": False, "error": "turn 0: timed out"}
+    multi_turn.write_json(path, settings, [done, failed])
+    # Done cases are kept, those that ended in an endpoint error are asked again.
+    assert multi_turn.resume(path, settings) == [done]
+    with pytest.raises(SystemExit, match="max_tokens"):
+        multi_turn.resume(path, {**settings, "max_tokens": 128})
+    assert multi_turn.resume(str(tmp_path / "none.json"), settings) == []
