@@ -127,7 +127,7 @@ def test_the_prompts_example_call_never_runs_as_written():
 
     prompt = toolbox.prompt()
     example = prompt.split("for example:\n", 1)[1].splitlines()[0]
-    assert example == "@send_email(<to>, body=<body>)"
+    assert example == '@send_email("<to>", body="<body>")'
     turn = toolbox.run(example)
     assert sent == []
     assert "is a placeholder" in turn.results[0]["error"], turn.results

@@ -68,6 +68,21 @@ pub(super) fn coerce_param_with(
     ctx: &Ctx<'_>,
     parser: Option<&ArgParser>,
 ) -> Result<Json, BindError> {
+    if let Value::String(text) = value {
+        // The prompt's example writes a text parameter's placeholder quoted: `"<location>"`
+        // for `location` is that placeholder copied, not a value.
+        if text.len() == param.name.len() + 2
+            && text.starts_with('<')
+            && text.ends_with('>')
+            && text.get(1..text.len() - 1) == Some(param.name.as_str())
+        {
+            return Err(BindError::Placeholder {
+                function: ctx.function.to_owned(),
+                param: path.to_string(),
+                written: shorten(format!("\"{text}\"")),
+            });
+        }
+    }
     let mut json = coerce(value, &param.ty, path, ctx)?;
     if let (Value::Bool(_), Json::String(text)) = (value, &json) {
         // A string whose choices spell a boolean their own way (`"True"`, from a schema
@@ -178,8 +193,9 @@ fn coerce(
     })
 }
 
-/// Whether a bare word is a placeholder such as `<location>` or `<*days{integer}>`: the
-/// prompt writes its example call with them so that the example cannot run as written.
+/// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the prompt
+/// writes its example call with them so that the example cannot run as written (a text
+/// parameter's placeholder is quoted, and refused where its name is the parameter's).
 pub(crate) fn is_placeholder(word: &str) -> bool {
     word.len() > 2 && word.starts_with('<') && word.ends_with('>')
 }

@@ -193,9 +193,10 @@ pub enum BindError {
         reason: String,
     },
 
-    /// An unquoted `<...>` where a value belongs: a placeholder of the prompt's example
-    /// call (or of the listing's `<*name>`) copied instead of a value. Never a value: text is
-    /// quoted, and no unquoted word of another type starts with `<`.
+    /// A placeholder of the prompt's example call (or of the listing's `<*name>`) copied
+    /// instead of a value: an unquoted `<...>`, which no value is (text is quoted, and no
+    /// unquoted word of another type starts with `<`), or the quoted `"<name>"` of the
+    /// parameter `name` itself.
     ///
     /// `Invalid value for parameter 'location' of function 'weather.get_current_weather':
     /// <location> is a placeholder; write the value itself, text in double quotes`

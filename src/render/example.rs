@@ -3,9 +3,9 @@
 //! The example shows how a call is written: `@`, a listed name, one argument by position and
 //! one by name. It must never run as written, though: a small model copies it, values and
 //! all, and a copied call of a real tool would run (a weather lookup for Oslo, or an email
-//! sent to "example"). So its values are placeholders, `<location>`, that no binder takes
-//! ([`BindError::Placeholder`](crate::BindError::Placeholder)), and a grammar, which writes
-//! only values, cannot produce them.
+//! sent to "example"). So its values are placeholders that no binder takes
+//! ([`BindError::Placeholder`](crate::BindError::Placeholder)): `"<location>"` for text,
+//! quoted as the model must write text, and `<days>` for the rest.
 //!
 //! 1. **Which function.** The first, in listed order, of those that read best as an
 //!    example: its parameter names can be written as `name=value`; it needs no request
@@ -16,8 +16,8 @@
 //!    required parameter by name; when that makes fewer than two, one optional parameter by
 //!    name too (one with choices first). A required body gets a `with_body` block of its
 //!    required fields.
-//! 3. **Which values.** `<name>`, the parameter's name in angle brackets, as the listing
-//!    writes a parameter.
+//! 3. **Which values.** The parameter's name in angle brackets, as the listing writes a
+//!    parameter: quoted for a text parameter (`"<location>"`), bare for any other.
 
 use super::{call_name, PromptOptions};
 use crate::interface::{is_identifier, Interface, Param, ParamType};
@@ -35,7 +35,7 @@ use crate::interface::{is_identifier, Interface, Param, ParamType};
 ///     .param(Param::new("location", ParamType::String).required())
 ///     .param(Param::new("unit", ParamType::String).choices(["celsius", "fahrenheit"]));
 /// let example = example_call(&weather);
-/// assert_eq!(example, "@weather.get_current_weather(<location>, unit=<unit>)");
+/// assert_eq!(example, r#"@weather.get_current_weather("<location>", unit="<unit>")"#);
 ///
 /// // Copied as it is, it does not bind.
 /// let call = atfunc::parse_events(&example)
@@ -74,10 +74,11 @@ pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> Stri
     let args: Vec<String> = arguments(interface)
         .into_iter()
         .map(|(param, by_name)| {
+            let value = placeholder(param);
             if by_name {
-                format!("{}=<{}>", param.name, param.name)
+                format!("{}={value}", param.name)
             } else {
-                format!("<{}>", param.name)
+                value
             }
         })
         .collect();
@@ -89,11 +90,8 @@ pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> Stri
             .iter()
             .filter(|field| field.required)
             .map(|field| {
-                format!(
-                    "{}: <{}>",
-                    serde_json::Value::from(field.name.as_str()),
-                    field.name
-                )
+                let name = serde_json::Value::from(field.name.as_str());
+                format!("{name}: {}", placeholder(field))
             })
             .collect();
         out.push_str(" with_body [[ {");
@@ -133,6 +131,18 @@ pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
 /// Whether a call must carry a body: an api-wrapper with a required body field.
 fn needs_body(interface: &Interface) -> bool {
     interface.has_body() && interface.request_body.iter().any(|field| field.required)
+}
+
+/// The placeholder of a parameter's value: `"<name>"` for text, which a model must quote,
+/// `<name>` for anything else. A model that sees text written bare writes it bare, and a
+/// grammar, which quotes text, then cuts into what it began (`function=">2*x^2"`); the
+/// binder refuses both forms ([`BindError::Placeholder`](crate::BindError::Placeholder)).
+fn placeholder(param: &Param) -> String {
+    if param.ty == ParamType::String {
+        format!("\"<{}>\"", param.name)
+    } else {
+        format!("<{}>", param.name)
+    }
 }
 
 /// The parameters the example gives, each with whether it is written by name.

@@ -62,7 +62,7 @@ async fn a_function_box_example_never_runs() {
     let registry = Registry::new();
     registry.register(tools).unwrap();
     let example = assert_example_is_refused(&registry).await;
-    assert_eq!(example, "@mail.send(<to>, body=<body>)");
+    assert_eq!(example, r#"@mail.send("<to>", body="<body>")"#);
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     // The same call with values runs: the refusal is the placeholders', not the shape's.
     let report = registry

@@ -262,7 +262,7 @@ fn the_example_calls_a_listed_function() {
     // with choices, so the first choice shows).
     assert_eq!(
         example_line(&render_prompt(&tools, &PromptOptions::default())),
-        Some("@weather.get_current_weather(<location>, unit=<unit>)")
+        Some(r#"@weather.get_current_weather("<location>", unit="<unit>")"#)
     );
     let power = &tools[1..2];
     assert_eq!(
@@ -273,12 +273,12 @@ fn the_example_calls_a_listed_function() {
     let root = PromptOptions::default().with_root(Some("weather"));
     assert_eq!(
         example_line(&render_prompt(&tools, &root)),
-        Some("@get_current_weather(<location>, unit=<unit>)")
+        Some(r#"@get_current_weather("<location>", unit="<unit>")"#)
     );
     // An api-wrapper with a required body shows one.
     assert_eq!(
         atfunc::render::example_call(&reference_tools()[2]),
-        r#"@api.create_user(<username>, email=<email>) with_body [[ {"username": <username>, "email": <email>} ]]"#
+        r#"@api.create_user("<username>", email="<email>") with_body [[ {"username": "<username>", "email": "<email>"} ]]"#
     );
     let none = render_prompt(&[], &PromptOptions::default());
     assert!(
@@ -332,7 +332,7 @@ fn example_values_are_placeholders_that_never_bind() {
     let example = atfunc::render::example_call(&tools[0]);
     assert_eq!(
         example,
-        "@shop.order(<customer_email>, quantity=<quantity>, discount=<discount>, size=<size>, \
+        "@shop.order(\"<customer_email>\", quantity=<quantity>, discount=<discount>, size=\"<size>\", \
          metrics=<metrics>, items=<items>, gift=<gift>, anything=<anything>, \
          destinationCities=<destinationCities>)"
     );
@@ -355,8 +355,16 @@ fn example_values_are_placeholders_that_never_bind() {
         "properties": {"tag": {"type": "string"}}, "required": ["tag"]}}]),
     )
     .unwrap();
+    let catalog = atfunc::Catalog::new(tag);
     let quoted = sole_call(r#"@html.wrap("<b>")"#).unwrap();
-    atfunc::bind(&quoted, &atfunc::Catalog::new(tag)).unwrap();
+    atfunc::bind(&quoted, &catalog).unwrap();
+    // ... but the quoted placeholder of the parameter itself is the example copied.
+    let copied = sole_call(r#"@html.wrap("<tag>")"#).unwrap();
+    assert_eq!(
+        atfunc::bind(&copied, &catalog).unwrap_err().to_string(),
+        "Invalid value for parameter 'tag' of function 'html.wrap': \"<tag>\" is a \
+         placeholder; write the value itself, text in double quotes"
+    );
 }
 
 /// The example of every BFCL function parses as one call of that function and is refused
