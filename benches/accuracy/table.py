@@ -219,11 +219,14 @@ MODELS = [
             ("gateway default (`--constrain`, \"required\")", {
                 "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
             }),
-            ("own format, read by atfunc", {
+            ("gateway `--constrain --param-descriptions`", {
+                "simple_python": ("qwen-simple_python-grammar-desc.json", "grammar+desc"),
+            }),
+            ("own format, read by atfunc (`--upstream-dialect hermes`)", {
                 "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
                 "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
             }),
-            ("native tool calling", {
+            ("native tool calling (llama.cpp `--jinja`)", {
                 "simple_python": ("qwen-simple_python-native.json", "native"),
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
             }),

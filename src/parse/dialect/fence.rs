@@ -26,6 +26,16 @@ use super::block::{opened, BlockScan, Opens};
 use super::scan::{BuildError, Built, Input, Match, Step};
 use super::Dialect;
 
+/// The position of a `Match::Yes`; a `No` or `More` ends the calling function with it.
+macro_rules! yes {
+    ($step:expr) => {
+        match $step {
+            Match::Yes(p) => p,
+            other => return other,
+        }
+    };
+}
+
 const FENCE: &[u8] = b"```";
 
 /// The info string read on an opener, in any case.
@@ -67,26 +77,11 @@ pub(super) fn opens(
 /// ```` ```json ```` (or ```` ``` ````), blanks, a line break and the next line's indent at
 /// `i`: the offset of the `{` after them.
 fn opener(input: &Input<'_>, i: u64) -> Match {
-    let p = match input.marker(i, FENCE) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match info(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match blanks(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match line_break(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match blanks(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
+    let p = yes!(input.marker(i, FENCE));
+    let p = yes!(info(input, p));
+    let p = yes!(blanks(input, p));
+    let p = yes!(line_break(input, p));
+    let p = yes!(blanks(input, p));
     match input.byte(p) {
         Some(b'{') => Match::Yes(p),
         Some(_) => Match::No,
@@ -143,22 +138,10 @@ fn line_break(input: &Input<'_>, p: u64) -> Match {
 
 /// The closer right after the call object ending at `p`: where the block ends with it.
 fn closer(input: &Input<'_>, p: u64) -> Match {
-    let p = match blanks(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match line_break(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let p = match blanks(input, p) {
-        Match::Yes(p) => p,
-        other => return other,
-    };
-    let fence_end = match input.marker(p, FENCE) {
-        Match::Yes(end) => end,
-        other => return other,
-    };
+    let p = yes!(blanks(input, p));
+    let p = yes!(line_break(input, p));
+    let p = yes!(blanks(input, p));
+    let fence_end = yes!(input.marker(p, FENCE));
     match input.byte(fence_end) {
         // A longer run of backticks closes no three-backtick fence the way a model means.
         Some(b'`') => return Match::No,
