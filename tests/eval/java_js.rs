@@ -263,6 +263,24 @@ async fn scripted(axum::Json(request): axum::Json<Json>) -> axum::response::Resp
     axum::Json(crate::scripted::completion(message, 100, 10)).into_response()
 }
 
+/// `atfunc eval` against `endpoint` on the questions and answers written to these files,
+/// with the mode and outputs in `rest`; it must succeed.
+fn run_eval(endpoint: &str, questions: &std::path::Path, answers: &std::path::Path, rest: &[&str]) {
+    let (questions, answers) = (questions.to_str().unwrap(), answers.to_str().unwrap());
+    let mut args = vec![
+        "eval",
+        "--endpoint",
+        endpoint,
+        "--questions",
+        questions,
+        "--answers",
+        answers,
+    ];
+    args.extend_from_slice(rest);
+    let output = support::atfunc(&args, b"");
+    assert!(output.status.success(), "{}", support::stderr(&output));
+}
+
 #[test]
 fn eval_reports_bfcl_simple_over_the_three_languages() {
     let endpoint = crate::scripted::serve_on_thread(
@@ -287,15 +305,11 @@ fn eval_reports_bfcl_simple_over_the_three_languages() {
     std::fs::write(&questions, joined("")).unwrap();
     std::fs::write(&answers, joined("possible_answer/")).unwrap();
     let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
-    let output = support::atfunc(
+    run_eval(
+        &endpoint,
+        &questions,
+        &answers,
         &[
-            "eval",
-            "--endpoint",
-            &endpoint,
-            "--questions",
-            &path(&questions),
-            "--answers",
-            &path(&answers),
             "--mode",
             "native",
             "--json",
@@ -303,9 +317,7 @@ fn eval_reports_bfcl_simple_over_the_three_languages() {
             "--markdown",
             &path(&markdown),
         ],
-        b"",
     );
-    assert!(output.status.success(), "{}", support::stderr(&output));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     let native = &report["modes"]["native"];
     assert_eq!(native["categories"]["simple_python"]["accuracy"], 1.0);
@@ -336,23 +348,12 @@ fn the_gateway_modes_show_the_functions_as_bfcl_does() {
     )
     .unwrap();
     let path = |p: &std::path::Path| p.to_str().unwrap().to_owned();
-    let output = support::atfunc(
-        &[
-            "eval",
-            "--endpoint",
-            &endpoint,
-            "--questions",
-            &path(&questions),
-            "--answers",
-            &path(&answers),
-            "--mode",
-            "text",
-            "--json",
-            &path(&report),
-        ],
-        b"",
+    run_eval(
+        &endpoint,
+        &questions,
+        &answers,
+        &["--mode", "text", "--json", &path(&report)],
     );
-    assert!(output.status.success(), "{}", support::stderr(&output));
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(
         report["modes"]["text"]["accuracy"], 1.0,
