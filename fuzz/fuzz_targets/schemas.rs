@@ -8,7 +8,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::grammar::{grammar, numbers_in, Choice, GrammarOptions, WrittenCall};
+use atfunc::grammar::{grammar, numbers_in, CallForm, Choice, GrammarOptions, WrittenCall};
 use atfunc::interface::validate_all;
 use atfunc::render::PromptOptions;
 use atfunc::{load_interfaces, render_prompt};
@@ -56,6 +56,8 @@ struct Input {
     single: bool,
     /// A question the grammar's numbers and text are grounded in, when given.
     grounded: Option<String>,
+    /// The calls in Hermes' `<tool_call>` blocks instead of atfunc's syntax.
+    hermes: bool,
 }
 
 fn field_name(n: u8) -> String {
@@ -155,11 +157,19 @@ fuzz_target!(|input: Input| {
             .with_choice(choice)
             .with_single(input.single)
             .with_grounded_numbers(input.grounded.as_deref().map(numbers_in))
-            .with_grounded_text(input.grounded.clone());
+            .with_grounded_text(input.grounded.clone())
+            .with_form(if input.hermes {
+                CallForm::Hermes
+            } else {
+                CallForm::Atfunc
+            });
         if let Ok(g) = grammar(&interfaces, &options) {
             let _ = g.to_gbnf();
             let sample = g.sample(7);
-            left_out(&interfaces, &options, &sample);
+            // The calls left out are read from atfunc's syntax.
+            if !input.hermes {
+                left_out(&interfaces, &options, &sample);
+            }
         }
     }
 });

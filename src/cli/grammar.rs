@@ -3,7 +3,7 @@
 use super::tools::ToolArgs;
 use super::Failure;
 use atfunc::bind::written_calls;
-use atfunc::grammar::{numbers_in, Choice};
+use atfunc::grammar::{numbers_in, CallForm, Choice};
 use atfunc::GrammarOptions;
 use std::process::ExitCode;
 
@@ -48,6 +48,17 @@ pub(crate) struct GrammarArgs {
     /// required or NAME; for asking a model for its next call, with --not-again).
     #[arg(long)]
     continued: bool,
+    /// The syntax of the calls: atfunc (`@name(args)`), or hermes (the `<tool_call>` JSON
+    /// blocks Hermes and Qwen 2.5 models are trained on, with the tools' own names).
+    #[arg(long, value_enum, default_value = "atfunc")]
+    form: Form,
+}
+
+/// `--form`: [`CallForm`] as the command line names it.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Form {
+    Atfunc,
+    Hermes,
 }
 
 pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
@@ -71,7 +82,11 @@ pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
         .with_grounded_numbers(args.grounded_numbers.as_deref().map(numbers_in))
         .with_grounded_text(args.grounded_text)
         .with_not_again(not_again)
-        .with_continued(args.continued);
+        .with_continued(args.continued)
+        .with_form(match args.form {
+            Form::Atfunc => CallForm::Atfunc,
+            Form::Hermes => CallForm::Hermes,
+        });
     let text = atfunc::gbnf(&offered.interfaces, &options)
         .map_err(|e| Failure(format!("{}: {e}", offered.source.display())))?;
     super::output::print(&text)?;

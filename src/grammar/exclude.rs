@@ -28,7 +28,9 @@ const MOST_LISTED: usize = 4096;
 /// One parameter of the function: its value, and how a call may write it.
 pub(super) struct Arg<'a> {
     pub param: &'a Param,
-    /// `name=value`.
+    /// What stands before the value: `name=`, or `"name": ` in a JSON call form.
+    pub key: String,
+    /// The key and the value.
     pub node: Node,
 }
 
@@ -102,7 +104,7 @@ impl Tree<'_, '_> {
             return Some(self.rest(b, at, started));
         }
         let arg = self.args.get(at)?;
-        let name = &arg.param.name;
+        let key = &arg.key;
         let sep = if started { ", " } else { "" };
         let mut ways = Vec::new();
         if !arg.param.required {
@@ -129,10 +131,7 @@ impl Tree<'_, '_> {
                 .filter(|call| call.get(at).and_then(Option::as_deref) == Some(*value))
                 .collect();
             if let Some(rest) = self.from(b, at + 1, &same, true) {
-                ways.push(Node::seq([
-                    Node::text(format!("{sep}{name}={value}")),
-                    rest,
-                ]));
+                ways.push(Node::seq([Node::text(format!("{sep}{key}{value}")), rest]));
             }
         }
         if let Some(Some(listed)) = self.listed.get(at) {
@@ -144,11 +143,7 @@ impl Tree<'_, '_> {
             if !others.is_empty() {
                 let rest = self.rest(b, at + 1, true);
                 let others = b.share("other", Node::alt(others));
-                ways.push(Node::seq([
-                    Node::text(format!("{sep}{name}=")),
-                    others,
-                    rest,
-                ]));
+                ways.push(Node::seq([Node::text(format!("{sep}{key}")), others, rest]));
             }
         }
         (!ways.is_empty()).then(|| Node::alt(ways))

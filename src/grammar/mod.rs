@@ -88,6 +88,7 @@ pub(crate) use tree::literal as gbnf_literal;
 pub use tree::Grammar;
 
 use crate::interface::Interface;
+use serde_json::Value as Json;
 use tree::{Builder, Exceeded, Node};
 use unicase::UniCase;
 use values::{separated, Slot, Values};
@@ -127,6 +128,43 @@ impl std::str::FromStr for Choice {
             name => Choice::Function(name.to_owned()),
         })
     }
+}
+
+/// The syntax a grammar's calls are written in: atfunc's own, or the call format a model
+/// was trained on, for a gateway that reads it (`atfunc serve --upstream-dialect`).
+///
+/// ```
+/// use atfunc::grammar::{grammar, CallForm, Choice, GrammarOptions};
+/// use atfunc::{Interface, Param, ParamType};
+///
+/// let weather = Interface::new("get_temp")
+///     .param(Param::new("city", ParamType::String).required())
+///     .param(Param::new("days", ParamType::Integer));
+/// let options = GrammarOptions::default()
+///     .with_choice(Choice::Required)
+///     .with_form(CallForm::Hermes);
+/// let g = grammar(&[weather], &options).unwrap();
+/// assert!(g.accepts("<tool_call>\n{\"name\": \"get_temp\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>"));
+/// assert!(!g.accepts("<tool_call>\n{\"name\": \"get_temp\", \"arguments\": {}}\n</tool_call>"));
+/// assert!(!g.accepts("@get_temp(city=\"Oslo\")"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum CallForm {
+    /// `@name(arg=value, ...)`, as the contract above describes.
+    #[default]
+    Atfunc,
+    /// The Hermes / Qwen 2.5 format, each call a block of its own:
+    /// `<tool_call>\n{"name": "<name>", "arguments": {...}}\n</tool_call>`, the arguments
+    /// an object whose members follow the values' rules (item 3), in declared order. Names
+    /// are the tools' own ([`Interface::original_qualified_name`],
+    /// [`Param::original_name`](crate::interface::Param::original_name)), as the model's
+    /// template shows them.
+    /// `Required` and `Function`: the blocks alone, one per line, no lead-in; `Auto`:
+    /// prose without `<`, with blocks between. A function that takes a request body is
+    /// called without it, and left out when a body field is required: the format has no
+    /// place for one.
+    Hermes,
 }
 
 /// Options for [`grammar`] and [`gbnf`]: start from `GrammarOptions::default()` and set
@@ -219,6 +257,8 @@ pub struct GrammarOptions {
     /// it stands; `lead_in` and `single` do not apply. With [`not_again`](Self::not_again),
     /// a model's next call, if it has one. Default false.
     pub continued: bool,
+    /// The syntax calls are written in. Default [`CallForm::Atfunc`].
+    pub form: CallForm,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub max_rules: usize,
@@ -307,6 +347,12 @@ impl GrammarOptions {
         self
     }
 
+    /// The same options with [`form`](Self::form) set.
+    pub fn with_form(mut self, form: CallForm) -> Self {
+        self.form = form;
+        self
+    }
+
     /// The same options with [`max_rules`](Self::max_rules) set.
     pub fn with_max_rules(mut self, max_rules: usize) -> Self {
         self.max_rules = max_rules;
@@ -336,6 +382,7 @@ impl Default for GrammarOptions {
             grounded_text: None,
             not_again: Vec::new(),
             continued: false,
+            form: CallForm::Atfunc,
             max_rules: 20_000,
             max_bytes: 4 << 20,
         }
@@ -493,7 +540,8 @@ pub fn grammar(
     let values = Values {
         any_depth: options.any_depth,
         guard_string_start: options.guard_string_start,
-        bare_strings: options.bare_strings,
+        // A bare word is atfunc's syntax, not JSON's.
+        bare_strings: options.bare_strings && options.form == CallForm::Atfunc,
         max_string_chars: options.max_string_chars,
         max_list_items: options.max_list_items,
         grounded_numbers: options.grounded_numbers.clone(),
@@ -509,7 +557,8 @@ pub fn grammar(
                 key == fold(shown) || key == fold(&interface.qualified_name())
             })
             .collect();
-        if let Some(call) = call(&mut b, &values, index, (interface, shown), &left_out) {
+        let function = (*interface, shown.as_str());
+        if let Some(call) = call(&mut b, &values, options.form, index, function, &left_out) {
             calls.push(call);
         }
         if b.exceeded().is_some() {
@@ -541,10 +590,15 @@ pub fn grammar(
         return Err(GrammarError::NoCallable(why));
     }
 
+    // The character that opens a call; prose is written without it.
+    let opener = match options.form {
+        CallForm::Atfunc => '@',
+        CallForm::Hermes => '<',
+    };
     // Built where it is used only: an engine may warn about a rule nothing refers to.
     let prose = |b: &mut Builder| {
         b.rule("prose", |_| {
-            Node::repeat(Node::not_chars(&[('@', '@')]), 0, None)
+            Node::repeat(Node::not_chars(&[(opener, opener)]), 0, None)
         })
     };
     let body = if calls.is_empty() {
@@ -553,6 +607,18 @@ pub fn grammar(
         let call = b.rule("call", |_| Node::alt(calls));
         if asks_call && options.continued {
             Node::optional(Node::seq([Node::text("\n"), call]))
+        } else if asks_call && options.form == CallForm::Hermes {
+            // The format's own answers are the blocks alone.
+            let more = if options.single {
+                Vec::new()
+            } else {
+                vec![Node::repeat(
+                    Node::seq([Node::text("\n"), call.clone()]),
+                    0,
+                    None,
+                )]
+            };
+            Node::seq([call].into_iter().chain(more))
         } else if asks_call {
             let lead = b.rule("lead-in", |_| {
                 Node::optional(Node::seq([
@@ -578,19 +644,25 @@ pub fn grammar(
             // The parser takes an `@` right after an identifier character for prose
             // (`bob@example.com`), so prose before a call ends in anything else; non-ASCII
             // characters are left out there wholesale, letters and digits among them.
-            let before = b.rule("before-call", |_| {
-                Node::optional(Node::seq([
-                    Node::repeat(Node::not_chars(&[('@', '@')]), 0, None),
-                    Node::not_chars(&[
-                        ('@', '@'),
-                        ('0', '9'),
-                        ('A', 'Z'),
-                        ('_', '_'),
-                        ('a', 'z'),
-                        ('\u{80}', '\u{10FFFF}'),
-                    ]),
-                ]))
-            });
+            let before = if options.form == CallForm::Hermes {
+                b.rule("before-call", |_| {
+                    Node::repeat(Node::not_chars(&[('<', '<')]), 0, None)
+                })
+            } else {
+                b.rule("before-call", |_| {
+                    Node::optional(Node::seq([
+                        Node::repeat(Node::not_chars(&[('@', '@')]), 0, None),
+                        Node::not_chars(&[
+                            ('@', '@'),
+                            ('0', '9'),
+                            ('A', 'Z'),
+                            ('_', '_'),
+                            ('a', 'z'),
+                            ('\u{80}', '\u{10FFFF}'),
+                        ]),
+                    ]))
+                })
+            };
             let max = if options.single { Some(1) } else { None };
             Node::seq([
                 Node::repeat(Node::seq([before, call]), 0, max),
@@ -653,19 +725,28 @@ fn fold(name: &str) -> String {
 /// required parameter or body field has no value that binds.
 /// Without the calls `left_out` ([`GrammarOptions::not_again`]); `None` also when they are
 /// all of its calls.
+/// In [`CallForm::Hermes`], the call block with its arguments as a JSON object.
 fn call(
     b: &mut Builder,
     values: &Values,
+    form: CallForm,
     index: usize,
     (interface, shown): (&Interface, &str),
     left_out: &[&WrittenCall],
 ) -> Option<Node> {
+    // The Hermes form writes the names the model's template shows: the tool's own, before
+    // any change that made them identifiers for atfunc's syntax (`get-weather`).
+    let key = |param: &crate::interface::Param| match form {
+        CallForm::Atfunc => format!("{}=", param.name),
+        CallForm::Hermes => format!("{}: ", Json::from(param.original_name())),
+    };
     let mut args = Vec::new();
     for param in &interface.params {
         match values.param(b, param, 0, Slot::Named) {
             Some(value) => args.push(exclude::Arg {
                 param,
-                node: Node::seq([Node::text(format!("{}=", param.name)), value]),
+                key: key(param),
+                node: Node::seq([Node::text(key(param)), value]),
             }),
             None if param.required => return None,
             None => {}
@@ -702,6 +783,20 @@ fn call(
             .collect();
         exclude::args_except(b, values, &args, &rows)?
     };
+    if form == CallForm::Hermes {
+        if interface.request_body.iter().any(|field| field.required) {
+            return None;
+        }
+        let node = Node::seq([
+            Node::text(format!(
+                "<tool_call>\n{{\"name\": {}, \"arguments\": {{",
+                Json::from(interface.original_qualified_name())
+            )),
+            list,
+            Node::text("}}\n</tool_call>"),
+        ]);
+        return Some(b.rule(&format!("call-{index}"), |_| node));
+    }
     let mut parts = vec![Node::text(format!("@{shown}(")), list, Node::text(")")];
     if interface.has_body() {
         let object = values.object(b, &interface.request_body, 1)?;

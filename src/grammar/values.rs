@@ -937,7 +937,10 @@ fn bare_level(words: &[&str], level: Level, rest: &Node) -> Node {
     Node::alt(branches)
 }
 
-/// escape ::= "\\" (["\\/bfnrt] | "u" hex{4}): JSON's escapes, `hex` the rule of one hex digit.
+/// escape ::= "\\" (["\\/bfnrt] | "u" hex{4}): JSON's escapes, `hex` the rule of one hex
+/// digit, without the surrogates (`\uD800` to `\uDFFF`): a lone one is not valid JSON to
+/// serde (a call in a JSON call format would be malformed), and the character a pair
+/// stands for can be written as itself.
 fn json_escape(hex: Node) -> Node {
     Node::seq([
         Node::text("\\"),
@@ -952,7 +955,20 @@ fn json_escape(hex: Node) -> Node {
                 ('r', 'r'),
                 ('t', 't'),
             ]),
-            Node::seq([Node::text("u"), Node::repeat(hex, 4, Some(4))]),
+            Node::seq([
+                Node::text("u"),
+                Node::alt([
+                    Node::seq([
+                        Node::chars(&[('0', '9'), ('a', 'c'), ('A', 'C'), ('e', 'f'), ('E', 'F')]),
+                        Node::repeat(hex.clone(), 3, Some(3)),
+                    ]),
+                    Node::seq([
+                        Node::chars(&[('d', 'd'), ('D', 'D')]),
+                        Node::chars(&[('0', '7')]),
+                        Node::repeat(hex, 2, Some(2)),
+                    ]),
+                ]),
+            ]),
         ]),
     ])
 }

@@ -9,12 +9,13 @@
 
 use crate::missing;
 
-use atfunc::grammar::Choice;
 use atfunc::grammar::{grammar, Grammar, WrittenCall};
+use atfunc::grammar::{CallForm, Choice};
 use atfunc::interface::Kind;
+use atfunc::parse::Dialect;
 use atfunc::{
     bind, load_interfaces, parse_events, Catalog, Event, GrammarError, GrammarOptions, Interface,
-    Param, ParamType,
+    Param, ParamType, ParserConfig, StreamParser,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -33,7 +34,7 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
             "the recogniser refuses a sample: {text:?}"
         );
         let mut calls = 0;
-        for event in parse_events(&text) {
+        for event in read(&text, options.form) {
             match event {
                 Event::Call(call) => {
                     calls += 1;
@@ -51,8 +52,11 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
                 } => {
                     panic!("sample has a malformed call ({error}): {span:?}\nin {text:?}")
                 }
-                // No `@` the parser leaves as prose (one inside a call's string is text).
-                Event::Text { text: prose, .. } => assert!(!prose.contains('@'), "{text:?}"),
+                // No opener the parser leaves as prose (one inside a call's string is text).
+                Event::Text { text: prose, .. } => match options.form {
+                    CallForm::Hermes => assert!(!prose.contains("<tool_call>"), "{text:?}"),
+                    _ => assert!(!prose.contains('@'), "{text:?}"),
+                },
                 _ => {}
             }
         }
@@ -64,6 +68,20 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
         if options.single {
             assert!(calls <= 1, "{text:?}");
         }
+    }
+}
+
+/// The events of `text` as the gateway reads answers in `form`.
+fn read(text: &str, form: CallForm) -> Vec<Event> {
+    match form {
+        CallForm::Hermes => {
+            let config = ParserConfig::default().with_dialect(Dialect::Hermes);
+            let mut parser = StreamParser::new(config);
+            let mut events = parser.feed_str(text);
+            events.extend(parser.finish());
+            events
+        }
+        _ => parse_events(text),
     }
 }
 
@@ -379,8 +397,10 @@ proptest! {
         pick in any::<u8>(),
         single in any::<bool>(),
         bare_strings in any::<bool>(),
+        hermes in any::<bool>(),
     ) {
-        let options = GrammarOptions::default().with_choice(choice(&interfaces, pick)).with_single(single).with_bare_strings(bare_strings);
+        let form = if hermes { CallForm::Hermes } else { CallForm::Atfunc };
+        let options = GrammarOptions::default().with_choice(choice(&interfaces, pick)).with_single(single).with_bare_strings(bare_strings).with_form(form);
         match grammar(&interfaces, &options) {
             Ok(g) => check_samples(&g, &catalog(&interfaces, None), &options, 8),
             // A required call of a function that has none: allowed only when that is so.
@@ -779,6 +799,61 @@ fn every_bfcl_function_samples_calls_that_bind() {
     }
 }
 
+/// In the Hermes form, what Qwen 2.5 and Hermes models are trained to write: every BFCL
+/// function's calls, as the gateway reads that format, bind.
+#[test]
+fn every_bfcl_function_samples_hermes_blocks_that_bind() {
+    for (id, interfaces) in &bfcl_entries() {
+        let catalog = catalog(interfaces, None);
+        for choice in [Choice::Required, Choice::Auto] {
+            let options = GrammarOptions::default()
+                .with_choice(choice)
+                .with_form(CallForm::Hermes);
+            let g = grammar(interfaces, &options).unwrap_or_else(|e| panic!("{id}: {e}"));
+            check_samples(&g, &catalog, &options, 4);
+        }
+    }
+}
+
+#[test]
+fn the_hermes_form_is_the_blocks_its_template_asks_for() {
+    let tools = weather();
+    let options = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_form(CallForm::Hermes);
+    let g = grammar(&tools, &options).unwrap();
+    let block = |args: &str| {
+        format!("<tool_call>\n{{\"name\": \"weather.get_temp\", \"arguments\": {{{args}}}}}\n</tool_call>")
+    };
+    let oslo = block(r#""location": "Oslo""#);
+    assert!(g.accepts(&oslo), "{}", g.to_gbnf());
+    assert!(g.accepts(&format!(
+        "{oslo}\n{}",
+        block(r#""location": "Paris", "days": 3"#)
+    )));
+    // Required: no lead-in and no atfunc call; arguments are checked as in atfunc's form.
+    assert!(!g.accepts(&format!("Sure. {oslo}")));
+    assert!(!g.accepts("@weather.get_temp(city=\"Oslo\")"));
+    assert!(!g.accepts(&block(r#""days": 3"#)));
+    assert!(!g.accepts(&block(r#""location": 3"#)));
+    let single = grammar(&tools, &options.clone().with_single(true)).unwrap();
+    assert!(!single.accepts(&format!("{oslo}\n{oslo}")));
+    // Auto: prose without `<`, with blocks between, or none.
+    let auto = grammar(&tools, &options.clone().with_choice(Choice::Auto)).unwrap();
+    assert!(auto.accepts("No tool is needed."));
+    assert!(auto.accepts(&format!("Let me look.\n{oslo}\nDone.")));
+    assert!(!auto.accepts("a < b"));
+    // Not again: the call written is left out.
+    let oslo_call = WrittenCall::new("weather.get_temp").arg("location", "\"Oslo\"");
+    let grounded = options
+        .clone()
+        .with_grounded_text(Some("Oslo or Paris".into()))
+        .with_not_again(vec![oslo_call]);
+    let g = grammar(&tools, &grounded).unwrap();
+    assert!(!g.accepts(&oslo));
+    assert!(g.accepts(&block(r#""location": "Paris""#)));
+}
+
 /// Every BFCL entry's functions and what its user says, and the options that ground a
 /// grammar's numbers and text in it.
 fn bfcl_grounded() -> Vec<(String, Vec<Interface>, GrammarOptions)> {
@@ -958,6 +1033,11 @@ fn grammars_compile_and_agree_in_llama_cpp() {
         let bare = GrammarOptions::default().with_bare_strings(true);
         let g = grammar(&interfaces, &bare).unwrap();
         cases.push(engine_case(&format!("{id} bare"), &g, 0..2));
+        let hermes = GrammarOptions::default()
+            .with_choice(Choice::Required)
+            .with_form(CallForm::Hermes);
+        let g = grammar(&interfaces, &hermes).unwrap();
+        cases.push(engine_case(&format!("{id} hermes"), &g, 0..2));
     }
     // Grounded in the question, one entry in four (a rule per word of the question).
     for (id, interfaces, options) in bfcl_grounded().into_iter().step_by(4) {

@@ -82,6 +82,29 @@ fn grammar_prints_gbnf() {
     );
     assert!(stdout(&out).contains("\"@calculate_power(base=\""));
 
+    // --form hermes: the model's own blocks, under the tools' own names.
+    let out = atfunc(
+        &[
+            "grammar",
+            "--tools",
+            "examples/demo/tools.json",
+            "--choice",
+            "weather.get_current_weather",
+            "--form",
+            "hermes",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            r#""<tool_call>\n{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": ""#
+        ),
+        "{text}"
+    );
+    assert!(!text.contains('@'), "{text}");
+
     // --grounded-text: the location is a run of the question's words.
     let out = atfunc(
         &[
