@@ -607,8 +607,7 @@ pub fn grammar(
         let call = b.rule("call", |_| Node::alt(calls));
         if asks_call && options.continued {
             Node::optional(Node::seq([Node::text("\n"), call]))
-        } else if asks_call && options.form == CallForm::Hermes {
-            // The format's own answers are the blocks alone.
+        } else if asks_call {
             let more = if options.single {
                 Vec::new()
             } else {
@@ -618,26 +617,19 @@ pub fn grammar(
                     None,
                 )]
             };
-            Node::seq([call].into_iter().chain(more))
-        } else if asks_call {
-            let lead = b.rule("lead-in", |_| {
-                Node::optional(Node::seq([
-                    Node::repeat(
-                        Node::not_chars(&[('@', '@'), ('\n', '\n')]),
-                        0,
-                        Some(options.lead_in),
-                    ),
-                    Node::chars(&[(' ', ' '), ('\n', '\n')]),
-                ]))
-            });
-            let more = if options.single {
-                Vec::new()
-            } else {
-                vec![Node::repeat(
-                    Node::seq([Node::text("\n"), call.clone()]),
-                    0,
-                    None,
-                )]
+            // The Hermes format's own answers are the blocks alone: no lead-in.
+            let lead = match options.form {
+                CallForm::Hermes => Node::seq([]),
+                CallForm::Atfunc => b.rule("lead-in", |_| {
+                    Node::optional(Node::seq([
+                        Node::repeat(
+                            Node::not_chars(&[('@', '@'), ('\n', '\n')]),
+                            0,
+                            Some(options.lead_in),
+                        ),
+                        Node::chars(&[(' ', ' '), ('\n', '\n')]),
+                    ]))
+                }),
             };
             Node::seq([lead, call].into_iter().chain(more))
         } else {
