@@ -34,7 +34,8 @@ pub(crate) struct EvalArgs {
     /// tool_choice "auto"), lazy (a lazy grammar that starts at `@`, llama-server only),
     /// decide (a constrained choice of one function or none, then that function's
     /// grammar), native, dialect (the tools in `tools`, the answer's content read in the
-    /// model's own call format, see --dialect); a text-based mode takes variants after a
+    /// model's own call format, see --dialect), dialect-grammar (as dialect, held to the
+    /// grammar of that format's calls; hermes only); a text-based mode takes variants after a
     /// +: +desc (parameter descriptions in the prompt), +bound (strings and lists bounded
     /// in the grammar), +spans (text values taken from the question's words), +next (an
     /// answer that repeats a call asked for its next one; llama-server only).
@@ -63,7 +64,7 @@ pub(crate) struct EvalArgs {
     /// The `max_tokens` of `decide`'s first request (one function's name, or none).
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
-    /// The call format mode `dialect` reads: hermes, llama3, mistral, pythonic, deepseek,
+    /// The call format modes `dialect` and `dialect-grammar` read: hermes, llama3, mistral, pythonic, deepseek,
     /// qwen3_xml, harmony, or auto (any of them, atfunc's included: the first call read
     /// fixes the format of each answer; another format's marker in a sentence is prose, an
     /// @ after a word character is never a call).
@@ -163,10 +164,22 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         }
         names.push(name);
     }
-    let reads_dialect = modes.iter().any(|m| m.strategy == Strategy::Dialect);
+    let reads_dialect = modes
+        .iter()
+        .any(|m| matches!(m.strategy, Strategy::Dialect | Strategy::DialectGrammar));
+    let held_to_dialect = modes.iter().any(|m| m.strategy == Strategy::DialectGrammar);
+    if held_to_dialect && args.dialect != Dialect::Hermes {
+        return Err(Failure(format!(
+            "mode 'dialect-grammar' holds answers to a grammar of the model's own format, \
+             which atfunc makes for hermes only, and --dialect is {}: give --dialect hermes, \
+             or measure mode dialect",
+            args.dialect
+        )));
+    }
     if reads_dialect && args.dialect == Dialect::Atfunc {
         return Err(Failure(String::from(
-            "mode 'dialect' reads a model's own call format, and --dialect is atfunc: give \
+            "modes 'dialect' and 'dialect-grammar' read a model's own call format, and \
+             --dialect is atfunc: give \
              the model's format (or auto), or measure atfunc's syntax with mode text",
         )));
     }

@@ -40,12 +40,20 @@ pub enum Strategy {
     /// answer's content read in [`EvalOptions::dialect`](super::EvalOptions::dialect), as
     /// `atfunc serve --upstream-dialect` reads it.
     Dialect,
+    /// As `Dialect`, under the grammar of the tools' calls in the model's own format (at
+    /// least one call required), as `atfunc serve --upstream-dialect hermes --constrain`
+    /// answers: what the model's template taught it, and only calls that bind. Only for a
+    /// format with a grammar ([`CallForm`](crate::grammar::CallForm)): `hermes`.
+    DialectGrammar,
 }
 
 impl Strategy {
     /// Whether the atfunc prompt (and so the variants) is sent.
     fn prompted(self) -> bool {
-        !matches!(self, Strategy::Native | Strategy::Dialect)
+        !matches!(
+            self,
+            Strategy::Native | Strategy::Dialect | Strategy::DialectGrammar
+        )
     }
 
     /// The strategy as a mode names it.
@@ -59,6 +67,7 @@ impl Strategy {
             Strategy::Decide => "decide",
             Strategy::Native => "native",
             Strategy::Dialect => "dialect",
+            Strategy::DialectGrammar => "dialect-grammar",
         }
     }
 }
@@ -224,12 +233,13 @@ impl FromStr for Mode {
             Strategy::Decide,
             Strategy::Native,
             Strategy::Dialect,
+            Strategy::DialectGrammar,
         ];
         let first = parts.next().unwrap_or_default();
         let Some(strategy) = strategies.into_iter().find(|s| s.name() == first) else {
             return Err(format!(
                 "unknown mode '{first}': use text, repair, grammar, auto, lazy, decide, \
-                 native or dialect, optionally with {}",
+                 native, dialect or dialect-grammar, optionally with {}",
                 variant_names()
             ));
         };
@@ -293,6 +303,7 @@ mod tests {
             "decide+desc+bound+spans+next",
             "native",
             "dialect",
+            "dialect-grammar",
         ] {
             let mode: Mode = written.parse().unwrap();
             assert_eq!(mode.to_string(), written);

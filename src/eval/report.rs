@@ -414,7 +414,9 @@ impl Report {
     /// `dialect` with the format it read (`dialect (hermes)`).
     pub fn label(&self, mode: &str) -> String {
         match self.settings.as_ref().and_then(|s| s.dialect.as_deref()) {
-            Some(dialect) if mode == "dialect" => format!("dialect ({dialect})"),
+            Some(dialect) if mode == "dialect" || mode == "dialect-grammar" => {
+                format!("{mode} ({dialect})")
+            }
             _ => mode.to_owned(),
         }
     }

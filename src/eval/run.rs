@@ -369,6 +369,12 @@ impl Evaluator {
                     Json::String(grammar(case, Choice::Function(name), mode)?),
                 );
             }
+            Strategy::DialectGrammar => {
+                return Err(String::from(
+                    "mode 'dialect-grammar' is measured through the gateway's code, which \
+                     answers once: leave out --samples",
+                ))
+            }
             Strategy::Text | Strategy::Repair | Strategy::Native | Strategy::Dialect => {}
         }
         // The grammar of `grammar` and of `decide`'s second step requires a call; in the

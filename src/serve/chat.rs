@@ -7,7 +7,7 @@ use super::sse::WholeEvents;
 use super::upstream::{self, Response as UpstreamResponse};
 use super::{decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
-use crate::grammar::{Choice, ToolDecision};
+use crate::grammar::{CallForm, Choice, ToolDecision};
 use crate::parse::Dialect;
 use crate::turn;
 use crate::turn::{add_prompt_raw, rewrite_raw, user_text};
@@ -99,7 +99,8 @@ pub(crate) async fn handle(
     let messages: Vec<Box<RawValue>> =
         serde_json::from_str(messages.get()).map_err(|_| not_a_list())?;
     if dialect != Dialect::Atfunc {
-        return native_turn(gateway, auth, request, messages, tools, choice, single_call).await;
+        let asked = (choice, single_call, constrain);
+        return native_turn(gateway, auth, request, messages, tools, asked).await;
     }
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
@@ -137,7 +138,7 @@ pub(crate) async fn handle(
         let build = |choice: &Choice| {
             turn::grammars(
                 &tools,
-                choice,
+                (choice, CallForm::Atfunc),
                 single_call,
                 (grounding.as_deref(), gateway.options.policy.bound_values),
                 request.size(),
@@ -181,17 +182,23 @@ pub(crate) async fn handle(
 /// prompt is added. `tool_choice` goes upstream as `"none"`: a server without a tool parser
 /// refuses `auto` (vLLM) and would enforce a named tool with a JSON schema, not the model's
 /// format; the gateway checks `required` and a named tool itself, with repair rounds.
+///
+/// With `constrain`, the answer is held to the grammar of the tools' calls in the model's
+/// own format ([`turn::call_form`]: Hermes' `<tool_call>` blocks), with the same resamples
+/// and repair grammars as atfunc's syntax: the model writes what its template taught it,
+/// and every call binds.
 async fn native_turn(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut request: Request,
     messages: Vec<Box<RawValue>>,
     tools: Arc<ToolSet>,
-    choice: Choice,
-    single_call: bool,
+    (choice, single_call, constrain): (Choice, bool, bool),
 ) -> Result<Response, ApiError> {
     request.remove("atfunc_execute");
     request.remove("atfunc_constrain");
+    let policy = &gateway.options.policy;
+    let grounding = (constrain && policy.ground_text).then(|| user_text(&messages));
     request.set_messages(messages);
     if choice == Choice::None {
         let body = Bytes::from(request.body(None));
@@ -200,14 +207,36 @@ async fn native_turn(
     refuse_several_choices(&request)?;
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
+    let dialect = gateway.options.upstream.dialect;
+    let grammars = match turn::call_form(dialect) {
+        Some(form) if constrain => turn::grammars(
+            &tools,
+            (&choice, form),
+            single_call,
+            (grounding.as_deref(), policy.bound_values),
+            request.size(),
+            gateway.options.limits.max_request_bytes,
+        )?,
+        _ => None,
+    };
+    let kind = gateway.options.upstream.kind;
+    if let Some(grammars) = &grammars {
+        kind.put_in(&mut request, grammars.first.clone());
+    }
     let mut turn = Turn::new(
         tools,
         request,
         choice,
         single_call,
         gateway.options.policy.repair_rounds,
-        gateway.options.upstream.dialect,
+        dialect,
     );
+    if let Some(grammars) = grammars {
+        turn.resample(gateway.options.policy.resamples);
+        if let Some(repair) = grammars.repair {
+            turn.constrain_repairs(kind, repair);
+        }
+    }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     run_turn(gateway, auth, turn).await
 }

@@ -358,13 +358,20 @@ impl Gateway {
                 )));
             }
         }
-        if options.upstream.dialect != Dialect::Atfunc
+        if crate::turn::call_form(options.upstream.dialect).is_none()
             && (options.policy.constrain || options.policy.constrain_per_request)
         {
             return Err(SetupError(format!(
-                "grammars are only made for atfunc's syntax, and the upstream dialect is {}: \
-                 leave out --constrain and --constrain-per-request, or use --upstream-dialect \
-                 atfunc",
+                "grammars are only made for atfunc's syntax and hermes, and the upstream \
+                 dialect is {}: leave out --constrain and --constrain-per-request, or use \
+                 --upstream-dialect atfunc or hermes",
+                options.upstream.dialect
+            )));
+        }
+        if options.policy.decide && options.upstream.dialect != Dialect::Atfunc {
+            return Err(SetupError(format!(
+                "deciding first (--decide) asks with atfunc's prompt, and the upstream dialect \
+                 is {}: leave out --decide, or use --upstream-dialect atfunc",
                 options.upstream.dialect
             )));
         }

@@ -3,7 +3,8 @@
 use super::request::Request;
 use super::tools::ToolSet;
 use super::TurnError;
-use crate::grammar::{gbnf, Choice, GrammarError, GrammarOptions};
+use crate::grammar::{gbnf, CallForm, Choice, GrammarError, GrammarOptions};
+use crate::parse::Dialect;
 use serde_json::{Map, Value as Json};
 
 /// The kind of server upstream, which decides the request field a grammar goes in.
@@ -61,6 +62,16 @@ impl UpstreamKind {
     }
 }
 
+/// The form of a grammar's calls for a model that writes `dialect`; `None` when no
+/// grammar is made for that dialect.
+pub(crate) fn call_form(dialect: Dialect) -> Option<CallForm> {
+    match dialect {
+        Dialect::Atfunc => Some(CallForm::Atfunc),
+        Dialect::Hermes => Some(CallForm::Hermes),
+        _ => None,
+    }
+}
+
 /// The grammars of one constrained turn: for the first answer, and for repair answers
 /// (which must be calls only).
 #[derive(Debug, Clone)]
@@ -81,7 +92,7 @@ pub(crate) struct Grammars {
 /// is sent as, is a 413 instead of a request the gateway would itself refuse.
 pub(crate) fn grammars(
     tools: &ToolSet,
-    choice: &Choice,
+    (choice, form): (&Choice, CallForm),
     single: bool,
     (grounding, bounded): (Option<&str>, bool),
     request_size: usize,
@@ -96,6 +107,7 @@ pub(crate) fn grammars(
         let options = GrammarOptions {
             choice,
             single,
+            form,
             grounded_text: grounding.map(str::to_owned),
             max_bytes: max_bytes.min(room),
             ..GrammarOptions::default()

@@ -18,8 +18,8 @@ mod request;
 mod tools;
 
 pub(crate) use answer::{Out, RoundEnd, Shaper, Turn};
-pub(crate) use constrain::grammars;
 pub use constrain::UpstreamKind;
+pub(crate) use constrain::{call_form, grammars};
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, rewrite_raw, user_text};
 pub(crate) use plan::{Plan, Settings as PlanSettings};

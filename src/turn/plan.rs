@@ -54,10 +54,11 @@ impl<T, B> Plan<T, B> {
             }
         };
         let asked = request.get("atfunc_constrain");
-        if settings.dialect != Dialect::Atfunc && asked == Some(Json::Bool(true)) {
+        if super::call_form(settings.dialect).is_none() && asked == Some(Json::Bool(true)) {
             return Err(TurnError::bad_request(format!(
                 "This gateway reads the model's own call format ({}), and grammars are \
-                 only made for atfunc's syntax: send the request without 'atfunc_constrain'",
+                 only made for atfunc's syntax and hermes: send the request without \
+                 'atfunc_constrain'",
                 settings.dialect
             )));
         }
@@ -216,15 +217,27 @@ mod tests {
             true,
             "--constrain-per-request",
         );
+        let pythonic = Settings {
+            dialect: Dialect::Pythonic,
+            ..s
+        };
+        refused(
+            &pythonic,
+            r#"{"atfunc_constrain": true}"#,
+            true,
+            "own call format (pythonic)",
+        );
+        // Hermes has a grammar of its own blocks.
         let hermes = Settings {
             dialect: Dialect::Hermes,
             ..s
         };
-        refused(
-            &hermes,
-            r#"{"atfunc_constrain": true}"#,
-            true,
-            "own call format (hermes)",
+        assert_eq!(
+            plan(&hermes, r#"{"atfunc_constrain": true}"#, true),
+            Ok(Plan::Tools {
+                tools: (),
+                constrain: true
+            })
         );
     }
 }

@@ -64,10 +64,16 @@ def run_serve(*args):
     )
 
 
-def test_an_unknown_dialect_or_a_grammar_with_one_is_a_command_line_error():
+def test_an_unknown_dialect_or_a_grammar_without_one_is_a_command_line_error():
     unknown = run_serve("--upstream-dialect", "klingon")
     assert unknown.returncode != 0
     assert "hermes" in unknown.stderr and "pythonic" in unknown.stderr, unknown.stderr
-    constrained = run_serve("--upstream-dialect", "hermes", "--constrain")
+    # A grammar is made for atfunc's syntax and hermes only; deciding first asks in
+    # atfunc's syntax only.
+    constrained = run_serve("--upstream-dialect", "pythonic", "--constrain")
     assert constrained.returncode != 0
-    assert "the upstream dialect is hermes" in constrained.stderr, constrained.stderr
+    assert "the upstream dialect is pythonic" in constrained.stderr, constrained.stderr
+    assert "atfunc or hermes" in constrained.stderr, constrained.stderr
+    deciding = run_serve("--upstream-dialect", "hermes", "--constrain", "--decide")
+    assert deciding.returncode != 0
+    assert "--decide" in deciding.stderr, deciding.stderr

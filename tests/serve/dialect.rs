@@ -1,7 +1,8 @@
 //! The gateway in front of a model that writes its own call format (`--upstream-dialect`):
 //! a scripted upstream answers with hermes or pythonic text, and the client gets OpenAI
 //! `tool_calls`, the same whole and streamed; a call that does not bind gets a repair round
-//! that does not ask for atfunc's syntax; grammars are refused with such a dialect.
+//! that does not ask for atfunc's syntax; a hermes model can be held to a grammar of its own
+//! blocks, and grammars are refused with a dialect that has none.
 #![cfg(feature = "serve")]
 
 use atfunc::parse::Dialect;
@@ -524,28 +525,90 @@ async fn the_upstreams_own_tool_calls_are_passed_on() {
     assert_eq!(finish, "tool_calls");
 }
 
+/// With `--constrain`, a hermes model's answer is held to the grammar of its own blocks:
+/// the grammar goes upstream with the tools for its template (`tool_choice` "none", so
+/// that the server applies no format of its own), and the repair round's grammar too.
 #[tokio::test]
-async fn grammars_are_refused_with_another_dialect() {
+async fn a_hermes_model_is_held_to_the_grammar_of_its_own_blocks() {
+    let bad = "<tool_call>\n{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\", \"max-days\": \"two\"}}\n</tool_call>";
+    let good = "<tool_call>\n{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\", \"max-days\": 2}}\n</tool_call>";
+    let answers = [json!({"content": bad}), json!({"content": good})];
+    let options = {
+        let mut options = GatewayOptions::default();
+        options.upstream.dialect = Dialect::Hermes;
+        options.policy.constrain = true;
+        options.policy.resamples = 0;
+        options
+    };
+    let setup = Setup::with_options(options, &answers).await;
+    let mut asked = request();
+    asked["tool_choice"] = json!("required");
+    let (status, whole) = setup.whole(&asked).await;
+    assert_eq!(status, 200, "{whole}");
+    let expected = json!({"content": null, "calls": [
+        {"name": "get-weather", "arguments": "{\"city\":\"Paris\",\"max-days\":2}"}]});
+    assert_eq!(joined(&whole), expected, "{whole}");
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 2, "one answer and one repair round");
+    for request in &sent {
+        assert_eq!(
+            request["tools"],
+            tools(),
+            "the tools go up for the template"
+        );
+        assert_eq!(request["tool_choice"], "none");
+        let grammar = request["grammar"].as_str().expect("a grammar upstream");
+        let g = grammar.replace("\\\"", "\"");
+        assert!(g.contains("<tool_call>"), "{grammar}");
+        assert!(g.contains("\"name\": \"get-weather\""), "{grammar}");
+        assert!(!grammar.contains('@'), "{grammar}");
+    }
+    // The grammar is that of the library: it takes the good answer and not the bad one.
+    let g = atfunc::grammar::grammar(
+        &atfunc::load_interfaces(&tools()).unwrap(),
+        &atfunc::GrammarOptions::default()
+            .with_choice(atfunc::grammar::Choice::Required)
+            .with_form(atfunc::grammar::CallForm::Hermes),
+    )
+    .unwrap();
+    assert_eq!(g.to_gbnf(), sent[0]["grammar"].as_str().unwrap());
+    assert!(g.accepts(good) && !g.accepts(bad));
+}
+
+#[tokio::test]
+async fn grammars_are_refused_with_a_dialect_that_has_none() {
     for (constrain, constrain_per_request) in [(true, false), (false, true)] {
         let error = Gateway::new({
             let mut options = GatewayOptions::default();
-            options.upstream.dialect = Dialect::Hermes;
+            options.upstream.dialect = Dialect::Pythonic;
             options.policy.constrain = constrain;
             options.policy.constrain_per_request = constrain_per_request;
             options
         })
         .unwrap_err();
         assert!(
-            error.to_string().contains("the upstream dialect is hermes"),
+            error
+                .to_string()
+                .contains("the upstream dialect is pythonic"),
             "{error}"
         );
+        assert!(error.to_string().contains("atfunc or hermes"), "{error}");
     }
-    let setup = Setup::new(Dialect::Hermes, &[]).await;
+    let error = Gateway::new({
+        let mut options = GatewayOptions::default();
+        options.upstream.dialect = Dialect::Hermes;
+        options.policy.constrain = true;
+        options.policy.decide = true;
+        options
+    })
+    .unwrap_err();
+    assert!(error.to_string().contains("--decide"), "{error}");
+    let setup = Setup::new(Dialect::Pythonic, &[]).await;
     let mut constrained = request();
     constrained["atfunc_constrain"] = json!(true);
     let (status, answer) = setup.whole(&constrained).await;
     assert_eq!(status, 400, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
-    assert!(message.contains("(hermes)"), "{message}");
+    assert!(message.contains("(pythonic)"), "{message}");
     assert!(setup.requests().is_empty());
 }

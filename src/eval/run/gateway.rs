@@ -77,9 +77,17 @@ impl Policy {
                 options.policy.decide = true;
                 "auto"
             }
+            // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
             Strategy::Dialect => {
                 options.upstream.dialect = eval.dialect;
+                options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
                 "auto"
+            }
+            Strategy::DialectGrammar => {
+                options.upstream.dialect = eval.dialect;
+                options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
+                grammar(&mut options);
+                "required"
             }
             Strategy::Native | Strategy::Lazy => return None,
         };
@@ -120,7 +128,14 @@ impl Policy {
         );
         flag(o.ground_text, "--ground-text");
         flag(o.bound_values, "--bound-values");
-        flag(o.param_descriptions, "--param-descriptions");
+        flag(
+            o.param_descriptions != default.param_descriptions,
+            if o.param_descriptions {
+                "--param-descriptions"
+            } else {
+                "--no-param-descriptions"
+            },
+        );
         flag(o.keep_repeated_calls, "--keep-repeated-calls");
         flag(
             dialect != Dialect::Atfunc,
@@ -299,19 +314,24 @@ mod tests {
             Policy::of(&mode.parse().unwrap(), &eval).map(|policy| policy.serve_flags())
         };
         assert_eq!(
-            flags("grammar").as_deref(),
+            flags("grammar+desc").as_deref(),
             Some("atfunc serve --constrain, tool_choice \"required\"")
         );
         assert_eq!(
+            flags("grammar").as_deref(),
+            Some("atfunc serve --constrain --no-param-descriptions, tool_choice \"required\"")
+        );
+        assert_eq!(
+            flags("dialect-grammar").as_deref(),
+            Some("atfunc serve --constrain --upstream-dialect auto, tool_choice \"required\"")
+        );
+        assert_eq!(
             flags("decide+spans+desc").as_deref(),
-            Some(
-                "atfunc serve --constrain --decide --ground-text --param-descriptions, \
-                 tool_choice \"auto\""
-            )
+            Some("atfunc serve --constrain --decide --ground-text, tool_choice \"auto\"")
         );
         assert_eq!(
             flags("text").as_deref(),
-            Some("atfunc serve --repair-rounds 0, tool_choice \"auto\"")
+            Some("atfunc serve --repair-rounds 0 --no-param-descriptions, tool_choice \"auto\"")
         );
         assert_eq!(
             flags("dialect").as_deref(),
