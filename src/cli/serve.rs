@@ -111,9 +111,14 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     ground_text: bool,
     /// List each described parameter under its function in the prompt: which value goes
-    /// where, for more prompt tokens.
-    #[arg(long)]
+    /// where, for more prompt tokens. The default; the flag is kept so that a command line
+    /// can say so.
+    #[arg(long, overrides_with = "no_param_descriptions")]
     param_descriptions: bool,
+    /// Leave the parameters' descriptions out of the prompt: fewer prompt tokens, less
+    /// accuracy (EVAL.md (w)).
+    #[arg(long, overrides_with = "param_descriptions")]
+    no_param_descriptions: bool,
     /// Under a grammar, bound every string to 256 characters and every list to 32 items,
     /// so that a model looping inside a value still closes its call.
     #[arg(long)]
@@ -205,7 +210,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.keep_repeated_calls = args.keep_repeated_calls;
             options.policy.resamples = usize::from(args.resamples);
             options.policy.ground_text = args.ground_text;
-            options.policy.param_descriptions = args.param_descriptions;
+            options.policy.param_descriptions = !args.no_param_descriptions;
             options.policy.bound_values = args.bound_values;
             options.limits.load_limits = args.limits.limits();
             options.upstream.kind = args.upstream_kind;

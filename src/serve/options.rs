@@ -163,8 +163,9 @@ pub struct TurnPolicy {
     pub ground_text: bool,
     /// List each described parameter under its function in the prompt
     /// ([`PromptOptions::param_descriptions`](crate::render::PromptOptions::param_descriptions)):
-    /// which value goes where, for more prompt tokens (on BFCL `simple_python`, 16 % more
-    /// and 1.8 points of accuracy, within noise: EVAL.md (p)). Default off.
+    /// which value goes where, for more prompt tokens (16 % more on BFCL `simple_python`).
+    /// Default on: Qwen2.5-Coder-0.5B got 71 of the first 100 `simple_python` cases right
+    /// with them and 55 without; SmolLM2-135M 100 of 246 both ways (EVAL.md (w)).
     pub param_descriptions: bool,
     /// Under a grammar, bound every string to 256 characters and every list to 32 items
     /// ([`GrammarOptions::with_bounded_values`](crate::GrammarOptions::with_bounded_values)),
@@ -188,7 +189,7 @@ impl Default for TurnPolicy {
             decide_max_tokens: 32,
             keep_repeated_calls: false,
             ground_text: false,
-            param_descriptions: false,
+            param_descriptions: true,
             bound_values: false,
             execute_all: false,
             max_steps: 8,

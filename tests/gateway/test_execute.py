@@ -304,13 +304,15 @@ def test_a_secret_in_hex_is_redacted_in_executed_turns(start_gateway, upstream, 
     assert "lower [redacted] upper [redacted]" in sent
 
 
-def test_param_descriptions_go_under_each_function_when_asked(start_gateway, upstream, command_config, tmp_path):
-    # Client tools: each described parameter on a line under its function.
+def test_param_descriptions_go_under_each_function_unless_left_out(start_gateway, upstream, command_config, tmp_path):
+    # Client tools: each described parameter on a line under its function, by default; the
+    # last of the two flags wins.
     tools = json.loads(json.dumps(TOOLS))
     tools[0]["function"]["parameters"]["properties"]["city"]["description"] = "The city's name"
-    described = start_gateway("--param-descriptions")
-    plain = start_gateway()
-    for gateway, expected in [(described, True), (plain, False)]:
+    described = start_gateway()
+    plain = start_gateway("--no-param-descriptions")
+    said_twice = start_gateway("--no-param-descriptions", "--param-descriptions")
+    for gateway, expected in [(described, True), (plain, False), (said_twice, True)]:
         upstream.script(Completion("It is sunny."))
         gateway.client().chat.completions.create(model="tiny-model", messages=USER, tools=tools)
         prompt = upstream.chat_requests()[-1]["json"]["messages"][0]["content"]
@@ -321,7 +323,7 @@ def test_param_descriptions_go_under_each_function_when_asked(start_gateway, ups
     config["toolboxes"][0]["functions"][0]["parameters"]["properties"]["a"]["description"] = "The first"
     path = tmp_path / "described.json"
     path.write_text(json.dumps(config))
-    gateway = start_gateway("--config", str(path), "--param-descriptions")
+    gateway = start_gateway("--config", str(path))
     upstream.script(Completion("Nothing to add."))
     execute(gateway.client(), False)
     prompt = upstream.chat_requests()[-1]["json"]["messages"][0]["content"]
