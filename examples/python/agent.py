@@ -1,26 +1,40 @@
+from typing import Any
+
 import atfunc
 from openai import OpenAI  # any OpenAI-compatible server: OPENAI_BASE_URL, OPENAI_API_KEY
 
-toolbox = atfunc.Toolbox()
+toolbox = atfunc.Toolbox(timeout=10)  # a call that hangs fails after 10 s; the loop goes on
 
 @toolbox.tool
-def get_weather(city: str, days: int = 1) -> dict:
+def get_weather(city: str, days: int = 1) -> dict[str, Any]:
     """Current weather of a city."""
     return {"city": city, "days": days, "sky": "sunny", "temp_c": 21}
 
+@toolbox.tool
+def reply(text: str) -> str:
+    """Answer the user in words, when no other tool is needed (a greeting, a thank-you, small talk)."""
+    return text
+
 client = OpenAI()
-messages = [{"role": "system", "content": toolbox.prompt()},
-            {"role": "user", "content": "What is the weather in Paris?"}]
-toolbox.clear_history()  # a new conversation
-for step in range(3):
-    # This question needs the tool, so the first answer must call; toolbox.grammar leaves
-    # out the calls already made in this conversation, so no call runs twice
-    grammar = toolbox.grammar(choice="required" if step == 0 else "auto")
-    answer = client.chat.completions.create(model="local", messages=messages, max_tokens=100,
-                                            extra_body={"grammar": grammar}).choices[0].message.content
-    messages.append({"role": "assistant", "content": answer})
-    turn = toolbox.run(answer)  # runs its calls; turn.text holds their results
-    if not turn:
-        break
-    messages.append(turn.message)
-print(*(m["content"] for m in messages[2:]), sep="\n---\n")
+
+def ask(question: str) -> str:
+    messages: list[Any] = [{"role": "system", "content": toolbox.prompt()},
+                           {"role": "user", "content": question}]
+    toolbox.clear_history()  # a new conversation
+    for _ in range(4):
+        # Every answer is calls only: `reply` to talk, the other tools to act; the grammar
+        # leaves out the calls already made in this conversation, so no call runs twice
+        grammar = toolbox.grammar(choice="required", lead_in=0)
+        answer = client.chat.completions.create(
+            model="local", messages=messages, max_tokens=100, temperature=0,
+            extra_body={"grammar": grammar}).choices[0].message.content or ""
+        messages.append({"role": "assistant", "content": answer})
+        turn = toolbox.run(answer)  # runs its calls; turn.text holds their results
+        said = [r["result"] for r in turn.results if r["name"] == "reply" and "result" in r]
+        if said:
+            return str(said[0])
+        messages.append(turn.message)
+    return "(no reply)"
+
+for question in ["Hello!", "What is the weather in Paris?"]:
+    print(f"> {question}\n{ask(question)}")

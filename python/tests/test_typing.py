@@ -98,3 +98,19 @@ def test_the_results_are_the_typed_records():
     assert "CallResult" in atfunc.__all__
     hints = __import__("typing").get_type_hints(atfunc.Turn)
     assert "CallResult" in str(hints["results"])
+
+
+def test_the_examples_pass_mypy_strict(tmp_path: Path):
+    """The programs the README and docs show (examples/python) type-check as written."""
+    pytest.importorskip("mypy")
+    examples = sorted((Path(__file__).resolve().parents[2] / "examples" / "python").glob("*.py"))
+    assert examples, "examples/python has no programs"
+    config = tmp_path / "mypy.ini"
+    config.write_text("[mypy]\nignore_missing_imports = True\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "--cache-dir", str(tmp_path / "cache"), "--config-file", str(config),
+         *map(str, examples)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
