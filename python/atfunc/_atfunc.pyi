@@ -146,6 +146,7 @@ def grammar(
     grounded_numbers: Optional[str] = None,
     not_again: Optional[Sequence[str]] = None,
     continued: bool = False,
+    form: Literal["atfunc", "hermes"] = "atfunc",
 ) -> str:
     """The GBNF grammar whose language is the answers whose calls bind to `tools`, as
     `atfunc grammar` prints it. `choice`: `auto` (prose with calls anywhere), `required`
@@ -157,9 +158,12 @@ def grammar(
     words of this text, within a sentence (`--grounded-text`). `grounded_numbers`: number
     arguments must be numbers this text writes. `not_again`: call texts (as the model writes
     calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
-    call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
+    call, so the grammar is a newline and one more call, or nothing (`--continued`).
+    `form`: `atfunc` (`@name(args)`) or `hermes` (the `<tool_call>` JSON blocks Hermes and
+    Qwen 2.5 models are trained on, under the tools' own names; `--form`). Raises
     `GrammarError` (for a `choice` that is no function's name, naming the choices and the
-    functions), and `ValueError` for a `not_again` call that does not read or bind."""
+    functions), and `ValueError` for a `not_again` call that does not read or bind, or a
+    `form` that is neither."""
 
 def parse(
     text: Union[str, bytes, bytearray],

@@ -7,7 +7,7 @@ use atfunc::bind::written_calls;
 use atfunc::format::{
     call_text_from_args, fit_json as fit, result_text, truncate_text, CallRecord,
 };
-use atfunc::grammar::{numbers_in, Choice};
+use atfunc::grammar::{numbers_in, CallForm, Choice};
 use atfunc::interop::{ToolFormat, ToolFormatOptions};
 use atfunc::render::PromptOptions;
 use atfunc::{gbnf, GrammarOptions};
@@ -83,14 +83,17 @@ pub(crate) fn render(
 /// words of this text, within a sentence (`--grounded-text`). `grounded_numbers`: number
 /// arguments must be numbers this text writes. `not_again`: call texts (as the model writes
 /// calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
-/// call, so the grammar is a newline and one more call, or nothing (`--continued`). Raises
+/// call, so the grammar is a newline and one more call, or nothing (`--continued`).
+/// `form`: `atfunc` (`@name(args)`) or `hermes` (the `<tool_call>` JSON blocks Hermes and
+/// Qwen 2.5 models are trained on, under the tools' own names; `--form`). Raises
 /// `GrammarError` (for a `choice` that is no function's name, naming the choices and the
-/// functions), and `ValueError` for a `not_again` call that does not read or bind.
+/// functions), and `ValueError` for a `not_again` call that does not read or bind, or a
+/// `form` that is neither.
 #[pyfunction]
 #[pyo3(signature = (
     tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3,
     max_string_chars = None, max_list_items = None, grounded_text = None,
-    grounded_numbers = None, not_again = None, continued = false
+    grounded_numbers = None, not_again = None, continued = false, form = "atfunc"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grammar(
@@ -106,7 +109,17 @@ pub(crate) fn grammar(
     grounded_numbers: Option<String>,
     not_again: Option<Vec<String>>,
     continued: bool,
+    form: &str,
 ) -> PyResult<String> {
+    let form = match form {
+        "atfunc" => CallForm::Atfunc,
+        "hermes" => CallForm::Hermes,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "form must be \"atfunc\" or \"hermes\", not {other:?}"
+            )))
+        }
+    };
     let lead_in: u32 = non_negative("lead_in", lead_in)?;
     let any_depth: usize = non_negative("any_depth", any_depth)?;
     let max_string_chars: Option<u32> = max_string_chars
@@ -136,7 +149,8 @@ pub(crate) fn grammar(
         .with_grounded_numbers(grounded_numbers.as_deref().map(numbers_in))
         .with_grounded_text(grounded_text)
         .with_not_again(left_out)
-        .with_continued(continued);
+        .with_continued(continued)
+        .with_form(form);
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))
         .map_err(|e| match e {

@@ -125,11 +125,19 @@ def test_unknown_formats_and_clashes_are_reported():
          ["--choice", "weather.get_current_weather", "--grounded-text", "Oslo", "--continued",
           "--not-again", '@weather.get_current_weather("Oslo")',
           "--not-again", '@weather.get_current_weather("Oslo", unit="celsius")']),
+        ({"choice": "required", "form": "hermes"}, ["--choice", "required", "--form", "hermes"]),
     ],
 )
 def test_grammar_equals_the_cli(cli, options, args):
     expected = cli(["grammar", "--tools", DEMO_TOOLS, *args])
     assert atfunc.grammar(DEMO_TOOLS, **options) == expected
+
+
+def test_a_form_is_atfunc_or_hermes():
+    blocks = atfunc.grammar(DEMO_TOOLS, choice="required", form="hermes")
+    assert "<tool_call>" in blocks and "@" not in blocks
+    with pytest.raises(ValueError, match='form must be "atfunc" or "hermes", not "json"'):
+        atfunc.grammar(DEMO_TOOLS, form="json")
 
 
 def test_grammar_errors_name_the_functions():
