@@ -82,21 +82,22 @@ fn grammar_prints_gbnf() {
     );
     assert!(stdout(&out).contains("\"@calculate_power(base=\""));
 
-    // --form hermes: the model's own blocks, under the tools' own names.
-    let out = atfunc(
-        &[
+    // The weather function's grammar with `extra` options; it must be printed.
+    let weather = |extra: &[&str]| {
+        let base = [
             "grammar",
             "--tools",
             "examples/demo/tools.json",
             "--choice",
             "weather.get_current_weather",
-            "--form",
-            "hermes",
-        ],
-        b"",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
+        ];
+        let out = atfunc(&[&base[..], extra].concat(), b"");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+
+    // --form hermes: the model's own blocks, under the tools' own names.
+    let text = weather(&["--form", "hermes"]);
     assert!(
         text.contains(
             r#""<tool_call>\n{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": ""#
@@ -106,20 +107,7 @@ fn grammar_prints_gbnf() {
     assert!(!text.contains('@'), "{text}");
 
     // --grounded-text: the location is a run of the question's words.
-    let out = atfunc(
-        &[
-            "grammar",
-            "--tools",
-            "examples/demo/tools.json",
-            "--choice",
-            "weather.get_current_weather",
-            "--grounded-text",
-            "Weather in Oslo?",
-        ],
-        b"",
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = weather(&["--grounded-text", "Weather in Oslo?"]);
     assert!(text.contains("span-2 ::= \"Oslo\"\n"), "{text}");
     assert!(text.contains("(location=\" span"), "{text}");
 
