@@ -636,10 +636,9 @@ pub fn grammar(
             // The parser takes an `@` right after an identifier character for prose
             // (`bob@example.com`), so prose before a call ends in anything else; non-ASCII
             // characters are left out there wholesale, letters and digits among them.
+            // In the Hermes form any prose may stand before a block.
             let before = if options.form == CallForm::Hermes {
-                b.rule("before-call", |_| {
-                    Node::repeat(Node::not_chars(&[('<', '<')]), 0, None)
-                })
+                prose(&mut b)
             } else {
                 b.rule("before-call", |_| {
                     Node::optional(Node::seq([
@@ -735,11 +734,11 @@ fn call(
     let mut args = Vec::new();
     for param in &interface.params {
         match values.param(b, param, 0, Slot::Named) {
-            Some(value) => args.push(exclude::Arg {
-                param,
-                key: key(param),
-                node: Node::seq([Node::text(key(param)), value]),
-            }),
+            Some(value) => {
+                let key = key(param);
+                let node = Node::seq([Node::text(key.clone()), value]);
+                args.push(exclude::Arg { param, key, node });
+            }
             None if param.required => return None,
             None => {}
         }

@@ -153,10 +153,6 @@ pub(crate) async fn handle(
     } else {
         None
     };
-    let kind = gateway.options.upstream.kind;
-    if let Some(grammars) = &grammars {
-        kind.put_in(&mut request, grammars.first.clone());
-    }
     let mut turn = Turn::new(
         tools,
         request,
@@ -166,10 +162,8 @@ pub(crate) async fn handle(
         Dialect::Atfunc,
     );
     if let Some(grammars) = grammars {
-        turn.resample(gateway.options.policy.resamples);
-        if let Some(repair) = grammars.repair {
-            turn.constrain_repairs(kind, repair);
-        }
+        let policy = &gateway.options.policy;
+        turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
@@ -219,23 +213,16 @@ async fn native_turn(
         )?,
         _ => None,
     };
-    let kind = gateway.options.upstream.kind;
-    if let Some(grammars) = &grammars {
-        kind.put_in(&mut request, grammars.first.clone());
-    }
     let mut turn = Turn::new(
         tools,
         request,
         choice,
         single_call,
-        gateway.options.policy.repair_rounds,
+        policy.repair_rounds,
         dialect,
     );
     if let Some(grammars) = grammars {
-        turn.resample(gateway.options.policy.resamples);
-        if let Some(repair) = grammars.repair {
-            turn.constrain_repairs(kind, repair);
-        }
+        turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     run_turn(gateway, auth, turn).await

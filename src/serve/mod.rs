@@ -153,8 +153,9 @@
 //! is missing, the first call kept), but not stated to the model: only its template
 //! speaks to it. A call block that cannot be read (its opening marker written, the rest
 //! not in the format) is refused like a call that does not bind, and repair messages show
-//! each call as the model wrote it and never ask for atfunc's syntax. No grammar is made
-//! for other formats: `atfunc_constrain: true` is answered 400. `tool_calls` the upstream
+//! each call as the model wrote it and never ask for atfunc's syntax. With `hermes`, a
+//! grammar holds the answer to the tools' `<tool_call>` blocks ([`CallForm::Hermes`](crate::grammar::CallForm::Hermes));
+//! no grammar is made for other formats: `atfunc_constrain: true` is answered 400. `tool_calls` the upstream
 //! sends itself (a server that did read them) are passed on as they came, after the calls
 //! read from the text. `atfunc_execute` requests still use atfunc's syntax.
 //!

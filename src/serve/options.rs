@@ -43,8 +43,9 @@ pub struct UpstreamOptions {
     /// behind a server that does not read it (vLLM without a tool parser, a raw
     /// llama.cpp): the request's `tools` go upstream as they came and the answer is read
     /// in that format (see [Other formats](super#other-formats)). Grammars are only made for
-    /// atfunc's syntax: [`Gateway::new`](super::Gateway::new) refuses [`TurnPolicy::constrain`] and
-    /// [`TurnPolicy::constrain_per_request`] with another dialect.
+    /// atfunc's syntax and `hermes`: [`Gateway::new`](super::Gateway::new) refuses
+    /// [`TurnPolicy::constrain`] and [`TurnPolicy::constrain_per_request`] with another
+    /// dialect.
     pub dialect: Dialect,
 }
 

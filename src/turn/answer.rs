@@ -12,7 +12,7 @@
 //! show it atfunc's syntax; `tool_calls` the upstream sends itself are passed on as they
 //! came, at the end of the answer.
 
-use super::constrain::UpstreamKind;
+use super::constrain::{Grammars, UpstreamKind};
 use super::request::Request;
 use super::tools::ToolSet;
 use crate::bind::{bind, CallKey, Repeats};
@@ -476,9 +476,13 @@ impl Turn {
         }
     }
 
-    /// Makes repair rounds send `grammar` (which allows calls only) where `kind` reads it.
-    pub(crate) fn constrain_repairs(&mut self, kind: UpstreamKind, grammar: String) {
-        self.repair_grammar = Some((kind, grammar));
+    /// Puts the turn under `grammars` where `kind` reads them: the first answer's in the
+    /// request, the repair rounds' (which allow calls only) in theirs, and a failed answer
+    /// asked again up to `resamples` times ([`Turn::resample`]).
+    pub(crate) fn constrain(&mut self, kind: UpstreamKind, grammars: Grammars, resamples: usize) {
+        kind.put_in(&mut self.request, grammars.first);
+        self.resample(resamples);
+        self.repair_grammar = grammars.repair.map(|grammar| (kind, grammar));
     }
 
     /// The request for the next upstream answer.

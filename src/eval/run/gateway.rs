@@ -77,17 +77,16 @@ impl Policy {
                 options.policy.decide = true;
                 "auto"
             }
-            // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
-            Strategy::Dialect => {
+            Strategy::Dialect | Strategy::DialectGrammar => {
                 options.upstream.dialect = eval.dialect;
+                // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
                 options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
-                "auto"
-            }
-            Strategy::DialectGrammar => {
-                options.upstream.dialect = eval.dialect;
-                options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
-                grammar(&mut options);
-                "required"
+                if mode.strategy == Strategy::DialectGrammar {
+                    grammar(&mut options);
+                    "required"
+                } else {
+                    "auto"
+                }
             }
             Strategy::Native | Strategy::Lazy => return None,
         };
