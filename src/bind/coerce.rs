@@ -70,8 +70,17 @@ pub(super) fn coerce_param_with(
 ) -> Result<Json, BindError> {
     if let Value::String(text) = value {
         // The prompt's example writes a text parameter's placeholder quoted: `"<location>"`
-        // for `location` is that placeholder copied, not a value.
-        if text.len() == param.name.len() + 2
+        // for `location` is that placeholder copied, not a value. A declared choice that
+        // happens to read so is still a value; an array's items have no name, and no
+        // placeholder.
+        let declared = param
+            .choices
+            .iter()
+            .flatten()
+            .any(|choice| choice.as_str() == Some(text.as_str()));
+        if !param.name.is_empty()
+            && !declared
+            && text.len() == param.name.len() + 2
             && text.starts_with('<')
             && text.ends_with('>')
             && text.get(1..text.len() - 1) == Some(param.name.as_str())

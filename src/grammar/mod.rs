@@ -33,7 +33,9 @@
 //!    fewer ways to go wrong.
 //! 3. **Values**, each as JSON writes it, which the parser reads as the same value:
 //!    strings in double quotes with JSON's escapes, not beginning with `,` or `)` (see
-//!    [`GrammarOptions::guard_string_start`]); integers and numbers in JSON's syntax
+//!    [`GrammarOptions::guard_string_start`]), and for a named parameter or field never
+//!    its own placeholder (`"<layout>"` for `layout`, in any spelling of its escapes),
+//!    which the binder refuses; integers and numbers in JSON's syntax
 //!    with bounded digits (18 for an integer, so it fits an `i64`; a number's exponent has
 //!    two, so it is finite); `true`/`false`; declared choices as alternatives (only those
 //!    of a type the binder can match; an array's choices per element, as the binder reads
@@ -76,6 +78,7 @@
 mod decide;
 mod exclude;
 mod grounded;
+mod placeholder;
 mod tree;
 mod values;
 

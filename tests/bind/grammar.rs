@@ -454,6 +454,87 @@ fn weather() -> Vec<Interface> {
         .param(unit)]
 }
 
+/// A tool whose text parameters include a field and a list of text; `extra` takes anything.
+fn layout_tool() -> Vec<Interface> {
+    load_interfaces(
+        &serde_json::json!([{"name": "ui.set_layout", "parameters": {
+            "type": "object",
+            "properties": {
+                "layout": {"type": "string"},
+                "style": {"type": "object", "properties": {"font": {"type": "string"}}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "extra": {},
+                "mode": {"type": "string", "enum": ["<mode>", "grid"]}
+            },
+            "required": ["layout"]
+        }}]),
+    )
+    .unwrap()
+}
+
+#[test]
+fn no_grammar_offers_a_parameters_own_placeholder() {
+    // The prompt's example writes a text parameter as `"<layout>"`; Qwen2.5-Coder-0.5B
+    // copied it in 3 of 40 simple_java answers, which the binder refuses through every
+    // resample. The grammar leaves out exactly that text, in any spelling of it.
+    let tools = layout_tool();
+    let catalog = catalog(&tools, None);
+    let required = GrammarOptions::default().with_choice(Choice::Required);
+    let g = grammar(&tools, &required).unwrap();
+    let call = |args: &str| format!("@ui.set_layout({args})");
+    for refused in [
+        r#"layout="<layout>""#,
+        r#"layout="\u003clayout\u003E""#,
+        r#"layout="x", style={"font": "<font>"}"#,
+        r#"layout="x", extra="<extra>""#,
+    ] {
+        let text = call(refused);
+        assert!(!g.accepts(&text), "{text}");
+        let events = parse_events(&text);
+        let Some(Event::Call(call)) = events.iter().find(|e| matches!(e, Event::Call(_))) else {
+            panic!("{text}: {events:?}");
+        };
+        assert!(bind(call, &catalog).is_err(), "{text}");
+    }
+    for offered in [
+        r#"layout="<Layout>""#,
+        r#"layout="<layout> grid""#,
+        r#"layout="<font>", style={"font": "<layout>"}"#,
+        r#"layout="x", tags=["<tags>", "<>"]"#,
+        r#"layout="x", extra=["<extra>"]"#,
+        r#"layout="x", mode="<mode>""#,
+    ] {
+        let text = call(offered);
+        assert!(g.accepts(&text), "{text}");
+        let events = parse_events(&text);
+        let Some(Event::Call(call)) = events.iter().find(|e| matches!(e, Event::Call(_))) else {
+            panic!("{text}: {events:?}");
+        };
+        assert!(
+            bind(call, &catalog).is_ok(),
+            "{text}: {:?}",
+            bind(call, &catalog)
+        );
+    }
+    let hermes = required.clone().with_form(CallForm::Hermes);
+    let g = grammar(&tools, &hermes).unwrap();
+    let block = |args: &str| {
+        format!(
+            "<tool_call>\n{{\"name\": \"ui.set_layout\", \"arguments\": {{{args}}}}}\n</tool_call>"
+        )
+    };
+    assert!(!g.accepts(&block(r#""layout": "<layout>""#)));
+    assert!(g.accepts(&block(r#""layout": "<layouts>""#)));
+    for options in [
+        required,
+        hermes,
+        GrammarOptions::default().with_bare_strings(true),
+    ] {
+        let g = grammar(&tools, &options).unwrap();
+        check_samples(&g, &catalog, &options, 200);
+    }
+}
+
 #[test]
 fn choices_and_bounds_are_enforced() {
     let g = grammar(&weather(), &GrammarOptions::default()).unwrap();
@@ -494,8 +575,11 @@ fn many_optional_fields_make_a_grammar_that_grows_with_their_number() {
     let flat = optional_strings(2000)
         .into_iter()
         .fold(flat, |f, p| f.param(p));
+    // Each text field also has a rule of its own that leaves out its placeholder
+    // (`"<field_0001>"`), a few bytes per character of its name: 182 kB without them,
+    // 820 kB with.
     let text = atfunc::gbnf(&[flat], &GrammarOptions::default()).unwrap();
-    assert!(text.len() < 400_000, "{} bytes", text.len());
+    assert!(text.len() < 1_000_000, "{} bytes", text.len());
     // The same fields inside an object parameter.
     let nested = Interface::new("nested").param(
         Param::new(
@@ -507,7 +591,7 @@ fn many_optional_fields_make_a_grammar_that_grows_with_their_number() {
         .required(),
     );
     let text = atfunc::gbnf(&[nested], &GrammarOptions::default()).unwrap();
-    assert!(text.len() < 400_000, "{} bytes", text.len());
+    assert!(text.len() < 1_000_000, "{} bytes", text.len());
 
     // Still exactly the calls that bind: any of the fields, in declared order.
     let fields = optional_strings(300);
@@ -617,7 +701,8 @@ fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
             .with_choice(choice)
             .with_single(true);
         let text = atfunc::gbnf(&tools, &options).unwrap();
-        assert!(text.len() < 100_000, "{} bytes", text.len());
+        // 99 kB, and 113 kB with the text fields' rules that leave out their placeholders.
+        assert!(text.len() < 150_000, "{} bytes", text.len());
         let g = grammar(&tools, &options).unwrap();
         check_samples(&g, &catalog(&tools, None), &options, 5);
     }
