@@ -70,21 +70,16 @@ pub(super) fn coerce_param_with(
 ) -> Result<Json, BindError> {
     if let Value::String(text) = value {
         // The prompt's example writes a text parameter's placeholder quoted: `"<location>"`
-        // for `location` is that placeholder copied, not a value. A declared choice that
-        // happens to read so is still a value; an array's items have no name, and no
-        // placeholder.
+        // for `location` is that placeholder copied, not a value, and so is text that
+        // begins with it (`"<location> "`, `"<location> unit=<unit>"`: Qwen2.5-Coder-0.5B
+        // wrote these). A declared choice that happens to read so is still a value; an
+        // array's items have no name, and no placeholder.
         let declared = param
             .choices
             .iter()
             .flatten()
             .any(|choice| choice.as_str() == Some(text.as_str()));
-        if !param.name.is_empty()
-            && !declared
-            && text.len() == param.name.len() + 2
-            && text.starts_with('<')
-            && text.ends_with('>')
-            && text.get(1..text.len() - 1) == Some(param.name.as_str())
-        {
+        if !declared && begins_with_placeholder(text, &param.name) {
             return Err(BindError::Placeholder {
                 function: ctx.function.to_owned(),
                 param: path.to_string(),
@@ -205,6 +200,16 @@ fn coerce(
 /// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the prompt
 /// writes its example call with them so that the example cannot run as written (a text
 /// parameter's placeholder is quoted, and refused where its name is the parameter's).
+/// Whether `text`, past any leading blanks, begins with `<name>`.
+fn begins_with_placeholder(text: &str, name: &str) -> bool {
+    !name.is_empty()
+        && text
+            .trim_start()
+            .strip_prefix('<')
+            .and_then(|rest| rest.strip_prefix(name))
+            .is_some_and(|rest| rest.starts_with('>'))
+}
+
 pub(crate) fn is_placeholder(word: &str) -> bool {
     word.len() > 2 && word.starts_with('<') && word.ends_with('>')
 }

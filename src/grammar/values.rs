@@ -110,9 +110,9 @@ impl Values {
                     // Only a call's own argument (depth 0): inside a JSON object or list
                     // an unquoted word is read as a JSON token, not as text.
                     None if self.bare_strings && slot == Slot::Named && depth == 0 => {
-                        Node::alt([self.text_for(b, &param.name), bare_word(b)])
+                        Node::alt([self.string(b), bare_word(b)])
                     }
-                    None => self.text_for(b, &param.name),
+                    None => self.string(b),
                 },
             ),
             ParamType::Boolean => Some(b.rule("boolean", |_| {
@@ -129,15 +129,9 @@ impl Values {
                     // Bounds apply when the value is a number: the other kinds stay free.
                     let mut kinds = vec![number_between(param.min, param.max)?];
                     kinds.extend(self.any_kinds(b, levels, null, false));
-                    kinds[1] = self.text_for(b, &param.name);
                     Some(Node::alt(kinds))
-                } else if param.name.is_empty() {
-                    Some(self.any(b, levels, null))
                 } else {
-                    // The shared `any` rule, but for the string: not this one's placeholder.
-                    let mut kinds = self.any_kinds(b, levels, null, true);
-                    kinds[0] = self.text_for(b, &param.name);
-                    Some(b.share("any-value", Node::alt(kinds)))
+                    Some(self.any(b, levels, null))
                 }
             }
             ParamType::Array { items } => {
@@ -246,12 +240,6 @@ impl Values {
     }
 
     fn spell(&self, param: &Param, json: &Json, slot: Slot) -> Option<String> {
-        if json
-            .as_str()
-            .is_some_and(|text| is_own_placeholder(text, &param.name))
-        {
-            return None;
-        }
         let object = matches!(
             (&param.ty, json),
             (ParamType::Object { .. }, Json::Object(_))
@@ -287,7 +275,6 @@ impl Values {
                     _ => {
                         !(self.guard_string_start
                             && (text.starts_with(',') || text.starts_with(')')))
-                            && !is_own_placeholder(text, &param.name)
                     }
                 };
                 fits.then(|| json.to_string())
@@ -885,15 +872,6 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
 /// parenthesis, holds no parenthesis, comma or line break, and is not a word the parser
 /// reads as null (`null`, `None`, trailing blanks aside), which would leave the
 /// argument out. It ends at the `,` or `)` after it.
-/// Whether `text` is `<name>`, the placeholder the binder refuses for a parameter so named.
-fn is_own_placeholder(text: &str, name: &str) -> bool {
-    !name.is_empty()
-        && text
-            .strip_prefix('<')
-            .and_then(|rest| rest.strip_suffix('>'))
-            .is_some_and(|inner| inner == name)
-}
-
 fn bare_word(b: &mut Builder) -> Node {
     b.rule("bare", |b| {
         let rest = b.rule("bare-char", |_| Node::not_chars(BARE_STOP));

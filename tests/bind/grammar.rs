@@ -14,8 +14,8 @@ use atfunc::grammar::{CallForm, Choice};
 use atfunc::interface::Kind;
 use atfunc::parse::Dialect;
 use atfunc::{
-    bind, load_interfaces, parse_events, Catalog, Event, GrammarError, GrammarOptions, Interface,
-    Param, ParamType, ParserConfig, StreamParser,
+    bind, load_interfaces, parse_events, BindError, Catalog, Event, GrammarError, GrammarOptions,
+    Interface, Param, ParamType, ParserConfig, StreamParser,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -38,8 +38,11 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
             match event {
                 Event::Call(call) => {
                     calls += 1;
-                    if let Err(e) = bind(&call, catalog) {
-                        panic!("a sampled call does not bind: {e}\n{text}");
+                    match bind(&call, catalog) {
+                        // A text value that copies its placeholder from the prompt is left
+                        // writable on purpose (see the grammar's contract).
+                        Ok(_) | Err(BindError::Placeholder { .. }) => {}
+                        Err(e) => panic!("a sampled call does not bind: {e}\n{text}"),
                     }
                     if let Choice::Function(name) = &options.choice {
                         let shown = call.name.rsplit('.').next().unwrap_or_default();
@@ -473,66 +476,67 @@ fn layout_tool() -> Vec<Interface> {
 }
 
 #[test]
-fn no_grammar_offers_a_parameters_own_placeholder() {
-    // The prompt's example writes a text parameter as `"<layout>"`; Qwen2.5-Coder-0.5B
-    // copied it in 3 of 40 simple_java answers, which the binder refuses through every
-    // resample. The grammar leaves out exactly that text, in any spelling of it.
+fn a_copied_placeholder_is_writable_and_refused() {
+    // The prompt's example writes a text parameter as `"<layout>"`. A grammar without that
+    // text made Qwen2.5-Coder-0.5B write a near copy that binds (`"<controller> "`, in 5
+    // of the first 40 simple_java answers); offered, the copy is refused by the binder
+    // and the gateway asks again. Text that begins with the placeholder is refused too.
     let tools = layout_tool();
     let catalog = catalog(&tools, None);
-    let required = GrammarOptions::default().with_choice(Choice::Required);
-    let g = grammar(&tools, &required).unwrap();
-    let call = |args: &str| format!("@ui.set_layout({args})");
-    for refused in [
+    let g = grammar(
+        &tools,
+        &GrammarOptions::default().with_choice(Choice::Required),
+    )
+    .unwrap();
+    let first_call = |text: &str| {
+        let events = parse_events(text);
+        match events.into_iter().find(|e| matches!(e, Event::Call(_))) {
+            Some(Event::Call(call)) => call,
+            other => panic!("{text}: {other:?}"),
+        }
+    };
+    for copied in [
         r#"layout="<layout>""#,
-        r#"layout="\u003clayout\u003E""#,
+        r#"layout="<layout> ""#,
+        r#"layout=" <layout> unit=<unit>""#,
         r#"layout="x", style={"font": "<font>"}"#,
         r#"layout="x", extra="<extra>""#,
     ] {
-        let text = call(refused);
-        assert!(!g.accepts(&text), "{text}");
-        let events = parse_events(&text);
-        let Some(Event::Call(call)) = events.iter().find(|e| matches!(e, Event::Call(_))) else {
-            panic!("{text}: {events:?}");
-        };
-        assert!(bind(call, &catalog).is_err(), "{text}");
+        let text = format!("@ui.set_layout({copied})");
+        assert!(g.accepts(&text), "{text}");
+        let refused = bind(&first_call(&text), &catalog).unwrap_err();
+        assert!(
+            matches!(refused, BindError::Placeholder { .. }),
+            "{text}: {refused}"
+        );
     }
-    for offered in [
+    for value in [
         r#"layout="<Layout>""#,
-        r#"layout="<layout> grid""#,
+        r#"layout="<layouts>""#,
+        r#"layout="x <layout>""#,
         r#"layout="<font>", style={"font": "<layout>"}"#,
         r#"layout="x", tags=["<tags>", "<>"]"#,
         r#"layout="x", extra=["<extra>"]"#,
         r#"layout="x", mode="<mode>""#,
     ] {
-        let text = call(offered);
+        let text = format!("@ui.set_layout({value})");
         assert!(g.accepts(&text), "{text}");
-        let events = parse_events(&text);
-        let Some(Event::Call(call)) = events.iter().find(|e| matches!(e, Event::Call(_))) else {
-            panic!("{text}: {events:?}");
-        };
+        let call = first_call(&text);
         assert!(
-            bind(call, &catalog).is_ok(),
+            bind(&call, &catalog).is_ok(),
             "{text}: {:?}",
-            bind(call, &catalog)
+            bind(&call, &catalog)
         );
     }
-    let hermes = required.clone().with_form(CallForm::Hermes);
-    let g = grammar(&tools, &hermes).unwrap();
-    let block = |args: &str| {
-        format!(
-            "<tool_call>\n{{\"name\": \"ui.set_layout\", \"arguments\": {{{args}}}}}\n</tool_call>"
-        )
-    };
-    assert!(!g.accepts(&block(r#""layout": "<layout>""#)));
-    assert!(g.accepts(&block(r#""layout": "<layouts>""#)));
-    for options in [
-        required,
-        hermes,
-        GrammarOptions::default().with_bare_strings(true),
-    ] {
-        let g = grammar(&tools, &options).unwrap();
-        check_samples(&g, &catalog, &options, 200);
-    }
+    // A bare word is never one: it may not begin with `<`.
+    let bare = GrammarOptions::default()
+        .with_choice(Choice::Required)
+        .with_bare_strings(true);
+    let g = grammar(&tools, &bare).unwrap();
+    assert!(g.accepts("@ui.set_layout(layout=grid)"));
+    assert!(!g.accepts("@ui.set_layout(layout=<layout>)"));
+    assert!(!g.accepts("@ui.set_layout(layout=<b>bold)"));
+    check_samples(&g, &catalog, &bare, 200);
 }
 
 #[test]
@@ -575,11 +579,8 @@ fn many_optional_fields_make_a_grammar_that_grows_with_their_number() {
     let flat = optional_strings(2000)
         .into_iter()
         .fold(flat, |f, p| f.param(p));
-    // Each text field also has a rule of its own that leaves out its placeholder
-    // (`"<field_0001>"`), a few bytes per character of its name: 182 kB without them,
-    // 820 kB with.
     let text = atfunc::gbnf(&[flat], &GrammarOptions::default()).unwrap();
-    assert!(text.len() < 1_000_000, "{} bytes", text.len());
+    assert!(text.len() < 400_000, "{} bytes", text.len());
     // The same fields inside an object parameter.
     let nested = Interface::new("nested").param(
         Param::new(
@@ -591,7 +592,7 @@ fn many_optional_fields_make_a_grammar_that_grows_with_their_number() {
         .required(),
     );
     let text = atfunc::gbnf(&[nested], &GrammarOptions::default()).unwrap();
-    assert!(text.len() < 1_000_000, "{} bytes", text.len());
+    assert!(text.len() < 400_000, "{} bytes", text.len());
 
     // Still exactly the calls that bind: any of the fields, in declared order.
     let fields = optional_strings(300);
@@ -701,8 +702,7 @@ fn fuzz_regression_nested_objects_of_repeated_optional_fields() {
             .with_choice(choice)
             .with_single(true);
         let text = atfunc::gbnf(&tools, &options).unwrap();
-        // 99 kB, and 113 kB with the text fields' rules that leave out their placeholders.
-        assert!(text.len() < 150_000, "{} bytes", text.len());
+        assert!(text.len() < 100_000, "{} bytes", text.len());
         let g = grammar(&tools, &options).unwrap();
         check_samples(&g, &catalog(&tools, None), &options, 5);
     }
