@@ -225,6 +225,11 @@ impl Endpoint {
         self.send(self.client.get(self.url(route)), auth).await
     }
 
+    /// Sends `request`, and once more on a new connection when the first one broke
+    /// before any answer came: a kept-alive connection the server closed just as it was
+    /// reused (llama.cpp's server closes one idle for 5 s, reqwest keeps it for 90 s) is
+    /// not the server being unreachable. Asking a model again has no effect beyond the
+    /// work, so a request that did reach it can be sent twice.
     async fn send(
         &self,
         mut request: reqwest::RequestBuilder,
@@ -233,6 +238,16 @@ impl Endpoint {
         if let Some(auth) = auth {
             request = request.header(header::AUTHORIZATION, auth.clone());
         }
+        let again = request.try_clone();
+        match (self.send_once(request).await, again) {
+            (Err(EndpointError::Unreachable(error)), Some(again)) if broke_off(&error) => {
+                self.send_once(again).await
+            }
+            (sent, _) => sent,
+        }
+    }
+
+    async fn send_once(&self, request: reqwest::RequestBuilder) -> Result<Response, EndpointError> {
         let sent = match self.time_limit {
             TimeLimit::EachWait(limit) => tokio::time::timeout(limit, request.send())
                 .await
@@ -320,4 +335,10 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Whether `error` is a connection that broke while a request was sent or its answer's
+/// head awaited: not a failure to connect, a timeout, or a request that could not be built.
+fn broke_off(error: &reqwest::Error) -> bool {
+    error.is_request() && !error.is_connect() && !error.is_timeout() && !error.is_builder()
 }

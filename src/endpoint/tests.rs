@@ -271,3 +271,48 @@ async fn a_silent_server_times_out_under_either_limit() {
     }
     server.abort();
 }
+
+/// A server that reads each request and closes the connection without a word for the
+/// first `silent` of them, then answers `reply`; each request it read is counted.
+async fn closing_first(
+    silent: usize,
+    reply: &'static [u8],
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            read_request(&mut socket).await;
+            if counted.fetch_add(1, Ordering::SeqCst) >= silent {
+                let _ = socket.write_all(reply).await;
+            }
+            let _ = socket.shutdown().await;
+        }
+    });
+    (format!("http://{address}"), seen)
+}
+
+#[tokio::test]
+async fn a_connection_that_breaks_before_the_answer_is_tried_once_more() {
+    use std::sync::atomic::Ordering;
+    let reply = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+    let (base, seen) = closing_first(1, reply).await;
+    let answer = endpoint(&base, 1024)
+        .post_json(Route::ChatCompletions, "{}", None)
+        .await
+        .unwrap();
+    assert_eq!(answer.json, serde_json::json!({}));
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+
+    // Once more only: a server that never answers is unreachable after the second try.
+    let (base, seen) = closing_first(usize::MAX, reply).await;
+    let error = endpoint(&base, 1024)
+        .post(Route::ChatCompletions, "{}", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, EndpointError::Unreachable(_)), "{error:?}");
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
+}
