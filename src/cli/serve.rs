@@ -123,6 +123,10 @@ pub(crate) struct ServeArgs {
     /// so that a model looping inside a value still closes its call.
     #[arg(long)]
     bound_values: bool,
+    /// Under a grammar, let a text argument be a bare word (`unit=units`) as well as a
+    /// quoted string: a model that writes values unquoted is not made to open a quote.
+    #[arg(long)]
+    bare_strings: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -212,6 +216,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.ground_text = args.ground_text;
             options.policy.param_descriptions = !args.no_param_descriptions;
             options.policy.bound_values = args.bound_values;
+            options.policy.bare_strings = args.bare_strings;
             options.limits.load_limits = args.limits.limits();
             options.upstream.kind = args.upstream_kind;
             options.upstream.dialect = args.upstream_dialect;

@@ -90,6 +90,11 @@ pub enum Variant {
     /// ([`GrammarOptions::grounded_text`]). EVAL.md (l): +4.5 points on `simple_python`
     /// and on `multiple`.
     Spans,
+    /// `bare`: a text argument may also be a bare word (`unit=units`,
+    /// [`GrammarOptions::bare_strings`]): a model that writes values unquoted is not made
+    /// to open a quote, where the engine would take the likeliest token that starts with
+    /// one (`"bytes` for `units`, Qwen2.5-Coder-0.5B).
+    Bare,
     /// `next`: an answer whose reading stopped at a repeated call is continued, one call
     /// at a time, under a grammar that leaves out the calls it wrote
     /// ([`GrammarOptions::not_again`], [`GrammarOptions::continued`]) or allows the end,
@@ -104,16 +109,17 @@ pub enum Variant {
 
 /// Every variant with its name, in the order a mode's name lists them: the order of the
 /// committed reports (`grammar+desc+spans`, `grammar+spans+next`), so that they resume.
-const VARIANTS: [(Variant, &str); 4] = [
+const VARIANTS: [(Variant, &str); 5] = [
     (Variant::Desc, "desc"),
     (Variant::Bound, "bound"),
     (Variant::Spans, "spans"),
+    (Variant::Bare, "bare"),
     (Variant::Next, "next"),
 ];
 
 /// Variants older builds took, and why they are gone: a report that names one is still
 /// read, and asking for one says why it cannot be run.
-const REMOVED: [(&str, &str); 11] = [
+const REMOVED: [(&str, &str); 10] = [
     ("guard", "its grammar is every mode's default (EVAL.md (e))"),
     (
         "once",
@@ -123,7 +129,6 @@ const REMOVED: [(&str, &str); 11] = [
     ("example", "it measured no gain (EVAL.md, Prompt variants)"),
     ("named", "it measured no gain (EVAL.md (c), (f))"),
     ("slot", "it measured no gain (EVAL.md (b))"),
-    ("bare", "it measured a loss (EVAL.md (f))"),
     ("nolead", "it measured no gain (EVAL.md (f))"),
     ("abstract", "it measured no gain (EVAL.md (g2), (n))"),
     ("grounded", "it measured no gain (EVAL.md (g3))"),
@@ -193,6 +198,9 @@ impl Mode {
         }
         if self.has(Variant::Spans) {
             options.grounded_text = Some(said());
+        }
+        if self.has(Variant::Bare) {
+            options.bare_strings = true;
         }
         options
     }
@@ -269,7 +277,7 @@ impl FromStr for Mode {
     }
 }
 
-/// The variants as a message lists them: `+desc, +bound, +spans or +next`.
+/// The variants as a message lists them: `+desc, +bound, +spans, +bare or +next`.
 fn variant_names() -> String {
     let names: Vec<String> = VARIANTS
         .iter()
@@ -301,6 +309,8 @@ mod tests {
             "grammar+desc+spans",
             "grammar+spans+next",
             "decide+desc+bound+spans+next",
+            "grammar+desc+bare",
+            "decide+desc+bound+spans+bare+next",
             "native",
             "dialect",
             "dialect-grammar",
@@ -315,7 +325,10 @@ mod tests {
         for (name, _) in REMOVED {
             let error = format!("grammar+{name}").parse::<Mode>().unwrap_err();
             assert!(error.contains("was removed"), "{error}");
-            assert!(error.contains("+desc, +bound, +spans or +next"), "{error}");
+            assert!(
+                error.contains("+desc, +bound, +spans, +bare or +next"),
+                "{error}"
+            );
         }
         let error = "grammar+nope".parse::<Mode>().unwrap_err();
         assert!(error.starts_with("unknown variant 'nope'"), "{error}");

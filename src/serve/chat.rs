@@ -140,7 +140,11 @@ pub(crate) async fn handle(
                 &tools,
                 (choice, CallForm::Atfunc),
                 single_call,
-                (grounding.as_deref(), gateway.options.policy.bound_values),
+                (
+                    grounding.as_deref(),
+                    gateway.options.policy.bound_values,
+                    gateway.options.policy.bare_strings,
+                ),
                 request.size(),
                 gateway.options.limits.max_request_bytes,
             )
@@ -207,7 +211,7 @@ async fn native_turn(
             &tools,
             (&choice, form),
             single_call,
-            (grounding.as_deref(), policy.bound_values),
+            (grounding.as_deref(), policy.bound_values, false),
             request.size(),
             gateway.options.limits.max_request_bytes,
         )?,

@@ -173,6 +173,13 @@ pub struct TurnPolicy {
     /// so that a model looping inside a value still closes its call before its token
     /// limit. Default off: a tool may take long text.
     pub bound_values: bool,
+    /// Under a grammar, let a text argument be a bare word (`unit=units`) as well as a
+    /// quoted string ([`GrammarOptions::bare_strings`](crate::GrammarOptions::bare_strings)).
+    /// A model that writes the value unquoted is otherwise made to open a quote it did not
+    /// mean, and the engine takes the likeliest token that starts with one, a quote merged
+    /// with some other word (`"bytes` for `units`). Atfunc's own syntax only; a model's own
+    /// format is JSON. Default off.
+    pub bare_strings: bool,
     /// Run the calls of every request without `tools` (needs `registry`).
     pub execute_all: bool,
     /// Most model answers in one executed turn. Default 8.
@@ -192,6 +199,7 @@ impl Default for TurnPolicy {
             ground_text: false,
             param_descriptions: true,
             bound_values: false,
+            bare_strings: false,
             execute_all: false,
             max_steps: 8,
         }

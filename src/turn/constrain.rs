@@ -81,8 +81,9 @@ pub(crate) struct Grammars {
 }
 
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
-/// their text arguments held to runs of `grounding`'s words when it is given, and their
-/// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`;
+/// their text arguments held to runs of `grounding`'s words when it is given, their
+/// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`, and a text
+/// argument allowed as a bare word ([`GrammarOptions::bare_strings`]) when `bare`;
 /// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
 /// and the repair rounds are left to do their work).
 ///
@@ -94,7 +95,7 @@ pub(crate) fn grammars(
     tools: &ToolSet,
     (choice, form): (&Choice, CallForm),
     single: bool,
-    (grounding, bounded): (Option<&str>, bool),
+    (grounding, bounded, bare): (Option<&str>, bool, bool),
     request_size: usize,
     max_request_bytes: usize,
 ) -> Result<Option<Grammars>, TurnError> {
@@ -109,6 +110,7 @@ pub(crate) fn grammars(
             single,
             form,
             grounded_text: grounding.map(str::to_owned),
+            bare_strings: bare,
             max_bytes: max_bytes.min(room),
             ..GrammarOptions::default()
         };

@@ -11,6 +11,7 @@
 #[path = "../support/missing.rs"]
 mod missing;
 
+mod bare;
 mod decide;
 mod dialect;
 mod endpoint_answers;
