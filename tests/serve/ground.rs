@@ -1,19 +1,21 @@
-//! `atfunc serve --constrain --ground-text` against the scripted upstream of `dialect.rs`:
-//! the grammar sent upstream holds text arguments to runs of the user's words, its repair
-//! grammar too, and nothing changes without the option.
+//! The grammar's options for values, against the scripted upstream of `dialect.rs`:
+//! `atfunc serve --constrain --ground-text` holds text arguments to runs of the user's
+//! words, `--bare-strings` lets them be bare words; the repair grammar too, and nothing
+//! changes without the option.
 #![cfg(feature = "serve")]
 
 use super::dialect::{joined, request, tools, Setup};
 use atfunc::grammar::{grammar, Choice};
-use atfunc::serve::GatewayOptions;
+use atfunc::serve::{GatewayOptions, TurnPolicy};
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 
-fn options(ground_text: bool) -> GatewayOptions {
+/// The gateway under a grammar, no resamples, with `set` applied to its policy.
+fn options(set: impl FnOnce(&mut TurnPolicy)) -> GatewayOptions {
     let mut options = GatewayOptions::default();
     options.policy.constrain = true;
-    options.policy.ground_text = ground_text;
     options.policy.resamples = 0;
+    set(&mut options.policy);
     options
 }
 
@@ -28,11 +30,22 @@ fn interfaces() -> Vec<atfunc::Interface> {
     atfunc::load_interfaces(&Json::Array(functions)).unwrap()
 }
 
+/// The requests `setup` got were an answer and one repair, under the grammars `with` makes
+/// for `auto` and then `required`.
+fn first_and_repair_grammars(setup: &Setup, with: impl Fn(Choice) -> GrammarOptions) {
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    for (request, choice) in sent.iter().zip([Choice::Auto, Choice::Required]) {
+        let expected = gbnf(&interfaces(), &with(choice)).unwrap();
+        assert_eq!(request["grammar"], expected);
+    }
+}
+
 #[tokio::test]
 async fn text_arguments_are_runs_of_the_users_words() {
     // A first answer whose call does not bind (no city), then a repair answer that does.
     let setup = Setup::with_options(
-        options(true),
+        options(|policy| policy.ground_text = true),
         &[
             json!({"content": "@get_weather(max_days=2)"}),
             json!({"content": "@get_weather(city=\"Paris\")"}),
@@ -58,16 +71,7 @@ async fn text_arguments_are_runs_of_the_users_words() {
             .with_choice(choice)
             .with_grounded_text(Some(said.to_owned()))
     };
-    let sent = setup.requests();
-    assert_eq!(sent.len(), 2, "{sent:#?}");
-    assert_eq!(
-        sent[0]["grammar"],
-        gbnf(&interfaces(), &with(Choice::Auto)).unwrap()
-    );
-    assert_eq!(
-        sent[1]["grammar"],
-        gbnf(&interfaces(), &with(Choice::Required)).unwrap()
-    );
+    first_and_repair_grammars(&setup, with);
     let first = grammar(&interfaces(), &with(Choice::Auto)).unwrap();
     for ok in [
         r#"@get_weather(city="Paris")"#,
@@ -85,7 +89,7 @@ async fn text_arguments_are_runs_of_the_users_words() {
 
 #[tokio::test]
 async fn without_the_option_text_is_free() {
-    let setup = Setup::with_options(options(false), &[json!({"content": "It is sunny."})]).await;
+    let setup = Setup::with_options(options(|_| {}), &[json!({"content": "It is sunny."})]).await;
     let (status, _) = setup.whole(&request()).await;
     assert_eq!(status, 200);
     let free = GrammarOptions::default();
@@ -93,4 +97,41 @@ async fn without_the_option_text_is_free() {
         setup.requests()[0]["grammar"],
         gbnf(&interfaces(), &free).unwrap()
     );
+}
+
+#[tokio::test]
+async fn a_text_argument_may_be_a_bare_word() {
+    // A first answer whose call does not bind (no city), then a repair answer with the
+    // city written bare, as Qwen2.5-Coder-0.5B writes `unit=units`.
+    let setup = Setup::with_options(
+        options(|policy| policy.bare_strings = true),
+        &[
+            json!({"content": "@get_weather(max_days=2)"}),
+            json!({"content": "@get_weather(city=New York)"}),
+        ],
+    )
+    .await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_eq!(
+        joined(&whole)["calls"],
+        json!([{"name": "get-weather", "arguments": "{\"city\":\"New York\"}"}])
+    );
+    let with = |choice| {
+        GrammarOptions::default()
+            .with_choice(choice)
+            .with_bare_strings(true)
+    };
+    first_and_repair_grammars(&setup, with);
+    let repair = grammar(&interfaces(), &with(Choice::Required)).unwrap();
+    for ok in [
+        "@get_weather(city=New York)",
+        r#"@get_weather(city="New York")"#,
+    ] {
+        assert!(repair.accepts(ok), "{ok}");
+    }
+    // Not a bare placeholder, nor a word that would read as null.
+    for bad in ["@get_weather(city=<city>)", "@get_weather(city=null)"] {
+        assert!(!repair.accepts(bad), "{bad}");
+    }
 }

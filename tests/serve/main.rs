@@ -11,7 +11,6 @@
 #[path = "../support/missing.rs"]
 mod missing;
 
-mod bare;
 mod decide;
 mod dialect;
 mod endpoint_answers;
