@@ -38,8 +38,7 @@ pub(crate) struct EvalArgs {
     /// grammar of that format's calls; hermes only); a text-based mode takes variants after a
     /// +: +desc (parameter descriptions in the prompt), +bound (strings and lists bounded
     /// in the grammar), +spans (text values taken from the question's words), +bare (a
-    /// text value may be a bare word in the grammar), +pos (the first required argument
-    /// may go by position in the grammar), +next (an
+    /// text value may be a bare word in the grammar), +next (an
     /// answer that repeats a call asked for its next one; llama-server only).
     #[arg(
         long,

@@ -127,10 +127,6 @@ pub(crate) struct ServeArgs {
     /// quoted string: a model that writes values unquoted is not made to open a quote.
     #[arg(long)]
     bare_strings: bool,
-    /// Under a grammar, let a function's first parameter, when required, go by position
-    /// too, as the prompt's example writes it.
-    #[arg(long)]
-    first_by_position: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -221,7 +217,6 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.param_descriptions = !args.no_param_descriptions;
             options.policy.bound_values = args.bound_values;
             options.policy.bare_strings = args.bare_strings;
-            options.policy.first_by_position = args.first_by_position;
             options.limits.load_limits = args.limits.limits();
             options.upstream.kind = args.upstream_kind;
             options.upstream.dialect = args.upstream_dialect;

@@ -95,9 +95,6 @@ pub enum Variant {
     /// to open a quote, where the engine would take the likeliest token that starts with
     /// one (`"bytes` for `units`, Qwen2.5-Coder-0.5B).
     Bare,
-    /// `pos`: a function's first parameter, when required, may also go by position, as
-    /// the prompt's example writes it ([`GrammarOptions::first_by_position`]).
-    Pos,
     /// `next`: an answer whose reading stopped at a repeated call is continued, one call
     /// at a time, under a grammar that leaves out the calls it wrote
     /// ([`GrammarOptions::not_again`], [`GrammarOptions::continued`]) or allows the end,
@@ -112,12 +109,11 @@ pub enum Variant {
 
 /// Every variant with its name, in the order a mode's name lists them: the order of the
 /// committed reports (`grammar+desc+spans`, `grammar+spans+next`), so that they resume.
-const VARIANTS: [(Variant, &str); 6] = [
+const VARIANTS: [(Variant, &str); 5] = [
     (Variant::Desc, "desc"),
     (Variant::Bound, "bound"),
     (Variant::Spans, "spans"),
     (Variant::Bare, "bare"),
-    (Variant::Pos, "pos"),
     (Variant::Next, "next"),
 ];
 
@@ -206,9 +202,6 @@ impl Mode {
         if self.has(Variant::Bare) {
             options.bare_strings = true;
         }
-        if self.has(Variant::Pos) {
-            options.first_by_position = true;
-        }
         options
     }
 }
@@ -284,7 +277,7 @@ impl FromStr for Mode {
     }
 }
 
-/// The variants as a message lists them: `+desc, +bound, +spans, +bare, +pos or +next`.
+/// The variants as a message lists them: `+desc, +bound, +spans, +bare or +next`.
 fn variant_names() -> String {
     let names: Vec<String> = VARIANTS
         .iter()
@@ -317,7 +310,6 @@ mod tests {
             "grammar+spans+next",
             "decide+desc+bound+spans+next",
             "grammar+desc+bare",
-            "grammar+desc+bare+pos",
             "decide+desc+bound+spans+bare+next",
             "native",
             "dialect",
@@ -334,7 +326,7 @@ mod tests {
             let error = format!("grammar+{name}").parse::<Mode>().unwrap_err();
             assert!(error.contains("was removed"), "{error}");
             assert!(
-                error.contains("+desc, +bound, +spans, +bare, +pos or +next"),
+                error.contains("+desc, +bound, +spans, +bare or +next"),
                 "{error}"
             );
         }

@@ -212,13 +212,6 @@ pub struct GrammarOptions {
     /// still be written with an escape (`"\u002c..."`). Default true (measured in
     /// EVAL.md: it ended every such runaway string of SmolLM2-135M).
     pub guard_string_start: bool,
-    /// A function's first parameter, when it is required, may also be written by position
-    /// (`@get_temp("Oslo", days=3)`), as the prompt's example writes it; every other
-    /// argument by name. A model that follows the example and is made to write the name
-    /// instead (`base=`, a token it gave 1 chance in 100 000 on BFCL `simple_python_0`)
-    /// is off the path it meant. Atfunc's syntax only, and only where no calls are left
-    /// out ([`GrammarOptions::not_again`]). Default false.
-    pub first_by_position: bool,
     /// A text parameter may also be written as a bare word (`city=Oslo`), as the call
     /// syntax allows: up to the `,` or `)` that ends the argument, on one line, with no
     /// quote, bracket or parenthesis. A model that writes its values unquoted (its own
@@ -320,12 +313,6 @@ impl GrammarOptions {
         self
     }
 
-    /// The same options with [`first_by_position`](Self::first_by_position) set.
-    pub fn with_first_by_position(mut self, first_by_position: bool) -> Self {
-        self.first_by_position = first_by_position;
-        self
-    }
-
     /// The same options with [`bare_strings`](Self::bare_strings) set.
     pub fn with_bare_strings(mut self, bare_strings: bool) -> Self {
         self.bare_strings = bare_strings;
@@ -397,7 +384,6 @@ impl Default for GrammarOptions {
             any_depth: 3,
             guard_string_start: true,
             bare_strings: false,
-            first_by_position: false,
             max_string_chars: None,
             max_list_items: None,
             grounded_numbers: None,
@@ -580,9 +566,7 @@ pub fn grammar(
             })
             .collect();
         let function = (*interface, shown.as_str());
-        let by_position = options.first_by_position && options.form == CallForm::Atfunc;
-        let shape = (options.form, by_position);
-        if let Some(call) = call(&mut b, &values, shape, index, function, &left_out) {
+        if let Some(call) = call(&mut b, &values, options.form, index, function, &left_out) {
             calls.push(call);
         }
         if b.exceeded().is_some() {
@@ -744,7 +728,7 @@ fn fold(name: &str) -> String {
 fn call(
     b: &mut Builder,
     values: &Values,
-    (form, first_by_position): (CallForm, bool),
+    form: CallForm,
     index: usize,
     (interface, shown): (&Interface, &str),
     left_out: &[&WrittenCall],
@@ -768,23 +752,10 @@ fn call(
         }
     }
     let list = if left_out.is_empty() {
-        let mut items: Vec<(Node, bool)> = args
-            .iter()
-            .map(|arg| (arg.node.clone(), arg.param.required))
+        let items = args
+            .into_iter()
+            .map(|arg| (arg.node, arg.param.required))
             .collect();
-        // The first parameter by position too, when it is required (the example's shape);
-        // a bare word there could read as `name=value`, so only its other spellings.
-        let first = interface.params.first().filter(|param| param.required);
-        if let (true, Some(param), Some((node, _))) = (first_by_position, first, items.first_mut())
-        {
-            let quoted = Values {
-                bare_strings: false,
-                ..values.clone()
-            };
-            if let Some(value) = quoted.param(b, param, 0, Slot::Named) {
-                *node = Node::alt([node.clone(), value]);
-            }
-        }
         separated(b, items, ", ")
     } else {
         // Each call as its values in the order of `args`; one that gives a parameter the

@@ -39,7 +39,6 @@ pub(crate) enum Slot {
 }
 
 /// The grammar's values, with the depth `any` is unrolled to.
-#[derive(Clone)]
 pub(crate) struct Values {
     /// How deep `any` values (and objects without declared fields) nest.
     pub any_depth: usize,

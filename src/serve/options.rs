@@ -180,11 +180,6 @@ pub struct TurnPolicy {
     /// with some other word (`"bytes` for `units`). Atfunc's own syntax only; a model's own
     /// format is JSON. Default off.
     pub bare_strings: bool,
-    /// Under a grammar, let a function's first parameter, when required, go by position
-    /// too, as the prompt's example writes it
-    /// ([`GrammarOptions::first_by_position`](crate::GrammarOptions::first_by_position)).
-    /// Default off.
-    pub first_by_position: bool,
     /// Run the calls of every request without `tools` (needs `registry`).
     pub execute_all: bool,
     /// Most model answers in one executed turn. Default 8.
@@ -205,7 +200,6 @@ impl Default for TurnPolicy {
             param_descriptions: true,
             bound_values: false,
             bare_strings: false,
-            first_by_position: false,
             execute_all: false,
             max_steps: 8,
         }

@@ -83,9 +83,7 @@ pub(crate) struct Grammars {
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
 /// their text arguments held to runs of `grounding`'s words when it is given, their
 /// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`, and a text
-/// argument allowed as a bare word ([`GrammarOptions::bare_strings`]) when `bare`, and
-/// the first required one by position ([`GrammarOptions::first_by_position`]) when
-/// `by_position`;
+/// argument allowed as a bare word ([`GrammarOptions::bare_strings`]) when `bare`;
 /// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
 /// and the repair rounds are left to do their work).
 ///
@@ -97,7 +95,7 @@ pub(crate) fn grammars(
     tools: &ToolSet,
     (choice, form): (&Choice, CallForm),
     single: bool,
-    (grounding, bounded, bare, by_position): (Option<&str>, bool, bool, bool),
+    (grounding, bounded, bare): (Option<&str>, bool, bool),
     request_size: usize,
     max_request_bytes: usize,
 ) -> Result<Option<Grammars>, TurnError> {
@@ -113,7 +111,6 @@ pub(crate) fn grammars(
             form,
             grounded_text: grounding.map(str::to_owned),
             bare_strings: bare,
-            first_by_position: by_position,
             max_bytes: max_bytes.min(room),
             ..GrammarOptions::default()
         };

@@ -401,10 +401,9 @@ proptest! {
         single in any::<bool>(),
         bare_strings in any::<bool>(),
         hermes in any::<bool>(),
-        by_position in any::<bool>(),
     ) {
         let form = if hermes { CallForm::Hermes } else { CallForm::Atfunc };
-        let options = GrammarOptions::default().with_choice(choice(&interfaces, pick)).with_single(single).with_bare_strings(bare_strings).with_form(form).with_first_by_position(by_position);
+        let options = GrammarOptions::default().with_choice(choice(&interfaces, pick)).with_single(single).with_bare_strings(bare_strings).with_form(form);
         match grammar(&interfaces, &options) {
             Ok(g) => check_samples(&g, &catalog(&interfaces, None), &options, 8),
             // A required call of a function that has none: allowed only when that is so.
@@ -538,37 +537,6 @@ fn a_copied_placeholder_is_writable_and_refused() {
     assert!(!g.accepts("@ui.set_layout(layout=<layout>)"));
     assert!(!g.accepts("@ui.set_layout(layout=<b>bold)"));
     check_samples(&g, &catalog, &bare, 200);
-}
-
-#[test]
-fn the_first_required_parameter_may_go_by_position() {
-    let tools = weather();
-    let options = GrammarOptions::default()
-        .with_choice(Choice::Required)
-        .with_first_by_position(true)
-        .with_bare_strings(true);
-    let g = grammar(&tools, &options).unwrap();
-    for ok in [
-        r#"@weather.get_temp("Oslo")"#,
-        r#"@weather.get_temp("Oslo", days=3, unit="celsius")"#,
-        r#"@weather.get_temp(location="Oslo", days=3)"#,
-        "@weather.get_temp(location=Oslo)",
-    ] {
-        assert!(g.accepts(ok), "{ok}");
-    }
-    for bad in [
-        // Not bare by position (`days=3` would read as a named argument), not the second.
-        "@weather.get_temp(Oslo)",
-        r#"@weather.get_temp("Oslo", 3)"#,
-        r#"@weather.get_temp(days=3, "Oslo")"#,
-    ] {
-        assert!(!g.accepts(bad), "{bad}");
-    }
-    check_samples(&g, &catalog(&tools, None), &options, 100);
-    // An optional first parameter goes by name only; so does every argument in Hermes.
-    let optional = vec![Interface::new("f").param(Param::new("a", ParamType::Integer))];
-    let g = grammar(&optional, &options).unwrap();
-    assert!(!g.accepts("@f(1)") && g.accepts("@f(a=1)"));
 }
 
 #[test]

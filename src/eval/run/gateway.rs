@@ -57,7 +57,6 @@ impl Policy {
             options.policy.ground_text = mode.has(Variant::Spans);
             options.policy.bound_values = mode.has(Variant::Bound);
             options.policy.bare_strings = mode.has(Variant::Bare);
-            options.policy.first_by_position = mode.has(Variant::Pos);
         };
         let tool_choice = match mode.strategy {
             // The prompt alone, measured without a second chance.
@@ -130,7 +129,6 @@ impl Policy {
         flag(o.ground_text, "--ground-text");
         flag(o.bound_values, "--bound-values");
         flag(o.bare_strings, "--bare-strings");
-        flag(o.first_by_position, "--first-by-position");
         flag(
             o.param_descriptions != default.param_descriptions,
             if o.param_descriptions {
