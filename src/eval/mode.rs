@@ -119,7 +119,7 @@ const VARIANTS: [(Variant, &str); 5] = [
 
 /// Variants older builds took, and why they are gone: a report that names one is still
 /// read, and asking for one says why it cannot be run.
-const REMOVED: [(&str, &str); 10] = [
+const REMOVED: [(&str, &str); 11] = [
     ("guard", "its grammar is every mode's default (EVAL.md (e))"),
     (
         "once",
@@ -134,6 +134,7 @@ const REMOVED: [(&str, &str); 10] = [
     ("grounded", "it measured no gain (EVAL.md (g3))"),
     ("several", "it measured no gain (EVAL.md (m))"),
     ("shot", "it measured no gain (EVAL.md (p))"),
+    ("pos", "it measured a loss (EVAL.md (x))"),
 ];
 
 /// A strategy and the variants it runs with: `text`, `repair+desc`, `grammar+desc+spans`.
