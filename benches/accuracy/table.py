@@ -209,6 +209,9 @@ MODELS = [
                 "simple_java": ("smollm2-simple_java-grammar.json", "grammar"),
                 "simple_javascript": ("smollm2-simple_javascript-grammar.json", "grammar"),
             }),
+            ("gateway `--constrain --bare-strings`", each(
+                "smollm2", "grammar-desc-bare", "grammar+desc+bare",
+                ["simple_python", "simple_java", "simple_javascript"])),
             ("own format, read by atfunc", {}),
             ("native tool calling", {
                 "simple_python": ("simple_python-native.json", "native"),
@@ -243,6 +246,7 @@ MODELS = [
             ("gateway `--constrain --no-param-descriptions`", {
                 "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
             }),
+            ("gateway `--constrain --bare-strings`", each("qwen", "grammar-desc-bare", "grammar+desc+bare")),
             ("own format, read by atfunc (`--upstream-dialect hermes`)", {
                 "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
                 **each("qwen", "desc-dialect", "dialect", CATS[1:]),
@@ -261,13 +265,17 @@ MODELS = [
                 "irrelevance": ("qwen-irrelevance-auto.json", "auto"),
                 "multi_turn_base": ("qwen-multi_turn_base-gateway.json", "gateway"),
             }),
+            ("\"auto\": `--constrain --bare-strings`", {
+                "simple_python": ("qwen-simple_python-auto-desc-bare.json", "auto+desc+bare"),
+                "irrelevance": ("qwen-irrelevance-auto-desc-bare.json", "auto+desc+bare"),
+            }),
             ("\"auto\": `--constrain --decide`", {
                 "simple_python": ("qwen-simple_python-decide.json", "decide"),
                 "irrelevance": ("qwen-irrelevance-decide.json", "decide"),
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). The \"auto\" columns' simple_python and irrelevance cells were measured without parameter descriptions; multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). `--bare-strings` lets a text argument be a bare word under the grammar (EVAL.md (x)): off by default, since SmolLM2 loses with it. The \"auto\" columns `--constrain` and `--constrain --decide` were measured without parameter descriptions on simple_python and irrelevance, the `--bare-strings` one with them; multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
