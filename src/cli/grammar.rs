@@ -48,6 +48,10 @@ pub(crate) struct GrammarArgs {
     /// required or NAME; for asking a model for its next call, with --not-again).
     #[arg(long)]
     continued: bool,
+    /// A text argument may also be a bare word (`unit=units`), never one that begins with
+    /// `<` or reads as null; atfunc's syntax only.
+    #[arg(long)]
+    bare_strings: bool,
     /// The syntax of the calls: atfunc (`@name(args)`), or hermes (the `<tool_call>` JSON
     /// blocks Hermes and Qwen 2.5 models are trained on, with the tools' own names).
     #[arg(long, value_enum, default_value = "atfunc")]
@@ -83,6 +87,7 @@ pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
         .with_grounded_text(args.grounded_text)
         .with_not_again(not_again)
         .with_continued(args.continued)
+        .with_bare_strings(args.bare_strings)
         .with_form(match args.form {
             Form::Atfunc => CallForm::Atfunc,
             Form::Hermes => CallForm::Hermes,

@@ -106,6 +106,12 @@ fn grammar_prints_gbnf() {
     );
     assert!(!text.contains('@'), "{text}");
 
+    // --bare-strings: the location may be a bare word too; not in Hermes' JSON.
+    let text = weather(&["--bare-strings"]);
+    assert!(text.contains("(location=\" (string | bare)"), "{text}");
+    assert!(!weather(&[]).contains("bare"));
+    assert!(!weather(&["--bare-strings", "--form", "hermes"]).contains("bare"));
+
     // --grounded-text: the location is a run of the question's words.
     let text = weather(&["--grounded-text", "Weather in Oslo?"]);
     assert!(text.contains("span-2 ::= \"Oslo\"\n"), "{text}");
