@@ -211,7 +211,7 @@ MODELS = [
             }),
             ("gateway `--constrain --bare-strings`", each(
                 "smollm2", "grammar-desc-bare", "grammar+desc+bare",
-                ["simple_python", "simple_java", "simple_javascript"])),
+                ["simple_python", "simple_java", "simple_javascript", "multiple", "live_simple"])),
             ("own format, read by atfunc", {}),
             ("native tool calling", {
                 "simple_python": ("simple_python-native.json", "native"),
