@@ -93,7 +93,7 @@ pub enum Variant {
     /// `bare`: a text argument may also be a bare word (`unit=units`,
     /// [`GrammarOptions::bare_strings`]): a model that writes values unquoted is not made
     /// to open a quote, where the engine would take the likeliest token that starts with
-    /// one (`"bytes` for `units`, Qwen2.5-Coder-0.5B).
+    /// one (`"testing` for `units`, Qwen2.5-Coder-0.5B).
     Bare,
     /// `next`: an answer whose reading stopped at a repeated call is continued, one call
     /// at a time, under a grammar that leaves out the calls it wrote

@@ -177,7 +177,7 @@ pub struct TurnPolicy {
     /// quoted string ([`GrammarOptions::bare_strings`](crate::GrammarOptions::bare_strings)).
     /// A model that writes the value unquoted is otherwise made to open a quote it did not
     /// mean, and the engine takes the likeliest token that starts with one, a quote merged
-    /// with some other word (`"bytes` for `units`). Atfunc's own syntax only; a model's own
+    /// with some other word (`"testing` for `units`). Atfunc's own syntax only; a model's own
     /// format is JSON. Default off.
     pub bare_strings: bool,
     /// Run the calls of every request without `tools` (needs `registry`).
