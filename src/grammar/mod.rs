@@ -78,7 +78,7 @@
 //! [`BindError::Placeholder`](crate::BindError::Placeholder)). A model that writes it
 //! is copying the example, and has decided to by the time it opens the quote; a grammar
 //! without that text only made it write a near copy that binds (`"<controller> "`, in
-//! 5 of 40 `simple_java` answers of Qwen2.5-Coder-0.5B, EVAL.md (x)). Refused, the copy
+//! 16 of 40 `simple_java` answers of Qwen2.5-Coder-0.5B, EVAL.md (x)). Refused, the copy
 //! is asked again (the gateway's resamples and repair rounds).
 
 mod decide;

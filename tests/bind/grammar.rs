@@ -478,7 +478,7 @@ fn layout_tool() -> Vec<Interface> {
 #[test]
 fn a_copied_placeholder_is_writable_and_refused() {
     // The prompt's example writes a text parameter as `"<layout>"`. A grammar without that
-    // text made Qwen2.5-Coder-0.5B write a near copy that binds (`"<controller> "`, in 5
+    // text made Qwen2.5-Coder-0.5B write a near copy that binds (`"<controller> "`, in 16
     // of the first 40 simple_java answers); offered, the copy is refused by the binder
     // and the gateway asks again. Text that begins with the placeholder is refused too.
     let tools = layout_tool();
