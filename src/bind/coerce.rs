@@ -74,12 +74,14 @@ pub(super) fn coerce_param_with(
         // begins with it (`"<location> "`, `"<location> unit=<unit>"`: Qwen2.5-Coder-0.5B
         // wrote these). A declared choice that happens to read so is still a value; an
         // array's items have no name, and no placeholder.
-        let declared = param
-            .choices
-            .iter()
-            .flatten()
-            .any(|choice| choice.as_str() == Some(text.as_str()));
-        if !declared && begins_with_placeholder(text, &param.name) {
+        let declared = || {
+            param
+                .choices
+                .iter()
+                .flatten()
+                .any(|choice| choice.as_str() == Some(text.as_str()))
+        };
+        if begins_with_placeholder(text, &param.name) && !declared() {
             return Err(BindError::Placeholder {
                 function: ctx.function.to_owned(),
                 param: path.to_string(),
@@ -197,9 +199,6 @@ fn coerce(
     })
 }
 
-/// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the prompt
-/// writes its example call with them so that the example cannot run as written (a text
-/// parameter's placeholder is quoted, and refused where its name is the parameter's).
 /// Whether `text`, past any leading blanks, begins with `<name>`.
 fn begins_with_placeholder(text: &str, name: &str) -> bool {
     !name.is_empty()
@@ -210,6 +209,10 @@ fn begins_with_placeholder(text: &str, name: &str) -> bool {
             .is_some_and(|rest| rest.starts_with('>'))
 }
 
+/// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the prompt
+/// writes its example call with them so that the example cannot run as written (a text
+/// parameter's placeholder is quoted, and refused in text of the parameter it names that
+/// begins with it).
 pub(crate) fn is_placeholder(word: &str) -> bool {
     word.len() > 2 && word.starts_with('<') && word.ends_with('>')
 }

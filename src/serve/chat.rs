@@ -211,7 +211,11 @@ async fn native_turn(
             &tools,
             (&choice, form),
             single_call,
-            (grounding.as_deref(), policy.bound_values, false),
+            (
+                grounding.as_deref(),
+                policy.bound_values,
+                policy.bare_strings,
+            ),
             request.size(),
             gateway.options.limits.max_request_bytes,
         )?,
