@@ -868,63 +868,69 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
 }
 
 /// bare ::= an unquoted word as the call syntax reads it (see grammar/atfunc.ebnf),
-/// narrowed to what cannot be misread: it starts with no blank, quote, bracket or
-/// parenthesis, holds no parenthesis, comma or line break, and is not a word the parser
-/// reads as null (`null`, `None`, trailing blanks aside), which would leave the
-/// argument out. It ends at the `,` or `)` after it.
+/// narrowed to text that reads as nothing else: it begins with a letter (ASCII, or any
+/// character beyond ASCII), holds no parenthesis, comma or line break, and its first word
+/// is none of the parser's literals (`null`, `None`, `true`, `True`, `false`, `False`).
+/// A null would leave the argument out; and a model that writes `origin=None=None`,
+/// `discovery=true` or `place1=10` for a text parameter meant a literal or a number, not
+/// the text (SmolLM2-135M did all three, EVAL.md (y)): such a value has to open a quote,
+/// where the model writes what it means. It ends at the `,` or `)` after it.
 fn bare_word(b: &mut Builder) -> Node {
     b.rule("bare", |b| {
         let rest = b.rule("bare-char", |_| Node::not_chars(BARE_STOP));
-        bare_level(&["null", "None"], Level::First, &rest)
+        bare_level(BARE_LITERALS, Level::First, &rest)
     })
 }
+
+/// The words the parser reads as a literal, which a bare word's first word is not.
+const BARE_LITERALS: &[&str] = &["null", "None", "true", "True", "false", "False"];
 
 /// What no character of a bare word is: parentheses, a comma, control characters (line
 /// breaks among them).
 const BARE_STOP: &[(char, char)] = &[('(', ')'), (',', ','), ('\u{0}', '\u{1f}')];
+
+/// What a bare word's first character is not: every ASCII character but the letters
+/// (blanks, digits, quotes, brackets, `<` and the other signs among them).
+const NOT_LETTER: &[(char, char)] = &[('\u{0}', '@'), ('[', '`'), ('{', '\u{7f}')];
+
+/// What continues a word: not ASCII's blanks and signs (so ASCII letters, digits and
+/// `_`, and any character beyond ASCII).
+const NOT_WORD: &[(char, char)] = &[
+    ('\u{0}', '/'),
+    (':', '@'),
+    ('[', '^'),
+    ('`', '`'),
+    ('{', '\u{7f}'),
+];
 
 /// Where in a bare word [`bare_level`] stands.
 #[derive(Clone, Copy, PartialEq)]
 enum Level {
     /// At its first character.
     First,
-    /// Inside a prefix of one of the words it may not be, which it may end on.
+    /// Inside a prefix of one of the literals, which it may end on.
     Inside,
-    /// Right after one of those words: something other than blanks must follow.
+    /// Right after a whole literal: the word must go on (`nullable`, `Nonesuch`).
     AfterWord,
 }
 
-/// The rest of a bare word that must not be one of `words` (their remaining suffixes),
-/// as a small trie: a character that begins no suffix leaves the words behind (any
-/// `bare-char`s follow), one that does goes a level down.
+/// The rest of a bare word whose first word must not be one of `words` (their remaining
+/// suffixes), as a small trie: a character that begins no suffix leaves the words behind
+/// (any `bare-char`s follow), one that does goes a level down.
 fn bare_level(words: &[&str], level: Level, rest: &Node) -> Node {
     let mut next: Vec<char> = words.iter().filter_map(|w| w.chars().next()).collect();
     next.sort_unstable();
     next.dedup();
-    let mut stop: Vec<(char, char)> = BARE_STOP.to_vec();
-    if level == Level::First {
-        // Not `<` either: the binder reads a bare `<...>` as a placeholder copied from
-        // the prompt; a value that starts with `<` is written quoted.
-        stop.extend([('"', '"'), ('\'', '\''), ('[', '['), ('{', '{'), ('<', '<')]);
-    }
-    if level != Level::Inside {
-        stop.extend([(' ', ' '), ('\t', '\t')]);
-    }
+    let mut stop: Vec<(char, char)> = match level {
+        Level::First => NOT_LETTER.to_vec(),
+        Level::Inside => BARE_STOP.to_vec(),
+        Level::AfterWord => NOT_WORD.to_vec(),
+    };
     stop.extend(next.iter().map(|&c| (c, c)));
     let mut branches = vec![Node::seq([
         Node::not_chars(&stop),
         Node::repeat(rest.clone(), 0, None),
     ])];
-    if level == Level::AfterWord {
-        // Blanks, then something that is not one: `null x` is the word "null x".
-        let mut solid: Vec<(char, char)> = BARE_STOP.to_vec();
-        solid.extend([(' ', ' '), ('\t', '\t')]);
-        branches.push(Node::seq([
-            Node::repeat(Node::chars(&[(' ', ' '), ('\t', '\t')]), 1, None),
-            Node::not_chars(&solid),
-            Node::repeat(rest.clone(), 0, None),
-        ]));
-    }
     for c in next {
         let tails: Vec<&str> = words.iter().filter_map(|w| w.strip_prefix(c)).collect();
         let ends_word = tails.contains(&"");
