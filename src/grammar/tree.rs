@@ -530,9 +530,14 @@ fn class(ranges: &[(char, char)], negated: bool) -> String {
 
 fn class_char(out: &mut String, c: char) {
     match c {
-        '\\' | ']' | '[' | '^' | '-' | '"' => {
+        '\\' | ']' | '[' | '"' => {
             out.push('\\');
             out.push(c);
+        }
+        // llama.cpp knows no `\^` or `\-` escape (it refuses the grammar); a hex escape
+        // means the character itself in any position.
+        '^' | '-' => {
+            let _ = write!(out, "\\x{:02X}", c as u32);
         }
         '\n' => out.push_str("\\n"),
         '\r' => out.push_str("\\r"),
@@ -577,6 +582,17 @@ mod tests {
             "root ::= \"a\\\"\\\\\\n\" (\",\" digit)* (\"x\" | \"y\")? digit{2,4} [^@\\u0080-\\U0010FFFF]\n\
              digit ::= [0-9]\n"
         );
+    }
+
+    #[test]
+    fn class_signs_print_as_llama_cpp_reads_them() {
+        // `^` and `-` as characters of a class: llama.cpp has no escape for them.
+        let g = grammar(|_| Node::not_chars(&[('[', '^'), ('-', '-'), (']', ']')]));
+        assert_eq!(g.to_gbnf(), "root ::= [^\\[-\\x5E\\x2D\\]]\n");
+        assert!(g.accepts("a"));
+        for refused in ["[", "\\", "]", "^", "-"] {
+            assert!(!g.accepts(refused), "{refused}");
+        }
     }
 
     #[test]
