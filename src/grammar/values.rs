@@ -868,40 +868,41 @@ fn same_length(x: &[u8], y: &[u8]) -> Node {
 }
 
 /// bare ::= an unquoted word as the call syntax reads it (see grammar/atfunc.ebnf),
-/// narrowed to text that reads as nothing else: it begins with a letter (ASCII, or any
-/// character beyond ASCII), holds no parenthesis, comma or line break, and its first word
-/// is none of the parser's literals (`null`, `None`, `true`, `True`, `false`, `False`).
-/// A null would leave the argument out; and a model that writes `origin=None=None`,
-/// `discovery=true` or `place1=10` for a text parameter meant a literal or a number, not
-/// the text (SmolLM2-135M did all three, EVAL.md (y)): such a value has to open a quote,
-/// where the model writes what it means. It ends at the `,` or `)` after it.
+/// narrowed to what cannot be misread: it starts with no blank, quote, bracket or `<`,
+/// holds no parenthesis, comma or line break, and its first word is not `null` or
+/// `None`. The parser reads those as null, which would leave the argument out; and a
+/// model that writes `origin=None=None` or `substance=None[]` for a text parameter meant
+/// to leave it out, not that text (SmolLM2-135M did, EVAL.md (y)), so such a value has to
+/// be quoted. `true` and numbers stay: `refreshMetadata=true` and `width=800` are what a
+/// model means for a Java `String` parameter that holds a literal. It ends at the `,` or
+/// `)` after it.
 fn bare_word(b: &mut Builder) -> Node {
     b.rule("bare", |b| {
         let rest = b.rule("bare-char", |_| Node::not_chars(BARE_STOP));
-        bare_level(BARE_LITERALS, Level::First, &rest)
+        bare_level(&["null", "None"], Level::First, &rest)
     })
 }
-
-/// The words the parser reads as a literal, which a bare word's first word is not.
-const BARE_LITERALS: &[&str] = &["null", "None", "true", "True", "false", "False"];
 
 /// What no character of a bare word is: parentheses, a comma, control characters (line
 /// breaks among them).
 const BARE_STOP: &[(char, char)] = &[('(', ')'), (',', ','), ('\u{0}', '\u{1f}')];
 
-/// What a bare word's first character is not: every ASCII character but the letters
-/// (blanks, digits, quotes, brackets, `<` and the other signs among them).
-const NOT_LETTER: &[(char, char)] = &[('\u{0}', '@'), ('[', '`'), ('{', '\u{7f}')];
-
-/// What continues a word: not ASCII's blanks and signs (so ASCII letters, digits and
-/// `_`, and any character beyond ASCII).
-const NOT_WORD: &[(char, char)] = &[
-    ('\u{0}', '/'),
-    (':', '@'),
-    ('[', '^'),
-    ('`', '`'),
-    ('{', '\u{7f}'),
+/// What a bare word's first character is not, besides [`BARE_STOP`]: a blank, a quote or
+/// bracket (those begin other values), or `<` (the binder reads a bare `<...>` as a
+/// placeholder copied from the prompt; a value that starts with `<` is written quoted).
+const NOT_FIRST: &[(char, char)] = &[
+    (' ', ' '),
+    ('\t', '\t'),
+    ('"', '"'),
+    ('\'', '\''),
+    ('[', '['),
+    ('{', '{'),
+    ('<', '<'),
 ];
+
+/// What does not go on with a word: ASCII's blanks and signs, `_` among them (so ASCII
+/// letters and digits, and any character beyond ASCII, do: `nullable`, `Nonesuch`).
+const NOT_WORD: &[(char, char)] = &[('\u{0}', '/'), (':', '@'), ('[', '`'), ('{', '\u{7f}')];
 
 /// Where in a bare word [`bare_level`] stands.
 #[derive(Clone, Copy, PartialEq)]
@@ -922,7 +923,7 @@ fn bare_level(words: &[&str], level: Level, rest: &Node) -> Node {
     next.sort_unstable();
     next.dedup();
     let mut stop: Vec<(char, char)> = match level {
-        Level::First => NOT_LETTER.to_vec(),
+        Level::First => [BARE_STOP, NOT_FIRST].concat(),
         Level::Inside => BARE_STOP.to_vec(),
         Level::AfterWord => NOT_WORD.to_vec(),
     };
