@@ -49,7 +49,7 @@ pub(crate) struct GrammarArgs {
     #[arg(long)]
     continued: bool,
     /// A text argument may also be a bare word (`unit=units`), never one that begins with
-    /// `<` or reads as null; atfunc's syntax only.
+    /// `<` or whose first word reads as null (`None=None`); atfunc's syntax only.
     #[arg(long)]
     bare_strings: bool,
     /// The syntax of the calls: atfunc (`@name(args)`), or hermes (the `<tool_call>` JSON
