@@ -146,6 +146,7 @@ def grammar(
     grounded_numbers: Optional[str] = None,
     not_again: Optional[Sequence[str]] = None,
     continued: bool = False,
+    bare_strings: bool = False,
     form: Literal["atfunc", "hermes"] = "atfunc",
 ) -> str:
     """The GBNF grammar whose language is the answers whose calls bind to `tools`, as
@@ -159,6 +160,8 @@ def grammar(
     arguments must be numbers this text writes. `not_again`: call texts (as the model writes
     calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
     call, so the grammar is a newline and one more call, or nothing (`--continued`).
+    `bare_strings`: a text argument may also be a bare word (`unit=units`), as
+    `atfunc serve --constrain` allows by default (`--bare-strings`; atfunc's form only).
     `form`: `atfunc` (`@name(args)`) or `hermes` (the `<tool_call>` JSON blocks Hermes and
     Qwen 2.5 models are trained on, under the tools' own names; `--form`). Raises
     `GrammarError` (for a `choice` that is no function's name, naming the choices and the

@@ -84,6 +84,8 @@ pub(crate) fn render(
 /// arguments must be numbers this text writes. `not_again`: call texts (as the model writes
 /// calls) left out of the grammar (`--not-again`); `continued`: the answer goes on from a
 /// call, so the grammar is a newline and one more call, or nothing (`--continued`).
+/// `bare_strings`: a text argument may also be a bare word (`unit=units`), as
+/// `atfunc serve --constrain` allows by default (`--bare-strings`; atfunc's form only).
 /// `form`: `atfunc` (`@name(args)`) or `hermes` (the `<tool_call>` JSON blocks Hermes and
 /// Qwen 2.5 models are trained on, under the tools' own names; `--form`). Raises
 /// `GrammarError` (for a `choice` that is no function's name, naming the choices and the
@@ -93,7 +95,8 @@ pub(crate) fn render(
 #[pyo3(signature = (
     tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3,
     max_string_chars = None, max_list_items = None, grounded_text = None,
-    grounded_numbers = None, not_again = None, continued = false, form = "atfunc"
+    grounded_numbers = None, not_again = None, continued = false, bare_strings = false,
+    form = "atfunc"
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grammar(
@@ -109,6 +112,7 @@ pub(crate) fn grammar(
     grounded_numbers: Option<String>,
     not_again: Option<Vec<String>>,
     continued: bool,
+    bare_strings: bool,
     form: &str,
 ) -> PyResult<String> {
     let form = match form {
@@ -150,6 +154,7 @@ pub(crate) fn grammar(
         .with_grounded_text(grounded_text)
         .with_not_again(left_out)
         .with_continued(continued)
+        .with_bare_strings(bare_strings)
         .with_form(form);
     let interfaces = &tools.interfaces;
     py.detach(|| gbnf(interfaces, &options))

@@ -126,6 +126,7 @@ def test_unknown_formats_and_clashes_are_reported():
           "--not-again", '@weather.get_current_weather("Oslo")',
           "--not-again", '@weather.get_current_weather("Oslo", unit="celsius")']),
         ({"choice": "required", "form": "hermes"}, ["--choice", "required", "--form", "hermes"]),
+        ({"choice": "required", "bare_strings": True}, ["--choice", "required", "--bare-strings"]),
     ],
 )
 def test_grammar_equals_the_cli(cli, options, args):

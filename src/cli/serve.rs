@@ -124,9 +124,15 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     bound_values: bool,
     /// Under a grammar, let a text argument be a bare word (`unit=units`) as well as a
-    /// quoted string: a model that writes values unquoted is not made to open a quote.
-    #[arg(long)]
+    /// quoted string: a model that writes values unquoted is not made to open a quote. The
+    /// default; the flag is kept so that a command line can say so.
+    #[arg(long, overrides_with = "no_bare_strings")]
     bare_strings: bool,
+    /// Under a grammar, every text argument is a quoted string: for a model that quotes
+    /// its values (SmolLM2-135M gets 2 more of 908 BFCL cases right, and 4 points less on
+    /// BFCL's Simple; EVAL.md (y)).
+    #[arg(long, overrides_with = "bare_strings")]
+    no_bare_strings: bool,
     #[command(flatten)]
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
@@ -216,7 +222,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.ground_text = args.ground_text;
             options.policy.param_descriptions = !args.no_param_descriptions;
             options.policy.bound_values = args.bound_values;
-            options.policy.bare_strings = args.bare_strings;
+            options.policy.bare_strings = !args.no_bare_strings;
             options.limits.load_limits = args.limits.limits();
             options.upstream.kind = args.upstream_kind;
             options.upstream.dialect = args.upstream_dialect;

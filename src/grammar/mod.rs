@@ -216,7 +216,10 @@ pub struct GrammarOptions {
     /// syntax allows: up to the `,` or `)` that ends the argument, on one line, with no
     /// quote, bracket or parenthesis. A model that writes its values unquoted (its own
     /// spelling, see EVAL.md) need not open a string it did not mean to; a value with a
-    /// comma or a parenthesis still needs quotes. Default false.
+    /// comma or a parenthesis still needs quotes, and so does one that begins with `<` (a
+    /// copied placeholder) or whose first word reads as null (`None=None`). Default false
+    /// here; the gateway's grammar (`atfunc serve --constrain`) turns it on, measured on
+    /// two models in EVAL.md (y).
     pub bare_strings: bool,
     /// The most characters a string may hold (an escape counts as one), keys and strings
     /// inside `any` values included. A small model that falls into a loop inside a string

@@ -178,7 +178,9 @@ pub struct TurnPolicy {
     /// A model that writes the value unquoted is otherwise made to open a quote it did not
     /// mean, and the engine takes the likeliest token that starts with one, a quote merged
     /// with some other word (`"testing` for `units`). Atfunc's own syntax only; a model's own
-    /// format is JSON. Default off.
+    /// format is JSON. Default on: Qwen2.5-Coder-0.5B got 244 of 380 BFCL cases right with
+    /// it and 239 without (240 in its own format), SmolLM2-135M 264 of 908 against 266, and
+    /// both gain on BFCL's Simple (EVAL.md (y)).
     pub bare_strings: bool,
     /// Run the calls of every request without `tools` (needs `registry`).
     pub execute_all: bool,
@@ -199,7 +201,7 @@ impl Default for TurnPolicy {
             ground_text: false,
             param_descriptions: true,
             bound_values: false,
-            bare_strings: false,
+            bare_strings: true,
             execute_all: false,
             max_steps: 8,
         }

@@ -14,15 +14,17 @@ from llama_server import llama_server  # noqa: F401 (the fixture)
 from scripted_upstream import Completion
 
 
-def expected_grammar(*args):
-    """The grammar `atfunc grammar` prints for TOOLS under the names the model is given."""
+def expected_grammar(*args, bare=True):
+    """The grammar `atfunc grammar` prints for TOOLS under the names the model is given, with
+    the bare words `atfunc serve --constrain` allows by default (without them if not `bare`)."""
     tools = copy.deepcopy(TOOLS)
     tools[0]["function"]["name"] = "get_weather"
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(tools, f)
     try:
         out = subprocess.run(
-            [os.environ["ATFUNC_BIN"], "grammar", "--tools", f.name, *args],
+            [os.environ["ATFUNC_BIN"], "grammar", "--tools", f.name,
+             *(["--bare-strings"] if bare else []), *args],
             check=True, capture_output=True, text=True,
         )
     finally:
@@ -61,6 +63,18 @@ def test_the_grammar_goes_upstream_as_tool_choice_asks(start_gateway, upstream, 
         body = sent["json"]
         assert body["grammar"] == expected_grammar(*args), params
         assert "atfunc_constrain" not in body and "tools" not in body
+
+
+def test_no_bare_strings_keeps_text_quoted(start_gateway, upstream):
+    # The bare words are the default's; without them the grammar is `atfunc grammar`'s own.
+    for flags, bare in [((), True), (("--no-bare-strings",), False),
+                        (("--no-bare-strings", "--bare-strings"), True)]:
+        gateway = start_gateway("--constrain", *flags)
+        upstream.reset()
+        ask(gateway, upstream, [Completion('@get_weather(city="Oslo")')], tool_choice="required")
+        sent = upstream.chat_requests()[0]["json"]["grammar"]
+        assert sent == expected_grammar("--choice", "required", bare=bare), flags
+    assert expected_grammar(bare=True) != expected_grammar(bare=False)
 
 
 def test_tool_choice_none_sends_no_grammar(start_gateway, upstream):

@@ -1,7 +1,7 @@
 //! The grammar's options for values, against the scripted upstream of `dialect.rs`:
 //! `atfunc serve --constrain --ground-text` holds text arguments to runs of the user's
-//! words, `--bare-strings` lets them be bare words; the repair grammar too, and nothing
-//! changes without the option.
+//! words; by default they may be bare words, and `--no-bare-strings` keeps them quoted;
+//! the repair grammar too, and nothing else changes without an option.
 #![cfg(feature = "serve")]
 
 use super::dialect::{joined, request, tools, Setup};
@@ -45,7 +45,10 @@ fn first_and_repair_grammars(setup: &Setup, with: impl Fn(Choice) -> GrammarOpti
 async fn text_arguments_are_runs_of_the_users_words() {
     // A first answer whose call does not bind (no city), then a repair answer that does.
     let setup = Setup::with_options(
-        options(|policy| policy.ground_text = true),
+        options(|policy| {
+            policy.ground_text = true;
+            policy.bare_strings = false;
+        }),
         &[
             json!({"content": "@get_weather(max_days=2)"}),
             json!({"content": "@get_weather(city=\"Paris\")"}),
@@ -88,11 +91,11 @@ async fn text_arguments_are_runs_of_the_users_words() {
 }
 
 #[tokio::test]
-async fn without_the_option_text_is_free() {
+async fn by_default_text_is_free_and_may_be_bare() {
     let setup = Setup::with_options(options(|_| {}), &[json!({"content": "It is sunny."})]).await;
     let (status, _) = setup.whole(&request()).await;
     assert_eq!(status, 200);
-    let free = GrammarOptions::default();
+    let free = GrammarOptions::default().with_bare_strings(true);
     assert_eq!(
         setup.requests()[0]["grammar"],
         gbnf(&interfaces(), &free).unwrap()
@@ -100,11 +103,30 @@ async fn without_the_option_text_is_free() {
 }
 
 #[tokio::test]
+async fn without_bare_strings_text_is_quoted() {
+    let setup = Setup::with_options(
+        options(|policy| policy.bare_strings = false),
+        &[
+            json!({"content": "@get_weather(max_days=2)"}),
+            json!({"content": "@get_weather(city=\"Oslo\")"}),
+        ],
+    )
+    .await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    let with = |choice| GrammarOptions::default().with_choice(choice);
+    first_and_repair_grammars(&setup, with);
+    let repair = grammar(&interfaces(), &with(Choice::Required)).unwrap();
+    assert!(repair.accepts(r#"@get_weather(city="Oslo")"#));
+    assert!(!repair.accepts("@get_weather(city=Oslo)"));
+}
+
+#[tokio::test]
 async fn a_text_argument_may_be_a_bare_word() {
     // A first answer whose call does not bind (no city), then a repair answer with the
-    // city written bare, as Qwen2.5-Coder-0.5B writes `unit=units`.
+    // city written bare, as Qwen2.5-Coder-0.5B writes `unit=units`: the default.
     let setup = Setup::with_options(
-        options(|policy| policy.bare_strings = true),
+        options(|_| {}),
         &[
             json!({"content": "@get_weather(max_days=2)"}),
             json!({"content": "@get_weather(city=New York)"}),

@@ -128,7 +128,16 @@ impl Policy {
         );
         flag(o.ground_text, "--ground-text");
         flag(o.bound_values, "--bound-values");
-        flag(o.bare_strings, "--bare-strings");
+        // Bare words are a rule of atfunc's syntax under a grammar; elsewhere the flag
+        // changes nothing, so a command line needs it only where it does.
+        flag(
+            o.constrain && dialect == Dialect::Atfunc && o.bare_strings != default.bare_strings,
+            if o.bare_strings {
+                "--bare-strings"
+            } else {
+                "--no-bare-strings"
+            },
+        );
         flag(
             o.param_descriptions != default.param_descriptions,
             if o.param_descriptions {
@@ -314,13 +323,25 @@ mod tests {
         let flags = |mode: &str| {
             Policy::of(&mode.parse().unwrap(), &eval).map(|policy| policy.serve_flags())
         };
+        // The gateway's default policy: the grammar, descriptions and bare words.
         assert_eq!(
-            flags("grammar+desc").as_deref(),
+            flags("grammar+desc+bare").as_deref(),
             Some("atfunc serve --constrain, tool_choice \"required\"")
         );
         assert_eq!(
+            flags("auto+desc+bare").as_deref(),
+            Some("atfunc serve --constrain, tool_choice \"auto\"")
+        );
+        assert_eq!(
+            flags("grammar+desc").as_deref(),
+            Some("atfunc serve --constrain --no-bare-strings, tool_choice \"required\"")
+        );
+        assert_eq!(
             flags("grammar").as_deref(),
-            Some("atfunc serve --constrain --no-param-descriptions, tool_choice \"required\"")
+            Some(
+                "atfunc serve --constrain --no-bare-strings --no-param-descriptions, \
+                 tool_choice \"required\""
+            )
         );
         assert_eq!(
             flags("dialect-grammar").as_deref(),
@@ -328,7 +349,10 @@ mod tests {
         );
         assert_eq!(
             flags("decide+spans+desc").as_deref(),
-            Some("atfunc serve --constrain --decide --ground-text, tool_choice \"auto\"")
+            Some(
+                "atfunc serve --constrain --decide --ground-text --no-bare-strings, \
+                 tool_choice \"auto\""
+            )
         );
         assert_eq!(
             flags("text").as_deref(),
