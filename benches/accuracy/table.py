@@ -278,7 +278,7 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
