@@ -135,19 +135,6 @@ def test_the_prompts_example_call_never_runs_as_written():
     assert toolbox.run('@send_email("ann@example.com")').results[0]["result"] == "sent"
     assert sent == ["ann@example.com"]
 
-    # With several tools the example calls a made-up function, refused as unknown.
-    @toolbox.tool
-    def archive(text: str, number: int = 0) -> str:
-        """Archive a note."""
-        sent.append(text)
-        return "archived"
-
-    example = toolbox.prompt().split("for example:\n", 1)[1].splitlines()[0]
-    assert example == '@function_name("<text>", number=<number>)'
-    turn = toolbox.run(example)
-    assert sent == ["ann@example.com"]
-    assert "Unknown function" in turn.results[0]["error"], turn.results
-
 
 def test_an_invalid_definition_raises_the_loaders_error():
     toolbox = atfunc.Toolbox()

@@ -1,26 +1,26 @@
-//! The example call of the preamble.
+//! The example call of the preamble, in the shape of one of the tools themselves.
 //!
-//! The example shows how a call is written: `@`, a name, one argument by position and one
-//! by name. It must never run as written, though: a small model copies it, values and all,
-//! and a copied call of a real tool would run (a weather lookup for Oslo, or an email sent
-//! to "example").
+//! The example shows how a call is written: `@`, a listed name, one argument by position and
+//! one by name. It must never run as written, though: a small model copies it, values and
+//! all, and a copied call of a real tool would run (a weather lookup for Oslo, or an email
+//! sent to "example"). So its values are placeholders that no binder takes
+//! ([`BindError::Placeholder`](crate::BindError::Placeholder)): `"<location>"` for text,
+//! quoted as the model must write text, and `<days>` for the rest.
 //!
-//! 1. **Which function.** With one function listed, that function: the example then shows
-//!    its own shape, which the model copies best. With several, a made-up one
-//!    (`made_up_call`): a call of one listed function pulls the model toward it when the
-//!    question wants another. A made-up one too for a function that takes no arguments,
-//!    whose example would hold no placeholder and so run.
+//! 1. **Which function.** The first, in listed order, of those that read best as an
+//!    example: its parameter names can be written as `name=value`; it needs no request
+//!    body; its first parameter is a required string (written positionally, the commonest
+//!    shape); its call shows two arguments (one by position, one by name) rather than one
+//!    or many; it has fewer required parameters.
 //! 2. **Which arguments.** The first parameter by position when it is required; every other
 //!    required parameter by name; when that makes fewer than two, one optional parameter by
 //!    name too (one with choices first). A required body gets a `with_body` block of its
 //!    required fields.
-//! 3. **Which values.** Placeholders that no binder takes
-//!    ([`BindError::Placeholder`](crate::BindError::Placeholder)): the parameter's name in
-//!    angle brackets, as the listing writes a parameter, quoted for a text parameter
-//!    (`"<location>"`), bare for any other (`<days>`).
+//! 3. **Which values.** The parameter's name in angle brackets, as the listing writes a
+//!    parameter: quoted for a text parameter (`"<location>"`), bare for any other.
 
 use super::{call_name, PromptOptions};
-use crate::interface::{Interface, Param, ParamType};
+use crate::interface::{is_identifier, Interface, Param, ParamType};
 
 /// A call of `interface`, domain included, with a placeholder in place of each value: how a
 /// model should write a call, and never one that runs; [`example_call_with`] writes it under
@@ -101,38 +101,31 @@ pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> Stri
     out
 }
 
-/// The example of a prompt that lists several functions: a call of a made-up function
-/// (`@domain.function_name("<text>", number=<number>)`), in the dotted form when any listed
-/// name has a domain. Calling one of the listed functions would pull the model toward it:
-/// Qwen2.5-Coder-0.5B called the example's function in 8 of 65 BFCL `multiple` answers
-/// that needed another one, and in 3 of 65 with this example (EVAL.md (aa), (ab)). Its name
-/// is never one of the listed names, so a copy of it is refused as an unknown function.
-pub(super) fn made_up_call(interfaces: &[Interface], options: &PromptOptions) -> String {
-    let listed: Vec<String> = interfaces
+/// The interface whose call makes the best example (see the module docs), if any.
+pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
+    interfaces
         .iter()
-        .map(|interface| call_name(interface, options.root))
-        .collect();
-    let dotted = listed.iter().any(|name| name.contains('.'));
-    let base = if dotted {
-        "domain.function_name"
-    } else {
-        "function_name"
-    };
-    let taken = |name: &str| listed.iter().any(|l| l.eq_ignore_ascii_case(name));
-    let name = (1..)
-        .map(|n| match n {
-            1 => base.to_owned(),
-            n => format!("{base}{n}"),
+        .enumerate()
+        .min_by_key(|(index, interface)| {
+            let args = arguments(interface);
+            let writable = args
+                .iter()
+                .all(|(param, by_name)| !by_name || is_identifier(&param.name));
+            let first_is_required_string = interface
+                .params
+                .first()
+                .is_some_and(|p| p.required && p.ty == ParamType::String);
+            let required = interface.params.iter().filter(|p| p.required).count();
+            (
+                !writable,
+                needs_body(interface),
+                !first_is_required_string,
+                args.len().abs_diff(2),
+                required,
+                *index,
+            )
         })
-        .find(|name| !taken(name))
-        .unwrap_or_else(|| base.to_owned());
-    format!("@{name}(\"<text>\", number=<number>)")
-}
-
-/// Whether the example of `interface` holds a value, and so a placeholder the binder
-/// refuses: a function without parameters or body would run as its example is written.
-pub(super) fn shows_a_value(interface: &Interface) -> bool {
-    !arguments(interface).is_empty() || needs_body(interface)
+        .map(|(_, interface)| interface)
 }
 
 /// Whether a call must carry a body: an api-wrapper with a required body field.

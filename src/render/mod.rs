@@ -19,9 +19,9 @@
 //! the body, and a `Body:` line listing its fields in the same notation.
 //!
 //! The whole prompt ([`render_prompt`]) opens with a short [`preamble`] that teaches the
-//! call syntax by one example: a call of the listed function, or of a made-up one when
-//! several are listed, with a placeholder in place of each value ([`example_call_with`]),
-//! so a model that copies it as it is calls nothing.
+//! call syntax by one example: a call of one of the listed functions with a placeholder in
+//! place of each value ([`example_call_with`]), so a model that copies it as it is calls
+//! nothing.
 
 mod example;
 
@@ -345,40 +345,27 @@ impl<'a> PromptOptions<'a> {
     }
 }
 
-/// The preamble that teaches a model the call syntax, with one example call (none when
-/// there are no interfaces). With one function listed the example calls it
-/// ([`example_call_with`]); with several it calls a made-up function, so that it pulls the
-/// model toward none of them, and so it does for one function that takes no arguments,
-/// whose call would run as written. Either way its values are placeholders, so a copy of it runs
-/// nothing. Short on purpose: every line costs context, and small models follow a few plain
-/// rules and one example best.
+/// The preamble that teaches a model the call syntax, with an example call of one of
+/// `interfaces` ([`example_call_with`]; none when there are no interfaces). Short on purpose:
+/// every line costs context, and small models follow a few plain rules and one example best.
 ///
 /// ```
 /// use atfunc::render::{preamble, PromptOptions};
 /// use atfunc::{Interface, Param, ParamType};
-/// let sqrt = Interface::new("sqrt").in_domain("math")
-///     .param(Param::new("x", ParamType::Number).required());
-/// let text = preamble(&[sqrt.clone()], &PromptOptions::default());
+/// let tools = [Interface::new("sqrt").in_domain("math")
+///     .param(Param::new("x", ParamType::Number).required())];
+/// let text = preamble(&tools, &PromptOptions::default());
 /// assert!(text.contains("in parentheses, for example:\n@math.sqrt(<x>)\nRules:"));
-///
-/// let pow = Interface::new("pow").in_domain("math");
-/// let text = preamble(&[sqrt, pow], &PromptOptions::default());
-/// assert!(text.contains("for example:\n@domain.function_name(\"<text>\", number=<number>)\n"));
 /// ```
 pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
     let mut out = String::from(
         "You can call the functions listed below. To call one, write @, its name and its \
          arguments in parentheses",
     );
-    let example = match interfaces {
-        [] => None,
-        [only] if example::shows_a_value(only) => Some(example_call_with(only, options)),
-        listed => Some(example::made_up_call(listed, options)),
-    };
-    match example {
-        Some(example) => {
+    match example::pick(interfaces) {
+        Some(interface) => {
             out.push_str(", for example:\n");
-            out.push_str(&example);
+            out.push_str(&example_call_with(interface, options));
             out.push('\n');
         }
         None => out.push_str(".\n"),
