@@ -8,7 +8,10 @@
 //! quoted as the model must write text, and `<days>` for the rest.
 //!
 //! 1. **Which function.** The first, in listed order, of those that read best as an
-//!    example: its parameter names can be written as `name=value`; it needs no request
+//!    example: it takes a value (the call of a function without arguments, `@list_files()`,
+//!    would run as written; when no listed function takes one, the example calls a made-up
+//!    function, `@function_name("<text>", number=<number>)`, that no binder knows); its
+//!    parameter names can be written as `name=value`; it needs no request
 //!    body; its first parameter is a required string (written positionally, the commonest
 //!    shape); its call shows two arguments (one by position, one by name) rather than one
 //!    or many; it has fewer required parameters.
@@ -117,6 +120,7 @@ pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
                 .is_some_and(|p| p.required && p.ty == ParamType::String);
             let required = interface.params.iter().filter(|p| p.required).count();
             (
+                !shows_a_value(interface),
                 !writable,
                 needs_body(interface),
                 !first_is_required_string,
@@ -126,6 +130,36 @@ pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
             )
         })
         .map(|(_, interface)| interface)
+}
+
+/// Whether the example of `interface` shows a value: a call without one would run as
+/// written.
+pub(super) fn shows_a_value(interface: &Interface) -> bool {
+    !arguments(interface).is_empty() || needs_body(interface)
+}
+
+/// The example when no listed function takes a value: a call of a made-up function,
+/// named as none of `interfaces` is (compared case-insensitively, as the binder compares),
+/// with a domain when the listed names have one.
+pub(super) fn made_up_call(interfaces: &[Interface], options: &PromptOptions) -> String {
+    let listed: Vec<String> = interfaces
+        .iter()
+        .map(|interface| call_name(interface, options.root))
+        .collect();
+    let base = if listed.iter().any(|name| name.contains('.')) {
+        "domain.function_name"
+    } else {
+        "function_name"
+    };
+    let taken = |name: &str| listed.iter().any(|l| l.eq_ignore_ascii_case(name));
+    let name = (1..)
+        .map(|n| match n {
+            1 => base.to_owned(),
+            n => format!("{base}{n}"),
+        })
+        .find(|name| !taken(name))
+        .unwrap_or_else(|| base.to_owned());
+    format!("@{name}(\"<text>\", number=<number>)")
 }
 
 /// Whether a call must carry a body: an api-wrapper with a required body field.

@@ -346,7 +346,8 @@ impl<'a> PromptOptions<'a> {
 }
 
 /// The preamble that teaches a model the call syntax, with an example call of one of
-/// `interfaces` ([`example_call_with`]; none when there are no interfaces). Short on purpose:
+/// `interfaces` ([`example_call_with`]; a made-up function when none of them takes an
+/// argument, whose call would run as written; none when there are no interfaces). Short on purpose:
 /// every line costs context, and small models follow a few plain rules and one example best.
 ///
 /// ```
@@ -356,16 +357,27 @@ impl<'a> PromptOptions<'a> {
 ///     .param(Param::new("x", ParamType::Number).required())];
 /// let text = preamble(&tools, &PromptOptions::default());
 /// assert!(text.contains("in parentheses, for example:\n@math.sqrt(<x>)\nRules:"));
+///
+/// // `@math.pi()` would run as written.
+/// let text = preamble(&[Interface::new("pi").in_domain("math")], &PromptOptions::default());
+/// assert!(text.contains("for example:\n@domain.function_name(\"<text>\", number=<number>)\n"));
 /// ```
 pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
     let mut out = String::from(
         "You can call the functions listed below. To call one, write @, its name and its \
          arguments in parentheses",
     );
-    match example::pick(interfaces) {
-        Some(interface) => {
+    let example = example::pick(interfaces).map(|interface| {
+        if example::shows_a_value(interface) {
+            example_call_with(interface, options)
+        } else {
+            example::made_up_call(interfaces, options)
+        }
+    });
+    match example {
+        Some(example) => {
             out.push_str(", for example:\n");
-            out.push_str(&example_call_with(interface, options));
+            out.push_str(&example);
             out.push('\n');
         }
         None => out.push_str(".\n"),

@@ -174,3 +174,57 @@ async fn a_multi_box_example_never_runs() {
     registry.register(tools).unwrap();
     assert_example_is_refused(&registry).await;
 }
+
+#[tokio::test]
+async fn a_function_without_arguments_is_never_the_example() {
+    // `@clock.now()` would run as written, so a function that takes a value is shown
+    // instead, even one that reads worse as an example (four numbers, none of them text).
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let now = move |_args: atfunc::execute::Args, _ctx: CallContext| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok(json!("12:00"))
+    };
+    let mut span = Interface::new("span").in_domain("clock");
+    for name in ["from_h", "from_m", "to_h", "to_m"] {
+        span = span.param(Param::new(name, ParamType::Integer).required());
+    }
+    let tools = FnBox::new("clock")
+        .function(Interface::new("now").in_domain("clock"), now.clone())
+        .function(span, |_args, _ctx| Ok(json!(0)));
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let example = assert_example_is_refused(&registry).await;
+    assert!(example.starts_with("@clock.span("), "{example}");
+
+    // When no function takes a value, the example calls a made-up one, named as no listed
+    // function is (a box named "domain" lists `domain.function_name`), refused as unknown.
+    let cases: [(&str, &[&str], &str); 2] = [
+        ("clock", &["now"], "@domain.function_name"),
+        (
+            "domain",
+            &["now", "function_name", "Function_Name2"],
+            "@domain.function_name3",
+        ),
+    ];
+    for (box_name, listed, name) in cases {
+        let mut tools = FnBox::new(box_name);
+        for function in listed {
+            tools = tools.function(Interface::new(*function), now.clone());
+        }
+        let registry = Registry::new();
+        registry.register(tools).unwrap();
+        let example = example_of(&registry);
+        assert_eq!(example, format!(r#"{name}("<text>", number=<number>)"#));
+        let report = registry.execute_response(&example).await;
+        assert!(
+            matches!(
+                report.calls[0].result,
+                Err(ToolError::UnknownFunction { .. })
+            ),
+            "{example}: {}",
+            report.output
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+}

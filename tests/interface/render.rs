@@ -280,6 +280,23 @@ fn the_example_calls_a_listed_function() {
         atfunc::render::example_call(&reference_tools()[2]),
         r#"@api.create_user("<username>", email="<email>") with_body [[ {"username": "<username>", "email": "<email>"} ]]"#
     );
+    // A function without arguments is never the example (its call would run as written);
+    // when none takes one, a made-up function is, named as nothing listed is.
+    let plain =
+        |names: &[&str]| -> Vec<Interface> { names.iter().map(|n| Interface::new(*n)).collect() };
+    let mut with_pi = plain(&["pi"]);
+    with_pi.extend_from_slice(power);
+    assert_eq!(
+        example_line(&render_prompt(&with_pi, &PromptOptions::default())),
+        Some("@math.calculate_power(<base>, exponent=<exponent>)")
+    );
+    assert_eq!(
+        example_line(&render_prompt(
+            &plain(&["pi", "FUNCTION_NAME"]),
+            &PromptOptions::default()
+        )),
+        Some(r#"@function_name2("<text>", number=<number>)"#)
+    );
     let none = render_prompt(&[], &PromptOptions::default());
     assert!(
         none.starts_with("You can call the functions listed below. To call one, write @, its name and its arguments in parentheses.\nRules:\n"),
