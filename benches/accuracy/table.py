@@ -284,7 +284,7 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`) every answer binds, and it gets as many right as the own format read freely or more, in every category measured, parallel ones included, where read freely the model writes one call: the best policy measured for this model, on the first 50 to 100 cases (EVAL.md (ab)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`) every answer binds, and it gets as many right as the own format read freely or more, in every category measured, parallel ones included, where read freely the model writes one call: the best policy measured for this model (EVAL.md (ab)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
