@@ -104,13 +104,18 @@ pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> Stri
     out
 }
 
-/// The interface whose call makes the best example (see the module docs), if any.
+/// The interface whose call makes the best example (see the module docs), if any takes a
+/// value: the call of one that takes none would run as written.
 pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
     interfaces
         .iter()
         .enumerate()
-        .min_by_key(|(index, interface)| {
+        .filter_map(|(index, interface)| {
             let args = arguments(interface);
+            let body = needs_body(interface);
+            if args.is_empty() && !body {
+                return None;
+            }
             let writable = args
                 .iter()
                 .all(|(param, by_name)| !by_name || is_identifier(&param.name));
@@ -119,23 +124,18 @@ pub(super) fn pick(interfaces: &[Interface]) -> Option<&Interface> {
                 .first()
                 .is_some_and(|p| p.required && p.ty == ParamType::String);
             let required = interface.params.iter().filter(|p| p.required).count();
-            (
-                !shows_a_value(interface),
+            let rank = (
                 !writable,
-                needs_body(interface),
+                body,
                 !first_is_required_string,
                 args.len().abs_diff(2),
                 required,
-                *index,
-            )
+                index,
+            );
+            Some((rank, interface))
         })
+        .min_by_key(|(rank, _)| *rank)
         .map(|(_, interface)| interface)
-}
-
-/// Whether the example of `interface` shows a value: a call without one would run as
-/// written.
-pub(super) fn shows_a_value(interface: &Interface) -> bool {
-    !arguments(interface).is_empty() || needs_body(interface)
 }
 
 /// The example when no listed function takes a value: a call of a made-up function,

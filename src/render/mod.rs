@@ -367,13 +367,11 @@ pub fn preamble(interfaces: &[Interface], options: &PromptOptions) -> String {
         "You can call the functions listed below. To call one, write @, its name and its \
          arguments in parentheses",
     );
-    let example = example::pick(interfaces).map(|interface| {
-        if example::shows_a_value(interface) {
-            example_call_with(interface, options)
-        } else {
-            example::made_up_call(interfaces, options)
-        }
-    });
+    let example = match example::pick(interfaces) {
+        Some(interface) => Some(example_call_with(interface, options)),
+        None if !interfaces.is_empty() => Some(example::made_up_call(interfaces, options)),
+        None => None,
+    };
     match example {
         Some(example) => {
             out.push_str(", for example:\n");
