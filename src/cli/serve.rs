@@ -145,7 +145,9 @@ pub(crate) struct ServeArgs {
     /// a tool parser: hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, or
     /// auto (any of them: the first call read fixes the format of each answer; a call in
     /// a sentence is prose). With another format than
-    /// atfunc, the tools go upstream as they came and --constrain is refused.
+    /// atfunc, the tools go upstream as they came for the model's template; --constrain
+    /// holds hermes answers to the tools' `<tool_call>` blocks (the best policy measured
+    /// for Qwen2.5-Coder-0.5B, EVAL.md (ab)) and is refused for the other formats.
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     upstream_dialect: Dialect,
 }
