@@ -99,7 +99,7 @@ use crate::interface::Interface;
 use serde_json::Value as Json;
 use tree::{Builder, Exceeded, Node};
 use unicase::UniCase;
-use values::{separated, separated_by, Slot, Values};
+use values::{separated, Slot, Values};
 
 /// Which calls an answer holds, as OpenAI's `tool_choice` says it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -162,11 +162,9 @@ pub enum CallForm {
     /// `@name(arg=value, ...)`, as the contract above describes.
     #[default]
     Atfunc,
-    /// The Hermes / Qwen 2.5 format, each call a JSON object of its own,
-    /// `{"name": "<name>", "arguments": {...}}`, in a `<tool_call>` block, in a
-    /// ```` ```json ```` fence, or bare (the layouts the `hermes` reader reads), with any
-    /// whitespace between the object's tokens; the arguments an object whose members
-    /// follow the values' rules (item 3), in declared order. Names
+    /// The Hermes / Qwen 2.5 format, each call a block of its own:
+    /// `<tool_call>\n{"name": "<name>", "arguments": {...}}\n</tool_call>`, the arguments
+    /// an object whose members follow the values' rules (item 3), in declared order. Names
     /// are the tools' own ([`Interface::original_qualified_name`],
     /// [`Param::original_name`](crate::interface::Param::original_name)), as the model's
     /// template shows them.
@@ -617,10 +615,7 @@ pub fn grammar(
     let body = if calls.is_empty() {
         prose(&mut b)
     } else {
-        let call = match options.form {
-            CallForm::Atfunc => b.rule("call", |_| Node::alt(calls)),
-            CallForm::Hermes => hermes_blocks(&mut b, calls),
-        };
+        let call = b.rule("call", |_| Node::alt(calls));
         if asks_call && options.continued {
             Node::optional(Node::seq([Node::text("\n"), call]))
         } else if asks_call {
@@ -728,43 +723,6 @@ fn fold(name: &str) -> String {
     UniCase::new(name).to_folded_case()
 }
 
-/// Most whitespace characters in a row between the tokens of a Hermes call's JSON: room
-/// for a newline and the indent of a pretty-printed member, never a run without end.
-const MAX_JSON_SPACE: u32 = 24;
-
-/// Optional whitespace between JSON tokens, at most [`MAX_JSON_SPACE`] characters.
-fn json_space(b: &mut Builder) -> Node {
-    b.rule("ws", |_| {
-        Node::repeat(
-            Node::chars(&[(' ', ' '), ('\t', '\t'), ('\n', '\n')]),
-            0,
-            Some(MAX_JSON_SPACE),
-        )
-    })
-}
-
-/// A Hermes call as the model may write it around the JSON object of one of `calls`: in a
-/// `<tool_call>` block, in a ```` ```json ```` fence, or bare. Qwen2.5 writes the fenced or
-/// bare object more often than the block its template asks for, and the `hermes` reader
-/// reads all three; held to the block alone it wrote other values than it writes freely.
-fn hermes_blocks(b: &mut Builder, calls: Vec<Node>) -> Node {
-    let object = b.rule("call-object", |_| Node::alt(calls));
-    let ws = json_space(b);
-    b.rule("call", |_| {
-        Node::alt([
-            Node::seq([
-                Node::text("<tool_call>"),
-                ws.clone(),
-                object.clone(),
-                ws,
-                Node::text("</tool_call>"),
-            ]),
-            Node::seq([Node::text("```json\n"), object.clone(), Node::text("\n```")]),
-            object,
-        ])
-    })
-}
-
 /// `@name(arg=value, ...)`, then the body when the function takes one; `None` when a
 /// required parameter or body field has no value that binds.
 /// Without the calls `left_out` ([`GrammarOptions::not_again`]); `None` also when they are
@@ -780,23 +738,16 @@ fn call(
 ) -> Option<Node> {
     // The Hermes form writes the names the model's template shows: the tool's own, before
     // any change that made them identifiers for atfunc's syntax (`get-weather`).
-    // Leaving calls out ([`exclude`]) spells keys and separators as fixed text; otherwise
-    // the Hermes form lets the model lay its JSON out as it learned to, spaced or
-    // pretty-printed, since a layout it did not choose pulls it off its values (a
-    // parameter named `type` given the value `"object"`).
-    let spaced = form == CallForm::Hermes && left_out.is_empty();
     let key = |param: &crate::interface::Param| match form {
         CallForm::Atfunc => format!("{}=", param.name),
-        CallForm::Hermes if spaced => format!("{}:", Json::from(param.original_name())),
         CallForm::Hermes => format!("{}: ", Json::from(param.original_name())),
     };
-    let ws = if spaced { json_space(b) } else { Node::seq([]) };
     let mut args = Vec::new();
     for param in &interface.params {
         match values.param(b, param, 0, Slot::Named) {
             Some(value) => {
                 let key = key(param);
-                let node = Node::seq([Node::text(key.clone()), ws.clone(), value]);
+                let node = Node::seq([Node::text(key.clone()), value]);
                 args.push(exclude::Arg { param, key, node });
             }
             None if param.required => return None,
@@ -808,11 +759,7 @@ fn call(
             .into_iter()
             .map(|arg| (arg.node, arg.param.required))
             .collect();
-        if spaced {
-            separated_by(b, items, Node::seq([Node::text(","), ws.clone()]))
-        } else {
-            separated(b, items, ", ")
-        }
+        separated(b, items, ", ")
     } else {
         // Each call as its values in the order of `args`; one that gives a parameter the
         // grammar has no value for can never be written, so it needs no leaving out.
@@ -842,32 +789,14 @@ fn call(
         if interface.request_body.iter().any(|field| field.required) {
             return None;
         }
-        let name = Json::from(interface.original_qualified_name());
-        let node = if spaced {
-            Node::seq([
-                Node::text("{"),
-                ws.clone(),
-                Node::text("\"name\":"),
-                ws.clone(),
-                Node::text(format!("{name},")),
-                ws.clone(),
-                Node::text("\"arguments\":"),
-                ws.clone(),
-                Node::text("{"),
-                ws.clone(),
-                list,
-                ws.clone(),
-                Node::text("}"),
-                ws.clone(),
-                Node::text("}"),
-            ])
-        } else {
-            Node::seq([
-                Node::text(format!("{{\"name\": {name}, \"arguments\": {{")),
-                list,
-                Node::text("}}"),
-            ])
-        };
+        let node = Node::seq([
+            Node::text(format!(
+                "<tool_call>\n{{\"name\": {}, \"arguments\": {{",
+                Json::from(interface.original_qualified_name())
+            )),
+            list,
+            Node::text("}}\n</tool_call>"),
+        ]);
         return Some(b.rule(&format!("call-{index}"), |_| node));
     }
     let mut parts = vec![Node::text(format!("@{shown}(")), list, Node::text(")")];

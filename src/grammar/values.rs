@@ -664,11 +664,6 @@ fn list(b: &mut Builder, open: &str, item: Node, close: &str, max: Option<u32>) 
 /// rules of their own when they are not small, so the size grows with the number of items,
 /// not with its square (2,000 optional fields were 51 MB of GBNF written out in full).
 pub(crate) fn separated(b: &mut Builder, items: Vec<(Node, bool)>, sep: &str) -> Node {
-    separated_by(b, items, Node::text(sep))
-}
-
-/// [`separated`] with a separator that is any node (a comma and optional whitespace).
-pub(crate) fn separated_by(b: &mut Builder, items: Vec<(Node, bool)>, sep: Node) -> Node {
     let count = items.len();
     let first_required = items.iter().position(|(_, required)| *required);
     // How many items may come first.
@@ -692,7 +687,7 @@ pub(crate) fn separated_by(b: &mut Builder, items: Vec<(Node, bool)>, sep: Node)
         let Some((item, required)) = items.get(i) else {
             continue;
         };
-        let with_sep = Node::seq([sep.clone(), item.clone()]);
+        let with_sep = Node::seq([Node::text(sep), item.clone()]);
         let this = if *required {
             with_sep
         } else {

@@ -947,62 +947,6 @@ fn the_hermes_form_is_the_blocks_its_template_asks_for() {
     assert!(g.accepts(&block(r#""location": "Paris""#)));
 }
 
-/// Qwen2.5 writes its calls in a ```json fence, pretty-printed, or bare more often than in
-/// the `<tool_call>` block its template asks for; held to the block alone it wrote other
-/// values (`"type": "object"` for a parameter named `type`). The grammar takes each layout
-/// the `hermes` reader reads, and each reads as the same call.
-#[test]
-fn the_hermes_form_takes_the_layouts_the_model_writes() {
-    let tools = weather();
-    let catalog = catalog(&tools, None);
-    let options = GrammarOptions::default()
-        .with_choice(Choice::Required)
-        .with_form(CallForm::Hermes);
-    let g = grammar(&tools, &options).unwrap();
-    let pretty = "{\n  \"name\": \"weather.get_temp\",\n  \"arguments\": {\n    \"location\": \"Oslo\",\n    \"days\": 3\n  }\n}";
-    let compact = r#"{"name":"weather.get_temp","arguments":{"location":"Oslo","days":3}}"#;
-    let layouts = [
-        format!("```json\n{pretty}\n```"),
-        format!("<tool_call>\n{pretty}\n</tool_call>"),
-        format!("<tool_call>{compact}</tool_call>"),
-        compact.to_owned(),
-        pretty.to_owned(),
-        format!("```json\n{compact}\n```\n{pretty}"),
-    ];
-    for text in &layouts {
-        assert!(g.accepts(text), "{text}\n{}", g.to_gbnf());
-        let calls: Vec<_> = read(text, CallForm::Hermes, &catalog)
-            .into_iter()
-            .filter_map(|event| match event {
-                Event::Call(call) => Some(call),
-                Event::Malformed { error, .. } => panic!("{error}: {text}"),
-                _ => None,
-            })
-            .collect();
-        assert!(!calls.is_empty(), "{text}");
-        for call in calls {
-            let bound = bind(&call, &catalog).unwrap_or_else(|e| panic!("{e}: {text}"));
-            assert_eq!(bound.args["location"], Json::from("Oslo"), "{text}");
-            assert_eq!(bound.args["days"], Json::from(3), "{text}");
-        }
-    }
-    // The values are held as before, in every layout, and whitespace is bounded.
-    for bad in [
-        "```json\n{\"name\": \"weather.get_temp\", \"arguments\": {\"days\": 3}}\n```".to_owned(),
-        "{\"name\": \"weather.get_temp\", \"arguments\": {\"location\": 3}}".to_owned(),
-        "```json\n{\"name\": \"weather.get_temp\", \"arguments\": {\"location\": \"Oslo\"}}```"
-            .to_owned(),
-        format!(
-            "{{\"name\":{}\"weather.get_temp\", \"arguments\": {{\"location\": \"Oslo\"}}}}",
-            " ".repeat(25)
-        ),
-        "Sure: {\"name\": \"weather.get_temp\", \"arguments\": {\"location\": \"Oslo\"}}"
-            .to_owned(),
-    ] {
-        assert!(!g.accepts(&bad), "{bad}");
-    }
-}
-
 /// Every BFCL entry's functions and what its user says, and the options that ground a
 /// grammar's numbers and text in it.
 fn bfcl_grounded() -> Vec<(String, Vec<Interface>, GrammarOptions)> {

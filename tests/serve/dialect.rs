@@ -560,7 +560,7 @@ async fn a_hermes_model_is_held_to_the_grammar_of_its_own_blocks() {
         let grammar = request["grammar"].as_str().expect("a grammar upstream");
         let g = grammar.replace("\\\"", "\"");
         assert!(g.contains("<tool_call>"), "{grammar}");
-        assert!(g.contains("\"get-weather\""), "{grammar}");
+        assert!(g.contains("\"name\": \"get-weather\""), "{grammar}");
         assert!(!grammar.contains('@'), "{grammar}");
     }
     // The grammar is that of the library: it takes the good answer and not the bad one.
