@@ -193,9 +193,6 @@ CATS = ["simple_python", "simple_java", "simple_javascript", "multiple", "parall
         "parallel_multiple", "live_simple"]
 
 
-# The categories measured with Qwen's own format under its grammar beyond simple_python.
-DIALECT_GRAMMAR = ["simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple", "live_simple"]
-
 
 def each(prefix, file, mode, categories=CATS):
     """The cells of one column whose reports are named alike: `{prefix}-{category}-{file}.json`."""
@@ -260,10 +257,8 @@ MODELS = [
                 "parallel_multiple": ("qwen-parallel_multiple-dialect.json", "dialect"),
                 "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
             }),
-            ("own format under its grammar (`--upstream-dialect hermes --constrain`)", {
-                "simple_python": ("qwen-simple_python-dialect-grammar.json", "dialect-grammar"),
-                **each("qwen", "dialect-grammar", "dialect-grammar", DIALECT_GRAMMAR),
-            }),
+            ("own format under its grammar (`--upstream-dialect hermes --constrain`)",
+             each("qwen", "dialect-grammar", "dialect-grammar")),
             ("native tool calling (llama.cpp `--jinja`)", {
                 **each("qwen", "native", "native"),
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
@@ -284,7 +279,7 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`) every answer binds, and it gets as many right as the own format read freely or more, in every category measured, parallel ones included, where read freely the model writes one call: the best policy measured for this model (EVAL.md (ab)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`) every answer binds, and it is the best policy measured for this model: 747 of the 1408 cases of the seven call categories right, against 695 under the gateway default; read freely, the own format gets 6 more of `simple_python` and none of the parallel ones, where the model writes one call (EVAL.md (ab), (ac)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
