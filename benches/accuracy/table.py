@@ -254,6 +254,7 @@ MODELS = [
             ("own format, read by atfunc (`--upstream-dialect hermes`)", {
                 "simple_python": ("qwen-simple_python-dialect.json", "dialect"),
                 **each("qwen", "desc-dialect", "dialect", CATS[1:]),
+                "parallel": ("qwen-parallel-dialect.json", "dialect"),
                 "parallel_multiple": ("qwen-parallel_multiple-dialect.json", "dialect"),
                 "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
             }),
