@@ -545,7 +545,30 @@ impl ParserConfig {
     /// when its dialect reads untagged calls (hermes, auto). The others never look at the
     /// names, so none are gathered for them: a gateway turn or a registry stream in
     /// atfunc's syntax pays nothing. Call it after [`ParserConfig::with_dialect`].
-    pub(crate) fn offering<'a>(
+    ///
+    /// The names are the ones a gateway reading this model would accept: each function's
+    /// qualified name, the name as its definition spells it, and the plain name of those in
+    /// the `root` toolbox (as [`Catalog::root`](crate::Catalog::root) gives it).
+    ///
+    /// ```
+    /// use atfunc::parse::Dialect;
+    /// use atfunc::{Event, Interface, ParserConfig, StreamParser};
+    ///
+    /// let tools = [Interface::new("get_weather")];
+    /// let config = ParserConfig::default()
+    ///     .with_dialect(Dialect::Hermes)
+    ///     .offering(&tools, None);
+    /// let calls = |text: &str| {
+    ///     let mut parser = StreamParser::new(config.clone());
+    ///     let mut events = parser.feed_str(text);
+    ///     events.extend(parser.finish());
+    ///     events.iter().filter(|e| matches!(e, Event::Call(_))).count()
+    /// };
+    /// // A bare call object naming an offered tool is a call; one naming another is prose.
+    /// assert_eq!(calls(r#"{"name": "get_weather", "arguments": {}}"#), 1);
+    /// assert_eq!(calls(r#"{"name": "other", "arguments": {}}"#), 0);
+    /// ```
+    pub fn offering<'a>(
         self,
         interfaces: impl IntoIterator<Item = &'a Interface>,
         root: Option<&str>,

@@ -12,7 +12,7 @@ use crate::missing;
 use atfunc::grammar::{grammar, Grammar, WrittenCall};
 use atfunc::grammar::{CallForm, Choice};
 use atfunc::interface::Kind;
-use atfunc::parse::{Dialect, FunctionNames};
+use atfunc::parse::Dialect;
 use atfunc::{
     bind, load_interfaces, parse_events, BindError, Catalog, Event, GrammarError, GrammarOptions,
     Interface, Param, ParamType, ParserConfig, StreamParser,
@@ -79,14 +79,9 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
 fn read(text: &str, form: CallForm, catalog: &Catalog) -> Vec<Event> {
     match form {
         CallForm::Hermes => {
-            let offered: FunctionNames = catalog
-                .interfaces()
-                .iter()
-                .flat_map(|i| [i.qualified_name(), i.original_qualified_name()])
-                .collect();
             let config = ParserConfig::default()
                 .with_dialect(Dialect::Hermes)
-                .with_offered(Some(offered));
+                .offering(catalog.interfaces(), catalog.root());
             let mut parser = StreamParser::new(config);
             let mut events = parser.feed_str(text);
             events.extend(parser.finish());

@@ -1253,3 +1253,98 @@ fn a_possible_fence_is_held_a_few_bytes() {
         }
     }
 }
+
+/// Held to a list by a grammar, Qwen2.5-Coder writes its calls as one JSON list in a fence
+/// (`[{"name": ...}, {"name": ...}]`): with the offered tools known, `hermes` and `auto`
+/// read each element as a call where a bare call object would be read, the fence going with
+/// the list. A list whose first element names no offered tool, or that stands inside a
+/// sentence, stays text, and so does any other JSON list.
+#[test]
+fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
+    let one = |city: &str| {
+        format!("{{\"name\": \"Weather_1_GetWeather\", \"arguments\": {{\"city\": \"{city}\"}}}}")
+    };
+    let (oslo, paris) = (one("Oslo"), one("Paris"));
+    let other = "{\"name\": \"other_tool\", \"arguments\": {}}";
+    let c = "C:Weather_1_GetWeather";
+    let t = |s: &str| format!("T:{s}");
+    let cases: Vec<(String, Vec<String>)> = vec![
+        (format!("[{oslo}, {paris}]"), vec![c.into(), c.into()]),
+        (
+            format!("[\n  {oslo},\n  {paris}\n]"),
+            vec![c.into(), c.into()],
+        ),
+        (
+            format!("```json\n[\n  {oslo},\n  {paris}\n]\n```\nDone."),
+            vec![c.into(), c.into(), t("Done.")],
+        ),
+        (format!("Sure:\n[{oslo}]"), vec![t("Sure:\n"), c.into()]),
+        // An element that is not a call object breaks the list, whose text is kept.
+        (format!("[{oslo}, 3]"), vec![format!("M:[{oslo}, 3]")]),
+        // Not a list of offered calls, or inside a sentence: text.
+        (
+            format!("[{other}, {oslo}]"),
+            vec![t(&format!("[{other}, {oslo}]"))],
+        ),
+        (format!("See [{oslo}]"), vec![t(&format!("See [{oslo}]"))]),
+        ("[1, 2]\n[]".into(), vec![t("[1, 2]\n[]")]),
+        (
+            format!("[{}{oslo}]", " ".repeat(65)),
+            vec![t(&format!("[{}{oslo}]", " ".repeat(65)))],
+        ),
+        ("[".into(), vec![t("[")]),
+    ];
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        for (text, expected) in &cases {
+            assert_eq!(
+                &fenced_reads(dialect, text),
+                expected,
+                "{dialect}: {text:?}"
+            );
+        }
+    }
+    // Each call's span is its element; the first's starts at the fence, the last's ends
+    // past the closing one.
+    let text = format!("```json\n[{oslo}, {paris}]\n```");
+    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
+    let config = config(Dialect::Hermes).with_offered(Some(offered));
+    let events = merge(events_in_chunks_config(text.as_bytes(), &config, &[1]));
+    let spans: Vec<(u64, u64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(c) => Some((c.span.start, c.span.end)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(spans.len(), 2);
+    assert_eq!(spans[0].0, 0);
+    assert_eq!(spans[0].1, spans[1].0);
+    assert_eq!(spans[1].1, text.len() as u64);
+    // `auto` still reads a Python list of calls.
+    assert_eq!(
+        fenced_reads(Dialect::Auto, "[Weather_1_GetWeather(city=\"Oslo\")]"),
+        vec![c.to_string()]
+    );
+    // Without the offered tools, a bare list is text.
+    let plain = config_reads(Dialect::Hermes, &format!("[{oslo}]"));
+    assert_eq!(plain, vec![t(&format!("[{oslo}]"))]);
+}
+
+/// The events of `text` read by `dialect` without offered tools, in the short form of
+/// [`fenced_reads`].
+fn config_reads(dialect: Dialect, text: &str) -> Vec<String> {
+    let events = merge(events_in_chunks_config(
+        text.as_bytes(),
+        &config(dialect),
+        &[1],
+    ));
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Text { text } => Some(format!("T:{text}")),
+            Event::Call(c) => Some(format!("C:{}", c.name)),
+            Event::Malformed { text, .. } => Some(format!("M:{text}")),
+            _ => None,
+        })
+        .collect()
+}

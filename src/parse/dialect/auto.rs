@@ -16,8 +16,10 @@
 //!   seen: in prose, `I will not run [file.delete(path="x")] because…` is text.
 //!
 //! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
-//!   call only when it names one of them (and then also after another dialect was seen).
-//!   A Markdown fence right around it goes with it, as for hermes (`fence.rs`).
+//!   call only when it names one of them (and then also after another dialect was seen),
+//!   and so is a JSON list of call objects whose first names one (`[{"name": …}, …]`,
+//!   each element a call, as hermes reads a list in its block). A Markdown fence right
+//!   around either goes with it, as for hermes (`fence.rs`).
 //!
 //! - atfunc's own `@name(args)` is a call where atfunc's reader reads one: anywhere but
 //!   right after a letter, digit or `_` (`bob@example.com(` is prose), and only while no
@@ -98,6 +100,16 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
         }
         return untagged_as_llama3(input, i, offered);
     }
+    // A list of untagged call objects, the first naming an offered tool, as a bare object;
+    // any other list (`[f(x)]`, `[TOOL_CALLS]`) goes on below.
+    if let (Some(offered), Some(b'[')) = (ctx.offered, input.byte(i)) {
+        if !ctx.line_text {
+            match hermes::opens_untagged(input, i, offered) {
+                Opens::No => {}
+                other => return other,
+            }
+        }
+    }
     let opened = any(input, i, |d| match d {
         Dialect::Pythonic | Dialect::Llama3 if is_bare(input, i) => {
             !ctx.line_text && ctx.seen.is_none_or(|seen| seen == d)
@@ -159,9 +171,10 @@ pub(super) fn fenced_untagged(
 
 /// `auto`'s untagged call at `i` (its line already checked): one naming an offered tool,
 /// read as a Llama 3 object so that a `;` chains the next.
+/// A list of them is read as hermes reads one (each element a call).
 fn untagged_as_llama3(input: &Input<'_>, i: u64, offered: &FunctionNames) -> Opens {
     match hermes::opens_untagged(input, i, offered) {
-        Opens::Yes { .. } => llama3::opens(input, i),
+        Opens::Yes { .. } if input.byte(i) == Some(b'{') => llama3::opens(input, i),
         other => other,
     }
 }

@@ -6,7 +6,8 @@
 //!
 //! - The opener is a line of three backticks, an optional info string `json` (any case)
 //!   and blanks, at the start of the answer or of a line (blanks before it). The next line
-//!   must open an untagged call (the dialect's rule: a `{"name": …` naming an offered tool).
+//!   must open an untagged call (the dialect's rule: a `{"name": …` naming an offered tool,
+//!   or a list `[{"name": …` of such calls).
 //! - The closer is a line break, blanks and three backticks right after the call object.
 //!   When only blanks follow it on its line, its line break goes too; any other text after
 //!   it stays text.
@@ -75,7 +76,7 @@ pub(super) fn opens(
 }
 
 /// ```` ```json ```` (or ```` ``` ````), blanks, a line break and the next line's indent at
-/// `i`: the offset of the `{` after them.
+/// `i`: the offset of the `{` (or a list's `[`) after them.
 fn opener(input: &Input<'_>, i: u64) -> Match {
     let p = yes!(input.marker(i, FENCE));
     let p = yes!(info(input, p));
@@ -83,7 +84,7 @@ fn opener(input: &Input<'_>, i: u64) -> Match {
     let p = yes!(line_break(input, p));
     let p = yes!(blanks(input, p));
     match input.byte(p) {
-        Some(b'{') => Match::Yes(p),
+        Some(b'{' | b'[') => Match::Yes(p),
         Some(_) => Match::No,
         None if input.eof => Match::No,
         None => Match::Need,

@@ -19,7 +19,10 @@
 //! fence. When the parser knows the offered tools ([`ParserConfig::offered`]), such an
 //! object is a call where it stands at the start of the answer or of a line and names one
 //! of them (as llama.cpp's generic trigger `{"name": "<tool>"` reads it); any other JSON in
-//! prose stays text. A fence right around such a call goes with it (`fence.rs`).
+//! prose stays text. So is a JSON list of call objects whose first element names one
+//! (`[{"name": ...}, {"name": ...}]`, each element a call, as in a block): the layout the
+//! model keeps to for several calls when a grammar opens its answer with a list. A fence
+//! right around such a call or list goes with it (`fence.rs`).
 //!
 //! [`ParserConfig::offered`]: crate::parse::ParserConfig::offered
 
@@ -110,12 +113,32 @@ pub(super) fn bare_name(input: &Input<'_>, i: u64) -> BareName {
     }
 }
 
-/// A call object without tags opens at `i` when it names one of `offered`.
+/// A call object without tags opens at `i` when it names one of `offered`; so does a JSON
+/// array whose first element is such an object, each element a call as in a block (the
+/// layout a model writes for several calls in a fence: `[{"name": ...}, {"name": ...}]`).
 pub(super) fn opens_untagged(input: &Input<'_>, i: u64, offered: &FunctionNames) -> Opens {
-    match bare_name(input, i) {
+    let list = input.byte(i) == Some(b'[');
+    let first = if list {
+        let p = input.skip_ws(i + 1);
+        if p - (i + 1) > MAX_BARE_BLANKS {
+            return Opens::No;
+        }
+        if p >= input.end() {
+            return if input.eof { Opens::No } else { Opens::Need };
+        }
+        p
+    } else {
+        i
+    };
+    match bare_name(input, first) {
         BareName::Yes(name) if offered.contains(&name) => opened(
             Untagged {
-                value: ValueScan::json(2),
+                // A list's brackets are structure too: its calls and their arguments.
+                value: if list {
+                    ValueScan::json_list(3)
+                } else {
+                    ValueScan::json(2)
+                },
             },
             i,
         ),
@@ -124,7 +147,7 @@ pub(super) fn opens_untagged(input: &Input<'_>, i: u64, offered: &FunctionNames)
     }
 }
 
-/// A call object without tags: the block is the object.
+/// A call object without tags, or a list of them: the block is the JSON value.
 #[derive(Debug)]
 struct Untagged {
     value: ValueScan,
@@ -137,11 +160,7 @@ impl BlockScan for Untagged {
 
     fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError> {
         let text = std::str::from_utf8(input.slice(start, end)).unwrap_or_default();
-        Ok(vec![json_call(
-            json_value(text)?,
-            &["arguments", "parameters"],
-            end,
-        )?])
+        calls(json_value(text)?, &self.value.item_ends, end)
     }
 
     fn dialect(&self) -> Dialect {
@@ -150,6 +169,22 @@ impl BlockScan for Untagged {
 
     fn awaits(&self) -> &'static str {
         "JSON call object"
+    }
+}
+
+/// The calls of a block's value: each element of a list (ending at its `item_ends`), or
+/// the one object (ending at `end`).
+fn calls(value: serde_json::Value, item_ends: &[u64], end: u64) -> Result<Vec<Built>, BuildError> {
+    match value {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(k, item)| {
+                let item_end = item_ends.get(k).copied().unwrap_or(end);
+                json_call(item, &["arguments", "parameters"], item_end)
+            })
+            .collect(),
+        object => Ok(vec![json_call(object, &["arguments", "parameters"], end)?]),
     }
 }
 
@@ -183,17 +218,7 @@ impl BlockScan for Hermes {
             return Err(("a JSON value".into(), "none".into()));
         };
         let text = std::str::from_utf8(input.slice(start, value_end)).unwrap_or_default();
-        match json_value(text)? {
-            serde_json::Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(k, item)| {
-                    let item_end = self.value.item_ends.get(k).copied().unwrap_or(end);
-                    json_call(item, &["arguments", "parameters"], item_end)
-                })
-                .collect(),
-            object => Ok(vec![json_call(object, &["arguments", "parameters"], end)?]),
-        }
+        calls(json_value(text)?, &self.value.item_ends, end)
     }
 
     fn dialect(&self) -> Dialect {

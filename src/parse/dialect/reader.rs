@@ -161,7 +161,7 @@ impl Reader {
         // dialect was seen.
         // With the offered tools known, a backtick may open a fence around an untagged call.
         let first: &[u8] = if self.untagged {
-            b"<{`"
+            b"<{[`"
         } else if self.auto() && w.config.offered.is_some() {
             b"<[{@`"
         } else {
@@ -214,7 +214,7 @@ impl Reader {
                     after_word: self.after_word(),
                 };
                 auto::guess(ctx, &input, i)
-            } else if self.untagged && matches!(input.byte(i), Some(b'{' | b'`')) {
+            } else if self.untagged && matches!(input.byte(i), Some(b'{' | b'[' | b'`')) {
                 self.pass_to(w, data, i);
                 match &w.config.offered {
                     Some(offered) if input.byte(i) == Some(b'`') => {
