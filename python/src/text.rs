@@ -118,9 +118,10 @@ pub(crate) fn grammar(
     let form = match form {
         "atfunc" => CallForm::Atfunc,
         "hermes" => CallForm::Hermes,
+        "hermes-list" => CallForm::HermesList,
         other => {
             return Err(PyValueError::new_err(format!(
-                "form must be \"atfunc\" or \"hermes\", not {other:?}"
+                "form must be \"atfunc\", \"hermes\" or \"hermes-list\", not {other:?}"
             )))
         }
     };

@@ -71,6 +71,11 @@ pub(crate) struct EvalArgs {
     /// @ after a word character is never a call).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     dialect: Dialect,
+    /// In mode dialect-grammar, hold the answers to `<tool_call>` blocks, one per call,
+    /// instead of one JSON list of calls in a ```json fence (as `atfunc serve
+    /// --hermes-blocks`). Recorded in the report's settings
+    #[arg(long)]
+    hermes_blocks: bool,
     /// Answers asked per request: the first greedy, the others sampled at
     /// --sample-temperature; the calls most answers agree on (among answers whose calls all
     /// bind) are scored, ties going to the earlier answer. Every answer's tokens count.
@@ -230,6 +235,8 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_tokens: args.max_tokens,
         repair_rounds: args.repair_rounds,
         dialect: reads_dialect.then(|| args.dialect.to_string()),
+        hermes_layout: held_to_dialect
+            .then(|| String::from(if args.hermes_blocks { "blocks" } else { "list" })),
         decide_max_tokens: args.decide_max_tokens,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
@@ -264,6 +271,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
         dialect: args.dialect,
+        hermes_blocks: args.hermes_blocks,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         resamples: args.resamples,

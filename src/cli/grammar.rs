@@ -52,8 +52,10 @@ pub(crate) struct GrammarArgs {
     /// `<` or whose first word reads as null (`None=None`); atfunc's syntax only.
     #[arg(long)]
     bare_strings: bool,
-    /// The syntax of the calls: atfunc (`@name(args)`), or hermes (the `<tool_call>` JSON
-    /// blocks Hermes and Qwen 2.5 models are trained on, with the tools' own names).
+    /// The syntax of the calls: atfunc (`@name(args)`), hermes (the `<tool_call>` JSON
+    /// blocks Hermes and Qwen 2.5 models are trained on, with the tools' own names), or
+    /// hermes-list (the same call objects, all of them one JSON list in a ```json fence, as
+    /// `atfunc serve --upstream-dialect hermes --constrain` asks by default).
     #[arg(long, value_enum, default_value = "atfunc")]
     form: Form,
 }
@@ -63,6 +65,7 @@ pub(crate) struct GrammarArgs {
 enum Form {
     Atfunc,
     Hermes,
+    HermesList,
 }
 
 pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
@@ -91,6 +94,7 @@ pub(crate) fn run(args: GrammarArgs) -> Result<ExitCode, Failure> {
         .with_form(match args.form {
             Form::Atfunc => CallForm::Atfunc,
             Form::Hermes => CallForm::Hermes,
+            Form::HermesList => CallForm::HermesList,
         });
     let text = atfunc::gbnf(&offered.interfaces, &options)
         .map_err(|e| Failure(format!("{}: {e}", offered.source.display())))?;

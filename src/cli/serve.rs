@@ -146,10 +146,16 @@ pub(crate) struct ServeArgs {
     /// auto (any of them: the first call read fixes the format of each answer; a call in
     /// a sentence is prose). With another format than
     /// atfunc, the tools go upstream as they came for the model's template; --constrain
-    /// holds hermes answers to the tools' `<tool_call>` blocks (the best policy measured
-    /// for Qwen2.5-Coder-0.5B, EVAL.md (ab)) and is refused for the other formats.
+    /// holds hermes answers to the tools' calls, all of them one JSON list in a ```json
+    /// fence (the best policy measured for Qwen2.5-Coder-0.5B, EVAL.md (ad)), and is
+    /// refused for the other formats.
     #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
     upstream_dialect: Dialect,
+    /// With --upstream-dialect hermes --constrain: hold the answer to `<tool_call>` blocks,
+    /// one per call, instead of one fenced list of calls (for a model trained to write the
+    /// tags).
+    #[arg(long)]
+    hermes_blocks: bool,
 }
 
 fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure> {
@@ -228,6 +234,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.limits.load_limits = args.limits.limits();
             options.upstream.kind = args.upstream_kind;
             options.upstream.dialect = args.upstream_dialect;
+            options.upstream.hermes_blocks = args.hermes_blocks;
             options.limits.max_concurrent = args.max_concurrent;
             options.limits.header_timeout = header_timeout;
             options.limits.body_timeout = body_timeout;

@@ -156,6 +156,12 @@ pub struct RunSettings {
     /// the run measured that mode. A report of one dialect is not continued with another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
+    /// How `dialect-grammar` held the answers, when the run measured it: `list` (one
+    /// fenced JSON list of calls) or `blocks` (`--hermes-blocks`). Absent in reports
+    /// written before the list, which held them to blocks: a run of either does not
+    /// continue them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hermes_layout: Option<String>,
     /// The `max_tokens` of `decide`'s first request. Reports written before it was kept
     /// were measured with 32, the default.
     #[serde(default = "default_decide_max_tokens")]
@@ -219,6 +225,15 @@ impl RunSettings {
                 "read up to a repeated call"
             }
         );
+        match self.hermes_layout.as_deref() {
+            Some(layout) => {
+                let _ = write!(line, ", dialect-grammar layout {layout}");
+            }
+            None if self.dialect.is_some() => {
+                line.push_str(", no dialect-grammar layout recorded (blocks, if measured)");
+            }
+            None => {}
+        }
         for (name, value) in &self.request_fields {
             let _ = write!(line, ", {name} {value}");
         }

@@ -54,6 +54,9 @@ pub struct EvalOptions {
     /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call read in each
     /// answer). Default `auto`.
     pub dialect: Dialect,
+    /// In `dialect-grammar`, hold the answers to `<tool_call>` blocks instead of one fenced
+    /// list of calls ([`UpstreamOptions::hermes_blocks`](crate::serve::UpstreamOptions::hermes_blocks)).
+    pub hermes_blocks: bool,
     /// Answers asked per request of the text-based modes: the first greedy, the others
     /// sampled at `sample_temperature` (each with its own seed). Among the answers whose
     /// calls all bind, the calls most of them agree on win (the same names and arguments,
@@ -125,6 +128,7 @@ impl Default for EvalOptions {
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
             dialect: Dialect::Auto,
+            hermes_blocks: false,
             samples: 1,
             sample_temperature: 0.7,
             resamples: 3,

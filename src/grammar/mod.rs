@@ -173,6 +173,38 @@ pub enum CallForm {
     /// called without it, and left out when a body field is required: the format has no
     /// place for one.
     Hermes,
+    /// The same call objects without tags, all of an answer's calls one JSON list in a
+    /// Markdown fence, each on a line of its own:
+    /// `` ```json\n[\n  {"name": ..., "arguments": {...}},\n  {...}\n]\n``` ``. The `hermes`
+    /// reader reads it when it knows the offered tools. Qwen2.5-Coder, free, writes its call
+    /// object in such a fence, and it stops after one; held to the list it keeps writing
+    /// calls where several are asked (EVAL.md (ad)). `Required` and `Function`: the fenced
+    /// list alone; `Auto`: prose without a backtick, and the list at most once, at the start
+    /// of a line.
+    ///
+    /// ```
+    /// use atfunc::grammar::{grammar, CallForm, Choice, GrammarOptions};
+    /// use atfunc::{Interface, Param, ParamType};
+    ///
+    /// let weather = Interface::new("get_temp")
+    ///     .param(Param::new("city", ParamType::String).required());
+    /// let options = GrammarOptions::default()
+    ///     .with_choice(Choice::Required)
+    ///     .with_form(CallForm::HermesList);
+    /// let g = grammar(&[weather], &options).unwrap();
+    /// let call = |city: &str| format!("{{\"name\": \"get_temp\", \"arguments\": {{\"city\": \"{city}\"}}}}");
+    /// assert!(g.accepts(&format!("```json\n[\n  {}\n]\n```", call("Oslo"))));
+    /// assert!(g.accepts(&format!("```json\n[\n  {},\n  {}\n]\n```", call("Oslo"), call("Rome"))));
+    /// assert!(!g.accepts(&call("Oslo")));
+    /// ```
+    HermesList,
+}
+
+impl CallForm {
+    /// Whether calls are JSON objects with the tools' own names (Hermes, in either layout).
+    fn json(self) -> bool {
+        matches!(self, CallForm::Hermes | CallForm::HermesList)
+    }
 }
 
 /// Options for [`grammar`] and [`gbnf`]: start from `GrammarOptions::default()` and set
@@ -605,6 +637,7 @@ pub fn grammar(
     let opener = match options.form {
         CallForm::Atfunc => '@',
         CallForm::Hermes => '<',
+        CallForm::HermesList => '`',
     };
     // Built where it is used only: an engine may warn about a rule nothing refers to.
     let prose = |b: &mut Builder| {
@@ -616,8 +649,29 @@ pub fn grammar(
         prose(&mut b)
     } else {
         let call = b.rule("call", |_| Node::alt(calls));
+        // The list form: the calls as one fenced JSON list, which stands for a call below.
+        let call = if options.form == CallForm::HermesList {
+            let more = if options.single {
+                Vec::new()
+            } else {
+                vec![Node::repeat(
+                    Node::seq([Node::text(",\n  "), call.clone()]),
+                    0,
+                    None,
+                )]
+            };
+            let list = [Node::text("```json\n[\n  "), call]
+                .into_iter()
+                .chain(more)
+                .chain([Node::text("\n]\n```")]);
+            b.rule("calls", |_| Node::seq(list))
+        } else {
+            call
+        };
         if asks_call && options.continued {
             Node::optional(Node::seq([Node::text("\n"), call]))
+        } else if asks_call && options.form == CallForm::HermesList {
+            call
         } else if asks_call {
             let more = if options.single {
                 Vec::new()
@@ -630,7 +684,7 @@ pub fn grammar(
             };
             // The Hermes format's own answers are the blocks alone: no lead-in.
             let lead = match options.form {
-                CallForm::Hermes => Node::seq([]),
+                CallForm::Hermes | CallForm::HermesList => Node::seq([]),
                 CallForm::Atfunc => b.rule("lead-in", |_| {
                     Node::optional(Node::seq([
                         Node::repeat(
@@ -650,6 +704,10 @@ pub fn grammar(
             // In the Hermes form any prose may stand before a block.
             let before = if options.form == CallForm::Hermes {
                 prose(&mut b)
+            } else if options.form == CallForm::HermesList {
+                // The reader takes a fence for a call only at the start of a line.
+                let prose = prose(&mut b);
+                Node::optional(Node::seq([prose, Node::text("\n")]))
             } else {
                 b.rule("before-call", |_| {
                     Node::optional(Node::seq([
@@ -665,7 +723,12 @@ pub fn grammar(
                     ]))
                 })
             };
-            let max = if options.single { Some(1) } else { None };
+            // One fenced list holds all of an answer's calls.
+            let max = if options.single || options.form == CallForm::HermesList {
+                Some(1)
+            } else {
+                None
+            };
             Node::seq([
                 Node::repeat(Node::seq([before, call]), 0, max),
                 prose(&mut b),
@@ -727,7 +790,8 @@ fn fold(name: &str) -> String {
 /// required parameter or body field has no value that binds.
 /// Without the calls `left_out` ([`GrammarOptions::not_again`]); `None` also when they are
 /// all of its calls.
-/// In [`CallForm::Hermes`], the call block with its arguments as a JSON object.
+/// In [`CallForm::Hermes`], the call block with its arguments as a JSON object; in
+/// [`CallForm::HermesList`], the call object alone.
 fn call(
     b: &mut Builder,
     values: &Values,
@@ -740,7 +804,9 @@ fn call(
     // any change that made them identifiers for atfunc's syntax (`get-weather`).
     let key = |param: &crate::interface::Param| match form {
         CallForm::Atfunc => format!("{}=", param.name),
-        CallForm::Hermes => format!("{}: ", Json::from(param.original_name())),
+        CallForm::Hermes | CallForm::HermesList => {
+            format!("{}: ", Json::from(param.original_name()))
+        }
     };
     let mut args = Vec::new();
     for param in &interface.params {
@@ -785,17 +851,21 @@ fn call(
             .collect();
         exclude::args_except(b, values, &args, &rows)?
     };
-    if form == CallForm::Hermes {
+    if form.json() {
         if interface.request_body.iter().any(|field| field.required) {
             return None;
         }
+        let (open, close) = match form {
+            CallForm::Hermes => ("<tool_call>\n", "\n</tool_call>"),
+            _ => ("", ""),
+        };
         let node = Node::seq([
             Node::text(format!(
-                "<tool_call>\n{{\"name\": {}, \"arguments\": {{",
+                "{open}{{\"name\": {}, \"arguments\": {{",
                 Json::from(interface.original_qualified_name())
             )),
             list,
-            Node::text("}}\n</tool_call>"),
+            Node::text(format!("}}}}{close}")),
         ]);
         return Some(b.rule(&format!("call-{index}"), |_| node));
     }

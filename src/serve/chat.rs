@@ -206,7 +206,7 @@ async fn native_turn(
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
     let dialect = gateway.options.upstream.dialect;
-    let grammars = match turn::call_form(dialect) {
+    let grammars = match turn::call_form(dialect, gateway.options.upstream.hermes_blocks) {
         Some(form) if constrain => turn::grammars(
             &tools,
             (&choice, form),

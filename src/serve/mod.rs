@@ -154,7 +154,9 @@
 //! speaks to it. A call block that cannot be read (its opening marker written, the rest
 //! not in the format) is refused like a call that does not bind, and repair messages show
 //! each call as the model wrote it and never ask for atfunc's syntax. With `hermes`, a
-//! grammar holds the answer to the tools' `<tool_call>` blocks ([`CallForm::Hermes`](crate::grammar::CallForm::Hermes));
+//! grammar holds the answer to the tools' call objects, all of them one JSON list in a
+//! ```` ```json ```` fence ([`CallForm::HermesList`](crate::grammar::CallForm::HermesList)),
+//! or to `<tool_call>` blocks with [`UpstreamOptions::hermes_blocks`];
 //! no grammar is made for other formats: `atfunc_constrain: true` is answered 400. `tool_calls` the upstream
 //! sends itself (a server that did read them) are passed on as they came, after the calls
 //! read from the text. `atfunc_execute` requests still use atfunc's syntax.
@@ -359,7 +361,7 @@ impl Gateway {
                 )));
             }
         }
-        if crate::turn::call_form(options.upstream.dialect).is_none()
+        if crate::turn::call_form(options.upstream.dialect, false).is_none()
             && (options.policy.constrain || options.policy.constrain_per_request)
         {
             return Err(SetupError(format!(

@@ -47,6 +47,13 @@ pub struct UpstreamOptions {
     /// [`TurnPolicy::constrain`] and [`TurnPolicy::constrain_per_request`] with another
     /// dialect.
     pub dialect: Dialect,
+    /// Under `hermes` with a grammar, hold the answer to `<tool_call>` blocks, one per
+    /// call ([`CallForm::Hermes`](crate::grammar::CallForm::Hermes)), instead of the
+    /// default, one JSON list of all the calls in a ```` ```json ```` fence
+    /// ([`CallForm::HermesList`](crate::grammar::CallForm::HermesList)), which
+    /// Qwen2.5-Coder-0.5B answers better in (EVAL.md (ad)). A model trained to write the
+    /// tags may do better held to them.
+    pub hermes_blocks: bool,
 }
 
 impl Default for UpstreamOptions {
@@ -58,6 +65,7 @@ impl Default for UpstreamOptions {
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             kind: UpstreamKind::LlamaCpp,
             dialect: Dialect::Atfunc,
+            hermes_blocks: false,
         }
     }
 }

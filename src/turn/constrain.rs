@@ -62,12 +62,14 @@ impl UpstreamKind {
     }
 }
 
-/// The form of a grammar's calls for a model that writes `dialect`; `None` when no
-/// grammar is made for that dialect.
-pub(crate) fn call_form(dialect: Dialect) -> Option<CallForm> {
+/// The form of a grammar's calls for a model that writes `dialect` (hermes as a fenced
+/// list of calls, or as `<tool_call>` blocks with `hermes_blocks`); `None` when no grammar
+/// is made for that dialect.
+pub(crate) fn call_form(dialect: Dialect, hermes_blocks: bool) -> Option<CallForm> {
     match dialect {
         Dialect::Atfunc => Some(CallForm::Atfunc),
-        Dialect::Hermes => Some(CallForm::Hermes),
+        Dialect::Hermes if hermes_blocks => Some(CallForm::Hermes),
+        Dialect::Hermes => Some(CallForm::HermesList),
         _ => None,
     }
 }

@@ -525,54 +525,72 @@ async fn the_upstreams_own_tool_calls_are_passed_on() {
     assert_eq!(finish, "tool_calls");
 }
 
-/// With `--constrain`, a hermes model's answer is held to the grammar of its own blocks:
-/// the grammar goes upstream with the tools for its template (`tool_choice` "none", so
-/// that the server applies no format of its own), and the repair round's grammar too.
+/// With `--constrain`, a hermes model's answer is held to the grammar of its own call
+/// objects, one fenced JSON list of them by default and `<tool_call>` blocks with
+/// `hermes_blocks`: the grammar goes upstream with the tools for its template
+/// (`tool_choice` "none", so that the server applies no format of its own), and the repair
+/// round's grammar too.
 #[tokio::test]
-async fn a_hermes_model_is_held_to_the_grammar_of_its_own_blocks() {
-    let bad = "<tool_call>\n{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\", \"max-days\": \"two\"}}\n</tool_call>";
-    let good = "<tool_call>\n{\"name\": \"get-weather\", \"arguments\": {\"city\": \"Paris\", \"max-days\": 2}}\n</tool_call>";
-    let answers = [json!({"content": bad}), json!({"content": good})];
-    let options = {
-        let mut options = GatewayOptions::default();
-        options.upstream.dialect = Dialect::Hermes;
-        options.policy.constrain = true;
-        options.policy.resamples = 0;
-        options
+async fn a_hermes_model_is_held_to_the_grammar_of_its_own_calls() {
+    use atfunc::grammar::CallForm;
+    let object = |days: &str| {
+        format!("{{\"name\": \"get-weather\", \"arguments\": {{\"city\": \"Paris\", \"max-days\": {days}}}}}")
     };
-    let setup = Setup::with_options(options, &answers).await;
-    let mut asked = request();
-    asked["tool_choice"] = json!("required");
-    let (status, whole) = setup.whole(&asked).await;
-    assert_eq!(status, 200, "{whole}");
-    let expected = json!({"content": null, "calls": [
-        {"name": "get-weather", "arguments": "{\"city\":\"Paris\",\"max-days\":2}"}]});
-    assert_eq!(joined(&whole), expected, "{whole}");
-    let sent = setup.requests();
-    assert_eq!(sent.len(), 2, "one answer and one repair round");
-    for request in &sent {
-        assert_eq!(
-            request["tools"],
-            tools(),
-            "the tools go up for the template"
-        );
-        assert_eq!(request["tool_choice"], "none");
-        let grammar = request["grammar"].as_str().expect("a grammar upstream");
-        let g = grammar.replace("\\\"", "\"");
-        assert!(g.contains("<tool_call>"), "{grammar}");
-        assert!(g.contains("\"name\": \"get-weather\""), "{grammar}");
-        assert!(!grammar.contains('@'), "{grammar}");
+    let block = |days: &str| format!("<tool_call>\n{}\n</tool_call>", object(days));
+    let list = |days: &str| format!("```json\n[\n  {}\n]\n```", object(days));
+    for (blocks, form, written, marker) in [
+        (
+            false,
+            CallForm::HermesList,
+            &list as &dyn Fn(&str) -> String,
+            "```json\n[",
+        ),
+        (true, CallForm::Hermes, &block, "<tool_call>"),
+    ] {
+        let (bad, good) = (written("\"two\""), written("2"));
+        let answers = [json!({"content": bad}), json!({"content": good})];
+        let options = {
+            let mut options = GatewayOptions::default();
+            options.upstream.dialect = Dialect::Hermes;
+            options.upstream.hermes_blocks = blocks;
+            options.policy.constrain = true;
+            options.policy.resamples = 0;
+            options
+        };
+        let setup = Setup::with_options(options, &answers).await;
+        let mut asked = request();
+        asked["tool_choice"] = json!("required");
+        let (status, whole) = setup.whole(&asked).await;
+        assert_eq!(status, 200, "{whole}");
+        let expected = json!({"content": null, "calls": [
+            {"name": "get-weather", "arguments": "{\"city\":\"Paris\",\"max-days\":2}"}]});
+        assert_eq!(joined(&whole), expected, "{form:?}: {whole}");
+        let sent = setup.requests();
+        assert_eq!(sent.len(), 2, "one answer and one repair round");
+        for request in &sent {
+            assert_eq!(
+                request["tools"],
+                tools(),
+                "the tools go up for the template"
+            );
+            assert_eq!(request["tool_choice"], "none");
+            let grammar = request["grammar"].as_str().expect("a grammar upstream");
+            let g = grammar.replace("\\\"", "\"").replace("\\n", "\n");
+            assert!(g.contains(marker), "{grammar}");
+            assert!(g.contains("\"name\": \"get-weather\""), "{grammar}");
+            assert!(!grammar.contains('@'), "{grammar}");
+        }
+        // The grammar is that of the library: it takes the good answer and not the bad one.
+        let g = atfunc::grammar::grammar(
+            &atfunc::load_interfaces(&tools()).unwrap(),
+            &atfunc::GrammarOptions::default()
+                .with_choice(atfunc::grammar::Choice::Required)
+                .with_form(form),
+        )
+        .unwrap();
+        assert_eq!(g.to_gbnf(), sent[0]["grammar"].as_str().unwrap());
+        assert!(g.accepts(&good) && !g.accepts(&bad), "{form:?}");
     }
-    // The grammar is that of the library: it takes the good answer and not the bad one.
-    let g = atfunc::grammar::grammar(
-        &atfunc::load_interfaces(&tools()).unwrap(),
-        &atfunc::GrammarOptions::default()
-            .with_choice(atfunc::grammar::Choice::Required)
-            .with_form(atfunc::grammar::CallForm::Hermes),
-    )
-    .unwrap();
-    assert_eq!(g.to_gbnf(), sent[0]["grammar"].as_str().unwrap());
-    assert!(g.accepts(good) && !g.accepts(bad));
 }
 
 #[tokio::test]

@@ -80,6 +80,7 @@ impl Policy {
             }
             Strategy::Dialect | Strategy::DialectGrammar => {
                 options.upstream.dialect = eval.dialect;
+                options.upstream.hermes_blocks = eval.hermes_blocks;
                 // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
                 options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
                 if mode.strategy == Strategy::DialectGrammar {
@@ -150,6 +151,10 @@ impl Policy {
         flag(
             dialect != Dialect::Atfunc,
             &format!("--upstream-dialect {}", dialect),
+        );
+        flag(
+            o.constrain && dialect == Dialect::Hermes && self.options.upstream.hermes_blocks,
+            "--hermes-blocks",
         );
         format!("{flags}, tool_choice \"{}\"", self.tool_choice)
     }
