@@ -258,7 +258,9 @@ MODELS = [
                 "parallel_multiple": ("qwen-parallel_multiple-dialect.json", "dialect"),
                 "irrelevance": ("qwen-irrelevance-dialect.json", "dialect"),
             }),
-            ("own format under its grammar (`--upstream-dialect hermes --constrain`)",
+            ("own format under its grammar (`--upstream-dialect hermes --constrain`: one fenced list of calls)",
+             each("qwen", "dialect-grammar-list", "dialect-grammar")),
+            ("own format under `<tool_call>` blocks (`... --constrain --hermes-blocks`)",
              each("qwen", "dialect-grammar", "dialect-grammar")),
             ("native tool calling (llama.cpp `--jinja`)", {
                 **each("qwen", "native", "native"),
@@ -280,7 +282,7 @@ MODELS = [
             }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
-        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`) every answer binds, and it is the best policy measured for this model: 747 of the 1408 cases of the seven call categories right, against 695 under the gateway default; read freely, the own format gets 6 more of `simple_python` and none of the parallel ones, where the model writes one call (EVAL.md (ab), (ac)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
+        "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`, all calls one JSON list in a ```` ```json ```` fence) it is the best policy measured for this model: 829 of the 1408 cases of the seven call categories right, against 747 held to `<tool_call>` blocks and 695 under the gateway default, ahead of the default in every category; read freely, the own format gets 6 more of `simple_python` and 8 more of `multiple`, and none of the parallel ones, where the model writes one call (EVAL.md (ab), (ac), (ad)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",
     },
 ]
 MODEL_ROWS = ["simple_python", "simple_java", "simple_javascript", "Simple", "multiple",
