@@ -86,11 +86,12 @@ pub(crate) fn render(
 /// call, so the grammar is a newline and one more call, or nothing (`--continued`).
 /// `bare_strings`: a text argument may also be a bare word (`unit=units`), as
 /// `atfunc serve --constrain` allows by default (`--bare-strings`; atfunc's form only).
-/// `form`: `atfunc` (`@name(args)`) or `hermes` (the `<tool_call>` JSON blocks Hermes and
-/// Qwen 2.5 models are trained on, under the tools' own names; `--form`). Raises
-/// `GrammarError` (for a `choice` that is no function's name, naming the choices and the
-/// functions), and `ValueError` for a `not_again` call that does not read or bind, or a
-/// `form` that is neither.
+/// `form`: `atfunc` (`@name(args)`), `hermes` (the `<tool_call>` JSON blocks Hermes and
+/// Qwen 2.5 models are trained on, under the tools' own names; `--form`) or `hermes-list`
+/// (the same call objects as one JSON list in a ```json fence, which `parse` reads with
+/// `dialect="hermes"` and the tools). Raises `GrammarError` (for a `choice` that is no
+/// function's name, naming the choices and the functions), and `ValueError` for a
+/// `not_again` call that does not read or bind, or a `form` that is none of them.
 #[pyfunction]
 #[pyo3(signature = (
     tools, *, choice = "auto", single = false, lead_in = 100, any_depth = 3,

@@ -137,7 +137,9 @@ def test_grammar_equals_the_cli(cli, options, args):
 def test_a_form_is_atfunc_or_hermes():
     blocks = atfunc.grammar(DEMO_TOOLS, choice="required", form="hermes")
     assert "<tool_call>" in blocks and "@" not in blocks
-    with pytest.raises(ValueError, match='form must be "atfunc" or "hermes", not "json"'):
+    listed = atfunc.grammar(DEMO_TOOLS, choice="required", form="hermes-list")
+    assert "```json" in listed and "<tool_call>" not in listed and "@" not in listed
+    with pytest.raises(ValueError, match='form must be "atfunc", "hermes" or "hermes-list", not "json"'):
         atfunc.grammar(DEMO_TOOLS, form="json")
 
 
