@@ -648,21 +648,25 @@ pub fn grammar(
     let body = if calls.is_empty() {
         prose(&mut b)
     } else {
-        let call = b.rule("call", |_| Node::alt(calls));
-        // The list form: the calls as one fenced JSON list, which stands for a call below.
-        let call = if options.form == CallForm::HermesList {
-            let more = if options.single {
+        // The calls after the first, each after `sep`: none when one call is the most.
+        let more = |sep: &str, call: &Node| {
+            if options.single {
                 Vec::new()
             } else {
                 vec![Node::repeat(
-                    Node::seq([Node::text(",\n  "), call.clone()]),
+                    Node::seq([Node::text(sep), call.clone()]),
                     0,
                     None,
                 )]
-            };
+            }
+        };
+        let call = b.rule("call", |_| Node::alt(calls));
+        // The list form: the calls as one fenced JSON list, which stands for a call below.
+        let call = if options.form == CallForm::HermesList {
+            let rest = more(",\n  ", &call);
             let list = [Node::text("```json\n[\n  "), call]
                 .into_iter()
-                .chain(more)
+                .chain(rest)
                 .chain([Node::text("\n]\n```")]);
             b.rule("calls", |_| Node::seq(list))
         } else {
@@ -673,15 +677,7 @@ pub fn grammar(
         } else if asks_call && options.form == CallForm::HermesList {
             call
         } else if asks_call {
-            let more = if options.single {
-                Vec::new()
-            } else {
-                vec![Node::repeat(
-                    Node::seq([Node::text("\n"), call.clone()]),
-                    0,
-                    None,
-                )]
-            };
+            let more = more("\n", &call);
             // The Hermes format's own answers are the blocks alone: no lead-in.
             let lead = match options.form {
                 CallForm::Hermes | CallForm::HermesList => Node::seq([]),

@@ -1065,9 +1065,13 @@ fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
 /// name, `M:` a malformed span's text.
 fn fenced_reads(dialect: Dialect, text: &str) -> Vec<String> {
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    let config = config(dialect).with_offered(Some(offered));
+    short_reads(&config(dialect).with_offered(Some(offered)), text)
+}
+
+/// The events of `text` read under `config`, checked and shortened as by [`fenced_reads`].
+fn short_reads(config: &ParserConfig, text: &str) -> Vec<String> {
     let sizes = random_sizes(text.len() as u64, 11);
-    let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &sizes]);
+    let whole = same_at_every_chunking(text.as_bytes(), config, &[&[1], &[3], &sizes]);
     whole
         .iter()
         .filter_map(|e| match e {
@@ -1307,8 +1311,8 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
     // past the closing one.
     let text = format!("```json\n[{oslo}, {paris}]\n```");
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    let config = config(Dialect::Hermes).with_offered(Some(offered));
-    let events = merge(events_in_chunks_config(text.as_bytes(), &config, &[1]));
+    let hermes = config(Dialect::Hermes).with_offered(Some(offered));
+    let events = merge(events_in_chunks_config(text.as_bytes(), &hermes, &[1]));
     let spans: Vec<(u64, u64)> = events
         .iter()
         .filter_map(|e| match e {
@@ -1326,25 +1330,6 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
         vec![c.to_string()]
     );
     // Without the offered tools, a bare list is text.
-    let plain = config_reads(Dialect::Hermes, &format!("[{oslo}]"));
+    let plain = short_reads(&config(Dialect::Hermes), &format!("[{oslo}]"));
     assert_eq!(plain, vec![t(&format!("[{oslo}]"))]);
-}
-
-/// The events of `text` read by `dialect` without offered tools, in the short form of
-/// [`fenced_reads`].
-fn config_reads(dialect: Dialect, text: &str) -> Vec<String> {
-    let events = merge(events_in_chunks_config(
-        text.as_bytes(),
-        &config(dialect),
-        &[1],
-    ));
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Text { text } => Some(format!("T:{text}")),
-            Event::Call(c) => Some(format!("C:{}", c.name)),
-            Event::Malformed { text, .. } => Some(format!("M:{text}")),
-            _ => None,
-        })
-        .collect()
 }
