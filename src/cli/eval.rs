@@ -3,7 +3,7 @@
 use super::Failure;
 use atfunc::eval::{
     chart_svg, load_cases, resume, run_remaining, CaseOutcome, EvalOptions, Evaluator, Mode,
-    Report, Resumed, RunSettings, Strategy,
+    Report, Resumed, RunSettings,
 };
 use atfunc::parse::Dialect;
 use futures::StreamExt;
@@ -35,7 +35,8 @@ pub(crate) struct EvalArgs {
     /// decide (a constrained choice of one function or none, then that function's
     /// grammar), native, dialect (the tools in `tools`, the answer's content read in the
     /// model's own call format, see --dialect), dialect-grammar (as dialect, held to the
-    /// grammar of that format's calls; hermes only); a text-based mode takes variants after a
+    /// grammar of that format's calls; hermes only), dialect-auto (as dialect-grammar under
+    /// tool_choice "auto": prose, or calls held to that grammar); a text-based mode takes variants after a
     /// +: +desc (parameter descriptions in the prompt), +bound (strings and lists bounded
     /// in the grammar), +spans (text values taken from the question's words), +bare (a
     /// text value may be a bare word in the grammar), +next (an
@@ -65,13 +66,19 @@ pub(crate) struct EvalArgs {
     /// The `max_tokens` of `decide`'s first request (one function's name, or none).
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
-    /// The call format modes `dialect` and `dialect-grammar` read: hermes, llama3, mistral, pythonic, deepseek,
+    /// In modes auto and dialect-auto, weigh first, as `atfunc serve --call-threshold P`:
+    /// one token asked with its log probabilities, and the answer held to calls when the
+    /// tokens that open one hold at least P, to prose when they hold less. Needs an
+    /// endpoint that returns log probabilities. Recorded in the report's settings
+    #[arg(long, value_name = "P")]
+    call_threshold: Option<f64>,
+    /// The call format the modes `dialect`, `dialect-grammar` and `dialect-auto` read: hermes, llama3, mistral, pythonic, deepseek,
     /// qwen3_xml, harmony, or auto (any of them, atfunc's included: the first call read
     /// fixes the format of each answer; another format's marker in a sentence is prose, an
     /// @ after a word character is never a call).
     #[arg(long, value_name = "NAME|auto", default_value = "auto")]
     dialect: Dialect,
-    /// In mode dialect-grammar, hold the answers to `<tool_call>` blocks, one per call,
+    /// In modes dialect-grammar and dialect-auto, hold the answers to `<tool_call>` blocks, one per call,
     /// instead of one JSON list of calls in a ```json fence (as `atfunc serve
     /// --hermes-blocks`). Recorded in the report's settings
     #[arg(long)]
@@ -170,13 +177,11 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         }
         names.push(name);
     }
-    let reads_dialect = modes
-        .iter()
-        .any(|m| matches!(m.strategy, Strategy::Dialect | Strategy::DialectGrammar));
-    let held_to_dialect = modes.iter().any(|m| m.strategy == Strategy::DialectGrammar);
-    if held_to_dialect && args.dialect != Dialect::Hermes {
+    let reads_dialect = modes.iter().any(|m| m.strategy.reads_own_format());
+    let held_to_dialect = modes.iter().find(|m| m.strategy.holds_own_format());
+    if let Some(mode) = held_to_dialect.filter(|_| args.dialect != Dialect::Hermes) {
         return Err(Failure(format!(
-            "mode 'dialect-grammar' holds answers to a grammar of the model's own format, \
+            "mode '{mode}' holds answers to a grammar of the model's own format, \
              which atfunc makes for hermes only, and --dialect is {}: give --dialect hermes, \
              or measure mode dialect",
             args.dialect
@@ -184,10 +189,24 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
     }
     if reads_dialect && args.dialect == Dialect::Atfunc {
         return Err(Failure(String::from(
-            "modes 'dialect' and 'dialect-grammar' read a model's own call format, and \
-             --dialect is atfunc: give \
+            "modes 'dialect', 'dialect-grammar' and 'dialect-auto' read a model's own call \
+             format, and --dialect is atfunc: give \
              the model's format (or auto), or measure atfunc's syntax with mode text",
         )));
+    }
+    if let Some(threshold) = args.call_threshold {
+        if !(threshold > 0.0 && threshold <= 1.0) {
+            return Err(Failure(format!(
+                "--call-threshold is a probability: give one above 0 and at most 1, not \
+                 {threshold}"
+            )));
+        }
+        if !modes.iter().any(|m| m.strategy.weighable()) {
+            return Err(Failure(String::from(
+                "--call-threshold weighs the answers of modes auto and dialect-auto, and \
+                 none is asked: add one to --mode, or leave out --call-threshold",
+            )));
+        }
     }
     let mut loaded = atfunc::eval::LoadedCases::default();
     let mut available: BTreeMap<String, usize> = BTreeMap::new();
@@ -236,8 +255,10 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         repair_rounds: args.repair_rounds,
         dialect: reads_dialect.then(|| args.dialect.to_string()),
         hermes_layout: held_to_dialect
+            .is_some()
             .then(|| String::from(if args.hermes_blocks { "blocks" } else { "list" })),
         decide_max_tokens: args.decide_max_tokens,
+        call_threshold: args.call_threshold,
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         resamples: args.resamples,
@@ -270,6 +291,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         repair_rounds: args.repair_rounds,
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
+        call_threshold: args.call_threshold,
         dialect: args.dialect,
         hermes_blocks: args.hermes_blocks,
         samples: args.samples,

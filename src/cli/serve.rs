@@ -94,6 +94,13 @@ pub(crate) struct ServeArgs {
     /// decision.
     #[arg(long, value_name = "N", default_value_t = 32)]
     decide_max_tokens: u32,
+    /// Under a grammar and tool_choice "auto", weigh first: one token asked with its log
+    /// probabilities, then the answer held to calls when the tokens that open a call hold
+    /// at least P, to prose without a call when they hold less. Between 0 and 1; needs
+    /// --constrain (or --constrain-per-request) and an upstream that returns log
+    /// probabilities; not with --decide.
+    #[arg(long, value_name = "P")]
+    call_threshold: Option<f64>,
     /// Pass on a call that repeats one passed on earlier in the same answer (the same
     /// tool, the same arguments). Without it such a repeat ends the answer: a small model
     /// that cannot stop writes its calls again until its token limit.
@@ -225,6 +232,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.constrain_per_request = args.constrain_per_request;
             options.policy.decide = args.decide;
             options.policy.decide_max_tokens = args.decide_max_tokens;
+            options.policy.call_threshold = args.call_threshold;
             options.policy.keep_repeated_calls = args.keep_repeated_calls;
             options.policy.resamples = usize::from(args.resamples);
             options.policy.ground_text = args.ground_text;

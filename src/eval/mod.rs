@@ -60,6 +60,11 @@
 //!    [`EvalOptions::dialect`] (`hermes`, `pythonic`, ..., or `auto`), each call bound
 //!    under the name the model was shown; a call block that cannot be read counts as a
 //!    call that does not bind. The report names the dialect ([`RunSettings::dialect`]).
+//! 9. `dialect-grammar`: as `dialect`, held to the grammar of the tools' calls in the
+//!    model's own format (`hermes` only), at least one call required, as `atfunc serve
+//!    --upstream-dialect hermes --constrain` answers `tool_choice: "required"`.
+//! 10. `dialect-auto`: as `dialect-grammar` under `tool_choice: "auto"`: the grammar
+//!     also allows prose without a call, as the same gateway answers an agent.
 //!
 //! Every request is greedy (`temperature` 0), limited to [`EvalOptions::max_tokens`] and
 //! [`EvalOptions::timeout`], and non-streamed, unless [`EvalOptions::stop_at_repeat`]

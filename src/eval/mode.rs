@@ -45,14 +45,38 @@ pub enum Strategy {
     /// answers: what the model's template taught it, and only calls that bind. Only for a
     /// format with a grammar ([`CallForm`](crate::grammar::CallForm)): `hermes`.
     DialectGrammar,
+    /// As `DialectGrammar` under `tool_choice: "auto"`, as the gateway answers an agent's
+    /// request: the grammar allows prose without a call, or the calls in the model's own
+    /// format (for `hermes`, prose without a backtick, then at most one fenced list).
+    DialectAuto,
 }
 
 impl Strategy {
+    /// Whether the answers are read in the model's own call format
+    /// ([`EvalOptions::dialect`](super::EvalOptions::dialect)) rather than atfunc's syntax.
+    pub fn reads_own_format(self) -> bool {
+        matches!(
+            self,
+            Strategy::Dialect | Strategy::DialectGrammar | Strategy::DialectAuto
+        )
+    }
+
+    /// Whether the gateway may weigh the answer first (`--call-threshold`): the modes
+    /// under `tool_choice: "auto"` with a grammar, and no decision.
+    pub fn weighable(self) -> bool {
+        matches!(self, Strategy::Auto | Strategy::DialectAuto)
+    }
+
+    /// Whether the answers are held to a grammar of the model's own call format.
+    pub fn holds_own_format(self) -> bool {
+        matches!(self, Strategy::DialectGrammar | Strategy::DialectAuto)
+    }
+
     /// Whether the atfunc prompt (and so the variants) is sent.
     fn prompted(self) -> bool {
         !matches!(
             self,
-            Strategy::Native | Strategy::Dialect | Strategy::DialectGrammar
+            Strategy::Native | Strategy::Dialect | Strategy::DialectGrammar | Strategy::DialectAuto
         )
     }
 
@@ -68,6 +92,7 @@ impl Strategy {
             Strategy::Native => "native",
             Strategy::Dialect => "dialect",
             Strategy::DialectGrammar => "dialect-grammar",
+            Strategy::DialectAuto => "dialect-auto",
         }
     }
 }
@@ -243,12 +268,13 @@ impl FromStr for Mode {
             Strategy::Native,
             Strategy::Dialect,
             Strategy::DialectGrammar,
+            Strategy::DialectAuto,
         ];
         let first = parts.next().unwrap_or_default();
         let Some(strategy) = strategies.into_iter().find(|s| s.name() == first) else {
             return Err(format!(
                 "unknown mode '{first}': use text, repair, grammar, auto, lazy, decide, \
-                 native, dialect or dialect-grammar, optionally with {}",
+                 native, dialect, dialect-grammar or dialect-auto, optionally with {}",
                 variant_names()
             ));
         };
@@ -315,6 +341,7 @@ mod tests {
             "native",
             "dialect",
             "dialect-grammar",
+            "dialect-auto",
         ] {
             let mode: Mode = written.parse().unwrap();
             assert_eq!(mode.to_string(), written);

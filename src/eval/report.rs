@@ -156,12 +156,16 @@ pub struct RunSettings {
     /// the run measured that mode. A report of one dialect is not continued with another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dialect: Option<String>,
-    /// How `dialect-grammar` held the answers, when the run measured it: `list` (one
+    /// How `dialect-grammar` and `dialect-auto` held the answers, when the run measured one: `list` (one
     /// fenced JSON list of calls) or `blocks` (`--hermes-blocks`). Absent in reports
     /// written before the list, which held them to blocks: a run of either does not
     /// continue them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hermes_layout: Option<String>,
+    /// The gateway's `--call-threshold` in the modes it weighs (`auto`, `dialect-auto`),
+    /// when the run set one. A report of one threshold is not continued with another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_threshold: Option<f64>,
     /// The `max_tokens` of `decide`'s first request. Reports written before it was kept
     /// were measured with 32, the default.
     #[serde(default = "default_decide_max_tokens")]
@@ -233,6 +237,9 @@ impl RunSettings {
                 line.push_str(", no dialect-grammar layout recorded (blocks, if measured)");
             }
             None => {}
+        }
+        if let Some(threshold) = self.call_threshold {
+            let _ = write!(line, ", call threshold {threshold}");
         }
         for (name, value) in &self.request_fields {
             let _ = write!(line, ", {name} {value}");
@@ -429,7 +436,7 @@ impl Report {
     /// `dialect` with the format it read (`dialect (hermes)`).
     pub fn label(&self, mode: &str) -> String {
         match self.settings.as_ref().and_then(|s| s.dialect.as_deref()) {
-            Some(dialect) if mode == "dialect" || mode == "dialect-grammar" => {
+            Some(dialect) if mode.starts_with("dialect") => {
                 format!("{mode} ({dialect})")
             }
             _ => mode.to_owned(),

@@ -50,6 +50,11 @@ pub struct EvalOptions {
     /// `none`. A name cut by it fails its case, saying so. Default 32 (BFCL's longest
     /// names take about half of that).
     pub decide_max_tokens: u32,
+    /// In the modes under `tool_choice: "auto"` with a grammar (`auto`, `dialect-auto`),
+    /// weigh first: the gateway's `--call-threshold`
+    /// ([`TurnPolicy::call_threshold`](crate::serve::TurnPolicy::call_threshold)). Default
+    /// none.
+    pub call_threshold: Option<f64>,
     /// The call format `dialect` mode reads the answers' content in: a model's own
     /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call read in each
     /// answer). Default `auto`.
@@ -127,6 +132,7 @@ impl Default for EvalOptions {
             repair_rounds: 1,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
+            call_threshold: None,
             dialect: Dialect::Auto,
             hermes_blocks: false,
             samples: 1,
@@ -373,9 +379,9 @@ impl Evaluator {
                     Json::String(grammar(case, Choice::Function(name), mode)?),
                 );
             }
-            Strategy::DialectGrammar => {
-                return Err(String::from(
-                    "mode 'dialect-grammar' is measured through the gateway's code, which \
+            Strategy::DialectGrammar | Strategy::DialectAuto => {
+                return Err(format!(
+                    "mode '{mode}' is measured through the gateway's code, which \
                      answers once: leave out --samples",
                 ))
             }

@@ -134,6 +134,13 @@ pub(crate) async fn handle(
             grammar_choice = Choice::Function(name);
         }
     }
+    // `--call-threshold`: calls or prose, by the odds of the answer's first token.
+    if let Some(threshold) = weighed(&gateway, constrain, &choice) {
+        let (odds, usage) =
+            decide::weigh(&gateway, auth.as_ref(), &request, Dialect::Atfunc).await?;
+        decision_usage = usage;
+        grammar_choice = weighed_choice(odds, threshold);
+    }
     let grammars = if constrain {
         let build = |choice: &Choice| {
             turn::grammars(
@@ -206,10 +213,18 @@ async fn native_turn(
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
     let dialect = gateway.options.upstream.dialect;
-    let grammars = match turn::call_form(dialect, gateway.options.upstream.hermes_blocks) {
-        Some(form) if constrain => turn::grammars(
+    let form = turn::call_form(dialect, gateway.options.upstream.hermes_blocks);
+    let mut grammar_choice = choice.clone();
+    let mut weigh_usage = None;
+    if let Some(threshold) = weighed(&gateway, constrain && form.is_some(), &choice) {
+        let (odds, usage) = decide::weigh(&gateway, auth.as_ref(), &request, dialect).await?;
+        weigh_usage = usage;
+        grammar_choice = weighed_choice(odds, threshold);
+    }
+    let build = |choice: &Choice, form| {
+        turn::grammars(
             &tools,
-            (&choice, form),
+            (choice, form),
             single_call,
             (
                 grounding.as_deref(),
@@ -218,7 +233,14 @@ async fn native_turn(
             ),
             request.size(),
             gateway.options.limits.max_request_bytes,
-        )?,
+        )
+    };
+    let grammars = match form {
+        Some(form) if constrain => match build(&grammar_choice, form)? {
+            // Calls judged likely that none of which can bind: `auto`'s grammar, then.
+            None if grammar_choice != choice => build(&choice, form)?,
+            grammars => grammars,
+        },
         _ => None,
     };
     let mut turn = Turn::new(
@@ -233,7 +255,28 @@ async fn native_turn(
         turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
+    turn.count_usage(weigh_usage);
     run_turn(gateway, auth, turn).await
+}
+
+/// The threshold to weigh a request's answer by (`--call-threshold`), when the gateway
+/// sets one, the request is under a grammar, and its `tool_choice` is `auto`.
+fn weighed(gateway: &Gateway, constrain: bool, choice: &Choice) -> Option<f64> {
+    gateway
+        .options
+        .policy
+        .call_threshold
+        .filter(|_| constrain && *choice == Choice::Auto)
+}
+
+/// The grammar's choice for an answer whose first token opens a call with probability
+/// `odds`: calls at or above `threshold`, prose below it.
+fn weighed_choice(odds: f64, threshold: f64) -> Choice {
+    if odds >= threshold {
+        Choice::Required
+    } else {
+        Choice::None
+    }
 }
 
 async fn run_turn(

@@ -14,11 +14,15 @@
 //! [`ask`] reads its answer with [`read_decision`]. The evaluator's `decide` mode asks the
 //! same question under the same grammar (`atfunc eval --mode decide`), so the gateway's
 //! decision is the one EVAL.md measures.
+//!
+//! `--call-threshold` judges the same thing without a question: [`weigh`] asks the turn's
+//! own request for one token and the odds that it opens a call ([`crate::turn::call_odds`];
+//! the gateway's module doc, "Weighing first").
 
 use super::{ApiError, Gateway};
 use crate::grammar::{decision_gbnf, decision_names, read_decision, ToolDecision, DECIDE_QUESTION};
-use crate::turn::Request;
-use crate::turn::ToolSet;
+use crate::parse::Dialect;
+use crate::turn::{call_odds, odds_request, Request, ToolSet};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use serde_json::{json, Value as Json};
@@ -70,4 +74,28 @@ fn decision_request(
     asking.insert("max_tokens", &Json::from(max_tokens));
     kind.put_in(&mut asking, decision_gbnf(names));
     asking
+}
+
+/// The odds that the answer to `request` (the turn's first request, before its grammar)
+/// opens with a call in `dialect`, and the upstream's usage for asking. An upstream
+/// error is the turn's error, and so is an answer without log probabilities (502, saying
+/// what the upstream must return).
+pub(crate) async fn weigh(
+    gateway: &Gateway,
+    auth: Option<&HeaderValue>,
+    request: &Request,
+    dialect: Dialect,
+) -> Result<(f64, Option<Json>), ApiError> {
+    let asking = odds_request(request);
+    let answer = gateway
+        .upstream
+        .chat_json(Bytes::from(asking.body(Some(false))), auth)
+        .await?;
+    let odds = call_odds(&answer, dialect).map_err(|why| {
+        ApiError::bad_gateway(format!(
+            "the upstream was asked for one token and its log probabilities to weigh \
+             whether to call (--call-threshold), and {why}"
+        ))
+    })?;
+    Ok((odds, answer.get("usage").cloned()))
 }

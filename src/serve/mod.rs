@@ -135,6 +135,22 @@
 //! turn's. An upstream error on it is the request's error. `tool_choice` `required`,
 //! `none` or a named tool are not decided.
 //!
+//! # Weighing first
+//!
+//! With [`TurnPolicy::call_threshold`] (`--call-threshold P`), a request under a grammar
+//! whose `tool_choice` is `auto` (or not given) is weighed first, as `atfunc eval
+//! --call-threshold P` measures it: the answer's request as it would go upstream, before
+//! its grammar (the prompted conversation, or for another format the tools for the
+//! model's template), asked for one token (`max_tokens: 1`, no `max_completion_tokens`)
+//! with `logprobs: true` and `top_logprobs: 20`, unstreamed. The probability of the
+//! alternatives that open a call in the upstream's format (`@` for atfunc; for hermes
+//! `<tool_call>`, a fence, `{` or `[`) is the call's odds. At or above `P` the answer is
+//! asked for under the `required` grammar (one call with `parallel_tool_calls: false`);
+//! below it, under a grammar of prose alone, so the answer has no call. The first token's
+//! greedy choice is a worse judge than its odds for a small model that calls for every
+//! question, or for none (EVAL.md (ae)). Its usage counts in the turn's; an upstream
+//! error on it, or an answer without log probabilities, is the request's error.
+//!
 //! # Other formats
 //!
 //! With [`UpstreamOptions::dialect`] (`--upstream-dialect`) other than `atfunc`, the
@@ -361,7 +377,7 @@ impl Gateway {
                 )));
             }
         }
-        if crate::turn::call_form(options.upstream.dialect, false).is_none()
+        if !crate::turn::has_grammar(options.upstream.dialect)
             && (options.policy.constrain || options.policy.constrain_per_request)
         {
             return Err(SetupError(format!(
@@ -392,6 +408,28 @@ impl Gateway {
             return Err(SetupError(
                 "the decision's token limit (--decide-max-tokens) must be at least 1".into(),
             ));
+        }
+        if let Some(threshold) = options.policy.call_threshold {
+            if !(threshold > 0.0 && threshold <= 1.0) {
+                return Err(SetupError(format!(
+                    "the call threshold (--call-threshold) is a probability: give one above 0 \
+                     and at most 1, not {threshold}"
+                )));
+            }
+            if options.policy.decide {
+                return Err(SetupError(
+                    "weighing first (--call-threshold) and deciding first (--decide) both judge \
+                     whether to call: give one of them"
+                        .into(),
+                ));
+            }
+            if !options.policy.constrain && !options.policy.constrain_per_request {
+                return Err(SetupError(
+                    "weighing first (--call-threshold) holds the answer to calls or to prose \
+                     with a grammar: give --constrain (or --constrain-per-request) too"
+                        .into(),
+                ));
+            }
         }
         if options.policy.execute_all && options.registry.is_none() {
             return Err(SetupError(

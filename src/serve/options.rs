@@ -156,6 +156,14 @@ pub struct TurnPolicy {
     /// answer follows as without a decision. Default 32 (BFCL's longest names take about
     /// half of it).
     pub decide_max_tokens: u32,
+    /// With a grammar on for a request and `tool_choice: "auto"` (or none given), weigh
+    /// first: one token asked with its likeliest alternatives, and the answer held to
+    /// calls when the alternatives that open a call (`@`, or the model's own format's
+    /// openers) hold at least this probability, to prose without a call when they hold
+    /// less (see [Weighing first](super#weighing-first)). Between 0 and 1; needs
+    /// [`TurnPolicy::constrain`] or [`TurnPolicy::constrain_per_request`] and an upstream
+    /// that returns log probabilities; not with [`TurnPolicy::decide`]. Default off.
+    pub call_threshold: Option<f64>,
     /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
     /// with the same arguments). Default off: such a repeat ends the answer, since a small
     /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
@@ -205,6 +213,7 @@ impl Default for TurnPolicy {
             constrain_per_request: false,
             decide: false,
             decide_max_tokens: 32,
+            call_threshold: None,
             keep_repeated_calls: false,
             ground_text: false,
             param_descriptions: true,

@@ -74,6 +74,11 @@ pub(crate) fn call_form(dialect: Dialect, hermes_blocks: bool) -> Option<CallFor
     }
 }
 
+/// Whether a grammar is made for the calls of a model that writes `dialect`.
+pub(crate) fn has_grammar(dialect: Dialect) -> bool {
+    call_form(dialect, false).is_some()
+}
+
 /// The grammars of one constrained turn: for the first answer, and for repair answers
 /// (which must be calls only).
 #[derive(Debug, Clone)]
@@ -86,8 +91,9 @@ pub(crate) struct Grammars {
 /// their text arguments held to runs of `grounding`'s words when it is given, their
 /// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`, and a text
 /// argument allowed as a bare word ([`GrammarOptions::bare_strings`]) when `bare`;
-/// `None` for `tool_choice: "none"`, or when no call of the tools can bind (the prompt
-/// and the repair rounds are left to do their work).
+/// `None` when no call of the tools can bind (the prompt and the repair rounds are left
+/// to do their work). Under [`Choice::None`] the first grammar allows prose alone and
+/// there is no repair grammar.
 ///
 /// Each grammar goes upstream inside a request of `request_size` bytes, which together
 /// may be at most `max_request_bytes` (the gateway's own limit on what comes in): the
@@ -143,10 +149,12 @@ pub(crate) fn grammars(
         Ok(grammar)
     };
     let (first, repair) = match choice {
-        Choice::None => return Ok(None),
-        Choice::Auto => (Choice::Auto, Choice::Required),
-        Choice::Required => (Choice::Required, Choice::Required),
-        named @ Choice::Function(_) => (named.clone(), named.clone()),
+        // Prose alone, where the gateway has judged the answer to be no call
+        // (`--call-threshold`); a client's `none` is passed through before any grammar.
+        Choice::None => (Choice::None, None),
+        Choice::Auto => (Choice::Auto, Some(Choice::Required)),
+        Choice::Required => (Choice::Required, Some(Choice::Required)),
+        named @ Choice::Function(_) => (named.clone(), Some(named.clone())),
     };
     let first = match gbnf(interfaces, &with(first)) {
         Ok(grammar) => fits(grammar)?,
@@ -155,9 +163,10 @@ pub(crate) fn grammars(
             None => return Ok(None),
         },
     };
-    let repair = match gbnf(interfaces, &with(repair)) {
-        Ok(grammar) => Some(fits(grammar)?),
-        Err(error) => match too_large(&error) {
+    let repair = match repair.map(|repair| gbnf(interfaces, &with(repair))) {
+        None => None,
+        Some(Ok(grammar)) => Some(fits(grammar)?),
+        Some(Err(error)) => match too_large(&error) {
             Some(refused) => return Err(refused),
             None => None,
         },

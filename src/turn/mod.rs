@@ -13,15 +13,17 @@ mod answer;
 mod constrain;
 mod error;
 mod history;
+mod odds;
 mod plan;
 mod request;
 mod tools;
 
 pub(crate) use answer::{Out, RoundEnd, Shaper, Turn};
 pub use constrain::UpstreamKind;
-pub(crate) use constrain::{call_form, grammars};
+pub(crate) use constrain::{call_form, grammars, has_grammar};
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, rewrite_raw, user_text};
+pub(crate) use odds::{call_odds, odds_request};
 pub(crate) use plan::{Plan, Settings as PlanSettings};
 pub(crate) use request::{Request, RequestError};
 pub(crate) use tools::{read_tools, ToolSet};

@@ -54,7 +54,7 @@ impl<T, B> Plan<T, B> {
             }
         };
         let asked = request.get("atfunc_constrain");
-        if super::call_form(settings.dialect, false).is_none() && asked == Some(Json::Bool(true)) {
+        if !super::has_grammar(settings.dialect) && asked == Some(Json::Bool(true)) {
             return Err(TurnError::bad_request(format!(
                 "This gateway reads the model's own call format ({}), and grammars are \
                  only made for atfunc's syntax and hermes: send the request without \

@@ -341,4 +341,16 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     let stderr = support::stderr(&atfunc);
     assert_eq!(atfunc.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--dialect is atfunc"), "{stderr}");
+
+    // Only hermes has a grammar of its own format, under either tool choice.
+    for mode in ["dialect-grammar", "dialect-auto"] {
+        let held = eval(&["--mode", mode, "--dialect", "pythonic"]);
+        let stderr = support::stderr(&held);
+        assert_eq!(held.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("mode '{mode}' holds answers to a grammar"))
+                && stderr.contains("give --dialect hermes"),
+            "{stderr}"
+        );
+    }
 }

@@ -99,6 +99,12 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     .as_object_mut()
                     .and_then(|m| m.remove("usage"))
                     .unwrap_or(Json::Null);
+                // Scripted `logprobs` go in the choice beside the message, as servers send
+                // them.
+                let logprobs = message
+                    .as_object_mut()
+                    .and_then(|m| m.remove("logprobs"))
+                    .unwrap_or(Json::Null);
                 message["role"] = json!("assistant");
                 if stream {
                     let usage = (counted && !usage.is_null()).then_some(&usage);
@@ -112,6 +118,9 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]});
                     if !usage.is_null() {
                         answer["usage"] = usage;
+                    }
+                    if !logprobs.is_null() {
+                        answer["choices"][0]["logprobs"] = logprobs;
                     }
                     (
                         [(axum::http::header::CONTENT_TYPE, "application/json")],

@@ -1,7 +1,8 @@
 //! The gateway, `atfunc serve`: against the official `openai` Python client and a scripted
 //! upstream (`gateway.rs`, which runs `pytest tests/gateway`), and against stalled clients
 //! (`gateway_hold.rs`); in front of a model that writes its own call format (`dialect.rs`);
-//! deciding first under `tool_choice: "auto"` (`decide.rs`); text arguments grounded in the
+//! deciding first under `tool_choice: "auto"` (`decide.rs`), or weighing the first token's
+//! odds (`weigh.rs`); text arguments grounded in the
 //! user's words (`ground.rs`); a passed-through stream cut short ends with an error event
 //! of its own (`pass_through.rs`);
 //! and one limit and one behaviour for an endpoint's answer in the
@@ -18,3 +19,4 @@ mod gateway;
 mod gateway_hold;
 mod ground;
 mod pass_through;
+mod weigh;

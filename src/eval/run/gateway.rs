@@ -71,6 +71,7 @@ impl Policy {
             }
             Strategy::Auto => {
                 grammar(&mut options);
+                options.policy.call_threshold = eval.call_threshold;
                 "auto"
             }
             Strategy::Decide => {
@@ -78,16 +79,22 @@ impl Policy {
                 options.policy.decide = true;
                 "auto"
             }
-            Strategy::Dialect | Strategy::DialectGrammar => {
+            Strategy::Dialect | Strategy::DialectGrammar | Strategy::DialectAuto => {
                 options.upstream.dialect = eval.dialect;
                 options.upstream.hermes_blocks = eval.hermes_blocks;
                 // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
                 options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
-                if mode.strategy == Strategy::DialectGrammar {
-                    grammar(&mut options);
-                    "required"
-                } else {
-                    "auto"
+                match mode.strategy {
+                    Strategy::DialectGrammar => {
+                        grammar(&mut options);
+                        "required"
+                    }
+                    Strategy::DialectAuto => {
+                        grammar(&mut options);
+                        options.policy.call_threshold = eval.call_threshold;
+                        "auto"
+                    }
+                    _ => "auto",
                 }
             }
             Strategy::Native | Strategy::Lazy => return None,
@@ -115,6 +122,9 @@ impl Policy {
         };
         flag(o.constrain, "--constrain");
         flag(o.decide, "--decide");
+        if let Some(threshold) = o.call_threshold {
+            flag(true, &format!("--call-threshold {threshold}"));
+        }
         flag(
             o.decide && o.decide_max_tokens != default.decide_max_tokens,
             &format!("--decide-max-tokens {}", o.decide_max_tokens),
@@ -351,6 +361,10 @@ mod tests {
         assert_eq!(
             flags("dialect-grammar").as_deref(),
             Some("atfunc serve --constrain --upstream-dialect auto, tool_choice \"required\"")
+        );
+        assert_eq!(
+            flags("dialect-auto").as_deref(),
+            Some("atfunc serve --constrain --upstream-dialect auto, tool_choice \"auto\"")
         );
         assert_eq!(
             flags("decide+spans+desc").as_deref(),

@@ -1,0 +1,130 @@
+//! The odds that an answer opens with a call, read from one token asked with its
+//! likeliest alternatives (`--call-threshold`).
+//!
+//! Under `tool_choice: "auto"` a small model's greedy answer is a poor judge of whether to
+//! call: Qwen2.5-Coder-0.5B writes a call to almost every question it is shown tools for,
+//! and under atfunc's `auto` grammar it answers half the questions that need a call in
+//! prose (EVAL.md (ae)). The probability mass of its first token is a better one: the
+//! share of it on tokens that open a call in the model's format separates the two kinds
+//! of question where the greedy choice does not. The gateway asks for that token first
+//! ([`odds_request`]), reads the share ([`call_odds`]), and holds the answer to calls or
+//! to prose by a threshold.
+
+use super::request::Request;
+use crate::parse::Dialect;
+use serde_json::Value as Json;
+
+/// How many alternatives the first token is asked with: the most OpenAI's API allows.
+pub(crate) const TOP_LOGPROBS: u32 = 20;
+
+/// The text that opens a call in `dialect`, as an answer starts: atfunc's `@`; for
+/// hermes, its tagged block, and the bare JSON object, the list of them and the fence
+/// around either that the model also writes.
+fn openers(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Hermes => &["<tool_call>", "```", "{", "["],
+        _ => &["@"],
+    }
+}
+
+/// `request` (the turn's first request as it would go upstream, before its grammar) asked
+/// for one token and its [`TOP_LOGPROBS`] likeliest alternatives, unstreamed.
+pub(crate) fn odds_request(request: &Request) -> Request {
+    let mut asking = request.clone();
+    asking.remove("max_completion_tokens");
+    asking.insert("max_tokens", &Json::from(1));
+    asking.insert("logprobs", &Json::Bool(true));
+    asking.insert("top_logprobs", &Json::from(TOP_LOGPROBS));
+    asking
+}
+
+/// The probability that the answer opens with a call in `dialect`: the summed
+/// probability of the first token's alternatives (`choices[0].logprobs.content[0]
+/// .top_logprobs`, OpenAI's shape) whose text, leading white space aside, starts with
+/// an opener or is the start of one (`` ` `` and ```` ``` ```` for a fence). An answer
+/// without them is an error that names the field.
+pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> {
+    let Some(top) = answer
+        .pointer("/choices/0/logprobs/content/0/top_logprobs")
+        .and_then(Json::as_array)
+    else {
+        return Err(String::from(
+            "its answer has no choices[0].logprobs.content[0].top_logprobs: the upstream \
+             must return log probabilities (llama.cpp's server, vLLM and OpenAI do)",
+        ));
+    };
+    let openers = openers(dialect);
+    let mut odds = 0.0;
+    for alternative in top {
+        let (Some(token), Some(logprob)) = (
+            alternative.get("token").and_then(Json::as_str),
+            alternative.get("logprob").and_then(Json::as_f64),
+        ) else {
+            continue;
+        };
+        let token = token.trim_start();
+        if !token.is_empty()
+            && openers
+                .iter()
+                .any(|opener| token.starts_with(opener) || opener.starts_with(token))
+        {
+            odds += logprob.exp();
+        }
+    }
+    Ok(odds.min(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answer(top: &[(&str, f64)]) -> Json {
+        let top: Vec<Json> = top
+            .iter()
+            .map(|(token, p)| json!({"token": token, "logprob": p.ln()}))
+            .collect();
+        json!({"choices": [{"logprobs": {"content": [{"token": "x", "top_logprobs": top}]}}]})
+    }
+
+    #[test]
+    fn the_share_on_openers_is_summed() {
+        let top = [
+            ("```", 0.5),
+            ("{\"", 0.2),
+            ("The", 0.2),
+            (" [", 0.05),
+            ("<", 0.05),
+        ];
+        let odds = call_odds(&answer(&top), Dialect::Hermes).unwrap();
+        assert!((odds - 0.8).abs() < 1e-9, "{odds}");
+        let odds = call_odds(
+            &answer(&[("@", 0.3), (" @", 0.1), ("I", 0.6)]),
+            Dialect::Atfunc,
+        );
+        assert!((odds.unwrap() - 0.4).abs() < 1e-9);
+    }
+
+    #[test]
+    fn white_space_alone_and_prose_are_not_openers() {
+        let top = [("\n", 0.4), (" ", 0.3), ("Sure", 0.3)];
+        assert_eq!(call_odds(&answer(&top), Dialect::Hermes).unwrap(), 0.0);
+        assert_eq!(call_odds(&answer(&top), Dialect::Atfunc).unwrap(), 0.0);
+    }
+
+    #[test]
+    fn an_answer_without_log_probabilities_says_which_field_is_missing() {
+        let error = call_odds(&json!({"choices": [{"message": {}}]}), Dialect::Atfunc);
+        assert!(error.unwrap_err().contains("top_logprobs"));
+    }
+
+    #[test]
+    fn the_request_asks_one_token_and_its_alternatives() {
+        let request = Request::parse(br#"{"messages": [], "max_completion_tokens": 9}"#).unwrap();
+        let asking = odds_request(&request);
+        assert_eq!(asking.get("max_tokens"), Some(json!(1)));
+        assert_eq!(asking.get("max_completion_tokens"), None);
+        assert_eq!(asking.get("logprobs"), Some(json!(true)));
+        assert_eq!(asking.get("top_logprobs"), Some(json!(TOP_LOGPROBS)));
+    }
+}
