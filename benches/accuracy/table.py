@@ -280,6 +280,14 @@ MODELS = [
                 "simple_python": ("qwen-simple_python-decide.json", "decide"),
                 "irrelevance": ("qwen-irrelevance-decide.json", "decide"),
             }),
+            ("\"auto\": own format under its grammar (`--upstream-dialect hermes --constrain`)", {
+                "simple_python": ("qwen-simple_python-dialect-auto.json", "dialect-auto"),
+                "irrelevance": ("qwen-irrelevance-dialect-auto.json", "dialect-auto"),
+            }),
+            ("\"auto\": the same, weighed first (`... --call-threshold 0.75`, chosen on other cases)", {
+                "simple_python": ("qwen-simple_python-dialect-auto-weigh75.json", "dialect-auto"),
+                "irrelevance": ("qwen-irrelevance-dialect-auto-weigh75.json", "dialect-auto"),
+            }),
         ],
         "anchor": ("bfcl-qwen", {"Simple": "61.2 % / 58.2 %"}),
         "note": "Its own format: the tools in the model's template, the answer read by `--dialect hermes` (a `<tool_call>` block, or the bare JSON call this model writes). Under its grammar (`--upstream-dialect hermes --constrain`, all calls one JSON list in a ```` ```json ```` fence) it is the best policy measured for this model: 829 of the 1408 cases of the seven call categories right, against 747 held to `<tool_call>` blocks and 695 under the gateway default, ahead of the default in every category; read freely, the own format gets 6 more of `simple_python` and 8 more of `multiple`, and none of the parallel ones, where the model writes one call (EVAL.md (ab), (ac), (ad)). llama.cpp reads no call from this model in any category, so its `irrelevance` cell counts answers it could not read, not a choice (EVAL.md (aa)). multi_turn_base: `benches/accuracy/multi_turn.py`, `tool_choice` \"auto\" in every turn.",

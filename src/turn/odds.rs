@@ -40,9 +40,8 @@ pub(crate) fn odds_request(request: &Request) -> Request {
 
 /// The probability that the answer opens with a call in `dialect`: the summed
 /// probability of the first token's alternatives (`choices[0].logprobs.content[0]
-/// .top_logprobs`, OpenAI's shape) whose text, leading white space aside, starts with
-/// an opener or is the start of one (`` ` `` and ```` ``` ```` for a fence). An answer
-/// without them is an error that names the field.
+/// .top_logprobs`, OpenAI's shape) whose text, leading white space aside, opens a call
+/// ([`opens`]). An answer without them is an error that names the field.
 pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> {
     let Some(top) = answer
         .pointer("/choices/0/logprobs/content/0/top_logprobs")
@@ -62,16 +61,21 @@ pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> 
         ) else {
             continue;
         };
-        let token = token.trim_start();
-        if !token.is_empty()
-            && openers
-                .iter()
-                .any(|opener| token.starts_with(opener) || opener.starts_with(token))
-        {
+        if opens(token.trim_start(), openers) {
             odds += logprob.exp();
         }
     }
     Ok(odds.min(1.0))
+}
+
+/// Whether `token` opens a call: it starts with an opener, or is the start of one of two
+/// characters or more (`<tool`, ```` `` ````, where a tokenizer splits the opener). A
+/// single character that only starts an opener (`<`, `` ` ``) opens markup or code as
+/// often, and is not counted.
+fn opens(token: &str, openers: &[&str]) -> bool {
+    openers.iter().any(|opener| {
+        token.starts_with(opener) || (token.chars().nth(1).is_some() && opener.starts_with(token))
+    })
 }
 
 #[cfg(test)]
@@ -94,7 +98,7 @@ mod tests {
             ("{\"", 0.2),
             ("The", 0.2),
             (" [", 0.05),
-            ("<", 0.05),
+            ("<tool", 0.05),
         ];
         let odds = call_odds(&answer(&top), Dialect::Hermes).unwrap();
         assert!((odds - 0.8).abs() < 1e-9, "{odds}");
@@ -106,8 +110,14 @@ mod tests {
     }
 
     #[test]
-    fn white_space_alone_and_prose_are_not_openers() {
-        let top = [("\n", 0.4), (" ", 0.3), ("Sure", 0.3)];
+    fn white_space_prose_and_a_lone_first_character_are_not_openers() {
+        let top = [
+            ("\n", 0.4),
+            (" ", 0.2),
+            ("Sure", 0.2),
+            ("<", 0.1),
+            ("`", 0.1),
+        ];
         assert_eq!(call_odds(&answer(&top), Dialect::Hermes).unwrap(), 0.0);
         assert_eq!(call_odds(&answer(&top), Dialect::Atfunc).unwrap(), 0.0);
     }

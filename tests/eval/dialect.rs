@@ -342,6 +342,30 @@ fn the_report_names_the_dialect_and_another_dialect_does_not_continue_it() {
     assert_eq!(atfunc.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--dialect is atfunc"), "{stderr}");
 
+    // The threshold weighs modes under "auto" with a grammar, and is a probability.
+    for (args, expected) in [
+        (
+            &["--mode", "grammar", "--call-threshold", "0.5"][..],
+            "none is asked",
+        ),
+        (
+            &[
+                "--mode",
+                "dialect-auto",
+                "--dialect",
+                "hermes",
+                "--call-threshold",
+                "1.5",
+            ][..],
+            "above 0 and at most 1",
+        ),
+    ] {
+        let refused = eval(args);
+        let stderr = support::stderr(&refused);
+        assert_eq!(refused.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+    }
+
     // Only hermes has a grammar of its own format, under either tool choice.
     for mode in ["dialect-grammar", "dialect-auto"] {
         let held = eval(&["--mode", mode, "--dialect", "pythonic"]);

@@ -384,6 +384,30 @@ mod tests {
         for experiment in ["native", "lazy", "grammar+next"] {
             assert_eq!(flags(experiment), None, "{experiment}");
         }
+        // The threshold weighs the modes under "auto" with a grammar, and only those.
+        let weighing = EvalOptions {
+            call_threshold: Some(0.5),
+            ..EvalOptions::default()
+        };
+        let weighed = |mode: &str| {
+            Policy::of(&mode.parse().unwrap(), &weighing).map(|policy| policy.serve_flags())
+        };
+        assert_eq!(
+            weighed("dialect-auto").as_deref(),
+            Some(
+                "atfunc serve --constrain --call-threshold 0.5 --upstream-dialect auto, \
+                 tool_choice \"auto\""
+            )
+        );
+        assert!(weighed("auto+desc+bare")
+            .unwrap()
+            .contains("--call-threshold 0.5"));
+        for unweighed in ["grammar+desc+bare", "dialect-grammar", "decide", "dialect"] {
+            assert!(
+                !weighed(unweighed).unwrap().contains("--call-threshold"),
+                "{unweighed}"
+            );
+        }
         let voted = EvalOptions {
             samples: 3,
             ..EvalOptions::default()
