@@ -136,31 +136,15 @@ pub(crate) async fn handle(
     }
     // `--call-threshold`: calls or prose, by the odds of the answer's first token.
     if let Some(threshold) = weighed(&gateway, constrain, &choice) {
-        let (odds, usage) =
-            decide::weigh(&gateway, auth.as_ref(), &request, Dialect::Atfunc).await?;
-        decision_usage = usage;
-        grammar_choice = weighed_choice(odds, threshold);
+        let asked = (Dialect::Atfunc, threshold);
+        (grammar_choice, decision_usage) =
+            decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
     }
     let grammars = if constrain {
-        let build = |choice: &Choice| {
-            turn::grammars(
-                &tools,
-                (choice, CallForm::Atfunc),
-                single_call,
-                (
-                    grounding.as_deref(),
-                    gateway.options.policy.bound_values,
-                    gateway.options.policy.bare_strings,
-                ),
-                request.size(),
-                gateway.options.limits.max_request_bytes,
-            )
-        };
-        match build(&grammar_choice)? {
-            // A chosen tool none of whose calls can bind has no grammar: `auto`'s, then.
-            None if grammar_choice != choice => build(&choice)?,
-            grammars => grammars,
-        }
+        let choices = (&grammar_choice, &choice);
+        let grounding = grounding.as_deref();
+        let built = (CallForm::Atfunc, single_call, grounding);
+        turn_grammars(&gateway, &tools, &request, choices, built)?
     } else {
         None
     };
@@ -217,30 +201,15 @@ async fn native_turn(
     let mut grammar_choice = choice.clone();
     let mut weigh_usage = None;
     if let Some(threshold) = weighed(&gateway, constrain && form.is_some(), &choice) {
-        let (odds, usage) = decide::weigh(&gateway, auth.as_ref(), &request, dialect).await?;
-        weigh_usage = usage;
-        grammar_choice = weighed_choice(odds, threshold);
+        (grammar_choice, weigh_usage) =
+            decide::weigh(&gateway, auth.as_ref(), &request, (dialect, threshold)).await?;
     }
-    let build = |choice: &Choice, form| {
-        turn::grammars(
-            &tools,
-            (choice, form),
-            single_call,
-            (
-                grounding.as_deref(),
-                policy.bound_values,
-                policy.bare_strings,
-            ),
-            request.size(),
-            gateway.options.limits.max_request_bytes,
-        )
-    };
     let grammars = match form {
-        Some(form) if constrain => match build(&grammar_choice, form)? {
-            // Calls judged likely that none of which can bind: `auto`'s grammar, then.
-            None if grammar_choice != choice => build(&choice, form)?,
-            grammars => grammars,
-        },
+        Some(form) if constrain => {
+            let choices = (&grammar_choice, &choice);
+            let built = (form, single_call, grounding.as_deref());
+            turn_grammars(&gateway, &tools, &request, choices, built)?
+        }
         _ => None,
     };
     let mut turn = Turn::new(
@@ -269,13 +238,33 @@ fn weighed(gateway: &Gateway, constrain: bool, choice: &Choice) -> Option<f64> {
         .filter(|_| constrain && *choice == Choice::Auto)
 }
 
-/// The grammar's choice for an answer whose first token opens a call with probability
-/// `odds`: calls at or above `threshold`, prose below it.
-fn weighed_choice(odds: f64, threshold: f64) -> Choice {
-    if odds >= threshold {
-        Choice::Required
-    } else {
-        Choice::None
+/// The grammars of a turn with `tools`: calls in `form` (one with `single_call`, text
+/// arguments grounded in `grounding` when given, values as the gateway's policy says),
+/// under the answer's `chosen` choice (a decision's or a weighing's), or under the
+/// client's `asked` one when no call of the chosen can bind.
+fn turn_grammars(
+    gateway: &Gateway,
+    tools: &ToolSet,
+    request: &Request,
+    (chosen, asked): (&Choice, &Choice),
+    (form, single_call, grounding): (CallForm, bool, Option<&str>),
+) -> Result<Option<turn::Grammars>, turn::TurnError> {
+    let policy = &gateway.options.policy;
+    let build = |choice: &Choice| {
+        turn::grammars(
+            tools,
+            (choice, form),
+            single_call,
+            (grounding, policy.bound_values, policy.bare_strings),
+            request.size(),
+            gateway.options.limits.max_request_bytes,
+        )
+    };
+    match build(chosen)? {
+        // A chosen tool, or calls judged likely, none of which can bind: the asked
+        // choice's grammar, then.
+        None if chosen != asked => build(asked),
+        grammars => Ok(grammars),
     }
 }
 

@@ -16,11 +16,13 @@
 //! decision is the one EVAL.md measures.
 //!
 //! `--call-threshold` judges the same thing without a question: [`weigh`] asks the turn's
-//! own request for one token and the odds that it opens a call ([`crate::turn::call_odds`];
-//! the gateway's module doc, "Weighing first").
+//! own request for one token, and chooses calls or prose by the odds that it opens a call
+//! ([`crate::turn::call_odds`]; the gateway's module doc, "Weighing first").
 
 use super::{ApiError, Gateway};
-use crate::grammar::{decision_gbnf, decision_names, read_decision, ToolDecision, DECIDE_QUESTION};
+use crate::grammar::{
+    decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
+};
 use crate::parse::Dialect;
 use crate::turn::{call_odds, odds_request, Request, ToolSet};
 use axum::body::Bytes;
@@ -76,16 +78,17 @@ fn decision_request(
     asking
 }
 
-/// The odds that the answer to `request` (the turn's first request, before its grammar)
-/// opens with a call in `dialect`, and the upstream's usage for asking. An upstream
-/// error is the turn's error, and so is an answer without log probabilities (502, saying
-/// what the upstream must return).
+/// The grammar's choice for the answer to `request` (the turn's first request, before its
+/// grammar), by the odds that it opens with a call in `dialect`: calls at or above
+/// `threshold`, prose below it; and the upstream's usage for asking. An upstream error is
+/// the turn's error, and so is an answer without log probabilities (502, saying what the
+/// upstream must return).
 pub(crate) async fn weigh(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     request: &Request,
-    dialect: Dialect,
-) -> Result<(f64, Option<Json>), ApiError> {
+    (dialect, threshold): (Dialect, f64),
+) -> Result<(Choice, Option<Json>), ApiError> {
     let asking = odds_request(request);
     let answer = gateway
         .upstream
@@ -97,5 +100,10 @@ pub(crate) async fn weigh(
              whether to call (--call-threshold), and {why}"
         ))
     })?;
-    Ok((odds, answer.get("usage").cloned()))
+    let choice = if odds >= threshold {
+        Choice::Required
+    } else {
+        Choice::None
+    };
+    Ok((choice, answer.get("usage").cloned()))
 }

@@ -20,7 +20,7 @@ mod tools;
 
 pub(crate) use answer::{Out, RoundEnd, Shaper, Turn};
 pub use constrain::UpstreamKind;
-pub(crate) use constrain::{call_form, grammars, has_grammar};
+pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, rewrite_raw, user_text};
 pub(crate) use odds::{call_odds, odds_request};

@@ -1064,8 +1064,44 @@ fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
 /// same whole and at 1-, 3- and random-byte chunkings, in short: `T:` text, `C:` a call's
 /// name, `M:` a malformed span's text.
 fn fenced_reads(dialect: Dialect, text: &str) -> Vec<String> {
+    short_reads(&offering_weather(dialect), text)
+}
+
+/// `dialect`'s config with the one tool these tests offer, `Weather_1_GetWeather`.
+fn offering_weather(dialect: Dialect) -> ParserConfig {
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    short_reads(&config(dialect).with_offered(Some(offered)), text)
+    config(dialect).with_offered(Some(offered))
+}
+
+/// Each of `cases` (an answer, and its events as [`fenced_reads`] shortens them) read the
+/// same by `hermes` and `auto`.
+fn assert_fenced_reads(cases: &[(String, Vec<String>)]) {
+    for dialect in [Dialect::Hermes, Dialect::Auto] {
+        for (text, expected) in cases {
+            assert_eq!(
+                &fenced_reads(dialect, text),
+                expected,
+                "{dialect}: {text:?}"
+            );
+        }
+    }
+}
+
+/// The spans of the calls `hermes`, with the weather tool offered, reads in `text` fed a
+/// byte at a time.
+fn call_spans(text: &str) -> Vec<(u64, u64)> {
+    let events = merge(events_in_chunks_config(
+        text.as_bytes(),
+        &offering_weather(Dialect::Hermes),
+        &[1],
+    ));
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Call(c) => Some((c.span.start, c.span.end)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The events of `text` read under `config`, checked and shortened as by [`fenced_reads`].
@@ -1183,28 +1219,10 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
             ],
         ),
     ];
-    for dialect in [Dialect::Hermes, Dialect::Auto] {
-        for (text, expected) in &cases {
-            assert_eq!(
-                &fenced_reads(dialect, text),
-                expected,
-                "{dialect}: {text:?}"
-            );
-        }
-    }
+    assert_fenced_reads(&cases);
     // The call's span covers the fence, so text and calls still cover the answer.
     let text = format!("```json\n{call}\n```\nok");
-    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    let config = config(Dialect::Hermes).with_offered(Some(offered));
-    let events = merge(events_in_chunks_config(text.as_bytes(), &config, &[1]));
-    let span = events.iter().find_map(|e| match e {
-        Event::Call(c) => Some(c.span),
-        _ => None,
-    });
-    assert_eq!(
-        span.map(|s| (s.start, s.end)),
-        Some((0, text.len() as u64 - 2))
-    );
+    assert_eq!(call_spans(&text), vec![(0, text.len() as u64 - 2)]);
 }
 
 /// A possible fence opener is held only a few bytes (blanks or backticks without end after
@@ -1212,11 +1230,10 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
 /// fenced calls one after another are read in bounded memory.
 #[test]
 fn a_possible_fence_is_held_a_few_bytes() {
-    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
     let call =
         "```json\n{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Oslo\"}}\n```\n";
     for dialect in [Dialect::Hermes, Dialect::Auto] {
-        let config = config(dialect).with_offered(Some(offered.clone()));
+        let config = offering_weather(dialect);
         for (input, calls, hold) in [
             (format!("```json{}", " ".repeat(100_000)), 0, 100),
             (format!("```{}", "`".repeat(100_000)), 0, 100),
@@ -1298,28 +1315,11 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
         ),
         ("[".into(), vec![t("[")]),
     ];
-    for dialect in [Dialect::Hermes, Dialect::Auto] {
-        for (text, expected) in &cases {
-            assert_eq!(
-                &fenced_reads(dialect, text),
-                expected,
-                "{dialect}: {text:?}"
-            );
-        }
-    }
+    assert_fenced_reads(&cases);
     // Each call's span is its element; the first's starts at the fence, the last's ends
     // past the closing one.
     let text = format!("```json\n[{oslo}, {paris}]\n```");
-    let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    let hermes = config(Dialect::Hermes).with_offered(Some(offered));
-    let events = merge(events_in_chunks_config(text.as_bytes(), &hermes, &[1]));
-    let spans: Vec<(u64, u64)> = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Call(c) => Some((c.span.start, c.span.end)),
-            _ => None,
-        })
-        .collect();
+    let spans = call_spans(&text);
     assert_eq!(spans.len(), 2);
     assert_eq!(spans[0].0, 0);
     assert_eq!(spans[0].1, spans[1].0);

@@ -71,7 +71,6 @@ impl Policy {
             }
             Strategy::Auto => {
                 grammar(&mut options);
-                options.policy.call_threshold = eval.call_threshold;
                 "auto"
             }
             Strategy::Decide => {
@@ -84,21 +83,20 @@ impl Policy {
                 options.upstream.hermes_blocks = eval.hermes_blocks;
                 // No atfunc prompt: its descriptions stay at the gateway's default, unnamed.
                 options.policy.param_descriptions = TurnPolicy::default().param_descriptions;
-                match mode.strategy {
-                    Strategy::DialectGrammar => {
-                        grammar(&mut options);
-                        "required"
-                    }
-                    Strategy::DialectAuto => {
-                        grammar(&mut options);
-                        options.policy.call_threshold = eval.call_threshold;
-                        "auto"
-                    }
-                    _ => "auto",
+                if mode.strategy.holds_own_format() {
+                    grammar(&mut options);
+                }
+                if mode.strategy == Strategy::DialectGrammar {
+                    "required"
+                } else {
+                    "auto"
                 }
             }
             Strategy::Native | Strategy::Lazy => return None,
         };
+        if mode.strategy.weighable() {
+            options.policy.call_threshold = eval.call_threshold;
+        }
         Some(Policy {
             options,
             tool_choice,
