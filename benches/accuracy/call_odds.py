@@ -14,6 +14,16 @@ read from tests/data/bfcl or, for the live categories, from the PyPI package bfc
 data folder. The openers are those of `src/turn/odds.rs` for hermes; `--openers` changes
 them (`@` for atfunc's syntax needs atfunc's prompt, which this script does not send).
 Choose the threshold on cases the accuracy runs do not measure.
+
+In any syntax (atfunc's `@` needs atfunc's prompt), the odds come from `atfunc eval`
+itself: a run of mode `auto` (or `dialect-auto`) with a threshold near 0, such as
+`--call-threshold 0.000001`, holds every answer to calls and records each case's odds
+(`call_odds`) in its report. `--reports` reads such reports and scores every threshold
+exactly, as the gateway would answer at it: a case that needs no call is right below the
+threshold (prose) and wrong at or above it; a case that needs one is right at or above it
+when the call the report holds is right.
+
+    python3 benches/accuracy/call_odds.py --reports odds-calls.json odds-none.json
 """
 
 import argparse
@@ -89,16 +99,71 @@ def odds(endpoint, case, openers, timeout):
     return min(total, 1.0)
 
 
+def table(none_name, none, call_name, call, call_label):
+    """Prints AUC and, by threshold, the share of each kind answered rightly. `none` is the
+    odds of the cases needing no call; `call` the odds of those needing one, each with
+    whether its calls are right when made."""
+    # The chance that a case needing a call weighs more than one needing none.
+    auc = sum((c > n) + 0.5 * (c == n) for c, _ in call for n in none) / (len(call) * len(none))
+    print(f"{none_name}: {len(none)} cases, {call_name}: {len(call)} cases, AUC {auc:.3f}")
+    print(f"| threshold | no call on {none_name} | {call_label} {call_name} | mean |")
+    print("|---:|---:|---:|---:|")
+    best = None
+    for step in range(1, 20):
+        threshold = step / 20
+        prose = sum(p < threshold for p in none) / len(none)
+        calls = sum(p >= threshold and right for p, right in call) / len(call)
+        mean = (prose + calls) / 2
+        if best is None or mean > best[1]:
+            best = (threshold, mean)
+        print(f"| {threshold:.2f} | {100 * prose:.1f} % | {100 * calls:.1f} % | {100 * mean:.1f} % |")
+    print(f"best threshold by the mean: {best[0]:.2f} ({100 * best[1]:.1f} %)")
+    return auc
+
+
+def from_reports(paths, mode):
+    """The odds and rightness of every case of `mode` in `atfunc eval` reports."""
+    none, call, names = [], [], [set(), set()]
+    for path in paths:
+        with open(path, encoding="utf-8") as report:
+            outcomes = json.load(report)["outcomes"]
+        for outcome in outcomes:
+            if mode and outcome["mode"] != mode:
+                continue
+            odds = outcome.get("call_odds")
+            if odds is None:
+                raise SystemExit(
+                    f"{path}: case {outcome['id']} ({outcome['mode']}) has no call_odds: "
+                    "run atfunc eval with --call-threshold in mode auto or dialect-auto")
+            if "irrelevance" in outcome["category"]:
+                none.append(odds)
+                names[0].add(outcome["category"])
+            else:
+                call.append((odds, outcome["correct"]))
+                names[1].add(outcome["category"])
+    if not none or not call:
+        raise SystemExit("the reports need cases that need a call and cases that need none")
+    return "+".join(sorted(names[0])), none, "+".join(sorted(names[1])), call
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--endpoint", default="http://127.0.0.1:8080")
-    parser.add_argument("--no-call", required=True, help="NAME:COUNT:STRIDE[:START] of cases needing no call")
-    parser.add_argument("--call", required=True, help="NAME:COUNT:STRIDE[:START] of cases needing a call")
+    parser.add_argument("--no-call", help="NAME:COUNT:STRIDE[:START] of cases needing no call")
+    parser.add_argument("--call", help="NAME:COUNT:STRIDE[:START] of cases needing a call")
     parser.add_argument("--openers", default=",".join(HERMES_OPENERS))
+    parser.add_argument("--reports", nargs="+", help="atfunc eval reports with call_odds, instead of asking")
+    parser.add_argument("--mode", help="with --reports: only this mode's cases")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=600)
     parser.add_argument("--json", help="write every case's odds here")
     args = parser.parse_args()
+    if args.reports:
+        none_name, none, call_name, call = from_reports(args.reports, args.mode)
+        table(none_name, none, call_name, call, "right on")
+        return
+    if not (args.no_call and args.call):
+        parser.error("give --no-call and --call, or --reports")
     openers = args.openers.split(",")
     measured = {}
     for spec in (args.no_call, args.call):
@@ -107,22 +172,8 @@ def main():
             found = list(pool.map(lambda c: odds(args.endpoint, c, openers, args.timeout), chosen))
         measured[name] = {case["id"]: p for case, p in zip(chosen, found)}
     (none_name, none), (call_name, call) = measured.items()
-    none, call = list(none.values()), list(call.values())
-    # The chance that a case needing a call weighs more than one needing none.
-    auc = sum((c > n) + 0.5 * (c == n) for c in call for n in none) / (len(call) * len(none))
-    print(f"{none_name}: {len(none)} cases, {call_name}: {len(call)} cases, AUC {auc:.3f}")
-    print("| threshold | no call on " + none_name + " | a call on " + call_name + " | mean |")
-    print("|---:|---:|---:|---:|")
-    best = None
-    for step in range(1, 20):
-        threshold = step / 20
-        prose = sum(p < threshold for p in none) / len(none)
-        calls = sum(p >= threshold for p in call) / len(call)
-        mean = (prose + calls) / 2
-        if best is None or mean > best[1]:
-            best = (threshold, mean)
-        print(f"| {threshold:.2f} | {100 * prose:.1f} % | {100 * calls:.1f} % | {100 * mean:.1f} % |")
-    print(f"best threshold by the mean: {best[0]:.2f} ({100 * best[1]:.1f} %)")
+    auc = table(none_name, list(none.values()), call_name,
+                [(p, True) for p in call.values()], "a call on")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump({"endpoint": args.endpoint, "openers": openers, "auc": auc,

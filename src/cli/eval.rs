@@ -194,19 +194,37 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
              the model's format (or auto), or measure atfunc's syntax with mode text",
         )));
     }
-    if let Some(threshold) = args.call_threshold {
-        if !(threshold > 0.0 && threshold <= 1.0) {
-            return Err(Failure(format!(
-                "--call-threshold is a probability: give one above 0 and at most 1, not \
-                 {threshold}"
-            )));
+    let mut request_fields = BTreeMap::new();
+    for (name, value) in &args.request_fields {
+        if request_fields.insert(name.clone(), value.clone()).is_some() {
+            return Err(Failure(format!("--request-field {name} is given twice")));
         }
-        if !modes.iter().any(|m| m.strategy.weighable()) {
-            return Err(Failure(String::from(
-                "--call-threshold weighs the answers of modes auto and dialect-auto, and \
-                 none is asked: add one to --mode, or leave out --call-threshold",
-            )));
-        }
+    }
+    let options = EvalOptions {
+        endpoint: args.endpoint.clone(),
+        model: args.model.clone(),
+        max_tokens: args.max_tokens,
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        repair_rounds: args.repair_rounds,
+        max_response_bytes: args.max_response_bytes,
+        decide_max_tokens: args.decide_max_tokens,
+        call_threshold: args.call_threshold,
+        dialect: args.dialect,
+        hermes_blocks: args.hermes_blocks,
+        samples: args.samples,
+        sample_temperature: args.sample_temperature,
+        resamples: args.resamples,
+        request_fields: request_fields.clone(),
+        keep_repeated_calls: args.keep_repeated_calls,
+        stop_at_repeat: args.stop_at_repeat,
+    };
+    // Checked before any case is read or any report continued.
+    options.check().map_err(Failure)?;
+    if args.call_threshold.is_some() && !modes.iter().any(|m| m.strategy.weighable()) {
+        return Err(Failure(String::from(
+            "--call-threshold weighs the answers of modes auto and dialect-auto, and none is \
+             asked: add one to --mode, or leave out --call-threshold",
+        )));
     }
     let mut loaded = atfunc::eval::LoadedCases::default();
     let mut available: BTreeMap<String, usize> = BTreeMap::new();
@@ -243,12 +261,6 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             .collect();
         return Err(Failure(format!("{}: no case to run", files.join(", "))));
     }
-    let mut request_fields = BTreeMap::new();
-    for (name, value) in &args.request_fields {
-        if request_fields.insert(name.clone(), value.clone()).is_some() {
-            return Err(Failure(format!("--request-field {name} is given twice")));
-        }
-    }
     let settings = RunSettings {
         model: args.model.clone(),
         max_tokens: args.max_tokens,
@@ -283,25 +295,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         _ => Resumed::default(),
     };
     let answered = resumed.answered();
-    let evaluator = Evaluator::new(EvalOptions {
-        endpoint: args.endpoint.clone(),
-        model: args.model.clone(),
-        max_tokens: args.max_tokens,
-        timeout: Duration::from_secs(args.timeout.max(1)),
-        repair_rounds: args.repair_rounds,
-        max_response_bytes: args.max_response_bytes,
-        decide_max_tokens: args.decide_max_tokens,
-        call_threshold: args.call_threshold,
-        dialect: args.dialect,
-        hermes_blocks: args.hermes_blocks,
-        samples: args.samples,
-        sample_temperature: args.sample_temperature,
-        resamples: args.resamples,
-        request_fields,
-        keep_repeated_calls: args.keep_repeated_calls,
-        stop_at_repeat: args.stop_at_repeat,
-    })
-    .map_err(Failure)?;
+    let evaluator = Evaluator::new(options).map_err(Failure)?;
     // The report covers this run's modes, then those only the earlier run measured.
     let mut all_modes = names.clone();
     for mode in &resumed.modes {

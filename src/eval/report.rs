@@ -651,6 +651,7 @@ mod tests {
             answer: String::new(),
             endpoint_failed: false,
             error: None,
+            call_odds: None,
         }
     }
 

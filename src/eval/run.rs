@@ -52,8 +52,9 @@ pub struct EvalOptions {
     pub decide_max_tokens: u32,
     /// In the modes under `tool_choice: "auto"` with a grammar (`auto`, `dialect-auto`),
     /// weigh first: the gateway's `--call-threshold`
-    /// ([`TurnPolicy::call_threshold`](crate::serve::TurnPolicy::call_threshold)). Default
-    /// none.
+    /// ([`TurnPolicy::call_threshold`](crate::serve::TurnPolicy::call_threshold)), a
+    /// probability above 0 and at most 1 ([`Evaluator::new`] refuses any other). Each
+    /// weighed case records its odds ([`CaseOutcome::call_odds`]). Default none.
     pub call_threshold: Option<f64>,
     /// The call format `dialect` mode reads the answers' content in: a model's own
     /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call read in each
@@ -122,6 +123,29 @@ pub const OWN_FIELDS: &[&str] = &[
     "tool_choice",
 ];
 
+impl EvalOptions {
+    /// Why these options cannot make a run, if they cannot: a request field the
+    /// evaluator writes itself, or a call threshold that is not a probability above 0.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(own) = self
+            .request_fields
+            .keys()
+            .find(|name| OWN_FIELDS.contains(&name.as_str()))
+        {
+            return Err(format!(
+                "the request field '{own}' is the evaluator's own: set it with its option \
+                 (--model, --max-tokens, --samples, --sample-temperature) or by the mode; \
+                 extra fields may be any but {}",
+                OWN_FIELDS.join(", ")
+            ));
+        }
+        if let Some(error) = self.call_threshold.and_then(crate::turn::threshold_error) {
+            return Err(error);
+        }
+        Ok(())
+    }
+}
+
 impl Default for EvalOptions {
     fn default() -> EvalOptions {
         EvalOptions {
@@ -180,6 +204,12 @@ pub struct CaseOutcome {
     /// Why the case failed, when it did: the endpoint's error, a call that did not bind,
     /// or the scorer's mismatch.
     pub error: Option<String>,
+    /// The odds that the answer opens with a call, when the gateway weighed it first
+    /// ([`EvalOptions::call_threshold`]): the answer was held to calls at or above the
+    /// threshold, to prose below it. A run at a threshold near 0 records them for every
+    /// case, and `benches/accuracy/call_odds.py --reports` reads the score at any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_odds: Option<f64>,
 }
 
 /// An OpenAI-compatible endpoint, asked one case at a time.
@@ -213,20 +243,10 @@ struct Read {
 }
 
 impl Evaluator {
-    /// An evaluator for `options.endpoint`.
+    /// An evaluator for `options.endpoint`, once [`EvalOptions::check`] finds nothing
+    /// to refuse.
     pub fn new(options: EvalOptions) -> Result<Evaluator, String> {
-        if let Some(own) = options
-            .request_fields
-            .keys()
-            .find(|name| OWN_FIELDS.contains(&name.as_str()))
-        {
-            return Err(format!(
-                "the request field '{own}' is the evaluator's own: set it with its option \
-                 (--model, --max-tokens, --samples, --sample-temperature) or by the mode; \
-                 extra fields may be any but {}",
-                OWN_FIELDS.join(", ")
-            ));
-        }
+        options.check()?;
         let endpoint = Endpoint::new(
             &options.endpoint,
             TimeLimit::Whole(options.timeout),
@@ -273,6 +293,7 @@ impl Evaluator {
             answer: String::new(),
             endpoint_failed: false,
             error: None,
+            call_odds: None,
         };
         let result = match (Policy::of(mode, &self.options), mode.strategy) {
             (Some(policy), _) => {
@@ -1163,6 +1184,17 @@ mod tests {
                 format!("the endpoint must be an http(s) URL, found '{endpoint}'")
             );
         }
+    }
+
+    #[test]
+    fn a_call_threshold_outside_0_to_1_is_refused_at_once() {
+        // Once taken, and every weighed case failed with the gateway's setup error.
+        let error = Evaluator::new(EvalOptions {
+            call_threshold: Some(2.0),
+            ..EvalOptions::default()
+        })
+        .unwrap_err();
+        assert!(error.contains("above 0 and at most 1, not 2"), "{error}");
     }
 
     #[test]

@@ -135,10 +135,12 @@ pub(crate) async fn handle(
         }
     }
     // `--call-threshold`: calls or prose, by the odds of the answer's first token.
+    let mut odds = None;
     if let Some(threshold) = weighed(&gateway, constrain, &choice) {
         let asked = (Dialect::Atfunc, threshold);
-        (grammar_choice, decision_usage) =
-            decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
+        let weighing = decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
+        (grammar_choice, decision_usage) = (weighing.choice, weighing.usage);
+        odds = Some(weighing.odds);
     }
     let grammars = if constrain {
         let choices = (&grammar_choice, &choice);
@@ -162,6 +164,9 @@ pub(crate) async fn handle(
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
+    if let Some(odds) = odds {
+        turn.weighed_at(odds);
+    }
     run_turn(gateway, auth, turn).await
 }
 
@@ -199,10 +204,12 @@ async fn native_turn(
     let dialect = gateway.options.upstream.dialect;
     let form = turn::call_form(dialect, gateway.options.upstream.hermes_blocks);
     let mut grammar_choice = choice.clone();
-    let mut weigh_usage = None;
+    let mut weighing = None;
     if let Some(threshold) = weighed(&gateway, constrain && form.is_some(), &choice) {
-        (grammar_choice, weigh_usage) =
-            decide::weigh(&gateway, auth.as_ref(), &request, (dialect, threshold)).await?;
+        let asked = (dialect, threshold);
+        let weighed = decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
+        grammar_choice = weighed.choice.clone();
+        weighing = Some(weighed);
     }
     let grammars = match form {
         Some(form) if constrain => {
@@ -224,7 +231,10 @@ async fn native_turn(
         turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
-    turn.count_usage(weigh_usage);
+    if let Some(weighing) = weighing {
+        turn.count_usage(weighing.usage);
+        turn.weighed_at(weighing.odds);
+    }
     run_turn(gateway, auth, turn).await
 }
 

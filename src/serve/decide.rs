@@ -78,17 +78,26 @@ fn decision_request(
     asking
 }
 
-/// The grammar's choice for the answer to `request` (the turn's first request, before its
-/// grammar), by the odds that it opens with a call in `dialect`: calls at or above
-/// `threshold`, prose below it; and the upstream's usage for asking. An upstream error is
-/// the turn's error, and so is an answer without log probabilities (502, saying what the
-/// upstream must return).
+/// What weighing an answer found: see [`weigh`].
+pub(crate) struct Weighing {
+    /// Calls at or above the threshold, prose below it.
+    pub(crate) choice: Choice,
+    /// The odds that the answer opens with a call.
+    pub(crate) odds: f64,
+    /// The upstream's usage for asking.
+    pub(crate) usage: Option<Json>,
+}
+
+/// Weighs the answer to `request` (the turn's first request, before its grammar) by the
+/// odds that it opens with a call in `dialect`: the grammar's choice is calls at or above
+/// `threshold`, prose below it. An upstream error is the turn's error, and so is an
+/// answer without log probabilities (502, saying what the upstream must return).
 pub(crate) async fn weigh(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     request: &Request,
     (dialect, threshold): (Dialect, f64),
-) -> Result<(Choice, Option<Json>), ApiError> {
+) -> Result<Weighing, ApiError> {
     let asking = odds_request(request);
     let answer = gateway
         .upstream
@@ -105,5 +114,9 @@ pub(crate) async fn weigh(
     } else {
         Choice::None
     };
-    Ok((choice, answer.get("usage").cloned()))
+    Ok(Weighing {
+        choice,
+        odds,
+        usage: answer.get("usage").cloned(),
+    })
 }

@@ -149,7 +149,9 @@
 //! below it, under a grammar of prose alone, so the answer has no call. The first token's
 //! greedy choice is a worse judge than its odds for a small model that calls for every
 //! question, or for none (EVAL.md (ae)). Its usage counts in the turn's; an upstream
-//! error on it, or an answer without log probabilities, is the request's error.
+//! error on it, or an answer without log probabilities, is the request's error. The odds
+//! go to the client beside `choices`, `"atfunc": {"call_odds": p}` (streamed, in the
+//! chunk with the finish reason), for it to log and calibrate `P` by.
 //!
 //! # Other formats
 //!
@@ -410,11 +412,8 @@ impl Gateway {
             ));
         }
         if let Some(threshold) = options.policy.call_threshold {
-            if !(threshold > 0.0 && threshold <= 1.0) {
-                return Err(SetupError(format!(
-                    "the call threshold (--call-threshold) is a probability: give one above 0 \
-                     and at most 1, not {threshold}"
-                )));
+            if let Some(error) = crate::turn::threshold_error(threshold) {
+                return Err(SetupError(error));
             }
             if options.policy.decide {
                 return Err(SetupError(

@@ -140,6 +140,17 @@ impl Rounds for Turn {
     fn finish_reason(&self, upstream: Option<&str>) -> String {
         Turn::finish_reason(self, upstream)
     }
+
+    /// `"atfunc": {"call_odds": p}` when the answer was weighed first
+    /// (`--call-threshold`): the odds that held it to calls or to prose, which a client
+    /// calibrating the threshold needs.
+    fn extra(&mut self, _events: Option<Vec<Json>>) -> Map<String, Json> {
+        let mut extra = Map::new();
+        if let Some(odds) = self.call_odds() {
+            extra.insert("atfunc".into(), json!({ "call_odds": odds }));
+        }
+        extra
+    }
 }
 
 /// Answers a turn as the client asked: a stream (`"stream": true`), or whole.

@@ -208,6 +208,9 @@ pub(crate) struct Turn {
     /// The usage of a request made for this turn before its first answer (`--decide`'s
     /// decision), to count in the turn's.
     counted_usage: Option<Json>,
+    /// The odds the answer was weighed at before its grammar was chosen
+    /// (`--call-threshold`), shown to the client beside the answer.
+    call_odds: Option<f64>,
     /// The calls passed on this round, to end its answer at the first repeat; `None` when
     /// repeats are passed on too ([`Turn::keep_repeated_calls`]).
     repeats: Option<Repeats>,
@@ -298,6 +301,7 @@ impl Turn {
             native: dialect != Dialect::Atfunc,
             upstream_calls: Vec::new(),
             counted_usage: None,
+            call_odds: None,
             repeats: Some(Repeats::remembering(MAX_CALLS)),
             client_sampling: [None, None],
             resamples_left: 0,
@@ -365,6 +369,17 @@ impl Turn {
     /// Counts `usage` (of a request made before the first answer) in the turn's usage.
     pub(crate) fn count_usage(&mut self, usage: Option<Json>) {
         self.counted_usage = usage;
+    }
+
+    /// Records the odds that the answer opens with a call, as the gateway weighed them
+    /// before choosing its grammar ([`super::call_odds`]).
+    pub(crate) fn weighed_at(&mut self, odds: f64) {
+        self.call_odds = Some(odds);
+    }
+
+    /// The odds [`Turn::weighed_at`] recorded.
+    pub(crate) fn call_odds(&self) -> Option<f64> {
+        self.call_odds
     }
 
     /// The usage [`Turn::count_usage`] was given, once.

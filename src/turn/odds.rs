@@ -27,6 +27,18 @@ fn openers(dialect: Dialect) -> &'static [&'static str] {
     }
 }
 
+/// Why `threshold` cannot weigh an answer, if it cannot: it is a probability, above 0 (at
+/// 0 every answer would be held to calls, which `tool_choice: "required"` says) and at
+/// most 1.
+pub(crate) fn threshold_error(threshold: f64) -> Option<String> {
+    (!(threshold > 0.0 && threshold <= 1.0)).then(|| {
+        format!(
+            "the call threshold (--call-threshold) is a probability: give one above 0 and \
+             at most 1, not {threshold}"
+        )
+    })
+}
+
 /// `request` (the turn's first request as it would go upstream, before its grammar) asked
 /// for one token and its [`TOP_LOGPROBS`] likeliest alternatives, unstreamed.
 pub(crate) fn odds_request(request: &Request) -> Request {
@@ -126,6 +138,17 @@ mod tests {
     fn an_answer_without_log_probabilities_says_which_field_is_missing() {
         let error = call_odds(&json!({"choices": [{"message": {}}]}), Dialect::Atfunc);
         assert!(error.unwrap_err().contains("top_logprobs"));
+    }
+
+    #[test]
+    fn a_threshold_is_a_probability_above_0() {
+        for good in [1e-9, 0.5, 1.0] {
+            assert_eq!(threshold_error(good), None);
+        }
+        for bad in [0.0, -0.5, 1.5, f64::NAN, f64::INFINITY] {
+            let error = threshold_error(bad).unwrap();
+            assert!(error.contains("above 0 and at most 1"), "{error}");
+        }
     }
 
     #[test]

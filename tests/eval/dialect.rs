@@ -29,16 +29,20 @@ fn router(seen: Arc<Mutex<Vec<Json>>>) -> axum::Router {
             let seen = seen.clone();
             async move {
                 seen.lock().unwrap().push(request.clone());
-                let text = request["messages"]
-                    .as_array()
-                    .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-                    .and_then(|m| m["content"].as_str())
-                    .unwrap_or_default()
-                    .to_owned();
-                axum::Json(scripted::says(&text, 50, 7))
+                axum::Json(scripted::says(&question(&request), 50, 7))
             }
         }),
     )
+}
+
+/// The text of the last user message of `request`, which the scripted model answers.
+fn question(request: &Json) -> String {
+    request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 const FUNCTIONS: &str = r#"[
@@ -83,6 +87,61 @@ async fn run(case: &Case, dialect: Dialect) -> (CaseOutcome, Vec<Json>) {
 
 const HERMES: &str =
     "<tool_call>\n{\"name\": \"calc_sqrt\", \"arguments\": {\"x\": 2}}\n</tool_call>";
+
+/// Weighed first (`--call-threshold`), a case records the odds its answer was held by:
+/// the scripted first token opens a call with probability 0.8 (`<tool_call>` and `{`
+/// count, prose does not), above the threshold, so the call is made; a mode that is not
+/// weighed records none.
+#[tokio::test]
+async fn a_weighed_case_records_its_call_odds() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let first_token = |top: &[(&str, f64)]| {
+        let top: Vec<Json> = top
+            .iter()
+            .map(|(token, p)| json!({"token": token, "logprob": p.ln()}))
+            .collect();
+        let mut answer = scripted::says("<tool_call>", 40, 1);
+        answer["choices"][0]["logprobs"] = json!({"content": [{"top_logprobs": top}]});
+        answer
+    };
+    let weighed = first_token(&[("<tool_call>", 0.6), ("{", 0.2), ("I", 0.2)]);
+    let kept = seen.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(request): axum::Json<Json>| {
+            let (weighed, seen) = (weighed.clone(), kept.clone());
+            async move {
+                if request["logprobs"] == true {
+                    return axum::Json(weighed);
+                }
+                seen.lock().unwrap().push(request.clone());
+                axum::Json(scripted::says(&question(&request), 50, 7))
+            }
+        }),
+    );
+    let evaluator = Evaluator::new(EvalOptions {
+        endpoint: scripted::serve(app).await,
+        dialect: Dialect::Hermes,
+        call_threshold: Some(0.5),
+        ..EvalOptions::default()
+    })
+    .unwrap();
+    let case = case("simple_0", HERMES);
+    let outcome = evaluator
+        .run(&case, &"dialect-auto".parse::<Mode>().unwrap())
+        .await;
+    assert!(outcome.correct, "{outcome:?}");
+    let odds = outcome.call_odds.unwrap_or_default();
+    assert!((odds - 0.8).abs() < 1e-9, "{outcome:?}");
+    // After the first token, one answer, held to the `required` grammar.
+    let answered = seen.lock().unwrap().clone();
+    assert_eq!(answered.len(), 1, "{answered:#?}");
+    assert!(answered[0]["grammar"].is_string(), "{answered:#?}");
+    let plain = evaluator
+        .run(&case, &"dialect".parse::<Mode>().unwrap())
+        .await;
+    assert!(plain.correct && plain.call_odds.is_none(), "{plain:?}");
+}
 
 #[tokio::test]
 async fn the_request_carries_the_tools_for_the_template_and_no_atfunc_prompt() {

@@ -209,12 +209,11 @@ impl Setup {
         (answer.status().as_u16(), answer.json().await.unwrap())
     }
 
-    /// The client's answer to `request` streamed: the deltas joined into a message, and
-    /// the finish reason.
-    pub(super) async fn streamed(&self, request: &Json) -> (Json, String) {
+    /// The client's answer to `request` streamed, as it came: the body of events.
+    pub(super) async fn stream_text(&self, request: &Json) -> String {
         let mut request = request.clone();
         request["stream"] = json!(true);
-        let text = reqwest::Client::new()
+        reqwest::Client::new()
             .post(format!("{}/v1/chat/completions", self.address))
             .json(&request)
             .send()
@@ -222,7 +221,13 @@ impl Setup {
             .unwrap()
             .text()
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    /// The client's answer to `request` streamed: the deltas joined into a message, and
+    /// the finish reason.
+    pub(super) async fn streamed(&self, request: &Json) -> (Json, String) {
+        let text = self.stream_text(request).await;
         let mut content = String::new();
         let mut calls: Vec<Json> = Vec::new();
         let mut finish = String::new();

@@ -2,8 +2,9 @@
 //! `dialect.rs`: the first token is asked for with its log probabilities, and the answer
 //! is held to the `required` grammar when the tokens that open a call hold at least `P`,
 //! to prose alone when they hold less; in atfunc's syntax and in a model's own format;
-//! an upstream without log probabilities is a clear 502; only `auto` under a grammar is
-//! weighed; and the setting is refused where it cannot work.
+//! the odds are shown beside the answer, whole and streamed; an upstream without log
+//! probabilities is a clear 502; only `auto` under a grammar is weighed; and the setting
+//! is refused where it cannot work.
 #![cfg(feature = "serve")]
 
 use super::dialect::{joined, request, tools, Setup};
@@ -47,6 +48,15 @@ fn library_grammar(choice: Choice, form: CallForm) -> String {
     .to_gbnf()
 }
 
+/// The odds the answer was weighed at, beside its `choices`.
+fn assert_odds(answer: &Json, expected: f64) {
+    let odds = answer["atfunc"]["call_odds"].as_f64();
+    assert!(
+        odds.is_some_and(|odds| (odds - expected).abs() < 1e-9),
+        "{answer}"
+    );
+}
+
 /// The one-token request is the answer's request, asked for one token and its
 /// alternatives, unstreamed, without a grammar.
 fn assert_weighs(weigh: &Json, answer: &Json) {
@@ -85,6 +95,7 @@ async fn likely_calls_are_held_to_the_required_grammar() {
         whole["usage"],
         json!({"prompt_tokens": 600, "completion_tokens": 10, "total_tokens": 610})
     );
+    assert_odds(&whole, 0.65);
     let sent = setup.requests();
     assert_eq!(sent.len(), 2, "{sent:#?}");
     assert_weighs(&sent[0], &sent[1]);
@@ -121,6 +132,7 @@ async fn unlikely_calls_leave_prose_alone() {
         json!({"content": "I cannot tell the future.", "calls": []})
     );
     assert_eq!(whole["choices"][0]["finish_reason"], "stop");
+    assert_odds(&whole, 0.2);
     let sent = setup.requests();
     assert_eq!(sent.len(), 2);
     let prose = library_grammar(Choice::None, CallForm::Atfunc);
@@ -133,6 +145,33 @@ async fn unlikely_calls_leave_prose_alone() {
     .unwrap();
     assert!(g.accepts("I cannot tell the future."));
     assert!(!g.accepts("@get_weather(city=\"Paris\")"));
+}
+
+#[tokio::test]
+async fn a_streamed_answer_ends_with_the_odds() {
+    let setup = Setup::with_options(
+        weighing(Dialect::Atfunc),
+        &[
+            first_token(&[("I", 0.9), ("@", 0.1)]),
+            json!({"content": "I cannot tell the future."}),
+        ],
+    )
+    .await;
+    let text = setup.stream_text(&request()).await;
+    let chunks: Vec<Json> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter(|data| *data != "[DONE]")
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    let last = chunks
+        .iter()
+        .rfind(|chunk| chunk["choices"][0]["finish_reason"].is_string())
+        .unwrap_or_else(|| panic!("no chunk ends the answer: {text}"));
+    assert_odds(last, 0.1);
+    // Only the last chunk carries them.
+    let with_odds = chunks.iter().filter(|c| c.get("atfunc").is_some()).count();
+    assert_eq!(with_odds, 1, "{text}");
 }
 
 #[tokio::test]
@@ -156,6 +195,7 @@ async fn a_models_own_format_is_weighed_by_its_own_openers() {
             Some(calls),
             "{whole}"
         );
+        assert_odds(&whole, if calls == 1 { 0.7 } else { 0.3 });
         let sent = setup.requests();
         assert_eq!(sent.len(), 2);
         assert_weighs(&sent[0], &sent[1]);
@@ -206,6 +246,7 @@ async fn only_auto_under_a_grammar_is_weighed() {
             Setup::with_options(weighing(Dialect::Atfunc), std::slice::from_ref(&answered)).await;
         let (status, whole) = setup.whole(&asked).await;
         assert_eq!(status, 200, "{whole}");
+        assert!(whole.get("atfunc").is_none(), "{whole}");
         let sent = setup.requests();
         assert_eq!(sent.len(), 1, "{asked}");
         assert!(sent[0].get("logprobs").is_none());

@@ -257,6 +257,7 @@ pub(crate) async fn ask(
     };
     outcome.prompt_tokens += usage("prompt_tokens");
     outcome.completion_tokens += usage("completion_tokens");
+    outcome.call_odds = json.pointer("/atfunc/call_odds").and_then(Json::as_f64);
     let message = json.pointer("/choices/0/message");
     let content = message
         .and_then(|m| m.get("content"))
