@@ -53,12 +53,17 @@ pub(crate) fn odds_request(request: &Request) -> Request {
 /// The probability that the answer opens with a call in `dialect`: the summed
 /// probability of the first token's alternatives (`choices[0].logprobs.content[0]
 /// .top_logprobs`, OpenAI's shape) whose text, leading white space aside, opens a call
-/// ([`opens`]). An answer without them is an error that names the field.
+/// ([`opens`]). An answer without them is an error that names the field, unless its one
+/// token ends inside a character ([`cut_in_a_character`]): that token opens no call, and
+/// the odds are 0.
 pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> {
     let Some(top) = answer
         .pointer("/choices/0/logprobs/content/0/top_logprobs")
         .and_then(Json::as_array)
     else {
+        if cut_in_a_character(answer) {
+            return Ok(0.0);
+        }
         return Err(String::from(
             "its answer has no choices[0].logprobs.content[0].top_logprobs: the upstream \
              must return log probabilities (llama.cpp's server, vLLM and OpenAI do)",
@@ -78,6 +83,19 @@ pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> 
         }
     }
     Ok(odds.min(1.0))
+}
+
+/// Whether the answer's one token ends inside a UTF-8 character (its text holds U+FFFD):
+/// llama.cpp's server sends no log probabilities for such a token, since it holds the
+/// bytes back until the character is whole (SmolLM2 opens so on some questions written
+/// in Chinese). Every opener is ASCII, so the likeliest answer opens with prose; the
+/// alternatives are unknown, and the odds are taken as 0, where an upstream that sends
+/// no log probabilities at all is still told apart.
+fn cut_in_a_character(answer: &Json) -> bool {
+    answer
+        .pointer("/choices/0/message/content")
+        .and_then(Json::as_str)
+        .is_some_and(|text| text.contains('\u{FFFD}'))
 }
 
 /// Whether `token` opens a call: it starts with an opener, or is the start of one of two
@@ -138,6 +156,18 @@ mod tests {
     fn an_answer_without_log_probabilities_says_which_field_is_missing() {
         let error = call_odds(&json!({"choices": [{"message": {}}]}), Dialect::Atfunc);
         assert!(error.unwrap_err().contains("top_logprobs"));
+    }
+
+    #[test]
+    fn a_token_cut_inside_a_character_has_no_alternatives_and_opens_no_call() {
+        // llama.cpp's answer when the first token is the first bytes of a character.
+        let cut = json!({"choices": [{"finish_reason": "length",
+            "message": {"role": "assistant", "content": "\u{FFFD}"}}]});
+        assert_eq!(call_odds(&cut, Dialect::Atfunc), Ok(0.0));
+        assert_eq!(call_odds(&cut, Dialect::Hermes), Ok(0.0));
+        // A whole token without them is still the upstream's fault.
+        let whole = json!({"choices": [{"message": {"content": "@"}}]});
+        assert!(call_odds(&whole, Dialect::Atfunc).is_err());
     }
 
     #[test]
