@@ -291,6 +291,7 @@ MODELS = [
             ("\"auto\": own format under its grammar (`--upstream-dialect hermes --constrain`)", {
                 "simple_python": ("qwen-simple_python-dialect-auto.json", "dialect-auto"),
                 "irrelevance": ("qwen-irrelevance-dialect-auto.json", "dialect-auto"),
+                "multi_turn_base": ("qwen-multi_turn_base-dialect-auto.json", "gateway"),
             }),
             ("\"auto\": the same, weighed first (`... --call-threshold 0.75`, chosen on other cases)", {
                 "simple_python": ("qwen-simple_python-dialect-auto-weigh75.json", "dialect-auto"),
