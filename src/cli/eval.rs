@@ -214,7 +214,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         resamples: args.resamples,
-        request_fields: request_fields.clone(),
+        request_fields,
         keep_repeated_calls: args.keep_repeated_calls,
         stop_at_repeat: args.stop_at_repeat,
     };
@@ -274,7 +274,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         resamples: args.resamples,
-        request_fields: request_fields.clone(),
+        request_fields: options.request_fields.clone(),
         keep_repeated_calls: args.keep_repeated_calls,
     };
     let servers: BTreeMap<String, String> = match &args.server_note {

@@ -135,12 +135,10 @@ pub(crate) async fn handle(
         }
     }
     // `--call-threshold`: calls or prose, by the odds of the answer's first token.
-    let mut odds = None;
-    if let Some(threshold) = weighed(&gateway, constrain, &choice) {
-        let asked = (Dialect::Atfunc, threshold);
-        let weighing = decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
-        (grammar_choice, decision_usage) = (weighing.choice, weighing.usage);
-        odds = Some(weighing.odds);
+    let asked = (&request, constrain, &choice, Dialect::Atfunc);
+    let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
+    if let Some(weighing) = &weighing {
+        grammar_choice = weighing.choice.clone();
     }
     let grammars = if constrain {
         let choices = (&grammar_choice, &choice);
@@ -164,8 +162,9 @@ pub(crate) async fn handle(
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
-    if let Some(odds) = odds {
-        turn.weighed_at(odds);
+    // Never together with a decision: the gateway refuses both at setup.
+    if let Some(weighing) = weighing {
+        weighing.record_in(&mut turn);
     }
     run_turn(gateway, auth, turn).await
 }
@@ -204,12 +203,10 @@ async fn native_turn(
     let dialect = gateway.options.upstream.dialect;
     let form = turn::call_form(dialect, gateway.options.upstream.hermes_blocks);
     let mut grammar_choice = choice.clone();
-    let mut weighing = None;
-    if let Some(threshold) = weighed(&gateway, constrain && form.is_some(), &choice) {
-        let asked = (dialect, threshold);
-        let weighed = decide::weigh(&gateway, auth.as_ref(), &request, asked).await?;
-        grammar_choice = weighed.choice.clone();
-        weighing = Some(weighed);
+    let asked = (&request, constrain && form.is_some(), &choice, dialect);
+    let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
+    if let Some(weighing) = &weighing {
+        grammar_choice = weighing.choice.clone();
     }
     let grammars = match form {
         Some(form) if constrain => {
@@ -232,20 +229,30 @@ async fn native_turn(
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     if let Some(weighing) = weighing {
-        turn.count_usage(weighing.usage);
-        turn.weighed_at(weighing.odds);
+        weighing.record_in(&mut turn);
     }
     run_turn(gateway, auth, turn).await
 }
 
-/// The threshold to weigh a request's answer by (`--call-threshold`), when the gateway
-/// sets one, the request is under a grammar, and its `tool_choice` is `auto`.
-fn weighed(gateway: &Gateway, constrain: bool, choice: &Choice) -> Option<f64> {
-    gateway
+/// The weighing of `request`'s answer in `dialect` (`--call-threshold`), when the gateway
+/// sets a threshold, the request is under a grammar (`constrain`), and its `tool_choice`
+/// is `auto`; `None` otherwise, without asking.
+async fn weigh_first(
+    gateway: &Gateway,
+    auth: Option<&HeaderValue>,
+    (request, constrain, choice, dialect): (&Request, bool, &Choice, Dialect),
+) -> Result<Option<decide::Weighing>, ApiError> {
+    let threshold = gateway
         .options
         .policy
         .call_threshold
-        .filter(|_| constrain && *choice == Choice::Auto)
+        .filter(|_| constrain && *choice == Choice::Auto);
+    match threshold {
+        Some(threshold) => Ok(Some(
+            decide::weigh(gateway, auth, request, (dialect, threshold)).await?,
+        )),
+        None => Ok(None),
+    }
 }
 
 /// The grammars of a turn with `tools`: calls in `form` (one with `single_call`, text

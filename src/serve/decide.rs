@@ -24,7 +24,7 @@ use crate::grammar::{
     decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
 };
 use crate::parse::Dialect;
-use crate::turn::{call_odds, odds_request, Request, ToolSet};
+use crate::turn::{call_odds, odds_request, Request, ToolSet, Turn};
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use serde_json::{json, Value as Json};
@@ -86,6 +86,15 @@ pub(crate) struct Weighing {
     pub(crate) odds: f64,
     /// The upstream's usage for asking.
     pub(crate) usage: Option<Json>,
+}
+
+impl Weighing {
+    /// Records what the turn needs of the weighing: its request's usage, counted in the
+    /// turn's, and the odds, shown to the client beside the answer.
+    pub(crate) fn record_in(self, turn: &mut Turn) {
+        turn.count_usage(self.usage);
+        turn.weighed_at(self.odds);
+    }
 }
 
 /// Weighs the answer to `request` (the turn's first request, before its grammar) by the
