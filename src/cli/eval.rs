@@ -3,9 +3,10 @@
 use super::Failure;
 use atfunc::eval::{
     chart_svg, load_cases, resume, run_remaining, CaseOutcome, EvalOptions, Evaluator, Mode,
-    Report, Resumed, RunSettings,
+    Report, Resumed, RunSettings, Strategy,
 };
 use atfunc::parse::Dialect;
+use atfunc::serve::{CallThreshold, DEFAULT_CALL_THRESHOLD};
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::{BTreeMap, HashSet};
@@ -69,9 +70,11 @@ pub(crate) struct EvalArgs {
     /// In modes auto and dialect-auto, weigh first, as `atfunc serve --call-threshold P`:
     /// one token asked with its log probabilities, and the answer held to calls when the
     /// tokens that open one hold at least P, to prose when they hold less. Needs an
-    /// endpoint that returns log probabilities. Recorded in the report's settings
-    #[arg(long, value_name = "P")]
-    call_threshold: Option<f64>,
+    /// endpoint that returns log probabilities. Without it, as the gateway: mode auto is
+    /// weighed at 0.03 where the endpoint returns them, dialect-auto is not; off weighs
+    /// neither. Recorded in the report's settings
+    #[arg(long, value_name = "P|off")]
+    call_threshold: Option<CallThreshold>,
     /// The call format the modes `dialect`, `dialect-grammar` and `dialect-auto` read: hermes, llama3, mistral, pythonic, deepseek,
     /// qwen3_xml, harmony, or auto (any of them, atfunc's included: the first call read
     /// fixes the format of each answer; another format's marker in a sentence is prose, an
@@ -208,7 +211,7 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
         repair_rounds: args.repair_rounds,
         max_response_bytes: args.max_response_bytes,
         decide_max_tokens: args.decide_max_tokens,
-        call_threshold: args.call_threshold,
+        call_threshold: args.call_threshold.unwrap_or_default(),
         dialect: args.dialect,
         hermes_blocks: args.hermes_blocks,
         samples: args.samples,
@@ -220,7 +223,8 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
     };
     // Checked before any case is read or any report continued.
     options.check().map_err(Failure)?;
-    if args.call_threshold.is_some() && !modes.iter().any(|m| m.strategy.weighable()) {
+    let explicit = args.call_threshold.and_then(CallThreshold::explicit);
+    if explicit.is_some() && !modes.iter().any(|m| m.strategy.weighable()) {
         return Err(Failure(String::from(
             "--call-threshold weighs the answers of modes auto and dialect-auto, and none is \
              asked: add one to --mode, or leave out --call-threshold",
@@ -270,7 +274,10 @@ pub(crate) fn run(args: EvalArgs) -> Result<ExitCode, Failure> {
             .is_some()
             .then(|| String::from(if args.hermes_blocks { "blocks" } else { "list" })),
         decide_max_tokens: args.decide_max_tokens,
-        call_threshold: args.call_threshold,
+        call_threshold: explicit,
+        default_call_threshold: (args.call_threshold.is_none()
+            && modes.iter().any(|m| m.strategy == Strategy::Auto))
+        .then_some(DEFAULT_CALL_THRESHOLD),
         samples: args.samples,
         sample_temperature: args.sample_temperature,
         resamples: args.resamples,

@@ -4,7 +4,7 @@
 use super::Failure;
 use atfunc::config::Config;
 use atfunc::parse::Dialect;
-use atfunc::serve::{Gateway, GatewayOptions, UpstreamKind, DEFAULT_LISTEN};
+use atfunc::serve::{CallThreshold, Gateway, GatewayOptions, UpstreamKind, DEFAULT_LISTEN};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,11 +96,14 @@ pub(crate) struct ServeArgs {
     decide_max_tokens: u32,
     /// Under a grammar and tool_choice "auto", weigh first: one token asked with its log
     /// probabilities, then the answer held to calls when the tokens that open a call hold
-    /// at least P, to prose without a call when they hold less. Between 0 and 1; needs
-    /// --constrain (or --constrain-per-request) and an upstream that returns log
-    /// probabilities; not with --decide.
-    #[arg(long, value_name = "P")]
-    call_threshold: Option<f64>,
+    /// at least P, to prose without a call when they hold less. Without this flag, in
+    /// atfunc's syntax, P is 0.03 where the upstream returns log probabilities (stderr
+    /// says when it does not; the answers then go under the auto grammar), and a model's
+    /// own format (--upstream-dialect) and --decide are not weighed. A given P is above 0
+    /// and at most 1, needs --constrain (or --constrain-per-request) and an upstream that
+    /// returns log probabilities, and is not taken with --decide; off never weighs.
+    #[arg(long, value_name = "P|off")]
+    call_threshold: Option<CallThreshold>,
     /// Pass on a call that repeats one passed on earlier in the same answer (the same
     /// tool, the same arguments). Without it such a repeat ends the answer: a small model
     /// that cannot stop writes its calls again until its token limit.
@@ -232,7 +235,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             options.policy.constrain_per_request = args.constrain_per_request;
             options.policy.decide = args.decide;
             options.policy.decide_max_tokens = args.decide_max_tokens;
-            options.policy.call_threshold = args.call_threshold;
+            options.policy.call_threshold = args.call_threshold.unwrap_or_default();
             options.policy.keep_repeated_calls = args.keep_repeated_calls;
             options.policy.resamples = usize::from(args.resamples);
             options.policy.ground_text = args.ground_text;

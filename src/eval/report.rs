@@ -166,6 +166,13 @@ pub struct RunSettings {
     /// when the run set one. A report of one threshold is not continued with another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_threshold: Option<f64>,
+    /// The threshold mode `auto` weighed at by default, as the gateway does
+    /// ([`DEFAULT_CALL_THRESHOLD`](crate::serve::DEFAULT_CALL_THRESHOLD)), when the run
+    /// measured that mode without `--call-threshold`. Absent in reports written before the
+    /// gateway weighed by default, whose mode `auto` went unweighed: a run with
+    /// `--call-threshold off` continues them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_call_threshold: Option<f64>,
     /// The `max_tokens` of `decide`'s first request. Reports written before it was kept
     /// were measured with 32, the default.
     #[serde(default = "default_decide_max_tokens")]
@@ -240,6 +247,9 @@ impl RunSettings {
         }
         if let Some(threshold) = self.call_threshold {
             let _ = write!(line, ", call threshold {threshold}");
+        }
+        if let Some(threshold) = self.default_call_threshold {
+            let _ = write!(line, ", mode auto weighed at {threshold} by default");
         }
         for (name, value) in &self.request_fields {
             let _ = write!(line, ", {name} {value}");

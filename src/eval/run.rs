@@ -17,7 +17,7 @@ use crate::interop::{
     parse_tool_call, to_openai_tools, ControlFields, NameMap, Rendered, ToolFormatOptions,
 };
 use crate::parse::{parse_events, Dialect, Event, ParserConfig, StreamParser};
-use crate::serve::Gateway;
+use crate::serve::{CallThreshold, Gateway};
 use serde_json::{json, Map, Value as Json};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -51,11 +51,14 @@ pub struct EvalOptions {
     /// names take about half of that).
     pub decide_max_tokens: u32,
     /// In the modes under `tool_choice: "auto"` with a grammar (`auto`, `dialect-auto`),
-    /// weigh first: the gateway's `--call-threshold`
-    /// ([`TurnPolicy::call_threshold`](crate::serve::TurnPolicy::call_threshold)), a
-    /// probability above 0 and at most 1 ([`Evaluator::new`] refuses any other). Each
-    /// weighed case records its odds ([`CaseOutcome::call_odds`]). Default none.
-    pub call_threshold: Option<f64>,
+    /// weigh first as the gateway does: its `--call-threshold`
+    /// ([`TurnPolicy::call_threshold`](crate::serve::TurnPolicy::call_threshold)). An
+    /// explicit one is a probability above 0 and at most 1 ([`Evaluator::new`] refuses
+    /// any other). Each weighed case records its odds ([`CaseOutcome::call_odds`]).
+    /// Default: the gateway's, which weighs mode `auto` (atfunc's syntax) at
+    /// [`DEFAULT_CALL_THRESHOLD`](crate::serve::DEFAULT_CALL_THRESHOLD) and not
+    /// `dialect-auto`.
+    pub call_threshold: CallThreshold,
     /// The call format `dialect` mode reads the answers' content in: a model's own
     /// (`hermes`, `pythonic`, ...), or `auto` (the format of the first call read in each
     /// answer). Default `auto`.
@@ -139,7 +142,11 @@ impl EvalOptions {
                 OWN_FIELDS.join(", ")
             ));
         }
-        if let Some(error) = self.call_threshold.and_then(crate::turn::threshold_error) {
+        if let Some(error) = self
+            .call_threshold
+            .explicit()
+            .and_then(crate::turn::threshold_error)
+        {
             return Err(error);
         }
         Ok(())
@@ -156,7 +163,7 @@ impl Default for EvalOptions {
             repair_rounds: 1,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             decide_max_tokens: 32,
-            call_threshold: None,
+            call_threshold: CallThreshold::Default,
             dialect: Dialect::Auto,
             hermes_blocks: false,
             samples: 1,
@@ -1190,7 +1197,7 @@ mod tests {
     fn a_call_threshold_outside_0_to_1_is_refused_at_once() {
         // Once taken, and every weighed case failed with the gateway's setup error.
         let error = Evaluator::new(EvalOptions {
-            call_threshold: Some(2.0),
+            call_threshold: CallThreshold::At(2.0),
             ..EvalOptions::default()
         })
         .unwrap_err();

@@ -234,23 +234,24 @@ async fn native_turn(
     run_turn(gateway, auth, turn).await
 }
 
-/// The weighing of `request`'s answer in `dialect` (`--call-threshold`), when the gateway
-/// sets a threshold, the request is under a grammar (`constrain`), and its `tool_choice`
-/// is `auto`; `None` otherwise, without asking.
+/// The weighing of `request`'s answer in `dialect` (`--call-threshold`), when the
+/// gateway's threshold applies to the dialect ([`super::CallThreshold::in_dialect`]), the request
+/// is under a grammar (`constrain`), and its `tool_choice` is `auto`; `None` otherwise,
+/// without asking, and when a default weighing finds the upstream unable to weigh.
 async fn weigh_first(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     (request, constrain, choice, dialect): (&Request, bool, &Choice, Dialect),
 ) -> Result<Option<decide::Weighing>, ApiError> {
-    let threshold = gateway
-        .options
-        .policy
+    let policy = &gateway.options.policy;
+    let threshold = policy
         .call_threshold
+        .in_dialect(dialect, policy.decide)
         .filter(|_| constrain && *choice == Choice::Auto);
     match threshold {
-        Some(threshold) => Ok(Some(
-            decide::weigh(gateway, auth, request, (dialect, threshold)).await?,
-        )),
+        Some((threshold, required)) => {
+            decide::weigh(gateway, auth, request, (dialect, threshold, required)).await
+        }
         None => Ok(None),
     }
 }

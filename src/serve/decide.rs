@@ -99,33 +99,65 @@ impl Weighing {
 
 /// Weighs the answer to `request` (the turn's first request, before its grammar) by the
 /// odds that it opens with a call in `dialect`: the grammar's choice is calls at or above
-/// `threshold`, prose below it. An upstream error is the turn's error, and so is an
-/// answer without log probabilities (502, saying what the upstream must return).
+/// `threshold`, prose below it.
+///
+/// `required` (an explicit `--call-threshold P`): an upstream error is the turn's error,
+/// and so is an answer without log probabilities (502, saying what the upstream must
+/// return). Otherwise (the default threshold) the weighing is taken where the upstream
+/// allows it, and `None` means the answer goes unweighed: an answer without log
+/// probabilities, or a refusal (4xx) that names them, marks the upstream unweighable for
+/// good ([`Gateway::found_unweighable`]); another refusal is left to the answer's own
+/// request to meet, so that a client's mistake (a wrong model name) does not turn
+/// weighing off for every client. A server error or an unreachable upstream is the turn's
+/// error either way: the answer's request would meet it too.
 pub(crate) async fn weigh(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     request: &Request,
-    (dialect, threshold): (Dialect, f64),
-) -> Result<Weighing, ApiError> {
+    (dialect, threshold, required): (Dialect, f64, bool),
+) -> Result<Option<Weighing>, ApiError> {
+    if !required && gateway.unweighable() {
+        return Ok(None);
+    }
     let asking = odds_request(request);
-    let answer = gateway
+    let answer = match gateway
         .upstream
         .chat_json(Bytes::from(asking.body(Some(false))), auth)
-        .await?;
-    let odds = call_odds(&answer, dialect).map_err(|why| {
-        ApiError::bad_gateway(format!(
-            "the upstream was asked for one token and its log probabilities to weigh \
-             whether to call (--call-threshold), and {why}"
-        ))
-    })?;
+        .await
+    {
+        Ok(answer) => answer,
+        Err(error) if !required && error.status().is_client_error() => {
+            if error.message().to_ascii_lowercase().contains("logprob") {
+                gateway.found_unweighable(&format!(
+                    "refused to be asked for log probabilities ({})",
+                    error.message()
+                ));
+            }
+            return Ok(None);
+        }
+        Err(error) => return Err(error),
+    };
+    let odds = match call_odds(&answer, dialect) {
+        Ok(odds) => odds,
+        Err(_) if !required => {
+            gateway.found_unweighable("returns no log probabilities");
+            return Ok(None);
+        }
+        Err(why) => {
+            return Err(ApiError::bad_gateway(format!(
+                "the upstream was asked for one token and its log probabilities to weigh \
+                 whether to call (--call-threshold), and {why}"
+            )))
+        }
+    };
     let choice = if odds >= threshold {
         Choice::Required
     } else {
         Choice::None
     };
-    Ok(Weighing {
+    Ok(Some(Weighing {
         choice,
         odds,
         usage: answer.get("usage").cloned(),
-    })
+    }))
 }

@@ -148,10 +148,18 @@
 //! asked for under the `required` grammar (one call with `parallel_tool_calls: false`);
 //! below it, under a grammar of prose alone, so the answer has no call. The first token's
 //! greedy choice is a worse judge than its odds for a small model that calls for every
-//! question, or for none (EVAL.md (ae)). Its usage counts in the turn's; an upstream
-//! error on it, or an answer without log probabilities, is the request's error. The odds
-//! go to the client beside `choices`, `"atfunc": {"call_odds": p}` (streamed, in the
-//! chunk with the finish reason), for it to log and calibrate `P` by.
+//! question, or for none (EVAL.md (ae)). Its usage counts in the turn's. The odds go to
+//! the client beside `choices`, `"atfunc": {"call_odds": p}` (streamed, in the chunk with
+//! the finish reason), for it to log and calibrate `P` by.
+//!
+//! By default ([`CallThreshold::Default`]) atfunc's syntax is weighed at
+//! [`DEFAULT_CALL_THRESHOLD`] (0.03), a model's own format and `--decide` are not. The
+//! default takes the weighing where the upstream allows it: an answer without log
+//! probabilities, or a refusal (4xx) whose message names them, is written to stderr once
+//! and the upstream is not asked again; its answers go under the `auto` grammar. Another
+//! refusal goes unweighed and leaves it to the answer's own request. With an explicit `P`
+//! an upstream error on the weighing, or an answer without log probabilities, is the
+//! request's error (502). `--call-threshold off` never weighs.
 //!
 //! # Other formats
 //!
@@ -294,7 +302,8 @@ mod upstream;
 pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
 pub use options::{
-    GatewayLimits, GatewayOptions, TurnPolicy, UpstreamOptions, DEFAULT_MAX_CONCURRENT,
+    CallThreshold, GatewayLimits, GatewayOptions, TurnPolicy, UpstreamOptions,
+    DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_CONCURRENT,
 };
 pub use upstream::shown_url;
 
@@ -343,6 +352,10 @@ pub struct Gateway {
     warned: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The bytes the bodies being read may hold together.
     bodies: body::BodyBudget,
+    /// Set once the upstream answered a default weighing without log probabilities (or
+    /// refused to be asked for them): it is not asked again, and its answers go unweighed
+    /// ([`CallThreshold::Default`]).
+    unweighable: std::sync::atomic::AtomicBool,
 }
 
 /// Most distinct tool warnings remembered; past it new ones are no longer written, so a
@@ -411,7 +424,7 @@ impl Gateway {
                 "the decision's token limit (--decide-max-tokens) must be at least 1".into(),
             ));
         }
-        if let Some(threshold) = options.policy.call_threshold {
+        if let Some(threshold) = options.policy.call_threshold.explicit() {
             if let Some(error) = crate::turn::threshold_error(threshold) {
                 return Err(SetupError(error));
             }
@@ -459,10 +472,10 @@ impl Gateway {
             slots,
             warned: std::sync::Mutex::default(),
             bodies,
+            unweighable: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
-    /// Writes each of a request's tool warnings to stderr, once per gateway.
     /// Answers one chat completion request in this process, as `POST /v1/chat/completions`
     /// would answer its body, without a socket, a client key or a place among
     /// [`Options::max_concurrent`]: the status and the whole body (a stream's events, for
@@ -487,6 +500,7 @@ impl Gateway {
         (status, body)
     }
 
+    /// Writes each of a request's tool warnings to stderr, once per gateway.
     pub(crate) fn warn_once(&self, warnings: &[crate::interface::Problem]) {
         if warnings.is_empty() {
             return;
@@ -506,6 +520,29 @@ impl Gateway {
             let shown = crate::format::escape_lines_for_terminal(&text);
             eprintln!("atfunc serve: warning: a request's tools: {shown}");
             warned.insert(text);
+        }
+    }
+
+    /// Whether the upstream was found unable to weigh an answer by default.
+    pub(crate) fn unweighable(&self) -> bool {
+        self.unweighable.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Remembers that the upstream cannot weigh an answer by default (`why`), and says so
+    /// on stderr the first time.
+    pub(crate) fn found_unweighable(&self, why: &str) {
+        if !self
+            .unweighable
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            let shown = crate::format::escape_lines_for_terminal(why);
+            eprintln!(
+                "atfunc serve: warning: answers under tool_choice \"auto\" are not weighed \
+                 first (the default, --call-threshold {}), since the upstream {shown}; they \
+                 go under the auto grammar. --call-threshold off stops this check; \
+                 --call-threshold P requires the weighing",
+                options::DEFAULT_CALL_THRESHOLD
+            );
         }
     }
 

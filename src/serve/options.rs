@@ -159,11 +159,11 @@ pub struct TurnPolicy {
     /// With a grammar on for a request and `tool_choice: "auto"` (or none given), weigh
     /// first: one token asked with its likeliest alternatives, and the answer held to
     /// calls when the alternatives that open a call (`@`, or the model's own format's
-    /// openers) hold at least this probability, to prose without a call when they hold
-    /// less (see [Weighing first](super#weighing-first)). Between 0 and 1; needs
-    /// [`TurnPolicy::constrain`] or [`TurnPolicy::constrain_per_request`] and an upstream
-    /// that returns log probabilities; not with [`TurnPolicy::decide`]. Default off.
-    pub call_threshold: Option<f64>,
+    /// openers) hold at least a threshold, to prose without a call when they hold less
+    /// (see [Weighing first](super#weighing-first)). Default
+    /// [`CallThreshold::Default`]: in atfunc's syntax at
+    /// [`DEFAULT_CALL_THRESHOLD`] where the upstream returns log probabilities.
+    pub call_threshold: CallThreshold,
     /// Pass on a call that repeats one passed on earlier in the same answer (the same tool
     /// with the same arguments). Default off: such a repeat ends the answer, since a small
     /// model that cannot stop writes its calls again until its token limit (EVAL.md (h));
@@ -213,7 +213,7 @@ impl Default for TurnPolicy {
             constrain_per_request: false,
             decide: false,
             decide_max_tokens: 32,
-            call_threshold: None,
+            call_threshold: CallThreshold::Default,
             keep_repeated_calls: false,
             ground_text: false,
             param_descriptions: true,
@@ -221,6 +221,86 @@ impl Default for TurnPolicy {
             bare_strings: true,
             execute_all: false,
             max_steps: 8,
+        }
+    }
+}
+
+/// The threshold the gateway weighs a first token at by default, in atfunc's syntax: the
+/// one probability of `@` at which both measured models beat the `auto` grammar on
+/// BFCL cases their accuracy was not measured on (SmolLM2-135M 56.4 % combined against
+/// about 50 %, Qwen2.5-Coder-0.5B 56.4 % against 50.0 %; EVAL.md (ag)). The best single
+/// threshold of each differs tenfold (0.015 and 0.15), so a client that knows its model
+/// sets its own ([`CallThreshold::At`]).
+pub const DEFAULT_CALL_THRESHOLD: f64 = 0.03;
+
+/// When an answer under `tool_choice: "auto"` is weighed first
+/// ([`TurnPolicy::call_threshold`], `atfunc serve --call-threshold P|off`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum CallThreshold {
+    /// Weigh at [`DEFAULT_CALL_THRESHOLD`] in atfunc's syntax, and not in a model's own
+    /// format (its openers carry other odds: Qwen's best threshold in its own format is
+    /// 0.75) nor with [`TurnPolicy::decide`], which judges instead. An upstream that
+    /// returns no log probabilities, or refuses to be asked for them, is not asked
+    /// again: its answers go unweighed, under the `auto` grammar, and stderr says so
+    /// once.
+    #[default]
+    Default,
+    /// Never weigh: the `auto` grammar alone judges whether to call.
+    Off,
+    /// Weigh at this probability (above 0, at most 1) in any syntax. The upstream must
+    /// return log probabilities: an answer without them is the request's error (502).
+    At(f64),
+}
+
+impl CallThreshold {
+    /// The threshold an answer in `dialect` is weighed at, and whether weighing is
+    /// required (an explicit threshold) rather than taken where the upstream allows it;
+    /// `None` when it is not weighed. `deciding`: [`TurnPolicy::decide`] is on.
+    pub(crate) fn in_dialect(self, dialect: Dialect, deciding: bool) -> Option<(f64, bool)> {
+        match self {
+            CallThreshold::Default if dialect == Dialect::Atfunc && !deciding => {
+                Some((DEFAULT_CALL_THRESHOLD, false))
+            }
+            CallThreshold::Default | CallThreshold::Off => None,
+            CallThreshold::At(threshold) => Some((threshold, true)),
+        }
+    }
+
+    /// The explicit threshold, if one is set.
+    pub fn explicit(self) -> Option<f64> {
+        match self {
+            CallThreshold::At(threshold) => Some(threshold),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for CallThreshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallThreshold::Default => {
+                write!(f, "default ({DEFAULT_CALL_THRESHOLD} in atfunc's syntax)")
+            }
+            CallThreshold::Off => f.write_str("off"),
+            CallThreshold::At(threshold) => write!(f, "{threshold}"),
+        }
+    }
+}
+
+impl std::str::FromStr for CallThreshold {
+    type Err = String;
+
+    /// `off`, or a probability above 0 and at most 1.
+    fn from_str(text: &str) -> Result<CallThreshold, String> {
+        if text.trim().eq_ignore_ascii_case("off") {
+            return Ok(CallThreshold::Off);
+        }
+        let threshold: f64 = text.trim().parse().map_err(|_| {
+            format!("give a probability above 0 and at most 1, or off; not '{text}'")
+        })?;
+        match crate::turn::threshold_error(threshold) {
+            Some(error) => Err(error),
+            None => Ok(CallThreshold::At(threshold)),
         }
     }
 }
@@ -276,5 +356,42 @@ impl std::fmt::Debug for GatewayOptions {
             .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
             .field("registry", &self.registry.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_threshold_is_read_from_the_command_line() {
+        assert_eq!("off".parse(), Ok(CallThreshold::Off));
+        assert_eq!(" OFF ".parse(), Ok(CallThreshold::Off));
+        assert_eq!("0.25".parse(), Ok(CallThreshold::At(0.25)));
+        assert_eq!("1".parse(), Ok(CallThreshold::At(1.0)));
+        for bad in ["0", "1.5", "-0.1", "NaN"] {
+            let error = bad.parse::<CallThreshold>().unwrap_err();
+            assert!(error.contains("above 0 and at most 1"), "{bad}: {error}");
+        }
+        let error = "often".parse::<CallThreshold>().unwrap_err();
+        assert!(
+            error.contains("or off") && error.contains("'often'"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_default_weighs_atfunc_syntax_alone_and_not_a_decision() {
+        let default = CallThreshold::Default;
+        assert_eq!(
+            default.in_dialect(Dialect::Atfunc, false),
+            Some((DEFAULT_CALL_THRESHOLD, false))
+        );
+        assert_eq!(default.in_dialect(Dialect::Hermes, false), None);
+        assert_eq!(default.in_dialect(Dialect::Atfunc, true), None);
+        assert_eq!(CallThreshold::Off.in_dialect(Dialect::Atfunc, false), None);
+        let given = CallThreshold::At(0.75);
+        assert_eq!(given.in_dialect(Dialect::Hermes, false), Some((0.75, true)));
+        assert_eq!(TurnPolicy::default().call_threshold, default);
     }
 }

@@ -122,7 +122,7 @@ async fn a_weighed_case_records_its_call_odds() {
     let evaluator = Evaluator::new(EvalOptions {
         endpoint: scripted::serve(app).await,
         dialect: Dialect::Hermes,
-        call_threshold: Some(0.5),
+        call_threshold: atfunc::serve::CallThreshold::At(0.5),
         ..EvalOptions::default()
     })
     .unwrap();

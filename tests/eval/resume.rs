@@ -548,14 +548,50 @@ fn resamples_ask_again_until_an_answer_binds() {
     std::fs::remove_file(&files.report).unwrap();
     ask_only(&files, "q-chat");
     counts.asked.store(0, Ordering::SeqCst);
-    let text = eval(&endpoint, &files, &["--mode", "auto", "--resamples", "3"]);
+    let unweighed = ["--mode", "auto", "--call-threshold", "off"];
+    let text = eval(
+        &endpoint,
+        &files,
+        &[&unweighed[..], &["--resamples", "3"]].concat(),
+    );
     assert!(text.status.success(), "{}", support::stderr(&text));
     assert_eq!(counts.asked.load(Ordering::SeqCst), 1);
     // A report of another count is not continued, and the message says which.
-    let other = eval(&endpoint, &files, &["--mode", "auto", "--resamples", "1"]);
+    let other = eval(
+        &endpoint,
+        &files,
+        &[&unweighed[..], &["--resamples", "1"]].concat(),
+    );
     let stderr = support::stderr(&other);
     assert_eq!(other.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("resamples 3"), "{stderr}");
+    std::fs::remove_file(&files.report).unwrap();
+
+    // As the gateway, `auto` weighs first by default: this endpoint returns no log
+    // probabilities, so the one-token request is asked once and the answer goes
+    // unweighed. The report records the default, and a run without it does not continue
+    // the report.
+    counts.asked.store(0, Ordering::SeqCst);
+    let weighed = eval(&endpoint, &files, &["--mode", "auto", "--resamples", "3"]);
+    assert!(weighed.status.success(), "{}", support::stderr(&weighed));
+    assert_eq!(counts.asked.load(Ordering::SeqCst), 2);
+    let written = report(&files);
+    assert_eq!(
+        written["settings"]["default_call_threshold"], 0.03,
+        "{written}"
+    );
+    assert!(
+        written["outcomes"][0].get("call_odds").is_none(),
+        "{written}"
+    );
+    let other = eval(
+        &endpoint,
+        &files,
+        &[&unweighed[..], &["--resamples", "3"]].concat(),
+    );
+    let stderr = support::stderr(&other);
+    assert_eq!(other.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("weighed at 0.03 by default"), "{stderr}");
 }
 
 /// A report written before `decide_max_tokens`, `samples` and `sample_temperature` were

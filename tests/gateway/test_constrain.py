@@ -13,6 +13,11 @@ from common import TOOLS, USER, accumulate, summary
 from llama_server import llama_server  # noqa: F401 (the fixture)
 from scripted_upstream import Completion
 
+# These tests check the grammars themselves: under tool_choice "auto" the gateway would
+# otherwise weigh the answer first (one more request, of one token), which the scripted
+# upstream answers without log probabilities.
+UNWEIGHED = ("--call-threshold", "off")
+
 
 def expected_grammar(*args, bare=True):
     """The grammar `atfunc grammar` prints for TOOLS under the names the model is given, with
@@ -45,7 +50,7 @@ def ask(gateway, upstream, answers, **params):
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_the_grammar_goes_upstream_as_tool_choice_asks(start_gateway, upstream, stream):
-    gateway = start_gateway("--constrain")
+    gateway = start_gateway(*UNWEIGHED, "--constrain")
     cases = [
         ({}, ["--choice", "auto"]),
         ({"tool_choice": "auto"}, ["--choice", "auto"]),
@@ -96,7 +101,7 @@ def test_each_request_may_decide_where_the_server_allows_it(start_gateway, gatew
     assert "--constrain-per-request" in str(caught.value)
     assert upstream.chat_requests() == []
 
-    allowing = start_gateway("--constrain-per-request")
+    allowing = start_gateway(*UNWEIGHED, "--constrain-per-request")
     upstream.reset()
     ask(allowing, upstream, [Completion("Hi.")])
     assert "grammar" not in upstream.chat_requests()[0]["json"]
@@ -106,7 +111,7 @@ def test_each_request_may_decide_where_the_server_allows_it(start_gateway, gatew
     assert body["grammar"] == expected_grammar()
     assert "atfunc_constrain" not in body
 
-    constrained = start_gateway("--constrain")
+    constrained = start_gateway(*UNWEIGHED, "--constrain")
     upstream.reset()
     ask(constrained, upstream, [Completion("Hi.")], extra_body={"atfunc_constrain": False})
     body = upstream.chat_requests()[0]["json"]
@@ -148,7 +153,7 @@ def test_each_kind_of_upstream_gets_its_field(start_gateway, upstream, kind, whe
 
 
 def test_vllm_keeps_the_clients_other_structured_outputs(start_gateway, upstream):
-    gateway = start_gateway("--constrain", "--upstream-kind", "vllm")
+    gateway = start_gateway(*UNWEIGHED, "--constrain", "--upstream-kind", "vllm")
     ask(gateway, upstream, [Completion("Hi.")], extra_body={"structured_outputs": {"disable_fallback": True}})
     outputs = upstream.chat_requests()[0]["json"]["structured_outputs"]
     assert outputs["disable_fallback"] is True and outputs["grammar"] == expected_grammar()
@@ -156,7 +161,7 @@ def test_vllm_keeps_the_clients_other_structured_outputs(start_gateway, upstream
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_repair_rounds_ask_for_calls_only(start_gateway, upstream, stream):
-    gateway = start_gateway("--constrain", "--resamples", "0")
+    gateway = start_gateway(*UNWEIGHED, "--constrain", "--resamples", "0")
     result = ask(gateway, upstream, [
         Completion("Checking: @get_weather(days=2)"),
         Completion('@get_weather(city="Oslo", days=2)'),
@@ -172,7 +177,7 @@ def test_an_answer_that_does_not_bind_is_resampled_first(start_gateway, upstream
     """Under a grammar, a failed answer is asked again as the turn began (the same
     messages and grammar), sampled with a seed each, before the repair round; the
     resamples' text is not the client's, their calls are."""
-    gateway = start_gateway("--constrain", "--resamples", "2")
+    gateway = start_gateway(*UNWEIGHED, "--constrain", "--resamples", "2")
     result = ask(gateway, upstream, [
         Completion('Checking: @get_weather(city="Os'),
         Completion("Again: @get_weather(days=2)"),

@@ -7,7 +7,7 @@
 
 use super::dialect::{joined, request, Setup};
 use atfunc::grammar::{decision_gbnf, DECIDE_QUESTION};
-use atfunc::serve::{Gateway, GatewayOptions};
+use atfunc::serve::{CallThreshold, Gateway, GatewayOptions};
 use serde_json::{json, Value as Json};
 
 fn deciding() -> GatewayOptions {
@@ -30,6 +30,8 @@ async fn grammar_without_deciding(request: &Json) -> Json {
         {
             let mut options = GatewayOptions::default();
             options.policy.constrain = true;
+            // The `auto` grammar itself, not a weighing's choice of one.
+            options.policy.call_threshold = CallThreshold::Off;
             options.policy.repair_rounds = 0;
             options.policy.resamples = 0;
             options

@@ -94,6 +94,17 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     script.answers.pop_front().expect("an answer is scripted")
                 };
                 let mut message = message;
+                // A scripted `error_status` is an error answer of that status, its
+                // `error` the OpenAI-shaped error object.
+                if let Some(status) = message.get("error_status").and_then(Json::as_u64) {
+                    let status = axum::http::StatusCode::from_u16(status as u16).unwrap();
+                    let body = json!({"error": message["error"]}).to_string();
+                    return (
+                        status,
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body,
+                    );
+                }
                 // A scripted `usage` goes beside `choices`, as servers send it.
                 let usage = message
                     .as_object_mut()
@@ -109,6 +120,7 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                 if stream {
                     let usage = (counted && !usage.is_null()).then_some(&usage);
                     (
+                        axum::http::StatusCode::OK,
                         [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
                         stream_events(&message, usage),
                     )
@@ -123,6 +135,7 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                         answer["choices"][0]["logprobs"] = logprobs;
                     }
                     (
+                        axum::http::StatusCode::OK,
                         [(axum::http::header::CONTENT_TYPE, "application/json")],
                         answer.to_string(),
                     )

@@ -6,14 +6,16 @@
 
 use super::dialect::{joined, request, tools, Setup};
 use atfunc::grammar::{grammar, Choice};
-use atfunc::serve::{GatewayOptions, TurnPolicy};
+use atfunc::serve::{CallThreshold, GatewayOptions, TurnPolicy};
 use atfunc::{gbnf, GrammarOptions};
 use serde_json::{json, Value as Json};
 
-/// The gateway under a grammar, no resamples, with `set` applied to its policy.
+/// The gateway under a grammar, no resamples, not weighing first (the grammars of `auto`
+/// themselves are checked), with `set` applied to its policy.
 fn options(set: impl FnOnce(&mut TurnPolicy)) -> GatewayOptions {
     let mut options = GatewayOptions::default();
     options.policy.constrain = true;
+    options.policy.call_threshold = CallThreshold::Off;
     options.policy.resamples = 0;
     set(&mut options.policy);
     options

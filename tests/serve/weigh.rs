@@ -10,7 +10,7 @@
 use super::dialect::{joined, request, tools, Setup};
 use atfunc::grammar::{CallForm, Choice};
 use atfunc::parse::Dialect;
-use atfunc::serve::{Gateway, GatewayOptions};
+use atfunc::serve::{CallThreshold, Gateway, GatewayOptions};
 use atfunc::GrammarOptions;
 use serde_json::{json, Value as Json};
 
@@ -18,7 +18,7 @@ fn weighing(dialect: Dialect) -> GatewayOptions {
     let mut options = GatewayOptions::default();
     options.upstream.dialect = dialect;
     options.policy.constrain = true;
-    options.policy.call_threshold = Some(0.5);
+    options.policy.call_threshold = CallThreshold::At(0.5);
     options.policy.resamples = 0;
     options
 }
@@ -102,7 +102,7 @@ async fn likely_calls_are_held_to_the_required_grammar() {
     assert_eq!(sent[1]["max_completion_tokens"], 200);
     // The grammar the gateway sends without weighing when a call is required.
     let mut options = weighing(Dialect::Atfunc);
-    options.policy.call_threshold = None;
+    options.policy.call_threshold = CallThreshold::Off;
     let plain =
         Setup::with_options(options, &[json!({"content": "@local_time(city=\"Oslo\")"})]).await;
     let mut required = request();
@@ -264,7 +264,7 @@ fn a_threshold_that_cannot_work_is_refused_saying_why() {
         }
     };
     for threshold in [0.0, 1.5, f64::NAN] {
-        let error = refused(&|o| o.policy.call_threshold = Some(threshold));
+        let error = refused(&|o| o.policy.call_threshold = CallThreshold::At(threshold));
         assert!(error.contains("above 0 and at most 1"), "{error}");
     }
     let error = refused(&|o| o.policy.decide = true);
@@ -272,6 +272,146 @@ fn a_threshold_that_cannot_work_is_refused_saying_why() {
     let error = refused(&|o| o.policy.constrain = false);
     assert!(error.contains("give --constrain"), "{error}");
     let mut options = weighing(Dialect::Atfunc);
-    options.policy.call_threshold = Some(1.0);
+    options.policy.call_threshold = CallThreshold::At(1.0);
     assert!(Gateway::new(options).is_ok());
+}
+
+/// The gateway's defaults under a grammar: no threshold given.
+fn by_default(dialect: Dialect) -> GatewayOptions {
+    let mut options = weighing(dialect);
+    options.policy.call_threshold = CallThreshold::default();
+    options
+}
+
+/// The grammar a gateway that does not weigh sends for `request`.
+async fn unweighed_grammar(request: &Json) -> Json {
+    let mut options = weighing(Dialect::Atfunc);
+    options.policy.call_threshold = CallThreshold::Off;
+    let plain = Setup::with_options(options, &[json!({"content": "It is sunny."})]).await;
+    assert_eq!(plain.whole(request).await.0, 200);
+    plain.requests()[0]["grammar"].clone()
+}
+
+#[tokio::test]
+async fn by_default_atfunc_syntax_is_weighed_at_its_threshold() {
+    let threshold = atfunc::serve::DEFAULT_CALL_THRESHOLD;
+    for (odds, calls) in [(threshold + 0.01, 1), (threshold - 0.01, 0)] {
+        let answer = if calls == 1 {
+            "@get_weather(city=\"Paris\")"
+        } else {
+            "It is sunny."
+        };
+        let setup = Setup::with_options(
+            by_default(Dialect::Atfunc),
+            &[
+                first_token(&[("I", 1.0 - odds), ("@", odds)]),
+                json!({"content": answer}),
+            ],
+        )
+        .await;
+        let (status, whole) = setup.whole(&request()).await;
+        assert_eq!(status, 200, "{whole}");
+        assert_eq!(
+            joined(&whole)["calls"].as_array().map(Vec::len),
+            Some(calls)
+        );
+        assert_odds(&whole, odds);
+        let sent = setup.requests();
+        assert_eq!(sent.len(), 2, "{sent:#?}");
+        assert_weighs(&sent[0], &sent[1]);
+        let choice = if calls == 1 {
+            Choice::Required
+        } else {
+            Choice::None
+        };
+        let rule = sent[1]["grammar"].as_str().unwrap().lines().next().unwrap();
+        let expected = library_grammar(choice, CallForm::Atfunc);
+        assert_eq!(Some(rule), expected.lines().next(), "{odds}");
+    }
+}
+
+#[tokio::test]
+async fn by_default_an_upstream_without_log_probabilities_goes_unweighed_and_unasked() {
+    let setup = Setup::with_options(
+        by_default(Dialect::Atfunc),
+        &[
+            json!({"content": "I"}),
+            json!({"content": "It is sunny."}),
+            json!({"content": "@local_time(city=\"Oslo\")"}),
+        ],
+    )
+    .await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_eq!(joined(&whole)["content"], "It is sunny.");
+    assert!(whole.get("atfunc").is_none(), "{whole}");
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    assert_eq!(sent[0]["top_logprobs"], 20);
+    // The answer goes under the `auto` grammar, as without weighing.
+    assert_eq!(sent[1]["grammar"], unweighed_grammar(&request()).await);
+    // The upstream is not asked for log probabilities again.
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_eq!(joined(&whole)["calls"].as_array().map(Vec::len), Some(1));
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    assert!(sent[0].get("logprobs").is_none());
+}
+
+#[tokio::test]
+async fn by_default_a_refusal_of_log_probabilities_turns_weighing_off() {
+    let refusal = |message: &str| {
+        json!({"error_status": 400, "error": {"message": message,
+            "type": "invalid_request_error"}})
+    };
+    let setup = Setup::with_options(
+        by_default(Dialect::Atfunc),
+        &[
+            refusal("top_logprobs is not supported by this server"),
+            json!({"content": "It is sunny."}),
+            json!({"content": "It is still sunny."}),
+        ],
+    )
+    .await;
+    for expected in ["It is sunny.", "It is still sunny."] {
+        let (status, whole) = setup.whole(&request()).await;
+        assert_eq!(status, 200, "{whole}");
+        assert_eq!(joined(&whole)["content"], expected);
+    }
+    assert_eq!(setup.requests().len(), 3);
+    // A refusal that is not about them (a client's wrong model name) is the answer's own
+    // request's to meet, and weighing stays on for the next one.
+    let setup = Setup::with_options(
+        by_default(Dialect::Atfunc),
+        &[
+            refusal("model 'nope' not found"),
+            refusal("model 'nope' not found"),
+            first_token(&[("@", 0.9), ("I", 0.1)]),
+            json!({"content": "@get_weather(city=\"Paris\")"}),
+        ],
+    )
+    .await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 400, "{whole}");
+    assert!(whole.to_string().contains("not found"), "{whole}");
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_odds(&whole, 0.9);
+    assert_eq!(setup.requests().len(), 4);
+}
+
+#[tokio::test]
+async fn by_default_a_models_own_format_is_not_weighed() {
+    let setup = Setup::with_options(
+        by_default(Dialect::Hermes),
+        &[json!({"content": "Sure, Paris."})],
+    )
+    .await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert!(whole.get("atfunc").is_none(), "{whole}");
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    assert!(sent[0].get("logprobs").is_none());
 }

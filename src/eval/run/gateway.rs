@@ -16,7 +16,7 @@ use crate::eval::score::ScoredCall;
 use crate::format::CallRecord;
 use crate::interop::{to_openai_tools, ControlFields, NameMap, ToolFormatOptions};
 use crate::parse::Dialect;
-use crate::serve::{Gateway, GatewayOptions, TurnPolicy};
+use crate::serve::{CallThreshold, Gateway, GatewayOptions, TurnPolicy};
 use serde_json::{json, Map, Value as Json};
 use std::sync::Arc;
 
@@ -94,9 +94,12 @@ impl Policy {
             }
             Strategy::Native | Strategy::Lazy => return None,
         };
-        if mode.strategy.weighable() {
-            options.policy.call_threshold = eval.call_threshold;
-        }
+        // The modes that weigh as the gateway does; the others never weigh.
+        options.policy.call_threshold = if mode.strategy.weighable() {
+            eval.call_threshold
+        } else {
+            CallThreshold::Off
+        };
         Some(Policy {
             options,
             tool_choice,
@@ -120,8 +123,19 @@ impl Policy {
         };
         flag(o.constrain, "--constrain");
         flag(o.decide, "--decide");
-        if let Some(threshold) = o.call_threshold {
-            flag(true, &format!("--call-threshold {threshold}"));
+        match o.call_threshold {
+            CallThreshold::At(threshold) => flag(true, &format!("--call-threshold {threshold}")),
+            // Off differs from the default only where the default weighs.
+            CallThreshold::Off => flag(
+                o.constrain
+                    && self.tool_choice == "auto"
+                    && default
+                        .call_threshold
+                        .in_dialect(dialect, o.decide)
+                        .is_some(),
+                "--call-threshold off",
+            ),
+            CallThreshold::Default => {}
         }
         flag(
             o.decide && o.decide_max_tokens != default.decide_max_tokens,
@@ -385,7 +399,7 @@ mod tests {
         }
         // The threshold weighs the modes under "auto" with a grammar, and only those.
         let weighing = EvalOptions {
-            call_threshold: Some(0.5),
+            call_threshold: CallThreshold::At(0.5),
             ..EvalOptions::default()
         };
         let weighed = |mode: &str| {
