@@ -151,10 +151,13 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
         );
         assert_eq!(outcome["endpoint_failed"], false, "dialect-auto: {outcome}");
     }
-    // The gateway's default under tool_choice "auto" weighs the first token: llama.cpp
+    // The gateway's default under tool_choice "auto" weighs the first token: the server
     // returns its log probabilities, so every case has its odds, and its answer is calls
     // that bind or prose. Its own format is not weighed by default.
-    assert_eq!(report["settings"]["default_call_threshold"], 0.03, "{report:#}");
+    assert_eq!(
+        report["settings"]["default_call_threshold"], 0.03,
+        "{report:#}"
+    );
     for outcome in outcomes.iter().filter(|o| o["mode"] == "auto+desc+bare") {
         let odds = outcome["call_odds"].as_f64();
         assert!(
@@ -167,7 +170,10 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
         );
     }
     for outcome in outcomes.iter().filter(|o| o["mode"] == "dialect-auto") {
-        assert!(outcome.get("call_odds").is_none(), "dialect-auto: {outcome}");
+        assert!(
+            outcome.get("call_odds").is_none(),
+            "dialect-auto: {outcome}"
+        );
     }
     // In its own format the hermes reader reads this model's calls: at least one across
     // the cases (a 0.5B model may answer one of them in prose).
