@@ -421,6 +421,28 @@ mod tests {
                 "{unweighed}"
             );
         }
+        // `off` is named where the default would weigh (atfunc's syntax under "auto"),
+        // and nowhere else; the default is named nowhere.
+        let off = EvalOptions {
+            call_threshold: CallThreshold::Off,
+            ..EvalOptions::default()
+        };
+        let unweighed = |mode: &str| {
+            Policy::of(&mode.parse().unwrap(), &off).map(|policy| policy.serve_flags())
+        };
+        assert_eq!(
+            unweighed("auto+desc+bare").as_deref(),
+            Some("atfunc serve --constrain --call-threshold off, tool_choice \"auto\"")
+        );
+        for mode in ["dialect-auto", "grammar+desc+bare", "decide"] {
+            assert!(
+                !unweighed(mode).unwrap().contains("--call-threshold"),
+                "{mode}"
+            );
+        }
+        assert!(!flags("auto+desc+bare")
+            .unwrap()
+            .contains("--call-threshold"));
         let voted = EvalOptions {
             samples: 3,
             ..EvalOptions::default()
