@@ -279,6 +279,7 @@ MODELS = [
             ("\"auto\": gateway default (`--constrain`: weighed first at 0.03)", {
                 "simple_python": ("qwen-simple_python-auto-weigh03.json", "auto+desc+bare"),
                 "irrelevance": ("qwen-irrelevance-auto-weigh03.json", "auto+desc+bare"),
+                "multi_turn_base": ("qwen-multi_turn_base-gateway-weigh03.json", "gateway"),
             }),
             ("\"auto\": the `auto` grammar alone (`--constrain --call-threshold off`)", {
                 "simple_python": ("qwen-simple_python-auto-desc-bare-null.json", "auto+desc+bare"),
