@@ -162,7 +162,8 @@ pub(crate) async fn handle(
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
-    // Never together with a decision: the gateway refuses both at setup.
+    // Never together with a decision, whose usage it would replace: the default does not
+    // weigh under `--decide`, and the gateway refuses a given threshold with it at setup.
     if let Some(weighing) = weighing {
         weighing.record_in(&mut turn);
     }

@@ -277,18 +277,6 @@ impl CallThreshold {
     }
 }
 
-impl std::fmt::Display for CallThreshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CallThreshold::Default => {
-                write!(f, "default ({DEFAULT_CALL_THRESHOLD} in atfunc's syntax)")
-            }
-            CallThreshold::Off => f.write_str("off"),
-            CallThreshold::At(threshold) => write!(f, "{threshold}"),
-        }
-    }
-}
-
 impl std::str::FromStr for CallThreshold {
     type Err = String;
 
