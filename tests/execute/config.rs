@@ -13,7 +13,7 @@ const COMPLETION: &str = concat!(
 /// What the example completion gives, through the library and through `atfunc exec`.
 const EXAMPLE_OUTPUT: &str = r#"Function call: file.readfile("trip.txt")
 Returned: Trip to Oslo in March:
-- warm coat
+  - warm coat
 
 Function call: get_temp("Oslo")
 Returned: {"location":"Oslo","temperature":25,"unit":"celsius"}

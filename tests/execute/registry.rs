@@ -1158,10 +1158,10 @@ async fn every_bind_problem_reaches_the_model_at_every_chunking() {
     );
     assert!(whole.calls[1]
         .block
-        .contains("has 2 problems:\n- Unknown parameter 'town'"));
+        .contains("has 2 problems:\n  - Unknown parameter 'town'"));
     assert!(whole.calls[1]
         .block
-        .contains("\n- Missing required parameter for function 'weather.get_temp': location"));
+        .contains("\n  - Missing required parameter for function 'weather.get_temp': location"));
     // Uneven pieces from a fixed seed: 1 to 7 bytes each.
     let mut seed = 7u32;
     let mut uneven = Vec::new();
