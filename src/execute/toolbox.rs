@@ -395,6 +395,16 @@ pub enum ToolError {
         /// The id the call waits under.
         confirmation_id: String,
     },
+    /// The call was not run: the request had made as many calls as one request may (an
+    /// executed turn of the gateway runs at most 1000), so neither this call nor anything
+    /// after it in the answer was read.
+    #[error("Not run: this request already ran {limit} calls, the most one request may run; neither this call nor the rest of the answer was read")]
+    CallLimit {
+        /// The function's name (as written, when the call did not bind).
+        name: String,
+        /// How many calls one request may run.
+        limit: usize,
+    },
     /// Text in the answer that looked like a call but could not be read as one.
     #[error(
         "This call could not be read: {0}. Write calls as @name(\"text\", 42, name=\"value\")"

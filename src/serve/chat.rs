@@ -30,11 +30,13 @@ const TOOL_FIELDS: [&str; 5] = [
     "atfunc_constrain",
 ];
 
-/// Answers a request whose client is authorized and whose body, `raw`, was read whole.
+/// Answers a request whose client is authorized and whose body, `raw`, was read whole;
+/// an executed request's calls go to `ran` as they run.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     headers: HeaderMap,
     raw: Bytes,
+    ran: execute::RanCalls,
 ) -> Result<Response, ApiError> {
     let mut request = Request::parse(&raw).map_err(|error| match error {
         RequestError::Json(e) => {
@@ -69,7 +71,7 @@ pub(crate) async fn handle(
                 request.remove(field);
             }
             drop(raw);
-            return execute::handle(gateway, auth, request, registry).await;
+            return execute::handle(gateway, auth, request, registry, ran).await;
         }
         Plan::PassThrough { strip: true } => {
             request.remove("atfunc_execute");

@@ -7,19 +7,23 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::time::{Instant, Sleep};
 
+/// What makes a stream's last event, when it is cut: written then, so that it tells what
+/// happened up to the cut.
+pub(crate) type LastEvent = Box<dyn FnOnce() -> Bytes + Send>;
+
 /// `body` until `deadline`; then `last` (an error event, for a stream) and the end, or,
 /// without `last`, an error that breaks the answer off: a client must not take a cut-off
 /// answer for a whole one.
 pub(crate) struct Cut {
     body: Body,
     sleep: Pin<Box<Sleep>>,
-    last: Option<Bytes>,
+    last: Option<LastEvent>,
     /// Whether the deadline has passed (and `last` was sent, if any).
     cut: bool,
 }
 
 impl Cut {
-    pub(crate) fn new(body: Body, deadline: Instant, last: Option<Bytes>) -> Cut {
+    pub(crate) fn new(body: Body, deadline: Instant, last: Option<LastEvent>) -> Cut {
         Cut {
             body,
             sleep: Box::pin(tokio::time::sleep_until(deadline)),
@@ -45,7 +49,7 @@ impl HttpBody for Cut {
         if this.sleep.as_mut().poll(cx).is_ready() {
             this.cut = true;
             return Poll::Ready(Some(match this.last.take() {
-                Some(last) => Ok(Frame::data(last)),
+                Some(last) => Ok(Frame::data(last())),
                 None => Err(axum::Error::new("the request's time limit passed")),
             }));
         }

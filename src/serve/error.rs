@@ -27,6 +27,9 @@ pub struct ApiError {
     /// `param` and any other field included).
     /// Boxed: it is rare, and errors travel in every `Result` of the gateway.
     upstream: Option<Box<Map<String, Json>>>,
+    /// For an executed request, the records of the calls that ran before the error
+    /// (`error.atfunc_executed`).
+    executed: Option<Box<[Json]>>,
 }
 
 impl ApiError {
@@ -43,6 +46,7 @@ impl ApiError {
             kind: kind.into(),
             code: code.map(str::to_owned),
             upstream: None,
+            executed: None,
         }
     }
 
@@ -204,6 +208,7 @@ impl ApiError {
                 kind: field("type").unwrap_or_else(|| String::from("upstream_error")),
                 code: field("code"),
                 upstream: error.and_then(Json::as_object).cloned().map(Box::new),
+                executed: None,
             };
         }
         let text = String::from_utf8_lossy(body);
@@ -226,12 +231,30 @@ impl ApiError {
         &self.message
     }
 
-    /// `{"error": {"message", "type", "code"}}`.
+    /// The same error, saying that the calls of `records` ran before it: an executed
+    /// request's client must not run them again when it retries.
+    pub(crate) fn with_executed(mut self, records: Vec<Json>) -> ApiError {
+        self.executed = Some(records.into_boxed_slice());
+        self
+    }
+
+    /// `{"error": {"message", "type", "code"}}`, and `"atfunc_executed": [...]` in the
+    /// error object of an executed request.
     pub fn to_json(&self) -> Json {
-        if let Some(error) = &self.upstream {
-            return json!({ "error": error });
+        let mut error = match &self.upstream {
+            Some(error) => (**error).clone(),
+            None => {
+                let mut error = Map::new();
+                error.insert("message".into(), json!(self.message));
+                error.insert("type".into(), json!(self.kind));
+                error.insert("code".into(), json!(self.code));
+                error
+            }
+        };
+        if let Some(records) = &self.executed {
+            error.insert("atfunc_executed".into(), Json::Array(records.to_vec()));
         }
-        json!({"error": {"message": self.message, "type": self.kind, "code": self.code}})
+        json!({ "error": error })
     }
 }
 

@@ -6,36 +6,76 @@
 use super::rounds::{answer, Reader, Rounds, Sink};
 use super::{ApiError, Gateway};
 use crate::execute::{
-    CallContext, CallEvent, ExecutionReport, Registry, RegistryPrompt, ResponseStream, Settings,
+    CallContext, CallEvent, Outcome, Registry, RegistryPrompt, ResponseStream, Settings,
 };
 use crate::parse::Event;
 use crate::turn::Request;
 use crate::turn::ToolSet;
 use crate::turn::{add_prompt_raw, rewrite_raw};
-use crate::turn::{Out, RoundEnd, Shaper};
+use crate::turn::{Out, RoundEnd, Shaper, MAX_CALLS};
 use axum::http::HeaderValue;
 use axum::response::Response;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::mpsc;
+
+/// The records of the calls an executed request ran, as the answer's `atfunc.calls` gives
+/// them, shared with whatever answers the request's error: the request's time limit drops
+/// its handler, and its 504 must still say what ran, so that a client that retries does
+/// not run it again. `None` until the request turns out to be an executed one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RanCalls(Arc<Mutex<Option<Vec<Json>>>>);
+
+impl RanCalls {
+    fn lock(&self) -> MutexGuard<'_, Option<Vec<Json>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The request is an executed one: its errors report what ran, if only nothing.
+    fn start(&self) {
+        self.lock().get_or_insert_with(Vec::new);
+    }
+
+    fn push(&self, record: Json) {
+        self.lock().get_or_insert_with(Vec::new).push(record);
+    }
+
+    /// The records so far.
+    fn records(&self) -> Vec<Json> {
+        self.lock().clone().unwrap_or_default()
+    }
+
+    /// `error` with the records of the calls that ran (`error.atfunc_executed`), when the
+    /// request is an executed one.
+    pub(crate) fn report(&self, error: ApiError) -> ApiError {
+        match &*self.lock() {
+            Some(records) => error.with_executed(records.clone()),
+            None => error,
+        }
+    }
+}
 
 /// What an executed turn did, for the `atfunc` field of the answer.
 #[derive(Debug, Default)]
 struct Record {
     steps: usize,
-    calls: Vec<Json>,
-    stopped: bool,
+    /// How many calls were read, whether they ran, were refused or held.
+    count: usize,
+    /// The calls that ran (or were refused), as records.
+    calls: RanCalls,
+    /// Why the turn ended before an answer without calls: `max_steps`, `max_calls`.
+    stopped: Option<&'static str>,
     /// Every call event, for an answer sent whole (a stream sends them as they happen).
     events: Option<Vec<Json>>,
 }
 
 impl Record {
     fn to_json(&self) -> Json {
-        let mut record = json!({"steps": self.steps, "calls": self.calls});
+        let mut record = json!({"steps": self.steps, "calls": self.calls.records()});
         if let Json::Object(map) = &mut record {
-            if self.stopped {
-                map.insert("stopped".into(), json!("max_steps"));
+            if let Some(stopped) = self.stopped {
+                map.insert("stopped".into(), json!(stopped));
             }
             if let Some(events) = &self.events {
                 map.insert("events".into(), Json::Array(events.clone()));
@@ -44,34 +84,34 @@ impl Record {
         record
     }
 
-    /// Keeps the calls that ran and hands back the held ones, taken out of the registry:
-    /// the client decides about them.
-    fn add(&mut self, registry: &Registry, report: &ExecutionReport) -> Vec<Out> {
-        let mut held = Vec::new();
-        for outcome in &report.calls {
-            let Some(id) = &outcome.confirmation_id else {
-                self.calls.push(outcome.to_json());
-                continue;
-            };
-            // The gateway holds nothing for later: the client has the call now.
-            let _ = registry.withdraw(id);
-            let args = outcome.args.clone().unwrap_or_default();
-            held.push(Out::Call {
-                id: format!("call_{id}"),
-                name: outcome.name.clone(),
-                arguments: Json::Object(args).to_string(),
-            });
-        }
-        held
+    /// Keeps the record of a call that ran (or was refused), or hands back a held one,
+    /// taken out of the registry: the client decides about it.
+    fn add(&mut self, registry: &Registry, outcome: &Outcome) -> Option<Out> {
+        self.count += 1;
+        let Some(id) = &outcome.confirmation_id else {
+            self.calls.push(outcome.to_json());
+            return None;
+        };
+        // The gateway holds nothing for later: the client has the call now.
+        let _ = registry.withdraw(id);
+        let args = outcome.args.clone().unwrap_or_default();
+        Some(Out::Call {
+            id: format!("call_{id}"),
+            name: outcome.name.clone(),
+            arguments: Json::Object(args).to_string(),
+        })
     }
 }
 
+/// Answers an executed request; `ran` gets the records of its calls as they run.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut request: Request,
     registry: Arc<Registry>,
+    ran: RanCalls,
 ) -> Result<Response, ApiError> {
+    ran.start();
     let not_a_list = || ApiError::bad_request("'messages' must be a list");
     let messages = request.take_messages().ok_or_else(not_a_list)?;
     let messages: Vec<Box<RawValue>> =
@@ -86,7 +126,7 @@ pub(crate) async fn handle(
     }
     add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
     request.set_messages(messages);
-    let turn = Executed::new(&gateway, request, registry);
+    let turn = Executed::new(&gateway, request, registry, ran);
     answer(gateway, auth, turn).await
 }
 
@@ -94,6 +134,33 @@ pub(crate) async fn handle(
 /// with its root and its case setting.
 fn history_tools(registry: &Registry) -> ToolSet {
     ToolSet::from_catalog(registry.catalog(&CallContext::new()))
+}
+
+/// What an executed turn keeps of its calls' outcomes.
+#[derive(Debug, Default)]
+struct Kept {
+    record: Record,
+    /// The result blocks of the answer under way, joined, for the next answer's history.
+    output: String,
+    /// The calls of the answer under way held for the user's confirmation.
+    held_calls: Vec<Out>,
+}
+
+impl Kept {
+    /// Takes in the outcome of a call of the answer under way: its record, its block for
+    /// the next answer's history, or, held, the call for the client. The outcome, whose
+    /// result may be large, is dropped here.
+    fn take(&mut self, registry: &Registry, outcome: Outcome) {
+        if let Some(held) = self.record.add(registry, &outcome) {
+            self.held_calls.push(held);
+            return;
+        }
+        // Blocks are joined as `format_results` joins them: a blank line between two.
+        if !self.output.is_empty() {
+            self.output.push('\n');
+        }
+        self.output.push_str(&outcome.block);
+    }
 }
 
 /// An executed turn: each answer is read once, by the registry's stream, whose calls run
@@ -108,6 +175,12 @@ fn history_tools(registry: &Registry) -> ToolSet {
 /// ([`Options::keep_repeated_calls`](super::TurnPolicy::keep_repeated_calls)), a call that
 /// repeats an earlier one ends its answer, as in a tool turn: neither it nor anything
 /// after it is read or run, and the next answer's history holds the answer up to there.
+///
+/// A request runs at most [`MAX_CALLS`] calls over all its answers, as a tool turn passes
+/// on at most as many: the first call past them is refused, nothing after it is read, and
+/// the turn ends there (`"stopped": "max_calls"`). Each call's result is dropped once its
+/// record and its block are written (both cut at the truncate length), so what the turn
+/// holds grows with the calls by at most that much each, never by a whole result.
 struct Executed {
     registry: Arc<Registry>,
     /// The request for the next answer.
@@ -121,7 +194,7 @@ struct Executed {
     shaper: Shaper,
     /// The answer under way, as the model wrote it, for the next answer's history.
     answer: String,
-    record: Record,
+    kept: Kept,
     /// The calls' events, sent by the registry's hook from wherever a call runs.
     events_tx: mpsc::UnboundedSender<Json>,
     events: mpsc::UnboundedReceiver<Json>,
@@ -130,14 +203,21 @@ struct Executed {
 }
 
 impl Executed {
-    fn new(gateway: &Gateway, request: Request, registry: Arc<Registry>) -> Executed {
+    fn new(
+        gateway: &Gateway,
+        request: Request,
+        registry: Arc<Registry>,
+        ran: RanCalls,
+    ) -> Executed {
         let options = &gateway.options;
-        Executed::with(
+        let mut turn = Executed::with(
             request,
             registry,
             options.policy.keep_repeated_calls,
             options.policy.max_steps,
-        )
+        );
+        turn.kept.record.calls = ran;
+        turn
     }
 
     fn with(
@@ -156,7 +236,7 @@ impl Executed {
             stream: None,
             shaper: Shaper::default(),
             answer: String::new(),
-            record: Record::default(),
+            kept: Kept::default(),
             events_tx,
             events,
             held: false,
@@ -171,21 +251,25 @@ impl Executed {
             settings,
             events_tx,
             keep_repeated_calls,
+            kept,
             ..
         } = self;
         stream.get_or_insert_with(|| {
             let events = events_tx.clone();
-            let stream =
-                registry
-                    .stream()
-                    .with_settings(settings)
-                    .on_event(move |event: &CallEvent| {
-                        if let Ok(event) = serde_json::to_value(event) {
-                            // Unbounded: a sender that could wait would hold up the call; they
-                            // are few per call.
-                            let _ = events.send(event);
-                        }
-                    });
+            // Each outcome is taken in as it comes (`Kept::take`), not kept whole for
+            // the answer's report.
+            let stream = registry
+                .stream()
+                .with_settings(settings)
+                .forget_outcomes()
+                .limit_calls(MAX_CALLS, kept.record.count)
+                .on_event(move |event: &CallEvent| {
+                    if let Ok(event) = serde_json::to_value(event) {
+                        // Unbounded: a sender that could wait would hold up the call; they
+                        // are few per call.
+                        let _ = events.send(event);
+                    }
+                });
             if *keep_repeated_calls {
                 stream
             } else {
@@ -208,6 +292,8 @@ impl Executed {
             stream: Some(stream),
             shaper,
             events,
+            kept,
+            registry,
             ..
         } = self
         else {
@@ -231,7 +317,7 @@ impl Executed {
         if !sink.release(std::mem::take(out)).await {
             return false;
         }
-        let running = stream.run_read(calls);
+        let running = stream.run_read(calls, |outcome| kept.take(registry, outcome));
         tokio::pin!(running);
         loop {
             tokio::select! {
@@ -243,7 +329,7 @@ impl Executed {
                         return false;
                     }
                 }
-                _ = &mut running => break,
+                () = &mut running => break,
             }
         }
         // Events sent while the last call ended.
@@ -278,10 +364,11 @@ impl Reader for Executed {
         false
     }
 
+    /// A repeated call, or the first call past [`MAX_CALLS`], ended the answer.
     fn answer_over(&self) -> bool {
-        self.stream
-            .as_ref()
-            .is_some_and(|stream| stream.repeated_at().is_some())
+        self.stream.as_ref().is_some_and(|stream| {
+            stream.repeated_at().is_some() || stream.call_limit_passed_at().is_some()
+        })
     }
 
     fn ends_at_repeat(&self) -> bool {
@@ -303,10 +390,13 @@ impl Rounds for Executed {
             return None;
         }
         // `read` made the stream, even for an answer of no text.
-        let end = self.stream.take()?.ended();
-        self.record.steps += 1;
+        let stream = self.stream.take()?;
+        let past_limit = stream.call_limit_passed_at().is_some();
+        let end = stream.ended();
+        self.kept.record.steps += 1;
         self.shaper.separate("\n\n");
         let mut answer = std::mem::take(&mut self.answer);
+        let output = std::mem::take(&mut self.kept.output);
         if let Some(at) = end.repeated_at {
             let cut = usize::try_from(at.start).unwrap_or(answer.len());
             if answer.is_char_boundary(cut) {
@@ -315,23 +405,27 @@ impl Rounds for Executed {
             }
         }
         self.settings.clone_from(&end.report.settings);
-        let held = self.record.add(&self.registry, &end.report);
-        if !held.is_empty() {
+        if !self.kept.held_calls.is_empty() {
             self.held = true;
-            out.extend(held);
+            out.append(&mut self.kept.held_calls);
             return Some(RoundEnd::Done);
         }
         if end.report.call_count == 0 {
             return Some(RoundEnd::Done);
         }
-        if self.record.steps >= self.max_steps {
-            self.record.stopped = true;
+        if past_limit {
+            // No call of a next answer could run.
+            self.kept.record.stopped = Some("max_calls");
+            return Some(RoundEnd::Done);
+        }
+        if self.kept.record.steps >= self.max_steps {
+            self.kept.record.stopped = Some("max_steps");
             return Some(RoundEnd::Done);
         }
         self.request
             .push_message(&json!({"role": "assistant", "content": answer}));
         self.request
-            .push_message(&json!({"role": "user", "content": end.report.output}));
+            .push_message(&json!({"role": "user", "content": output}));
         Some(RoundEnd::Repair)
     }
 
@@ -351,10 +445,15 @@ impl Rounds for Executed {
     /// What the turn did, as `"atfunc": {"steps", "calls", "stopped", "events"}`: the
     /// events for an answer sent whole (a stream sends them as they happen).
     fn extra(&mut self, events: Option<Vec<Json>>) -> Map<String, Json> {
-        self.record.events = events;
+        self.kept.record.events = events;
         let mut extra = Map::new();
-        extra.insert("atfunc".into(), self.record.to_json());
+        extra.insert("atfunc".into(), self.kept.record.to_json());
         extra
+    }
+
+    /// The calls that ran, as `error.atfunc_executed`.
+    fn report(&self, error: ApiError) -> ApiError {
+        self.kept.record.calls.report(error)
     }
 }
 
@@ -423,6 +522,13 @@ mod tests {
     /// Reads `answers` through an executed turn, each fed in pieces of `size` bytes: the
     /// text the client gets, the calls run, and the last request's messages.
     async fn executed(answers: &[&str], size: usize) -> (Json, Vec<Json>, Vec<Json>) {
+        let (text, record, messages) = executed_turn(answers, size).await;
+        let calls = record["calls"].as_array().cloned().unwrap_or_default();
+        (text, calls, messages)
+    }
+
+    /// [`executed`], with the turn's whole record (`atfunc`).
+    async fn executed_turn(answers: &[&str], size: usize) -> (Json, Json, Vec<Json>) {
         let request = Request::parse(br#"{"model": "m", "messages": []}"#).unwrap();
         let mut turn = Executed::with(request, adder(), false, 8);
         let mut sink = Collect::new(Meta::for_model(None));
@@ -455,7 +561,8 @@ mod tests {
             .iter()
             .map(|m| serde_json::from_str(m.get()).unwrap())
             .collect();
-        (Json::String(text), turn.record.calls.clone(), messages)
+        let record = turn.extra(None).remove("atfunc").unwrap_or_default();
+        (Json::String(text), record, messages)
     }
 
     /// Every chunking gives the same text, calls and history: an answer read up to its
@@ -483,5 +590,31 @@ mod tests {
                 "pieces of {size} bytes"
             );
         }
+    }
+
+    /// An executed request runs at most 1000 calls, as a tool turn passes on at most 1000:
+    /// the first call past them is not run, the answer is read no further, and the turn
+    /// ends there, saying why, rather than asking the model again.
+    #[tokio::test]
+    async fn an_executed_request_runs_at_most_max_calls() {
+        let first: String = (0..600).map(|i| format!("@calc.add({i}, 1)\n")).collect();
+        let second: String = (600..1005)
+            .map(|i| format!("@calc.add({i}, 1)\n"))
+            .collect();
+        let answers = [first.as_str(), second.as_str(), "Done."];
+        let (text, record, messages) = executed_turn(&answers, usize::MAX).await;
+        assert_eq!(record["steps"], 2);
+        assert_eq!(record["stopped"], "max_calls");
+        let calls = record["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), MAX_CALLS + 1);
+        assert_eq!(calls[MAX_CALLS - 1]["result"], json!(1000.0));
+        let refused = &calls[MAX_CALLS];
+        assert_eq!(refused["name"], "calc.add");
+        let error = refused["error"].as_str().unwrap();
+        assert!(error.contains("already ran 1000 calls"), "{error}");
+        assert!(error.starts_with("Not run"), "{error}");
+        // Not asked again: the history holds the first answer's round only.
+        assert_eq!(messages.len(), 2);
+        assert_eq!(text, "");
     }
 }

@@ -210,9 +210,18 @@
 //! (calls taken out, answers separated by a blank line) as `content`, and an `atfunc`
 //! field beside `choices`: `{"steps": N, "calls": [{"name", "args", "result" | "error",
 //! "elements"}, ...], "stopped": "max_steps"}` (`elements`, what a tool showed the user and
-//! the model never sees, only when it has any; `stopped` only when the limit ended the
+//! the model never sees, only when it has any; `stopped` only when a limit ended the
 //! loop). A streaming request gets the text as deltas and `atfunc` in the last chunk. Such
 //! a request may not carry `tools` of its own.
+//!
+//! One such request runs at most 1000 calls, refused ones included: the first call past
+//! them is refused, nothing after it is read, and the turn ends (`"stopped": "max_calls"`).
+//! A call's result is dropped once its record and block are written, so a turn holds at
+//! most those per call. An error that ends such a request once its turn has begun (an
+//! upstream failure in any step, [`GatewayLimits::request_timeout`]), whole or as a
+//! stream's error event, carries the records of the calls that ran as
+//! `error.atfunc_executed` (`[]` when none did), so that a client that retries does not
+//! run them again.
 //!
 //! Every call's events ([`CallEvent`](crate::execute::CallEvent)) reach the client: in a
 //! whole answer as `atfunc.events`; in a stream as they happen, in chunks with an empty
@@ -486,7 +495,8 @@ impl Gateway {
         self: &Arc<Self>,
         body: axum::body::Bytes,
     ) -> (axum::http::StatusCode, Result<axum::body::Bytes, String>) {
-        let response = match chat::handle(Arc::clone(self), HeaderMap::new(), body).await {
+        let ran = execute::RanCalls::default();
+        let response = match chat::handle(Arc::clone(self), HeaderMap::new(), body, ran).await {
             Ok(response) => response,
             Err(error) => error.into_response(),
         };
@@ -652,15 +662,21 @@ async fn within_request_timeout(
 ) -> Response {
     let limit = gateway.options.limits.request_timeout;
     let deadline = tokio::time::Instant::now() + limit;
+    // An executed request's calls that ran by the deadline are named in its error.
+    let mut request = request;
+    let ran = execute::RanCalls::default();
+    request.extensions_mut().insert(ran.clone());
     let Ok(response) = tokio::time::timeout_at(deadline, next.run(request)).await else {
-        return ApiError::request_timeout(limit).into_response();
+        return ran.report(ApiError::request_timeout(limit)).into_response();
     };
     let is_stream = response
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let last = is_stream.then(|| reply::error_event(&ApiError::request_timeout(limit)));
+    let last = is_stream.then(|| -> deadline::LastEvent {
+        Box::new(move || reply::error_event(&ran.report(ApiError::request_timeout(limit))))
+    });
     response.map(|body| Body::new(deadline::Cut::new(body, deadline, last)))
 }
 
@@ -669,9 +685,11 @@ async fn within_request_timeout(
 /// [`body`]), so clients whose bodies stall cannot keep whole requests out.
 async fn chat_completions(
     State(gateway): State<Arc<Gateway>>,
+    ran: Option<axum::Extension<execute::RanCalls>>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let ran = ran.map(|axum::Extension(ran)| ran).unwrap_or_default();
     let answer = async {
         gateway.authorize(&headers)?;
         let (raw, bytes) = body::read(
@@ -682,7 +700,7 @@ async fn chat_completions(
         )
         .await?;
         let place = (gateway.take_place()?, Some(bytes));
-        let response = match chat::handle(Arc::clone(&gateway), headers, raw).await {
+        let response = match chat::handle(Arc::clone(&gateway), headers, raw, ran).await {
             Ok(response) => response,
             Err(error) => error.into_response(),
         };

@@ -94,6 +94,11 @@ pub(crate) trait Rounds: Reader {
     fn extra(&mut self, _events: Option<Vec<Json>>) -> Map<String, Json> {
         Map::new()
     }
+    /// `error`, which ends the turn, with what the client must know of the turn so far
+    /// (the calls an executed turn ran).
+    fn report(&self, error: ApiError) -> ApiError {
+        error
+    }
 }
 
 impl Reader for Turn {
@@ -189,7 +194,8 @@ async fn whole(
         None,
         (&mut usage, &mut finish),
     )
-    .await?;
+    .await
+    .map_err(|error| turn.report(error))?;
     let extra = turn.extra(Some(std::mem::take(&mut answer.events)));
     let finish_reason = turn.finish_reason(finish.as_deref());
     Ok(whole_answer(
@@ -210,7 +216,11 @@ async fn streamed(
     mut turn: impl Rounds + 'static,
 ) -> Result<Response, ApiError> {
     let body = Bytes::from(turn.request().body(Some(true)));
-    let response = gateway.upstream.chat_checked(body, auth.as_ref()).await?;
+    let response = gateway
+        .upstream
+        .chat_checked(body, auth.as_ref())
+        .await
+        .map_err(|error| turn.report(error))?;
     let (tx, body) = channel_body();
     tokio::spawn(async move {
         let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
@@ -238,7 +248,7 @@ async fn streamed(
             }
             Ok(false) => {}
             Err(error) => {
-                tx.send(error_event(&error)).await;
+                tx.send(error_event(&turn.report(error))).await;
             }
         }
     });

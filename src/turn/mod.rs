@@ -18,7 +18,7 @@ mod plan;
 mod request;
 mod tools;
 
-pub(crate) use answer::{Out, RoundEnd, Shaper, Turn};
+pub(crate) use answer::{Out, RoundEnd, Shaper, Turn, MAX_CALLS};
 pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub(crate) use error::TurnError;

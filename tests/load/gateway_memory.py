@@ -15,13 +15,18 @@ Scenarios:
   bytes sent to the client.
 - failed_repair: a streamed answer of 600k calls that do not bind (15.6 MB), one repair
   round that fails the same way; counts the bytes sent to the client.
+- executed_reads: an executed turn (`--config --execute`, a file box) whose answer makes
+  250, 500, 1,000 and 1,500 calls that each read a different 1 MB file (hard links to
+  one), then answers "Done."; a fresh gateway for each, the answer asked for whole.
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -68,7 +73,7 @@ class Upstream:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 request = json.loads(self.rfile.read(length))
-                text = upstream.answer
+                text = upstream.answer(request) if callable(upstream.answer) else upstream.answer
                 if request.get("stream"):
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
@@ -133,6 +138,8 @@ class Gateway:
                     received += len(piece)
         except urllib.error.HTTPError as error:
             return error.code, len(error.read())
+        except TimeoutError:
+            return "timed out after %d s" % TIMEOUT, 0
         except (urllib.error.URLError, ConnectionError):
             # Refused (503) before the whole body was read: the gateway closed the
             # connection while the body was still being sent.
@@ -210,7 +217,38 @@ def failed_repair(binary, upstream, calls=600_000):
     upstream.answer = "Hello."
 
 
-SCENARIOS = {f.__name__: f for f in (one_big_request, crowd_of_big_requests, big_answer, failed_repair)}
+def executed_reads(binary, upstream, counts=(250, 500, 1000, 1500)):
+    folder = tempfile.mkdtemp(prefix="atfunc-reads-")
+    try:
+        root = os.path.join(folder, "files")
+        os.mkdir(root)
+        line = "0123456789 abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ ........\n"
+        big = os.path.join(root, "big.txt")
+        with open(big, "w") as out:
+            out.write(line * (1_000_000 // len(line)))
+        for i in range(max(counts)):
+            os.link(big, os.path.join(root, "copy%d.txt" % i))
+        config = os.path.join(folder, "tools.json")
+        with open(config, "w") as out:
+            json.dump({"toolboxes": [{"name": "file", "kind": "file", "root": root}]}, out)
+        for calls in counts:
+            reads = "Reading.\n" + "".join('@file.readfile("copy%d.txt")\n' % i for i in range(calls))
+            # The results come back in a user message of result blocks: then it is done.
+            upstream.answer = lambda request: (
+                "Done." if request["messages"][-1]["content"].startswith("Function call:") else reads)
+            gateway = Gateway(binary, upstream.url, "--config", config, "--execute")
+            body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+            status, received = gateway.post(body)
+            report("executed_reads %d" % calls, gateway,
+                   "status %s, %.1f MB sent" % (status, received / 1e6))
+            gateway.stop()
+    finally:
+        upstream.answer = "Hello."
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+SCENARIOS = {f.__name__: f for f in (one_big_request, crowd_of_big_requests, big_answer, failed_repair,
+                                     executed_reads)}
 
 
 def main():

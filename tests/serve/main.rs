@@ -6,7 +6,8 @@
 //! user's words (`ground.rs`); a passed-through stream cut short ends with an error event
 //! of its own (`pass_through.rs`);
 //! and one limit and one behaviour for an endpoint's answer in the
-//! gateway and the evaluator (`endpoint_answers.rs`).
+//! gateway and the evaluator (`endpoint_answers.rs`); executed turns that fail after their
+//! calls ran, and that run many calls of big results (`executed.rs`).
 
 #[cfg(feature = "cli")]
 #[path = "../support/missing.rs"]
@@ -15,6 +16,7 @@ mod missing;
 mod decide;
 mod dialect;
 mod endpoint_answers;
+mod executed;
 mod gateway;
 mod gateway_hold;
 mod ground;

@@ -44,6 +44,19 @@ pub struct ResponseStream {
     events: Option<CallEventHook>,
     /// With [`ResponseStream::end_at_repeated_call`]: the calls asked for so far.
     repeats: Option<Repeats>,
+    /// With [`ResponseStream::limit_calls`]: how many more calls may run.
+    budget: Option<CallBudget>,
+}
+
+/// The calls a request may still make, over all its answers.
+#[derive(Debug, Clone, Copy)]
+struct CallBudget {
+    /// How many calls one request may make.
+    limit: usize,
+    /// How many of them are left; the first call once none is left ends the answer.
+    left: usize,
+    /// Where the first call past the limit stood, once one came.
+    passed_at: Option<Span>,
 }
 
 /// Calls read by [`ResponseStream::read_str`], not run yet.
@@ -100,7 +113,36 @@ impl ResponseStream {
             keep: true,
             events,
             repeats: None,
+            budget: None,
         }
+    }
+
+    /// Ends the answer at the first call past `limit` calls for the request, `made` of
+    /// them made in its earlier answers: that call does not run but is refused
+    /// ([`ToolError::CallLimit`](crate::execute::ToolError::CallLimit)), and nothing after
+    /// it is read. Every call read counts, refused ones too, since each has an outcome.
+    #[cfg(feature = "serve")]
+    pub(crate) fn limit_calls(mut self, limit: usize, made: usize) -> Self {
+        self.budget = Some(CallBudget {
+            limit,
+            left: limit.saturating_sub(made),
+            passed_at: None,
+        });
+        self
+    }
+
+    /// With [`ResponseStream::limit_calls`], the span of the first call past the limit,
+    /// which ended the answer, once one has.
+    #[cfg(feature = "serve")]
+    pub(crate) fn call_limit_passed_at(&self) -> Option<Span> {
+        self.budget.and_then(|budget| budget.passed_at)
+    }
+
+    /// Whether nothing more of the answer is read: a repeated call or the call limit
+    /// ended it.
+    fn is_over(&self) -> bool {
+        self.repeats.as_ref().is_some_and(Repeats::is_over)
+            || self.budget.is_some_and(|budget| budget.passed_at.is_some())
     }
 
     /// Ends the answer at the first call that repeats an earlier one: the same function
@@ -143,16 +185,16 @@ impl ResponseStream {
     }
 
     /// [`ResponseStream::jobs`], showing `seen` each event read: every one up to the end
-    /// of the answer, the repeat that ends it included, and none after it.
+    /// of the answer, the call that ends it (a repeat, the first past the call limit)
+    /// included, and none after it.
     fn read_events(&mut self, events: Vec<Event>, seen: &mut dyn FnMut(&Event)) -> Vec<Job> {
-        let snapshot = &self.turn.snapshot;
         let mut jobs = Vec::new();
         for event in events {
-            if self.repeats.as_ref().is_some_and(Repeats::is_over) {
+            if self.is_over() {
                 break;
             }
             seen(&event);
-            let Some(job) = job(snapshot, event) else {
+            let Some(job) = job(&self.turn.snapshot, event) else {
                 continue;
             };
             let runs = match (self.repeats.as_mut(), &job) {
@@ -161,8 +203,19 @@ impl ResponseStream {
                 // A call that did not bind is no repeat: it is read until the answer ends.
                 (Some(_), Job::Refused { .. }) => true,
             };
-            if runs {
-                jobs.push(job);
+            if !runs {
+                continue;
+            }
+            match self.budget.as_mut() {
+                None => jobs.push(job),
+                Some(budget) if budget.left == 0 => {
+                    budget.passed_at = Some(job.span());
+                    jobs.push(job.past_limit(budget.limit));
+                }
+                Some(budget) => {
+                    budget.left -= 1;
+                    jobs.push(job);
+                }
             }
         }
         jobs
@@ -186,10 +239,12 @@ impl ResponseStream {
         ReadCalls(self.read_events(events, seen))
     }
 
-    /// Runs calls [`ResponseStream::read_str`] read; their outcomes, in order.
+    /// Runs calls [`ResponseStream::read_str`] read, giving each outcome to `each` as it
+    /// comes, in order: a caller that keeps only part of each (its record, its block)
+    /// never holds the results of many calls at once.
     #[cfg(feature = "serve")]
-    pub(crate) async fn run_read(&mut self, calls: ReadCalls) -> Vec<Outcome> {
-        self.run_jobs(calls.0).await
+    pub(crate) async fn run_read(&mut self, calls: ReadCalls, each: impl FnMut(Outcome) + Send) {
+        self.run_each(calls.0, each).await;
     }
 
     /// The end of an answer read with [`ResponseStream::finish_reading`] and run.
@@ -310,25 +365,34 @@ impl ResponseStream {
     }
 
     async fn run_jobs(&mut self, jobs: Vec<Job>) -> Vec<Outcome> {
-        if jobs.is_empty() {
-            return Vec::new();
-        }
-        let turn = &self.turn;
-        let conversation = &self.conversation;
-        let ctx = &self.ctx;
-        let hook = &self.events;
-        let runs = jobs.into_iter().map(|job| {
-            let call_id = turn.ledger.next_call_id();
-            turn.run_job(conversation, ctx, call_id, job, hook.clone())
-        });
-        let outcomes: Vec<Outcome> = futures::stream::iter(runs)
-            .buffered(turn.snapshot.concurrency)
-            .collect()
-            .await;
-        for outcome in &outcomes {
-            self.record(outcome);
-        }
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        self.run_each(jobs, |outcome| outcomes.push(outcome)).await;
         outcomes
+    }
+
+    /// Runs `jobs` (up to the concurrency limit at once) and gives each outcome to `each`
+    /// as it comes, in order, once it is recorded.
+    async fn run_each(&mut self, jobs: Vec<Job>, mut each: impl FnMut(Outcome) + Send) {
+        if jobs.is_empty() {
+            return;
+        }
+        let turn = Arc::clone(&self.turn);
+        let conversation = Arc::clone(&self.conversation);
+        let ctx = self.ctx.clone();
+        let hook = self.events.clone();
+        let concurrency = turn.snapshot.concurrency;
+        // Each run owns what it needs, so outcomes are recorded while later calls run.
+        let runs = jobs.into_iter().map(move |job| {
+            let (turn, conversation) = (Arc::clone(&turn), Arc::clone(&conversation));
+            let (ctx, hook) = (ctx.clone(), hook.clone());
+            let call_id = turn.ledger.next_call_id();
+            async move { turn.run_job(&conversation, &ctx, call_id, job, hook).await }
+        });
+        let mut outcomes = futures::stream::iter(runs).buffered(concurrency);
+        while let Some(outcome) = outcomes.next().await {
+            self.record(&outcome);
+            each(outcome);
+        }
     }
 }
 

@@ -124,6 +124,52 @@ pub(super) enum Job {
     },
 }
 
+impl Job {
+    /// Where the call stands in the answer.
+    pub(super) fn span(&self) -> Span {
+        match self {
+            Job::Bound { bound, .. } => bound.span,
+            Job::Refused { span, .. } => *span,
+        }
+    }
+
+    /// The job refused because the request made `limit` calls already: it does not run,
+    /// and the model and the client read why.
+    pub(super) fn past_limit(self, limit: usize) -> Job {
+        match self {
+            Job::Bound { call, bound } => Job::Refused {
+                error: ToolError::CallLimit {
+                    name: bound.name.clone(),
+                    limit,
+                },
+                name: call.name.clone(),
+                function: Some(bound.name),
+                shown: call_text(&call),
+                span: bound.span,
+                call: Some(call),
+            },
+            Job::Refused {
+                name,
+                function,
+                call,
+                shown,
+                span,
+                ..
+            } => Job::Refused {
+                error: ToolError::CallLimit {
+                    name: name.clone(),
+                    limit,
+                },
+                name,
+                function,
+                call,
+                shown,
+                span,
+            },
+        }
+    }
+}
+
 /// What an event of the parser asks to run: a call, bound or refused; nothing for text.
 pub(super) fn job(snapshot: &Snapshot, event: Event) -> Option<Job> {
     let catalog = snapshot.view.catalog();
