@@ -2,6 +2,7 @@
 
 use super::{ArgParser, BindError};
 use crate::interface::{identifier, Param, ParamType};
+use crate::messages;
 use crate::parse::{is_number, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::fmt;
@@ -89,17 +90,30 @@ pub(super) fn coerce_param_with(
             });
         }
     }
-    let mut json = coerce(value, &param.ty, path, ctx)?;
-    if let (Value::Bool(_), Json::String(text)) = (value, &json) {
-        // A string whose choices spell a boolean their own way (`"True"`, from a schema
-        // declared boolean with string choices): the model's `True` means that choice.
-        if let Some(choice) = param.choices.iter().flatten().find(|choice| {
-            choice
-                .as_str()
-                .is_some_and(|spelled| spelled.eq_ignore_ascii_case(text))
-        }) {
-            json = choice.clone();
+    let mut json = coerce(value, &param.ty, param.closed, path, ctx)?;
+    match (value, &json) {
+        // A string whose choices spell a boolean their own way (`"True"`, declared so by
+        // its definition): the model's `True` means that choice.
+        (Value::Bool(_), Json::String(text)) => {
+            if let Some(choice) = param.choices.iter().flatten().find(|choice| {
+                choice
+                    .as_str()
+                    .is_some_and(|spelled| spelled.eq_ignore_ascii_case(text))
+            }) {
+                json = choice.clone();
+            }
         }
+        // Choices that hold a boolean beside text (`true`, `false`, `"dontcare"`, read so
+        // from a boolean whose choices were text): the text `"False"` means the boolean.
+        (_, Json::String(text)) => {
+            let choices = || param.choices.iter().flatten();
+            if let Some(spelled) = boolean(text).map(Json::Bool) {
+                if !choices().any(|choice| *choice == json) && choices().any(|c| *c == spelled) {
+                    json = spelled;
+                }
+            }
+        }
+        _ => {}
     }
     if let (Some(format), Json::String(text)) = (param.known_format(), &json) {
         if let Err(reason) = super::string_format::check(format, text) {
@@ -135,9 +149,12 @@ pub(super) fn coerce_param_with(
     Ok(json)
 }
 
+/// `value` as `ty`; `closed` says whether an object takes no fields beyond those declared
+/// ([`Param::closed`]).
 fn coerce(
     value: &Value,
     ty: &ParamType,
+    closed: bool,
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
@@ -175,9 +192,9 @@ fn coerce(
             _ => None,
         },
         ParamType::Object { properties } => match value {
-            Value::Object(fields) => return object(fields, properties, path, ctx),
+            Value::Object(fields) => return object(fields, properties, closed, path, ctx),
             Value::String(s) | Value::Bare(s) => match json_text(s) {
-                Some(parsed @ Value::Object(_)) => return coerce(&parsed, ty, path, ctx),
+                Some(parsed @ Value::Object(_)) => return coerce(&parsed, ty, closed, path, ctx),
                 _ => None,
             },
             _ => None,
@@ -185,7 +202,7 @@ fn coerce(
         ParamType::Array { items } => match value {
             Value::Array(elements) => return array(elements, items.as_deref(), path, ctx),
             Value::String(s) | Value::Bare(s) => match json_text(s) {
-                Some(parsed @ Value::Array(_)) => return coerce(&parsed, ty, path, ctx),
+                Some(parsed @ Value::Array(_)) => return coerce(&parsed, ty, closed, path, ctx),
                 _ => None,
             },
             _ => None,
@@ -230,6 +247,7 @@ fn expected(ty: &ParamType) -> &'static str {
 fn object(
     fields: &[(String, Value)],
     properties: &[Param],
+    closed: bool,
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
@@ -248,6 +266,22 @@ fn object(
             None => {
                 extra.insert(key.clone(), value.to_json());
             }
+        }
+    }
+    if closed {
+        // The definition allows no other field (`"additionalProperties": false`): the
+        // first one given is named, with the fields there are.
+        if let Some(key) = extra.keys().next() {
+            let fields = || properties.iter().map(|p| p.name.as_str());
+            return Err(BindError::UnknownParameter {
+                function: ctx.function.to_owned(),
+                param: shorten_str(&Path::Field(path, key).to_string()),
+                closest: messages::closest(key, fields())
+                    .map(|(_, name)| Path::Field(path, name).to_string()),
+                valid: fields()
+                    .map(|name| Path::Field(path, name).to_string())
+                    .collect(),
+            });
         }
     }
     let missing: Vec<String> = properties

@@ -42,19 +42,22 @@ pub enum BindError {
         params: Vec<String>,
     },
 
-    /// A named argument matches no parameter.
+    /// A named argument matches no parameter, or a field matches none of an object that
+    /// takes no other ([`Param::closed`](crate::Param::closed)).
     ///
     /// `Unknown parameter 'units' for function 'weather.get_temp': did you mean 'unit'? Valid
-    /// parameters are location, unit`
+    /// parameters are location, unit`; for a field, paths: `Unknown parameter
+    /// 'style.colour' ...: did you mean 'style.color'? Valid parameters are style.color,
+    /// style.font`
     #[error("Unknown parameter '{param}' for function '{function}': {}", unknown_param_hint(.closest, .valid))]
     UnknownParameter {
         /// The function's qualified name.
         function: String,
-        /// The name as written.
+        /// The name as written (a path for a field).
         param: String,
         /// The closest parameter name, if any is close.
         closest: Option<String>,
-        /// Every parameter of the function, in declared order.
+        /// Every parameter of the function (or field of the object), in declared order.
         valid: Vec<String>,
     },
 
