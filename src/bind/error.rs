@@ -198,8 +198,11 @@ pub enum BindError {
 
     /// A placeholder of the prompt's example call (or of the listing's `<*name>`) copied
     /// instead of a value: an unquoted `<...>`, which no value is (text is quoted, and no
-    /// unquoted word of another type starts with `<`), or the quoted `"<name>"` of the
-    /// parameter `name` itself.
+    /// unquoted word of another type starts with `<`), or text that is one of the
+    /// parameter's own placeholders (`"<name>"`, `"<*name{string}>"`, its name in any case
+    /// and in the definition's spelling too; blanks around it and more of the example's
+    /// arguments after it do not make it a value). Other text that holds `<name>` is a
+    /// value (`"<html><body>..."` for `html`).
     ///
     /// `Invalid value for parameter 'location' of function 'weather.get_current_weather':
     /// <location> is a placeholder; write the value itself, text in double quotes`

@@ -356,6 +356,26 @@ def test_a_boolean_whose_choices_spell_booleans_reaches_the_client_as_a_boolean(
     assert "@disk_wipe( <*device>, <force{boolean: true|false}> )" in system
 
 
+SEARCH_TOOLS = [{"type": "function", "function": {
+    "name": "search", "description": "Search the web",
+    "parameters": {"type": "object", "required": ["query"], "properties": {
+        "query": {"type": "string"}, "max-results": {"type": "string"}}}}}]
+
+
+def test_a_placeholder_in_the_clients_spelling_is_not_passed_on(client, upstream):
+    # The prompt shows `<max_results>`; a repair answer that writes the client's spelling
+    # of it copied a placeholder all the same, and no call of it reaches the client.
+    upstream.script(
+        Completion('@search("cats", max_results="<max_results>")'),
+        Completion('@search("cats", max_results="<max-results>")'),
+    )
+    result = summary(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=SEARCH_TOOLS))
+    assert result["calls"] == [], result
+    repair = upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+    assert '"<max_results>" is a placeholder' in repair, repair
+
+
 def test_an_upstream_that_answers_a_stream_whole_still_streams_to_the_client(client, upstream):
     whole = json.dumps({"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [
         {"index": 0, "message": {"role": "assistant", "content": 'Sure. @get_time(zone="UTC")'},
