@@ -2,6 +2,7 @@
 
 use super::{ArgParser, BindError};
 use crate::interface::{identifier, Param, ParamType};
+use crate::messages;
 use crate::parse::{is_number, Value};
 use serde_json::{Map, Number, Value as Json};
 use std::fmt;
@@ -69,10 +70,10 @@ pub(super) fn coerce_param_with(
     parser: Option<&ArgParser>,
 ) -> Result<Json, BindError> {
     if let Value::String(text) = value {
-        // The prompt's example writes a text parameter's placeholder quoted: `"<location>"`
-        // for `location` is that placeholder copied, not a value, and so is text that
-        // begins with it (`"<location> "`, `"<location> unit=<unit>"`: Qwen2.5-Coder-0.5B
-        // wrote these). A declared choice that happens to read so is still a value; an
+        // The prompt shows each parameter as a placeholder (`<*location>`,
+        // `<days{integer}>`), and its example call writes a text parameter's quoted
+        // (`"<location>"`): text that is one of this parameter's is copied from the prompt,
+        // not a value. A declared choice that happens to read so is still a value; an
         // array's items have no name, and no placeholder.
         let declared = || {
             param
@@ -81,7 +82,7 @@ pub(super) fn coerce_param_with(
                 .flatten()
                 .any(|choice| choice.as_str() == Some(text.as_str()))
         };
-        if begins_with_placeholder(text, &param.name) && !declared() {
+        if is_placeholder_of(text, param) && !declared() {
             return Err(BindError::Placeholder {
                 function: ctx.function.to_owned(),
                 param: path.to_string(),
@@ -89,17 +90,30 @@ pub(super) fn coerce_param_with(
             });
         }
     }
-    let mut json = coerce(value, &param.ty, path, ctx)?;
-    if let (Value::Bool(_), Json::String(text)) = (value, &json) {
-        // A string whose choices spell a boolean their own way (`"True"`, from a schema
-        // declared boolean with string choices): the model's `True` means that choice.
-        if let Some(choice) = param.choices.iter().flatten().find(|choice| {
-            choice
-                .as_str()
-                .is_some_and(|spelled| spelled.eq_ignore_ascii_case(text))
-        }) {
-            json = choice.clone();
+    let mut json = coerce(value, &param.ty, param.closed, path, ctx)?;
+    match (value, &json) {
+        // A string whose choices spell a boolean their own way (`"True"`, declared so by
+        // its definition): the model's `True` means that choice.
+        (Value::Bool(_), Json::String(text)) => {
+            if let Some(choice) = param.choices.iter().flatten().find(|choice| {
+                choice
+                    .as_str()
+                    .is_some_and(|spelled| spelled.eq_ignore_ascii_case(text))
+            }) {
+                json = choice.clone();
+            }
         }
+        // Choices that hold a boolean beside text (`true`, `false`, `"dontcare"`, read so
+        // from a boolean whose choices were text): the text `"False"` means the boolean.
+        (_, Json::String(text)) => {
+            let choices = || param.choices.iter().flatten();
+            if let Some(spelled) = boolean(text).map(Json::Bool) {
+                if !choices().any(|choice| *choice == json) && choices().any(|c| *c == spelled) {
+                    json = spelled;
+                }
+            }
+        }
+        _ => {}
     }
     if let (Some(format), Json::String(text)) = (param.known_format(), &json) {
         if let Err(reason) = super::string_format::check(format, text) {
@@ -135,9 +149,12 @@ pub(super) fn coerce_param_with(
     Ok(json)
 }
 
+/// `value` as `ty`; `closed` says whether an object takes no fields beyond those declared
+/// ([`Param::closed`]).
 fn coerce(
     value: &Value,
     ty: &ParamType,
+    closed: bool,
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
@@ -175,9 +192,9 @@ fn coerce(
             _ => None,
         },
         ParamType::Object { properties } => match value {
-            Value::Object(fields) => return object(fields, properties, path, ctx),
+            Value::Object(fields) => return object(fields, properties, closed, path, ctx),
             Value::String(s) | Value::Bare(s) => match json_text(s) {
-                Some(parsed @ Value::Object(_)) => return coerce(&parsed, ty, path, ctx),
+                Some(parsed @ Value::Object(_)) => return coerce(&parsed, ty, closed, path, ctx),
                 _ => None,
             },
             _ => None,
@@ -185,7 +202,7 @@ fn coerce(
         ParamType::Array { items } => match value {
             Value::Array(elements) => return array(elements, items.as_deref(), path, ctx),
             Value::String(s) | Value::Bare(s) => match json_text(s) {
-                Some(parsed @ Value::Array(_)) => return coerce(&parsed, ty, path, ctx),
+                Some(parsed @ Value::Array(_)) => return coerce(&parsed, ty, closed, path, ctx),
                 _ => None,
             },
             _ => None,
@@ -199,21 +216,94 @@ fn coerce(
     })
 }
 
-/// Whether `text`, past any leading blanks, begins with `<name>`.
-fn begins_with_placeholder(text: &str, name: &str) -> bool {
-    !name.is_empty()
-        && text
-            .trim_start()
-            .strip_prefix('<')
-            .and_then(|rest| rest.strip_prefix(name))
-            .is_some_and(|rest| rest.starts_with('>'))
+/// Whether `text` is a placeholder the prompt could show for `param`: `<` and `>` around
+/// its name, with the `*` of a required parameter or a `{...}` of its type and
+/// restrictions or both (`<*to>`, `<to{string}>`), the name in any case and spelled as
+/// the definition spells it (`max-results`), as a call writes it (`max_results`) or, for a
+/// field, as a call may write its key. Blanks around it are no part of a value, and
+/// neither are more of the example call's arguments after it (`<layout> unit=<unit>`): a
+/// model that copied the example wrote those (Qwen2.5-Coder-0.5B did, EVAL.md (x)).
+/// Nothing else is one: `<html><body>` for `html`, `<T> void sort(List<T> list)` for `T`.
+fn is_placeholder_of(text: &str, param: &Param) -> bool {
+    let text = text.trim();
+    let Some(end) = placeholder_end(text, param) else {
+        return false;
+    };
+    copied_arguments(text.get(end..).unwrap_or_default())
 }
 
-/// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the prompt
-/// writes its example call with them so that the example cannot run as written (a text
-/// parameter's placeholder is quoted, and refused in text of the parameter it names that
-/// begins with it).
-pub(crate) fn is_placeholder(word: &str) -> bool {
+/// Where the placeholder of `param` that `text` begins with ends (the byte after its `>`).
+fn placeholder_end(text: &str, param: &Param) -> Option<usize> {
+    if param.name.is_empty() {
+        return None;
+    }
+    let inner = text.strip_prefix('<')?;
+    let inner = inner.strip_prefix('*').unwrap_or(inner);
+    let offset = text.len() - inner.len();
+    // The name runs to the braces of the annotation, or to the `>`.
+    let name_end = inner.find(['{', '>'])?;
+    let name = UniCase::new(inner.get(..name_end)?);
+    let field = identifier(&param.name);
+    let spellings = [
+        Some(param.name.as_str()),
+        param.original.as_deref(),
+        Some(field.as_ref()),
+    ];
+    if !spellings
+        .into_iter()
+        .flatten()
+        .any(|s| UniCase::new(s) == name)
+    {
+        return None;
+    }
+    let rest = inner.get(name_end..)?;
+    if let Some(after) = rest.strip_prefix('>') {
+        return Some(text.len() - after.len());
+    }
+    // An annotation ends at the `}>` that ends the placeholder; it may hold `<` and `>`
+    // itself (`{integer <=10}`).
+    let close = rest.find("}>")?;
+    Some(offset + name_end + close + 2)
+}
+
+/// Whether `rest`, after a placeholder, is only more arguments of the example call, each a
+/// name given a placeholder (`, unit=<unit>`, ` unit="<unit>"`): what a model writes that
+/// copies the example past the value.
+fn copied_arguments(rest: &str) -> bool {
+    let mut rest = rest.trim_start();
+    while !rest.is_empty() {
+        rest = rest.strip_prefix(',').unwrap_or(rest).trim_start();
+        let name_end = rest.find(|c: char| !is_name_char(c)).unwrap_or(rest.len());
+        let (name, after) = rest.split_at(name_end);
+        let Some(value) = after.strip_prefix('=').filter(|_| !name.is_empty()) else {
+            return false;
+        };
+        let (quote, value) = match value.strip_prefix('"') {
+            Some(inner) => ("\"", inner),
+            None => ("", value),
+        };
+        let Some(inner) = value.strip_prefix('<') else {
+            return false;
+        };
+        let Some(close) = inner.find('>') else {
+            return false;
+        };
+        let Some(after) = inner.get(close + 1..).and_then(|a| a.strip_prefix(quote)) else {
+            return false;
+        };
+        rest = after.trim_start();
+    }
+    true
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether a bare word is a placeholder such as `<days>` or `<*days{integer}>`: the example
+/// call writes the value of a parameter that is not text so. No value a call writes
+/// unquoted begins with `<`, so every such word is one, whatever it names.
+fn is_placeholder(word: &str) -> bool {
     word.len() > 2 && word.starts_with('<') && word.ends_with('>')
 }
 
@@ -230,6 +320,7 @@ fn expected(ty: &ParamType) -> &'static str {
 fn object(
     fields: &[(String, Value)],
     properties: &[Param],
+    closed: bool,
     path: &Path<'_>,
     ctx: &Ctx<'_>,
 ) -> Result<Json, BindError> {
@@ -248,6 +339,22 @@ fn object(
             None => {
                 extra.insert(key.clone(), value.to_json());
             }
+        }
+    }
+    if closed {
+        // The definition allows no other field (`"additionalProperties": false`): the
+        // first one given is named, with the fields there are.
+        if let Some(key) = extra.keys().next() {
+            let fields = || properties.iter().map(|p| p.name.as_str());
+            return Err(BindError::UnknownParameter {
+                function: ctx.function.to_owned(),
+                param: shorten_str(&Path::Field(path, key).to_string()),
+                closest: messages::closest(key, fields())
+                    .map(|(_, name)| Path::Field(path, name).to_string()),
+                valid: fields()
+                    .map(|name| Path::Field(path, name).to_string())
+                    .collect(),
+            });
         }
     }
     let missing: Vec<String> = properties

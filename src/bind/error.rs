@@ -42,19 +42,22 @@ pub enum BindError {
         params: Vec<String>,
     },
 
-    /// A named argument matches no parameter.
+    /// A named argument matches no parameter, or a field matches none of an object that
+    /// takes no other ([`Param::closed`](crate::Param::closed)).
     ///
     /// `Unknown parameter 'units' for function 'weather.get_temp': did you mean 'unit'? Valid
-    /// parameters are location, unit`
+    /// parameters are location, unit`; for a field, paths: `Unknown parameter
+    /// 'style.colour' ...: did you mean 'style.color'? Valid parameters are style.color,
+    /// style.font`
     #[error("Unknown parameter '{param}' for function '{function}': {}", unknown_param_hint(.closest, .valid))]
     UnknownParameter {
         /// The function's qualified name.
         function: String,
-        /// The name as written.
+        /// The name as written (a path for a field).
         param: String,
         /// The closest parameter name, if any is close.
         closest: Option<String>,
-        /// Every parameter of the function, in declared order.
+        /// Every parameter of the function (or field of the object), in declared order.
         valid: Vec<String>,
     },
 
@@ -195,8 +198,11 @@ pub enum BindError {
 
     /// A placeholder of the prompt's example call (or of the listing's `<*name>`) copied
     /// instead of a value: an unquoted `<...>`, which no value is (text is quoted, and no
-    /// unquoted word of another type starts with `<`), or the quoted `"<name>"` of the
-    /// parameter `name` itself.
+    /// unquoted word of another type starts with `<`), or text that is one of the
+    /// parameter's own placeholders (`"<name>"`, `"<*name{string}>"`, its name in any case
+    /// and in the definition's spelling too; blanks around it and more of the example's
+    /// arguments after it do not make it a value). Other text that holds `<name>` is a
+    /// value (`"<html><body>..."` for `html`).
     ///
     /// `Invalid value for parameter 'location' of function 'weather.get_current_weather':
     /// <location> is a placeholder; write the value itself, text in double quotes`

@@ -72,13 +72,16 @@ enum Command {
     /// engine's grammar field).
     Grammar(grammar::GrammarArgs),
     /// Validate a tools file or a config file and list every problem (exit 1 if any),
-    /// then every warning: what the other commands and the gateway work around to read a
-    /// tools file, and how.
+    /// then every warning: what the other commands and the gateway work around to read the
+    /// tools' definitions, and how, and the restrictions they declare that atfunc does not
+    /// enforce.
     Check {
         #[command(flatten)]
         tools: tools::ToolArgs,
-        /// Refuse what a tools file contradicts instead of working around it: each warning
-        /// is a problem (exit 1), for authors who want their definitions clean.
+        /// Refuse what the tools' definitions (a tools file's, or a config's functions)
+        /// contradict and the restrictions atfunc does not enforce, instead of working
+        /// around them: each such warning is a problem (exit 1), for authors who want their
+        /// definitions clean.
         #[arg(long)]
         strict: bool,
     },
@@ -223,7 +226,7 @@ fn check(args: &tools::ToolArgs, strict: bool) -> Result<ExitCode, Failure> {
     // What `check` prints on standard output, written at once by the one writer.
     let mut shown = String::new();
     let mut problems = match (&args.config, &args.tools) {
-        (Some(config), _) => check_config(config, &mut shown)?,
+        (Some(config), _) => check_config(config, strictness, &mut shown)?,
         (None, Some(tools)) => check_tools(tools, &args.limits.limits(), strictness, &mut shown)?,
         (None, None) => Vec::new(),
     };
@@ -298,13 +301,17 @@ fn check_tools(
 }
 
 /// A config file's problems, all of them (unknown fields included), as `exec` would
-/// refuse it ([`Config::check_file`](atfunc::config::Config::check_file): nothing is
-/// started); none,
-/// and its toolboxes printed, when it is valid, with a warning for each environment
-/// variable it reads that is not set here.
-fn check_config(path: &std::path::Path, shown: &mut String) -> Result<Vec<String>, Failure> {
+/// refuse it ([`Config::check_file_with`](atfunc::config::Config::check_file_with):
+/// nothing is started), its functions' definitions read with `strictness`; none, and its
+/// toolboxes printed, when it is valid, with a warning for what reading the definitions
+/// worked around and for each environment variable it reads that is not set here.
+fn check_config(
+    path: &std::path::Path,
+    strictness: Strictness,
+    shown: &mut String,
+) -> Result<Vec<String>, Failure> {
     let runtime = tools::runtime()?;
-    let checked = runtime.block_on(atfunc::config::Config::check_file(path));
+    let checked = runtime.block_on(atfunc::config::Config::check_file_with(path, strictness));
     match checked {
         Ok((config, warnings)) => {
             let names = config.toolbox_names();
@@ -317,8 +324,15 @@ fn check_config(path: &std::path::Path, shown: &mut String) -> Result<Vec<String
                 shown.push_str(&format!("  {name}\n"));
             }
             // A secret this machine lacks is no fault of the config; `exec` refuses it.
-            for warning in warnings {
+            for warning in &warnings {
                 shown.push_str(&format!("{}: warning: {warning}\n", path.display()));
+            }
+            if !warnings.is_empty() {
+                output::note(&format!(
+                    "{}: {} warning(s)",
+                    path.display(),
+                    warnings.len()
+                ));
             }
             Ok(Vec::new())
         }

@@ -214,6 +214,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
         let registry = match &args.config {
             Some(path) => {
                 let config = Config::from_path(path).map_err(|e| Failure(e.to_string()))?;
+                super::tools::note_config_warnings(path, &config);
                 Some(Arc::new(
                     config.build().await.map_err(|e| Failure(e.to_string()))?,
                 ))

@@ -235,6 +235,7 @@ fn config_registry(
     listing: bool,
 ) -> Result<Registry, Failure> {
     let config = Config::from_path(path).map_err(|e| Failure(e.to_string()))?;
+    note_config_warnings(path, &config);
     let build = async {
         if listing {
             config.build_for_listing().await
@@ -243,6 +244,15 @@ fn config_registry(
         }
     };
     runtime.block_on(build).map_err(|e| Failure(e.to_string()))
+}
+
+/// Says on stderr, once, what reading a config's function definitions worked around and
+/// the restrictions they declare that atfunc does not enforce, as [`load_valid`] says a
+/// tools file's.
+pub(crate) fn note_config_warnings(path: &Path, config: &Config) {
+    for warning in config.warnings() {
+        super::output::note(&format!("warning: {}: {warning}", path.display()));
+    }
 }
 
 /// One box per domain of a tools file, in the order domains first appear, each function

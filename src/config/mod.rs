@@ -72,7 +72,8 @@
 #[cfg(feature = "file")]
 use crate::execute::FileBox;
 use crate::execute::{Registry, Timeout, ToolBox};
-use crate::interface::{is_identifier, load_interfaces, validate_toolbox, Interface, LoadError};
+use crate::interface::{is_identifier, load_tools, validate_toolbox, Interface, LoadError};
+use crate::interface::{LoadLimits, Strictness};
 use crate::messages;
 use crate::messages::{json_kind, json_message};
 use serde_json::{Map, Value as Json};
@@ -161,6 +162,9 @@ pub struct Config {
     /// Toolboxes that could not be read (a config with any is refused): their names, so
     /// that a check of the rest does not call them missing.
     unread: Vec<String>,
+    /// What reading the functions' definitions worked around, and the restrictions they
+    /// declare that atfunc does not enforce (see [`Config::warnings`]).
+    warnings: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -288,14 +292,48 @@ impl Config {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub async fn check_file(path: impl AsRef<Path>) -> Result<(Config, Vec<String>), ConfigError> {
+        Config::check_file_with(path, Strictness::Lenient).await
+    }
+
+    /// [`Config::check_file`], reading the functions' definitions with `strictness`: with
+    /// [`Strictness::Strict`] what a lenient reading works around, and each restriction
+    /// atfunc does not enforce, is a problem instead of a warning (`atfunc check --strict
+    /// --config`).
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    /// use atfunc::interface::Strictness;
+    ///
+    /// let folder = tempfile::tempdir()?;
+    /// let path = folder.path().join("atfunc.json");
+    /// std::fs::write(&path, r#"{"toolboxes": [{"name": "disk", "kind": "command",
+    ///     "functions": [{"name": "wipe", "command": ["true"], "parameters": {
+    ///         "type": "object", "properties": {"force": {"type": "boolean",
+    ///                                                    "enum": ["True", "False"]}}}}]}]}"#)?;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+    /// let (_, warnings) = Config::check_file(&path).await.unwrap();
+    /// assert_eq!(warnings, ["toolbox 'disk' (#1): function 'wipe': Parameter 'force' is \
+    ///     boolean but none of its choices (\"True\", \"False\") is a boolean; it is read as \
+    ///     boolean with the choices true, false"]);
+    /// let strict = Config::check_file_with(&path, Strictness::Strict).await.unwrap_err();
+    /// assert_eq!(strict.problems().len(), 1);
+    /// # });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub async fn check_file_with(
+        path: impl AsRef<Path>,
+        strictness: Strictness,
+    ) -> Result<(Config, Vec<String>), ConfigError> {
         let (text, dir, file) = read_file(path.as_ref())?;
-        let (config, mut problems) = Config::read(&text, &dir, file)?;
+        let (config, mut problems) = Config::read(&text, &dir, file, strictness)?;
         match config.build_with(Secrets::Warn, Servers::Skip).await {
             Ok((registry, warnings)) => {
                 // Nothing was started; closing is for form.
                 let _ = registry.close().await;
                 if problems.is_empty() {
-                    return Ok((config, warnings));
+                    let mut all = config.warnings.clone();
+                    all.extend(warnings);
+                    return Ok((config, all));
                 }
             }
             Err(error) => problems.extend(error.problems().iter().cloned()),
@@ -333,7 +371,7 @@ impl Config {
     }
 
     fn parse(text: &str, dir: &Path, file: String) -> Result<Config, ConfigError> {
-        let (config, problems) = Config::read(text, dir, file)?;
+        let (config, problems) = Config::read(text, dir, file, Strictness::Lenient)?;
         if problems.is_empty() {
             Ok(config)
         } else {
@@ -343,8 +381,13 @@ impl Config {
 
     /// The config as far as it could be read, and the problems found; an error only for
     /// text that is not JSON. A toolbox with a problem is left out of the config, its
-    /// name kept in `unread`.
-    fn read(text: &str, dir: &Path, file: String) -> Result<(Config, Vec<String>), ConfigError> {
+    /// name kept in `unread`. The functions' definitions are read with `strictness`.
+    fn read(
+        text: &str,
+        dir: &Path,
+        file: String,
+        strictness: Strictness,
+    ) -> Result<(Config, Vec<String>), ConfigError> {
         let json: Json = serde_json::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.clone(),
             line: e.line(),
@@ -354,8 +397,34 @@ impl Config {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_owned());
         // The parsed value kept only the last of two equal keys; the text still has both.
         let mut problems = duplicate_keys(text);
-        let config = read_config(&json, &dir, &file, &mut problems);
+        let mut reading = Reading {
+            strictness,
+            warnings: Vec::new(),
+        };
+        let mut config = read_config(&json, &dir, &file, &mut problems, &mut reading);
+        config.warnings = reading.warnings;
         Ok((config, problems))
+    }
+
+    /// What reading the functions' definitions worked around (a boolean whose choices
+    /// are `["True", "False"]` read as a boolean, say), and the restrictions they declare
+    /// that atfunc does not enforce (`pattern`, `not`, ...), each naming its toolbox and
+    /// function: read as a tools file is ([`load_tools`](crate::interface::load_tools)).
+    /// [`Config::check`] returns them with its own warnings; `exec` and `serve` say them on
+    /// stderr.
+    ///
+    /// ```
+    /// use atfunc::config::Config;
+    /// let config = Config::from_text(r#"{"toolboxes": [{"name": "shop", "kind": "command",
+    ///     "functions": [{"name": "pay", "command": ["true"], "parameters": {
+    ///         "type": "object", "properties": {"amount": {"type": "number"}},
+    ///         "required": "amount"}}]}]}"#, ".")?;
+    /// assert_eq!(config.warnings(), ["toolbox 'shop' (#1): function 'pay': 'parameters.required' \
+    ///     must be a list of property names, found a string; it is read as [\"amount\"]"]);
+    /// # Ok::<(), atfunc::config::ConfigError>(())
+    /// ```
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The toolbox called without a prefix, if the config names one.
@@ -392,7 +461,8 @@ impl Config {
     ///
     /// A config is checked where its secrets are not (CI, a laptop), as `terraform
     /// validate` needs no credentials: an environment variable it names that is not set
-    /// is no problem here but a warning, one of those returned; `build` refuses it.
+    /// is no problem here but a warning, one of those returned; `build` refuses it. The
+    /// warnings of reading the functions' definitions ([`Config::warnings`]) come first.
     ///
     /// ```
     /// use atfunc::config::Config;
@@ -425,7 +495,9 @@ impl Config {
         let (registry, warnings) = self.build_with(Secrets::Warn, Servers::Skip).await?;
         // Nothing was started; closing is for form.
         let _ = registry.close().await;
-        Ok(warnings)
+        let mut all = self.warnings.clone();
+        all.extend(warnings);
+        Ok(all)
     }
 
     /// Builds the registry as [`Config::build`] does, to list its functions rather than

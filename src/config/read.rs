@@ -47,11 +47,19 @@ pub(super) const SCHEMA_FUNCTION_FIELDS: &[&str] = &[
 pub(super) const OPENAI_TOOL_FIELDS: &[&str] = &["type", "function"];
 pub(super) const KINDS: &str = "file, command, http or mcp";
 
+/// How a config's function definitions are read, and what reading them worked around.
+pub(super) struct Reading {
+    pub(super) strictness: Strictness,
+    /// `toolbox 'api' (#3): function 'f': ...`, in the order the functions are read.
+    pub(super) warnings: Vec<String>,
+}
+
 pub(super) fn read_config(
     json: &Json,
     dir: &Path,
     file: &str,
     problems: &mut Vec<String>,
+    reading: &mut Reading,
 ) -> Config {
     let mut config = Config {
         file: file.to_owned(),
@@ -59,6 +67,7 @@ pub(super) fn read_config(
         root: None,
         toolboxes: Vec::new(),
         unread: Vec::new(),
+        warnings: Vec::new(),
     };
     let Some(map) = json.as_object() else {
         problems.push(format!(
@@ -90,7 +99,7 @@ pub(super) fn read_config(
     };
     for (index, entry) in entries.iter().enumerate() {
         let before = problems.len();
-        let spec = read_toolbox(index + 1, entry, dir, problems);
+        let spec = read_toolbox(index + 1, entry, dir, problems, reading);
         // A toolbox with a problem is not built by a check (`Config::check_file`): its
         // build would report some of the same problems again.
         match spec {
@@ -155,6 +164,7 @@ pub(super) fn read_toolbox(
     entry: &Json,
     dir: &Path,
     problems: &mut Vec<String>,
+    reading: &mut Reading,
 ) -> Option<ToolboxSpec> {
     let Some(map) = entry.as_object() else {
         problems.push(format!(
@@ -220,7 +230,7 @@ pub(super) fn read_toolbox(
             let max_output_bytes = fields.positive("max_output_bytes").map(to_usize);
             let run_as = fields.user_and_group();
             let mut functions = Vec::new();
-            let read = read_functions(&mut fields, &name, &["command", "confirm"]);
+            let read = read_functions(&mut fields, &name, &["command", "confirm"], reading);
             for (interface, extra) in read {
                 if function_confirm(&mut fields, &interface, &extra) {
                     confirm_functions.push(interface.qualified_name());
@@ -263,7 +273,7 @@ pub(super) fn read_toolbox(
             let max_response_bytes = fields.positive("max_response_bytes").map(to_usize);
             let max_redirects = fields.count("max_redirects").map(to_usize);
             let mut functions = Vec::new();
-            let read = read_functions(&mut fields, &name, &["method", "path", "confirm"]);
+            let read = read_functions(&mut fields, &name, &["method", "path", "confirm"], reading);
             for (interface, extra) in read {
                 if function_confirm(&mut fields, &interface, &extra) {
                     confirm_functions.push(interface.qualified_name());
@@ -343,11 +353,11 @@ pub(super) fn read_toolbox(
                 "field 'kind' must be {KINDS}, found {}",
                 Json::String(other.to_owned())
             ));
-            read_any_kind(&mut fields, &name);
+            read_any_kind(&mut fields, &name, reading);
             return None;
         }
         None => {
-            read_any_kind(&mut fields, &name);
+            read_any_kind(&mut fields, &name, reading);
             return None;
         }
     };
@@ -369,7 +379,7 @@ pub(super) fn read_toolbox(
 
 /// A toolbox whose kind is not known still has its fields and functions checked, against
 /// what any kind allows, so that its other problems are listed with the kind's.
-fn read_any_kind(fields: &mut Fields<'_>, name: &str) {
+fn read_any_kind(fields: &mut Fields<'_>, name: &str, reading: &mut Reading) {
     fields.unknown(&[
         COMMON_FIELDS,
         FILE_FIELDS,
@@ -378,7 +388,12 @@ fn read_any_kind(fields: &mut Fields<'_>, name: &str) {
         MCP_FIELDS,
     ]);
     if fields.map.contains_key("functions") {
-        read_functions(fields, name, &["command", "method", "path", "confirm"]);
+        read_functions(
+            fields,
+            name,
+            &["command", "method", "path", "confirm"],
+            reading,
+        );
     }
 }
 
@@ -530,11 +545,13 @@ pub(super) fn string_list(value: &Json) -> Result<Vec<String>, String> {
 }
 
 /// Reads a box's `functions`: each entry's own keys (`extra`) taken out, the rest loaded as
-/// an interface in the box's domain.
+/// an interface in the box's domain, as a tools file is loaded (with `reading`'s
+/// strictness; what was worked around goes to its warnings).
 pub(super) fn read_functions(
     fields: &mut Fields<'_>,
     toolbox: &str,
     extra_keys: &[&str],
+    reading: &mut Reading,
 ) -> Vec<(Interface, Map<String, Json>)> {
     let entries = match fields.map.get("functions") {
         Some(Json::Array(items)) => items.clone(),
@@ -597,17 +614,29 @@ pub(super) fn read_functions(
         if standard && !map.contains_key("domain") {
             map.insert("domain".into(), Json::String(toolbox.to_owned()));
         }
-        let mut interfaces = match load_interfaces(&Json::Array(vec![Json::Object(map)])) {
-            Ok(interfaces) => interfaces,
+        let label = |problem: &crate::interface::Problem| {
+            if problem.function.is_empty() || problem.function.starts_with('#') {
+                format!("function #{number}")
+            } else {
+                format!("function '{}'", problem.function)
+            }
+        };
+        let entry = Json::Array(vec![Json::Object(map)]);
+        let limits = LoadLimits::default();
+        let mut interfaces = match load_tools(&entry, &limits, reading.strictness) {
+            Ok(loaded) => {
+                for warning in &loaded.warnings {
+                    let at = &fields.at;
+                    let function = label(warning);
+                    reading
+                        .warnings
+                        .push(format!("{at}: {function}: {}", warning.message));
+                }
+                loaded.interfaces
+            }
             Err(LoadError::Invalid(found)) => {
                 for problem in found {
-                    let function =
-                        if problem.function.is_empty() || problem.function.starts_with('#') {
-                            format!("function #{number}")
-                        } else {
-                            format!("function '{}'", problem.function)
-                        };
-                    fields.report(format!("{function}: {}", problem.message));
+                    fields.report(format!("{}: {}", label(&problem), problem.message));
                 }
                 continue;
             }

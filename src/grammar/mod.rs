@@ -73,13 +73,14 @@
 //! Limits: text right after a call that begins with `with_body [[` is read by the parser
 //! as that call's body; the grammar does not forbid it in `Auto` prose.
 //!
-//! One value is offered that the binder refuses, on purpose: text that begins with its
-//! parameter's placeholder from the prompt's example (`"<layout>"` for `layout`,
-//! [`BindError::Placeholder`](crate::BindError::Placeholder)). A model that writes it
-//! is copying the example, and has decided to by the time it opens the quote; a grammar
-//! without that text only made it write a near copy that binds (`"<controller> "`, in
-//! 16 of 40 `simple_java` answers of Qwen2.5-Coder-0.5B, EVAL.md (x)). Refused, the copy
-//! is asked again (the gateway's resamples and repair rounds).
+//! One value is offered that the binder refuses, on purpose: text that is its parameter's
+//! placeholder from the prompt (`"<layout>"` for `layout`, alone or followed by more of the
+//! example's arguments; [`BindError::Placeholder`](crate::BindError::Placeholder)). A model
+//! that writes it is copying the example, and has decided to by the time it opens the
+//! quote; a grammar without that text only made it write a near copy (`"<controller> "`,
+//! in 16 of 40 `simple_java` answers of Qwen2.5-Coder-0.5B, EVAL.md (x)), which the binder
+//! refuses as well. Refused, the copy is asked again (the gateway's resamples and repair
+//! rounds).
 
 mod decide;
 mod exclude;

@@ -185,6 +185,11 @@ pub struct Param {
     /// [`StringFormat`] are checked when a call binds; others are kept and not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// For an object: whether it takes no fields beyond its declared properties (JSON
+    /// Schema's `"additionalProperties": false`). A call that gives another field is then
+    /// refused; an open object (the default) passes undeclared fields on as written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub closed: bool,
     /// Where an api-wrapper sends it.
     pub location: Location,
 }
@@ -204,6 +209,7 @@ impl Param {
             max: None,
             default: None,
             format: None,
+            closed: false,
             location: Location::Param,
         }
     }

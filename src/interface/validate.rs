@@ -39,9 +39,14 @@ pub enum ValidationErrorKind {
     /// A parameter no call could satisfy: bounds the wrong way round, choices none of
     /// which is of its type.
     Unsatisfiable,
-    /// A restriction the definition declares that atfunc does not act on (`pattern`,
-    /// `maxLength`, ...): never an error, a warning that the tool must check it itself.
+    /// A restriction the definition declares that atfunc does not enforce (`pattern`,
+    /// `maxLength`, `not`, a union of schemas in `anyOf`, ...): a warning that the tool must
+    /// check it itself, and a problem when read strictly.
     Ignored,
+    /// A restriction atfunc enforces in another form than the definition writes it
+    /// (`const` as the only choice): a warning however strictly the definition is read,
+    /// since nothing of it is lost.
+    Rewritten,
 }
 
 impl ValidationError {

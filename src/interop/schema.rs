@@ -108,8 +108,9 @@ fn object_schema(params: &[&Param]) -> Json {
 }
 
 /// The JSON Schema of one parameter: `type` (absent for `any`), `description` (when not
-/// empty), `enum`, `minimum`, `maximum`, `default`, and for an object its `properties` and
-/// `required`, for an array its `items`. An array's choices that apply to each element
+/// empty), `enum`, `minimum`, `maximum`, `default`, and for an object its `properties`,
+/// `required` and (when it is closed) `"additionalProperties": false`, for an array its
+/// `items`. An array's choices that apply to each element
 /// ([`Param::element_choices`]) are written as the `enum` of its `items`.
 ///
 /// ```
@@ -153,6 +154,9 @@ pub fn param_schema(param: &Param) -> Json {
             let properties: Vec<&Param> = properties.iter().collect();
             if let Json::Object(object) = object_schema(&properties) {
                 map.extend(object.into_iter().filter(|(key, _)| key != "type"));
+            }
+            if param.closed {
+                map.insert("additionalProperties".into(), json!(false));
             }
         }
         ParamType::Array { items: Some(items) } if !per_element => {

@@ -10,7 +10,8 @@
 //! `*` marks a required parameter; a parameter whose type is not a string carries a
 //! `{type}` suffix. Beyond the reference, restrictions reach the model inside the same
 //! braces, so plain parameters keep the reference's exact text:
-//! - choices: `<*unit{"celsius"|"fahrenheit"}>` (a string's choices need no type name),
+//! - choices: `<*unit{"celsius"|"fahrenheit"}>` (a string's choices need no type name, nor
+//!   do those of a value of any type: `<laundry{true|false|"dontcare"}>`),
 //!   `<level{integer: 1|2|3}>`;
 //! - bounds: `<*days{integer 1..16}>`, `<ratio{number >=0}>`, `<count{integer <=10}>`;
 //! - the elements of a list: `<metrics{array of "view"|"click"}>`, `<ids{array of integer >=1}>`.
@@ -211,7 +212,10 @@ fn type_suffix(param: &Param) -> String {
     }
     let mut parts: Vec<String> = Vec::new();
     let is_string = param.ty == ParamType::String;
-    if !is_string {
+    // Choices say all a value of any type may be (`true|false|"dontcare"`), as a string's do.
+    let only_choices = param.ty == ParamType::Any && param.choices.is_some();
+    let named = !is_string && !only_choices;
+    if named {
         parts.push(param.ty.name().to_owned());
     }
     if let Some(format) = param.known_format().filter(|_| is_string) {
@@ -234,7 +238,7 @@ fn type_suffix(param: &Param) -> String {
     match parts.as_slice() {
         [] => String::new(),
         [only] => only.clone(),
-        [ty, rest @ ..] if param.choices.is_some() && !is_string => {
+        [ty, rest @ ..] if param.choices.is_some() && named => {
             format!("{ty}: {}", rest.join(" "))
         }
         _ => parts.join(" "),

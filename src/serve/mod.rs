@@ -307,6 +307,7 @@ mod reply;
 mod rounds;
 mod sse;
 mod upstream;
+mod warned;
 
 pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
@@ -358,7 +359,7 @@ pub struct Gateway {
     slots: Arc<tokio::sync::Semaphore>,
     /// The warnings about clients' tools already written to stderr: clients send the same
     /// tools with every request, and each warning is worth reading once.
-    warned: std::sync::Mutex<std::collections::HashSet<String>>,
+    warned: std::sync::Mutex<warned::Warned>,
     /// The bytes the bodies being read may hold together.
     bodies: body::BodyBudget,
     /// Set once the upstream answered a default weighing without log probabilities (or
@@ -366,10 +367,6 @@ pub struct Gateway {
     /// ([`CallThreshold::Default`]).
     unweighable: std::sync::atomic::AtomicBool,
 }
-
-/// Most distinct tool warnings remembered; past it new ones are no longer written, so a
-/// client sending ever-new tools cannot grow the gateway's memory or flood its log.
-const MAX_WARNED: usize = 10_000;
 
 impl Gateway {
     /// A gateway for `options`. Fails on an upstream URL that is not `http(s)://...`, an
@@ -510,26 +507,20 @@ impl Gateway {
         (status, body)
     }
 
-    /// Writes each of a request's tool warnings to stderr, once per gateway.
+    /// Writes a request's tool warnings to stderr: each once per gateway, a bounded
+    /// number per request and a count of the rest (see the `warned` module).
     pub(crate) fn warn_once(&self, warnings: &[crate::interface::Problem]) {
         if warnings.is_empty() {
             return;
         }
-        let Ok(mut warned) = self.warned.lock() else {
-            return;
+        let lines = match self.warned.lock() {
+            Ok(mut warned) => warned.admit(warnings.iter().map(|w| w.warning())),
+            Err(_) => return,
         };
-        for warning in warnings {
-            let text = warning.warning();
-            if warned.contains(&text) {
-                continue;
-            }
-            if warned.len() >= MAX_WARNED {
-                return;
-            }
+        for line in lines {
             // Names come from clients: their escape sequences are shown, not obeyed.
-            let shown = crate::format::escape_lines_for_terminal(&text);
+            let shown = crate::format::escape_lines_for_terminal(&line);
             eprintln!("atfunc serve: warning: a request's tools: {shown}");
-            warned.insert(text);
         }
     }
 

@@ -483,7 +483,8 @@ fn a_copied_placeholder_is_writable_and_refused() {
     // The prompt's example writes a text parameter as `"<layout>"`. A grammar without that
     // text made Qwen2.5-Coder-0.5B write a near copy that binds (`"<controller> "`, in 16
     // of the first 40 simple_java answers); offered, the copy is refused by the binder
-    // and the gateway asks again. Text that begins with the placeholder is refused too.
+    // and the gateway asks again. So is a near copy: blanks around it, the example's other
+    // arguments after it, the name in another case.
     let tools = layout_tool();
     let catalog = catalog(&tools, None);
     let g = grammar(
@@ -504,6 +505,7 @@ fn a_copied_placeholder_is_writable_and_refused() {
         r#"layout=" <layout> unit=<unit>""#,
         r#"layout="x", style={"font": "<font>"}"#,
         r#"layout="x", extra="<extra>""#,
+        r#"layout="<Layout>""#,
     ] {
         let text = format!("@ui.set_layout({copied})");
         assert!(g.accepts(&text), "{text}");
@@ -514,7 +516,7 @@ fn a_copied_placeholder_is_writable_and_refused() {
         );
     }
     for value in [
-        r#"layout="<Layout>""#,
+        r#"layout="<layout> grid""#,
         r#"layout="<layouts>""#,
         r#"layout="x <layout>""#,
         r#"layout="<font>", style={"font": "<layout>"}"#,

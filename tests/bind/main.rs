@@ -4,6 +4,8 @@
 //! - `bind.rs`: name resolution, arguments, conversions, request bodies, every error's text;
 //! - `string_formats.rs`: JSON Schema string formats (`date`, `email`, ...) and parameters'
 //!   own parsers, checked before a tool runs;
+//! - `placeholders.rs`: the prompt's placeholders copied as values are refused, and only
+//!   they;
 //! - `roundtrip.rs`: random values written as calls come back the same (proptest);
 //! - `bfcl.rs`: every expected call of the BFCL ground truth parses and binds;
 //! - `grammar.rs`: grammars agree with the parser and the binder, and with llama.cpp's own
@@ -17,5 +19,6 @@ mod missing;
 mod bfcl;
 mod bind;
 mod grammar;
+mod placeholders;
 mod roundtrip;
 mod string_formats;

@@ -266,6 +266,71 @@ fn check_lists_every_problem() {
     assert!(stdout(&ok).contains("ok, 3 function(s) in 3 toolbox(es)"));
 }
 
+/// Every restriction atfunc does not enforce, in a tools file and in a config's functions:
+/// `check` lists it as a warning (and passes), `check --strict` as a problem (and fails),
+/// and the other commands say it on stderr.
+#[test]
+fn check_warns_of_every_unenforced_restriction_and_check_strict_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let function = r#"{"name": "pay", "parameters": {"type": "object",
+        "properties": {"amount": {"type": "number", "not": {"const": 0}}}}}"#;
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, format!("[{function}]")).unwrap();
+    let config = dir.path().join("atfunc.json");
+    let command = function.replacen('{', r#"{"command": ["cat"], "#, 1);
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"toolboxes": [{{"name": "shop", "kind": "command", "functions": [{command}]}}]}}"#
+        ),
+    )
+    .unwrap();
+    let problem =
+        "'parameters.amount' declares not, which atfunc neither shows the model nor checks";
+    let consequence = "a call that breaks it is not refused, so the tool must check it";
+    let (t, c) = (tools.display(), config.display());
+    let check = |args: &[&str]| atfunc(args, b"");
+
+    let out = check(&["check", "--tools", tools.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{t}: ok, 1 function(s) in 1 toolbox(es)\n  pay\n{t}: warning: function 'pay': {problem}; {consequence}\n")
+    );
+    let out = check(&["check", "--strict", "--tools", tools.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{t}: Validation failed for function 'pay': {problem}\n")
+    );
+
+    let out = check(&["check", "--config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{c}: ok, 1 toolbox(es)\n  shop\n{c}: warning: toolbox 'shop' (#1): function 'pay': {problem}; {consequence}\n")
+    );
+    assert_eq!(stderr(&out), format!("atfunc: {c}: 1 warning(s)\n"));
+    let out = check(&["check", "--strict", "--config", config.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{c}: toolbox 'shop' (#1): function 'pay': {problem}\n")
+    );
+    let out = atfunc(
+        &["exec", "--config", config.to_str().unwrap()],
+        b"@shop.pay(amount=0)",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "atfunc: warning: {c}: toolbox 'shop' (#1): function 'pay': {problem}; {consequence}\n"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A required key that is none of the listed properties: `check` names the function and
 /// the key, and `render` refuses the file instead of showing an untyped argument.
 /// A required key that names no property is worked around by every command (the

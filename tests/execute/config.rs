@@ -583,3 +583,85 @@ async fn a_toolbox_may_list_the_functions_that_need_confirmation() {
         ["toolbox 'shell' (#1): field 'confirm' must list function names, found a number"]
     );
 }
+
+/// A boolean whose choices spell booleans as text (`["True", "False"]`) is a boolean: the
+/// model's `force=false` reaches the program as `false`, not as the text `"False"`, which a
+/// program reads as true (and skips its backup). Reading it so is a warning of `check`, and
+/// a problem of a strict check.
+#[tokio::test]
+async fn a_boolean_with_text_choices_reaches_the_program_as_a_boolean() {
+    let text = json!({"toolboxes": [{"name": "disk", "kind": "command", "functions": [
+        {"name": "wipe", "parameters": {"type": "object",
+            "properties": {"force": {"type": "boolean", "enum": ["True", "False"]}}},
+         "command": ["cat"]}]}]});
+    let config = Config::from_text(&text.to_string(), ".").unwrap();
+    let warning = "toolbox 'disk' (#1): function 'wipe': Parameter 'force' is boolean but none of \
+                   its choices (\"True\", \"False\") is a boolean; it is read as boolean with the \
+                   choices true, false";
+    assert_eq!(config.warnings(), [warning]);
+    assert_eq!(config.check().await.unwrap(), [warning]);
+    let registry = config.build().await.unwrap();
+    let report = registry
+        .execute_response(r#"@disk.wipe(force=false) @disk.wipe(force="False")"#)
+        .await;
+    for call in &report.calls {
+        assert_eq!(call.result, Ok(json!({"force": false})));
+    }
+
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("atfunc.json");
+    std::fs::write(&path, text.to_string()).unwrap();
+    let (_, warnings) = Config::check_file(&path).await.unwrap();
+    assert_eq!(warnings, [warning]);
+    let strict = Config::check_file_with(&path, atfunc::interface::Strictness::Strict)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        strict.problems(),
+        ["toolbox 'disk' (#1): function 'wipe': Parameter 'force' is boolean but none of its choices (\"True\", \"False\") is a boolean"]
+    );
+}
+
+/// A config's functions are read as a tools file is: what atfunc does not enforce is a
+/// warning of `check`, and a problem of a strict check, naming the toolbox and function.
+#[tokio::test]
+async fn restrictions_of_a_config_function_are_warnings_and_strict_problems() {
+    let text = json!({"toolboxes": [{"name": "shop", "kind": "command", "functions": [
+        {"name": "pay", "parameters": {"type": "object", "required": "amount",
+            "properties": {"amount": {"type": "number", "not": {"const": 0}},
+                           "currency": {"const": "EUR"}}},
+         "command": ["cat"]}]}]});
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("atfunc.json");
+    std::fs::write(&path, text.to_string()).unwrap();
+    let (_, warnings) = Config::check_file(&path).await.unwrap();
+    assert_eq!(
+        warnings,
+        [
+            "toolbox 'shop' (#1): function 'pay': 'parameters.required' must be a list of property names, found a string; it is read as [\"amount\"]",
+            "toolbox 'shop' (#1): function 'pay': 'parameters.amount' declares not, which atfunc neither shows the model nor checks; a call that breaks it is not refused, so the tool must check it",
+            "toolbox 'shop' (#1): function 'pay': 'parameters.currency' declares const \"EUR\"; it is read as its only choice",
+        ]
+    );
+    let strict = Config::check_file_with(&path, atfunc::interface::Strictness::Strict)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        strict.problems(),
+        [
+            "toolbox 'shop' (#1): function 'pay': 'parameters.required' must be a list of property names, found a string",
+            "toolbox 'shop' (#1): function 'pay': 'parameters.amount' declares not, which atfunc neither shows the model nor checks",
+        ]
+    );
+    // Enforced as read: the amount is required, the currency its one choice.
+    let registry = Config::from_path(&path).unwrap().build().await.unwrap();
+    let report = registry
+        .execute_response(r#"@shop.pay(currency="USD")"#)
+        .await;
+    let output = &report.output;
+    assert!(
+        output.contains("Missing required parameter for function 'shop.pay': amount"),
+        "{output}"
+    );
+    assert!(output.contains("expected one of \"EUR\""), "{output}");
+}

@@ -320,20 +320,60 @@ HOTEL_TOOLS = [{"type": "function", "function": {
 
 def test_real_tools_a_server_accepts_are_read_and_warned_about_once(start_gateway, upstream):
     # A boolean whose choices are strings, as BFCL's live tool sets have it: OpenAI takes
-    # it, so the gateway does too, reading the choices and saying so once on stderr.
+    # it, so the gateway does too, reading the choices and saying so once on stderr. The
+    # choices that spell booleans are booleans: the client declared one.
     gateway = start_gateway()
     client = gateway.client()
-    for _ in range(2):
-        upstream.script(Completion('@Hotels_2_SearchHouse("Paris", has_laundry_service="dontcare")'))
+    for laundry, sent in [('"dontcare"', "dontcare"), ("false", False), ('"False"', False)]:
+        upstream.script(Completion(f'@Hotels_2_SearchHouse("Paris", has_laundry_service={laundry})'))
         result = summary(client.chat.completions.create(
             model="tiny-model", messages=USER, tools=HOTEL_TOOLS))
         assert result["calls"] == [
-            ("Hotels_2_SearchHouse", {"where_to": "Paris", "has_laundry_service": "dontcare"})]
+            ("Hotels_2_SearchHouse", {"where_to": "Paris", "has_laundry_service": sent})]
     system = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
-    assert '<has_laundry_service{"True"|"False"|"dontcare"}>' in system
+    assert '<has_laundry_service{true|false|"dontcare"}>' in system
     warnings = [line for line in gateway.log if "has_laundry_service" in line]
     assert len(warnings) == 1, gateway.log
-    assert "it is read as string with those choices" in warnings[0]
+    assert 'it is read as any with the choices true, false, "dontcare"' in warnings[0]
+
+
+BACKUP_TOOLS = [{"type": "function", "function": {
+    "name": "disk-wipe", "description": "Wipe a disk",
+    "parameters": {"type": "object", "required": ["device"], "properties": {
+        "device": {"type": "string"},
+        "force": {"type": "boolean", "enum": ["True", "False"],
+                  "description": "Skip the backup"}}}}}]
+
+
+def test_a_boolean_whose_choices_spell_booleans_reaches_the_client_as_a_boolean(client, upstream):
+    # "False" is truthy: a client that got it would skip the backup the model kept.
+    for force in ["false", '"False"', "False"]:
+        upstream.script(Completion(f'@disk_wipe("sda", force={force})'))
+        result = summary(client.chat.completions.create(
+            model="tiny-model", messages=USER, tools=BACKUP_TOOLS))
+        assert result["calls"] == [("disk-wipe", {"device": "sda", "force": False})], force
+    system = upstream.chat_requests()[0]["json"]["messages"][0]["content"]
+    assert "@disk_wipe( <*device>, <force{boolean: true|false}> )" in system
+
+
+SEARCH_TOOLS = [{"type": "function", "function": {
+    "name": "search", "description": "Search the web",
+    "parameters": {"type": "object", "required": ["query"], "properties": {
+        "query": {"type": "string"}, "max-results": {"type": "string"}}}}}]
+
+
+def test_a_placeholder_in_the_clients_spelling_is_not_passed_on(client, upstream):
+    # The prompt shows `<max_results>`; a repair answer that writes the client's spelling
+    # of it copied a placeholder all the same, and no call of it reaches the client.
+    upstream.script(
+        Completion('@search("cats", max_results="<max_results>")'),
+        Completion('@search("cats", max_results="<max-results>")'),
+    )
+    result = summary(client.chat.completions.create(
+        model="tiny-model", messages=USER, tools=SEARCH_TOOLS))
+    assert result["calls"] == [], result
+    repair = upstream.chat_requests()[1]["json"]["messages"][-1]["content"]
+    assert '"<max_results>" is a placeholder' in repair, repair
 
 
 def test_an_upstream_that_answers_a_stream_whole_still_streams_to_the_client(client, upstream):

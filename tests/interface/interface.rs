@@ -849,8 +849,10 @@ fn problems_carry_their_kind() {
 
 /// Real tool files (BFCL's live sets among them) declare booleans and integers whose choices
 /// are strings, with a default among them. Read leniently, as OpenAI accepts them: the
-/// choices are kept, the type is the choices' own, every choice binds (a model's `True`
-/// included), and each workaround is one warning, which a strict load refuses instead.
+/// choices are kept, the type is the choices' own, every choice binds, and each workaround
+/// is one warning, which a strict load refuses instead. A boolean's choices that spell
+/// booleans are read as those booleans: the tool declared a boolean, and `"False"` would
+/// reach it as a value that reads as true.
 #[test]
 fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
     let tools = json!([{"name": "Hotels_2_SearchHouse", "parameters": {"type": "object",
@@ -863,13 +865,17 @@ fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
         "required": ["where_to"]}}]);
     let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
     let params = &loaded.interfaces[0].params;
-    assert_eq!(params[1].ty, ParamType::String);
+    assert_eq!(params[1].ty, ParamType::Any);
+    assert_eq!(
+        params[1].choices,
+        Some(vec![json!(true), json!(false), json!("dontcare")])
+    );
     assert_eq!(params[2].ty, ParamType::String);
     let warnings: Vec<String> = loaded.warnings.iter().map(|w| w.warning()).collect();
     assert_eq!(
         warnings,
         [
-            "function 'Hotels_2_SearchHouse': Parameter 'has_laundry_service' is boolean but none of its choices (\"True\", \"False\", \"dontcare\") is a boolean; it is read as string with those choices",
+            "function 'Hotels_2_SearchHouse': Parameter 'has_laundry_service' is boolean but none of its choices (\"True\", \"False\", \"dontcare\") is a boolean; it is read as any with the choices true, false, \"dontcare\"",
             "function 'Hotels_2_SearchHouse': Parameter 'number_of_adults' is integer but none of its choices (\"1\", \"2\", \"dontcare\") is an integer; it is read as string with those choices",
         ]
     );
@@ -877,28 +883,69 @@ fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
     for (text, laundry) in [
         (
             r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service="dontcare")"#,
-            "dontcare",
+            json!("dontcare"),
         ),
         (
             r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service=True)"#,
-            "True",
+            json!(true),
         ),
         (
             r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service=false)"#,
-            "False",
+            json!(false),
+        ),
+        (
+            r#"@Hotels_2_SearchHouse("Oslo", has_laundry_service="False")"#,
+            json!(false),
         ),
     ] {
-        let call = atfunc::parse_events(text)
-            .into_iter()
-            .find_map(|event| match event {
-                atfunc::Event::Call(call) => Some(call),
-                _ => None,
-            })
-            .unwrap();
-        let bound = atfunc::bind(&call, &catalog).unwrap();
-        assert_eq!(bound.args["has_laundry_service"], json!(laundry), "{text}");
+        assert_eq!(
+            first_bound(text, &catalog)["has_laundry_service"],
+            laundry,
+            "{text}"
+        );
     }
     assert_eq!(problems(tools).len(), 2);
+}
+
+/// A boolean whose choices only spell booleans is a boolean: `force=false` reaches the tool
+/// as `false`, never as the text `"False"`, which a tool reads as true.
+#[test]
+fn a_boolean_whose_choices_spell_booleans_stays_a_boolean() {
+    let tools = json!([{"name": "disk.wipe", "parameters": {"type": "object",
+        "properties": {"force": {"type": "boolean", "enum": ["True", "False", "true"]}}}}]);
+    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let force = &loaded.interfaces[0].params[0];
+    assert_eq!(force.ty, ParamType::Boolean);
+    assert_eq!(force.choices, Some(vec![json!(true), json!(false)]));
+    assert_eq!(
+        loaded.warnings[0].message,
+        "Parameter 'force' is boolean but none of its choices (\"True\", \"False\", \"true\") is a boolean; it is read as boolean with the choices true, false"
+    );
+    let catalog = atfunc::Catalog::new(loaded.interfaces);
+    for (text, force) in [
+        ("@disk.wipe(force=false)", false),
+        ("@disk.wipe(force=False)", false),
+        (r#"@disk.wipe(force="False")"#, false),
+        ("@disk.wipe(force=true)", true),
+    ] {
+        assert_eq!(first_bound(text, &catalog)["force"], json!(force), "{text}");
+    }
+    assert_eq!(problems(tools).len(), 1);
+}
+
+/// The arguments of the first call in `text`, bound.
+fn first_bound(text: &str, catalog: &atfunc::Catalog) -> serde_json::Value {
+    let call = atfunc::parse_events(text)
+        .into_iter()
+        .find_map(|event| match event {
+            atfunc::Event::Call(call) => Some(call),
+            _ => None,
+        })
+        .unwrap();
+    match atfunc::bind(&call, catalog) {
+        Ok(bound) => serde_json::Value::Object(bound.args),
+        Err(e) => panic!("{text}: {e}"),
+    }
 }
 
 /// Every contradiction read leniently is worked around and said once; nothing is refused.
@@ -958,22 +1005,153 @@ fn contradictions_are_worked_around_leniently_and_refused_strictly() {
         .all(|p| !p.contains("left out") && !p.contains("read as")));
 }
 
-/// JSON Schema restrictions atfunc does not act on are said, never refused, however
-/// strictly the file is read: the tool must check them itself.
+/// JSON Schema restrictions atfunc does not enforce are said as warnings; a strict load
+/// refuses them, since a call that breaks one would reach the tool.
 #[test]
 fn restrictions_atfunc_does_not_check_are_reported() {
     let tools = json!([{"name": "f", "parameters": {"type": "object", "properties": {
         "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
         "tags": {"type": "array", "minItems": 1}}}}]);
-    for strictness in [Strictness::Lenient, Strictness::Strict] {
-        let loaded = load_tools(&tools, &LoadLimits::default(), strictness).unwrap();
-        let warnings: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
-        assert_eq!(
-            warnings,
-            [
-                "'parameters.code' declares pattern, maxLength, which atfunc neither shows the model nor checks: a call that breaks it is not refused, so the tool must check it",
-                "'parameters.tags' declares minItems, which atfunc neither shows the model nor checks: a call that breaks it is not refused, so the tool must check it",
-            ]
-        );
+    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let warnings: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        warnings,
+        [
+            "'parameters.code' declares pattern, maxLength, which atfunc neither shows the model nor checks; a call that breaks it is not refused, so the tool must check it",
+            "'parameters.tags' declares minItems, which atfunc neither shows the model nor checks; a call that breaks it is not refused, so the tool must check it",
+        ]
+    );
+    assert_eq!(
+        problems(tools),
+        [
+            "Validation failed for function 'f': 'parameters.code' declares pattern, maxLength, which atfunc neither shows the model nor checks",
+            "Validation failed for function 'f': 'parameters.tags' declares minItems, which atfunc neither shows the model nor checks",
+        ]
+    );
+}
+
+/// The warnings of a lenient load, as messages, and the problems of a strict one.
+fn warnings_and_problems(tools: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let loaded = load_tools(tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let warnings = loaded.warnings.iter().map(|w| w.message.clone()).collect();
+    let strict = match load_tools(tools, &LoadLimits::default(), Strictness::Strict) {
+        Err(LoadError::Invalid(found)) => found.iter().map(|p| p.message.clone()).collect(),
+        Ok(_) => Vec::new(),
+        Err(other) => panic!("{other}"),
+    };
+    (warnings, strict)
+}
+
+/// Restrictions that were dropped without a word, even by a strict load: each is a
+/// warning now, and a problem when read strictly.
+#[test]
+fn no_restriction_is_dropped_without_a_word() {
+    let tools = json!([{"name": "pay", "parameters": {"type": "object",
+        "anyOf": [{"required": ["iban"]}, {"required": ["card"]}],
+        "properties": {
+            "iban": {"type": "string"},
+            "card": {"type": "string", "not": {"pattern": "^4"}},
+            "amount": {"anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "maxLength": 9}]},
+            "ref": {"type": ["string", "integer"]},
+            "pair": {"type": "array", "items": [{"type": "string"}, {"type": "integer"}]},
+            "meta": {"type": "object", "additionalProperties": {"type": "string"}},
+            "when": {"type": "string", "if": {"minLength": 1}, "then": {"format": "date"}}}}}]);
+    let (warnings, strict) = warnings_and_problems(&tools);
+    let consequence = "; a call that breaks it is not refused, so the tool must check it";
+    assert_eq!(
+        warnings,
+        [
+            "'parameters.card' declares not, which atfunc neither shows the model nor checks".to_owned() + consequence,
+            "'parameters.amount' declares anyOf, which atfunc neither shows the model nor checks".to_owned() + consequence,
+            "'parameters.ref' may be any of the types string, integer, which atfunc neither shows the model nor checks; it is read as any value, so the tool must check the type".to_owned(),
+            "'parameters.pair.items' is a list of schemas, one per position, which atfunc neither shows the model nor checks; its items are read as any values, so the tool must check them".to_owned(),
+            "'parameters.meta' declares additionalProperties, which atfunc neither shows the model nor checks".to_owned() + consequence,
+            "'parameters.when' declares if, which atfunc neither shows the model nor checks".to_owned() + consequence,
+            "'parameters' declares anyOf, which atfunc neither shows the model nor checks".to_owned() + consequence,
+        ]
+    );
+    assert_eq!(strict.len(), warnings.len(), "{strict:#?}");
+    assert!(strict
+        .iter()
+        .all(|p| !p.contains("not refused") && !p.contains("read as")));
+}
+
+/// What can be enforced is: `const` as the only choice, a `required` written as one name,
+/// draft 3's `"required": true` on a property, `"additionalProperties": false` on an
+/// object with properties, and `anyOf`/`allOf` of one schema as that schema.
+#[test]
+fn restrictions_that_can_be_enforced_are_enforced() {
+    let tools = json!([{"name": "pay", "parameters": {"type": "object",
+        "required": "amount",
+        "properties": {
+            "amount": {"type": "number"},
+            "currency": {"type": "string", "const": "EUR"},
+            "memo": {"type": "string", "required": true},
+            "payee": {"type": "object", "additionalProperties": false,
+                      "properties": {"iban": {"type": "string"}}},
+            "fee": {"anyOf": [{"type": "integer", "minimum": 0, "maximum": 5}, {"type": "null"}]},
+            "tip": {"allOf": [{"type": "integer", "maximum": 10}], "description": "Tip"}}}}]);
+    let (warnings, strict) = warnings_and_problems(&tools);
+    assert_eq!(
+        warnings,
+        [
+            "'parameters.required' must be a list of property names, found a string; it is read as [\"amount\"]",
+            "'parameters.currency' declares const \"EUR\"; it is read as its only choice",
+            "'parameters.memo' says \"required\": true; JSON Schema lists required properties in 'parameters.required'; it is read as required",
+        ]
+    );
+    // The const loses nothing: only what contradicts JSON Schema is refused strictly.
+    assert_eq!(
+        strict,
+        [
+            "'parameters.required' must be a list of property names, found a string",
+            "'parameters.memo' says \"required\": true; JSON Schema lists required properties in 'parameters.required'",
+        ]
+    );
+    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let pay = &loaded.interfaces[0];
+    let param = |name: &str| pay.params.iter().find(|p| p.name == name).unwrap();
+    assert!(param("amount").required && param("memo").required);
+    assert_eq!(param("currency").choices, Some(vec![json!("EUR")]));
+    assert!(param("payee").closed);
+    assert_eq!((param("fee").min, param("fee").max), (Some(0.0), Some(5.0)));
+    assert_eq!(
+        (param("tip").ty.name(), param("tip").max),
+        ("integer", Some(10.0))
+    );
+    let catalog = atfunc::Catalog::new(loaded.interfaces.clone());
+    let bind_text = |text: &str| {
+        let call = atfunc::parse_events(text)
+            .into_iter()
+            .find_map(|event| match event {
+                atfunc::Event::Call(call) => Some(call),
+                _ => None,
+            })
+            .unwrap();
+        atfunc::bind(&call, &catalog).map_err(|e| e.to_string())
+    };
+    assert!(bind_text(
+        r#"@pay(amount=5, memo="rent", currency="EUR", payee={"iban": "X"}, tip=3)"#
+    )
+    .is_ok());
+    for (text, error) in [
+        (r#"@pay(memo="rent")"#, "Missing required parameter for function 'pay': amount"),
+        (r#"@pay(amount=5)"#, "Missing required parameter for function 'pay': memo"),
+        (
+            r#"@pay(amount=5, memo="rent", currency="USD")"#,
+            "expected one of \"EUR\", got \"USD\"",
+        ),
+        (
+            r#"@pay(amount=5, memo="rent", payee={"iban": "X", "ibna": "Y"})"#,
+            "Unknown parameter 'payee.ibna' for function 'pay': did you mean 'payee.iban'? Valid parameters are payee.iban",
+        ),
+        (r#"@pay(amount=5, memo="rent", fee=9)"#, "expected a number from 0 to 5, got 9"),
+        (r#"@pay(amount=5, memo="rent", tip=11)"#, "of at most 10, got 11"),
+    ] {
+        let refused = bind_text(text).unwrap_err();
+        assert!(refused.contains(error), "{text}: {refused}");
     }
+    // The schema written back says the object is closed, and reads back the same.
+    let exported = atfunc::interop::param_schema(param("payee"));
+    assert_eq!(exported["additionalProperties"], json!(false));
 }

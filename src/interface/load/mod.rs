@@ -13,14 +13,18 @@
 //! Tools arrive from clients and data files written for servers that accept them as they
 //! are (OpenAI's API among them), so a definition that can be read is read: what contradicts
 //! itself or JSON Schema is worked around, and each workaround is a warning in
-//! [`Loaded::warnings`] saying what was done. A boolean whose `enum` is `["True", "False",
-//! "dontcare"]` is read as a string with those choices; bounds the wrong way round, an empty
-//! `enum`, a `required` key that is not a property and a description that is not a string
-//! are left out; an unknown type is read as any; a function defined twice keeps its first
-//! definition. Only what cannot be read at all is an error: text that is not JSON, a
-//! definition that is not an object or has no name, two names a call writes alike with
-//! [`Strictness::Strict`]. [`Strictness::Strict`] turns every warning into a problem, for
-//! authors who want their definitions clean (`atfunc check --strict`).
+//! [`Loaded::warnings`] saying what was done. A boolean whose `enum` is `["True", "False"]`
+//! is read as a boolean, one whose `enum` is `["True", "False", "dontcare"]` as `true`,
+//! `false` or `"dontcare"`; a `required` written as one name is read as a list of it; bounds
+//! the wrong way round, an empty `enum`, a `required` key that is not a property and a
+//! description that is not a string are left out; an unknown type is read as any; a
+//! function defined twice keeps its first definition. A restriction atfunc does not enforce
+//! (`pattern`, `not`, a union of schemas in `anyOf`, ...) is a warning too, and `const` is
+//! read as the only choice, with a warning saying so. Only what cannot be read at all is an
+//! error: text that is not JSON, a definition that is not an object or has no name, two
+//! names a call writes alike. [`Strictness::Strict`] turns every warning into a problem
+//! but the one about `const`, which loses nothing, for authors who want their definitions
+//! clean (`atfunc check --strict`).
 
 //!
 //! One job per file: `schema` reads the JSON Schema shapes, `refs` writes out their `$ref`s
@@ -93,9 +97,10 @@ pub enum Strictness {
 pub struct Loaded {
     /// The interfaces, in definition order.
     pub interfaces: Vec<Interface>,
-    /// What the definitions contradict and how it was read instead, and what they declare
-    /// that atfunc does not act on (`pattern`, `maxLength`, ...), in definition order. With
-    /// [`Strictness::Strict`] the contradictions are problems and only the latter remain.
+    /// What the definitions contradict and how it was read instead, what they declare
+    /// that atfunc does not enforce (`pattern`, `maxLength`, ...), and what it enforces in
+    /// another form (`const` as the only choice), in definition order. With
+    /// [`Strictness::Strict`] only the last remain: the others are problems.
     pub warnings: Vec<Problem>,
 }
 
@@ -225,16 +230,38 @@ fn load_entries(
 /// A parameter typed `boolean` or `integer` whose choices are all strings (`["True",
 /// "False", "dontcare"]`, as real tool files have them) could never be called with: read
 /// leniently, it takes the type its choices share (any when they differ), so each choice
-/// binds. Fields and items are settled too.
+/// binds. A boolean's choices that spell `true` or `false` are read as those booleans
+/// first: the tool declared a boolean, and the text `"False"` would reach it as a value
+/// that reads as true. So `["True", "False"]` stays a boolean, and `["True", "False",
+/// "dontcare"]` takes `true`, `false` or `"dontcare"`. Fields and items are settled too.
 fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
     if let Some(message) = unfit_choices(param, path) {
-        let ty = choices_type(param.choices.as_deref().unwrap_or_default());
-        sink.repair_as(
-            ValidationErrorKind::Unsatisfiable,
-            message,
-            &format!("it is read as {} with those choices", ty.name()),
-        );
+        let declared = param.choices.take().unwrap_or_default();
+        let mut choices: Vec<Json> = Vec::with_capacity(declared.len());
+        for choice in &declared {
+            let choice = match param.ty {
+                ParamType::Boolean => boolean_choice(choice),
+                _ => choice.clone(),
+            };
+            // `"True"` and `"true"` are one choice once read.
+            if !choices.contains(&choice) {
+                choices.push(choice);
+            }
+        }
+        let ty = choices_type(&choices);
+        let workaround = if choices == declared {
+            format!("it is read as {} with those choices", ty.name())
+        } else {
+            let listed: Vec<String> = choices.iter().map(Json::to_string).collect();
+            format!(
+                "it is read as {} with the choices {}",
+                ty.name(),
+                listed.join(", ")
+            )
+        };
+        sink.repair_as(ValidationErrorKind::Unsatisfiable, message, &workaround);
         param.ty = ty;
+        param.choices = Some(choices);
     }
     match &mut param.ty {
         ParamType::Object { properties } => {
@@ -245,6 +272,17 @@ fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
         }
         ParamType::Array { items: Some(item) } => settle_choices(item, &format!("{path}[]"), sink),
         _ => {}
+    }
+}
+
+/// A choice of a boolean as the boolean it spells (`"True"`, `"false"`, in any case), or
+/// as it is.
+fn boolean_choice(choice: &Json) -> Json {
+    let spelled = choice.as_str().map(str::trim);
+    match spelled {
+        Some(text) if text.eq_ignore_ascii_case("true") => Json::Bool(true),
+        Some(text) if text.eq_ignore_ascii_case("false") => Json::Bool(false),
+        _ => choice.clone(),
     }
 }
 
@@ -310,14 +348,18 @@ pub fn load_valid_interfaces_str_with(
 /// ```
 /// use atfunc::interface::{load_tools, LoadError, LoadLimits, Strictness};
 /// use atfunc::ParamType;
-/// let tools = serde_json::json!([{"name": "search_house", "parameters": {
+/// use serde_json::json;
+/// let tools = json!([{"name": "search_house", "parameters": {
 ///     "type": "object",
 ///     "properties": {"has_laundry": {"type": "boolean",
 ///                                    "enum": ["True", "False", "dontcare"],
 ///                                    "default": "dontcare"}}}}]);
 /// let limits = LoadLimits::default();
 /// let loaded = load_tools(&tools, &limits, Strictness::Lenient).unwrap();
-/// assert_eq!(loaded.interfaces[0].params[0].ty, ParamType::String);
+/// let has_laundry = &loaded.interfaces[0].params[0];
+/// // A boolean stays a boolean: `false` reaches the tool as `false`, not as "False".
+/// assert_eq!(has_laundry.ty, ParamType::Any);
+/// assert_eq!(has_laundry.choices, Some(vec![json!(true), json!(false), json!("dontcare")]));
 /// assert_eq!(loaded.warnings.len(), 1);
 /// let strict = load_tools(&tools, &limits, Strictness::Strict);
 /// assert!(matches!(strict, Err(LoadError::Invalid(problems)) if problems.len() == 1));

@@ -155,8 +155,8 @@ impl Budget {
 }
 
 /// `schema` with its local references (`#/$defs/Name`, `#/definitions/Name`) written out in
-/// place, and `anyOf`/`oneOf` of one schema and `null` (how `Optional[T]` is written) read
-/// as that schema made nullable. Sibling keys of a `$ref` (a description, say) win over the
+/// place; `anyOf`/`oneOf` of one schema (and `null`, how `Optional[T]` is written) read as
+/// that schema (made nullable), and `allOf` of one schema as that schema. Sibling keys of a `$ref` (a description, say) win over the
 /// referenced schema's. A reference to a definition already being written out on the way
 /// down reads as an open value of its type; see [`LoadLimits`].
 pub(super) fn resolve_schema(schema: &Json, budget: &mut Budget) -> Result<Json, LoadLimit> {
@@ -234,11 +234,17 @@ impl<'s> Expander<'s, '_> {
                 }
             }
         }
-        for key in ["anyOf", "oneOf"] {
+        // The combinators read as one schema; the others stay as written, and the loader
+        // reports them as restrictions it does not enforce.
+        let mut merged: Vec<&str> = Vec::new();
+        for key in ["anyOf", "oneOf", "allOf"] {
             let Some(Json::Array(branches)) = map.get(key) else {
                 continue;
             };
-            let is_null = |b: &Json| b.get("type").and_then(Json::as_str) == Some("null");
+            // `null` beside one schema makes it nullable; all of a schema and `null` is no
+            // value at all, so `allOf` has no such reading.
+            let is_null =
+                |b: &Json| key != "allOf" && b.get("type").and_then(Json::as_str) == Some("null");
             let mut others = branches.iter().filter(|b| !is_null(b));
             if let (Some(only), None) = (others.next(), others.next()) {
                 if let Json::Object(branch) = self.resolve(only, depth + 1)? {
@@ -250,12 +256,13 @@ impl<'s> Expander<'s, '_> {
                         out.insert("type".into(), Json::from(vec![ty, "null".to_owned()]));
                     }
                 }
+                merged.push(key);
             }
         }
         for (k, v) in map {
             match k.as_str() {
                 "$ref" | "$defs" | "definitions" => {}
-                "anyOf" | "oneOf" if out.contains_key("type") => {}
+                key if merged.contains(&key) => {}
                 "properties" => {
                     let value = match v.as_object() {
                         Some(props) => {

@@ -44,6 +44,9 @@ pub(super) fn load_schema_function(
             match resolve_schema(schema, sink.budget) {
                 Ok(Json::Object(schema)) => {
                     params = schema_object_properties(&schema, sink, "parameters");
+                    // A call gives no argument the function does not declare, so the
+                    // parameters are closed however the schema says.
+                    report_unenforced(&schema, sink, "parameters", true);
                 }
                 Ok(_) => {}
                 Err(limit) => {
@@ -88,10 +91,7 @@ pub(super) fn schema_object_properties(
     sink: &mut Sink,
     at: &str,
 ) -> Vec<Param> {
-    let required: Vec<&str> = match schema.get("required") {
-        Some(Json::Array(names)) => names.iter().filter_map(Json::as_str).collect(),
-        _ => Vec::new(),
-    };
+    let required = required_names(schema, sink, at);
     let mut params = Vec::new();
     match schema.get("properties") {
         None | Some(Json::Null) => {}
@@ -99,9 +99,22 @@ pub(super) fn schema_object_properties(
             for (name, def) in props {
                 let path = format!("{at}.{name}");
                 let mut param = schema_param(name, def, sink, &path);
+                let listed = required.contains(name);
+                // JSON Schema draft 3 marked a property itself `"required": true`; older
+                // files still do, and leaving it out would let a call omit the value.
+                let flagged = def.get("required") == Some(&Json::Bool(true));
+                if flagged && !listed {
+                    sink.repair(
+                        format!(
+                            "'{path}' says \"required\": true; JSON Schema lists required \
+                             properties in '{at}.required'"
+                        ),
+                        "it is read as required",
+                    );
+                }
                 // Strict schemas list every field as required and let the optional ones be
                 // null; a call binds `null` as left out, so such a field is optional here.
-                param.required = required.contains(&name.as_str()) && !is_nullable(def);
+                param.required = (listed || flagged) && !is_nullable(def);
                 params.push(param);
             }
         }
@@ -123,6 +136,7 @@ pub(super) fn schema_object_properties(
         if params.iter().any(|p| p.name == name) {
             continue;
         }
+        let name = name.as_str();
         if listed {
             sink.repair(
                 format!(
@@ -138,6 +152,50 @@ pub(super) fn schema_object_properties(
         params.push(param);
     }
     params
+}
+
+/// The names an object's `required` lists. A single name written as a string (`"required":
+/// "amount"`) is read as a list of it, so the requirement holds; a value of another kind, or
+/// an entry that is not a name, is left out. Each with a warning: a requirement dropped
+/// without a word would let a call leave out what the tool needs. A boolean is draft 3's
+/// flag on the object itself, which its parent reads.
+fn required_names(schema: &Map<String, Json>, sink: &mut Sink, at: &str) -> Vec<String> {
+    match schema.get("required") {
+        None | Some(Json::Null) | Some(Json::Bool(_)) => Vec::new(),
+        Some(Json::Array(names)) => {
+            let mut read = Vec::with_capacity(names.len());
+            for name in names {
+                match name {
+                    Json::String(name) => read.push(name.clone()),
+                    other => sink.repair(
+                        format!(
+                            "'{at}.required' must list property names, found {} among them",
+                            json_kind(other)
+                        ),
+                        "that entry is left out",
+                    ),
+                }
+            }
+            read
+        }
+        Some(Json::String(name)) => {
+            sink.repair(
+                format!("'{at}.required' must be a list of property names, found a string"),
+                &format!("it is read as [{}]", Json::from(name.as_str())),
+            );
+            vec![name.clone()]
+        }
+        Some(other) => {
+            sink.repair(
+                format!(
+                    "'{at}.required' must be a list of property names, found {}",
+                    json_kind(other)
+                ),
+                "it is left out",
+            );
+            Vec::new()
+        }
+    }
 }
 
 /// One JSON Schema property as a param (not yet marked required).
@@ -173,6 +231,16 @@ fn schema_type(map: &Map<String, Json>, sink: &mut Sink, at: &str) -> ParamType 
                 .filter_map(Json::as_str)
                 .filter(|n| *n != "null")
                 .collect();
+            if non_null.len() > 1 {
+                sink.unenforced(
+                    format!(
+                        "'{at}' may be any of the types {}, which atfunc neither shows the \
+                         model nor checks",
+                        non_null.join(", ")
+                    ),
+                    "it is read as any value, so the tool must check the type",
+                );
+            }
             if non_null.len() == 1 {
                 non_null.first().copied()
             } else {
@@ -209,6 +277,16 @@ fn schema_type(map: &Map<String, Json>, sink: &mut Sink, at: &str) -> ParamType 
                     let mut param = schema_param("", &Json::Object(item.clone()), sink, &path);
                     param.required = true;
                     Some(Box::new(param))
+                }
+                Some(Json::Array(_)) => {
+                    sink.unenforced(
+                        format!(
+                            "'{at}.items' is a list of schemas, one per position, which \
+                             atfunc neither shows the model nor checks"
+                        ),
+                        "its items are read as any values, so the tool must check them",
+                    );
+                    None
                 }
                 _ => None,
             };
@@ -251,9 +329,11 @@ pub(super) fn values_type<'a>(values: impl IntoIterator<Item = &'a Json>) -> Opt
     Some(ty)
 }
 
-/// JSON Schema restrictions a parameter may declare that atfunc does not act on; each is
+/// JSON Schema restrictions a parameter may declare that atfunc does not enforce; each is
 /// reported once per parameter, so a tool author knows its checks are the tool's to make.
-const IGNORED_KEYWORDS: [&str; 9] = [
+/// `anyOf`, `oneOf` and `allOf` are here only when the loader could not read them as one
+/// schema (see `resolve_schema`): a union of several is read as any value.
+const UNENFORCED_KEYWORDS: [&str; 27] = [
     "pattern",
     "minLength",
     "maxLength",
@@ -263,28 +343,74 @@ const IGNORED_KEYWORDS: [&str; 9] = [
     "minItems",
     "maxItems",
     "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "prefixItems",
+    "additionalItems",
+    "unevaluatedItems",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "not",
+    "anyOf",
+    "oneOf",
+    "allOf",
 ];
 
-/// Reads `enum`/`choices`, `minimum`/`min`, `maximum`/`max`, `default` and `format` onto
-/// `param`.
+/// The restrictions of `map` that atfunc does not enforce, in the order of
+/// [`UNENFORCED_KEYWORDS`] (then `if`, and `additionalProperties` where it restricts),
+/// reported together by [`Sink::unenforced`]. `closed` says whether a call is refused any
+/// field `map` does not declare, so that `additionalProperties` holds whatever it says: on
+/// an object parameter read as closed (see [`Param::closed`]), and on the parameters
+/// themselves, which take no argument the function does not declare.
+pub(super) fn report_unenforced(map: &Map<String, Json>, sink: &mut Sink, at: &str, closed: bool) {
+    let mut found: Vec<&str> = UNENFORCED_KEYWORDS
+        .iter()
+        .copied()
+        .filter(|key| map.get(*key).is_some_and(|v| !v.is_null()))
+        .collect();
+    // `then` and `else` restrict only through `if`.
+    if map.get("if").is_some_and(|v| !v.is_null()) {
+        found.push("if");
+    }
+    match map.get("additionalProperties") {
+        None | Some(Json::Null) | Some(Json::Bool(true)) => {}
+        Some(_) if closed => {}
+        Some(_) => found.push("additionalProperties"),
+    }
+    if !found.is_empty() {
+        sink.unenforced(
+            format!(
+                "'{at}' declares {}, which atfunc neither shows the model nor checks",
+                found.join(", ")
+            ),
+            "a call that breaks it is not refused, so the tool must check it",
+        );
+    }
+}
+
+/// Reads `enum`/`choices`, `const`, `minimum`/`min`, `maximum`/`max`, `default`, `format`
+/// and (on an object with properties) `"additionalProperties": false` onto `param`, and
+/// reports what else it declares that atfunc does not enforce.
 pub(super) fn fill_constraints(
     param: &mut Param,
     map: &Map<String, Json>,
     sink: &mut Sink,
     at: &str,
 ) {
-    let ignored: Vec<&str> = IGNORED_KEYWORDS
-        .iter()
-        .copied()
-        .filter(|key| map.get(*key).is_some_and(|v| !v.is_null()))
-        .collect();
-    if !ignored.is_empty() {
-        sink.note(format!(
-            "'{at}' declares {}, which atfunc neither shows the model nor checks: a call \
-             that breaks it is not refused, so the tool must check it",
-            ignored.join(", ")
-        ));
+    // Only declared fields can be checked one by one: `false` beside no properties would
+    // admit `{}` alone, which the call grammar does not know, so it stays a warning.
+    let declared = matches!(&param.ty, ParamType::Object { properties } if !properties.is_empty());
+    if declared && map.get("additionalProperties") == Some(&Json::Bool(false)) {
+        param.closed = true;
     }
+    report_unenforced(map, sink, at, param.closed);
     if let Some(choices) = map.get("enum").or_else(|| map.get("choices")) {
         match choices {
             Json::Array(values) if !values.is_empty() => param.choices = Some(values.clone()),
@@ -300,6 +426,21 @@ pub(super) fn fill_constraints(
                 "it is left out",
             ),
         }
+    }
+    if let Some(value) = map.get("const") {
+        // One allowed value is one choice: shown to the model, and checked when a call binds.
+        let shown = shown_json(value);
+        match &param.choices {
+            Some(choices) if !choices.contains(value) => sink.repair_as(
+                ValidationErrorKind::Unsatisfiable,
+                format!("'{at}' has a const {shown} that is not one of its choices"),
+                "the const is read as its only choice",
+            ),
+            _ => sink.rewritten(format!(
+                "'{at}' declares const {shown}; it is read as its only choice"
+            )),
+        }
+        param.choices = Some(vec![value.clone()]);
     }
     for (keys, slot) in [
         (["minimum", "min"], &mut param.min),
@@ -342,5 +483,19 @@ pub(super) fn fill_constraints(
             ),
             "it is left out",
         ),
+    }
+}
+
+/// A value of a definition as JSON text for a message, cut after 80 characters.
+fn shown_json(value: &Json) -> String {
+    const MAX_SHOWN: usize = 80;
+    let text = value.to_string();
+    match text.char_indices().nth(MAX_SHOWN) {
+        Some((cut, _)) => format!(
+            "{}[... {} more bytes]",
+            text.get(..cut).unwrap_or_default(),
+            text.len() - cut
+        ),
+        None => text,
     }
 }

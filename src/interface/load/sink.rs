@@ -50,10 +50,17 @@ impl Sink<'_> {
         }
     }
 
-    /// What the definition declares and atfunc does not act on: a warning however strictly
-    /// it is read, since the definition is not wrong.
-    pub(super) fn note(&mut self, message: impl Into<String>) {
-        let note = self.problem(ValidationErrorKind::Ignored, message.into());
+    /// A restriction the definition declares and atfunc does not enforce (`problem`, then
+    /// what that means for a call: `consequence`): a warning when reading leniently, a
+    /// problem when strictly, since a call the definition forbids would reach the tool.
+    pub(super) fn unenforced(&mut self, problem: impl Into<String>, consequence: &str) {
+        self.repair_as(ValidationErrorKind::Ignored, problem, consequence);
+    }
+
+    /// A restriction atfunc enforces in another form than written (`const` as the only
+    /// choice): a warning however strictly the definition is read, since nothing is lost.
+    pub(super) fn rewritten(&mut self, message: impl Into<String>) {
+        let note = self.problem(ValidationErrorKind::Rewritten, message.into());
         self.warnings.push(note);
     }
 
