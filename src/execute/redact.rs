@@ -109,8 +109,28 @@ impl Redactor {
 
     /// `text` with every spelling of every secret replaced by `[redacted]`.
     pub(crate) fn redact(&self, text: &str) -> String {
-        if self.needles.is_empty() {
+        let spans = self.spans(text);
+        if spans.is_empty() {
             return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in spans {
+            // Spans come from matches of whole UTF-8 needles (or whole escapes), so they
+            // fall on character boundaries; `get` keeps a surprise from panicking.
+            out.push_str(text.get(at..start).unwrap_or_default());
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(text.get(at..).unwrap_or_default());
+        out
+    }
+
+    /// The byte ranges of `text` that [`Redactor::redact`] blanks, in order, apart and
+    /// not touching.
+    fn spans(&self, text: &str) -> Vec<(usize, usize)> {
+        if self.needles.is_empty() {
+            return Vec::new();
         }
         let bytes = text.as_bytes();
         let mut spans = Vec::new();
@@ -129,9 +149,6 @@ impl Redactor {
             let view = Decoded::json(bytes);
             self.find(&view.bytes, Some(&view.starts), &mut spans);
         }
-        if spans.is_empty() {
-            return text.to_owned();
-        }
         spans.sort_unstable();
         // Overlapping and touching spans become one.
         let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -141,17 +158,7 @@ impl Redactor {
                 _ => merged.push((start, end)),
             }
         }
-        let mut out = String::with_capacity(text.len());
-        let mut at = 0;
-        for (start, end) in merged {
-            // Spans come from matches of whole UTF-8 needles (or whole escapes), so they
-            // fall on character boundaries; `get` keeps a surprise from panicking.
-            out.push_str(text.get(at..start).unwrap_or_default());
-            out.push_str(REDACTED);
-            at = end;
-        }
-        out.push_str(text.get(at..).unwrap_or_default());
-        out
+        merged
     }
 
     /// Whether raw bytes (a binary body, which is not redacted) hold a secret as written or
