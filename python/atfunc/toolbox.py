@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import datetime
@@ -190,10 +191,13 @@ def _tool_loop() -> asyncio.AbstractEventLoop:
     global _own_loop
     with _loop_lock:
         if _own_loop is None:
-            _own_loop = asyncio.new_event_loop()
+            loop = asyncio.new_event_loop()
             threading.Thread(
-                target=_own_loop.run_forever, name="atfunc async tools", daemon=True
+                target=loop.run_forever, name="atfunc async tools", daemon=True
             ).start()
+            # Kept once a thread runs it: Ctrl-C landing before leaves no loop that every
+            # later async call would wait on for ever.
+            _own_loop = loop
         return _own_loop
 
 
@@ -203,57 +207,129 @@ def _answer(value: Any) -> "tuple[Optional[bool], Any]":
 
 
 def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
-    """An exception as the model reads it: ``(False, "TypeName: message")``."""
-    message = str(error)
+    """An exception as the model reads it: ``(False, "TypeName: message")``; one whose
+    ``str`` raises is named by its type all the same."""
     kind = type(error).__name__
+    try:
+        message = str(error)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as unreadable:
+        message = f"(its message could not be read: str() raised {type(unreadable).__name__})"
     return False, f"{kind}: {message}" if message else kind
 
 
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
+def _outcome(call: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+    """What a tool's call gives the registry, whatever happens in it: its answer, ``(False,
+    "TypeName: message")`` for any exception, or ``(None, exception)`` for
+    `KeyboardInterrupt` and `SystemExit`, which stop the run and are raised to its caller.
+    Any exception means a `BaseException` outside `Exception` too (a library's own
+    cancellation, `GeneratorExit`) and one raised writing the answer: a call always gets
+    an answer, or the run would wait on it for ever."""
+    try:
+        return _answer(call())
+    except BaseException as error:
+        return _raised(error)
 
 
-async def _guarded(coroutine: Any) -> "tuple[Optional[bool], Any]":
-    """An async tool's call: its answer, an exception the model reads, or ``(None,
-    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
-    raised to its caller (raised here, they would stop the event loop instead)."""
+def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
+    """The answer of a call that raised ``error`` (see `_outcome`)."""
+    if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        return None, error
+    try:
+        return _failure(error)  # the model reads it and may correct its call
+    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`
+        return None, stop
+
+
+# What starts a call whose future the registry holds already (None: it is done), so that
+# Ctrl-C landing while the call starts on the caller's thread never leaves a call under
+# way that nothing can cancel: the registry cancels the future, and a call not yet begun
+# does not begin.
+_Start = Optional[Callable[[], Any]]
+
+
+async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+    """An async tool's call (``make()`` gives its coroutine), as `_outcome` says; raised
+    here, `KeyboardInterrupt` and `SystemExit` would stop the event loop instead. A
+    `CancelledError` goes on: the run gave the call up, and its task ends cancelled."""
     _in_tool.set(True)
     try:
-        return _answer(await coroutine)
-    except Exception as error:  # the model reads it and may correct its call
-        return _failure(error)
-    except (KeyboardInterrupt, SystemExit) as error:
-        return None, error
+        value = await make()
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:
+        return _raised(error)
+    return _outcome(lambda: value)
 
 
-def _in_thread(call: Callable[[], Any], name: str) -> "concurrent.futures.Future[Any]":
+def _on_loop(
+    make: Callable[[], Any], loop: asyncio.AbstractEventLoop
+) -> "tuple[concurrent.futures.Future[Any], _Start]":
+    """An async tool's call on ``loop``: its future, and what starts it. Cancelling the
+    future before the call begins keeps it from beginning, and after, cancels its task
+    (the tool gets `CancelledError` at its next ``await``)."""
+    future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+
+    def settle(task: "asyncio.Task[Any]") -> None:
+        if task.cancelled():
+            future.cancel()
+            return
+        error = task.exception()
+        try:
+            if error is None:
+                future.set_result(task.result())
+            else:
+                future.set_exception(error)
+        except concurrent.futures.InvalidStateError:  # given up meanwhile
+            pass
+
+    def begin() -> None:  # on the loop
+        if future.cancelled():
+            return
+        try:
+            task = loop.create_task(_guarded(make))
+        except BaseException as error:  # the loop is shutting down: an answer all the same
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_exception(error)
+            return
+        task.add_done_callback(settle)
+        future.add_done_callback(
+            lambda given: given.cancelled() and loop.call_soon_threadsafe(task.cancel)
+        )
+
+    return future, lambda: loop.call_soon_threadsafe(begin)
+
+
+def _in_thread(
+    call: Callable[[], Any], name: str
+) -> "tuple[concurrent.futures.Future[Any], _Start]":
     """A plain tool's call, in a thread of its own so that the run can stop waiting for
-    it: a thread cannot be stopped from outside, so one past its time limit runs on (as
-    a daemon: it does not keep the program alive) and what it returns is dropped."""
+    it: its future, and what starts the thread. A thread cannot be stopped from outside,
+    so one past its time limit runs on (as a daemon: it does not keep the program alive)
+    and what it returns is dropped; cancelled before it begins, it does not begin."""
     future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
     loop = _tool_loop() if getattr(_state, "loop", None) is not None else None
+
+    def resolved() -> Any:
+        value = call()
+        if not inspect.isawaitable(value):
+            return value
+        if loop is not None:
+            return asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+        return asyncio.run(_awaited(value))
 
     def work() -> None:
         if not future.set_running_or_notify_cancel():
             return
         _in_tool.set(True)
-        outcome: "tuple[Optional[bool], Any]"
-        try:
-            value = call()
-            if inspect.isawaitable(value):
-                if loop is not None:
-                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
-                else:
-                    value = asyncio.run(_awaited(value))
-            outcome = _answer(value)
-        except Exception as error:  # the model reads it and may correct its call
-            outcome = _failure(error)
-        except (KeyboardInterrupt, SystemExit) as error:
-            outcome = (None, error)
-        future.set_result(outcome)
+        future.set_result(_outcome(resolved))
 
-    threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start()
-    return future
+    return future, threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -487,7 +563,7 @@ class _Tool:
     calls (it starts a call and gives its future), and the parsers of its parameters."""
 
     definition: Dict[str, Any]
-    handler: Callable[[Dict[str, Any]], "concurrent.futures.Future[Any]"]
+    handler: Callable[[Dict[str, Any]], "tuple[concurrent.futures.Future[Any], _Start]"]
     parsers: Dict[str, Callable[[Any], Any]]
 
 
@@ -503,6 +579,7 @@ def _make_tool(
     except Exception:  # hints that do not resolve: read as written
         hints = {}
     doc_description, doc_params = _description_and_params(inspect.getdoc(fn))
+
     properties: Dict[str, Any] = {}
     required: List[str] = []
     defs: Dict[str, Any] = {}
@@ -606,7 +683,7 @@ def _make_tool(
     is_async = _is_async(fn)
     tool_name = str(definition["name"])
 
-    def handler(values: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def handler(values: Dict[str, Any]) -> "tuple[concurrent.futures.Future[Any], _Start]":
         try:
             for key in nullable:
                 values.setdefault(key, None)
@@ -620,13 +697,12 @@ def _make_tool(
                     except (TypeError, ValueError) as error:
                         raise ValueError(f"parameter '{key}': {error}") from None
             first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
-            if is_async:
-                coroutine = fn(*first, **values)
-                return asyncio.run_coroutine_threadsafe(_guarded(coroutine), _tool_loop())
         except Exception as error:  # the model reads it and may correct its call
             done: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
             done.set_result(_failure(error))
-            return done
+            return done, None
+        if is_async:
+            return _on_loop(lambda: fn(*first, **values), _tool_loop())
         return _in_thread(lambda: fn(*first, **values), tool_name)
 
     return _Tool(definition, handler, parsers)

@@ -21,7 +21,9 @@
 //!    the answer's text among the calls' records.
 
 use crate::answer::{self, AnswerText};
-use crate::calls::{self, call_tool, exception_text, Callable, Cancel, PyTool, RunControl};
+use crate::calls::{
+    self, call_tool, exception_text, swallowed, Callable, Cancel, PyTool, RunControl,
+};
 use crate::convert::json_to_py;
 use crate::tools::Tools;
 use atfunc::async_trait;
@@ -39,8 +41,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The crate's registry holding Python functions, and the runtime that drives its calls:
-/// the native half of `atfunc.Toolbox` (use that). Each tool's handler starts its call and
-/// gives a `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`.
+/// the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
+/// `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
+/// starts the call (None: the future is done).
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
@@ -186,17 +189,13 @@ impl Confirmer for PyConfirmer {
         });
         Python::attach(|py| {
             let answer = json_to_py(py, &asked).and_then(|asked| self.0.call1(py, (asked,)));
-            match answer {
-                Ok(answer) => decision(answer.bind(py)).unwrap_or_else(|e| {
-                    e.write_unraisable(py, None);
+            // A confirmer that fails runs nothing.
+            answer
+                .and_then(|answer| decision(answer.bind(py)))
+                .unwrap_or_else(|e| {
+                    swallowed(py, e);
                     Decision::Decline
-                }),
-                // A confirmer that fails runs nothing.
-                Err(e) => {
-                    e.write_unraisable(py, None);
-                    Decision::Decline
-                }
-            }
+                })
         })
     }
 }
@@ -305,9 +304,9 @@ impl NativeRegistry {
     }
 
     /// Offers `tools` from now on, each answered by `handlers[qualified name]`, a pair
-    /// `(handler, timeout)`: the handler starts a call and gives its
-    /// `concurrent.futures.Future`, the timeout (seconds, or None: the toolbox's) bounds
-    /// it. When the registry refuses them, the tools offered before stay.
+    /// `(handler, timeout)`: the handler gives a call's `concurrent.futures.Future` and
+    /// what starts it, the timeout (seconds, or None: the toolbox's) bounds it. When the
+    /// registry refuses them, the tools offered before stay.
     fn set_tools(&self, tools: &Tools, handlers: &Bound<'_, PyDict>) -> PyResult<()> {
         // One box per domain, in the order the domains first appear.
         let mut groups: Vec<(String, Vec<DomainTool>)> = Vec::new();
@@ -518,7 +517,7 @@ impl NativeRegistry {
             Python::attach(|py| {
                 let called = json_to_py(py, &event).and_then(|e| callback.call1(py, (e,)));
                 if let Err(error) = called {
-                    error.write_unraisable(py, None);
+                    swallowed(py, error);
                 }
             });
         });
@@ -534,7 +533,14 @@ impl NativeRegistry {
                     let parsed = json_to_py(py, &value)
                         .and_then(|value| parser.call1(py, (value,)))
                         .and_then(|parsed| py_to_json(py, parsed.bind(py)));
-                    parsed.map_err(|e| exception_text(py, &e))
+                    parsed.map_err(|e| {
+                        let text = exception_text(py, &e);
+                        // The model reads what the parser said, but Ctrl-C is the caller's.
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            swallowed(py, e);
+                        }
+                        text
+                    })
                 })
             })
             .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -550,7 +556,7 @@ impl NativeRegistry {
                     .and_then(|args| filter.call1(py, (name, args, text)))
                     .and_then(|out| out.extract::<Option<String>>(py));
                 called.unwrap_or_else(|error| {
-                    error.write_unraisable(py, None);
+                    swallowed(py, error);
                     None
                 })
             })
