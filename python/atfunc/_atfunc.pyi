@@ -340,7 +340,12 @@ class _Registry:
     starts the call (None: the future is done).
     """
 
-    def __new__(cls, truncate_length: int = 5000, keep_repeated_calls: bool = False, max_calls: int = 1000) -> "_Registry": ...
+    def __new__(
+        cls,
+        truncate_length: Optional[int] = None,
+        keep_repeated_calls: bool = False,
+        max_calls: Optional[int] = None,
+    ) -> "_Registry": ...
     def set_tools(
         self,
         tools: Tools,

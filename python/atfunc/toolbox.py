@@ -752,10 +752,7 @@ class Toolbox:
         max_concurrency: int = 4,
         max_calls: int = 1000,
     ) -> None:
-        if truncate_length < 1:
-            raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
-        if max_calls < 0:
-            raise ValueError(f"max_calls must not be negative, got {max_calls}")
+        # The native registry checks the counts: one out of range is a ValueError naming it.
         self._native = _Registry(truncate_length, keep_repeated_calls, max_calls)
         self._native.timeout = timeout
         self._native.set_concurrency(max_concurrency)
@@ -934,8 +931,6 @@ class Toolbox:
 
     @truncate_length.setter
     def truncate_length(self, length: int) -> None:
-        if length < 1:
-            raise ValueError(f"truncate_length must be at least 1, got {length}")
         self._native.truncate_length = length
 
     def on_event(self, callback: Optional[Callable[[Dict[str, Any]], None]]) -> None:

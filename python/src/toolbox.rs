@@ -24,7 +24,7 @@ use crate::answer::{self, AnswerText};
 use crate::calls::{
     self, call_tool, exception_text, swallowed, Callable, Cancel, PyTool, RunControl,
 };
-use crate::convert::json_to_py;
+use crate::convert::{count_at_least, json_to_py};
 use crate::tools::Tools;
 use atfunc::async_trait;
 use atfunc::execute::{
@@ -276,17 +276,27 @@ impl NativeRegistry {
 
 #[pymethods]
 impl NativeRegistry {
+    /// `truncate_length` (None: 5000) and `max_calls` (None: 1000) are checked here, so
+    /// that one out of range is a `ValueError` naming it.
     #[new]
-    #[pyo3(signature = (truncate_length = 5000, keep_repeated_calls = false, max_calls = 1000))]
+    #[pyo3(signature = (truncate_length = None, keep_repeated_calls = false, max_calls = None))]
     fn new(
-        truncate_length: usize,
+        truncate_length: Option<&Bound<'_, PyAny>>,
         keep_repeated_calls: bool,
-        max_calls: usize,
+        max_calls: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeRegistry> {
+        let truncate_length = truncate_length
+            .map(|n| count_at_least("truncate_length", n, 1))
+            .transpose()?
+            .unwrap_or(5000);
+        let max_calls = max_calls
+            .map(|n| count_at_least("max_calls", n, 0))
+            .transpose()?
+            .unwrap_or(1000);
         let registry = Registry::new();
         // The model is offered the Python functions only, not `tools.*`.
         registry.unregister_control_functions();
-        registry.set_truncate_length(truncate_length.max(1));
+        registry.set_truncate_length(truncate_length);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -422,12 +432,8 @@ impl NativeRegistry {
     }
 
     /// How many calls of one answer run at once.
-    fn set_concurrency(&self, n: usize) -> PyResult<()> {
-        if n < 1 {
-            return Err(PyValueError::new_err(format!(
-                "max_concurrency must be at least 1, got {n}"
-            )));
-        }
+    fn set_concurrency(&self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = count_at_least("max_concurrency", n, 1)?;
         self.registry.set_concurrency(n);
         Ok(())
     }
@@ -439,8 +445,10 @@ impl NativeRegistry {
     }
 
     #[setter]
-    fn set_truncate_length(&self, length: usize) {
-        self.registry.set_truncate_length(length.max(1));
+    fn set_truncate_length(&self, length: &Bound<'_, PyAny>) -> PyResult<()> {
+        let length = count_at_least("truncate_length", length, 1)?;
+        self.registry.set_truncate_length(length);
+        Ok(())
     }
 
     /// Calls of `path` (a function, or a whole domain) wait for confirmation.

@@ -285,6 +285,21 @@ def test_run_runs_at_most_max_calls_of_one_answer():
         atfunc.Toolbox(max_calls=-1)
 
 
+@pytest.mark.parametrize("option, value", [
+    ("max_concurrency", -1), ("max_concurrency", 0), ("max_concurrency", 10**20),
+    ("truncate_length", 0), ("truncate_length", -5), ("truncate_length", 10**20),
+    ("max_calls", -1), ("max_calls", 10**20),
+])
+def test_a_count_out_of_range_raises_a_value_error_naming_it(option, value):
+    with pytest.raises(ValueError, match=option):
+        atfunc.Toolbox(**{option: value})
+    if option != "max_calls":  # the others may be set later too
+        toolbox = atfunc.Toolbox()
+        with pytest.raises(ValueError, match=option):
+            setattr(toolbox, option, value)
+        assert getattr(toolbox, option) == {"max_concurrency": 4, "truncate_length": 5000}[option]
+
+
 def test_a_raising_tool_gives_an_error_without_a_traceback():
     toolbox = atfunc.Toolbox()
 
