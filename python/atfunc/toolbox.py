@@ -16,6 +16,7 @@ import contextvars
 import dataclasses
 import datetime
 import enum
+import functools
 import inspect
 import json
 import pathlib
@@ -567,19 +568,48 @@ class _Tool:
     parsers: Dict[str, Callable[[Any], Any]]
 
 
+def _unwrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function a `functools.partial` (or a partial of one) calls: its name,
+    docstring and type hints are the tool's; the partial's signature says what is left
+    to give (what it fixed by keyword is a default the model may change)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _tool_name(fn: Callable[..., Any], name: Optional[str]) -> str:
+    if name:
+        return name
+    own = getattr(_unwrapped(fn), "__name__", None)
+    if not isinstance(own, str):
+        raise ToolsError(
+            f"{fn!r} has no name of its own to be called by: give it one, "
+            "add_tool(fn, name=...) or @toolbox.tool(name=...)"
+        )
+    return own
+
+
+def _type_hints(fn: Callable[..., Any]) -> Dict[str, Any]:
+    """The type hints of ``fn``'s parameters, resolved; those of a callable object are its
+    ``__call__``'s. Hints that do not resolve are read as written (from the signature)."""
+    for source in (fn, getattr(type(fn), "__call__", None)):
+        try:
+            return typing.get_type_hints(source, include_extras=True)
+        except Exception:
+            continue
+    return {}
+
+
 def _make_tool(
     fn: Callable[..., Any],
     name: Optional[str],
     description: Optional[str],
     args: Optional[Mapping[str, Mapping[str, Any]]],
 ) -> _Tool:
+    tool_name = _tool_name(fn, name)
     signature = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # hints that do not resolve: read as written
-        hints = {}
-    doc_description, doc_params = _description_and_params(inspect.getdoc(fn))
-
+    hints = _type_hints(_unwrapped(fn))
+    doc_description, doc_params = _description_and_params(inspect.getdoc(_unwrapped(fn)))
     properties: Dict[str, Any] = {}
     required: List[str] = []
     defs: Dict[str, Any] = {}
@@ -590,19 +620,18 @@ def _make_tool(
         p for p in signature.parameters.values()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    tool_label = name or getattr(fn, "__name__", repr(fn))
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     converters: Dict[str, Callable[[Any], Any]] = {}
     if args is None:
         for p in signature.parameters.values():
             if p.kind is p.VAR_POSITIONAL:
                 raise ToolsError(
-                    f"function '{tool_label}': *{p.name} cannot be given by a call, whose "
+                    f"function '{tool_name}': *{p.name} cannot be given by a call, whose "
                     "arguments are named: name the parameters, or give them with args={...}"
                 )
             if p.kind is p.VAR_KEYWORD:
                 raise ToolsError(
-                    f"function '{tool_label}': **{p.name} shows the model no parameter: "
+                    f"function '{tool_name}': **{p.name} shows the model no parameter: "
                     "name the parameters, or give them with args={...}"
                 )
     else:
@@ -610,14 +639,14 @@ def _make_tool(
         unknown = [key for key in args if key not in known]
         if unknown and not takes_kwargs:
             raise ToolsError(
-                f"function '{tool_label}': args names {', '.join(repr(k) for k in unknown)}, "
+                f"function '{tool_name}': args names {', '.join(repr(k) for k in unknown)}, "
                 f"which the function does not take (its parameters: "
                 f"{', '.join(repr(k) for k in known) or 'none'})"
             )
         missing = [p.name for p in params if p.default is p.empty and p.name not in args]
         if missing:
             raise ToolsError(
-                f"function '{tool_label}': its parameters {', '.join(repr(k) for k in missing)} "
+                f"function '{tool_name}': its parameters {', '.join(repr(k) for k in missing)} "
                 "have no default and are not in args, so no call could give them"
             )
     if args is not None:
@@ -645,7 +674,7 @@ def _make_tool(
                 schema, optional = _schema(hint, defs)
             except _Unwritable as unwritable:
                 raise ToolsError(
-                    f"function '{tool_label}': parameter '{p.name}' has the type "
+                    f"function '{tool_name}': parameter '{p.name}' has the type "
                     f"{_hint_name(unwritable.hint)}, which no JSON value stands for: use str, "
                     "int, float, bool, a list, dict, set or tuple of them, Literal, an Enum, "
                     "datetime.date or datetime.datetime, a pydantic model, or Any"
@@ -675,13 +704,12 @@ def _make_tool(
     if defs:
         parameters["$defs"] = defs
     definition = {
-        "name": name or fn.__name__,
+        "name": tool_name,
         "description": description if description is not None else doc_description,
         "parameters": parameters,
     }
     positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
     is_async = _is_async(fn)
-    tool_name = str(definition["name"])
 
     def handler(values: Dict[str, Any]) -> "tuple[concurrent.futures.Future[Any], _Start]":
         try:
@@ -776,10 +804,12 @@ class Toolbox:
         confirm: bool = False,
         timeout: Optional[float] = None,
     ) -> _Fn:
-        """Offers ``fn`` (a plain or async function) as a tool and returns it.
+        """Offers ``fn`` (a plain or async function, or a `functools.partial` of one) as
+        a tool and returns it.
 
-        ``name``: the tool's name (default ``fn.__name__``; ``"weather.get"`` puts it in
-        the toolbox ``weather``). ``description``: default the docstring's first
+        ``name``: the tool's name (default ``fn.__name__``, a partial's function's;
+        ``"weather.get"`` puts it in the toolbox ``weather``; a callable without a
+        ``__name__`` must be given one). ``description``: default the docstring's first
         paragraph. ``args``: the parameters as ``{name: {"type", "description",
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
