@@ -356,10 +356,16 @@ class _Registry:
         what starts it, the timeout (seconds, or None: the toolbox's) bounds it. When the
         registry refuses them, the tools offered before stay.
         """
-    def run(self, answer: str, cancel: Optional["_Cancel"] = None) -> Dict[str, Any]:
+    def run(
+        self,
+        answer: str,
+        cancel: Optional["_Cancel"] = None,
+        keep_repeated_calls: Optional[bool] = None,
+    ) -> Dict[str, Any]:
         """Runs the calls of a model's whole answer (up to the first repeated call, unless
         repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
-        ends it from another thread."""
+        ends it from another thread; `keep_repeated_calls` (None: the toolbox's) whether a
+        repeated call runs too."""
     def stream(self, with_text: bool = False, cancel: Optional["_Cancel"] = None) -> "_Stream":
         """A stream fed the answer as it arrives; `with_text`: `feed` gives the text around
         the calls too. `cancel` ends it from another thread.

@@ -142,9 +142,35 @@ def _refused_call(entry: Any, message: str) -> CallResult:
     name = str(function.get("name") or "")
     arguments = function.get("arguments")
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, default=_jsonable)
-    call_id = entry.get("id") if isinstance(entry, Mapping) else None
-    return {"call_id": str(call_id or ""), "name": name, "args": None, "error": message,
+    return {"call_id": _entry_id(entry), "name": name, "args": None, "error": message,
             "call": f"{name}({arguments})"}
+
+
+def _entry_id(entry: Any) -> str:
+    call_id = entry.get("id") if isinstance(entry, Mapping) else None
+    return str(call_id or "")
+
+
+def _with_id(record: CallResult, entry: Any) -> CallResult:
+    """``record`` under the id of the OpenAI ``tool_calls`` entry it answers (its own
+    when the entry has none)."""
+    call_id = _entry_id(entry)
+    return {**record, "call_id": call_id} if call_id else dict(record)  # type: ignore[return-value]
+
+
+def _call_key(entry: Any, line: str) -> str:
+    """What makes two OpenAI ``tool_calls`` entries the same call: the function's name and
+    the arguments, their keys in any order (``line``, the call's text, when they cannot be
+    read)."""
+    function = entry.get("function") if isinstance(entry, Mapping) else None
+    function = function if isinstance(function, Mapping) else {}
+    arguments = function.get("arguments")
+    try:
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        return f"{function.get('name')}\0{json.dumps(arguments, sort_keys=True, default=_jsonable)}"
+    except (TypeError, ValueError):
+        return line
 
 
 def _not_in_a_tool() -> None:
@@ -1023,32 +1049,56 @@ class Toolbox:
         return self._native.tool_calls_text(json.dumps(entries))
 
     def run_tool_calls(self, tool_calls: Sequence[Any]) -> Turn:
-        """Runs OpenAI ``tool_calls``; the `Turn`. An entry that cannot be read (its
-        ``arguments`` not JSON, a tool that does not exist) does not stop the others: it
-        gets an error record (``{"call_id": its id, "name", "args": None, "error",
-        "call"}``) and an error block in ``text``, in its place."""
+        """Runs OpenAI ``tool_calls``; the `Turn`: one record per entry, in order, each
+        under the entry's own ``id`` as ``call_id``, so that `openai_messages` answers
+        every call of the model's message with a ``tool`` message of the same id.
+
+        An entry that cannot be read (its ``arguments`` not JSON, a tool that does not
+        exist) does not stop the others: it gets an error record (``{"call_id": its id,
+        "name", "args": None, "error", "call"}``) and an error block in ``text``, in its
+        place. An entry that repeats an earlier one (the same function, the same
+        arguments in any order) does not run again: its record is the earlier one's,
+        result or error, under its own id. The others all run, in order."""
+        _not_in_a_tool()
+        entries = [
+            call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+            for call in tool_calls
+        ]
+        records: List[Optional[CallResult]] = [None] * len(entries)
         lines: List[str] = []
-        refused: Dict[int, CallResult] = {}
-        for index, call in enumerate(tool_calls):
-            entry = call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+        ran: List[int] = []  # the entries that run, in the order of `lines`
+        repeats: Dict[int, int] = {}  # an entry that repeats: the entry it repeats
+        first_with: Dict[str, int] = {}
+        for index, entry in enumerate(entries):
             try:
-                lines.append(self._native.tool_calls_text(json.dumps([entry], default=_jsonable)))
+                line = self._native.tool_calls_text(json.dumps([entry], default=_jsonable))
             except ValueError as error:
-                refused[index] = _refused_call(entry, str(error))
-        turn = self.run("\n".join(lines))
-        if not refused:
-            return turn
-        # The records of the entries that ran, in order, with the refused ones put back
-        # in their places (a repeated call may have ended the run early: fewer records).
-        ran = iter(turn.results)
-        results: List[CallResult] = []
-        for index in range(len(lines) + len(refused)):
-            record = refused.get(index) or next(ran, None)
-            if record is not None:
-                results.append(record)
-        text = format_results(results, limit=self.truncate_length)
-        return Turn(results=results, text=text, role=turn.role, repeated_at=None,
-                    records=list(results))
+                records[index] = _refused_call(entry, str(error))
+                continue
+            key = _call_key(entry, line)
+            if key in first_with:
+                repeats[index] = first_with[key]
+                continue
+            first_with[key] = index
+            lines.append(line)
+            ran.append(index)
+        # Repeats are found above, by the model's own entries: every line left runs.
+        turn = self._remember(Turn(**self._native.run("\n".join(lines), None, True)))
+        outcomes = iter(turn.results)
+        for index in ran:
+            record = next(outcomes, None)
+            if record is None:  # past `max_calls`
+                record = _refused_call(entries[index], "not run: one answer runs at most "
+                                       f"{len(turn.results)} calls (max_calls)")
+            records[index] = _with_id(record, entries[index])
+        for index, earlier in repeats.items():
+            records[index] = _with_id(records[earlier], entries[index])  # type: ignore[arg-type]
+        results = [record for record in records if record is not None]
+        if repeats or len(ran) < len(entries) or turn.stopped_at is not None:
+            text = format_results(results, limit=self.truncate_length)
+        else:
+            text = turn.text
+        return Turn(results=results, text=text, role=turn.role, records=list(results))
 
     def __repr__(self) -> str:
         return f"<atfunc.Toolbox {self.tools.names}>"

@@ -234,20 +234,27 @@ impl NativeRegistry {
 
     /// A stream for one answer, ended at its first repeated call unless repeats are kept;
     /// its calls see `control`.
-    fn response_stream(&self, control: &Arc<RunControl>) -> ResponseStream {
+    fn response_stream(&self, control: &Arc<RunControl>, keep_repeated: bool) -> ResponseStream {
         let ctx = CallContext::new().with(Arc::clone(control));
         let stream = self.registry.stream_with(&ctx);
-        if self.keep_repeated_calls {
+        if keep_repeated {
             stream
         } else {
             stream.end_at_repeated_call()
         }
     }
 
-    /// A stream for one answer with the text parser beside it.
-    fn native_stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
+    /// A stream for one answer with the text parser beside it; `keep_repeated`: whether
+    /// a call repeating an earlier one runs too (None: as the toolbox says).
+    fn native_stream(
+        &self,
+        with_text: bool,
+        cancel: Option<&Cancel>,
+        keep_repeated: Option<bool>,
+    ) -> NativeStream {
         let control = cancel.map(|c| Arc::clone(&c.control)).unwrap_or_default();
-        let stream = self.response_stream(&control);
+        let keep_repeated = keep_repeated.unwrap_or(self.keep_repeated_calls);
+        let stream = self.response_stream(&control, keep_repeated);
         let text = AnswerText::new(self.registry.parser_config());
         NativeStream {
             state: Mutex::new(Some((stream, text))),
@@ -382,9 +389,16 @@ impl NativeRegistry {
 
     /// Runs the calls of a model's whole answer (up to the first repeated call, unless
     /// repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
-    /// ends it from another thread.
-    #[pyo3(signature = (answer, cancel = None))]
-    fn run(&self, py: Python<'_>, answer: String, cancel: Option<&Cancel>) -> PyResult<Py<PyAny>> {
+    /// ends it from another thread; `keep_repeated_calls` (None: the toolbox's) whether a
+    /// repeated call runs too.
+    #[pyo3(signature = (answer, cancel = None, keep_repeated_calls = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        answer: String,
+        cancel: Option<&Cancel>,
+        keep_repeated_calls: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
         let mut answer = answer;
         let config = self.registry.parser_config();
         let max_calls = self.max_calls;
@@ -399,7 +413,7 @@ impl NativeRegistry {
             }
             _ => None,
         };
-        let stream = self.native_stream(false, cancel);
+        let stream = self.native_stream(false, cancel, keep_repeated_calls);
         stream.feed(py, answer)?;
         let turn = stream.finish(py)?;
         if let Ok(fields) = turn.bind(py).cast::<PyDict>() {
@@ -412,7 +426,7 @@ impl NativeRegistry {
     /// the calls too. `cancel` ends it from another thread.
     #[pyo3(signature = (with_text = false, cancel = None))]
     fn stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
-        self.native_stream(with_text, cancel)
+        self.native_stream(with_text, cancel, None)
     }
 
     /// The time limit of a call, in seconds, for tools without one of their own.

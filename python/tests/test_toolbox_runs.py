@@ -459,6 +459,39 @@ def test_openai_messages_keep_the_text_and_the_calls_that_did_not_bind():
     assert toolbox.openai_messages(turn.records) == toolbox.openai_messages(turn)
 
 
+def test_run_tool_calls_keeps_the_models_ids_and_answers_a_repeated_call():
+    toolbox = atfunc.Toolbox()
+    ran = []
+
+    @toolbox.tool
+    def add(a: int, b: int) -> int:
+        """Adds."""
+        ran.append((a, b))
+        return a + b
+
+    def call(call_id, arguments):
+        return {"id": call_id, "type": "function",
+                "function": {"name": "add", "arguments": arguments}}
+
+    calls = [call("call_A", '{"a": 1, "b": 2}'), call("call_B", '{"b": 2, "a": 1}'),
+             call("call_C", '{"a": 2, "b": 2}'), call("call_D", '{"a": '),
+             call("call_E", '{"a": 2, "b": 3}')]
+    ids = [c["id"] for c in calls]
+    turn = toolbox.run_tool_calls(calls)
+    assert [r["call_id"] for r in turn.results] == ids
+    # The repeat is answered with the first one's result and does not run again; the
+    # calls after it run.
+    assert [r.get("result") for r in turn.results] == [3, 3, 4, None, 5]
+    assert ran == [(1, 2), (2, 2), (2, 3)]
+    assert turn.text.count("Returned: 3") == 2 and "Returned: 5" in turn.text
+    assistant, *tools = toolbox.openai_messages(turn)
+    assert [c["id"] for c in assistant["tool_calls"]] == ids
+    assert [m["tool_call_id"] for m in tools] == ids
+    assert [m["content"] for m in tools][:3] == ["3", "3", "4"]
+    # Each call that returned is remembered once.
+    assert toolbox.history == ["@add(a=1, b=2)", "@add(a=2, b=2)", "@add(a=2, b=3)"]
+
+
 def test_format_results_takes_the_records_of_calls_that_did_not_bind():
     toolbox = messages_toolbox()
     turn = toolbox.run('@weather.get("Oslo") @weather.get(days=2) @nope()')
