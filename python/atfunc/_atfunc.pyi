@@ -335,25 +335,37 @@ def _panic_for_test(message: str) -> None: ...
 @final
 class _Registry:
     """The crate's registry holding Python functions, and the runtime that drives its calls:
-    the native half of `atfunc.Toolbox` (use that). Each tool's handler starts its call and
-    gives a `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`.
+    the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
+    `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
+    starts the call (None: the future is done).
     """
 
-    def __new__(cls, truncate_length: int = 5000, keep_repeated_calls: bool = False, max_calls: int = 1000) -> "_Registry": ...
+    def __new__(
+        cls,
+        truncate_length: Optional[int] = None,
+        keep_repeated_calls: bool = False,
+        max_calls: Optional[int] = None,
+    ) -> "_Registry": ...
     def set_tools(
         self,
         tools: Tools,
         handlers: Mapping[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"],
     ) -> None:
         """Offers `tools` from now on, each answered by `handlers[qualified name]`, a pair
-        `(handler, timeout)`: the handler starts a call and gives its
-        `concurrent.futures.Future`, the timeout (seconds, or None: the toolbox's) bounds
-        it. When the registry refuses them, the tools offered before stay.
+        `(handler, timeout)`: the handler gives a call's `concurrent.futures.Future` and
+        what starts it, the timeout (seconds, or None: the toolbox's) bounds it. When the
+        registry refuses them, the tools offered before stay.
         """
-    def run(self, answer: str, cancel: Optional["_Cancel"] = None) -> Dict[str, Any]:
+    def run(
+        self,
+        answer: str,
+        cancel: Optional["_Cancel"] = None,
+        keep_repeated_calls: Optional[bool] = None,
+    ) -> Dict[str, Any]:
         """Runs the calls of a model's whole answer (up to the first repeated call, unless
         repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
-        ends it from another thread."""
+        ends it from another thread; `keep_repeated_calls` (None: the toolbox's) whether a
+        repeated call runs too."""
     def stream(self, with_text: bool = False, cancel: Optional["_Cancel"] = None) -> "_Stream":
         """A stream fed the answer as it arrives; `with_text`: `feed` gives the text around
         the calls too. `cancel` ends it from another thread.

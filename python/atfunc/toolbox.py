@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import collections.abc
 import concurrent.futures
+import contextlib
 import contextvars
 import dataclasses
 import datetime
 import enum
+import functools
 import inspect
 import json
 import pathlib
@@ -140,9 +142,35 @@ def _refused_call(entry: Any, message: str) -> CallResult:
     name = str(function.get("name") or "")
     arguments = function.get("arguments")
     arguments = arguments if isinstance(arguments, str) else json.dumps(arguments, default=_jsonable)
-    call_id = entry.get("id") if isinstance(entry, Mapping) else None
-    return {"call_id": str(call_id or ""), "name": name, "args": None, "error": message,
+    return {"call_id": _entry_id(entry), "name": name, "args": None, "error": message,
             "call": f"{name}({arguments})"}
+
+
+def _entry_id(entry: Any) -> str:
+    call_id = entry.get("id") if isinstance(entry, Mapping) else None
+    return str(call_id or "")
+
+
+def _with_id(record: CallResult, entry: Any) -> CallResult:
+    """``record`` under the id of the OpenAI ``tool_calls`` entry it answers (its own
+    when the entry has none)."""
+    call_id = _entry_id(entry)
+    return {**record, "call_id": call_id} if call_id else dict(record)  # type: ignore[return-value]
+
+
+def _call_key(entry: Any, line: str) -> str:
+    """What makes two OpenAI ``tool_calls`` entries the same call: the function's name and
+    the arguments, their keys in any order (``line``, the call's text, when they cannot be
+    read)."""
+    function = entry.get("function") if isinstance(entry, Mapping) else None
+    function = function if isinstance(function, Mapping) else {}
+    arguments = function.get("arguments")
+    try:
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        return f"{function.get('name')}\0{json.dumps(arguments, sort_keys=True, default=_jsonable)}"
+    except (TypeError, ValueError):
+        return line
 
 
 def _not_in_a_tool() -> None:
@@ -190,10 +218,13 @@ def _tool_loop() -> asyncio.AbstractEventLoop:
     global _own_loop
     with _loop_lock:
         if _own_loop is None:
-            _own_loop = asyncio.new_event_loop()
+            loop = asyncio.new_event_loop()
             threading.Thread(
-                target=_own_loop.run_forever, name="atfunc async tools", daemon=True
+                target=loop.run_forever, name="atfunc async tools", daemon=True
             ).start()
+            # Kept once a thread runs it: Ctrl-C landing before leaves no loop that every
+            # later async call would wait on for ever.
+            _own_loop = loop
         return _own_loop
 
 
@@ -203,57 +234,129 @@ def _answer(value: Any) -> "tuple[Optional[bool], Any]":
 
 
 def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
-    """An exception as the model reads it: ``(False, "TypeName: message")``."""
-    message = str(error)
+    """An exception as the model reads it: ``(False, "TypeName: message")``; one whose
+    ``str`` raises is named by its type all the same."""
     kind = type(error).__name__
+    try:
+        message = str(error)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as unreadable:
+        message = f"(its message could not be read: str() raised {type(unreadable).__name__})"
     return False, f"{kind}: {message}" if message else kind
 
 
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
+def _outcome(call: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+    """What a tool's call gives the registry, whatever happens in it: its answer, ``(False,
+    "TypeName: message")`` for any exception, or ``(None, exception)`` for
+    `KeyboardInterrupt` and `SystemExit`, which stop the run and are raised to its caller.
+    Any exception means a `BaseException` outside `Exception` too (a library's own
+    cancellation, `GeneratorExit`) and one raised writing the answer: a call always gets
+    an answer, or the run would wait on it for ever."""
+    try:
+        return _answer(call())
+    except BaseException as error:
+        return _raised(error)
 
 
-async def _guarded(coroutine: Any) -> "tuple[Optional[bool], Any]":
-    """An async tool's call: its answer, an exception the model reads, or ``(None,
-    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
-    raised to its caller (raised here, they would stop the event loop instead)."""
+def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
+    """The answer of a call that raised ``error`` (see `_outcome`)."""
+    if isinstance(error, (KeyboardInterrupt, SystemExit)):
+        return None, error
+    try:
+        return _failure(error)  # the model reads it and may correct its call
+    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`
+        return None, stop
+
+
+# What starts a call whose future the registry holds already (None: it is done), so that
+# Ctrl-C landing while the call starts on the caller's thread never leaves a call under
+# way that nothing can cancel: the registry cancels the future, and a call not yet begun
+# does not begin.
+_Start = Optional[Callable[[], Any]]
+
+
+async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+    """An async tool's call (``make()`` gives its coroutine), as `_outcome` says; raised
+    here, `KeyboardInterrupt` and `SystemExit` would stop the event loop instead. A
+    `CancelledError` goes on: the run gave the call up, and its task ends cancelled."""
     _in_tool.set(True)
     try:
-        return _answer(await coroutine)
-    except Exception as error:  # the model reads it and may correct its call
-        return _failure(error)
-    except (KeyboardInterrupt, SystemExit) as error:
-        return None, error
+        value = await make()
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:
+        return _raised(error)
+    return _outcome(lambda: value)
 
 
-def _in_thread(call: Callable[[], Any], name: str) -> "concurrent.futures.Future[Any]":
+def _on_loop(
+    make: Callable[[], Any], loop: asyncio.AbstractEventLoop
+) -> "tuple[concurrent.futures.Future[Any], _Start]":
+    """An async tool's call on ``loop``: its future, and what starts it. Cancelling the
+    future before the call begins keeps it from beginning, and after, cancels its task
+    (the tool gets `CancelledError` at its next ``await``)."""
+    future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
+
+    def settle(task: "asyncio.Task[Any]") -> None:
+        if task.cancelled():
+            future.cancel()
+            return
+        error = task.exception()
+        try:
+            if error is None:
+                future.set_result(task.result())
+            else:
+                future.set_exception(error)
+        except concurrent.futures.InvalidStateError:  # given up meanwhile
+            pass
+
+    def begin() -> None:  # on the loop
+        if future.cancelled():
+            return
+        try:
+            task = loop.create_task(_guarded(make))
+        except BaseException as error:  # the loop is shutting down: an answer all the same
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                future.set_exception(error)
+            return
+        task.add_done_callback(settle)
+        future.add_done_callback(
+            lambda given: given.cancelled() and loop.call_soon_threadsafe(task.cancel)
+        )
+
+    return future, lambda: loop.call_soon_threadsafe(begin)
+
+
+def _in_thread(
+    call: Callable[[], Any], name: str
+) -> "tuple[concurrent.futures.Future[Any], _Start]":
     """A plain tool's call, in a thread of its own so that the run can stop waiting for
-    it: a thread cannot be stopped from outside, so one past its time limit runs on (as
-    a daemon: it does not keep the program alive) and what it returns is dropped."""
+    it: its future, and what starts the thread. A thread cannot be stopped from outside,
+    so one past its time limit runs on (as a daemon: it does not keep the program alive)
+    and what it returns is dropped; cancelled before it begins, it does not begin."""
     future: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
     loop = _tool_loop() if getattr(_state, "loop", None) is not None else None
+
+    def resolved() -> Any:
+        value = call()
+        if not inspect.isawaitable(value):
+            return value
+        if loop is not None:
+            return asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
+        return asyncio.run(_awaited(value))
 
     def work() -> None:
         if not future.set_running_or_notify_cancel():
             return
         _in_tool.set(True)
-        outcome: "tuple[Optional[bool], Any]"
-        try:
-            value = call()
-            if inspect.isawaitable(value):
-                if loop is not None:
-                    value = asyncio.run_coroutine_threadsafe(_awaited(value), loop).result()
-                else:
-                    value = asyncio.run(_awaited(value))
-            outcome = _answer(value)
-        except Exception as error:  # the model reads it and may correct its call
-            outcome = _failure(error)
-        except (KeyboardInterrupt, SystemExit) as error:
-            outcome = (None, error)
-        future.set_result(outcome)
+        future.set_result(_outcome(resolved))
 
-    threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start()
-    return future
+    return future, threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:
@@ -487,8 +590,40 @@ class _Tool:
     calls (it starts a call and gives its future), and the parsers of its parameters."""
 
     definition: Dict[str, Any]
-    handler: Callable[[Dict[str, Any]], "concurrent.futures.Future[Any]"]
+    handler: Callable[[Dict[str, Any]], "tuple[concurrent.futures.Future[Any], _Start]"]
     parsers: Dict[str, Callable[[Any], Any]]
+
+
+def _unwrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The function a `functools.partial` (or a partial of one) calls: its name,
+    docstring and type hints are the tool's; the partial's signature says what is left
+    to give (what it fixed by keyword is a default the model may change)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn
+
+
+def _tool_name(fn: Callable[..., Any], name: Optional[str]) -> str:
+    if name:
+        return name
+    own = getattr(_unwrapped(fn), "__name__", None)
+    if not isinstance(own, str):
+        raise ToolsError(
+            f"{fn!r} has no name of its own to be called by: give it one, "
+            "add_tool(fn, name=...) or @toolbox.tool(name=...)"
+        )
+    return own
+
+
+def _type_hints(fn: Callable[..., Any]) -> Dict[str, Any]:
+    """The type hints of ``fn``'s parameters, resolved; those of a callable object are its
+    ``__call__``'s. Hints that do not resolve are read as written (from the signature)."""
+    for source in (fn, getattr(type(fn), "__call__", None)):
+        try:
+            return typing.get_type_hints(source, include_extras=True)
+        except Exception:
+            continue
+    return {}
 
 
 def _make_tool(
@@ -497,12 +632,10 @@ def _make_tool(
     description: Optional[str],
     args: Optional[Mapping[str, Mapping[str, Any]]],
 ) -> _Tool:
+    tool_name = _tool_name(fn, name)
     signature = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn, include_extras=True)
-    except Exception:  # hints that do not resolve: read as written
-        hints = {}
-    doc_description, doc_params = _description_and_params(inspect.getdoc(fn))
+    hints = _type_hints(_unwrapped(fn))
+    doc_description, doc_params = _description_and_params(inspect.getdoc(_unwrapped(fn)))
     properties: Dict[str, Any] = {}
     required: List[str] = []
     defs: Dict[str, Any] = {}
@@ -513,19 +646,18 @@ def _make_tool(
         p for p in signature.parameters.values()
         if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
-    tool_label = name or getattr(fn, "__name__", repr(fn))
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     converters: Dict[str, Callable[[Any], Any]] = {}
     if args is None:
         for p in signature.parameters.values():
             if p.kind is p.VAR_POSITIONAL:
                 raise ToolsError(
-                    f"function '{tool_label}': *{p.name} cannot be given by a call, whose "
+                    f"function '{tool_name}': *{p.name} cannot be given by a call, whose "
                     "arguments are named: name the parameters, or give them with args={...}"
                 )
             if p.kind is p.VAR_KEYWORD:
                 raise ToolsError(
-                    f"function '{tool_label}': **{p.name} shows the model no parameter: "
+                    f"function '{tool_name}': **{p.name} shows the model no parameter: "
                     "name the parameters, or give them with args={...}"
                 )
     else:
@@ -533,14 +665,14 @@ def _make_tool(
         unknown = [key for key in args if key not in known]
         if unknown and not takes_kwargs:
             raise ToolsError(
-                f"function '{tool_label}': args names {', '.join(repr(k) for k in unknown)}, "
+                f"function '{tool_name}': args names {', '.join(repr(k) for k in unknown)}, "
                 f"which the function does not take (its parameters: "
                 f"{', '.join(repr(k) for k in known) or 'none'})"
             )
         missing = [p.name for p in params if p.default is p.empty and p.name not in args]
         if missing:
             raise ToolsError(
-                f"function '{tool_label}': its parameters {', '.join(repr(k) for k in missing)} "
+                f"function '{tool_name}': its parameters {', '.join(repr(k) for k in missing)} "
                 "have no default and are not in args, so no call could give them"
             )
     if args is not None:
@@ -568,7 +700,7 @@ def _make_tool(
                 schema, optional = _schema(hint, defs)
             except _Unwritable as unwritable:
                 raise ToolsError(
-                    f"function '{tool_label}': parameter '{p.name}' has the type "
+                    f"function '{tool_name}': parameter '{p.name}' has the type "
                     f"{_hint_name(unwritable.hint)}, which no JSON value stands for: use str, "
                     "int, float, bool, a list, dict, set or tuple of them, Literal, an Enum, "
                     "datetime.date or datetime.datetime, a pydantic model, or Any"
@@ -598,15 +730,14 @@ def _make_tool(
     if defs:
         parameters["$defs"] = defs
     definition = {
-        "name": name or fn.__name__,
+        "name": tool_name,
         "description": description if description is not None else doc_description,
         "parameters": parameters,
     }
     positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
     is_async = _is_async(fn)
-    tool_name = str(definition["name"])
 
-    def handler(values: Dict[str, Any]) -> "concurrent.futures.Future[Any]":
+    def handler(values: Dict[str, Any]) -> "tuple[concurrent.futures.Future[Any], _Start]":
         try:
             for key in nullable:
                 values.setdefault(key, None)
@@ -620,13 +751,12 @@ def _make_tool(
                     except (TypeError, ValueError) as error:
                         raise ValueError(f"parameter '{key}': {error}") from None
             first = [values.pop(p.name) for p in params if p.name in positional_only and p.name in values]
-            if is_async:
-                coroutine = fn(*first, **values)
-                return asyncio.run_coroutine_threadsafe(_guarded(coroutine), _tool_loop())
         except Exception as error:  # the model reads it and may correct its call
             done: "concurrent.futures.Future[Any]" = concurrent.futures.Future()
             done.set_result(_failure(error))
-            return done
+            return done, None
+        if is_async:
+            return _on_loop(lambda: fn(*first, **values), _tool_loop())
         return _in_thread(lambda: fn(*first, **values), tool_name)
 
     return _Tool(definition, handler, parsers)
@@ -676,10 +806,7 @@ class Toolbox:
         max_concurrency: int = 4,
         max_calls: int = 1000,
     ) -> None:
-        if truncate_length < 1:
-            raise ValueError(f"truncate_length must be at least 1, got {truncate_length}")
-        if max_calls < 0:
-            raise ValueError(f"max_calls must not be negative, got {max_calls}")
+        # The native registry checks the counts: one out of range is a ValueError naming it.
         self._native = _Registry(truncate_length, keep_repeated_calls, max_calls)
         self._native.timeout = timeout
         self._native.set_concurrency(max_concurrency)
@@ -703,10 +830,12 @@ class Toolbox:
         confirm: bool = False,
         timeout: Optional[float] = None,
     ) -> _Fn:
-        """Offers ``fn`` (a plain or async function) as a tool and returns it.
+        """Offers ``fn`` (a plain or async function, or a `functools.partial` of one) as
+        a tool and returns it.
 
-        ``name``: the tool's name (default ``fn.__name__``; ``"weather.get"`` puts it in
-        the toolbox ``weather``). ``description``: default the docstring's first
+        ``name``: the tool's name (default ``fn.__name__``, a partial's function's;
+        ``"weather.get"`` puts it in the toolbox ``weather``; a callable without a
+        ``__name__`` must be given one). ``description``: default the docstring's first
         paragraph. ``args``: the parameters as ``{name: {"type", "description",
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
@@ -858,8 +987,6 @@ class Toolbox:
 
     @truncate_length.setter
     def truncate_length(self, length: int) -> None:
-        if length < 1:
-            raise ValueError(f"truncate_length must be at least 1, got {length}")
         self._native.truncate_length = length
 
     def on_event(self, callback: Optional[Callable[[Dict[str, Any]], None]]) -> None:
@@ -922,32 +1049,56 @@ class Toolbox:
         return self._native.tool_calls_text(json.dumps(entries))
 
     def run_tool_calls(self, tool_calls: Sequence[Any]) -> Turn:
-        """Runs OpenAI ``tool_calls``; the `Turn`. An entry that cannot be read (its
-        ``arguments`` not JSON, a tool that does not exist) does not stop the others: it
-        gets an error record (``{"call_id": its id, "name", "args": None, "error",
-        "call"}``) and an error block in ``text``, in its place."""
+        """Runs OpenAI ``tool_calls``; the `Turn`: one record per entry, in order, each
+        under the entry's own ``id`` as ``call_id``, so that `openai_messages` answers
+        every call of the model's message with a ``tool`` message of the same id.
+
+        An entry that cannot be read (its ``arguments`` not JSON, a tool that does not
+        exist) does not stop the others: it gets an error record (``{"call_id": its id,
+        "name", "args": None, "error", "call"}``) and an error block in ``text``, in its
+        place. An entry that repeats an earlier one (the same function, the same
+        arguments in any order) does not run again: its record is the earlier one's,
+        result or error, under its own id. The others all run, in order."""
+        _not_in_a_tool()
+        entries = [
+            call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+            for call in tool_calls
+        ]
+        records: List[Optional[CallResult]] = [None] * len(entries)
         lines: List[str] = []
-        refused: Dict[int, CallResult] = {}
-        for index, call in enumerate(tool_calls):
-            entry = call.model_dump() if callable(getattr(call, "model_dump", None)) else call
+        ran: List[int] = []  # the entries that run, in the order of `lines`
+        repeats: Dict[int, int] = {}  # an entry that repeats: the entry it repeats
+        first_with: Dict[str, int] = {}
+        for index, entry in enumerate(entries):
             try:
-                lines.append(self._native.tool_calls_text(json.dumps([entry], default=_jsonable)))
+                line = self._native.tool_calls_text(json.dumps([entry], default=_jsonable))
             except ValueError as error:
-                refused[index] = _refused_call(entry, str(error))
-        turn = self.run("\n".join(lines))
-        if not refused:
-            return turn
-        # The records of the entries that ran, in order, with the refused ones put back
-        # in their places (a repeated call may have ended the run early: fewer records).
-        ran = iter(turn.results)
-        results: List[CallResult] = []
-        for index in range(len(lines) + len(refused)):
-            record = refused.get(index) or next(ran, None)
-            if record is not None:
-                results.append(record)
-        text = format_results(results, limit=self.truncate_length)
-        return Turn(results=results, text=text, role=turn.role, repeated_at=None,
-                    records=list(results))
+                records[index] = _refused_call(entry, str(error))
+                continue
+            key = _call_key(entry, line)
+            if key in first_with:
+                repeats[index] = first_with[key]
+                continue
+            first_with[key] = index
+            lines.append(line)
+            ran.append(index)
+        # Repeats are found above, by the model's own entries: every line left runs.
+        turn = self._remember(Turn(**self._native.run("\n".join(lines), None, True)))
+        outcomes = iter(turn.results)
+        for index in ran:
+            record = next(outcomes, None)
+            if record is None:  # past `max_calls`
+                record = _refused_call(entries[index], "not run: one answer runs at most "
+                                       f"{len(turn.results)} calls (max_calls)")
+            records[index] = _with_id(record, entries[index])
+        for index, earlier in repeats.items():
+            records[index] = _with_id(records[earlier], entries[index])  # type: ignore[arg-type]
+        results = [record for record in records if record is not None]
+        if repeats or len(ran) < len(entries) or turn.stopped_at is not None:
+            text = format_results(results, limit=self.truncate_length)
+        else:
+            text = turn.text
+        return Turn(results=results, text=text, role=turn.role, records=list(results))
 
     def __repr__(self) -> str:
         return f"<atfunc.Toolbox {self.tools.names}>"

@@ -2,23 +2,28 @@
 //!
 //! The contract, step by step:
 //! 1. The registry calls a Python tool as an async function. Its handler (made by
-//!    `atfunc/toolbox.py`) starts the work at once and gives back a
-//!    `concurrent.futures.Future`: a plain function runs in a thread of its own, an async
-//!    one on an event loop (the caller's under `run_async`, else the package's own). So
-//!    while a call runs no thread of the registry waits on it, and the registry can run
-//!    several at once ([`Registry::set_concurrency`]) and stop one at a time limit.
+//!    `atfunc/toolbox.py`) gives back a `concurrent.futures.Future` and what starts the
+//!    work: a plain function runs in a thread of its own, an async one on an event loop
+//!    (the caller's under `run_async`, else the package's own). The future is held
+//!    ([`Pending`]) before the work starts, so a call given up at any moment of its start
+//!    is cancelled. While a call runs no thread of the registry waits on it, and the
+//!    registry can run several at once ([`Registry::set_concurrency`]) and stop one at a
+//!    time limit.
 //! 2. The future's done-callback wakes the call ([`Done`]); its value is `(True,
-//!    json_text)`, `(False, message)` (an exception the model reads), or `(None,
-//!    exception)` for `KeyboardInterrupt` and `SystemExit`, which are not the tool's
-//!    answer but the program's: they stop the whole run ([`RunControl::stop_with`]) and
-//!    are raised to the caller.
+//!    json_text)`, `(False, message)` (any exception the tool raised, which the model
+//!    reads), or `(None, exception)` for `KeyboardInterrupt` and `SystemExit`, which are
+//!    not the tool's answer but the program's: they stop the whole run
+//!    ([`RunControl::stop_with`]) and are raised to the caller.
 //! 3. A call dropped before its end (its time limit passed, or the run was stopped)
 //!    cancels its future ([`Pending`]): an async tool gets `CancelledError` at its next
-//!    `await`. A plain function cannot be stopped from outside its thread: it runs on, and
-//!    what it returns is dropped.
-//! 4. [`drive`] drives a run and, every [`SIGNAL_POLL`], lets Python handle its signals
-//!    (Ctrl-C is `KeyboardInterrupt`), so a run waiting on a hung tool can still be
-//!    interrupted.
+//!    `await`, one not begun does not begin. A plain function cannot be stopped from
+//!    outside its thread: it runs on, and what it returns is dropped.
+//! 4. [`drive`] drives a run on the caller's thread and, every [`SIGNAL_POLL`] and at
+//!    its end, lets Python handle its signals (Ctrl-C is `KeyboardInterrupt`), so a run
+//!    waiting on a hung tool can still be interrupted. Python code of the run (a call's
+//!    start, hooks) runs on that thread too, and Ctrl-C may land inside it: where it
+//!    would be swallowed (a hook's exception is only reported) it is raised again
+//!    ([`swallowed`]), so it reaches the caller wherever it lands.
 //!
 //! [`Registry::set_concurrency`]: atfunc::execute::Registry::set_concurrency
 
@@ -40,22 +45,52 @@ const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// A Python callable kept for calls made on any thread.
 pub(crate) type Callable = Arc<Py<PyAny>>;
 
-/// The text of a Python exception as the model reads it: `TypeName: message`.
+/// The text of a Python exception as the model reads it: `TypeName: message` (the name
+/// alone when the message is empty; when its `str` raises, the name and what it raised).
 pub(crate) fn exception_text(py: Python<'_>, error: &PyErr) -> String {
-    let name = error
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "Exception".to_owned());
-    let message = error
-        .value(py)
-        .str()
-        .map(|s| s.to_string())
-        .unwrap_or_default();
+    let type_name = |error: &PyErr| {
+        error
+            .get_type(py)
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "Exception".to_owned())
+    };
+    let name = type_name(error);
+    let message = match error.value(py).str() {
+        Ok(message) => message.to_string(),
+        Err(unreadable) => {
+            let text = format!(
+                "(its message could not be read: str() raised {})",
+                type_name(&unreadable)
+            );
+            if unreadable.is_instance_of::<PyKeyboardInterrupt>(py) {
+                swallowed(py, unreadable);
+            }
+            text
+        }
+    };
     if message.is_empty() {
         name
     } else {
         format!("{name}: {message}")
+    }
+}
+
+/// Disposes of an exception that Python code of a run raised where nobody can raise it
+/// (a hook, a call's cancellation): it is reported as unraisable, but a
+/// `KeyboardInterrupt`, Ctrl-C landing while that code ran on the caller's thread, is
+/// raised again at the run's next look at its signals ([`drive`]), so it is never lost.
+pub(crate) fn swallowed(py: Python<'_>, error: PyErr) {
+    if !error.is_instance_of::<PyKeyboardInterrupt>(py) {
+        error.write_unraisable(py, None);
+        return;
+    }
+    // `_thread.interrupt_main` is Ctrl-C again: the next check of the signals raises it.
+    let again = py
+        .import("_thread")
+        .and_then(|thread| thread.call_method0("interrupt_main"));
+    if let Err(error) = again {
+        error.write_unraisable(py, None);
     }
 }
 
@@ -180,7 +215,8 @@ impl Drop for ToolRuntime {
 
 /// Runs `work` to its end on `runtime`, unless `control` stops the run or a signal
 /// handler raises (Ctrl-C): then `work` is dropped, which cancels the calls under way,
-/// and the exception is returned. Called with the GIL released.
+/// and the exception is returned. A signal that arrives by the end raises too, even
+/// when `work` is done: the caller asked to stop. Called with the GIL released.
 pub(crate) fn drive<T>(
     runtime: &tokio::runtime::Runtime,
     control: &RunControl,
@@ -196,7 +232,7 @@ pub(crate) fn drive<T>(
                     // A call that stopped the program ended its own run: that comes first.
                     return match control.reason() {
                         Some(error) => Err(error),
-                        None => Ok(done),
+                        None => Python::attach(|py| py.check_signals()).map(|()| done),
                     };
                 }
                 _ = tokio::time::sleep(SIGNAL_POLL) => {}
@@ -252,7 +288,7 @@ impl Drop for Pending {
         if let Some(future) = self.future.take() {
             Python::attach(|py| {
                 if let Err(error) = future.call_method0(py, "cancel") {
-                    error.write_unraisable(py, None);
+                    swallowed(py, error);
                 }
             });
         }
@@ -277,19 +313,36 @@ pub(crate) async fn call_tool(
         return Err(ToolError::msg("not run: the run was stopped"));
     }
     let (sender, receiver) = oneshot::channel();
-    let started = Python::attach(|py| -> PyResult<Py<PyAny>> {
+    // The handler gives the call's future and what starts it; the future is held before
+    // anything starts, so that an exception at any step (Ctrl-C lands on this thread)
+    // drops `pending`, which cancels it: a call not begun does not begin.
+    let prepared = Python::attach(|py| -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        // Ctrl-C that landed in a hook of this call (and was raised again) stops the run
+        // before the call starts.
+        py.check_signals()?;
         let args = json_to_py(py, &Json::Object(args.into_map()))?;
-        let future = tool.handler.call1(py, (args,))?;
-        let done = Py::new(py, Done(Mutex::new(Some(sender))))?;
-        future.call_method1(py, "add_done_callback", (done,))?;
-        Ok(future)
+        tool.handler.call1(py, (args,))?.extract(py)
     });
-    let pending = match started {
-        Ok(future) => Pending {
-            future: Some(future),
-        },
+    let (future, start) = match prepared {
+        Ok(prepared) => prepared,
         Err(error) => return Err(failed(error, control.as_deref())),
     };
+    let pending = Pending {
+        future: Some(future),
+    };
+    let started = Python::attach(|py| -> PyResult<()> {
+        let done = Py::new(py, Done(Mutex::new(Some(sender))))?;
+        if let Some(future) = &pending.future {
+            future.call_method1(py, "add_done_callback", (done,))?;
+        }
+        if !start.is_none(py) {
+            start.call0(py)?;
+        }
+        Ok(())
+    });
+    if let Err(error) = started {
+        return Err(failed(error, control.as_deref()));
+    }
     let limit = tool.timeout.or(default_limit);
     let woken = match limit {
         Some(limit) => match tokio::time::timeout(limit, receiver).await {

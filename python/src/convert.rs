@@ -51,6 +51,37 @@ pub(crate) fn non_negative<T: TryFrom<i64>>(name: &str, value: i64) -> PyResult<
     })
 }
 
+/// `value`, given as the argument `name`, as a count of at least `least`: one below it,
+/// or past what a `usize` holds (`10**20`), is a `ValueError` that names the argument,
+/// where the conversion of its own would raise a bare `OverflowError`; one that is no
+/// integer, the conversion's `TypeError`.
+pub(crate) fn count_at_least(
+    name: &str,
+    value: &Bound<'_, PyAny>,
+    least: usize,
+) -> PyResult<usize> {
+    let below = || {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "{name} must be at least {least}, got {value}"
+        ))
+    };
+    match value.extract::<usize>() {
+        Ok(count) if count >= least => Ok(count),
+        Ok(_) => Err(below()),
+        Err(error) if error.is_instance_of::<pyo3::exceptions::PyOverflowError>(value.py()) => {
+            if value.lt(0)? {
+                Err(below())
+            } else {
+                Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "{name}={value} is too large (at most {})",
+                    usize::MAX
+                )))
+            }
+        }
+        Err(error) => Err(error),
+    }
+}
+
 /// Issues `message` as a Python `UserWarning`, as the CLI writes a warning on stderr: the
 /// caller's warning filters decide whether it shows (once per place, by default).
 pub(crate) fn user_warning(py: Python<'_>, message: &str) -> PyResult<()> {

@@ -21,8 +21,10 @@
 //!    the answer's text among the calls' records.
 
 use crate::answer::{self, AnswerText};
-use crate::calls::{self, call_tool, exception_text, Callable, Cancel, PyTool, RunControl};
-use crate::convert::json_to_py;
+use crate::calls::{
+    self, call_tool, exception_text, swallowed, Callable, Cancel, PyTool, RunControl,
+};
+use crate::convert::{count_at_least, json_to_py};
 use crate::tools::Tools;
 use atfunc::async_trait;
 use atfunc::execute::{
@@ -39,8 +41,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// The crate's registry holding Python functions, and the runtime that drives its calls:
-/// the native half of `atfunc.Toolbox` (use that). Each tool's handler starts its call and
-/// gives a `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`.
+/// the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
+/// `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
+/// starts the call (None: the future is done).
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
@@ -186,17 +189,13 @@ impl Confirmer for PyConfirmer {
         });
         Python::attach(|py| {
             let answer = json_to_py(py, &asked).and_then(|asked| self.0.call1(py, (asked,)));
-            match answer {
-                Ok(answer) => decision(answer.bind(py)).unwrap_or_else(|e| {
-                    e.write_unraisable(py, None);
+            // A confirmer that fails runs nothing.
+            answer
+                .and_then(|answer| decision(answer.bind(py)))
+                .unwrap_or_else(|e| {
+                    swallowed(py, e);
                     Decision::Decline
-                }),
-                // A confirmer that fails runs nothing.
-                Err(e) => {
-                    e.write_unraisable(py, None);
-                    Decision::Decline
-                }
-            }
+                })
         })
     }
 }
@@ -235,20 +234,27 @@ impl NativeRegistry {
 
     /// A stream for one answer, ended at its first repeated call unless repeats are kept;
     /// its calls see `control`.
-    fn response_stream(&self, control: &Arc<RunControl>) -> ResponseStream {
+    fn response_stream(&self, control: &Arc<RunControl>, keep_repeated: bool) -> ResponseStream {
         let ctx = CallContext::new().with(Arc::clone(control));
         let stream = self.registry.stream_with(&ctx);
-        if self.keep_repeated_calls {
+        if keep_repeated {
             stream
         } else {
             stream.end_at_repeated_call()
         }
     }
 
-    /// A stream for one answer with the text parser beside it.
-    fn native_stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
+    /// A stream for one answer with the text parser beside it; `keep_repeated`: whether
+    /// a call repeating an earlier one runs too (None: as the toolbox says).
+    fn native_stream(
+        &self,
+        with_text: bool,
+        cancel: Option<&Cancel>,
+        keep_repeated: Option<bool>,
+    ) -> NativeStream {
         let control = cancel.map(|c| Arc::clone(&c.control)).unwrap_or_default();
-        let stream = self.response_stream(&control);
+        let keep_repeated = keep_repeated.unwrap_or(self.keep_repeated_calls);
+        let stream = self.response_stream(&control, keep_repeated);
         let text = AnswerText::new(self.registry.parser_config());
         NativeStream {
             state: Mutex::new(Some((stream, text))),
@@ -277,17 +283,27 @@ impl NativeRegistry {
 
 #[pymethods]
 impl NativeRegistry {
+    /// `truncate_length` (None: 5000) and `max_calls` (None: 1000) are checked here, so
+    /// that one out of range is a `ValueError` naming it.
     #[new]
-    #[pyo3(signature = (truncate_length = 5000, keep_repeated_calls = false, max_calls = 1000))]
+    #[pyo3(signature = (truncate_length = None, keep_repeated_calls = false, max_calls = None))]
     fn new(
-        truncate_length: usize,
+        truncate_length: Option<&Bound<'_, PyAny>>,
         keep_repeated_calls: bool,
-        max_calls: usize,
+        max_calls: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<NativeRegistry> {
+        let truncate_length = truncate_length
+            .map(|n| count_at_least("truncate_length", n, 1))
+            .transpose()?
+            .unwrap_or(5000);
+        let max_calls = max_calls
+            .map(|n| count_at_least("max_calls", n, 0))
+            .transpose()?
+            .unwrap_or(1000);
         let registry = Registry::new();
         // The model is offered the Python functions only, not `tools.*`.
         registry.unregister_control_functions();
-        registry.set_truncate_length(truncate_length.max(1));
+        registry.set_truncate_length(truncate_length);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -305,9 +321,9 @@ impl NativeRegistry {
     }
 
     /// Offers `tools` from now on, each answered by `handlers[qualified name]`, a pair
-    /// `(handler, timeout)`: the handler starts a call and gives its
-    /// `concurrent.futures.Future`, the timeout (seconds, or None: the toolbox's) bounds
-    /// it. When the registry refuses them, the tools offered before stay.
+    /// `(handler, timeout)`: the handler gives a call's `concurrent.futures.Future` and
+    /// what starts it, the timeout (seconds, or None: the toolbox's) bounds it. When the
+    /// registry refuses them, the tools offered before stay.
     fn set_tools(&self, tools: &Tools, handlers: &Bound<'_, PyDict>) -> PyResult<()> {
         // One box per domain, in the order the domains first appear.
         let mut groups: Vec<(String, Vec<DomainTool>)> = Vec::new();
@@ -373,9 +389,16 @@ impl NativeRegistry {
 
     /// Runs the calls of a model's whole answer (up to the first repeated call, unless
     /// repeats are kept, and at most `max_calls` of them); the turn as a dict. `cancel`
-    /// ends it from another thread.
-    #[pyo3(signature = (answer, cancel = None))]
-    fn run(&self, py: Python<'_>, answer: String, cancel: Option<&Cancel>) -> PyResult<Py<PyAny>> {
+    /// ends it from another thread; `keep_repeated_calls` (None: the toolbox's) whether a
+    /// repeated call runs too.
+    #[pyo3(signature = (answer, cancel = None, keep_repeated_calls = None))]
+    fn run(
+        &self,
+        py: Python<'_>,
+        answer: String,
+        cancel: Option<&Cancel>,
+        keep_repeated_calls: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
         let mut answer = answer;
         let config = self.registry.parser_config();
         let max_calls = self.max_calls;
@@ -390,7 +413,7 @@ impl NativeRegistry {
             }
             _ => None,
         };
-        let stream = self.native_stream(false, cancel);
+        let stream = self.native_stream(false, cancel, keep_repeated_calls);
         stream.feed(py, answer)?;
         let turn = stream.finish(py)?;
         if let Ok(fields) = turn.bind(py).cast::<PyDict>() {
@@ -403,7 +426,7 @@ impl NativeRegistry {
     /// the calls too. `cancel` ends it from another thread.
     #[pyo3(signature = (with_text = false, cancel = None))]
     fn stream(&self, with_text: bool, cancel: Option<&Cancel>) -> NativeStream {
-        self.native_stream(with_text, cancel)
+        self.native_stream(with_text, cancel, None)
     }
 
     /// The time limit of a call, in seconds, for tools without one of their own.
@@ -423,12 +446,8 @@ impl NativeRegistry {
     }
 
     /// How many calls of one answer run at once.
-    fn set_concurrency(&self, n: usize) -> PyResult<()> {
-        if n < 1 {
-            return Err(PyValueError::new_err(format!(
-                "max_concurrency must be at least 1, got {n}"
-            )));
-        }
+    fn set_concurrency(&self, n: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = count_at_least("max_concurrency", n, 1)?;
         self.registry.set_concurrency(n);
         Ok(())
     }
@@ -440,8 +459,10 @@ impl NativeRegistry {
     }
 
     #[setter]
-    fn set_truncate_length(&self, length: usize) {
-        self.registry.set_truncate_length(length.max(1));
+    fn set_truncate_length(&self, length: &Bound<'_, PyAny>) -> PyResult<()> {
+        let length = count_at_least("truncate_length", length, 1)?;
+        self.registry.set_truncate_length(length);
+        Ok(())
     }
 
     /// Calls of `path` (a function, or a whole domain) wait for confirmation.
@@ -518,7 +539,7 @@ impl NativeRegistry {
             Python::attach(|py| {
                 let called = json_to_py(py, &event).and_then(|e| callback.call1(py, (e,)));
                 if let Err(error) = called {
-                    error.write_unraisable(py, None);
+                    swallowed(py, error);
                 }
             });
         });
@@ -534,7 +555,14 @@ impl NativeRegistry {
                     let parsed = json_to_py(py, &value)
                         .and_then(|value| parser.call1(py, (value,)))
                         .and_then(|parsed| py_to_json(py, parsed.bind(py)));
-                    parsed.map_err(|e| exception_text(py, &e))
+                    parsed.map_err(|e| {
+                        let text = exception_text(py, &e);
+                        // The model reads what the parser said, but Ctrl-C is the caller's.
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            swallowed(py, e);
+                        }
+                        text
+                    })
                 })
             })
             .map_err(|e| PyValueError::new_err(e.to_string()))
@@ -550,7 +578,7 @@ impl NativeRegistry {
                     .and_then(|args| filter.call1(py, (name, args, text)))
                     .and_then(|out| out.extract::<Option<String>>(py));
                 called.unwrap_or_else(|error| {
-                    error.write_unraisable(py, None);
+                    swallowed(py, error);
                     None
                 })
             })

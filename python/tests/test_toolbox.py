@@ -1,6 +1,7 @@
 """`atfunc.Toolbox`: Python functions as tools, run by the crate's registry."""
 
 import asyncio
+import functools
 import json
 from pathlib import Path
 from typing import Annotated, Dict, List, Literal, Optional
@@ -283,6 +284,65 @@ def test_run_runs_at_most_max_calls_of_one_answer():
     assert sorted(ran) == [1, 2] and turn.stopped_at == len("a @ping(1) b @ping(2) c ")
     with pytest.raises(ValueError, match="max_calls"):
         atfunc.Toolbox(max_calls=-1)
+
+
+@pytest.mark.parametrize("option, value", [
+    ("max_concurrency", -1), ("max_concurrency", 0), ("max_concurrency", 10**20),
+    ("truncate_length", 0), ("truncate_length", -5), ("truncate_length", 10**20),
+    ("max_calls", -1), ("max_calls", 10**20),
+])
+def test_a_count_out_of_range_raises_a_value_error_naming_it(option, value):
+    with pytest.raises(ValueError, match=option):
+        atfunc.Toolbox(**{option: value})
+    if option != "max_calls":  # the others may be set later too
+        toolbox = atfunc.Toolbox()
+        with pytest.raises(ValueError, match=option):
+            setattr(toolbox, option, value)
+        assert getattr(toolbox, option) == {"max_concurrency": 4, "truncate_length": 5000}[option]
+
+
+def test_a_partial_is_a_tool_named_and_described_by_its_function():
+    toolbox = atfunc.Toolbox()
+
+    def greet(name: str, greeting: str = "hello", mark: Literal["!", "."] = "!") -> str:
+        """Greets someone.
+
+        Args:
+            name: Who is greeted.
+            mark: How it ends.
+        """
+        return f"{greeting} {name}{mark}"
+
+    async def shout(words: str, times: int) -> str:
+        """Shouts."""
+        return (words.upper() + " ") * times
+
+    toolbox.add_tool(functools.partial(greet, greeting="hi"))
+    toolbox.add_tool(functools.partial(functools.partial(shout, times=2)), name="shout")
+    tools = openai_tools(toolbox)
+    assert list(tools) == ["greet", "shout"]
+    greet_tool = tools["greet"]
+    assert greet_tool["description"] == "Greets someone."
+    params = greet_tool["parameters"]
+    assert params["properties"]["name"] == {"type": "string", "description": "Who is greeted."}
+    assert params["properties"]["mark"]["enum"] == ["!", "."]
+    # What the partial fixed is a default the model may change.
+    assert params["properties"]["greeting"]["default"] == "hi"
+    assert params["required"] == ["name"]
+    turn = toolbox.run('@greet("Ann") @greet("Bo", mark=".") @shout("hey")')
+    assert [r.get("result") for r in turn.results] == ["hi Ann!", "hi Bo.", "HEY HEY "]
+
+    class Greeter:
+        """Greets."""
+
+        def __call__(self, name: str) -> str:
+            return f"hello {name}"
+
+    # A callable without a name of its own is named by the caller.
+    with pytest.raises(atfunc.ToolsError, match=r"name=\.\.\."):
+        toolbox.add_tool(Greeter())
+    toolbox.add_tool(Greeter(), name="greeter")
+    assert toolbox.run('@greeter("Cy")').results[0]["result"] == "hello Cy"
 
 
 def test_a_raising_tool_gives_an_error_without_a_traceback():

@@ -167,17 +167,143 @@ def test_keyboard_interrupt_and_system_exit_from_a_tool_reach_the_caller(stop):
 
 @pytest.mark.skipif(os.name != "posix", reason="sends itself SIGINT")
 def test_ctrl_c_stops_a_run_waiting_on_a_hung_tool():
-    toolbox, seen = hanging_toolbox()
-    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
+    toolbox = atfunc.Toolbox()
+    waiting = threading.Event()
+    cancelled = threading.Event()
+
+    @toolbox.tool
+    async def hang() -> str:
+        """Waits for ever."""
+        waiting.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "woke"
+
+    def interrupt():
+        # Once the tool runs, the run waits on it: that is when Ctrl-C lands.
+        if waiting.wait(30):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    signaller = threading.Thread(target=interrupt, daemon=True)
+    signaller.start()
     began = time.monotonic()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            toolbox.run("@hang_async()")
-    finally:
-        timer.cancel()
-    assert time.monotonic() - began < 5
-    assert seen["cancelled"].wait(5)
+    with pytest.raises(KeyboardInterrupt):
+        toolbox.run("@hang()")
+    signaller.join(30)
+    assert time.monotonic() - began < 30
+    assert cancelled.wait(5), "the async tool was not cancelled"
+
+
+class Loud(str):
+    """A parameter type whose making, in the call's start, is where Ctrl-C lands."""
+
+    def __new__(cls, value):
+        os.kill(os.getpid(), signal.SIGINT)
+        return super().__new__(cls, value)
+
+
+def ctrl_c(value=None):
+    """Ctrl-C lands now; then goes on as if nothing happened."""
+    os.kill(os.getpid(), signal.SIGINT)
+    return value
+
+
+@pytest.mark.skipif(os.name != "posix", reason="sends itself SIGINT")
+@pytest.mark.parametrize("moment", ["event", "parser", "confirmer", "output filter", "call start",
+                                    "plain tool", "async tool"])
+def test_ctrl_c_at_any_moment_of_a_run_reaches_the_caller(moment):
+    """Python code of a run (hooks, the start of a call) may run on the caller's thread,
+    where Ctrl-C raises inside it: wherever it lands, the run stops and the caller gets
+    the KeyboardInterrupt. The hung tool's time limit bounds a run that would lose it."""
+    toolbox = atfunc.Toolbox(timeout=10)
+    started = []
+
+    @toolbox.tool
+    async def hang() -> str:
+        """Waits."""
+        started.append("hang")
+        if moment == "async tool":
+            ctrl_c()
+        await asyncio.sleep(60)
+        return "woke"
+
+    def first(label: Loud if moment == "call start" else str) -> str:  # type: ignore[valid-type]
+        """Answers at once."""
+        if moment == "plain tool":
+            ctrl_c()
+        return "first"
+
+    parsed = {"label": {"type": "string", "parser": ctrl_c}} if moment == "parser" else None
+    toolbox.add_tool(first, args=parsed, confirm=moment == "confirmer")
+    if moment == "confirmer":
+        toolbox.set_confirmer(lambda call: ctrl_c("run"))
+    elif moment == "event":
+        sent = []
+
+        def on_event(event):
+            # Once: were the run to go on and start the next call, a second Ctrl-C would
+            # stop the tests instead of failing this one.
+            if event["event"] == "start" and not sent:
+                sent.append(event)
+                ctrl_c()
+
+        toolbox.on_event(on_event)
+    elif moment == "output filter":
+        toolbox.add_output_filter(lambda name, args, text: ctrl_c(None))
+    toolbox.max_concurrency = 1
+    began = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        toolbox.run('@first("x") @hang()')
+    assert time.monotonic() - began < 8
+    # The run stopped where Ctrl-C landed: the call after it did not start (the signal
+    # from a tool's own thread may land a little later).
+    if moment != "plain tool":
+        assert started == (["hang"] if moment == "async tool" else [])
+
+
+class Cancelled(BaseException):
+    """A library's own cancellation, outside `Exception` as asyncio's is."""
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no words")
+
+
+class Unwritable:
+    """A result that `json.dumps` writes with `str`, which raises."""
+
+    def __str__(self):
+        raise Cancelled("in str")
+
+
+@pytest.mark.parametrize("kind", ["plain", "async"])
+@pytest.mark.parametrize("raises, expected", [
+    (Cancelled("stopped"), "Cancelled: stopped"),
+    (GeneratorExit(), "GeneratorExit"),
+    (Unprintable(), "Unprintable"),
+    (None, "Cancelled: in str"),
+], ids=["base-exception", "generator-exit", "unprintable", "unwritable-result"])
+def test_whatever_a_tool_raises_is_its_error_result_not_a_hang(kind, raises, expected):
+    toolbox = atfunc.Toolbox(timeout=10)
+
+    def fail():
+        if raises is None:
+            return Unwritable()
+        raise raises
+
+    async def fail_async():
+        return fail()
+
+    toolbox.add_tool(fail if kind == "plain" else fail_async, name="fail", description="Fails.")
+    began = time.monotonic()
+    [record] = toolbox.run("@fail()").results
+    assert time.monotonic() - began < 8
+    assert record["error"].startswith(expected), record["error"]
+    assert "did not finish" not in record["error"]
 
 
 def test_async_calls_of_one_answer_run_at_the_same_time_in_order():
@@ -331,6 +457,39 @@ def test_openai_messages_keep_the_text_and_the_calls_that_did_not_bind():
         {"role": "assistant", "content": "Just words."}
     ]
     assert toolbox.openai_messages(turn.records) == toolbox.openai_messages(turn)
+
+
+def test_run_tool_calls_keeps_the_models_ids_and_answers_a_repeated_call():
+    toolbox = atfunc.Toolbox()
+    ran = []
+
+    @toolbox.tool
+    def add(a: int, b: int) -> int:
+        """Adds."""
+        ran.append((a, b))
+        return a + b
+
+    def call(call_id, arguments):
+        return {"id": call_id, "type": "function",
+                "function": {"name": "add", "arguments": arguments}}
+
+    calls = [call("call_A", '{"a": 1, "b": 2}'), call("call_B", '{"b": 2, "a": 1}'),
+             call("call_C", '{"a": 2, "b": 2}'), call("call_D", '{"a": '),
+             call("call_E", '{"a": 2, "b": 3}')]
+    ids = [c["id"] for c in calls]
+    turn = toolbox.run_tool_calls(calls)
+    assert [r["call_id"] for r in turn.results] == ids
+    # The repeat is answered with the first one's result and does not run again; the
+    # calls after it run.
+    assert [r.get("result") for r in turn.results] == [3, 3, 4, None, 5]
+    assert ran == [(1, 2), (2, 2), (2, 3)]
+    assert turn.text.count("Returned: 3") == 2 and "Returned: 5" in turn.text
+    assistant, *tools = toolbox.openai_messages(turn)
+    assert [c["id"] for c in assistant["tool_calls"]] == ids
+    assert [m["tool_call_id"] for m in tools] == ids
+    assert [m["content"] for m in tools][:3] == ["3", "3", "4"]
+    # Each call that returned is remembered once.
+    assert toolbox.history == ["@add(a=1, b=2)", "@add(a=2, b=2)", "@add(a=2, b=3)"]
 
 
 def test_format_results_takes_the_records_of_calls_that_did_not_bind():

@@ -8,9 +8,9 @@
 //! - in hexadecimal, in upper, lower or mixed case (a hex dump, `od`, a digest tool's
 //!   `--hex` mode of the raw value),
 //! - in base64 and base64url, at each of the three byte alignments it can have inside a
-//!   longer encoded text (the one or two characters that mix a secret byte with a
-//!   neighbour's bits stay, the rest is blanked; where the secret ends the encoded text,
-//!   padded or not, its last group is blanked too, as no neighbour's bits are in it),
+//!   longer encoded text (Basic auth's `user:password`, whatever the user): every
+//!   character that carries a bit of the secret is blanked, the one at each end that
+//!   mixes its bits with a neighbour's too, so what stays decodes to none of its bits,
 //! - in the text with its percent-escapes decoded, and in the text with its JSON escapes
 //!   decoded, anywhere (not only inside one JSON document), so a mix of escaped and plain
 //!   characters is found too.
@@ -28,18 +28,89 @@ pub(crate) const REDACTED: &str = "[redacted]";
 /// text.
 pub(crate) const MIN_SECRET_LEN: usize = 4;
 
-/// The fewest secret bytes a base64 form must cover to be searched for: shorter runs of
-/// base64 would blank unrelated text.
-const MIN_ENCODED_BYTES: usize = 6;
-
 /// The spellings of a set of secrets, searched for in text.
 #[derive(Clone, Default)]
 pub(crate) struct Redactor {
-    /// Every form of every secret, longest first so a whole form is blanked before a part.
+    /// Every secret as written.
     needles: Vec<Vec<u8>>,
     /// Every secret in lower-case hexadecimal, searched for in the text with its ASCII
     /// letters lowered (the same length, so offsets carry over): any mix of cases matches.
     hex_needles: Vec<Vec<u8>>,
+    /// Every secret in base64 and base64url at each alignment.
+    base64_needles: Vec<Base64Needle>,
+}
+
+/// A secret's base64 at one alignment: the characters that carry its bits only, and
+/// whether a character that mixes its bits with a neighbour's stands before or after
+/// them.
+///
+/// Inside encoded text a secret of `n` bytes starting `a` bytes into a three-byte group
+/// covers bits `8a..8(a+n)` of the group's run, and character `i` carries bits
+/// `6i..6i+6`. The characters wholly inside are the same wherever the secret is (the
+/// needle); one starting before `8a` (when `8a` is not a multiple of 6: `a` is 1 or 2)
+/// holds 4 or 2 of the secret's first bits under a neighbour's, and one ending past
+/// `8(a+n)` holds the secret's last bits over a neighbour's (or the zero bits of the
+/// text's end). Those two cannot be searched for, as they depend on bytes that are not
+/// the secret, but they always stand right beside the needle, and are blanked with it.
+///
+/// A secret of 4 bytes, the shortest redacted, leaves at least 4 characters wholly
+/// inside at any alignment (`(32 - 4) / 6`), as specific a needle as the 4 bytes as
+/// written; no shorter secret is searched for.
+#[derive(Clone, PartialEq, Eq)]
+struct Base64Needle {
+    chars: Vec<u8>,
+    /// The character before `chars` holds bits of the secret.
+    mixed_before: bool,
+    /// The character after `chars` holds bits of the secret.
+    mixed_after: bool,
+}
+
+impl Base64Needle {
+    /// `secret` at alignment `a` (0, 1 or 2 bytes into a group) in `alphabet`.
+    fn new(secret: &[u8], a: usize, alphabet: &[u8; 64]) -> Base64Needle {
+        let start_bit = 8 * a;
+        let end_bit = 8 * (a + secret.len());
+        // Whole groups of zeros around it: the characters wholly inside the secret do not
+        // depend on them, and no padding is written.
+        let mut stream = vec![0u8; a];
+        stream.extend_from_slice(secret);
+        stream.resize(stream.len().div_ceil(3) * 3, 0);
+        let encoded = base64(&stream, alphabet).into_bytes();
+        let first = start_bit.div_ceil(6);
+        let last = end_bit / 6;
+        Base64Needle {
+            chars: encoded.get(first..last).unwrap_or_default().to_vec(),
+            mixed_before: !start_bit.is_multiple_of(6),
+            mixed_after: !end_bit.is_multiple_of(6),
+        }
+    }
+
+    /// The range `at..end` of a match in `haystack` grown over the mixed characters
+    /// beside it, and over the padding that may follow the last (it carries no bits, but
+    /// a lone `=` after the blank would only puzzle a reader).
+    fn grow(&self, haystack: &[u8], at: usize, end: usize) -> (usize, usize) {
+        let is_char = |i: usize| haystack.get(i).copied().is_some_and(is_base64_char);
+        let mut start = at;
+        if self.mixed_before && at > 0 && is_char(at - 1) {
+            start = at - 1;
+        }
+        let mut end = end;
+        if self.mixed_after && is_char(end) {
+            end += 1;
+            for _ in 0..2 {
+                if haystack.get(end) != Some(&b'=') {
+                    break;
+                }
+                end += 1;
+            }
+        }
+        (start, end)
+    }
+}
+
+/// Whether `byte` is a character of base64 or of base64url.
+fn is_base64_char(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'-' | b'_')
 }
 
 impl Redactor {
@@ -53,6 +124,7 @@ impl Redactor {
     {
         let mut needles = Vec::new();
         let mut hex_needles = Vec::new();
+        let mut base64_needles = Vec::new();
         let mut values = Vec::new();
         for secret in secrets {
             let secret = secret.as_ref();
@@ -68,49 +140,51 @@ impl Redactor {
             }
             needles.push(secret.to_vec());
             hex_needles.push(hex_lower(secret));
-            for skip in 0..3 {
-                // At alignment `skip`, the first `skip` bytes share base64 characters with
-                // the text before them; the rest starts on a group boundary.
-                let Some(rest) = secret.get(skip..) else {
-                    continue;
-                };
-                let whole = rest.len() / 3 * 3;
-                let Some(core) = rest.get(..whole) else {
-                    continue;
-                };
-                if core.len() < MIN_ENCODED_BYTES {
-                    continue;
-                }
-                needles.push(base64(core, STANDARD).into_bytes());
-                needles.push(base64(core, URL_SAFE).into_bytes());
-                if whole == rest.len() {
-                    continue;
-                }
-                // The secret ends the encoded text: its last one or two bytes fill a group
-                // of their own, with padding or (base64url) without, and no neighbour's
-                // bits to hide them, so that group is the secret's too.
+            for a in 0..3 {
                 for alphabet in [STANDARD, URL_SAFE] {
-                    let padded = base64(rest, alphabet);
-                    let bare = padded.trim_end_matches('=').as_bytes().to_vec();
-                    needles.push(bare);
-                    needles.push(padded.into_bytes());
+                    let needle = Base64Needle::new(secret, a, alphabet);
+                    // A secret without `>`, `?` or their kin encodes the same in both.
+                    if !base64_needles.contains(&needle) {
+                        base64_needles.push(needle);
+                    }
                 }
             }
         }
-        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        needles.sort_unstable();
         needles.dedup();
-        hex_needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        hex_needles.sort_unstable();
         hex_needles.dedup();
         Redactor {
             needles,
             hex_needles,
+            base64_needles,
         }
     }
 
     /// `text` with every spelling of every secret replaced by `[redacted]`.
     pub(crate) fn redact(&self, text: &str) -> String {
-        if self.needles.is_empty() {
+        let spans = self.spans(text);
+        if spans.is_empty() {
             return text.to_owned();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in spans {
+            // Spans come from matches of whole UTF-8 needles (or whole escapes), so they
+            // fall on character boundaries; `get` keeps a surprise from panicking.
+            out.push_str(text.get(at..start).unwrap_or_default());
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(text.get(at..).unwrap_or_default());
+        out
+    }
+
+    /// The byte ranges of `text` that [`Redactor::redact`] blanks, in order, apart and
+    /// not touching.
+    fn spans(&self, text: &str) -> Vec<(usize, usize)> {
+        if self.needles.is_empty() {
+            return Vec::new();
         }
         let bytes = text.as_bytes();
         let mut spans = Vec::new();
@@ -129,9 +203,6 @@ impl Redactor {
             let view = Decoded::json(bytes);
             self.find(&view.bytes, Some(&view.starts), &mut spans);
         }
-        if spans.is_empty() {
-            return text.to_owned();
-        }
         spans.sort_unstable();
         // Overlapping and touching spans become one.
         let mut merged: Vec<(usize, usize)> = Vec::with_capacity(spans.len());
@@ -141,30 +212,25 @@ impl Redactor {
                 _ => merged.push((start, end)),
             }
         }
-        let mut out = String::with_capacity(text.len());
-        let mut at = 0;
-        for (start, end) in merged {
-            // Spans come from matches of whole UTF-8 needles (or whole escapes), so they
-            // fall on character boundaries; `get` keeps a surprise from panicking.
-            out.push_str(text.get(at..start).unwrap_or_default());
-            out.push_str(REDACTED);
-            at = end;
-        }
-        out.push_str(text.get(at..).unwrap_or_default());
-        out
+        merged
     }
 
-    /// Whether raw bytes (a binary body, which is not redacted) hold a secret as written or
-    /// in base64.
+    /// Whether raw bytes (a binary body, which is not redacted) hold a secret as written,
+    /// in hexadecimal or in base64.
     pub(crate) fn holds_secret(&self, bytes: &[u8]) -> bool {
-        let holds = |needles: &[Vec<u8>], haystack: &[u8]| {
-            needles
+        let holds =
+            |needle: &[u8], haystack: &[u8]| memchr::memmem::find(haystack, needle).is_some();
+        self.needles.iter().any(|needle| holds(needle, bytes))
+            || self
+                .base64_needles
                 .iter()
-                .any(|needle| memchr::memmem::find(haystack, needle).is_some())
-        };
-        holds(&self.needles, bytes)
-            || (!self.hex_needles.is_empty()
-                && holds(&self.hex_needles, &bytes.to_ascii_lowercase()))
+                .any(|needle| holds(&needle.chars, bytes))
+            || (!self.hex_needles.is_empty() && {
+                let lowered = bytes.to_ascii_lowercase();
+                self.hex_needles
+                    .iter()
+                    .any(|needle| holds(needle, &lowered))
+            })
     }
 
     /// Redacts every string (keys included) of a JSON value; whether anything changed.
@@ -201,6 +267,12 @@ impl Redactor {
     /// `None` means the haystack is the source itself.
     fn find(&self, haystack: &[u8], starts: Option<&[usize]>, spans: &mut Vec<(usize, usize)>) {
         find_all(&self.needles, haystack, starts, spans);
+        for needle in &self.base64_needles {
+            for at in memchr::memmem::find_iter(haystack, &needle.chars) {
+                let (start, end) = needle.grow(haystack, at, at + needle.chars.len());
+                push_span(start, end, starts, spans);
+            }
+        }
     }
 }
 
@@ -214,15 +286,20 @@ fn find_all(
 ) {
     for needle in needles {
         for at in memchr::memmem::find_iter(haystack, needle) {
-            let end = at + needle.len();
-            let span = match starts {
-                None => Some((at, end)),
-                Some(starts) => starts.get(at).copied().zip(starts.get(end).copied()),
-            };
-            if let Some(span) = span {
-                spans.push(span);
-            }
+            push_span(at, at + needle.len(), starts, spans);
         }
+    }
+}
+
+/// Adds the source span of the match `at..end` in a haystack (see [`Redactor::find`] for
+/// `starts`).
+fn push_span(at: usize, end: usize, starts: Option<&[usize]>, spans: &mut Vec<(usize, usize)>) {
+    let span = match starts {
+        None => Some((at, end)),
+        Some(starts) => starts.get(at).copied().zip(starts.get(end).copied()),
+    };
+    if let Some(span) = span {
+        spans.push(span);
     }
 }
 
@@ -387,6 +464,7 @@ pub(crate) fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     const SECRET: &str = "s3cr3t-t0ken-value";
 
@@ -457,6 +535,140 @@ mod tests {
                 let out = redactor.redact(&format!("{encoded}.x"));
                 assert!(out.contains(REDACTED), "{prefix:?} {encoded}: {out}");
             }
+        }
+    }
+
+    /// `prefix + secret + suffix` in base64 (`url`: base64url; `padded`: with `=`), set
+    /// between `<` and `>`.
+    fn encoded_text(prefix: &[u8], secret: &str, suffix: &[u8], url: bool, padded: bool) -> String {
+        let mut stream = prefix.to_vec();
+        stream.extend_from_slice(secret.as_bytes());
+        stream.extend_from_slice(suffix);
+        let mut encoded = std_b64(&stream);
+        if !padded {
+            encoded = encoded.trim_end_matches('=').to_owned();
+        }
+        if url {
+            encoded = encoded.replace('+', "-").replace('/', "_");
+        }
+        format!("<{encoded}>")
+    }
+
+    /// The promise for base64, checked for one text: every character of the encoded text
+    /// that carries a bit of the secret lies in a blanked span. Character `i` carries bits
+    /// `6i..6i+6` of the encoded bytes, the secret is bits `8p..8(p+n)` (`p` bytes of
+    /// prefix, `n` of secret): a character kept holds its neighbours' bits only, so
+    /// no byte of the secret, nor any of its bits, can be read from what is left.
+    /// (Saying it as "no window of the output decodes to 3 bytes of the secret" would be
+    /// weaker, and would fail by chance: random neighbours may spell 3 of its bytes
+    /// themselves.)
+    fn assert_no_secret_bit_kept(
+        prefix: &[u8],
+        secret: &str,
+        suffix: &[u8],
+        url: bool,
+        padded: bool,
+    ) {
+        let text = encoded_text(prefix, secret, suffix, url, padded);
+        let spans = Redactor::new([secret]).spans(&text);
+        let secret_bits = 8 * prefix.len()..8 * (prefix.len() + secret.len());
+        // Padding characters sit past every bit of the stream: they carry none.
+        for i in 0..text.len() - 2 {
+            let bits = 6 * i..6 * i + 6;
+            if bits.start >= secret_bits.end || secret_bits.start >= bits.end {
+                continue;
+            }
+            let at = i + 1; // after the `<`
+            assert!(
+                spans.iter().any(|&(start, end)| start <= at && at < end),
+                "character {i} of {text} carries bits of {secret:?} and was kept \
+                 (prefix {prefix:?}, spans {spans:?}): {}",
+                Redactor::new([secret]).redact(&text)
+            );
+        }
+    }
+
+    /// A secret between two bytes of other data, starting one byte into a group and
+    /// ending one before a group's end. What stays is exactly the characters that carry
+    /// only the neighbours' bits: the first (P's top six) and the last (Q's low six).
+    /// The characters around the secret mix in two or four of its bits and go too: kept,
+    /// their group decoded to its first and last two bytes ("Su", "en").
+    #[test]
+    fn base64_between_neighbours_keeps_no_bit_of_the_secret() {
+        let secret = "Sunflower-Garden";
+        let redactor = Redactor::new([secret]);
+        for (url, padded) in [(false, true), (true, false)] {
+            let text = encoded_text(b"P", secret, b"Q", url, padded);
+            let encoded = text.trim_start_matches('<').trim_end_matches('>');
+            assert_eq!(encoded.len(), 24);
+            let kept = |range: std::ops::Range<usize>| encoded.get(range).unwrap_or_default();
+            assert_eq!(
+                redactor.redact(&text),
+                format!("<{}{REDACTED}{}>", kept(0..1), kept(23..24)),
+                "{text}"
+            );
+            assert_no_secret_bit_kept(b"P", secret, b"Q", url, padded);
+        }
+    }
+
+    /// Four- and five-byte secrets give too few whole groups for a search of whole
+    /// groups; at every alignment, with every ending, they go all the same.
+    #[test]
+    fn short_secrets_are_blanked_in_base64_at_every_alignment() {
+        for secret in ["k3Y!", "k3Y!z"] {
+            for prefix in [&b""[..], b"a", b"ab", b"abc"] {
+                for suffix in [&b""[..], b".", b"..", b"..."] {
+                    for (url, padded) in [(false, true), (false, false), (true, false)] {
+                        assert_no_secret_bit_kept(prefix, secret, suffix, url, padded);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Basic auth holds `base64(user:password)`; the password goes whatever the user's
+    /// name, and the name (here `user:`, whose `:` shares a character with the password)
+    /// keeps the characters that are its own.
+    #[test]
+    fn basic_auth_blanks_a_short_password_after_any_user() {
+        let redactor = Redactor::new(["abcdef"]);
+        let header = format!("Authorization: Basic {}", std_b64(b"user:abcdef"));
+        assert_eq!(header, "Authorization: Basic dXNlcjphYmNkZWY=");
+        assert_eq!(
+            redactor.redact(&header),
+            "Authorization: Basic dXNlcj[redacted]"
+        );
+        for user in ["", "a", "al", "ali", "alice", "a-much-longer-user-name"] {
+            for (url, padded) in [(false, true), (true, false)] {
+                assert_no_secret_bit_kept(
+                    format!("{user}:").as_bytes(),
+                    "abcdef",
+                    b"",
+                    url,
+                    padded,
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// For random secrets of 4 to 64 bytes (ASCII, or any characters), between random
+        /// bytes, in either alphabet, padded or not: no kept character carries a bit of
+        /// the secret.
+        #[test]
+        fn no_kept_base64_character_carries_a_bit_of_the_secret(
+            secret in proptest::prop_oneof![
+                "[!-~]{4,64}",
+                proptest::string::string_regex("\\PC{1,16}")
+                    .expect("a valid regex")
+                    .prop_filter("4 to 64 bytes", |s| (4..=64).contains(&s.len())),
+            ],
+            prefix in proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..8),
+            suffix in proptest::collection::vec(proptest::arbitrary::any::<u8>(), 0..8),
+            url: bool,
+            padded: bool,
+        ) {
+            assert_no_secret_bit_kept(&prefix, &secret, &suffix, url, padded);
         }
     }
 
