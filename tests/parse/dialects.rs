@@ -1403,3 +1403,54 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
     let plain = short_reads(&config(Dialect::Hermes), &format!("[{oslo}]"));
     assert_eq!(plain, vec![t(&format!("[{oslo}]"))]);
 }
+
+/// Issue 56: a call object that gives `name` twice passed the offered-tool check on the
+/// first and bound the last. A key given twice anywhere in a call's JSON makes it
+/// malformed, in every JSON dialect, tagged or not.
+#[test]
+fn a_key_given_twice_is_no_call() {
+    let twice = r#"{"name": "Weather_1_GetWeather", "name": "file.deletefile", "arguments": {"filepath": "keep.txt"}}"#;
+    let args_twice =
+        r#"{"name": "Weather_1_GetWeather", "arguments": {"city": "Oslo", "city": "Rome"}}"#;
+    for text in [
+        twice.to_owned(),
+        format!("<tool_call>{twice}</tool_call>"),
+        format!("```json\n{twice}\n```"),
+        format!("[{twice}]"),
+        args_twice.to_owned(),
+        format!("<tool_call>{args_twice}</tool_call>"),
+    ] {
+        for dialect in [Dialect::Hermes, Dialect::Auto] {
+            let reads = fenced_reads(dialect, &text);
+            assert!(
+                !reads.iter().any(|r| r.starts_with("C:")),
+                "{dialect}: {text}: {reads:?}"
+            );
+            assert!(
+                reads.iter().any(|r| r.starts_with("M:")),
+                "{dialect}: {text}: {reads:?}"
+            );
+        }
+    }
+    let events = events_everywhere(
+        Dialect::Llama3,
+        r#"<|python_tag|>{"name": "f", "parameters": {}, "name": "g"}"#,
+        2,
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Malformed { error, .. }
+        if error.to_string().contains("`name` given twice"))),
+        "{events:?}"
+    );
+    let events = events_everywhere(
+        Dialect::Mistral,
+        r#"[TOOL_CALLS]f[ARGS]{"a": 1, "a": 2}"#,
+        2,
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Call(_))),
+        "{events:?}"
+    );
+}

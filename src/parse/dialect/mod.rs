@@ -79,6 +79,7 @@ mod pythonic;
 mod qwen3_xml;
 mod reader;
 mod scan;
+mod unique_keys;
 mod untagged;
 
 pub(crate) use reader::Reader;
