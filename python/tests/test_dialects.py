@@ -66,9 +66,10 @@ def compact(value) -> str:
 
 
 def render(dialect: str, calls, variant: int) -> str:
-    """One answer in `dialect`, prose before and after; `variant` picks between a
-    dialect's forms (hermes: a block a call or an array; mistral: an array or `[ARGS]`;
-    deepseek: V3 or V3.1)."""
+    """One answer in `dialect`, prose before and after (but for pythonic, whose list has
+    no marker of its own: a call only where the answer is the list); `variant` picks
+    between a dialect's forms (hermes: a block a call or an array; mistral: an array or
+    `[ARGS]`; deepseek: V3 or V3.1)."""
     if dialect == "atfunc":
         block = " ".join(
             f"@{name}(" + ", ".join(f"{k}={compact(v)}" for k, v in args.items()) + ")"
@@ -91,7 +92,7 @@ def render(dialect: str, calls, variant: int) -> str:
         items = ", ".join(
             f"{n}(" + ", ".join(f"{k}={py_literal(v)}" for k, v in a.items()) + ")"
             for n, a in calls)
-        block = f"[{items}]"
+        return f"[{items}]"
     elif dialect == "deepseek":
         if variant % 2:
             items = "\n".join(f"<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{compact(a)}<｜tool▁call▁end｜>"

@@ -180,8 +180,8 @@ pub enum CallForm {
     /// reader reads it when it knows the offered tools. Qwen2.5-Coder, free, writes its call
     /// object in such a fence, and it stops after one; held to the list it keeps writing
     /// calls where several are asked (EVAL.md (ad)). `Required` and `Function`: the fenced
-    /// list alone; `Auto`: prose without a backtick, and the list at most once, at the start
-    /// of a line.
+    /// list alone; `Auto`: the fenced list alone, or prose without a backtick (the reader
+    /// takes a list without tags for calls only where the answer is nothing but calls).
     ///
     /// ```
     /// use atfunc::grammar::{grammar, CallForm, Choice, GrammarOptions};
@@ -197,6 +197,14 @@ pub enum CallForm {
     /// assert!(g.accepts(&format!("```json\n[\n  {}\n]\n```", call("Oslo"))));
     /// assert!(g.accepts(&format!("```json\n[\n  {},\n  {}\n]\n```", call("Oslo"), call("Rome"))));
     /// assert!(!g.accepts(&call("Oslo")));
+    ///
+    /// // Under `Auto`, the list or prose: a list beside prose would be read as an example.
+    /// let options = GrammarOptions::default().with_choice(Choice::Auto).with_form(CallForm::HermesList);
+    /// let g = grammar(&[Interface::new("get_temp")], &options).unwrap();
+    /// let list = "```json\n[\n  {\"name\": \"get_temp\", \"arguments\": {}}\n]\n```";
+    /// assert!(g.accepts(list));
+    /// assert!(g.accepts("It is sunny today."));
+    /// assert!(!g.accepts(&format!("Sure:\n{list}")));
     /// ```
     HermesList,
 }
@@ -677,6 +685,10 @@ pub fn grammar(
             Node::optional(Node::seq([Node::text("\n"), call]))
         } else if asks_call && options.form == CallForm::HermesList {
             call
+        } else if options.form == CallForm::HermesList {
+            // The list has no marker of its own: the reader takes it for calls only where
+            // the answer is the list alone, so an answer is the list or prose, never both.
+            Node::alt([call, prose(&mut b)])
         } else if asks_call {
             let more = more("\n", &call);
             // The Hermes format's own answers are the blocks alone: no lead-in.
@@ -701,10 +713,6 @@ pub fn grammar(
             // In the Hermes form any prose may stand before a block.
             let before = if options.form == CallForm::Hermes {
                 prose(&mut b)
-            } else if options.form == CallForm::HermesList {
-                // The reader takes a fence for a call only at the start of a line.
-                let prose = prose(&mut b);
-                Node::optional(Node::seq([prose, Node::text("\n")]))
             } else {
                 b.rule("before-call", |_| {
                     Node::optional(Node::seq([
@@ -720,12 +728,7 @@ pub fn grammar(
                     ]))
                 })
             };
-            // One fenced list holds all of an answer's calls.
-            let max = if options.single || options.form == CallForm::HermesList {
-                Some(1)
-            } else {
-                None
-            };
+            let max = if options.single { Some(1) } else { None };
             Node::seq([
                 Node::repeat(Node::seq([before, call]), 0, max),
                 prose(&mut b),

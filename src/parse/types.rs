@@ -474,9 +474,9 @@ pub struct ParserConfig {
     pub dialect: Dialect,
     /// The names of the tools the model was offered, when known. With them, `hermes` and
     /// `auto` read a JSON call written without `<tool_call>` tags, `{"name": NAME,
-    /// "arguments": {...}}` at the start of the answer or of a line (Qwen 2.5's own template
-    /// gets such answers), when NAME is one of these (ignoring case); `auto` then reads a
-    /// bare JSON object only when it names one. A Markdown ```` ```json ```` fence right
+    /// "arguments": {...}}` at the start of a line where the answer holds nothing but
+    /// calls (Qwen 2.5's own template gets such answers), when NAME is one of these
+    /// (ignoring case); `auto` then reads a bare JSON object only when it names one. A Markdown ```` ```json ```` fence right
     /// around such a call goes with it (its span covers the fence), so the text holds no
     /// empty fence. Default `None`: no untagged calls.
     pub offered: Option<FunctionNames>,

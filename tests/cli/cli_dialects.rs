@@ -77,7 +77,7 @@ fn an_unbound_dialect_call_quotes_its_own_text() {
 fn jsonl_reads_each_completion_with_auto() {
     let records = [
         json!({"id": 1, "completion": "[TOOL_CALLS]weather.get_current_weather[ARGS]{\"location\": \"Oslo\"}"}),
-        json!({"id": 2, "completion": "ok\n[math.calculate_power(base=2, exponent=10)]"}),
+        json!({"id": 2, "completion": "\n[math.calculate_power(base=2, exponent=10)]\n"}),
         json!({"id": 3, "completion": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>weather.get_current_weather<｜tool▁sep｜>{\"location\": \"Lima\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"}),
         json!({"id": 4, "completion": "<|channel|>commentary to=functions.weather.get_current_weather <|constrain|>json<|message|>{\"location\": \"Rome\"}<|call|>"}),
         json!({"id": 5, "completion": "Checking.\n@weather.get_current_weather(location=\"Paris\")"}),
@@ -150,7 +150,7 @@ fn an_unknown_dialect_is_an_error_naming_the_choices() {
 fn an_untagged_json_call_naming_a_tool_is_read_with_tools() {
     let call =
         "{\"name\": \"weather.get_current_weather\", \"arguments\": {\"location\": \"Oslo\"}}";
-    let input = format!("```json\n{call}\n```\nAn example: {{\"name\": \"x\"}}\n");
+    let input = format!("```json\n{call}\n```\n");
     for dialect in ["hermes", "auto"] {
         for size in ["1", "8192"] {
             let out = lines(
@@ -172,5 +172,66 @@ fn an_untagged_json_call_naming_a_tool_is_read_with_tools() {
         if dialect == "hermes" {
             assert!(lines(&["parse", "--dialect", dialect], &input).is_empty());
         }
+    }
+}
+
+/// Issue 56: an answer that shows a call as an example, on a line of its own, outside or
+/// inside a ```json fence, runs nothing: a call without a marker of its own (bare JSON, a
+/// Python list) counts only where the answer is nothing but calls. Calls behind a marker
+/// run wherever they stand.
+#[test]
+fn an_example_call_in_prose_runs_nothing() {
+    let json = r#"{"name": "file.deletefile", "arguments": {"filepath": "keep.txt"}}"#;
+    let list = r#"[file.deletefile(filepath="keep.txt")]"#;
+    let before = "To delete a file you would write a call like this:\n";
+    let after = "\nBut I will not do that, since you only asked for a list.";
+    let examples = [
+        ("hermes", format!("{before}{json}{after}")),
+        ("hermes", format!("{before}```json\n{json}\n```{after}")),
+        ("hermes", format!("{json}{after}")),
+        ("hermes", format!("```json\n{json}\n```{after}")),
+        ("hermes", format!("{before}\n{json}\n")),
+        ("hermes", format!("{before}```json\n{json}\n```\n")),
+        ("auto", format!("{before}{json}{after}")),
+        ("auto", format!("```json\n{json}\n```{after}")),
+        ("auto", format!("{before}{list}{after}")),
+        ("auto", format!("{list}{after}")),
+        ("auto", format!("{before}{list}\n")),
+    ];
+    let run = |dialect: &str, answer: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("box")).unwrap();
+        std::fs::write(dir.path().join("box/keep.txt"), "kept").unwrap();
+        let config = dir.path().join("atfunc.json");
+        let toolbox = json!({"toolboxes": [{"name": "file", "kind": "file", "root": "box"}]});
+        std::fs::write(&config, toolbox.to_string()).unwrap();
+        let config = config.to_str().unwrap();
+        let out = atfunc(
+            &["exec", "--config", config, "--json", "--dialect", dialect],
+            answer.as_bytes(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+        (dir.path().join("box/keep.txt").exists(), report)
+    };
+    for (dialect, answer) in &examples {
+        let (kept, report) = run(dialect, answer);
+        assert!(kept, "{dialect} deleted the file for {answer:?}: {report}");
+        assert_eq!(report["call_count"], 0, "{dialect}: {answer:?}");
+    }
+    // The same calls as the whole answer run (the file box deletes without asking).
+    for (dialect, answer) in [
+        ("hermes", format!("```json\n{json}\n```")),
+        ("hermes", format!("\n{json}\n")),
+        ("auto", format!("{list}\n")),
+        (
+            "auto",
+            format!("To delete it: <tool_call>{json}</tool_call> as asked."),
+        ),
+    ] {
+        let (kept, report) = run(dialect, &answer);
+        assert!(!kept, "{dialect} ran nothing for {answer:?}: {report}");
+        assert_eq!(report["call_count"], 1, "{dialect}: {answer:?}");
     }
 }

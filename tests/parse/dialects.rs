@@ -80,9 +80,10 @@ fn py_literal(value: &Json) -> String {
     }
 }
 
-/// One answer in `dialect`, with prose before and after. `variant` picks between the forms
-/// a dialect has (hermes: one block per call or an array; mistral: array or `[ARGS]`;
-/// deepseek: V3 or V3.1).
+/// One answer in `dialect`, with prose before and after (but for pythonic, whose list has
+/// no marker of its own: a call only where the answer is the list). `variant` picks between
+/// the forms a dialect has (hermes: one block per call or an array; mistral: array or
+/// `[ARGS]`; deepseek: V3 or V3.1).
 fn render(dialect: Dialect, calls: &[Expected], variant: usize) -> String {
     let object = |(name, args): &Expected, key: &str| {
         let mut o = Map::new();
@@ -177,6 +178,9 @@ fn render(dialect: Dialect, calls: &[Expected], variant: usize) -> String {
             .join("\n"),
         other => panic!("no renderer for {other}"),
     };
+    if dialect == Dialect::Pythonic {
+        return block;
+    }
     format!("Let me look that up for you.\n{block}\nThat should do it.")
 }
 
@@ -258,6 +262,10 @@ fn check_calls(dialect: Dialect, events: &[Event], expected: &[Expected], text: 
             _ => None,
         })
         .collect();
+    if dialect == Dialect::Pythonic {
+        assert_eq!(prose, "", "{dialect}: the answer is the list");
+        return;
+    }
     assert!(
         prose.starts_with("Let me look that up for you.\n")
             && prose.ends_with("\nThat should do it."),
@@ -406,10 +414,24 @@ fn limits_apply_to_dialects() {
         events.iter().any(|e| matches!(e,
         Event::Malformed { error, .. } if error.kind == ParseErrorKind::CallTooLong { limit: 64 }))
     );
-    let deep = "[f(a=[[[[1]]]])]";
-    let events = events_in_chunks_config(deep.as_bytes(), &small(Dialect::Pythonic), &[1]);
+    let deep = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": [[[[[[1]]]]]]}}</tool_call>";
+    let events = events_in_chunks_config(deep.as_bytes(), &small(Dialect::Hermes), &[1]);
     assert!(events.iter().any(|e| matches!(e,
         Event::Malformed { error, .. } if error.kind == ParseErrorKind::TooDeep { limit: 3 })));
+    // A Python list too deep is refused where the nesting goes too deep; the rest of it
+    // is then text after the block, so the list, which has no marker of its own, is text.
+    let deep = "[f(a=[[[[1]]]])]";
+    let events = merge(events_in_chunks_config(
+        deep.as_bytes(),
+        &small(Dialect::Pythonic),
+        &[1],
+    ));
+    assert_eq!(
+        events,
+        [Event::Text {
+            text: deep.to_owned()
+        }]
+    );
     let many = "[TOOL_CALLS]f[ARGS]{\"a\": 1, \"b\": 2, \"c\": 3}";
     let events = events_in_chunks_config(many.as_bytes(), &small(Dialect::Mistral), &[2]);
     assert!(events.iter().any(|e| matches!(e,
@@ -548,6 +570,12 @@ proptest! {
                 }
             }
         }
+        // A Python list has no marker of its own: with prose anywhere in the answer (the
+        // " and " between two calls too), every list is text.
+        if dialect == Dialect::Pythonic && !prose.trim().is_empty() {
+            expected.clear();
+            prose = text.clone();
+        }
         let config = config(dialect);
         let sizes = random_sizes(seed, 9);
         let events = merge(events_in_chunks_config(text.as_bytes(), &config, &sizes));
@@ -621,10 +649,14 @@ fn a_stray_continuation_byte_after_a_malformed_block() {
 fn a_failure_past_the_call_limit_is_the_limit() {
     let input: &[u8] = b"[<\xef\xbd\x9ctool[f(calls\xe2\x96\x81begin\xef\xbd\x9c>\xc1AR[f(]](=[f(\xa9\x00,@\x96\x81begio@@@@@@f(";
     same_at_every_chunking(input, &fuzz_limits(), &[&[1], &[3], &[7]]);
-    // `auto` reads no list inside a line; the pythonic reader does.
+    // `auto` reads no list inside a line; the pythonic reader reads the one the answer
+    // opens with, which breaks, so that the rest after it makes the whole answer text.
+    let input = input.strip_prefix(b"[<\xef\xbd\x9ctool").unwrap_or(input);
     let config = fuzz_limits().with_dialect(Dialect::Pythonic);
     let whole = same_at_every_chunking(input, &config, &[&[1], &[3], &[7]]);
-    assert!(whole.iter().any(|e| matches!(e, Event::Malformed { .. })));
+    assert!(!whole
+        .iter()
+        .any(|e| matches!(e, Event::Malformed { .. } | Event::Call(_))));
 }
 
 /// Found by `fuzz/fuzz_targets/dialects.rs`: `<|python_tag|>` followed by an array was
@@ -725,13 +757,8 @@ fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
     for (dialect, over, next) in [
         (
             Dialect::Llama3,
-            format!("{{\"name\": \"f\", \"parameters\": {{\"pad\": \"{pad}\", \"inner\": {{\"name\": \"g\", \"parameters\": {{}}}}}}}}"),
-            "{\"name\": \"h\", \"parameters\": {}}",
-        ),
-        (
-            Dialect::Pythonic,
-            format!("[f(pad='{pad}', inner=[g(a=1)])]"),
-            "[h()]",
+            format!("<|python_tag|>{{\"name\": \"f\", \"parameters\": {{\"pad\": \"{pad}\", \"inner\": {{\"name\": \"g\", \"parameters\": {{}}}}}}}}"),
+            "<|python_tag|>{\"name\": \"h\", \"parameters\": {}}",
         ),
         (
             Dialect::Mistral,
@@ -770,6 +797,15 @@ fn the_tail_of_a_block_over_the_limit_is_text_in_every_dialect() {
                 .collect();
             assert_eq!(names, ["h"], "{d}: {text}\n{whole:?}");
         }
+    }
+    // Calls without a marker of their own: the block over the limit breaks, its tail is
+    // text, and so the answer holds prose and no block of it is a call.
+    let over = format!("[f(pad='{pad}', inner=[g(a=1)])]");
+    for d in [Dialect::Pythonic, Dialect::Auto] {
+        let config = config(d).with_max_call_len(64);
+        let text = format!("{over}\n[h()]");
+        let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
+        assert_eq!(whole, [Event::Text { text }], "{d}");
     }
 }
 
@@ -824,9 +860,10 @@ fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
             format!("I will not run [file.deletefile(filepath=\"keep.txt\")] because you asked me only to list.\n{real}"),
             vec!["file.listfiles"],
         ),
+        // A list has no marker of its own: after prose, it is text wherever it stands.
         (
             "I would not call [weather.get(city=\"Oslo\")] here.\n[weather.get(city=\"Paris\")]".to_owned(),
-            vec!["weather.get"],
+            vec![],
         ),
         (format!("Print it with [print(x)] first. {real}"), vec!["file.listfiles"]),
         (format!("Mistral starts with the [TOOL_CALLS] marker.\n{real}"), vec!["file.listfiles"]),
@@ -840,10 +877,15 @@ fn auto_reads_the_answers_call_not_the_prose_that_quotes_one() {
             "Calling: [TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]".to_owned(),
             vec!["f"],
         ),
-        // At the start of the answer or of a line, a list is the call.
+        // Where the answer is calls alone, a list or a bare object is the call.
         ("[f(a=1)]".to_owned(), vec!["f"]),
-        ("Here:\n  [f(a=1), g()]\nDone.".to_owned(), vec!["f", "g"]),
+        ("\n  [f(a=1), g()]\n".to_owned(), vec!["f", "g"]),
         ("{\"name\": \"f\", \"parameters\": {}}".to_owned(), vec!["f"]),
+        ("[f(a=1)]\n\n[g()]\n".to_owned(), vec!["f", "g"]),
+        // With prose before or after it, it is an example.
+        ("Here:\n  [f(a=1), g()]".to_owned(), vec![]),
+        ("[f(a=1), g()]\nDone.".to_owned(), vec![]),
+        ("{\"name\": \"f\", \"parameters\": {}}\nlike this".to_owned(), vec![]),
     ] {
         let (names, malformed) = auto_reads(&text);
         assert_eq!(names, expected, "{text}");
@@ -863,8 +905,9 @@ fn auto_reads_atfunc_calls_where_atfunc_does() {
         ("é@f() and _@g() stay text", vec![]),
         ("Thanks @alice, see @ this and @bob. (done)", vec![]),
         // The first block that gives calls fixes the format: then the other's calls are
-        // text, but a marker of its own still opens a block.
-        ("[f(a=1)]\n@g()", vec!["f"]),
+        // text, but a marker of its own still opens a block. A list is a call only where
+        // the answer is calls alone: `@g()`, text after it, makes it text too.
+        ("[f(a=1)]\n@g()", vec![]),
         (
             "@g()\n[f(a=1)]\n{\"name\": \"k\", \"parameters\": {}}",
             vec!["g"],
@@ -963,7 +1006,7 @@ fn an_untagged_json_call_naming_an_offered_tool() {
         for text in [
             call.to_owned(),
             format!("```json\n{call}\n```"),
-            format!("Let me check.\n\n{call}"),
+            format!("\n  {call}\n\n"),
         ] {
             assert_eq!(
                 names(dialect, Some(offered.clone()), &text),
@@ -971,7 +1014,12 @@ fn an_untagged_json_call_naming_an_offered_tool() {
                 "{dialect}: {text}"
             );
         }
+        // The answer is the calls or it is text: prose before or after makes the object
+        // an example.
         for text in [
+            format!("Let me check.\n\n{call}"),
+            format!("{call}\nThat is how you would call it."),
+            format!("```json\n{call}\n```\nThat is how you would call it."),
             format!("I would send {call} to it."),
             "An example:\n{\"name\": \"other_tool\", \"arguments\": {}}".to_owned(),
             "{\"name\": \"Weather_1_GetWeather\\u0021\", \"arguments\": {}}".to_owned(),
@@ -1051,11 +1099,20 @@ fn nesting_past_the_hard_limit_is_refused_alike_in_every_engine() {
                     _ => None,
                 })
                 .collect();
-            assert_eq!(
-                kinds,
-                vec![ParseErrorKind::TooDeep { limit: 512 }],
-                "{dialect} in chunks of {sizes:?}"
-            );
+            // A Python list has no marker of its own: refused where it goes too deep,
+            // the rest of it after the span makes the answer prose, and the list text.
+            let expected = if dialect == Dialect::Pythonic {
+                assert_eq!(
+                    merge(events),
+                    [Event::Text {
+                        text: input.clone()
+                    }]
+                );
+                vec![]
+            } else {
+                vec![ParseErrorKind::TooDeep { limit: 512 }]
+            };
+            assert_eq!(kinds, expected, "{dialect} in chunks of {sizes:?}");
         }
     }
 }
@@ -1133,22 +1190,14 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
         (format!("```json\n{call}\n```"), vec![c.into()]),
         (format!("```json\n{call}\n```\n"), vec![c.into()]),
         (format!("```\n{call}\n```"), vec![c.into()]),
-        (
-            format!("```JSON  \r\n  {call}\r\n```\r\nDone."),
-            vec![c.into(), t("Done.")],
-        ),
         // The blanks before an opener were text before it came.
         (
-            format!("  ```Json\n{call}\n  ```  \nDone."),
-            vec![t("  "), c.into(), t("Done.")],
+            format!("  ```Json\n{call}\n  ```  \n"),
+            vec![t("  "), c.into()],
         ),
         (
-            format!("Sure:\n```json\n{call}\n```\n\n```json\n{call}\n```\nBoth asked."),
-            vec![t("Sure:\n"), c.into(), t("\n"), c.into(), t("Both asked.")],
-        ),
-        (
-            format!("```json\n{call}\n``` and done"),
-            vec![c.into(), t(" and done")],
+            format!("```json\n{call}\n```\n\n```json\n{call}\n```\n"),
+            vec![c.into(), t("\n"), c.into()],
         ),
         // More inside the fence than the call: the fence stays text, the calls are read.
         (
@@ -1156,39 +1205,52 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
             vec![t("```json\n"), c.into(), t("\n"), c.into(), t("\n```")],
         ),
         (
-            format!("```json\n{call} is it\n```"),
-            vec![t("```json\n"), c.into(), t(" is it\n```")],
-        ),
-        (
             format!("```json\n{call}\n\n```"),
             vec![t("```json\n"), c.into(), t("\n\n```")],
         ),
-        (
-            format!("```json\n{call}\n````"),
-            vec![t("```json\n"), c.into(), t("\n````")],
-        ),
         (format!("```json\n{call}"), vec![t("```json\n"), c.into()]),
-        // Not a fence that opens a call: text as before, the call read on its own line.
-        (
-            format!("Here: ```json\n{call}\n```"),
-            vec![t("Here: ```json\n"), c.into(), t("\n```")],
-        ),
         (
             format!("```python\n{call}\n```"),
             vec![t("```python\n"), c.into(), t("\n```")],
         ),
         (
-            format!("````json\n{call}\n````"),
-            vec![t("````json\n"), c.into(), t("\n````")],
-        ),
-        (
             format!("```json\n\n{call}\n```"),
             vec![t("```json\n\n"), c.into(), t("\n```")],
         ),
-        (
-            format!("```json x\n{call}\n```"),
-            vec![t("```json x\n"), c.into(), t("\n```")],
-        ),
+        // Prose before or after the calls, inside the fence or out (anything but blanks and
+        // fence lines), makes them an example: every byte text.
+        {
+            let text = format!("```JSON  \r\n  {call}\r\n```\r\nDone.");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("Sure:\n```json\n{call}\n```\n\n```json\n{call}\n```\n");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("```json\n{call}\n``` and done");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("```json\n{call} is it\n```");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("```json\n{call}\n````");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("Here: ```json\n{call}\n```");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("````json\n{call}\n````");
+            (text.clone(), vec![t(&text)])
+        },
+        {
+            let text = format!("```json x\n{call}\n```");
+            (text.clone(), vec![t(&text)])
+        },
         // Fences around no call of an offered tool: every byte text.
         (
             format!("```json\n{other}\n```"),
@@ -1221,8 +1283,8 @@ fn a_fence_around_an_untagged_call_goes_with_it() {
     ];
     assert_fenced_reads(&cases);
     // The call's span covers the fence, so text and calls still cover the answer.
-    let text = format!("```json\n{call}\n```\nok");
-    assert_eq!(call_spans(&text), vec![(0, text.len() as u64 - 2)]);
+    let text = format!("```json\n{call}\n```\n");
+    assert_eq!(call_spans(&text), vec![(0, text.len() as u64)]);
 }
 
 /// A possible fence opener is held only a few bytes (blanks or backticks without end after
@@ -1296,10 +1358,18 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
             vec![c.into(), c.into()],
         ),
         (
-            format!("```json\n[\n  {oslo},\n  {paris}\n]\n```\nDone."),
-            vec![c.into(), c.into(), t("Done.")],
+            format!("```json\n[\n  {oslo},\n  {paris}\n]\n```\n"),
+            vec![c.into(), c.into()],
         ),
-        (format!("Sure:\n[{oslo}]"), vec![t("Sure:\n"), c.into()]),
+        // With prose before or after it, the list is an example.
+        (
+            format!("```json\n[{oslo}]\n```\nDone."),
+            vec![t(&format!("```json\n[{oslo}]\n```\nDone."))],
+        ),
+        (
+            format!("Sure:\n[{oslo}]"),
+            vec![t(&format!("Sure:\n[{oslo}]"))],
+        ),
         // An element that is not a call object breaks the list, whose text is kept.
         (format!("[{oslo}, 3]"), vec![format!("M:[{oslo}, 3]")]),
         // Not a list of offered calls, or inside a sentence: text.
@@ -1332,4 +1402,55 @@ fn a_list_of_untagged_calls_is_read_where_a_call_object_is() {
     // Without the offered tools, a bare list is text.
     let plain = short_reads(&config(Dialect::Hermes), &format!("[{oslo}]"));
     assert_eq!(plain, vec![t(&format!("[{oslo}]"))]);
+}
+
+/// Issue 56: a call object that gives `name` twice passed the offered-tool check on the
+/// first and bound the last. A key given twice anywhere in a call's JSON makes it
+/// malformed, in every JSON dialect, tagged or not.
+#[test]
+fn a_key_given_twice_is_no_call() {
+    let twice = r#"{"name": "Weather_1_GetWeather", "name": "file.deletefile", "arguments": {"filepath": "keep.txt"}}"#;
+    let args_twice =
+        r#"{"name": "Weather_1_GetWeather", "arguments": {"city": "Oslo", "city": "Rome"}}"#;
+    for text in [
+        twice.to_owned(),
+        format!("<tool_call>{twice}</tool_call>"),
+        format!("```json\n{twice}\n```"),
+        format!("[{twice}]"),
+        args_twice.to_owned(),
+        format!("<tool_call>{args_twice}</tool_call>"),
+    ] {
+        for dialect in [Dialect::Hermes, Dialect::Auto] {
+            let reads = fenced_reads(dialect, &text);
+            assert!(
+                !reads.iter().any(|r| r.starts_with("C:")),
+                "{dialect}: {text}: {reads:?}"
+            );
+            assert!(
+                reads.iter().any(|r| r.starts_with("M:")),
+                "{dialect}: {text}: {reads:?}"
+            );
+        }
+    }
+    let events = events_everywhere(
+        Dialect::Llama3,
+        r#"<|python_tag|>{"name": "f", "parameters": {}, "name": "g"}"#,
+        2,
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Malformed { error, .. }
+        if error.to_string().contains("`name` given twice"))),
+        "{events:?}"
+    );
+    let events = events_everywhere(
+        Dialect::Mistral,
+        r#"[TOOL_CALLS]f[ARGS]{"a": 1, "a": 2}"#,
+        2,
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Call(_))),
+        "{events:?}"
+    );
 }

@@ -329,6 +329,23 @@ async fn reads_as(dialect: Dialect, answer: &str, expected: Json) {
     assert_eq!(finish, "tool_calls");
 }
 
+/// `answer`, read in `dialect`, is text alone, whole and streamed: the calls it shows
+/// have no marker of their own and stand beside prose.
+async fn reads_as_text(dialect: Dialect, answer: &str) {
+    let message = json!({"content": answer});
+    let setup = Setup::new(dialect, std::slice::from_ref(&message)).await;
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    // The gateway trims blanks at the end of an answer's content.
+    let expected = json!({"content": answer.trim_end(), "calls": []});
+    assert_eq!(joined(&whole), expected, "{dialect}: {whole}");
+    assert_eq!(whole["choices"][0]["finish_reason"], "stop");
+    setup.script(&[message]);
+    let (streamed, finish) = setup.streamed(&request()).await;
+    assert_eq!(streamed, expected, "{dialect} streamed");
+    assert_eq!(finish, "stop");
+}
+
 #[tokio::test]
 async fn a_hermes_answer_becomes_tool_calls_whole_and_streamed() {
     reads_as(
@@ -347,10 +364,16 @@ async fn a_hermes_answer_becomes_tool_calls_whole_and_streamed() {
 async fn a_pythonic_answer_becomes_tool_calls_whole_and_streamed() {
     reads_as(
         Dialect::Pythonic,
-        "Checking [1, 2] first. [local_time(city='Paris'), local_time(city=\"Oslo\")] Done.",
-        json!({"content": "Checking [1, 2] first. Done.", "calls": [
+        "[local_time(city='Paris'), local_time(city=\"Oslo\")]\n",
+        json!({"content": null, "calls": [
             {"name": "local_time", "arguments": "{\"city\":\"Paris\"}"},
             {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
+    )
+    .await;
+    // A list has no marker of its own: beside prose it is an example, not a call.
+    reads_as_text(
+        Dialect::Pythonic,
+        "Checking [1, 2] first. [local_time(city='Paris'), local_time(city=\"Oslo\")] Done.",
     )
     .await;
 }
@@ -399,11 +422,15 @@ async fn an_untagged_json_call_naming_an_offered_tool_becomes_tool_calls() {
                 {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
         )
         .await;
-        reads_as(
+        // Beside prose, the same object is an example, whatever stands around it.
+        reads_as_text(
             dialect,
             "Checking.\n```json\n{\"name\": \"local_time\", \"arguments\": {\"city\": \"Oslo\"}}\n```\n",
-            json!({"content": "Checking.", "calls": [
-                {"name": "local_time", "arguments": "{\"city\":\"Oslo\"}"}]}),
+        )
+        .await;
+        reads_as_text(
+            dialect,
+            "{\"name\": \"local_time\", \"arguments\": {\"city\": \"Oslo\"}}\nThat is how you call it.",
         )
         .await;
     }

@@ -12,8 +12,9 @@
 //!   blank that follows text on its line, and before blanks and a word or the end ("the
 //!   [TOOL_CALLS] marker"; `Sure! <tool_call> {"name": …` is a call).
 //! - A Python list `[f(…)]` or a bare JSON object `{"name": …}` is a call only at the start
-//!   of the answer or of a line (blanks before it), and only while no other dialect was
-//!   seen: in prose, `I will not run [file.delete(path="x")] because…` is text.
+//!   of a line (blanks before it) where the answer holds nothing but calls (`untagged.rs`),
+//!   and only while no other dialect was seen: `I will not run [file.delete(path="x")]
+//!   because…` is text, and so is a list on a line of its own after or before prose.
 //!
 //! - When the offered tools are known ([`ParserConfig::offered`]), a bare JSON object is a
 //!   call only when it names one of them (and then also after another dialect was seen),
@@ -78,6 +79,9 @@ pub(super) struct Context<'a> {
     /// Whether the character right before the candidate is a word character (a letter, a
     /// digit or `_`): an `@` there is prose, as in `bob@example.com`.
     pub after_word: bool,
+    /// Whether the answer holds prose before the candidate: no untagged block opens
+    /// (`untagged.rs`).
+    pub prose: bool,
 }
 
 /// The block [`Dialect::Auto`] opens at `i`, by the rules of the module doc.
@@ -89,13 +93,15 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
         }
         return at_call::opens(input, i, ctx.offered);
     }
+    // An untagged block only where the answer holds no prose, and only at a line's start.
+    let no_untagged = ctx.line_text || ctx.prose;
     if let (Some(offered), Some(b'`')) = (ctx.offered, input.byte(i)) {
-        return fence::opens(input, i, ctx.line_text, |input, at| {
+        return fence::opens(input, i, no_untagged, |input, at| {
             untagged_as_llama3(input, at, offered)
         });
     }
     if let (Some(offered), Some(b'{')) = (ctx.offered, input.byte(i)) {
-        if ctx.line_text {
+        if no_untagged {
             return Opens::No;
         }
         return untagged_as_llama3(input, i, offered);
@@ -103,7 +109,7 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
     // A list of untagged call objects, the first naming an offered tool, as a bare object;
     // any other list (`[f(x)]`, `[TOOL_CALLS]`) goes on below.
     if let (Some(offered), Some(b'[')) = (ctx.offered, input.byte(i)) {
-        if !ctx.line_text {
+        if !no_untagged {
             match hermes::opens_untagged(input, i, offered) {
                 Opens::No => {}
                 other => return other,
@@ -112,7 +118,7 @@ pub(super) fn guess(ctx: Context<'_>, input: &Input<'_>, i: u64) -> Opens {
     }
     let opened = any(input, i, |d| match d {
         Dialect::Pythonic | Dialect::Llama3 if is_bare(input, i) => {
-            !ctx.line_text && ctx.seen.is_none_or(|seen| seen == d)
+            !no_untagged && ctx.seen.is_none_or(|seen| seen == d)
         }
         _ => true,
     });
@@ -181,7 +187,7 @@ fn untagged_as_llama3(input: &Input<'_>, i: u64, offered: &FunctionNames) -> Ope
 
 /// Whether the candidate at `i` is a bare opening (a Python list's `[` or a JSON object's
 /// `{`) rather than a marker.
-fn is_bare(input: &Input<'_>, i: u64) -> bool {
+pub(super) fn is_bare(input: &Input<'_>, i: u64) -> bool {
     match input.byte(i) {
         Some(b'{') => true,
         Some(b'[') => !matches!(input.marker(i, mistral::OPEN), Match::Yes(_) | Match::Need),

@@ -35,6 +35,12 @@ pub(super) trait BlockScan: std::fmt::Debug + Send + Sync {
     fn call_end(&self) -> Option<u64> {
         None
     }
+    /// Whether the block has no marker of its own (a bare JSON call object, a Python list
+    /// of calls): it is a call only where the answer holds nothing but calls
+    /// (`untagged.rs`).
+    fn untagged(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a call block opens at an offset.

@@ -225,6 +225,10 @@ impl BlockScan for Fenced {
     fn chained(&mut self) -> Option<(Box<dyn BlockScan>, u64)> {
         self.inner.chained()
     }
+
+    fn untagged(&self) -> bool {
+        self.inner.untagged()
+    }
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@
 //! Qwen 2.5 under its own template (not the one with the tool-call tags) writes the call
 //! object alone, `{"name": ..., "arguments": {...}}`, sometimes inside a Markdown ```json
 //! fence. When the parser knows the offered tools ([`ParserConfig::offered`]), such an
-//! object is a call where it stands at the start of the answer or of a line and names one
-//! of them (as llama.cpp's generic trigger `{"name": "<tool>"` reads it); any other JSON in
-//! prose stays text. So is a JSON list of call objects whose first element names one
+//! object is a call where it stands at the start of a line, names one of them (as
+//! llama.cpp's generic trigger `{"name": "<tool>"` reads it) and the answer holds nothing
+//! but calls (`untagged.rs`); any other JSON, and JSON in prose, stays text. So is a JSON list of call objects whose first element names one
 //! (`[{"name": ...}, {"name": ...}]`, each element a call, as in a block): the layout the
 //! model keeps to for several calls when a grammar opens its answer with a list. A fence
 //! right around such a call or list goes with it (`fence.rs`).
@@ -169,6 +169,10 @@ impl BlockScan for Untagged {
 
     fn awaits(&self) -> &'static str {
         "JSON call object"
+    }
+
+    fn untagged(&self) -> bool {
+        true
     }
 }
 

@@ -23,7 +23,7 @@ const MAX_BLANKS: u64 = 64;
 pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
     match input.byte(i) {
         Some(b'<') => match input.marker(i, PYTHON_TAG) {
-            Match::Yes(end) => opened(Llama3::new(), end),
+            Match::Yes(end) => opened(Llama3::new(false), end),
             Match::Need => Opens::Need,
             Match::No => Opens::No,
         },
@@ -33,7 +33,7 @@ pub(super) fn opens(input: &Input<'_>, i: u64) -> Opens {
                 return Opens::No;
             }
             match input.marker(p, b"\"name\"") {
-                Match::Yes(_) => opened(Llama3::new(), i),
+                Match::Yes(_) => opened(Llama3::new(true), i),
                 Match::Need => Opens::Need,
                 Match::No if p == input.end() && !input.eof => Opens::Need,
                 Match::No => Opens::No,
@@ -50,15 +50,19 @@ struct Llama3 {
     object: Option<(u64, u64)>,
     /// Where the next link of the chain resumes, once a `;` was seen after the object.
     next: Option<u64>,
+    /// Whether the chain opened at a bare `{` rather than at `<|python_tag|>`: its calls
+    /// have no marker of their own.
+    bare: bool,
 }
 
 impl Llama3 {
-    fn new() -> Llama3 {
+    fn new(bare: bool) -> Llama3 {
         Llama3 {
             // The call object and its arguments are the call's structure.
             value: ValueScan::json(2),
             object: None,
             next: None,
+            bare,
         }
     }
 }
@@ -124,7 +128,11 @@ impl BlockScan for Llama3 {
 
     fn chained(&mut self) -> Option<(Box<dyn BlockScan>, u64)> {
         let from = self.next.take()?;
-        Some((Box::new(Llama3::new()), from))
+        Some((Box::new(Llama3::new(self.bare)), from))
+    }
+
+    fn untagged(&self) -> bool {
+        self.bare
     }
 
     fn dialect(&self) -> Dialect {
@@ -151,10 +159,23 @@ mod tests {
         );
         let (_, calls) = read_at_every_chunking(
             Dialect::Llama3,
-            "{\"name\": \"h\", \"parameters\": {}} done",
+            "{\"name\": \"h\", \"parameters\": {}}; {\"name\": \"i\", \"parameters\": {}}\n",
         );
-        assert_eq!(calls.len(), 1);
+        assert_eq!(calls.len(), 2);
         assert_eq!(calls[0].span.end, 31);
+        // A bare object has no marker of its own: with prose before or after it, it is
+        // text; behind `<|python_tag|>` it is a call wherever it stands.
+        for (text, n) in [
+            ("{\"name\": \"h\", \"parameters\": {}} done", 0),
+            ("So: {\"name\": \"h\", \"parameters\": {}}", 0),
+            (
+                "So: <|python_tag|>{\"name\": \"h\", \"parameters\": {}} done",
+                1,
+            ),
+        ] {
+            let (_, calls) = read_at_every_chunking(Dialect::Llama3, text);
+            assert_eq!(calls.len(), n, "{text}");
+        }
         let (_, calls) = read_at_every_chunking(Dialect::Llama3, "a {\"x\": 1} b");
         assert!(calls.is_empty());
     }

@@ -51,9 +51,13 @@
 //! objects are a chain of blocks, one per call, each handed out once it and the `;` after it
 //! are read: a chain is never held whole, and the call limit applies to each call.
 //!
+//! A block without a marker of its own (a bare JSON call object, a Python list of calls)
+//! is a call only where the answer holds nothing but calls (`untagged.rs`): its events are
+//! held until the answer ends, or released as text once prose shows.
+//!
 //! [`Dialect::Auto`] decides per block, by where it stands (`auto.rs` gives the rules): a
 //! marker that names its format is read wherever it is not a word of a sentence; a Python
-//! list or bare JSON object only at the start of the answer or of a line, an atfunc
+//! list or bare JSON object only where the answer is calls alone, an atfunc
 //! `@name(` where atfunc's own reader reads one (not after a word character), and these
 //! only until calls of another format were read (until
 //! [`StreamParser::finish`](super::StreamParser::finish)).
@@ -75,6 +79,8 @@ mod pythonic;
 mod qwen3_xml;
 mod reader;
 mod scan;
+mod unique_keys;
+mod untagged;
 
 pub(crate) use reader::Reader;
 

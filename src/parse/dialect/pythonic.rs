@@ -118,6 +118,10 @@ impl BlockScan for Pythonic {
     fn awaits(&self) -> &'static str {
         "Python list of calls (no closing `]`)"
     }
+
+    fn untagged(&self) -> bool {
+        true
+    }
 }
 
 type PyCall = (String, Vec<Value>, Vec<(String, Value)>);
@@ -427,13 +431,22 @@ mod stream_tests {
 
     #[test]
     fn streamed_list_with_non_ascii() {
-        let text = "Voilà [météo.get(ville='Zürich', jours=[1, 2], q=\"a)]\"), f()] fin";
+        let text = " \n[météo.get(ville='Zürich', jours=[1, 2], q=\"a)]\"), f()]\n";
         let (_, calls) = read_at_every_chunking(Dialect::Pythonic, text);
         assert_eq!(
             calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["météo.get", "f"]
         );
         assert_eq!(calls[0].named[2].1, Value::String("a)]".into()));
+        // The list has no marker of its own: in prose, it is text.
+        for text in [
+            "Voilà [météo.get(ville='Zürich')] fin",
+            "Voilà [météo.get(ville='Zürich')]",
+            "[météo.get(ville='Zürich')] fin",
+        ] {
+            let (_, calls) = read_at_every_chunking(Dialect::Pythonic, text);
+            assert!(calls.is_empty(), "{text}");
+        }
         let (_, calls) = read_at_every_chunking(Dialect::Pythonic, "see [link](x) and [1, 2]");
         assert!(calls.is_empty());
     }

@@ -2,6 +2,7 @@
 
 use super::block::{BlockScan, Opens};
 use super::scan::{Built, Input, Step};
+use super::untagged::Untagged;
 use super::{auto, Dialect};
 use crate::parse::release::valid_utf8;
 use crate::parse::window::Window;
@@ -49,6 +50,10 @@ pub(crate) struct Reader {
     /// text from `text_start` on (never read as calls, never held). So a block over the
     /// limit is one error in every dialect, whatever its tail holds.
     skipping: bool,
+    /// For the dialects with calls that have no marker of their own (`auto`; hermes with
+    /// the offered tools known; llama3's bare objects; pythonic): the shape of the text
+    /// around calls, and the events held behind an untagged block (see `untagged.rs`).
+    untagged_calls: Option<Untagged>,
 }
 
 impl Reader {
@@ -69,11 +74,113 @@ impl Reader {
             cand: 0,
             block: None,
             skipping: false,
+            untagged_calls: match asked {
+                Dialect::Auto | Dialect::Llama3 | Dialect::Pythonic => Some(Untagged::new()),
+                Dialect::Hermes if config.offered.is_some() => Some(Untagged::new()),
+                _ => None,
+            },
         }
     }
 
     fn auto(&self) -> bool {
         self.asked == Dialect::Auto
+    }
+
+    /// Releases `data[from..to]` as text (see [`Window::release`]), taking it into the
+    /// answer's shape, and holding it behind an untagged block while one waits.
+    fn release(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        from: usize,
+        to: usize,
+        out: &mut Vec<Event>,
+        last: bool,
+    ) -> usize {
+        let mark = out.len();
+        let released = w.release(data, from, to, out, last);
+        let Some(u) = self.untagged_calls.as_mut() else {
+            return released;
+        };
+        let start = w.at_clamped(u.shaped).max(from);
+        let prose = u.text(data.get(start..released).unwrap_or_default());
+        if u.holding() {
+            let events: Vec<Event> = out.drain(mark..).collect();
+            let limit = w.config.max_call_len as u64;
+            let over = u.hold(events, released.saturating_sub(from) as u64, limit);
+            if prose || over {
+                self.let_go(out);
+            }
+        }
+        released
+    }
+
+    /// Takes the text before `to` into the answer's shape, before a decision at `to`.
+    fn shape_to(&mut self, w: &Window, data: &[u8], to: u64, out: &mut Vec<Event>) {
+        let Some(u) = self.untagged_calls.as_mut() else {
+            return;
+        };
+        if to <= u.shaped {
+            return;
+        }
+        let bytes = data
+            .get(w.at_clamped(u.shaped)..w.at_clamped(to).min(data.len()))
+            .unwrap_or_default();
+        if u.text(bytes) {
+            self.let_go(out);
+        }
+    }
+
+    /// A block's events (its calls, or its malformed span) and its text, ending at `end`:
+    /// out at once, or held while the answer may still turn out to hold prose (see
+    /// `untagged.rs`). `untagged`: the block has no marker of its own; `chose`: the block
+    /// chose the dialect `auto` reads.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_block(
+        &mut self,
+        w: &Window,
+        events: Vec<Event>,
+        text: String,
+        end: u64,
+        untagged: bool,
+        chose: bool,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(u) = self.untagged_calls.as_mut() else {
+            out.extend(events);
+            return;
+        };
+        u.block_ended(end);
+        let limit = w.config.max_call_len as u64;
+        let over = if untagged {
+            u.chose |= chose;
+            u.hold_untagged(events, text, limit)
+        } else if u.holding() {
+            // A block with a marker is a call whatever the held ones turn out to be: should
+            // they be text, the dialect `auto` saw first is this one's.
+            if u.chose && u.fallback.is_none() {
+                u.fallback = self.block.as_ref().map(|b| b.dialect());
+            }
+            u.hold(events, text.len() as u64, limit)
+        } else {
+            out.extend(events);
+            false
+        };
+        if over {
+            self.let_go(out);
+        }
+    }
+
+    /// The answer holds prose: what was held goes out with its untagged blocks as text,
+    /// and a dialect chosen by them was not seen after all.
+    fn let_go(&mut self, out: &mut Vec<Event>) {
+        let Some(u) = self.untagged_calls.as_mut() else {
+            return;
+        };
+        u.release(out);
+        if std::mem::take(&mut u.chose) {
+            self.chosen = u.fallback.take();
+        }
     }
 
     /// Takes the bytes from `passed` to `to` into the line state `auto` decides by.
@@ -146,6 +253,12 @@ impl Reader {
                 break;
             }
         }
+        if eof {
+            // The answer ended: what was held goes out, as calls if only calls stood in it.
+            if let Some(u) = self.untagged_calls.as_mut() {
+                u.release(out);
+            }
+        }
         let keep = if self.block.is_some() && !self.skipping {
             self.cand
         } else {
@@ -193,7 +306,7 @@ impl Reader {
                 self.pos = w.abs(data.len());
                 self.pass_to(w, data, self.pos);
                 let start = w.at_clamped(self.text_start);
-                let released = w.release(data, start, data.len(), out, eof);
+                let released = self.release(w, data, start, data.len(), out, eof);
                 self.text_start = w.abs(released);
                 return false;
             };
@@ -204,6 +317,10 @@ impl Reader {
                 base: w.base,
                 eof,
             };
+            // Whether the answer holds prose decides whether an untagged block may open
+            // here: the text before the candidate is taken into account first.
+            self.shape_to(w, data, i, out);
+            let prose = self.untagged_calls.as_ref().is_some_and(|u| u.prose());
             let opens = if self.auto() {
                 self.pass_to(w, data, i);
                 let ctx = auto::Context {
@@ -212,17 +329,23 @@ impl Reader {
                     line_text: self.line_text,
                     after_blank: self.after_blank,
                     after_word: self.after_word(),
+                    prose,
                 };
                 auto::guess(ctx, &input, i)
             } else if self.untagged && matches!(input.byte(i), Some(b'{' | b'[' | b'`')) {
                 self.pass_to(w, data, i);
+                // Only at the start of a line, and only while the answer holds no prose.
+                let line_text = self.line_text || prose;
                 match &w.config.offered {
                     Some(offered) if input.byte(i) == Some(b'`') => {
-                        auto::fenced_untagged(&input, i, offered, self.line_text)
+                        auto::fenced_untagged(&input, i, offered, line_text)
                     }
-                    Some(offered) => auto::untagged(&input, i, offered, self.line_text),
+                    Some(offered) => auto::untagged(&input, i, offered, line_text),
                     None => Opens::No,
                 }
+            } else if prose && auto::is_bare(&input, i) {
+                // Llama 3's bare object or a Python list after prose: text.
+                Opens::No
             } else {
                 auto::opens(self.chosen, &input, i)
             };
@@ -230,14 +353,14 @@ impl Reader {
                 Opens::No => self.pos = i + 1,
                 Opens::Need => {
                     let start = w.at_clamped(self.text_start);
-                    let released = w.release(data, start, from + k, out, true);
+                    let released = self.release(w, data, start, from + k, out, true);
                     self.text_start = w.abs(released);
                     self.pos = i;
                     return false;
                 }
                 Opens::Yes { block, from: next } => {
                     let start = w.at_clamped(self.text_start);
-                    w.release(data, start, from + k, out, true);
+                    self.release(w, data, start, from + k, out, true);
                     self.block = Some(block);
                     self.cand = i;
                     w.steps += next - i;
@@ -310,7 +433,8 @@ impl Reader {
         self.give_back_lead(w, data, out);
         let scanned = self.pos;
         let block = self.block.take();
-        self.malformed(w, data, out, limit, kind);
+        let untagged = block.as_ref().is_some_and(|b| b.untagged());
+        self.malformed_block(w, data, out, limit, kind, untagged);
         // `malformed` left `text_start` where the span ends; the scanner resumes where it was.
         self.block = block;
         self.pos = scanned.max(self.text_start);
@@ -338,7 +462,7 @@ impl Reader {
                 let upto = self.pos.saturating_sub(SKIP_HOLD).max(self.text_start);
                 self.pass_to(w, data, upto);
                 let start = w.at_clamped(self.text_start);
-                let released = w.release(data, start, w.at_clamped(upto), out, false);
+                let released = self.release(w, data, start, w.at_clamped(upto), out, false);
                 self.text_start = w.abs(released);
                 return false;
             }
@@ -357,7 +481,7 @@ impl Reader {
                 let end = end.max(self.text_start);
                 self.pass_to(w, data, end);
                 let start = w.at_clamped(self.text_start);
-                let released = w.release(data, start, w.at_clamped(end), out, true);
+                let released = self.release(w, data, start, w.at_clamped(end), out, true);
                 self.text_start = w.abs(released);
                 self.pos = end;
                 // The next link of a chain is a call of its own.
@@ -387,7 +511,14 @@ impl Reader {
         }
         // The lead-in is a fence line, ASCII: released whole.
         let from = w.at_clamped(self.cand);
-        w.release(data, from, w.at_clamped(start).min(data.len()), out, true);
+        self.release(
+            w,
+            data,
+            from,
+            w.at_clamped(start).min(data.len()),
+            out,
+            true,
+        );
         self.pass_to(w, data, start);
         self.cand = start;
     }
@@ -448,18 +579,19 @@ impl Reader {
             Ok(calls) => {
                 let n = calls.len();
                 let mut start = self.cand;
+                let mut events = Vec::with_capacity(2 * n);
                 for (k, built) in calls.into_iter().enumerate() {
                     let stop = if k + 1 == n {
                         end
                     } else {
                         built.end.clamp(start, end)
                     };
-                    out.push(Event::CallStarted {
+                    events.push(Event::CallStarted {
                         name: built.name.clone(),
                         start,
                     });
                     let span = w.span(data, start, stop);
-                    out.push(Event::Call(Call {
+                    events.push(Event::Call(Call {
                         name: built.name,
                         positional: built.positional,
                         named: built.named,
@@ -468,9 +600,14 @@ impl Reader {
                     }));
                     start = stop;
                 }
-                if self.chosen.is_none() {
+                // Valid UTF-8: checked above.
+                let text = String::from_utf8_lossy(bytes).into_owned();
+                let chose = self.chosen.is_none();
+                if chose {
                     self.chosen = self.block.as_ref().map(|b| b.dialect());
                 }
+                let untagged = self.block.as_ref().is_some_and(|b| b.untagged());
+                self.emit_block(w, events, text, end, untagged, chose, out);
                 self.pass_to(w, data, end);
                 self.text_start = end;
                 self.pos = end;
@@ -506,6 +643,21 @@ impl Reader {
         out: &mut Vec<Event>,
         at: u64,
         kind: ParseErrorKind,
+    ) {
+        let untagged = self.block.as_ref().is_some_and(|b| b.untagged());
+        self.malformed_block(w, data, out, at, kind, untagged);
+    }
+
+    /// [`malformed`](Self::malformed) for a block that was `untagged` (or not), whether or
+    /// not it is still under way.
+    fn malformed_block(
+        &mut self,
+        w: &mut Window,
+        data: &[u8],
+        out: &mut Vec<Event>,
+        at: u64,
+        kind: ParseErrorKind,
+        untagged: bool,
     ) {
         self.give_back_lead(w, data, out);
         // Invalid UTF-8 is never part of a call: a span holding some ends before it, with
@@ -557,15 +709,18 @@ impl Reader {
         let span = w.span(data, self.cand, at);
         // Every malformed span answers a started call, as in the atfunc parser; a block
         // that broke may not have a readable name, so none is given.
-        out.push(Event::CallStarted {
-            name: String::new(),
-            start: self.cand,
-        });
-        out.push(Event::Malformed {
-            span,
-            error: ParseError { kind, offset: at },
-            text,
-        });
+        let events = vec![
+            Event::CallStarted {
+                name: String::new(),
+                start: self.cand,
+            },
+            Event::Malformed {
+                span,
+                error: ParseError { kind, offset: at },
+                text: text.clone(),
+            },
+        ];
+        self.emit_block(w, events, text, at, untagged, false, out);
         self.pass_to(w, data, at);
         self.block = None;
         self.text_start = at;

@@ -1,6 +1,7 @@
 //! The pieces every dialect shares: a view of the held bytes with a marker matcher, one
 //! incremental scanner for JSON and Python values, and the step a dialect's scanner returns.
 
+use super::unique_keys;
 use crate::parse::{ParseErrorKind, Value};
 
 /// Longest name a dialect's scanner reads between two markers (a function's, a parameter's,
@@ -311,7 +312,7 @@ pub(super) fn json_call(
     let args = args_keys.iter().find_map(|key| fields.shift_remove(*key));
     let named = match args {
         None | Some(serde_json::Value::Null) => Vec::new(),
-        Some(serde_json::Value::String(text)) => match serde_json::from_str(&text) {
+        Some(serde_json::Value::String(text)) => match unique_keys::from_str(&text) {
             Ok(serde_json::Value::Object(map)) => object_args(map),
             _ => return Err(("arguments as a JSON object".into(), "a string".into())),
         },
@@ -335,7 +336,7 @@ pub(super) fn object_args(map: serde_json::Map<String, serde_json::Value>) -> Ve
 
 /// Parses a JSON object of arguments.
 pub(super) fn json_args(text: &str) -> Result<Vec<(String, Value)>, BuildError> {
-    match serde_json::from_str(text) {
+    match unique_keys::from_str(text) {
         Ok(serde_json::Value::Object(map)) => Ok(object_args(map)),
         Ok(other) => Err(("arguments as a JSON object".into(), kind_of(&other).into())),
         Err(e) => Err(("valid JSON arguments".into(), e.to_string())),
@@ -344,7 +345,7 @@ pub(super) fn json_args(text: &str) -> Result<Vec<(String, Value)>, BuildError> 
 
 /// Parses a JSON value, its error as a build error.
 pub(super) fn json_value(text: &str) -> Result<serde_json::Value, BuildError> {
-    serde_json::from_str(text).map_err(|e| ("valid JSON".into(), e.to_string()))
+    unique_keys::from_str(text).map_err(|e| ("valid JSON".into(), e.to_string()))
 }
 
 fn kind_of(value: &serde_json::Value) -> &'static str {
