@@ -14,8 +14,9 @@
 //! - the writer holds the runs that came before their turn (bytes) until those before
 //!   them come; the channel to it takes at most [`PIECES`] messages.
 //!
-//! So what waits is bytes of output, at most about one batch of it. Sending runs rather
-//! than lines keeps the messages (and the wake-ups of the writer) few.
+//! So what waits is bytes of output: a batch's, and the next one's while the writer is
+//! still at it. Sending runs rather than lines keeps the messages (and the wake-ups of
+//! the writer) few: a message per line cost 60 % more CPU time on a batch of small lines.
 
 use super::Failure;
 use atfunc::batch::Batch;
