@@ -5,6 +5,8 @@
 //! are the ones `atfunc parse` prints for the same text ([`completion_records`] gives them
 //! for one text, [`RecordStream`] as a text streams in). A line that cannot be processed (not JSON, no `completion`,
 //! invalid `tools`) becomes `{"id": ..., "line": N, "error": "..."}` and the others go on.
+//! [`Batch::write_line`] writes an output line as the completion's calls are found, so a
+//! record of a million calls costs the bytes of its output, never its calls held at once.
 //!
 //! `tools` may be any shape [`crate::load_interfaces`] accepts. A record's
 //! own `tools` wins over the default tool set given to [`Batch::new`]; with neither, calls
@@ -49,7 +51,9 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value as Json};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::hash::{Hash, Hasher};
+use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod stream;
@@ -283,31 +287,84 @@ pub struct Records {
 /// ```
 pub fn completion_records(completion: &str, options: &RecordOptions<'_>) -> Records {
     let mut records = Records::default();
+    let visited: Result<(), Infallible> = each_record(completion, options, |record| {
+        match record {
+            Record::Call(json) => records.calls.push(json),
+            Record::Error(json) => records.errors.push(json),
+        }
+        Ok(())
+    });
+    match visited {
+        Ok(()) => records,
+    }
+}
+
+/// A completion is parsed this many bytes at a time (cut at a character boundary), and
+/// each piece's records are handed on before the next is read: a record of a million
+/// calls took 1.8 GB when all its events, then all its records, were held at once. The
+/// records do not depend on the pieces (the parser gives the same events on every
+/// chunking).
+const COMPLETION_PIECE: usize = 64 << 10;
+
+/// Calls `visit` with the record of every call-shaped span of `completion`, in text order,
+/// each as soon as its piece of the text is parsed; stops at the first error `visit`
+/// returns.
+fn each_record<E>(
+    completion: &str,
+    options: &RecordOptions<'_>,
+    visit: impl FnMut(Record) -> Result<(), E>,
+) -> Result<(), E> {
+    each_record_in_pieces(completion, options, COMPLETION_PIECE, visit)
+}
+
+/// [`each_record`], parsing `piece` bytes at a time (more to end at a character boundary).
+fn each_record_in_pieces<E>(
+    completion: &str,
+    options: &RecordOptions<'_>,
+    piece: usize,
+    mut visit: impl FnMut(Record) -> Result<(), E>,
+) -> Result<(), E> {
     let mut parser = StreamParser::new(parser_config(options));
-    let mut events = parser.feed_str(completion);
-    parser.finish_into(&mut events);
-    for event in events {
-        match event {
-            Event::Call(call) => {
-                let raw = || {
-                    let text = usize::try_from(call.span.start)
-                        .ok()
-                        .zip(usize::try_from(call.span.end).ok())
-                        .and_then(|(start, end)| completion.get(start..end));
-                    Cow::Borrowed(text.unwrap_or_default())
-                };
-                match call_record(&call, options, raw) {
-                    Record::Call(json) => records.calls.push(json),
-                    Record::Error(json) => records.errors.push(json),
+    // Reused from piece to piece; empty between them.
+    let mut events = Vec::new();
+    let mut rest = completion;
+    let size = piece.max(1);
+    loop {
+        let piece = if rest.is_empty() {
+            parser.finish_into(&mut events);
+            ""
+        } else {
+            let mut at = size.min(rest.len());
+            while !rest.is_char_boundary(at) {
+                at += 1;
+            }
+            let (piece, tail) = rest.split_at(at);
+            parser.feed_into(piece.as_bytes(), &mut events);
+            rest = tail;
+            piece
+        };
+        for event in events.drain(..) {
+            match event {
+                Event::Call(call) => {
+                    let raw = || {
+                        let text = usize::try_from(call.span.start)
+                            .ok()
+                            .zip(usize::try_from(call.span.end).ok())
+                            .and_then(|(start, end)| completion.get(start..end));
+                        Cow::Borrowed(text.unwrap_or_default())
+                    };
+                    visit(call_record(&call, options, raw))?;
                 }
+                Event::Malformed { span, error, text } => {
+                    visit(Record::Error(malformed_record(span, &error, &text)))?;
+                }
+                _ => {}
             }
-            Event::Malformed { span, error, text } => {
-                records.errors.push(malformed_record(span, &error, &text));
-            }
-            _ => {}
+        }
+        if piece.is_empty() {
+            return Ok(());
         }
     }
-    records
 }
 
 /// At most `limit` bytes of `text`, cut at a character boundary.
@@ -344,13 +401,6 @@ struct Input<'a> {
 }
 
 #[derive(Serialize)]
-struct Output<'a> {
-    id: &'a Json,
-    calls: Vec<Json>,
-    errors: Vec<Json>,
-}
-
-#[derive(Serialize)]
 struct Failed<'a> {
     id: &'a Json,
     line: u64,
@@ -384,9 +434,45 @@ impl Batch {
     /// The output line (no newline) for input line number `number` (1-based, for error
     /// lines), or `None` for a blank line.
     pub fn process_line(&self, number: u64, line: &[u8]) -> Option<String> {
+        let mut out = Vec::with_capacity(128);
+        match self.write_line(number, line, &mut out) {
+            Ok(true) => {}
+            // Writing to a `Vec` cannot fail.
+            Ok(false) | Err(_) => return None,
+        }
+        // serde_json writes UTF-8 only; a lossy conversion would change nothing.
+        Some(
+            String::from_utf8(out)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+        )
+    }
+
+    /// Writes the output line of input line number `number` (1-based, for error lines) to
+    /// `out`, without its newline: the bytes [`process_line`](Self::process_line) gives.
+    /// Returns `false`, having written nothing, for a blank line.
+    ///
+    /// Each call's record is written as soon as its piece of the completion is parsed, so
+    /// a record of a million calls never holds them all: what stays in memory is the
+    /// record's error records (as bytes: they follow all of its calls in the line) and
+    /// whatever `out` keeps. An error from `out` stops the line where it is.
+    ///
+    /// ```
+    /// use atfunc::batch::Batch;
+    /// let mut out = Vec::new();
+    /// let line = br#"{"id": 1, "completion": "@a.b(1) @c("}"#;
+    /// assert!(Batch::new(None).write_line(1, line, &mut out).unwrap());
+    /// assert!(out.starts_with(br#"{"id":1,"calls":[{"name":"a.b","positional":[1],"#));
+    /// assert!(out.ends_with(br#""raw":"@c("}]}"#));
+    /// ```
+    pub fn write_line<W: Write + ?Sized>(
+        &self,
+        number: u64,
+        line: &[u8],
+        out: &mut W,
+    ) -> io::Result<bool> {
         let line = line.trim_ascii();
         if line.is_empty() {
-            return None;
+            return Ok(false);
         }
         // serde would take `[id, completion]` for a record too; only an object is one.
         if line.first() != Some(&b'{') {
@@ -394,48 +480,81 @@ impl Batch {
                 Ok(other) => format!("a record is a JSON object, found {}", json_kind(&other)),
                 Err(error) => json_error(&error),
             };
-            return Some(failed(&Json::Null, number, error).unwrap_or_default());
+            write_failed(out, &Json::Null, number, error)?;
+            return Ok(true);
         }
-        let out = match serde_json::from_slice::<Input<'_>>(line) {
-            Err(error) => failed(&Json::Null, number, json_error(&error)),
-            Ok(input) => match self.record(&input) {
-                Ok(out) => serde_json::to_string(&out),
-                Err(error) => failed(&input.id, number, error),
-            },
-        };
-        // Serialising a `Json` tree into a string cannot fail (its keys are strings).
-        Some(out.unwrap_or_default())
+        match serde_json::from_slice::<Input<'_>>(line) {
+            Err(error) => write_failed(out, &Json::Null, number, json_error(&error))?,
+            Ok(input) => {
+                if let Err(error) = self.write_record(&input, out)? {
+                    write_failed(out, &input.id, number, error)?;
+                }
+            }
+        }
+        Ok(true)
     }
 
-    fn record<'a>(&self, input: &'a Input<'_>) -> Result<Output<'a>, String> {
+    /// Writes `{"id", "calls", "errors"}` for a record; `Ok(Err(message))`, having written
+    /// nothing, when the record cannot be processed (the message of its error line).
+    fn write_record<W: Write + ?Sized>(
+        &self,
+        input: &Input<'_>,
+        out: &mut W,
+    ) -> io::Result<Result<(), String>> {
         let completion = match &input.completion {
             Some(Json::String(text)) => text,
-            None | Some(Json::Null) => return Err("missing \"completion\"".to_owned()),
+            None | Some(Json::Null) => return Ok(Err("missing \"completion\"".to_owned())),
             Some(other) => {
-                return Err(format!(
+                return Ok(Err(format!(
                     "\"completion\" must be a string, found {}",
                     json_kind(other)
-                ))
+                )))
             }
         };
         let own;
         let catalog = match input.tools {
-            Some(raw) => {
-                own = self.tools_for(raw.get())?;
-                Some(&*own)
-            }
+            Some(raw) => match self.tools_for(raw.get()) {
+                Ok(loaded) => {
+                    own = loaded;
+                    Some(&*own)
+                }
+                Err(error) => return Ok(Err(error)),
+            },
             None => self.tools.as_deref(),
         };
         let options = RecordOptions {
             catalog,
             dialect: self.dialect,
         };
-        let found = completion_records(completion, &options);
-        Ok(Output {
-            id: &input.id,
-            calls: found.calls,
-            errors: found.errors,
-        })
+        // The bytes serde_json gives for the object `{"id", "calls", "errors"}`, written as
+        // the records come: each call at once, the errors once the last call is out.
+        out.write_all(b"{\"id\":")?;
+        serde_json::to_writer(&mut *out, &input.id)?;
+        out.write_all(b",\"calls\":[")?;
+        let mut calls = 0usize;
+        let mut errors = Vec::new();
+        each_record(completion, &options, |record| -> io::Result<()> {
+            match record {
+                Record::Call(json) => {
+                    if calls > 0 {
+                        out.write_all(b",")?;
+                    }
+                    calls += 1;
+                    serde_json::to_writer(&mut *out, &json)?;
+                }
+                Record::Error(json) => {
+                    if !errors.is_empty() {
+                        errors.push(b',');
+                    }
+                    serde_json::to_writer(&mut errors, &json)?;
+                }
+            }
+            Ok(())
+        })?;
+        out.write_all(b"],\"errors\":[")?;
+        out.write_all(&errors)?;
+        out.write_all(b"]}")?;
+        Ok(Ok(()))
     }
 
     /// The catalog for a tool set given as JSON text (a record's raw `tools`), from the
@@ -479,8 +598,14 @@ impl Batch {
     }
 }
 
-fn failed(id: &Json, line: u64, error: String) -> serde_json::Result<String> {
-    serde_json::to_string(&Failed { id, line, error })
+/// Writes the error line `{"id", "line", "error"}` of a line that is not a record.
+fn write_failed<W: Write + ?Sized>(
+    out: &mut W,
+    id: &Json,
+    line: u64,
+    error: String,
+) -> io::Result<()> {
+    serde_json::to_writer(out, &Failed { id, line, error }).map_err(io::Error::from)
 }
 
 fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
@@ -628,5 +753,140 @@ mod tests {
     fn cut_never_splits_a_character() {
         assert_eq!(cut("aé", 2), "a");
         assert_eq!(cut("abc", 10), "abc");
+    }
+
+    /// The records of `completion` as they were found before it was parsed in pieces: the
+    /// whole completion's events at once.
+    fn records_of_the_whole(completion: &str, options: &RecordOptions) -> Vec<Record> {
+        let mut parser = StreamParser::new(parser_config(options));
+        let mut events = parser.feed_str(completion);
+        parser.finish_into(&mut events);
+        let mut records = Vec::new();
+        for event in events {
+            match event {
+                Event::Call(call) => {
+                    let raw = || {
+                        let (start, end) = (call.span.start as usize, call.span.end as usize);
+                        Cow::Borrowed(&completion[start..end])
+                    };
+                    records.push(call_record(&call, options, raw));
+                }
+                Event::Malformed { span, error, text } => {
+                    records.push(Record::Error(malformed_record(span, &error, &text)));
+                }
+                _ => {}
+            }
+        }
+        records
+    }
+
+    /// The output line as it was made before lines were written as they are parsed: one
+    /// JSON tree of the whole completion's records, serialised.
+    fn line_of_the_whole_tree(id: &Json, completion: &str, options: &RecordOptions) -> String {
+        let (mut calls, mut errors) = (Vec::new(), Vec::new());
+        for record in records_of_the_whole(completion, options) {
+            match record {
+                Record::Call(json) => calls.push(json),
+                Record::Error(json) => errors.push(json),
+            }
+        }
+        serde_json::to_string(&json!({"id": id, "calls": calls, "errors": errors})).unwrap()
+    }
+
+    /// Calls, calls that do not bind (`x` is an integer in [`TOOLS`]) and cut-off calls,
+    /// with characters of 2 and 4 bytes, each in the dialect it is written in.
+    const CALLS: [(&str, Dialect); 6] = [
+        ("@a.b(x=1)", Dialect::Atfunc),
+        ("@a.b(x='Zürich 😀')", Dialect::Atfunc),
+        ("@c.d(1) with_body [[{\"k\": \"é\"}]]", Dialect::Atfunc),
+        ("@a.b(x=2", Dialect::Atfunc),
+        (
+            "<tool_call>\n{\"name\": \"a.b\", \"arguments\": {\"x\": \"😀\"}}\n</tool_call>",
+            Dialect::Hermes,
+        ),
+        ("[a.b(x=1), a.b(y=2)]", Dialect::Pythonic),
+    ];
+
+    /// Prose with `call` three times in it, the last one at the end.
+    fn completion_with(prefix: &str, call: &str) -> String {
+        let mut completion = prefix.to_owned();
+        for k in 0..3 {
+            completion.push_str(call);
+            completion.push_str(&" 😀 mail@example.org ".repeat(2 - k));
+        }
+        completion
+    }
+
+    #[test]
+    fn a_completion_gives_the_same_records_in_pieces_of_every_size() {
+        let batch = Batch::new(None);
+        let catalog = batch.tools_for(TOOLS).unwrap();
+        for (call, dialect) in CALLS {
+            let completion = completion_with("Sure, ü: ", call);
+            for catalog in [None, Some(&*catalog)] {
+                let options = RecordOptions { catalog, dialect };
+                let whole = records_of_the_whole(&completion, &options);
+                assert!(!whole.is_empty(), "{call:?}");
+                for size in (1..=40).chain([64, COMPLETION_PIECE]) {
+                    let mut pieces = Vec::new();
+                    let visited: Result<(), Infallible> =
+                        each_record_in_pieces(&completion, &options, size, |record| {
+                            pieces.push(record);
+                            Ok(())
+                        });
+                    assert!(visited.is_ok());
+                    assert_eq!(pieces, whole, "{call:?} in pieces of {size}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_written_as_it_is_parsed_is_the_whole_trees_line_byte_for_byte() {
+        let batch = Batch::new(None);
+        let catalog = batch.tools_for(TOOLS).unwrap();
+        for (call, dialect) in CALLS {
+            // Short, and long enough that calls stand across the first pieces' boundary
+            // (with a character of 2 bytes cut by it, or not).
+            let long = "ü".repeat((COMPLETION_PIECE - 5) / 2);
+            for prefix in ["", "Sure: ", &long, &format!("{long}x")] {
+                let completion = completion_with(prefix, call);
+                let id = json!({"n": prefix.len()});
+                let line = json!({"id": id, "completion": completion}).to_string();
+                for catalog in [None, Some(&*catalog)] {
+                    let batch = Batch::new(catalog.cloned()).with_dialect(dialect);
+                    let options = RecordOptions { catalog, dialect };
+                    assert_eq!(
+                        batch.process_line(1, line.as_bytes()).unwrap(),
+                        line_of_the_whole_tree(&id, &completion, &options),
+                        "{call:?} after {} bytes, tools: {}",
+                        prefix.len(),
+                        catalog.is_some()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_from_the_writer_stops_the_line() {
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+                self.0 += bytes.len();
+                if self.0 > 100 {
+                    return Err(io::Error::other("full"));
+                }
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let line = json!({"id": 1, "completion": "@a.b(1) ".repeat(1000)}).to_string();
+        let mut out = Full(0);
+        let error = Batch::new(None).write_line(1, line.as_bytes(), &mut out);
+        assert_eq!(error.map_err(|e| e.to_string()), Err("full".to_owned()));
+        assert!(out.0 < 1000, "{} bytes were offered", out.0);
     }
 }

@@ -359,3 +359,107 @@ fn records_give_character_offsets_beside_byte_offsets() {
         assert_eq!(sliced, text[s as usize..e as usize]);
     }
 }
+
+#[test]
+fn lines_of_every_size_come_out_in_order_byte_for_byte() {
+    // Every 37th record has 2,000 calls: about 250 KB of output, sent to the writer in
+    // pieces while it is due and held while records before it are still being parsed;
+    // blank and bad lines and calls that do not bind among them.
+    let lines: Vec<String> = (0..3000usize)
+        .map(|i| match i % 37 {
+            3 => String::new(),
+            4 => "not a record".to_owned(),
+            k => {
+                let calls = if k == 5 { 2000 } else { i % 4 };
+                let completion: String = (0..calls)
+                    .map(|c| match c % 3 {
+                        0 => format!("@math.calculate_power({i}, exponent={c}) é "),
+                        1 => format!("@weather.get_current_weather(\"Zürich {c}\")\n"),
+                        _ => format!("@wether.get_forecast(\"Oslo\", days={c}) 😀 "),
+                    })
+                    .collect();
+                json!({"id": i, "completion": completion}).to_string()
+            }
+        })
+        .collect();
+    let input: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let out = atfunc(&["parse", "--jsonl", "--tools", TOOLS], input.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+
+    let tools = std::fs::read_to_string(TOOLS).unwrap();
+    let catalog = atfunc::Catalog::new(atfunc::load_interfaces_str(&tools).unwrap());
+    let batch = atfunc::batch::Batch::new(Some(catalog));
+    let expected: String = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| batch.process_line(i as u64 + 1, line.as_bytes()))
+        .map(|line| line + "\n")
+        .collect();
+    assert!(expected.len() > 5_000_000, "{} bytes", expected.len());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), expected.lines().count());
+    assert!(
+        stdout == expected,
+        "the output differs from the library's lines"
+    );
+}
+
+/// Calls in the record of the memory test: enough that the 1.8 KB a call cost when a
+/// record's calls were all held (180 MB) shows, few enough for a debug build.
+const MANY_CALLS: usize = 100_000;
+
+/// The peak memory allowed, in MB: the process's own footprint, the 0.5 MB record read
+/// and decoded, its 9.6 MB of output, and room.
+const MANY_CALLS_PEAK_MB: i64 = 64;
+
+#[cfg(target_os = "linux")]
+#[test]
+// The child is waited for with `wait4`, for its peak memory; `Child::wait` cannot give it.
+#[allow(clippy::zombie_processes)]
+fn a_record_of_many_calls_is_written_as_it_is_parsed() {
+    use std::io::{Read, Write};
+    use std::process::{Command, Stdio};
+
+    let completion = "@a(1)".repeat(MANY_CALLS);
+    let input = format!("{}\n", json!({"id": "many", "completion": completion}));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+        .args(["parse", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).unwrap();
+        out
+    });
+    // This child's own peak, whatever else the tests run meanwhile.
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `status` and `usage` are valid and writable for the call; the child is ours
+    // and not waited for elsewhere.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, usage.as_mut_ptr()) };
+    assert_eq!(waited, pid);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    // SAFETY: wait4 succeeded and filled it in.
+    let peak_mb = unsafe { usage.assume_init() }.ru_maxrss / 1024;
+    writer.join().unwrap();
+    let out = reader.join().unwrap();
+
+    let line: Json = serde_json::from_slice(&out).unwrap();
+    let calls = line["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), MANY_CALLS);
+    let end = 5 * MANY_CALLS;
+    assert_eq!(calls[MANY_CALLS - 1]["span"], json!([end - 5, end]));
+    assert_eq!(line["errors"], json!([]));
+    assert!(
+        peak_mb < MANY_CALLS_PEAK_MB,
+        "peak {peak_mb} MB for {} MB of output",
+        out.len() >> 20
+    );
+}
