@@ -4,7 +4,7 @@
         [--dir DIR] [--repeat N] [--skip-python] [--skip-pipelines]
 
 Needs `pip install ./python` and `pip install -r examples/pipelines/requirements.txt`, and
-the release CLI (`cargo build --release --features cli`, or `--cli PATH`). It measures:
+the release CLI (`cargo build --release -p atfunc-cli`, or `--cli PATH`). It measures:
 
 1. On `--records` clean records (default 200,000) without tools of their own, every path
    given the same tools file, best of three each:
@@ -224,7 +224,7 @@ def main() -> None:
     parser.add_argument("--skip-pipelines", action="store_true")
     args = parser.parse_args()
     if not args.cli.exists():
-        sys.exit(f"no CLI at {args.cli}: cargo build --release --features cli, or --cli PATH")
+        sys.exit(f"no CLI at {args.cli}: cargo build --release -p atfunc-cli, or --cli PATH")
     with tempfile.TemporaryDirectory() as temporary:
         folder = args.dir or Path(temporary)
         folder.mkdir(parents=True, exist_ok=True)

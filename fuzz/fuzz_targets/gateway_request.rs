@@ -3,7 +3,7 @@
 //! which the gateway checks and rewrites (tool names, the history, the prompt, grammars)
 //! before it would ask the upstream.
 //!
-//! Each input is served on an in-memory connection by `atfunc::serve::ConnectionServer`,
+//! Each input is served on an in-memory connection by `atfunc_gateway::serve::ConnectionServer`,
 //! the same code `atfunc serve` runs on the connections it accepts; no network is used (the
 //! upstream is a closed port on this machine, so a request that gets that far ends in 502
 //! or 504). Time is tokio's paused clock, so the time limits that end a connection (idle,
@@ -15,7 +15,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use atfunc::serve::{ConnectionServer, Gateway, GatewayOptions};
+use atfunc_gateway::serve::{ConnectionServer, Gateway, GatewayOptions};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value as Json};
 use std::sync::LazyLock;

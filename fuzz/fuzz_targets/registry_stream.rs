@@ -3,7 +3,7 @@
 //! the stream ends at a repeated call, run nothing from that call on.
 #![no_main]
 
-use atfunc::execute::{FnBox, Registry};
+use atfunc_tools::{FnBox, Registry};
 use atfunc::{Interface, Param, ParamType};
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;

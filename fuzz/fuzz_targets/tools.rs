@@ -172,8 +172,8 @@ fuzz_target!(|data: (J, String, String, Vec<u8>)| {
     let (shape, text, completion, line) = data;
     let json = build(&shape, 0);
     // The same shapes as a config file (read only: building would start processes).
-    let _ = atfunc::config::Config::from_text(&json.to_string(), ".");
-    let _ = atfunc::config::Config::from_text(&text, ".");
+    let _ = atfunc_tools::config::Config::from_text(&json.to_string(), ".");
+    let _ = atfunc_tools::config::Config::from_text(&text, ".");
     // Read leniently (every workaround taken) and strictly: both must only ever answer.
     let limits = atfunc::interface::LoadLimits::default();
     let _ = atfunc::interface::load_tools(&json, &limits, atfunc::interface::Strictness::Strict);

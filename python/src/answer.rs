@@ -8,8 +8,8 @@
 //! call that repeated an earlier one on (where the registry stopped) is not given: that
 //! part of the answer is dropped from the history too.
 
-use atfunc::execute::Outcome;
 use atfunc::parse::{Event, ParserConfig, StreamParser};
+use atfunc_tools::Outcome;
 use serde_json::{json, Value as Json};
 
 /// The text parser beside a registry stream, and the records given so far.

@@ -25,10 +25,10 @@
 //!    would be swallowed (a hook's exception is only reported) it is raised again
 //!    ([`swallowed`]), so it reaches the caller wherever it lands.
 //!
-//! [`Registry::set_concurrency`]: atfunc::execute::Registry::set_concurrency
+//! [`Registry::set_concurrency`]: atfunc_tools::Registry::set_concurrency
 
 use crate::convert::json_to_py;
-use atfunc::execute::{Args, CallContext, ToolError};
+use atfunc_tools::{Args, CallContext, ToolError};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PySystemExit};
 use pyo3::prelude::*;
 use serde_json::Value as Json;

@@ -184,7 +184,7 @@ fn to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
 /// (or whose result was not given) must not read as one that returned `null`.
 const NO_RESULT: &str = "(no result)";
 
-/// The registry's floor for errors (`atfunc::execute::ERROR_TEXT_FLOOR`): a model needs an
+/// The registry's floor for errors (`atfunc_tools::ERROR_TEXT_FLOOR`): a model needs an
 /// error whole to correct its call, so a small limit for bulky results does not cut it.
 const ERROR_TEXT_FLOOR: usize = 1000;
 

@@ -26,13 +26,13 @@ use crate::calls::{
 };
 use crate::convert::{count_at_least, json_to_py};
 use crate::tools::Tools;
-use atfunc::async_trait;
-use atfunc::execute::{
-    CallContext, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
-};
 use atfunc::interop::{self, ToolFormat, ToolFormatOptions};
 use atfunc::parse::ParserConfig;
 use atfunc::{Event, Interface, StreamParser};
+use atfunc_tools::async_trait;
+use atfunc_tools::{
+    CallContext, Confirmer, Decision, FnBox, HeldCall, Outcome, Registry, ResponseStream, StreamEnd,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -104,7 +104,7 @@ fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
 }
 
 /// The record of one call: `{"call_id", "name", "args", "result" | "error", "span",
-/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc::execute::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
+/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc_tools::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
 /// held for confirmation.
 fn outcome_record(outcome: &Outcome) -> Json {
     let mut record = Map::new();

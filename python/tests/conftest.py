@@ -26,7 +26,7 @@ def cli():
         built = REPO / "target" / "debug" / "atfunc"
         if not built.exists():
             subprocess.run(
-                ["cargo", "build", "--quiet", "--features", "cli", "--bin", "atfunc"],
+                ["cargo", "build", "--quiet", "-p", "atfunc-cli", "--bin", "atfunc"],
                 cwd=REPO,
                 check=True,
             )

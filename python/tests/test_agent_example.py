@@ -1,5 +1,4 @@
-"""The Python agent loop of the README and docs/python.md (examples/python/agent.py, shown
-verbatim in both) runs against a real small model: llama-cpp-python's server with
+"""The Python agent loop of docs/python.md (examples/python/agent.py, shown verbatim) runs against a real small model: llama-cpp-python's server with
 Qwen2.5-Coder-0.5B-Instruct under its own template. It answers the greeting with `reply`
 and the weather question with `get_weather`, then `reply`. (SmolLM2-135M is too small for
 the choice: it calls get_weather for "Hello!" too.)"""
@@ -21,7 +20,7 @@ EXAMPLE = REPO / "examples" / "python" / "agent.py"
 def test_the_documentation_shows_the_example_verbatim():
     pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
     example = EXAMPLE.read_text()
-    for page in [REPO / "README.md", REPO / "docs" / "python.md"]:
+    for page in [REPO / "docs" / "python.md"]:
         blocks = re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
         assert example in blocks, f"{page.name}'s agent example differs from examples/python/agent.py"
     # Any other page that shows the loop (it opens as the example does) shows it whole.
@@ -33,7 +32,7 @@ def test_the_documentation_shows_the_example_verbatim():
 
 
 def test_the_agent_example_runs_against_a_real_model(qwen_server):  # noqa: F811
-    pytest.importorskip("openai", reason="the openai client is not installed (pip install -r tests/gateway/requirements.txt)")
+    pytest.importorskip("openai", reason="the openai client is not installed (pip install -r crates/atfunc-cli/tests/gateway/requirements.txt)")
     env = {**os.environ, "OPENAI_BASE_URL": qwen_server.url + "/v1", "OPENAI_API_KEY": "unused"}
     try:
         done = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True,

@@ -1,4 +1,4 @@
-"""The README's agent loop (examples/python/agent.py) without a model: a stand-in for the
+"""The agent loop of docs/python.md (examples/python/agent.py) without a model: a stand-in for the
 `openai` client answers from a script, keeps the grammars and messages it was given, and
 can make the weather tool hang."""
 

@@ -1,7 +1,7 @@
 """`dialect=`: other models' call formats read by `parse`, `StreamParser`, `parse_jsonl`
 and `parse_arrow`, with the records `atfunc parse --dialect` prints, whole and in any
 pieces. The answers are BFCL ground truth rendered in each dialect, as the Rust tests
-render them (tests/parse/dialects.rs)."""
+render them (crates/atfunc/tests/parse/dialects.rs)."""
 
 import json
 import random

@@ -182,16 +182,20 @@ def test_a_boolean_with_string_choices_loads_with_a_warning_and_binds_each_choic
     real = [{"name": "Hotels_2_SearchHouse", "parameters": {"type": "object", "properties": {
         "has_laundry_service": {"type": "boolean", "enum": ["True", "False", "dontcare"],
                                 "default": "dontcare"}}}}]
-    with pytest.warns(UserWarning, match="it is read as string with those choices"):
+    # The choices that spell booleans are booleans: a boolean arrives as one, never as the
+    # text "True", which a tool reads as true whatever it says.
+    with pytest.warns(UserWarning, match='it is read as any with the choices true, false, "dontcare"'):
         tools = atfunc.Tools(real)
     calls = atfunc.parse(
         '@Hotels_2_SearchHouse(has_laundry_service="dontcare") '
-        "@Hotels_2_SearchHouse(has_laundry_service=True)",
+        "@Hotels_2_SearchHouse(has_laundry_service=True) "
+        '@Hotels_2_SearchHouse(has_laundry_service="False")',
         tools,
     )
     assert [c["args"] for c in calls] == [
         {"has_laundry_service": "dontcare"},
-        {"has_laundry_service": "True"},
+        {"has_laundry_service": True},
+        {"has_laundry_service": False},
     ]
     with pytest.raises(atfunc.ToolsError, match=r"Parameter 'has_laundry_service' is boolean"):
         atfunc.Tools(real, strict=True)

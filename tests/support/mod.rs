@@ -1,15 +1,23 @@
-//! Running the `atfunc` binary from tests, as a user runs it.
+//! Running the command from tests, as a user runs it: the `atfunc` binary in atfunc-cli's
+//! tests, the lab's `atfunc-lab` in the lab's (whose `eval` was `atfunc eval`).
 #![allow(dead_code)]
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-/// Runs `atfunc ARGS` in the crate root with `stdin` piped in (written from a thread, so a
-/// large input cannot deadlock against a full output pipe).
+/// The binary of the crate whose tests include this file.
+const BINARY: Option<&str> = match option_env!("CARGO_BIN_EXE_atfunc") {
+    Some(path) => Some(path),
+    None => option_env!("CARGO_BIN_EXE_atfunc-lab"),
+};
+
+/// Runs `atfunc ARGS` (or `atfunc-lab ARGS`) in the workspace root with `stdin` piped in
+/// (written from a thread, so a large input cannot deadlock against a full output pipe).
 pub fn atfunc(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
+    let binary = BINARY.expect("included by the tests of a crate with the atfunc binary");
+    let mut child = Command::new(binary)
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-/// `README.md` first, then every `docs/*.md` by name, each as (path from the crate root,
-/// text).
+/// `README.md` first, then every `docs/*.md` by name, each as (path from the workspace
+/// root, text).
 pub fn all() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let read = |name: &str| {
         std::fs::read_to_string(root.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     };

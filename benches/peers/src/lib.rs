@@ -4,7 +4,7 @@
 //!
 //! The answers are the BFCL ground truth (the main crate's `tests/data/bfcl`) written in each
 //! format both crates read, with a sentence of prose before and after, the way the main
-//! crate's `tests/parse/dialects.rs` renders them. Each [`Form`] is one way of writing
+//! crate's `crates/atfunc/tests/parse/dialects.rs` renders them. Each [`Form`] is one way of writing
 //! calls: atfunc reads it with one [`Dialect`], `tool-parser` with one of its named parsers.
 //!
 //! How each side is run:

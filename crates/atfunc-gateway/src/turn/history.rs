@@ -1,0 +1,380 @@
+//! The conversation rewritten into atfunc's text protocol, for an upstream that knows no
+//! tools: the prompt in the system message, the assistant's `tool_calls` as call text, and
+//! `tool` messages as result blocks in a user message.
+
+use super::request::raw;
+use super::tools::ToolSet;
+use super::TurnError;
+use atfunc::format::{format_results, CallRecord};
+use atfunc::interop::ToolCall;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value as Json};
+use std::collections::HashMap;
+
+/// The text of a message's `content`: a string as it is, a list of parts as the text of
+/// its text parts joined, anything else empty.
+pub(crate) fn content_text(content: Option<&Json>) -> String {
+    match content {
+        Some(Json::String(text)) => text.clone(),
+        Some(Json::Array(parts)) => parts
+            .iter()
+            .filter_map(|part| match part {
+                Json::String(text) => Some(text.as_str()),
+                part => part.get("text").and_then(Json::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The text of the conversation's user messages, one after another: what
+/// the gateway's `ground_text` policy holds text arguments to. A message
+/// that is not an object with a role is skipped (the rewrite refuses it later with its
+/// index).
+pub(crate) fn user_text(messages: &[Box<RawValue>]) -> String {
+    #[derive(serde::Deserialize)]
+    struct User {
+        #[serde(default)]
+        role: Json,
+        #[serde(default)]
+        content: Option<Json>,
+    }
+    messages
+        .iter()
+        .filter_map(|message| serde_json::from_str::<User>(message.get()).ok())
+        .filter(|message| message.role == "user")
+        .map(|message| content_text(message.content.as_ref()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Puts `prompt` in front of the system message that opens the conversation, or adds a
+/// system message holding it in front of the conversation. A system message further on
+/// stays where it is: it changes course at that point, and the functions come first.
+pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
+    let system = messages
+        .first_mut()
+        .filter(|m| m.get("role").and_then(Json::as_str) == Some("system"));
+    if let Some(Json::Object(system)) = system {
+        let text = content_text(system.get("content"));
+        let joined = if text.trim().is_empty() {
+            prompt.to_owned()
+        } else {
+            format!("{prompt}\n{text}")
+        };
+        system.insert("content".into(), Json::String(joined));
+        return;
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), Json::String("system".into()));
+    message.insert("content".into(), Json::String(prompt.to_owned()));
+    messages.insert(0, Json::Object(message));
+}
+
+/// Rewrites `messages` (each as JSON text) for the upstream:
+/// - an assistant message's `tool_calls` become atfunc call text after its content, one
+///   call a line (`@get_weather(city="Paris")`), and the field is removed;
+/// - a run of `tool` messages becomes one `user` message of result blocks
+///   (`Function call: get_weather(city="Paris")` / `Returned: ...`), each call found by its
+///   `tool_call_id`;
+/// - every other message is passed as it is, as the text it came in: only the messages
+///   rewritten are parsed.
+pub(crate) fn rewrite_raw(
+    messages: Vec<Box<RawValue>>,
+    tools: &ToolSet,
+) -> Result<Vec<Box<RawValue>>, TurnError> {
+    let mut out: Vec<Box<RawValue>> = Vec::with_capacity(messages.len());
+    // Call id → the call's text without the `@`, for the result blocks.
+    let mut calls: HashMap<String, String> = HashMap::new();
+    let mut results: Vec<CallRecord> = Vec::new();
+    for (i, message) in messages.into_iter().enumerate() {
+        let not_an_object = || TurnError::bad_request(format!("messages[{i}] must be an object"));
+        if !message.get().starts_with('{') {
+            return Err(not_an_object());
+        }
+        // A message with a key twice is not read this way: it is parsed as a whole below.
+        if let Ok(peek) = serde_json::from_str::<Peek>(message.get()) {
+            let role = peek.role.as_deref().unwrap_or("");
+            let has_calls = peek
+                .tool_calls
+                .is_some_and(|calls| calls.get().starts_with('['));
+            if role != "tool" && !(role == "assistant" && has_calls) {
+                flush_results(&mut results, &mut out);
+                out.push(message);
+                continue;
+            }
+        }
+        let fields: Map<String, Json> =
+            serde_json::from_str(message.get()).map_err(|_| not_an_object())?;
+        let role = fields.get("role").and_then(Json::as_str).unwrap_or("");
+        let has_calls = matches!(fields.get("tool_calls"), Some(Json::Array(_)));
+        if role != "tool" && !(role == "assistant" && has_calls) {
+            flush_results(&mut results, &mut out);
+            out.push(message);
+            continue;
+        }
+        let role = role.to_owned();
+        if role == "tool" {
+            let id = fields
+                .get("tool_call_id")
+                .and_then(Json::as_str)
+                .unwrap_or("");
+            let call_text = calls.get(id).cloned().unwrap_or_else(|| {
+                let name = fields.get("name").and_then(Json::as_str).unwrap_or("tool");
+                format!("{}(...)", tools.atfunc_name(name))
+            });
+            results.push(CallRecord {
+                call_text,
+                result: Ok(Json::String(content_text(fields.get("content")))),
+            });
+            continue;
+        }
+        flush_results(&mut results, &mut out);
+        let mut fields = fields;
+        let Some(Json::Array(entries)) = fields.remove("tool_calls") else {
+            continue;
+        };
+        let mut text = content_text(fields.get("content"));
+        for entry in &entries {
+            let call = call_text(entry, tools);
+            if let Some(id) = entry.get("id").and_then(Json::as_str) {
+                calls.insert(id.to_owned(), call.trim_start_matches('@').to_owned());
+            }
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&call);
+        }
+        fields.insert("content".into(), Json::String(text));
+        out.push(raw(&Json::Object(fields)));
+    }
+    flush_results(&mut results, &mut out);
+    Ok(out)
+}
+
+/// What decides whether a message is rewritten; the rest of it is skipped unread.
+#[derive(serde::Deserialize)]
+struct Peek<'a> {
+    /// Absent, or not a string, is no role.
+    #[serde(default, borrow, deserialize_with = "string_or_none")]
+    role: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<&'a RawValue>,
+}
+
+fn string_or_none<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<std::borrow::Cow<'de, str>>, D::Error> {
+    let value: &'de RawValue = serde::Deserialize::deserialize(deserializer)?;
+    Ok(serde_json::from_str(value.get()).ok())
+}
+
+/// [`add_prompt`] for messages kept as text: only the first message is parsed, and only
+/// when it is a system message.
+pub(crate) fn add_prompt_raw(messages: &mut Vec<Box<RawValue>>, prompt: &str) {
+    let system = messages.first().and_then(|first| {
+        let peek: Peek = serde_json::from_str(first.get()).ok()?;
+        (peek.role.as_deref() == Some("system"))
+            .then(|| serde_json::from_str::<Json>(first.get()).ok())
+            .flatten()
+    });
+    let had_system = system.is_some();
+    let mut head: Vec<Json> = system.into_iter().collect();
+    add_prompt(&mut head, prompt);
+    let Some(first) = head.first() else {
+        return;
+    };
+    if had_system {
+        messages[0] = raw(first);
+    } else {
+        messages.insert(0, raw(first));
+    }
+}
+
+fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Box<RawValue>>) {
+    if results.is_empty() {
+        return;
+    }
+    let text = format_results(results);
+    results.clear();
+    let mut message = Map::new();
+    message.insert("role".into(), Json::String("user".into()));
+    message.insert("content".into(), Json::String(text));
+    out.push(raw(&Json::Object(message)));
+}
+
+/// A `tool_calls` entry as call text, `@name(key=value, ...)`, under the names the model
+/// is given for the tool and its parameters. Arguments that are not a JSON object, or
+/// whose keys are not identifiers even so (keys the tool does not declare), are written
+/// as they came so the model still sees what it asked for.
+fn call_text(entry: &Json, tools: &ToolSet) -> String {
+    let function = entry.get("function");
+    let client = function
+        .and_then(|f| f.get("name"))
+        .and_then(Json::as_str)
+        .unwrap_or("tool");
+    let name = tools.atfunc_name(client);
+    let raw = function.and_then(|f| f.get("arguments"));
+    let args = match raw {
+        None | Some(Json::Null) => Some(Map::new()),
+        Some(Json::Object(args)) => Some(args.clone()),
+        Some(Json::String(text)) if text.trim().is_empty() => Some(Map::new()),
+        Some(Json::String(text)) => match serde_json::from_str(text) {
+            Ok(Json::Object(args)) => Some(args),
+            _ => None,
+        },
+        Some(_) => None,
+    };
+    let call = args.map(|args| ToolCall {
+        id: String::new(),
+        name: name.clone(),
+        model_name: client.to_owned(),
+        args: tools.model_args(client, args),
+        body: None,
+    });
+    match call.map(|call| call.call_text()) {
+        Some(Ok(text)) => text,
+        _ => {
+            let raw = match raw {
+                Some(Json::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            format!("@{name}({raw})")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `rewrite` on a list given as JSON, its messages parsed back.
+    fn rewrite_json(messages: &Json, tools: &ToolSet) -> Vec<Json> {
+        let list: Vec<Box<RawValue>> = serde_json::from_str(&messages.to_string()).unwrap();
+        rewrite_raw(list, tools)
+            .unwrap()
+            .iter()
+            .map(|m| serde_json::from_str(m.get()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn messages_that_are_not_rewritten_pass_as_they_came() {
+        let tools = ToolSet::from_tools(&json!([])).unwrap();
+        let text = r#"[{"role": "user", "content": "caf\u00e9", "x": [1,  2]}, {"role": 7}, {"role": "assistant", "tool_calls": null}]"#;
+        let list: Vec<Box<RawValue>> = serde_json::from_str(text).unwrap();
+        let out = rewrite_raw(list, &tools).unwrap();
+        let shown: Vec<&str> = out.iter().map(|m| m.get()).collect();
+        assert_eq!(
+            shown,
+            [
+                r#"{"role": "user", "content": "caf\u00e9", "x": [1,  2]}"#,
+                r#"{"role": 7}"#,
+                r#"{"role": "assistant", "tool_calls": null}"#
+            ]
+        );
+        let list: Vec<Box<RawValue>> = serde_json::from_str("[1]").unwrap();
+        assert_eq!(
+            rewrite_raw(list, &tools).unwrap_err().to_string(),
+            "messages[0] must be an object"
+        );
+    }
+
+    #[test]
+    fn the_prompt_goes_in_front_of_messages_kept_as_text() {
+        let mut messages: Vec<Box<RawValue>> = serde_json::from_str(
+            r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]"#,
+        )
+        .unwrap();
+        add_prompt_raw(&mut messages, "PROMPT");
+        assert_eq!(
+            messages[0].get(),
+            r#"{"role":"system","content":"PROMPT\nBe brief."}"#
+        );
+        assert_eq!(messages.len(), 2);
+        let mut messages: Vec<Box<RawValue>> =
+            serde_json::from_str(r#"[{"role": "user", "content": "hi"}]"#).unwrap();
+        add_prompt_raw(&mut messages, "PROMPT");
+        assert_eq!(messages[0].get(), r#"{"role":"system","content":"PROMPT"}"#);
+        assert_eq!(messages.len(), 2);
+    }
+
+    #[test]
+    fn calls_become_text_and_results_become_blocks() {
+        let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
+            "name": "get-weather", "parameters": {"type": "object",
+            "properties": {"city": {"type": "string"}}}}}]))
+        .unwrap();
+        let messages = json!([
+            {"role": "user", "content": "Weather in Paris and Oslo?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get-weather", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": "b", "type": "function", "function": {"name": "get-weather", "arguments": "{\"city\":\"Oslo\"}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "21C"},
+            {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "{\"temp\": 4}"}]},
+        ]);
+        let mut out = rewrite_json(&messages, &tools);
+        add_prompt(&mut out, "PROMPT");
+        assert_eq!(
+            json!(out),
+            json!([
+                {"role": "system", "content": "PROMPT"},
+                {"role": "user", "content": "Weather in Paris and Oslo?"},
+                {"role": "assistant", "content": "@get_weather(city=\"Paris\")\n@get_weather(city=\"Oslo\")"},
+                {"role": "user", "content": "Function call: get_weather(city=\"Paris\")\nReturned: 21C\n\nFunction call: get_weather(city=\"Oslo\")\nReturned: {\"temp\": 4}\n"},
+            ])
+        );
+    }
+
+    #[test]
+    fn calls_use_the_parameter_names_the_model_is_given() {
+        let tools = ToolSet::from_tools(&json!([{"type": "function", "function": {
+            "name": "search-docs", "parameters": {"type": "object", "properties": {
+                "max-results": {"type": "integer"}, "$top": {"type": "integer"},
+                "filter": {"type": "object", "properties": {"created-after": {"type": "string"}}}}}}}]))
+        .unwrap();
+        let messages = json!([
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "search-docs",
+                 "arguments": "{\"max-results\": 5, \"$top\": 2, \"filter\": {\"created-after\": \"2024\"}}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "[]"},
+        ]);
+        let out = rewrite_json(&messages, &tools);
+        // Fields inside an object are JSON keys: they keep the client's spelling.
+        let call = "search_docs(max_results=5, _top=2, filter={\"created-after\":\"2024\"})";
+        assert_eq!(
+            json!(out),
+            json!([
+                {"role": "assistant", "content": format!("@{call}")},
+                {"role": "user", "content": format!("Function call: {call}\nReturned: []\n")},
+            ])
+        );
+    }
+
+    #[test]
+    fn the_prompt_goes_in_front_of_the_system_message() {
+        let mut messages = vec![json!({"role": "system", "content": "Be brief."})];
+        add_prompt(&mut messages, "PROMPT");
+        assert_eq!(messages[0]["content"], "PROMPT\nBe brief.");
+    }
+
+    #[test]
+    fn a_later_system_message_gets_a_new_one_in_front_of_the_conversation() {
+        let mut messages = vec![
+            json!({"role": "user", "content": "Hi"}),
+            json!({"role": "system", "content": "Be brief."}),
+        ];
+        add_prompt(&mut messages, "PROMPT");
+        assert_eq!(
+            json!(messages),
+            json!([
+                {"role": "system", "content": "PROMPT"},
+                {"role": "user", "content": "Hi"},
+                {"role": "system", "content": "Be brief."},
+            ])
+        );
+    }
+}

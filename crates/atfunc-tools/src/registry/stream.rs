@@ -1,0 +1,574 @@
+//! A model's answer executed while it streams in: fed chunk by chunk ([`ResponseStream`]),
+//! or read from a byte stream while its calls run ([`Outcomes`]).
+
+use super::outcome::{ExecutionReport, Outcome};
+use super::turn::{job, Job, Turn};
+use super::view::{Conversation, Settings};
+use crate::events::{self, CallEvent, CallEventHook};
+use crate::toolbox::CallContext;
+use atfunc::bind::Repeats;
+use atfunc::parse::{Event, Span, StreamParser};
+use futures::future::BoxFuture;
+use futures::stream::FuturesOrdered;
+use futures::{Stream, StreamExt};
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// A model's answer being executed while it streams in; made by [`Registry::stream`].
+///
+/// Each call runs as soon as the parser has read all of it. The functions offered are
+/// those of the registry when the stream was made. The stream is the conversation: what
+/// a model changes with a control function (its [`Settings`]) lasts for the rest of the
+/// answer and no further, unless carried on with [`ResponseStream::with_settings`].
+///
+/// The stream borrows nothing: it keeps what it needs of the registry (the functions
+/// offered, and what it shares with it: statistics, call ids, held calls), so it may
+/// outlive the registry's handle, move to another task, or become a response body (with
+/// [`ResponseStream::run`], a `Stream + Send + 'static` when its input is).
+///
+/// [`Registry::stream`]: super::Registry::stream
+pub struct ResponseStream {
+    turn: Arc<Turn>,
+    parser: StreamParser,
+    ctx: CallContext,
+    conversation: Arc<Conversation>,
+    /// Every outcome so far, and their blocks joined; both stay empty when `keep` is off.
+    calls: Vec<Outcome>,
+    output: String,
+    /// How many outcomes there were, kept or not.
+    call_count: usize,
+    keep: bool,
+    /// The registry's event hook and this stream's own.
+    events: Option<CallEventHook>,
+    /// With [`ResponseStream::end_at_repeated_call`]: the calls asked for so far.
+    repeats: Option<Repeats>,
+    /// With [`ResponseStream::limit_calls`]: how many more calls may run.
+    budget: Option<CallBudget>,
+}
+
+/// The calls a request may still make, over all its answers.
+#[derive(Debug, Clone, Copy)]
+struct CallBudget {
+    /// How many calls one request may make.
+    limit: usize,
+    /// How many of them are left; the first call once none is left ends the answer.
+    left: usize,
+    /// Where the first call past the limit stood, once one came.
+    passed_at: Option<Span>,
+}
+
+/// Calls read by [`ResponseStream::read_str`], not run yet.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct ReadCalls(Vec<Job>);
+
+impl ReadCalls {
+    /// Whether no call was read.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The end of a [`ResponseStream`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StreamEnd {
+    /// The outcomes of the calls completed by the end of the input (an unterminated call,
+    /// for instance), not returned by an earlier `feed`.
+    pub outcomes: Vec<Outcome>,
+    /// The whole answer's report.
+    pub report: ExecutionReport,
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended the
+    /// answer: neither it nor anything after it ran.
+    pub repeated_at: Option<Span>,
+}
+
+impl std::fmt::Debug for ResponseStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseStream")
+            .field("calls", &self.call_count)
+            .finish()
+    }
+}
+
+impl ResponseStream {
+    /// A stream running `turn`'s calls, its events going to `events` (the registry's hook).
+    pub(super) fn new(
+        turn: Turn,
+        parser: StreamParser,
+        ctx: CallContext,
+        conversation: Conversation,
+        events: Option<CallEventHook>,
+    ) -> ResponseStream {
+        ResponseStream {
+            turn: Arc::new(turn),
+            parser,
+            ctx,
+            conversation: Arc::new(conversation),
+            calls: Vec::new(),
+            output: String::new(),
+            call_count: 0,
+            keep: true,
+            events,
+            repeats: None,
+            budget: None,
+        }
+    }
+
+    /// Ends the answer at the first call past `limit` calls for the request, `made` of
+    /// them made in its earlier answers: that call does not run but is refused
+    /// ([`ToolError::CallLimit`](crate::ToolError::CallLimit)), and nothing after
+    /// it is read. Every call read counts, refused ones too, since each has an outcome.
+    #[doc(hidden)]
+    pub fn limit_calls(mut self, limit: usize, made: usize) -> Self {
+        self.budget = Some(CallBudget {
+            limit,
+            left: limit.saturating_sub(made),
+            passed_at: None,
+        });
+        self
+    }
+
+    /// With [`ResponseStream::limit_calls`], the span of the first call past the limit,
+    /// which ended the answer, once one has.
+    #[doc(hidden)]
+    pub fn call_limit_passed_at(&self) -> Option<Span> {
+        self.budget.and_then(|budget| budget.passed_at)
+    }
+
+    /// Whether nothing more of the answer is read: a repeated call or the call limit
+    /// ended it.
+    fn is_over(&self) -> bool {
+        self.repeats.as_ref().is_some_and(Repeats::is_over)
+            || self.budget.is_some_and(|budget| budget.passed_at.is_some())
+    }
+
+    /// Ends the answer at the first call that repeats an earlier one: the same function
+    /// with the same bound arguments (and body), however the call spelled them. Neither
+    /// the repeat nor any call after it runs, and [`StreamEnd::repeated_at`] says where it
+    /// stood.
+    ///
+    /// For answers of a model that may loop: a small model that cannot stop writes its
+    /// calls again and again until its token limit, and each copy would run (and the last,
+    /// cut short, be refused). A call a model means to make twice in one answer is rare;
+    /// by default every call runs, as written.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = atfunc_tools::Registry::new();
+    /// let answer = "@tools.get_toolboxes() @TOOLS.Get_Toolboxes() @tools.get_toolb";
+    /// let mut stream = registry.stream().end_at_repeated_call();
+    /// stream.feed_str(answer).await;
+    /// let end = stream.finish().await;
+    /// assert_eq!(end.report.call_count, 1);
+    /// assert_eq!(end.repeated_at.map(|span| span.start), Some(23));
+    /// # }
+    /// ```
+    pub fn end_at_repeated_call(mut self) -> Self {
+        self.repeats = Some(Repeats::default());
+        self
+    }
+
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended
+    /// the answer, once one has.
+    pub fn repeated_at(&self) -> Option<Span> {
+        self.repeats.as_ref().and_then(Repeats::ended_at)
+    }
+
+    /// The jobs of `events` that run: all of them, or with
+    /// [`ResponseStream::end_at_repeated_call`] those before the first repeat.
+    fn jobs(&mut self, events: Vec<Event>) -> Vec<Job> {
+        self.read_events(events, &mut |_| {})
+    }
+
+    /// [`ResponseStream::jobs`], showing `seen` each event read: every one up to the end
+    /// of the answer, the call that ends it (a repeat, the first past the call limit)
+    /// included, and none after it.
+    fn read_events(&mut self, events: Vec<Event>, seen: &mut dyn FnMut(&Event)) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for event in events {
+            if self.is_over() {
+                break;
+            }
+            seen(&event);
+            let Some(job) = job(&self.turn.snapshot, event) else {
+                continue;
+            };
+            let runs = match (self.repeats.as_mut(), &job) {
+                (None, _) => true,
+                (Some(repeats), Job::Bound { bound, .. }) => repeats.admit(bound),
+                // A call that did not bind is no repeat: it is read until the answer ends.
+                (Some(_), Job::Refused { .. }) => true,
+            };
+            if !runs {
+                continue;
+            }
+            match self.budget.as_mut() {
+                None => jobs.push(job),
+                Some(budget) if budget.left == 0 => {
+                    budget.passed_at = Some(job.span());
+                    jobs.push(job.past_limit(budget.limit));
+                }
+                Some(budget) => {
+                    budget.left -= 1;
+                    jobs.push(job);
+                }
+            }
+        }
+        jobs
+    }
+
+    /// Reads the next chunk of the answer without running its calls: each event read goes
+    /// to `seen` (see [`ResponseStream::read_events`]), and the calls completed come back,
+    /// to run with [`ResponseStream::run_read`]. For a reader that passes the answer's text
+    /// on as it comes, the text before a call before the call runs, with one parse for
+    /// both.
+    #[doc(hidden)]
+    pub fn read_str(&mut self, chunk: &str, seen: &mut dyn FnMut(&Event)) -> ReadCalls {
+        let events = self.parser.feed(chunk.as_bytes());
+        ReadCalls(self.read_events(events, seen))
+    }
+
+    /// [`ResponseStream::read_str`] for the end of the answer.
+    #[doc(hidden)]
+    pub fn finish_reading(&mut self, seen: &mut dyn FnMut(&Event)) -> ReadCalls {
+        let events = self.parser.finish();
+        ReadCalls(self.read_events(events, seen))
+    }
+
+    /// Runs calls [`ResponseStream::read_str`] read, giving each outcome to `each` as it
+    /// comes, in order: a caller that keeps only part of each (its record, its block)
+    /// never holds the results of many calls at once.
+    #[doc(hidden)]
+    pub async fn run_read(&mut self, calls: ReadCalls, each: impl FnMut(Outcome) + Send) {
+        self.run_each(calls.0, each).await;
+    }
+
+    /// The end of an answer read with [`ResponseStream::finish_reading`] and run.
+    #[doc(hidden)]
+    pub fn ended(self) -> StreamEnd {
+        self.end(Vec::new())
+    }
+
+    /// Calls `hook` with the events of this answer's calls (as
+    /// [`Registry::on_event`](super::Registry::on_event) describes them), besides the
+    /// registry's hook: for a caller that follows one conversation among many sharing a
+    /// registry.
+    pub fn on_event(mut self, hook: impl Fn(&CallEvent) + Send + Sync + 'static) -> Self {
+        self.events = events::both(self.events.take(), Some(Arc::new(hook)));
+        self
+    }
+
+    /// Gives each outcome once, without keeping it for the final report (which keeps
+    /// them by default).
+    ///
+    /// For a caller that handles each outcome as it comes (prints it, writes it out):
+    /// memory then stays flat however many calls the answer holds, and the report at the
+    /// end ([`StreamEnd::report`], [`Outcomes::report`]) has the call count and the
+    /// settings but no `calls` and an empty `output`; [`ResponseStream::outcomes`] is
+    /// empty too.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let registry = atfunc_tools::Registry::new();
+    /// let mut stream = registry.stream().forget_outcomes();
+    /// for _ in 0..3 {
+    ///     let outcomes = stream.feed_str("@nowhere.call()\n").await;
+    ///     assert_eq!(outcomes.len(), 1);
+    /// }
+    /// let end = stream.finish().await;
+    /// assert_eq!(end.report.call_count, 3);
+    /// assert!(end.report.calls.is_empty());
+    /// # }
+    /// ```
+    pub fn forget_outcomes(mut self) -> Self {
+        self.keep = false;
+        self
+    }
+
+    /// Counts an outcome and, when records are kept, keeps it and its block.
+    fn record(&mut self, outcome: &Outcome) {
+        self.call_count += 1;
+        if !self.keep {
+            return;
+        }
+        // Blocks are joined as `format_results` joins them: a blank line between two.
+        if !self.output.is_empty() {
+            self.output.push('\n');
+        }
+        self.output.push_str(&outcome.block);
+        self.calls.push(outcome.clone());
+    }
+
+    /// Continues a conversation: the stream starts with `settings` (those a model set in
+    /// an earlier answer, from [`ExecutionReport::settings`]) instead of the registry's.
+    pub fn with_settings(self, settings: &Settings) -> Self {
+        self.conversation
+            .set_truncate_length(settings.truncate_length);
+        self
+    }
+
+    /// The conversation's settings now.
+    pub fn settings(&self) -> Settings {
+        self.conversation.settings()
+    }
+
+    /// Feeds the next chunk of the answer; runs the calls it completes and returns their
+    /// outcomes, in order.
+    ///
+    /// The calls run before `feed` returns, so while a slow tool runs nothing more of the
+    /// answer is read. To read on while tools run, hand the answer's byte stream to
+    /// [`ResponseStream::run`] instead.
+    pub async fn feed(&mut self, chunk: &[u8]) -> Vec<Outcome> {
+        let events = self.parser.feed(chunk);
+        self.run_events(events).await
+    }
+
+    /// Feeds the next chunk of text.
+    pub async fn feed_str(&mut self, chunk: &str) -> Vec<Outcome> {
+        self.feed(chunk.as_bytes()).await
+    }
+
+    /// The outcomes so far.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.calls
+    }
+
+    /// Ends the answer: a call left unterminated gets its error block.
+    pub async fn finish(mut self) -> StreamEnd {
+        let events = self.parser.finish();
+        let outcomes = self.run_events(events).await;
+        self.end(outcomes)
+    }
+
+    /// The end of the answer, `outcomes` the last calls' (not given by an earlier `feed`).
+    fn end(self, outcomes: Vec<Outcome>) -> StreamEnd {
+        StreamEnd {
+            outcomes,
+            repeated_at: self.repeated_at(),
+            report: ExecutionReport {
+                call_count: self.call_count,
+                output: self.output,
+                calls: self.calls,
+                settings: self.conversation.settings(),
+            },
+        }
+    }
+
+    async fn run_events(&mut self, events: Vec<Event>) -> Vec<Outcome> {
+        let jobs = self.jobs(events);
+        self.run_jobs(jobs).await
+    }
+
+    async fn run_jobs(&mut self, jobs: Vec<Job>) -> Vec<Outcome> {
+        let mut outcomes = Vec::with_capacity(jobs.len());
+        self.run_each(jobs, |outcome| outcomes.push(outcome)).await;
+        outcomes
+    }
+
+    /// Runs `jobs` (up to the concurrency limit at once) and gives each outcome to `each`
+    /// as it comes, in order, once it is recorded.
+    async fn run_each(&mut self, jobs: Vec<Job>, mut each: impl FnMut(Outcome) + Send) {
+        if jobs.is_empty() {
+            return;
+        }
+        let turn = Arc::clone(&self.turn);
+        let conversation = Arc::clone(&self.conversation);
+        let ctx = self.ctx.clone();
+        let hook = self.events.clone();
+        let concurrency = turn.snapshot.concurrency;
+        // Each run owns what it needs, so outcomes are recorded while later calls run.
+        let runs = jobs.into_iter().map(move |job| {
+            let (turn, conversation) = (Arc::clone(&turn), Arc::clone(&conversation));
+            let (ctx, hook) = (ctx.clone(), hook.clone());
+            let call_id = turn.ledger.next_call_id();
+            async move { turn.run_job(&conversation, &ctx, call_id, job, hook).await }
+        });
+        let mut outcomes = futures::stream::iter(runs).buffered(concurrency);
+        while let Some(outcome) = outcomes.next().await {
+            self.record(&outcome);
+            each(outcome);
+        }
+    }
+}
+
+impl ResponseStream {
+    /// Reads the answer from `input`, a stream of byte chunks (reqwest's `bytes_stream()`,
+    /// a channel, a file read in pieces), and gives each call's outcome as soon as it is
+    /// done, in the order the calls appear.
+    ///
+    /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
+    /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
+    /// wait to start, so input that comes faster than its calls run is not held whole. Calls still run one after
+    /// another (or up to [`Registry::set_concurrency`](crate::Registry::set_concurrency) at once), as with
+    /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
+    /// nothing more is read; the calls already read still run and are given after it.
+    ///
+    /// ```
+    /// use atfunc_tools::{FnBox, Registry};
+    /// use atfunc::{Interface, Param, ParamType};
+    /// use futures::StreamExt;
+    /// use serde_json::json;
+    ///
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let registry = Registry::new();
+    ///     registry
+    ///         .register(FnBox::new("math").function(
+    ///             Interface::new("double").in_domain("math")
+    ///                 .param(Param::new("x", ParamType::Number).required()),
+    ///             |args, _ctx| Ok(json!(args.get::<f64>("x")? * 2.0)),
+    ///         ))
+    ///         .unwrap();
+    ///
+    ///     // The model's answer as it arrives, in pieces that split calls anywhere.
+    ///     let chunks = ["Twice 2 is @math.dou", "ble(2) and twice 5 is @math.double(5", ")."];
+    ///     let input = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
+    ///
+    ///     let mut outcomes = registry.stream().run(input);
+    ///     while let Some(outcome) = outcomes.next().await {
+    ///         let outcome = outcome.expect("the input has no errors");
+    ///         print!("{}", outcome.block);
+    ///     }
+    ///     let report = outcomes.report();
+    ///     assert_eq!(report.call_count, 2);
+    ///     assert_eq!(report.calls[1].result, Ok(json!(10.0)));
+    /// }
+    /// ```
+    pub fn run<S, B, E>(self, input: S) -> Outcomes<S>
+    where
+        S: Stream<Item = Result<B, E>>,
+        B: AsRef<[u8]>,
+    {
+        Outcomes {
+            input: Some(Box::pin(input)),
+            stream: self,
+            queued: VecDeque::new(),
+            running: FuturesOrdered::new(),
+        }
+    }
+}
+
+/// Calls read ahead and not started, past which [`Outcomes`] reads no more input until
+/// some have started: enough to keep a model's stream parsed while a tool runs, few
+/// enough that memory does not grow with the input.
+const MAX_QUEUED: usize = 64;
+
+/// The outcomes of an answer read from a byte stream while its calls run; made by
+/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
+/// input's error.
+pub struct Outcomes<S> {
+    /// `None` once the input has ended or failed (the parser is then finished).
+    input: Option<Pin<Box<S>>>,
+    stream: ResponseStream,
+    /// Calls read but not started: at most `concurrency` run at once.
+    queued: VecDeque<Job>,
+    running: FuturesOrdered<BoxFuture<'static, Outcome>>,
+}
+
+impl<S> std::fmt::Debug for Outcomes<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outcomes")
+            .field("reading", &self.input.is_some())
+            .field("queued", &self.queued.len())
+            .field("running", &self.running.len())
+            .field("done", &self.stream.call_count)
+            .finish()
+    }
+}
+
+impl<S> Outcomes<S> {
+    /// What the answer's calls did so far: every outcome given, the result blocks joined,
+    /// the conversation's settings. Complete once the stream has ended.
+    pub fn report(&self) -> ExecutionReport {
+        ExecutionReport {
+            output: self.stream.output.clone(),
+            call_count: self.stream.call_count,
+            calls: self.stream.calls.clone(),
+            settings: self.stream.settings(),
+        }
+    }
+
+    /// With [`ResponseStream::end_at_repeated_call`], the span of the call that ended
+    /// the answer, once one has.
+    pub fn repeated_at(&self) -> Option<Span> {
+        self.stream.repeated_at()
+    }
+
+    fn queue(&mut self, events: Vec<Event>) {
+        let jobs = self.stream.jobs(events);
+        self.queued.extend(jobs);
+    }
+
+    /// Starts queued calls while fewer than the concurrency limit run.
+    fn start(&mut self) {
+        while self.running.len() < self.stream.turn.snapshot.concurrency {
+            let Some(job) = self.queued.pop_front() else {
+                return;
+            };
+            let turn = Arc::clone(&self.stream.turn);
+            let conversation = Arc::clone(&self.stream.conversation);
+            let ctx = self.stream.ctx.clone();
+            let hook = self.stream.events.clone();
+            let call_id = turn.ledger.next_call_id();
+            self.running.push_back(Box::pin(async move {
+                turn.run_job(&conversation, &ctx, call_id, job, hook).await
+            }));
+        }
+    }
+}
+
+impl<S, B, E> Stream for Outcomes<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<Outcome, E>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
+        let this = self.get_mut();
+        // Read all the input that is ready before looking at the calls, so that parsing
+        // keeps up with the model while a tool runs; but only so far ahead of them: input
+        // that comes faster than its calls run (a file, a pipe) would otherwise be queued
+        // whole, a job per call.
+        while let Some(input) = this.input.as_mut() {
+            if this.queued.len() >= MAX_QUEUED {
+                break;
+            }
+            match input.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    let events = this.stream.parser.feed(chunk.as_ref());
+                    this.queue(events);
+                }
+                Poll::Ready(Some(Err(error))) => {
+                    this.input = None;
+                    return Poll::Ready(Some(Err(error)));
+                }
+                Poll::Ready(None) => {
+                    this.input = None;
+                    let events = this.stream.parser.finish();
+                    this.queue(events);
+                }
+                Poll::Pending => break,
+            }
+        }
+        this.start();
+        match this.running.poll_next_unpin(cx) {
+            Poll::Ready(Some(outcome)) => {
+                this.stream.record(&outcome);
+                // The next queued call starts now, not at the next poll.
+                this.start();
+                Poll::Ready(Some(Ok(outcome)))
+            }
+            Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
+                Poll::Ready(None)
+            }
+            _ => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Call events: every call, run or refused, is seen as `start` then `success` or `error`,
+//! by a hook on the registry, whether the answer arrives whole or in chunks.
+
+use atfunc::{Interface, Param, ParamType};
+use atfunc_tools::{CallEvent, CallEventKind, FnBox, Registry, ToolError};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+fn watched() -> (Registry, Arc<Mutex<Vec<CallEvent>>>) {
+    let registry = Registry::new();
+    let tools = FnBox::new("t")
+        .function(
+            Interface::new("echo")
+                .in_domain("t")
+                .param(Param::new("text", ParamType::String).required()),
+            |args, _| Ok(json!(args.get::<String>("text")?)),
+        )
+        .function(Interface::new("fail").in_domain("t"), |_, _| {
+            Err(ToolError::msg("the disk is full"))
+        });
+    registry.register(tools).expect("registers");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&seen);
+    registry.on_event(move |event| sink.lock().expect("lock").push(event.clone()));
+    (registry, seen)
+}
+
+const ANSWER: &str =
+    r#"One @T.Echo(text="hi"), then @t.fail(), @t.nope() and @t.echo(txt="x"). Done."#;
+
+/// The events without their durations, which differ from run to run.
+type Shape = (
+    CallEventKind,
+    String,
+    String,
+    Option<String>,
+    Option<String>,
+);
+
+fn shape(events: &[CallEvent]) -> Vec<Shape> {
+    events
+        .iter()
+        .map(|e| {
+            assert_eq!(
+                e.duration_ms.is_some(),
+                e.event != CallEventKind::Start,
+                "{e:?}"
+            );
+            (
+                e.event,
+                e.call_id.clone(),
+                e.name.clone(),
+                e.function.clone(),
+                e.error.clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn every_call_is_seen_run_or_refused() {
+    let (registry, seen) = watched();
+    registry.execute_response(ANSWER).await;
+    let events = shape(&seen.lock().expect("lock"));
+    use CallEventKind::*;
+    let kinds: Vec<CallEventKind> = events.iter().map(|e| e.0).collect();
+    assert_eq!(
+        kinds,
+        [Start, Success, Start, Error, Start, Error, Start, Error]
+    );
+    assert_eq!(events[0].2, "T.Echo");
+    assert_eq!(events[0].3.as_deref(), Some("t.echo"));
+    assert_eq!(events[0].1, events[1].1);
+    assert_eq!(events[3].4.as_deref(), Some("the disk is full"));
+    assert_eq!(events[3].3.as_deref(), Some("t.fail"));
+    // Refused before running: the bind error's text, and no function when the name
+    // resolved to none.
+    assert_eq!(events[5].3, None);
+    assert!(
+        events[5]
+            .4
+            .as_deref()
+            .is_some_and(|t| t.starts_with("Unknown function 't.nope'")),
+        "{events:?}"
+    );
+    assert!(
+        events[7]
+            .4
+            .as_deref()
+            .is_some_and(|t| t.contains("Unknown parameter 'txt'")),
+        "{events:?}"
+    );
+    // Refused, but the name resolved: the function is named.
+    assert_eq!(events[6].3.as_deref(), Some("t.echo"));
+    assert_eq!(events[7].3.as_deref(), Some("t.echo"));
+
+    // Fed in 1-byte and 3-byte chunks, the same events.
+    for size in [1, 3] {
+        let (registry, chunked) = watched();
+        let mut stream = registry.stream();
+        for chunk in ANSWER.as_bytes().chunks(size) {
+            stream.feed(chunk).await;
+        }
+        stream.finish().await;
+        assert_eq!(
+            shape(&chunked.lock().expect("lock")),
+            events,
+            "{size}-byte chunks"
+        );
+    }
+}
+
+#[tokio::test]
+async fn direct_calls_are_seen_and_the_hook_can_be_removed() {
+    let (registry, seen) = watched();
+    registry
+        .call("t.echo", json!({"text": "a"}))
+        .await
+        .expect("runs");
+    registry.call("t.echo", json!({})).await.unwrap_err();
+    let events = shape(&seen.lock().expect("lock"));
+    let kinds: Vec<CallEventKind> = events.iter().map(|e| e.0).collect();
+    assert_eq!(
+        kinds,
+        [
+            CallEventKind::Start,
+            CallEventKind::Success,
+            CallEventKind::Start,
+            CallEventKind::Error
+        ]
+    );
+    assert!(events[3]
+        .4
+        .as_deref()
+        .is_some_and(|t| t.contains("Missing required parameter")));
+    assert_eq!(events[3].3.as_deref(), Some("t.echo"));
+    registry.clear_event_hook();
+    registry
+        .call("t.echo", json!({"text": "a"}))
+        .await
+        .expect("runs");
+    assert_eq!(seen.lock().expect("lock").len(), 4);
+}
+
+#[tokio::test]
+async fn a_registry_runs_a_parameters_own_parser() {
+    let (registry, _) = watched();
+    let err = registry.set_parser("t.ecko", "text", Ok).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Unknown function 't.ecko': did you mean 't.echo'?"
+    );
+    registry
+        .set_parser("t.echo", "text", |value| match value.as_str() {
+            Some("") => Err("write some text".to_owned()),
+            other => Ok(json!(other.unwrap_or_default().trim())),
+        })
+        .expect("a parameter");
+    assert_eq!(
+        registry
+            .call("t.echo", json!({"text": " hi "}))
+            .await
+            .expect("runs"),
+        "hi"
+    );
+    let report = registry.execute_response(r#"@t.echo(text="")"#).await;
+    assert!(
+        report
+            .output
+            .contains("Invalid value for parameter 'text' of function 't.echo': write some text"),
+        "{}",
+        report.output
+    );
+}

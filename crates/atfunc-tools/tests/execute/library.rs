@@ -1,0 +1,507 @@
+//! The crate as a Rust user meets it: what docs.rs shows, the features a build pulls in,
+//! and the small conveniences a tool written in Rust leans on.
+
+use std::path::Path;
+
+fn manifest() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .expect("Cargo.toml is readable")
+}
+
+/// The `[features]` line that defines `name`.
+fn feature_line(manifest: &str, name: &str) -> String {
+    let prefix = format!("{name} = [");
+    manifest
+        .lines()
+        .find(|line| line.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no feature '{name}' in Cargo.toml"))
+        .to_owned()
+}
+
+#[test]
+fn docs_rs_documents_every_feature_with_badges() {
+    let manifest = manifest();
+    let metadata = manifest
+        .split("[package.metadata.docs.rs]")
+        .nth(1)
+        .expect("a [package.metadata.docs.rs] table");
+    let table = metadata.split("\n[").next().unwrap_or_default();
+    assert!(table.contains("all-features = true"), "{table}");
+    assert!(
+        table.contains(r#"rustdoc-args = ["--cfg", "docsrs"]"#),
+        "{table}"
+    );
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
+        .expect("src/lib.rs is readable");
+    assert!(
+        lib.contains("#![cfg_attr(docsrs, feature(doc_cfg))]"),
+        "the crate turns on feature badges under docsrs"
+    );
+}
+
+#[test]
+fn running_calls_does_not_pull_in_the_file_box() {
+    let manifest = manifest();
+    assert!(feature_line(&manifest, "file").contains("dep:cap-std"));
+    // Running calls needs none of the tool kinds: no optional dependency is on by default.
+    assert_eq!(feature_line(&manifest, "default"), "default = []");
+    // A program that only parses depends on the core, which has no async runtime.
+    let core =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../atfunc/Cargo.toml"))
+            .expect("the core's Cargo.toml is readable");
+    let dependencies = core
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [dependencies] table");
+    for runtime in ["tokio", "async-std", "futures", "async-trait"] {
+        assert!(
+            !dependencies.lines().any(|line| line.starts_with(runtime)),
+            "the core depends on {runtime}"
+        );
+    }
+}
+
+mod errors {
+    use atfunc::{BindError, Interface, Param, ParamType};
+    use atfunc_tools::{FnBox, Registry, ToolError};
+    use serde_json::{json, Value};
+
+    fn parse_number(text: &str) -> Result<Value, ToolError> {
+        let value: Value = serde_json::from_str(text)?;
+        if !value.is_number() {
+            return Err("not a number".into());
+        }
+        if value.as_f64() == Some(0.0) {
+            return Err(format!("{value} is zero").into());
+        }
+        Ok(value)
+    }
+
+    #[test]
+    fn tool_errors_convert_from_strings_and_json_errors() {
+        assert_eq!(
+            parse_number("\"x\""),
+            Err(ToolError::Failed("not a number".into()))
+        );
+        assert_eq!(
+            parse_number("0"),
+            Err(ToolError::Failed("0 is zero".into()))
+        );
+        let broken = parse_number("{").unwrap_err();
+        assert!(broken.to_string().contains("EOF while parsing"), "{broken}");
+        assert_eq!(parse_number("2"), Ok(json!(2)));
+    }
+
+    #[tokio::test]
+    async fn a_streamed_outcome_keeps_the_structured_error() {
+        let registry = Registry::new();
+        registry
+            .register(
+                FnBox::new("math").function(
+                    Interface::new("half")
+                        .in_domain("math")
+                        .param(Param::new("x", ParamType::Number).required()),
+                    |_, _| Err("odd".into()),
+                ),
+            )
+            .unwrap();
+        let mut stream = registry.stream();
+        let mut outcomes = stream
+            .feed_str("@math.half() @math.half(3) @math.half(")
+            .await;
+        outcomes.extend(stream.finish().await.outcomes);
+        let direct = registry.call("math.half", Value::Null).await.unwrap_err();
+        // The same error, structured, whether the call came in an answer or directly.
+        assert!(
+            matches!(
+                &outcomes[0].result,
+                Err(ToolError::Bind(BindError::MissingParameters { .. }))
+            ),
+            "{:?}",
+            outcomes[0].result
+        );
+        assert_eq!(outcomes[0].result.as_ref().unwrap_err(), &direct);
+        assert_eq!(outcomes[1].result, Err(ToolError::Failed("odd".into())));
+        assert!(
+            matches!(outcomes[2].result, Err(ToolError::Unreadable(_))),
+            "{:?}",
+            outcomes[2].result
+        );
+        assert!(outcomes[2].block.contains("This call could not be read: "));
+    }
+}
+
+mod arguments {
+    use atfunc::{Interface, Param, ParamType};
+    use atfunc_tools::{FnBox, Registry};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn closures_read_arguments_as_rust_types_and_a_missing_optional_one_is_none() {
+        let registry = Registry::new();
+        let scale = Interface::new("scale")
+            .in_domain("math")
+            .param(Param::new("x", ParamType::Number).required())
+            .param(Param::new("factor", ParamType::Number))
+            .param(Param::new("label", ParamType::String));
+        registry
+            .register(FnBox::new("math").function(scale, |args, _ctx| {
+                let x: f64 = args.get("x")?;
+                let factor = args.opt::<f64>("factor")?.unwrap_or(2.0);
+                // A Rust type the interface does not promise: an error for the model.
+                let _small: Option<u8> = args.opt("label")?;
+                Ok(json!(x * factor))
+            }))
+            .unwrap();
+        let report = registry
+            .execute_response("@math.scale(21) @math.scale(1, 3) @math.scale(1, label=\"big\")")
+            .await;
+        assert_eq!(report.calls[0].result, Ok(json!(42.0)));
+        assert_eq!(report.calls[1].result, Ok(json!(3.0)));
+        assert_eq!(
+            report.calls[2].result.as_ref().unwrap_err().to_string(),
+            "Invalid value for parameter 'label' of function 'math.scale': expected u8, got \"big\""
+        );
+    }
+}
+
+mod streaming {
+    use atfunc::{Interface, Param, ParamType};
+    use atfunc_tools::{FnBox, Registry};
+    use futures::StreamExt;
+    use serde_json::json;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    fn slow_and_fast(finished: Arc<Mutex<Option<Instant>>>) -> FnBox {
+        FnBox::new("t")
+            .async_function(Interface::new("slow").in_domain("t"), move |_, _| {
+                let finished = Arc::clone(&finished);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    *finished.lock().unwrap() = Some(Instant::now());
+                    Ok(json!("slow done"))
+                }
+            })
+            .function(
+                Interface::new("echo")
+                    .in_domain("t")
+                    .param(Param::new("text", ParamType::String).required()),
+                |args, _| Ok(json!(args.get::<String>("text")?)),
+            )
+    }
+
+    #[tokio::test]
+    async fn reading_goes_on_while_a_slow_tool_runs() {
+        let finished = Arc::new(Mutex::new(None));
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::clone(&finished)))
+            .unwrap();
+        let read = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&read);
+        // The model writes a chunk every 50 ms; the slow call is complete in the first.
+        let chunks = [
+            "@t.slow() and ",
+            "then ",
+            "@t.echo(\"a\") and ",
+            "@t.ec",
+            "ho(\"b\").",
+        ];
+        let input = futures::stream::iter(chunks).then(move |chunk| {
+            let log = Arc::clone(&log);
+            async move {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                log.lock().unwrap().push(Instant::now());
+                Ok::<_, std::io::Error>(chunk)
+            }
+        });
+        let started = Instant::now();
+        let mut outcomes = registry.stream().run(input);
+        let mut results = Vec::new();
+        while let Some(outcome) = outcomes.next().await {
+            results.push(outcome.unwrap().result);
+        }
+        let slow_done = finished.lock().unwrap().expect("the slow tool ran");
+        let read = read.lock().unwrap();
+        assert_eq!(read.len(), chunks.len());
+        // Every later chunk was read while the slow tool was still running.
+        assert!(
+            read.iter().all(|at| *at < slow_done),
+            "{read:?} {slow_done:?}"
+        );
+        assert!(started.elapsed() < Duration::from_millis(500 + 4 * 50));
+        // Results in the order of the calls; the calls themselves one after another.
+        assert_eq!(
+            results,
+            [Ok(json!("slow done")), Ok(json!("a")), Ok(json!("b"))]
+        );
+        let report = outcomes.report();
+        assert_eq!(report.call_count, 3);
+        assert!(report
+            .output
+            .ends_with("Function call: t.echo(\"b\")\nReturned: b\n"));
+    }
+
+    /// Input that comes faster than its calls run is read only so far ahead of them:
+    /// memory does not grow with the input (a file of a million calls).
+    #[tokio::test]
+    async fn reading_ahead_stops_at_a_bounded_queue_of_calls() {
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let pulled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&pulled);
+        let input = futures::stream::iter(0..10_000).map(move |i| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>(format!("@t.echo(\"{i}\") "))
+        });
+        let mut outcomes = registry.stream().run(input);
+        let first = outcomes.next().await.unwrap().unwrap();
+        assert_eq!(first.result, Ok(json!("0")));
+        let ahead = pulled.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(ahead < 200, "{ahead} calls read before the first result");
+        let rest = outcomes.count().await;
+        assert_eq!(rest, 9_999);
+    }
+
+    #[tokio::test]
+    async fn an_input_error_stops_reading_and_the_calls_read_still_run() {
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter([
+            Ok("@t.echo(\"kept\") @t.echo(\"cut".as_bytes().to_vec()),
+            Err("connection reset"),
+            Ok("\") @t.echo(\"never read\")".as_bytes().to_vec()),
+        ]);
+        let items: Vec<_> = registry.stream().run(input).collect().await;
+        assert_eq!(items.len(), 2, "{items:?}");
+        assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
+        assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
+    }
+
+    /// What an axum SSE body or a forwarding task asks of a stream.
+    fn owned<T: futures::Stream + Send + 'static>(stream: T) -> T {
+        stream
+    }
+
+    #[tokio::test]
+    async fn a_shared_registry_gives_an_owned_stream_that_a_task_can_take() {
+        let registry = Arc::new(Registry::new());
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter(["@t.echo(\"a\") @t.ec", "ho(\"b\") @t.nope()"])
+            .map(Ok::<_, std::io::Error>);
+        let outcomes = owned(Arc::clone(&registry).stream().run(input));
+        // The stream outlives the handle it was made from, on a task of its own.
+        let forwarded = tokio::spawn(async move {
+            let blocks: Vec<String> = outcomes.map(|o| o.unwrap().block).collect().await;
+            blocks
+        });
+        let blocks = forwarded.await.unwrap();
+        assert_eq!(
+            blocks[..2],
+            [
+                "Function call: t.echo(\"a\")\nReturned: a\n",
+                "Function call: t.echo(\"b\")\nReturned: b\n"
+            ]
+        );
+        // What it ran is counted in the registry it came from.
+        let stats = registry.stats();
+        assert_eq!((stats.calls, stats.refused), (3, 1));
+    }
+}
+
+/// `crates/atfunc-tools/examples/sse.rs`: an owned outcome stream served over SSE, read here by a plain
+/// HTTP/1.0 client (no chunked encoding, the body ends when the stream does).
+#[path = "../../examples/sse.rs"]
+#[allow(dead_code)] // its `main`, which the example binary runs
+mod sse_example;
+
+#[tokio::test]
+async fn the_sse_example_serves_each_outcome_then_the_blocks() {
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let app = sse_example::app(Arc::new(sse_example::registry().unwrap()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let mut client = tokio::net::TcpStream::connect(address).await.unwrap();
+    client
+        .write_all(b"GET /answer HTTP/1.0\r\nHost: test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = String::new();
+    client.read_to_string(&mut response).await.unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let events: Vec<(&str, Vec<&str>)> = body
+        .split("\n\n")
+        .filter(|event| !event.is_empty())
+        .map(|event| {
+            let mut name = "";
+            let mut data = Vec::new();
+            for line in event.lines() {
+                if let Some(value) = line.strip_prefix("event: ") {
+                    name = value;
+                } else if let Some(value) = line.strip_prefix("data: ") {
+                    data.push(value);
+                }
+            }
+            (name, data)
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["outcome", "outcome", "outcome", "done"], "{body}");
+    let first: serde_json::Value = serde_json::from_str(events[0].1[0]).unwrap();
+    assert_eq!(
+        first,
+        serde_json::json!({"name": "weather.get_temp", "args": {"city": "Oslo"},
+                           "result": {"city": "Oslo", "celsius": 4}})
+    );
+    let third: serde_json::Value = serde_json::from_str(events[2].1[0]).unwrap();
+    assert!(third["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("Unknown function 'weather.get_rain'"));
+    // The blocks for the model's next turn, one `data` line per line of text.
+    assert_eq!(
+        events[3].1[..2],
+        [
+            "Function call: weather.get_temp(\"Oslo\")",
+            "Returned: {\"city\":\"Oslo\",\"celsius\":4}"
+        ]
+    );
+}
+
+/// docs/library.md shows `crates/atfunc-tools/examples/library.rs`, which runs here.
+#[cfg(feature = "typed")]
+#[path = "../../examples/library.rs"]
+#[allow(dead_code)] // its `main`, which the example binary runs
+mod library_example;
+
+#[cfg(feature = "typed")]
+#[tokio::test]
+async fn the_readme_library_example_runs_and_is_the_readme_s() {
+    let out = library_example::run().await.unwrap();
+    assert!(out.contains("@weather.get_temp( <*city> )"), "{out}");
+    assert!(
+        out.contains("@units.to_fahrenheit( <*celsius{number}> )"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "Function call: weather.get_temp(\"Oslo\")\nReturned: {\"city\":\"Oslo\",\"celsius\":4}\n\n\
+             Function call: units.to_fahrenheit(4)\nReturned: 39.2\n\n\
+             Function call: weather.get_temp(\"Atlantis\")\nReturned: Error: no weather station in Atlantis; try Oslo\n"
+        ),
+        "{out}"
+    );
+    let example = include_str!("../../examples/library.rs");
+    assert!(
+        crate::pages::text().contains(&format!("```rust\n{example}```\n")),
+        "the documentation's library example is crates/atfunc-tools/examples/library.rs, word for word"
+    );
+}
+
+/// The README states the minimum Rust version `Cargo.toml` declares, as does every page of
+/// the documentation that states one, and nothing silences the lint that checks the code
+/// against it (clippy's `incompatible_msrv`, which CI runs).
+#[test]
+fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
+    // The workspace's Cargo.toml declares it for every crate.
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    let manifest =
+        std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml is readable");
+    let declared = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("Cargo.toml declares rust-version");
+    assert_eq!(declared, env!("CARGO_PKG_RUST_VERSION"));
+    let stated = format!("**Minimum Rust version: {declared}**");
+    for (page, text) in crate::pages::all() {
+        assert!(
+            text.matches("**Minimum Rust version: ").count() == text.matches(&stated).count(),
+            "{page} states another minimum Rust version than rust-version {declared}"
+        );
+        if page == "README.md" {
+            assert!(
+                text.contains(&stated),
+                "the README states rust-version {declared}"
+            );
+        }
+    }
+    let mut sources: Vec<_> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/ is readable")
+        .map(|entry| entry.expect("a crates/ entry").path().join("src"))
+        .collect();
+    while let Some(dir) = sources.pop() {
+        for entry in std::fs::read_dir(&dir).expect("a source folder is readable") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                sources.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a source file is readable");
+                assert!(
+                    !text.contains("incompatible_msrv"),
+                    "{} silences the MSRV lint",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
+/// Options read as what they do, not as a bare `true`: a builder method where turning
+/// something on is all there is, a small enum where a caller picks; and every loader has
+/// a plain form with the default limits beside its `_with` form.
+#[cfg(feature = "command")]
+#[tokio::test]
+async fn options_are_named_not_bare_bools() {
+    use atfunc::batch::{RecordStream, TextRecords};
+    use atfunc::interface::{
+        load_valid_interfaces, load_valid_interfaces_str, load_valid_interfaces_str_with,
+        LoadLimits,
+    };
+    use atfunc::{json, Interface};
+    use atfunc_tools::{CallContext, EnvInheritance, FnBox, MultiBox, ToolBox};
+
+    let flat = MultiBox::new("all")
+        .with(FnBox::new("a").function(Interface::new("f").in_domain("a"), |_, _| Ok(json!(1))))
+        .flat_names();
+    let names: Vec<String> = flat
+        .interfaces(&CallContext::new())
+        .into_iter()
+        .map(|i| i.name)
+        .collect();
+    assert_eq!(names, ["a_f"]);
+
+    assert_eq!(EnvInheritance::default(), EnvInheritance::Listed);
+
+    let mut records = Vec::new();
+    let mut calls_only = RecordStream::new(None);
+    calls_only.feed(b"Hi @a.f()", &mut records);
+    calls_only.finish(&mut records);
+    assert_eq!(records.len(), 1);
+    assert_eq!(TextRecords::default(), TextRecords::Omitted);
+    let mut records = Vec::new();
+    let mut with_text = RecordStream::new(None).with_text(TextRecords::Included);
+    with_text.feed(b"Hi @a.f()", &mut records);
+    with_text.finish(&mut records);
+    assert_eq!(records[0]["text"], "Hi ");
+
+    let text = r#"[{"name": "get_temp", "parameters": {"type": "object"}}]"#;
+    let plain = load_valid_interfaces_str(text).expect("valid");
+    let limited = load_valid_interfaces_str_with(text, &LoadLimits::default()).expect("valid");
+    assert_eq!(plain, limited);
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    assert_eq!(load_valid_interfaces(&value).expect("valid"), plain);
+}

@@ -1,7 +1,0 @@
-//! The `atfunc` command-line tool.
-
-mod cli;
-
-fn main() -> std::process::ExitCode {
-    cli::main()
-}
