@@ -21,6 +21,10 @@
 //!    (`@get_weather(city="Paris")`, under the names the model is given, at every depth),
 //!    and each run of `tool` messages becomes one **user** message of result blocks
 //!    (`Function call: …` / `Returned: …`), since the upstream knows no `tool` role.
+//!    A `tool` message whose `tool_call_id` no call of an assistant message before it has
+//!    is answered 400, naming the id and the ids there are (one without an id is read by
+//!    its `name`); an assistant message whose `content` is `null` or missing goes with
+//!    `""` (servers that render the history with a template refuse `null`).
 //! 3. The request goes upstream without `tools`, `tool_choice` and
 //!    `parallel_tool_calls`; everything else (model, sampling, `stream_options`) as sent.
 //! 4. The answer is read by the streaming parser and each call bound against the tools
@@ -168,7 +172,9 @@
 //! its own format as plain content, because its server has no tool parser (vLLM without
 //! `--tool-call-parser`, a raw llama.cpp, a custom server). Steps 1 to 3 change: the
 //! request's `tools` and its history (assistant `tool_calls`, `tool` messages) go upstream
-//! as they came, for the model's chat template to show; no atfunc prompt is added;
+//! as they came, for the model's chat template to show, but that an assistant message
+//! whose `content` is `null` or missing gets `""` (llama-cpp-python answers 500 for
+//! either) and `tool_call_id`s are checked as in step 2; no atfunc prompt is added;
 //! `tool_choice` goes as `"none"` (a server without a tool parser refuses `auto`, and
 //! would enforce a named tool with a JSON schema, not in the model's format) and
 //! `parallel_tool_calls` is left out. Step 4 reads the answer in that format (`auto`: the
