@@ -23,7 +23,7 @@ pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, native_history, rewrite_raw, user_text};
-pub(crate) use odds::{call_odds, odds_request, threshold_error};
+pub(crate) use odds::{call_odds, odds_request, threshold_error, OddsError, TOP_LOGPROBS};
 pub(crate) use plan::{Plan, Settings as PlanSettings};
 pub(crate) use request::{Request, RequestError};
 pub(crate) use tools::{read_tools, ToolSet};

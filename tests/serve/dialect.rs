@@ -94,6 +94,15 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     script.answers.pop_front().expect("an answer is scripted")
                 };
                 let mut message = message;
+                // A scripted `raw_body` is the whole answer's text, as it is: JSON that
+                // serde_json would not write (Python's `-Infinity`).
+                if let Some(body) = message.get("raw_body").and_then(Json::as_str) {
+                    return (
+                        axum::http::StatusCode::OK,
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body.to_owned(),
+                    );
+                }
                 // A scripted `error_status` is an error answer of that status, its
                 // `error` the OpenAI-shaped error object.
                 if let Some(status) = message.get("error_status").and_then(Json::as_u64) {
