@@ -105,13 +105,13 @@ impl Weighing {
 /// `required` (an explicit `--call-threshold P`): an upstream error is the turn's error,
 /// and so is an answer without log probabilities (502, saying what the upstream must
 /// return). Otherwise (the default threshold) the weighing is taken where the upstream's
-/// model allows it, as the gateway learned with a request of its own ([`super::weighable`]), and
-/// `None` means the answer goes unweighed: a model that returns no log probabilities is
-/// not asked, and for this request alone, a refusal (4xx) of the one-token request, or an
-/// answer to it without log probabilities, leaves the answer to its own request. Nothing
-/// a client's request meets changes what the next one gets. A server error or an
-/// unreachable upstream is the turn's error either way: the answer's request would meet
-/// it too.
+/// model allows it, as the gateway learned with a request of its own
+/// ([`super::weighable`]), and `None` means the answer goes unweighed: a model that
+/// returns no log probabilities is not asked, and for this request alone, a refusal (4xx)
+/// of the one-token request, or an answer to it without log probabilities, leaves the
+/// answer to its own request. Nothing a client's request meets changes what the next one
+/// gets. A server error or an unreachable upstream is the turn's error either way: the
+/// answer's request would meet it too.
 ///
 /// Odds that cannot be read from an answer that has log probabilities (one of a token
 /// that opens a call is `NaN`) leave that answer unweighed, `None`, whatever `required`
@@ -122,9 +122,11 @@ pub(crate) async fn weigh(
     request: &Request,
     (dialect, threshold, required): (Dialect, f64, bool),
 ) -> Result<Option<Weighing>, ApiError> {
-    if !required && gateway.weighable(request.raw("model"), auth).await? == Some(Known::Unweighable)
-    {
-        return Ok(None);
+    if !required {
+        let known = gateway.weighable(request.raw("model"), auth).await?;
+        if known == Some(Known::Unweighable) {
+            return Ok(None);
+        }
     }
     let asking = odds_request(request);
     let answer = match gateway
