@@ -1,11 +1,13 @@
 """--upstream-dialect: the gateway in front of a model that writes its own call format
-(here hermes, as Qwen 2.5 does behind a vLLM without a tool parser)."""
+(here hermes, as Qwen 2.5 does behind a vLLM without a tool parser); and against the real
+llama-cpp-python server, the history of an agent loop's second round."""
 
 import os
 import subprocess
 
 import pytest
 from common import TOOLS, USER, accumulate, summary
+from llama_server import llama_server  # noqa: F401 (the fixture)
 from scripted_upstream import Completion
 
 HERMES = (
@@ -77,3 +79,36 @@ def test_an_unknown_dialect_or_a_grammar_without_one_is_a_command_line_error():
     deciding = run_serve("--upstream-dialect", "hermes", "--constrain", "--decide")
     assert deciding.returncode != 0
     assert "--decide" in deciding.stderr, deciding.stderr
+
+
+# ---------------------------------------------------------------- the real server
+
+
+def test_the_second_round_of_an_agent_loop_reaches_a_real_server(llama_server):
+    """An assistant message with `tool_calls` and `"content": null`, as OpenAI's clients
+    write it: llama-cpp-python answers 500 for it, so the gateway sends `""`."""
+    from conftest import Gateway
+
+    gateway = Gateway(llama_server.url, ["--upstream-dialect", "hermes", "--repair-rounds", "0"])
+    try:
+        client = gateway.client()
+        messages = [
+            *USER,
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "get-weather", "arguments": '{"city": "Paris"}'}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": '{"temp": 21}'},
+        ]
+        for stream in (False, True):
+            request = dict(model="smollm2", messages=messages, tools=TOOLS, max_tokens=8,
+                           temperature=0)
+            if stream:
+                result, _ = accumulate(client.chat.completions.create(stream=True, **request))
+            else:
+                result = summary(client.chat.completions.create(**request))
+            assert result["finish_reason"] in ("stop", "length", "tool_calls"), result
+    except Exception:
+        llama_server.check_alive("during the test")
+        raise
+    finally:
+        gateway.stop()

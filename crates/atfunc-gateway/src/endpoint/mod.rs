@@ -17,7 +17,9 @@
 //!    or the whole exchange (the evaluator's time for one answer). Connecting is bounded by
 //!    the same duration in both.
 //! 4. An answer is read within the size limit and, as text, must be UTF-8 (see
-//!    [`AnswerError`]).
+//!    [`AnswerError`]). A whole answer read as JSON may hold Python's words for numbers
+//!    that are not finite (`NaN`, `Infinity`, `-Infinity`): they are read as strings
+//!    (see `nonfinite`).
 //! 5. What went wrong is an [`EndpointError`]; each caller puts it in its own words (the
 //!    gateway's `ApiError`, the evaluator's failed case). A [`reqwest::Error`] in it still
 //!    names the URL: the evaluator shows it, the gateway drops it before a client sees it.
@@ -27,12 +29,14 @@
 // part is unused, not dead.
 
 mod answer;
+mod nonfinite;
 mod sse;
 #[cfg(test)]
 mod tests;
 
 pub use answer::AnswerError;
 use bytes::Bytes;
+pub(crate) use nonfinite::parse_lenient;
 use reqwest::header::{self, HeaderValue};
 use reqwest::{Response, StatusCode};
 use serde_json::Value as Json;
@@ -273,7 +277,9 @@ impl Endpoint {
     }
 
     /// `POST` of a JSON `body` to `route`, its answer [checked](Endpoint::check), read as
-    /// text and parsed as JSON.
+    /// text and parsed as JSON: leniently, an answer that is JSON but for numbers written
+    /// as `NaN`, `Infinity` or `-Infinity` (as Python writes them) is read with those as
+    /// strings ([`nonfinite`]).
     pub async fn post_json(
         &self,
         route: Route,
@@ -286,7 +292,7 @@ impl Endpoint {
             .read_text(&mut response)
             .await
             .map_err(EndpointError::Answer)?;
-        match serde_json::from_str(&text) {
+        match nonfinite::parse_lenient(&text) {
             Ok(json) => Ok(JsonAnswer { json, text }),
             Err(error) => Err(EndpointError::NotJson { error, text }),
         }

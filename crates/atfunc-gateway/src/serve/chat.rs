@@ -195,7 +195,7 @@ async fn native_turn(
     request.remove("atfunc_constrain");
     let policy = &gateway.options.policy;
     let grounding = (constrain && policy.ground_text).then(|| user_text(&messages));
-    request.set_messages(messages);
+    request.set_messages(turn::native_history(messages)?);
     if choice == Choice::None {
         let body = Bytes::from(request.body(None));
         return pass_through(gateway, body, auth).await;

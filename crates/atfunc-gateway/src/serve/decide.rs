@@ -19,8 +19,9 @@
 //! own request for one token, and chooses calls or prose by the odds that it opens a call
 //! ([`crate::turn::call_odds`]; the gateway's module doc, "Weighing first").
 
+use super::weighable::Known;
 use super::{ApiError, Gateway};
-use crate::turn::{call_odds, odds_request, Request, ToolSet, Turn};
+use crate::turn::{call_odds, odds_request, OddsError, Request, ToolSet, Turn};
 use atfunc::grammar::{
     decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
 };
@@ -103,21 +104,29 @@ impl Weighing {
 ///
 /// `required` (an explicit `--call-threshold P`): an upstream error is the turn's error,
 /// and so is an answer without log probabilities (502, saying what the upstream must
-/// return). Otherwise (the default threshold) the weighing is taken where the upstream
-/// allows it, and `None` means the answer goes unweighed: an answer without log
-/// probabilities, or a refusal (4xx) that names them, marks the upstream unweighable for
-/// good ([`Gateway::found_unweighable`]); another refusal is left to the answer's own
-/// request to meet, so that a client's mistake (a wrong model name) does not turn
-/// weighing off for every client. A server error or an unreachable upstream is the turn's
-/// error either way: the answer's request would meet it too.
+/// return). Otherwise (the default threshold) the weighing is taken where the upstream's
+/// model allows it, as the gateway learned with a request of its own
+/// ([`super::weighable`]), and `None` means the answer goes unweighed: a model that
+/// returns no log probabilities is not asked, and for this request alone, a refusal (4xx)
+/// of the one-token request, or an answer to it without log probabilities, leaves the
+/// answer to its own request. Nothing a client's request meets changes what the next one
+/// gets. A server error or an unreachable upstream is the turn's error either way: the
+/// answer's request would meet it too.
+///
+/// Odds that cannot be read from an answer that has log probabilities (one of a token
+/// that opens a call is `NaN`) leave that answer unweighed, `None`, whatever `required`
+/// says: the upstream did return them, and the next answer may be read.
 pub(crate) async fn weigh(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     request: &Request,
     (dialect, threshold, required): (Dialect, f64, bool),
 ) -> Result<Option<Weighing>, ApiError> {
-    if !required && gateway.unweighable() {
-        return Ok(None);
+    if !required {
+        let known = gateway.weighable(request.raw("model"), auth).await?;
+        if known == Some(Known::Unweighable) {
+            return Ok(None);
+        }
     }
     let asking = odds_request(request);
     let answer = match gateway
@@ -126,23 +135,13 @@ pub(crate) async fn weigh(
         .await
     {
         Ok(answer) => answer,
-        Err(error) if !required && error.status().is_client_error() => {
-            if error.message().to_ascii_lowercase().contains("logprob") {
-                gateway.found_unweighable(&format!(
-                    "refused to be asked for log probabilities ({})",
-                    error.message()
-                ));
-            }
-            return Ok(None);
-        }
+        Err(error) if !required && error.status().is_client_error() => return Ok(None),
         Err(error) => return Err(error),
     };
     let odds = match call_odds(&answer, dialect) {
         Ok(odds) => odds,
-        Err(_) if !required => {
-            gateway.found_unweighable("returns no log probabilities");
-            return Ok(None);
-        }
+        Err(OddsError::Unreadable { .. }) => return Ok(None),
+        Err(OddsError::Missing) if !required => return Ok(None),
         Err(why) => {
             return Err(ApiError::bad_gateway(format!(
                 "the upstream was asked for one token and its log probabilities to weigh \

@@ -21,6 +21,10 @@
 //!    (`@get_weather(city="Paris")`, under the names the model is given, at every depth),
 //!    and each run of `tool` messages becomes one **user** message of result blocks
 //!    (`Function call: …` / `Returned: …`), since the upstream knows no `tool` role.
+//!    A `tool` message whose `tool_call_id` no call of an assistant message before it has
+//!    is answered 400, naming the id and the ids there are (one without an id is read by
+//!    its `name`); an assistant message whose `content` is `null` or missing goes with
+//!    `""` (servers that render the history with a template refuse `null`).
 //! 3. The request goes upstream without `tools`, `tool_choice` and
 //!    `parallel_tool_calls`; everything else (model, sampling, `stream_options`) as sent.
 //! 4. The answer is read by the streaming parser and each call bound against the tools
@@ -152,14 +156,32 @@
 //! the client beside `choices`, `"atfunc": {"call_odds": p}` (streamed, in the chunk with
 //! the finish reason), for it to log and calibrate `P` by.
 //!
+//! The one-token request carries the messages and, of the client's other fields, only
+//! those that make the prompt (`model`; `tools` and `tool_choice` for a model's own
+//! format; `chat_template`, `chat_template_kwargs`, `add_generation_prompt`,
+//! `continue_final_message`): never the client's sampling settings (`stop`, `logit_bias`,
+//! `n_predict`, `temperature`, ...), which servers do not apply to the log probabilities
+//! they report and some of which would change or break the one token.
+//!
 //! By default ([`CallThreshold::Default`]) atfunc's syntax is weighed at
 //! [`DEFAULT_CALL_THRESHOLD`] (0.03), a model's own format and `--decide` are not. The
-//! default takes the weighing where the upstream allows it: an answer without log
-//! probabilities, or a refusal (4xx) whose message names them, is written to stderr once
-//! and the upstream is not asked again; its answers go under the `auto` grammar. Another
-//! refusal goes unweighed and leaves it to the answer's own request. With an explicit `P`
+//! default takes the weighing where the upstream's model allows it, as a request of the
+//! gateway's own finds, once per model: the first time a request names a model, the
+//! gateway asks it one token of `Hello` with `logprobs` and `top_logprobs` and nothing of
+//! the client's. A model that answers without log probabilities, or refuses them (400,
+//! 422 with a message that names them, the model's name aside), is written to stderr once
+//! and not weighed again; its answers go under the `auto` grammar. An answer that says
+//! nothing of it (404 for a client's unknown model, 401, 429) is not kept. What is
+//! learned is kept for at most 64 models. A client's own one-token request never changes
+//! what other requests get: refused (4xx), or answered without log probabilities, its
+//! answer goes unweighed and leaves it to the answer's own request. With an explicit `P`
 //! an upstream error on the weighing, or an answer without log probabilities, is the
-//! request's error (502). `--call-threshold off` never weighs.
+//! request's error (502). Either way, log probabilities that are there but cannot be read
+//! (`NaN` for a token that opens a call; `-Infinity` is a token that cannot come, and
+//! counts nothing) leave that answer unweighed, under the `auto` grammar. An answer of
+//! the upstream that is JSON but for Python's words for numbers that are not finite
+//! (`NaN`, `Infinity`, `-Infinity`) is read with those words as strings, whole or as a
+//! stream's event. `--call-threshold off` never weighs.
 //!
 //! # Other formats
 //!
@@ -168,7 +190,9 @@
 //! its own format as plain content, because its server has no tool parser (vLLM without
 //! `--tool-call-parser`, a raw llama.cpp, a custom server). Steps 1 to 3 change: the
 //! request's `tools` and its history (assistant `tool_calls`, `tool` messages) go upstream
-//! as they came, for the model's chat template to show; no atfunc prompt is added;
+//! as they came, for the model's chat template to show, but that an assistant message
+//! whose `content` is `null` or missing gets `""` (llama-cpp-python answers 500 for
+//! either) and `tool_call_id`s are checked as in step 2; no atfunc prompt is added;
 //! `tool_choice` goes as `"none"` (a server without a tool parser refuses `auto`, and
 //! would enforce a named tool with a JSON schema, not in the model's format) and
 //! `parallel_tool_calls` is left out. Step 4 reads the answer in that format (`auto`: the
@@ -308,6 +332,7 @@ mod rounds;
 mod sse;
 mod upstream;
 mod warned;
+mod weighable;
 
 pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
@@ -362,10 +387,9 @@ pub struct Gateway {
     warned: std::sync::Mutex<warned::Warned>,
     /// The bytes the bodies being read may hold together.
     bodies: body::BodyBudget,
-    /// Set once the upstream answered a default weighing without log probabilities (or
-    /// refused to be asked for them): it is not asked again, and its answers go unweighed
-    /// ([`CallThreshold::Default`]).
-    unweighable: std::sync::atomic::AtomicBool,
+    /// Which upstream models return log probabilities, as the gateway's own requests
+    /// found: the answers of one that does not go unweighed ([`CallThreshold::Default`]).
+    weighable: weighable::Models,
 }
 
 impl Gateway {
@@ -478,7 +502,7 @@ impl Gateway {
             slots,
             warned: std::sync::Mutex::default(),
             bodies,
-            unweighable: std::sync::atomic::AtomicBool::new(false),
+            weighable: weighable::Models::default(),
         })
     }
 
@@ -524,27 +548,38 @@ impl Gateway {
         }
     }
 
-    /// Whether the upstream was found unable to weigh an answer by default.
-    pub(crate) fn unweighable(&self) -> bool {
-        self.unweighable.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Remembers that the upstream cannot weigh an answer by default (`why`), and says so
-    /// on stderr the first time.
-    pub(crate) fn found_unweighable(&self, why: &str) {
-        if !self
-            .unweighable
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            let shown = atfunc::format::escape_lines_for_terminal(why);
-            eprintln!(
-                "atfunc serve: warning: answers under tool_choice \"auto\" are not weighed \
-                 first (the default, --call-threshold {}), since the upstream {shown}; they \
-                 go under the auto grammar. --call-threshold off stops this check; \
-                 --call-threshold P requires the weighing",
-                options::DEFAULT_CALL_THRESHOLD
-            );
+    /// What the gateway knows of whether the upstream's `model` (a request's `model`
+    /// field) returns log probabilities, asking it the first time (see [`weighable`]):
+    /// `None` when its answer said nothing of it. Says so on stderr when a model is
+    /// learned not to.
+    pub(crate) async fn weighable(
+        &self,
+        model: Option<&serde_json::value::RawValue>,
+        auth: Option<&HeaderValue>,
+    ) -> Result<Option<weighable::Known>, ApiError> {
+        let key = weighable::model_key(model);
+        if let Some(known) = self.weighable.get(key) {
+            return Ok(Some(known));
         }
+        let body = axum::body::Bytes::from(weighable::probe_body(model));
+        let answer = self.upstream.chat_json(body, auth).await;
+        let known = weighable::read_probe(answer, key)?;
+        if let Some(known) = known {
+            let new = self.weighable.learn(key, known);
+            if new && known == weighable::Known::Unweighable {
+                let model = if key.is_empty() { "(none named)" } else { key };
+                let shown = atfunc::format::escape_lines_for_terminal(model);
+                eprintln!(
+                    "atfunc serve: warning: answers under tool_choice \"auto\" for the model \
+                     {shown} are not weighed first (the default, --call-threshold {}), since \
+                     the upstream returns no log probabilities for it; they go under the \
+                     auto grammar. --call-threshold off stops this check; --call-threshold P \
+                     requires the weighing",
+                    options::DEFAULT_CALL_THRESHOLD
+                );
+            }
+        }
+        Ok(known)
     }
 
     /// The options in force.

@@ -241,10 +241,11 @@ pub const DEFAULT_CALL_THRESHOLD: f64 = 0.03;
 pub enum CallThreshold {
     /// Weigh at [`DEFAULT_CALL_THRESHOLD`] in atfunc's syntax, and not in a model's own
     /// format (its openers carry other odds: Qwen's best threshold in its own format is
-    /// 0.75) nor with [`TurnPolicy::decide`], which judges instead. An upstream that
-    /// returns no log probabilities, or refuses to be asked for them, is not asked
-    /// again: its answers go unweighed, under the `auto` grammar, and stderr says so
-    /// once.
+    /// 0.75) nor with [`TurnPolicy::decide`], which judges instead. Whether a model
+    /// returns log probabilities is learned once per model, by a request of the
+    /// gateway's own ([Weighing first](super#weighing-first)): a model that does not is
+    /// not asked again, its answers go unweighed, under the `auto` grammar, and stderr
+    /// says so once.
     #[default]
     Default,
     /// Never weigh: the `auto` grammar alone judges whether to call.

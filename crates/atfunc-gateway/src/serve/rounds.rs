@@ -514,7 +514,9 @@ pub(crate) async fn read_answer(
                 done = true;
                 break;
             }
-            let Ok(event) = serde_json::from_str::<Json>(&data) else {
+            // Leniently: a chunk a Python server wrote with a `-Infinity` log probability
+            // still carries its text.
+            let Ok(event) = crate::endpoint::parse_lenient(&data) else {
                 continue;
             };
             // `"error": null` beside a chunk's fields says there is none.
@@ -616,7 +618,7 @@ async fn read_whole(
         () = sink.gone() => return StreamEnd::Gone,
         body = upstream.read_text(response) => body,
     };
-    let answer: Json = match body.map(|body| serde_json::from_str(&body)) {
+    let answer: Json = match body.map(|body| crate::endpoint::parse_lenient(&body)) {
         Ok(Ok(answer)) => answer,
         Ok(Err(error)) => {
             return StreamEnd::Failed(ApiError::bad_gateway(format!(

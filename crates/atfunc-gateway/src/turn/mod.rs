@@ -22,10 +22,10 @@ pub(crate) use answer::{Out, RoundEnd, Shaper, Turn, MAX_CALLS};
 pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub(crate) use error::TurnError;
-pub(crate) use history::{add_prompt_raw, content_text, rewrite_raw, user_text};
+pub(crate) use history::{add_prompt_raw, content_text, native_history, rewrite_raw, user_text};
 #[doc(hidden)]
 pub use odds::threshold_error;
-pub(crate) use odds::{call_odds, odds_request};
+pub(crate) use odds::{call_odds, odds_request, OddsError, TOP_LOGPROBS};
 pub(crate) use plan::{Plan, Settings as PlanSettings};
 pub(crate) use request::{Request, RequestError};
 pub(crate) use tools::{read_tools, ToolSet};

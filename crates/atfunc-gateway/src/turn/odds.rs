@@ -40,24 +40,66 @@ pub fn threshold_error(threshold: f64) -> Option<String> {
     })
 }
 
+/// The fields of the turn's request the one-token request keeps, besides its messages:
+/// those that make the prompt the model reads (the model; for a model's own format, the
+/// tools its template shows, and `tool_choice`; the template's own settings). The client's
+/// sampling settings are left out: they do not change the log probabilities of the first
+/// token, which servers report before sampling (llama.cpp's, llama-cpp-python's, vLLM's),
+/// and some change or break the one token itself (`n_predict`, `stop`, `logit_bias`, a
+/// `grammar` of the client's own).
+const ODDS_FIELDS: [&str; 7] = [
+    "model",
+    "tools",
+    "tool_choice",
+    "chat_template",
+    "chat_template_kwargs",
+    "add_generation_prompt",
+    "continue_final_message",
+];
+
 /// `request` (the turn's first request as it would go upstream, before its grammar) asked
-/// for one token and its [`TOP_LOGPROBS`] likeliest alternatives, unstreamed.
+/// for one token and its [`TOP_LOGPROBS`] likeliest alternatives, unstreamed: its
+/// messages and [`ODDS_FIELDS`], nothing else of the client's.
 pub(crate) fn odds_request(request: &Request) -> Request {
-    let mut asking = request.clone();
-    asking.remove("max_completion_tokens");
+    let mut asking = request.keeping(&ODDS_FIELDS);
     asking.insert("max_tokens", &Json::from(1));
     asking.insert("logprobs", &Json::Bool(true));
     asking.insert("top_logprobs", &Json::from(TOP_LOGPROBS));
     asking
 }
 
+/// Why the odds that an answer opens with a call cannot be read from it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum OddsError {
+    /// The answer has no log probabilities: the upstream does not give them.
+    #[error(
+        "its answer has no choices[0].logprobs.content[0].top_logprobs: the upstream \
+         must return log probabilities (llama.cpp's server, vLLM and OpenAI do)"
+    )]
+    Missing,
+    /// They are there, but an alternative that opens a call has a log probability that
+    /// is not a number (`NaN`, `Infinity`, `null`, none): the odds are not known for this
+    /// answer, which says nothing of the next one.
+    #[error("the log probability of the alternative {token} is {value}, not a number")]
+    Unreadable {
+        /// The alternative, as JSON.
+        token: String,
+        /// What stood for its log probability, as JSON (a string for Python's `NaN`).
+        value: String,
+    },
+}
+
 /// The probability that the answer opens with a call in `dialect`: the summed
 /// probability of the first token's alternatives (`choices[0].logprobs.content[0]
 /// .top_logprobs`, OpenAI's shape) whose text, leading white space aside, opens a call
-/// ([`opens`]). An answer without them is an error that names the field, unless its one
-/// token ends inside a character ([`cut_in_a_character`]): that token opens no call, and
-/// the odds are 0.
-pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> {
+/// ([`opens`]). An answer without them is [`OddsError::Missing`], unless its one token
+/// ends inside a character ([`cut_in_a_character`]): that token opens no call, and the
+/// odds are 0. An alternative that opens a call counts with a log probability that is a
+/// number, or `"-Infinity"` (Python's word, read as a string by
+/// [`crate::endpoint::parse_lenient`]: a token that cannot come, adding nothing); with
+/// anything else the odds are [`OddsError::Unreadable`]. The log probabilities of the
+/// other alternatives are not read.
+pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, OddsError> {
     let Some(top) = answer
         .pointer("/choices/0/logprobs/content/0/top_logprobs")
         .and_then(Json::as_array)
@@ -65,22 +107,27 @@ pub(crate) fn call_odds(answer: &Json, dialect: Dialect) -> Result<f64, String> 
         if cut_in_a_character(answer) {
             return Ok(0.0);
         }
-        return Err(String::from(
-            "its answer has no choices[0].logprobs.content[0].top_logprobs: the upstream \
-             must return log probabilities (llama.cpp's server, vLLM and OpenAI do)",
-        ));
+        return Err(OddsError::Missing);
     };
     let openers = openers(dialect);
     let mut odds = 0.0;
     for alternative in top {
-        let (Some(token), Some(logprob)) = (
-            alternative.get("token").and_then(Json::as_str),
-            alternative.get("logprob").and_then(Json::as_f64),
-        ) else {
+        let Some(token) = alternative.get("token").and_then(Json::as_str) else {
             continue;
         };
-        if opens(token.trim_start(), openers) {
-            odds += logprob.exp();
+        if !opens(token.trim_start(), openers) {
+            continue;
+        }
+        let logprob = alternative.get("logprob");
+        match logprob.and_then(Json::as_f64) {
+            Some(logprob) => odds += logprob.exp(),
+            None if logprob.and_then(Json::as_str) == Some("-Infinity") => {}
+            None => {
+                return Err(OddsError::Unreadable {
+                    token: Json::from(token).to_string(),
+                    value: logprob.map_or_else(|| String::from("missing"), Json::to_string),
+                })
+            }
         }
     }
     Ok(odds.min(1.0))
@@ -156,7 +203,46 @@ mod tests {
     #[test]
     fn an_answer_without_log_probabilities_says_which_field_is_missing() {
         let error = call_odds(&json!({"choices": [{"message": {}}]}), Dialect::Atfunc);
-        assert!(error.unwrap_err().contains("top_logprobs"));
+        assert_eq!(error, Err(OddsError::Missing));
+        assert!(OddsError::Missing.to_string().contains("top_logprobs"));
+    }
+
+    #[test]
+    fn log_probabilities_python_could_not_write_as_numbers() {
+        // As `crate::endpoint::parse_lenient` reads Python's words.
+        let top = |opener: Json, other: Json| {
+            json!({"choices": [{"logprobs": {"content": [{"token": "I", "top_logprobs": [
+                {"token": "I", "logprob": (0.75f64).ln()},
+                {"token": "The", "logprob": other},
+                {"token": "@", "logprob": opener}]}]}}]})
+        };
+        // A token that cannot come adds nothing; another's log probability is not read.
+        let odds = call_odds(&top(json!("-Infinity"), json!("NaN")), Dialect::Atfunc);
+        assert_eq!(odds, Ok(0.0));
+        let odds = call_odds(&top(json!((0.25f64).ln()), json!(null)), Dialect::Atfunc);
+        assert!((odds.unwrap() - 0.25).abs() < 1e-9);
+        // An opener's that is not a number: not known.
+        for (value, shown) in [
+            (json!("NaN"), "\"NaN\""),
+            (json!("Infinity"), "\"Infinity\""),
+            (json!(null), "null"),
+        ] {
+            let error = call_odds(&top(value, json!(-1.0)), Dialect::Atfunc).unwrap_err();
+            assert_eq!(
+                error,
+                OddsError::Unreadable {
+                    token: "\"@\"".into(),
+                    value: shown.into()
+                }
+            );
+        }
+        let missing = json!({"choices": [{"logprobs": {"content": [{"top_logprobs": [
+            {"token": "@"}]}]}}]});
+        let error = call_odds(&missing, Dialect::Atfunc).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the log probability of the alternative \"@\" is missing, not a number"
+        );
     }
 
     #[test]
@@ -184,11 +270,21 @@ mod tests {
 
     #[test]
     fn the_request_asks_one_token_and_its_alternatives() {
-        let request = Request::parse(br#"{"messages": [], "max_completion_tokens": 9}"#).unwrap();
+        let request = Request::parse(
+            br#"{"model": "m", "messages": [], "max_completion_tokens": 9, "n_predict": 5,
+                "stop": ["@"], "logit_bias": {"31": -100}, "temperature": 0.2, "top_k": 3,
+                "max_tokens": 7, "logprobs": false, "top_logprobs": 2, "seed": 1,
+                "grammar": "root ::= \"x\"", "tool_choice": "none",
+                "chat_template_kwargs": {"enable_thinking": false}}"#,
+        )
+        .unwrap();
         let asking = odds_request(&request);
-        assert_eq!(asking.get("max_tokens"), Some(json!(1)));
-        assert_eq!(asking.get("max_completion_tokens"), None);
-        assert_eq!(asking.get("logprobs"), Some(json!(true)));
-        assert_eq!(asking.get("top_logprobs"), Some(json!(TOP_LOGPROBS)));
+        let sent: Json = serde_json::from_slice(&asking.body(Some(false))).unwrap();
+        assert_eq!(
+            sent,
+            json!({"model": "m", "messages": [], "tool_choice": "none",
+                "chat_template_kwargs": {"enable_thinking": false}, "max_tokens": 1,
+                "logprobs": true, "top_logprobs": TOP_LOGPROBS, "stream": false})
+        );
     }
 }

@@ -83,6 +83,29 @@ impl Request {
         }
     }
 
+    /// A request of the messages and of the fields named `keys` alone (those present), in
+    /// the order they came.
+    pub(crate) fn keeping(&self, keys: &[&str]) -> Request {
+        let mut fields = Vec::new();
+        let mut messages_at = None;
+        for (i, (key, value)) in self.fields.iter().enumerate() {
+            if Some(i) == self.messages_at {
+                messages_at = Some(fields.len());
+            }
+            if key == "messages" || keys.contains(&key.as_str()) {
+                fields.push((key.clone(), value.clone()));
+            }
+        }
+        if self.messages_at.is_some() && messages_at.is_none() {
+            messages_at = Some(fields.len());
+        }
+        Request {
+            fields,
+            messages: self.messages.clone(),
+            messages_at,
+        }
+    }
+
     /// Removes `key`; its text if it was there.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Box<RawValue>> {
         let at = self.fields.iter().position(|(k, _)| k == key)?;
@@ -334,6 +357,19 @@ mod tests {
         assert_eq!(
             keys(&body(&request, None)),
             ["messages", "x", "stream_options", "stream", "grammar"]
+        );
+    }
+
+    #[test]
+    fn a_request_keeping_some_fields_keeps_their_order_and_the_messages() {
+        let text = br#"{"model": "m", "stop": ["x"], "messages": [{"role": "user", "content": "hi"}], "n_predict": 9, "tools": []}"#;
+        let mut request = Request::parse(text).unwrap();
+        let messages = request.take_messages().unwrap();
+        request.set_messages(serde_json::from_str(messages.get()).unwrap());
+        let kept = request.keeping(&["tools", "model", "absent"]);
+        assert_eq!(
+            String::from_utf8(kept.body(None)).unwrap(),
+            r#"{"model":"m","messages":[{"role": "user", "content": "hi"}],"tools":[]}"#
         );
     }
 

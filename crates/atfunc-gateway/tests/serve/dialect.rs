@@ -93,6 +93,15 @@ async fn upstream(script: Arc<Mutex<Script>>) -> String {
                     script.answers.pop_front().expect("an answer is scripted")
                 };
                 let mut message = message;
+                // A scripted `raw_body` is the whole answer's text, as it is: JSON that
+                // serde_json would not write (Python's `-Infinity`).
+                if let Some(body) = message.get("raw_body").and_then(Json::as_str) {
+                    return (
+                        axum::http::StatusCode::OK,
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body.to_owned(),
+                    );
+                }
                 // A scripted `error_status` is an error answer of that status, its
                 // `error` the OpenAI-shaped error object.
                 if let Some(status) = message.get("error_status").and_then(Json::as_u64) {
@@ -682,4 +691,71 @@ async fn grammars_are_refused_with_a_dialect_that_has_none() {
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("(pythonic)"), "{message}");
     assert!(setup.requests().is_empty());
+}
+
+/// The second round of an agent loop: the assistant's call, with `"content": null` as
+/// OpenAI writes it, and its result.
+fn second_round(result_id: &str) -> Json {
+    let mut asked = request();
+    let messages = asked["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "get-weather", "arguments": "{\"city\": \"Paris\"}"}}]}));
+    messages.push(json!({"role": "tool", "tool_call_id": result_id, "content": "21C"}));
+    asked
+}
+
+#[tokio::test]
+async fn an_assistant_message_without_content_goes_upstream_with_an_empty_one() {
+    for dialect in [Dialect::Hermes, Dialect::Atfunc] {
+        let setup = Setup::new(dialect, &[json!({"content": "It is 21C in Paris."})]).await;
+        let asked = second_round("call_1");
+        let (status, whole) = setup.whole(&asked).await;
+        assert_eq!(status, 200, "{whole}");
+        let sent = setup.requests();
+        assert_eq!(sent.len(), 1);
+        let assistant: Vec<&Json> = sent[0]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .collect();
+        assert_eq!(assistant.len(), 1, "{}", sent[0]);
+        assert!(
+            assistant[0]["content"].is_string(),
+            "{dialect}: {}",
+            sent[0]
+        );
+        if dialect == Dialect::Hermes {
+            // Otherwise as the client wrote it, for the model's template.
+            let mut expected = asked["messages"].clone();
+            expected[2]["content"] = json!("");
+            assert_eq!(sent[0]["messages"], expected);
+        }
+        // `tool_choice: "none"` sends the history on too.
+        setup.script(&[json!({"content": "Sunny."})]);
+        let mut none = asked.clone();
+        none["tool_choice"] = json!("none");
+        let (status, whole) = setup.whole(&none).await;
+        assert_eq!(status, 200, "{whole}");
+        let sent = setup.requests();
+        assert_eq!(sent[0]["messages"][2]["role"], "assistant", "{}", sent[0]);
+        assert!(sent[0]["messages"][2]["content"].is_string(), "{}", sent[0]);
+    }
+}
+
+#[tokio::test]
+async fn a_tool_result_for_a_call_never_made_is_refused_naming_the_ids() {
+    for dialect in [Dialect::Hermes, Dialect::Atfunc] {
+        let setup = Setup::new(dialect, &[]).await;
+        let (status, whole) = setup.whole(&second_round("call_9")).await;
+        assert_eq!(status, 400, "{whole}");
+        let message = whole["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("messages[3] is a tool result for the call \"call_9\"")
+                && message.contains("have the ids \"call_1\""),
+            "{message}"
+        );
+        assert!(setup.requests().is_empty());
+    }
 }

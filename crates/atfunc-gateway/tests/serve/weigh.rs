@@ -303,6 +303,7 @@ async fn by_default_atfunc_syntax_is_weighed_at_its_threshold() {
         let setup = Setup::with_options(
             by_default(Dialect::Atfunc),
             &[
+                first_token(&[("Hi", 1.0)]),
                 first_token(&[("I", 1.0 - odds), ("@", odds)]),
                 json!({"content": answer}),
             ],
@@ -316,7 +317,9 @@ async fn by_default_atfunc_syntax_is_weighed_at_its_threshold() {
         );
         assert_odds(&whole, odds);
         let sent = setup.requests();
-        assert_eq!(sent.len(), 2, "{sent:#?}");
+        assert_eq!(sent.len(), 3, "{sent:#?}");
+        assert_probes(&sent[0], "m");
+        let sent = &sent[1..];
         assert_weighs(&sent[0], &sent[1]);
         let choice = if calls == 1 {
             Choice::Required
@@ -329,8 +332,25 @@ async fn by_default_atfunc_syntax_is_weighed_at_its_threshold() {
     }
 }
 
+/// The gateway's own request, asking `model` whether it returns log probabilities: a
+/// fixed message, nothing of the client's.
+fn assert_probes(sent: &Json, model: &str) {
+    assert_eq!(
+        sent,
+        &json!({"model": model, "messages": [{"role": "user", "content": "Hello"}],
+            "max_tokens": 1, "logprobs": true, "top_logprobs": 20, "stream": false})
+    );
+}
+
+/// `request()` naming `model`.
+fn for_model(model: &str) -> Json {
+    let mut asked = request();
+    asked["model"] = json!(model);
+    asked
+}
+
 #[tokio::test]
-async fn by_default_an_upstream_without_log_probabilities_goes_unweighed_and_unasked() {
+async fn by_default_a_model_without_log_probabilities_goes_unweighed_and_unasked() {
     let setup = Setup::with_options(
         by_default(Dialect::Atfunc),
         &[
@@ -346,10 +366,11 @@ async fn by_default_an_upstream_without_log_probabilities_goes_unweighed_and_una
     assert!(whole.get("atfunc").is_none(), "{whole}");
     let sent = setup.requests();
     assert_eq!(sent.len(), 2, "{sent:#?}");
-    assert_eq!(sent[0]["top_logprobs"], 20);
+    // The gateway's own request found it, not the client's.
+    assert_probes(&sent[0], "m");
     // The answer goes under the `auto` grammar, as without weighing.
     assert_eq!(sent[1]["grammar"], unweighed_grammar(&request()).await);
-    // The upstream is not asked for log probabilities again.
+    // The model is not asked for log probabilities again.
     let (status, whole) = setup.whole(&request()).await;
     assert_eq!(status, 200, "{whole}");
     assert_eq!(joined(&whole)["calls"].as_array().map(Vec::len), Some(1));
@@ -358,16 +379,17 @@ async fn by_default_an_upstream_without_log_probabilities_goes_unweighed_and_una
     assert!(sent[0].get("logprobs").is_none());
 }
 
+fn refusal(status: u16, message: &str) -> Json {
+    json!({"error_status": status, "error": {"message": message,
+        "type": "invalid_request_error"}})
+}
+
 #[tokio::test]
-async fn by_default_a_refusal_of_log_probabilities_turns_weighing_off() {
-    let refusal = |message: &str| {
-        json!({"error_status": 400, "error": {"message": message,
-            "type": "invalid_request_error"}})
-    };
+async fn by_default_a_refusal_of_log_probabilities_turns_weighing_off_for_the_model() {
     let setup = Setup::with_options(
         by_default(Dialect::Atfunc),
         &[
-            refusal("top_logprobs is not supported by this server"),
+            refusal(400, "top_logprobs is not supported by this server"),
             json!({"content": "It is sunny."}),
             json!({"content": "It is still sunny."}),
         ],
@@ -378,26 +400,179 @@ async fn by_default_a_refusal_of_log_probabilities_turns_weighing_off() {
         assert_eq!(status, 200, "{whole}");
         assert_eq!(joined(&whole)["content"], expected);
     }
-    assert_eq!(setup.requests().len(), 3);
-    // A refusal that is not about them (a client's wrong model name) is the answer's own
-    // request's to meet, and weighing stays on for the next one.
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 3);
+    assert_probes(&sent[0], "m");
+    // Another model of the same upstream is asked for itself, and weighed.
+    setup.script(&[
+        first_token(&[("Hi", 1.0)]),
+        first_token(&[("@", 0.9), ("I", 0.1)]),
+        json!({"content": "@get_weather(city=\"Paris\")"}),
+    ]);
+    let (status, whole) = setup.whole(&for_model("other")).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_odds(&whole, 0.9);
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 3, "{sent:#?}");
+    assert_probes(&sent[0], "other");
+}
+
+#[tokio::test]
+async fn a_clients_unknown_model_does_not_turn_weighing_off() {
+    // The upstream's 404 names the model, and the name holds "logprobs".
+    let unknown = || refusal(404, "model 'gpt-logprobs-test' not found");
     let setup = Setup::with_options(
         by_default(Dialect::Atfunc),
         &[
-            refusal("model 'nope' not found"),
-            refusal("model 'nope' not found"),
+            unknown(),
+            unknown(),
+            unknown(),
+            first_token(&[("Hi", 1.0)]),
             first_token(&[("@", 0.9), ("I", 0.1)]),
             json!({"content": "@get_weather(city=\"Paris\")"}),
         ],
     )
     .await;
-    let (status, whole) = setup.whole(&request()).await;
-    assert_eq!(status, 400, "{whole}");
+    let (status, whole) = setup.whole(&for_model("gpt-logprobs-test")).await;
+    assert_eq!(status, 404, "{whole}");
     assert!(whole.to_string().contains("not found"), "{whole}");
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 3, "{sent:#?}");
+    assert_probes(&sent[0], "gpt-logprobs-test");
+    // The next client's model is weighed.
     let (status, whole) = setup.whole(&request()).await;
     assert_eq!(status, 200, "{whole}");
     assert_odds(&whole, 0.9);
+    assert_eq!(setup.requests().len(), 3);
+    // A refusal of the client's own one-token request names log probabilities: this
+    // answer goes unweighed, and the model is still weighed for the next one.
+    setup.script(&[
+        refusal(
+            400,
+            "logprobs: top_logprobs must be at most 20 for this request",
+        ),
+        json!({"content": "It is sunny."}),
+        first_token(&[("@", 0.8), ("I", 0.2)]),
+        json!({"content": "@get_weather(city=\"Paris\")"}),
+    ]);
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert!(whole.get("atfunc").is_none(), "{whole}");
+    let (status, whole) = setup.whole(&request()).await;
+    assert_eq!(status, 200, "{whole}");
+    assert_odds(&whole, 0.8);
     assert_eq!(setup.requests().len(), 4);
+}
+
+/// An answer to the one-token request as a Python server writes it: `top` with each log
+/// probability's text as given (`NaN`, `-Infinity`).
+fn python_first_token(top: &[(&str, &str)]) -> Json {
+    let top: Vec<String> = top
+        .iter()
+        .map(|(token, logprob)| {
+            format!(r#"{{"token": "{token}", "logprob": {logprob}, "bytes": null}}"#)
+        })
+        .collect();
+    let body = format!(
+        r#"{{"id": "c", "object": "chat.completion", "model": "m", "choices": [{{"index": 0,
+        "message": {{"role": "assistant", "content": "I"}}, "finish_reason": "length",
+        "logprobs": {{"content": [{{"token": "I", "logprob": -0.1, "top_logprobs": [{}]}}]}}}}],
+        "usage": {{"prompt_tokens": 300, "completion_tokens": 1, "total_tokens": 301}}}}"#,
+        top.join(", ")
+    );
+    json!({ "raw_body": body })
+}
+
+#[tokio::test]
+async fn log_probabilities_that_are_not_numbers_leave_that_answer_unweighed() {
+    for options in [by_default(Dialect::Atfunc), weighing(Dialect::Atfunc)] {
+        let probe: &[Json] = if options.policy.call_threshold == CallThreshold::default() {
+            &[first_token(&[("Hi", 1.0)])]
+        } else {
+            &[]
+        };
+        let mut script = probe.to_vec();
+        script.extend([
+            python_first_token(&[("I", "-0.1"), ("@", "NaN"), ("The", "-Infinity")]),
+            json!({"content": "It is sunny."}),
+            python_first_token(&[("I", "-0.1"), ("@", "-Infinity"), ("x", "NaN")]),
+            json!({"content": "It is still sunny."}),
+        ]);
+        let setup = Setup::with_options(options, &script).await;
+        // `NaN` for a token that opens a call: the odds are not known, and the answer
+        // goes under the `auto` grammar, unweighed.
+        let (status, whole) = setup.whole(&request()).await;
+        assert_eq!(status, 200, "{whole}");
+        assert_eq!(joined(&whole)["content"], "It is sunny.");
+        assert!(whole.get("atfunc").is_none(), "{whole}");
+        let sent = setup.requests();
+        let sent = &sent[probe.len()..];
+        assert_eq!(sent.len(), 2, "{sent:#?}");
+        assert_eq!(sent[1]["grammar"], unweighed_grammar(&request()).await);
+        // `-Infinity` for it: a token that cannot come, odds 0, prose; another
+        // alternative's `NaN` is not read.
+        let (status, whole) = setup.whole(&request()).await;
+        assert_eq!(status, 200, "{whole}");
+        assert_eq!(joined(&whole)["content"], "It is still sunny.");
+        assert_odds(&whole, 0.0);
+        let sent = setup.requests();
+        assert_eq!(sent.len(), 2, "{sent:#?}");
+        assert_eq!(
+            sent[1]["grammar"],
+            library_grammar(Choice::None, CallForm::Atfunc)
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_one_token_request_carries_none_of_the_clients_sampling_settings() {
+    let setup = Setup::with_options(
+        weighing(Dialect::Atfunc),
+        &[
+            first_token(&[("@", 0.9), ("I", 0.1)]),
+            json!({"content": "@get_weather(city=\"Paris\")"}),
+        ],
+    )
+    .await;
+    let mut asked = request();
+    let extras = json!({"n_predict": 3, "stop": ["@"], "logit_bias": {"31": -100},
+        "temperature": 0.3, "top_k": 5, "seed": 7, "max_tokens": 50, "logprobs": false,
+        "top_logprobs": 2, "presence_penalty": 1.0, "user": "u"});
+    for (key, value) in extras.as_object().unwrap() {
+        asked[key] = value.clone();
+    }
+    let (status, whole) = setup.whole(&asked).await;
+    assert_eq!(status, 200, "{whole}");
+    let sent = setup.requests();
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    let mut keys: Vec<&str> = sent[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "logprobs",
+            "max_tokens",
+            "messages",
+            "model",
+            "stream",
+            "top_logprobs"
+        ],
+        "{}",
+        sent[0]
+    );
+    assert_eq!(sent[0]["max_tokens"], 1);
+    assert_eq!(sent[0]["logprobs"], true);
+    assert_eq!(sent[0]["top_logprobs"], 20);
+    assert_eq!(sent[0]["messages"], sent[1]["messages"]);
+    // The answer's own request keeps them all.
+    for (key, value) in extras.as_object().unwrap() {
+        assert_eq!(&sent[1][key], value, "{key}");
+    }
 }
 
 #[tokio::test]
