@@ -276,7 +276,10 @@ fn the_accuracy_page_shows_the_model_tables() {
     };
     let read = |name: &str| std::fs::read_to_string(root().join(name)).expect(name);
     let (readme, page) = (read("README.md"), read("docs/accuracy.md"));
-    assert!(!readme.contains("<!-- model-tables"), "the README shows no table");
+    assert!(
+        !readme.contains("<!-- model-tables"),
+        "the README shows no table"
+    );
     let tables = between(&page, "model-tables");
     assert!(tables.contains("| category |"), "{tables}");
     assert!(between(&page, "accuracy-table").contains("| category |"));
