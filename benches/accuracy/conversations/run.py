@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 import httpx  # noqa: E402  (a dependency of openai)
 
 from scoring import score  # noqa: E402
-from tasks import SETS, Task  # noqa: E402
+from tasks import BY_ID, SETS, Task  # noqa: E402
 from world import TOOLS, World  # noqa: E402
 
 
@@ -316,6 +316,17 @@ def run_task(task: Task, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def rescore(record: dict[str, Any]) -> dict[str, Any]:
+    """A stored record scored again by the current scorer, from its answers and side
+    effects: a change to the scoring applies to earlier runs without asking the model again."""
+    task = BY_ID.get(record["id"])
+    if task is None:
+        return record
+    verdict = score(task, record["turns"], record["effects"])
+    return {**record, "right": verdict["right"], "effects_ok": verdict["effects_ok"], "ended": verdict["ended"],
+            "answer_ok": verdict["answer_ok"], "verdict": verdict}
+
+
 def settings_key(args: argparse.Namespace) -> dict[str, Any]:
     """The settings a record was made with: a rerun must use the same to continue it."""
     return {"base_url": args.base_url, "model": args.model, "client": args.client,
@@ -473,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{i}/{len(tasks)}] {task.id}: {'right' if record['right'] else 'wrong'} "
                   f"(effects {record['effects_ok']}, ended {record['ended']}, answer {record['answer_ok']}, "
                   f"{record['model_calls']} calls, {record['seconds']:.0f} s){err}", file=sys.stderr, flush=True)
-    records = [done[t.id] for t in tasks if t.id in done]
+    records = [rescore(done[t.id]) for t in tasks if t.id in done]
     report = {
         "settings": {**key, "set": args.set, "limit": args.limit, "note": args.note, "timeout": args.timeout,
                      "command": "python3 benches/accuracy/conversations/run.py " + shlex.join(argv)},

@@ -92,6 +92,8 @@ RAW_MARKERS: list[tuple[str, re.Pattern[str]]] = [
 def raw_markers(text: str) -> list[str]:
     """What in an answer shows call syntax or a raw result rather than words."""
     found = [label for label, pattern in RAW_MARKERS if pattern.search(text)]
+    if len(found) > 1 and "a JSON object" in found:
+        found.remove("a JSON object")  # a more telling marker names it already
     stripped = text.strip()
     if stripped[:1] in "[{" and not found:
         try:
