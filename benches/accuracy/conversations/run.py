@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -67,6 +68,10 @@ class Wire:
                 got = json.loads(body)
             except json.JSONDecodeError:
                 got = body.decode("utf-8", "replace")[:4000]
+        if isinstance(got, dict) and isinstance(got.get("model"), str):
+            # llama.cpp's servers answer with the model file's path: keep its name only,
+            # so that a report says nothing about the machine it ran on.
+            got["model"] = got["model"].replace("\\", "/").rsplit("/", 1)[-1]
         self.exchanges.append({"turn": self.turn, "url": str(request.url), "request": sent, "status": status,
                                "response": got, "seconds": round(seconds, 3), "error": error})
 
@@ -316,6 +321,44 @@ def run_task(task: Task, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def failure_signs(task: Task, record: dict[str, Any]) -> list[str]:
+    """What went wrong in the loop, named from the transcript: a heuristic tally for the
+    report (the verdict itself is the scorer's)."""
+    signs = []
+    calls = record["tool_calls"]
+    answers = [t.get("answer") or "" for t in record["turns"] if t.get("ended")]
+    if task.needs_tool and not calls:
+        signs.append("answered without calling")
+    if not task.needs_tool and calls:
+        signs.append("called on a task that needs no tool")
+    if any(re.search(r"Function call\s*:|(^|\n)\s*Returned\s*:", a) for a in answers):
+        signs.append("echoed a Function call/Returned block")
+    if any(re.search(r"\{\s*\"(name|function)\"\s*:\s*\"(" + "|".join(TOOLS) + r")\"", a) for a in answers):
+        signs.append("wrote a JSON call as text")
+    seen: dict[tuple[int, str, str], set[int]] = {}
+    for c in calls:
+        seen.setdefault((c["turn"], c["name"], _canonical(c["arguments"])), set()).add(c["round"])
+    if any(len(rounds) > 1 for rounds in seen.values()):
+        signs.append("repeated a call in a later round")
+    if any(not c["ok"] for c in calls):
+        signs.append("a call failed")
+    if any(c["name"] not in task.tools for c in calls):
+        signs.append("called a tool not offered")
+    if record["verdict"]["effects"]["duplicate"] or any(
+            len([e for e in record["effects"] if e == x]) > 1 for x in record["effects"]):
+        signs.append("did a side effect more than once")
+    if not record["ended"] and not record["error"]:
+        signs.append("did not end within the cap")
+    return signs
+
+
+def _canonical(arguments: Any) -> str:
+    try:
+        return json.dumps(json.loads(arguments) if isinstance(arguments, str) else arguments, sort_keys=True)
+    except (json.JSONDecodeError, TypeError):
+        return str(arguments)
+
+
 def rescore(record: dict[str, Any]) -> dict[str, Any]:
     """A stored record scored again by the current scorer, from its answers and side
     effects: a change to the scoring applies to earlier runs without asking the model again."""
@@ -323,8 +366,10 @@ def rescore(record: dict[str, Any]) -> dict[str, Any]:
     if task is None:
         return record
     verdict = score(task, record["turns"], record["effects"])
-    return {**record, "right": verdict["right"], "effects_ok": verdict["effects_ok"], "ended": verdict["ended"],
-            "answer_ok": verdict["answer_ok"], "verdict": verdict}
+    out = {**record, "right": verdict["right"], "effects_ok": verdict["effects_ok"], "ended": verdict["ended"],
+           "answer_ok": verdict["answer_ok"], "verdict": verdict}
+    out["signs"] = failure_signs(task, out)
+    return out
 
 
 def settings_key(args: argparse.Namespace) -> dict[str, Any]:
@@ -363,6 +408,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "lookups": dict(sorted(lookups.items())),
         "endpoint_errors": count(lambda r: (r["error"] or {}).get("kind") == "endpoint"),
         "client_errors": count(lambda r: (r["error"] or {}).get("kind") == "client"),
+        "signs": dict(Counter(sign for r in records for sign in r.get("signs", [])).most_common()),
         "seconds_total": round(sum(r["seconds"] for r in records), 1),
         "seconds_per_task": round(sum(r["seconds"] for r in records) / len(records), 1) if records else None,
     }
@@ -395,6 +441,12 @@ def markdown(report: dict[str, Any]) -> str:
         f"| tool calls (of them failed) | {s['tool_calls']} ({s['tool_errors']}) |",
         f"| endpoint errors / client errors | {s['endpoint_errors']} / {s['client_errors']} |",
         f"| seconds per task (total) | {s['seconds_per_task']} ({s['seconds_total']}) |",
+        "",
+        "What went wrong in the loop (tasks showing each sign; a task may show several):",
+        "",
+        "| sign | tasks |",
+        "|---|---|",
+        *[f"| {sign} | {n} |" for sign, n in s["signs"].items()],
         "",
         "| task | right | effects | ended | answer | rounds | why not |",
         "|---|---|---|---|---|---|---|",
