@@ -317,3 +317,14 @@ def test_rerun_skips_done_tasks_and_refuses_other_settings(tmp_path: Path, clien
             run.main(_args(server.url, client, out, "--max-rounds", "2"))
     assert len(out.with_suffix(".jsonl").read_text().splitlines()) == 1
     assert json.loads(out.read_text())["tasks"][0]["right"]
+
+
+def test_report_names_what_went_wrong(tmp_path: Path) -> None:
+    call = _call("c1", "get_weather", {"city": "Lisbon"})
+    echo = 'Function call: get_weather(city="Lisbon")\nReturned: {"city": "Lisbon", "temperature_c": 19}'
+    with Scripted([_reply(None, [call]), _reply(None, [call]), _reply(echo)]) as server:
+        run.main(_args(server.url, "openai", tmp_path / "r.json"))
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["tasks"][0]["signs"] == ["echoed a Function call/Returned block", "repeated a call in a later round"]
+    assert report["summary"]["signs"] == {"echoed a Function call/Returned block": 1, "repeated a call in a later round": 1}
+    assert "| echoed a Function call/Returned block | 1 |" in (tmp_path / "r.md").read_text()
