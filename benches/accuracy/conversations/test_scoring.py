@@ -119,6 +119,16 @@ def test_failed_side_effect_call_is_no_side_effect() -> None:
     assert not ok and "find_contact" in result and world.effects == []
 
 
+def test_an_address_must_be_one() -> None:
+    world = World()
+    for to in ["maria Lopez@example.com", "Maria Lopez", "maria.lopez@example.com, tom.becker@example.org"]:
+        result, ok = world.call("send_email", json.dumps({"to": to, "subject": "x", "body": "late"}))
+        assert not ok and "e-mail address" in result, to
+    for to in ["Maria.Lopez@example.com", "Maria Lopez <maria.lopez@example.com>"]:
+        assert world.call("send_email", json.dumps({"to": to, "subject": "x", "body": "late"}))[1], to
+    assert [e["to"] for e in world.effects] == ["maria.lopez@example.com"] * 2
+
+
 def test_number_matching_is_tolerant_of_rounding_only() -> None:
     assert fact_in(26.0976, "about 26.1 miles")
     assert fact_in(26.0976, "26 miles")

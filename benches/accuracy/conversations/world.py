@@ -422,11 +422,18 @@ def _currency(value: Any) -> str:
     return code
 
 
+_ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+
+
 def _address(value: Any) -> str | None:
+    """An address alone or as "Name <address>"; None for anything else, such as
+    "maria Lopez@example.com", which a mail server would refuse too."""
     if not isinstance(value, str):
         return None
-    m = re.search(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", value)
-    return m.group(0).lower() if m else None
+    m = re.fullmatch(rf"\s*({_ADDRESS})\s*|[^<>@]*<\s*({_ADDRESS})\s*>\s*", value)
+    if not m:
+        return None
+    return (m.group(1) or m.group(2)).lower()
 
 
 def _file_name(value: Any) -> str:
