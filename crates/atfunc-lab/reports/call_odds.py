@@ -5,7 +5,7 @@ format (the tools in its chat template), as the gateway weighs them, and for eac
 threshold the share of each kind the gateway would answer rightly (prose for the first,
 calls for the second).
 
-    python3 benches/accuracy/call_odds.py --endpoint http://127.0.0.1:8092 \\
+    python3 crates/atfunc-lab/reports/call_odds.py --endpoint http://127.0.0.1:8092 \\
         --no-call live_irrelevance:220:4 --call live_simple:258:1 --json odds.json
 
 A set is NAME:COUNT:STRIDE[:START] (every STRIDE-th case of BFCL_v4_NAME.json from the
@@ -23,7 +23,7 @@ exactly, as the gateway would answer at it: a case that needs no call is right b
 threshold (prose) and wrong at or above it; a case that needs one is right at or above it
 when the call the report holds is right.
 
-    python3 benches/accuracy/call_odds.py --reports odds-calls.json odds-none.json
+    python3 crates/atfunc-lab/reports/call_odds.py --reports odds-calls.json odds-none.json
 """
 
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """BFCL multi_turn_base on any OpenAI-compatible endpoint, in one command.
 
-    python3 benches/accuracy/multi_turn.py --endpoint http://127.0.0.1:8080 --mode gateway \
+    python3 crates/atfunc-lab/reports/multi_turn.py --endpoint http://127.0.0.1:8080 --mode gateway \
         [--atfunc PATH] [--serve-flag=--constrain ...] [--limit N] [--concurrency N] \
         [--json out.json] [--markdown out.md] [--server-note TEXT]
 

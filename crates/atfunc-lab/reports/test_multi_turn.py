@@ -4,7 +4,7 @@ truth given as the model's answer is right in every case, and broken answers are
 It needs the PyPI package bfcl-eval (the cases and the API classes). Without it the tests
 skip, unless CI is set: then they fail and say what to install.
 
-    python3 -m pytest -q benches/accuracy/test_multi_turn.py
+    python3 -m pytest -q crates/atfunc-lab/reports/test_multi_turn.py
 """
 
 import copy

@@ -4,7 +4,7 @@
 # machine of the project's kind), and prints its path. Built once: a second run only prints
 # the path of the binary already there.
 #
-#   bash benches/accuracy/conversations/llama_server.sh
+#   bash crates/atfunc-lab/conversations/llama_server.sh
 #
 # Environment: ATFUNC_LLAMA_SERVER_DIR (where the binary goes, default
 # ~/.cache/atfunc/llama-server-0.3.36-avx2), JOBS (parallel compile jobs, default 2).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the conversation tasks against an OpenAI-compatible endpoint and scores them.
 
-    python3 benches/accuracy/conversations/run.py --base-url http://127.0.0.1:8089/v1 \\
+    python3 crates/atfunc-lab/conversations/run.py --base-url http://127.0.0.1:8089/v1 \\
         --model qwen --set dev --out report.json [--client openai|agents] [--limit N] \\
         [--max-rounds 6] [--note "how it was served"]
 
@@ -539,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     records = [rescore(done[t.id]) for t in tasks if t.id in done]
     report = {
         "settings": {**key, "set": args.set, "limit": args.limit, "note": args.note, "timeout": args.timeout,
-                     "command": "python3 benches/accuracy/conversations/run.py " + shlex.join(argv)},
+                     "command": "python3 crates/atfunc-lab/conversations/run.py " + shlex.join(argv)},
         "summary": summarize(records),
         "tasks": records,
     }

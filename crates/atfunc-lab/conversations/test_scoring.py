@@ -1,13 +1,14 @@
 """The scorer on scripted conversations, the tasks' reference solutions, and the runner's
 loop against a scripted endpoint on loopback. No model needed.
 
-    python3 -m pytest -q benches/accuracy/conversations/test_scoring.py
+    python3 -m pytest -q crates/atfunc-lab/conversations/test_scoring.py
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import sys
 import threading
@@ -269,7 +270,18 @@ def _args(url: str, client: str, out: Path, *more: str) -> list[str]:
             "--limit", "1", "--out", str(out), "--timeout", "10", *more]
 
 
-CLIENTS = ["openai"] + (["agents"] if importlib.util.find_spec("agents") else [])
+def _clients() -> list[Any]:
+    """Both clients; the Agents SDK's cases fail under CI when it is missing (a test never
+    passes by leaving a client out), and are skipped with a reason elsewhere."""
+    if importlib.util.find_spec("agents"):
+        return ["openai", "agents"]
+    why = "the Agents SDK is missing: pip install -r crates/atfunc-lab/conversations/requirements.txt"
+    if os.environ.get("CI"):
+        raise RuntimeError(why)
+    return ["openai", pytest.param("agents", marks=pytest.mark.skip(reason=why))]
+
+
+CLIENTS = _clients()
 
 
 @pytest.mark.parametrize("client", CLIENTS)
