@@ -270,7 +270,9 @@ impl CallIds {
             there
         };
         Err(TurnError::bad_request(format!(
-            "messages[{at}] is a tool result for the call {} (its tool_call_id), and no call              of an assistant message before it has that id: {there}. Give each tool message              the id of the call it answers, as the assistant message's tool_calls name it",
+            "messages[{at}] is a tool result for the call {} (its tool_call_id), and no call \
+             of an assistant message before it has that id: {there}. Give each tool message \
+             the id of the call it answers, as the assistant message's tool_calls name it",
             quoted(id)
         )))
     }
@@ -498,6 +500,12 @@ mod tests {
         );
         assert!(
             native.contains("have the ids \"call_a\", \"call_b\""),
+            "{native}"
+        );
+        // One sentence, its words one space apart (as a client's log shows it).
+        assert!(
+            native.contains("and no call of an assistant message before it has that id")
+                && !native.contains("  "),
             "{native}"
         );
         // A result before any call.
