@@ -42,8 +42,9 @@ fn gateway_against_the_openai_client() {
             "-q",
             "-p",
             "no:cacheprovider",
-            "crates/atfunc-cli/tests/gateway",
+            "tests/gateway",
         ])
+        // The crate's folder: pytest finds `tests/gateway` and its conftest there.
         .current_dir(root)
         .env("ATFUNC_BIN", env!("CARGO_BIN_EXE_atfunc"))
         .status()
