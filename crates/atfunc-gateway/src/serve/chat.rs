@@ -21,6 +21,12 @@ use serde_json::value::RawValue;
 use serde_json::Value as Json;
 use std::sync::Arc;
 
+/// A request's tools: a list read before, or one read now.
+enum Tools {
+    Known(Arc<ToolSet>),
+    Read(Json),
+}
+
 /// Fields of a request that are for the gateway, not the upstream.
 const TOOL_FIELDS: [&str; 5] = [
     "tools",
@@ -47,13 +53,17 @@ pub(crate) async fn handle(
         }
     })?;
     let auth = gateway.upstream_auth(&headers);
-    // Only what the interface loader reads of the tools is kept.
-    let tools = match request.raw("tools").map(|text| read_tools(text.get())) {
+    // A list sent before is taken as it was read (see the module doc of `serve`, "Tool
+    // lists kept"); of any other, only what the interface loader reads is kept.
+    let tools = match request.raw("tools") {
         None => None,
-        Some(tools) => match tools? {
-            Json::Null => None,
-            Json::Array(list) if list.is_empty() => None,
-            tools => Some(tools),
+        Some(text) => match gateway.tools.get(text.get()) {
+            Some(known) => Some(Tools::Known(known)),
+            None => match read_tools(text.get())? {
+                Json::Null => None,
+                Json::Array(list) if list.is_empty() => None,
+                tools => Some(Tools::Read(tools)),
+            },
         },
     };
     let options = &gateway.options;
@@ -88,12 +98,21 @@ pub(crate) async fn handle(
     };
     // From here on the request is held as its fields' text; the body is not needed.
     drop(raw);
-    let tool_set = ToolSet::from_tools_with(&tools, &gateway.options.limits.load_limits)?;
-    gateway.warn_once(&tool_set.warnings);
-    // The tools' JSON is not needed once they are loaded: a shadowed binding would keep it
-    // alive (several times the size of its text) until the answer is sent.
-    drop(tools);
-    let tools = Arc::new(tool_set);
+    let tools = match tools {
+        Tools::Known(tools) => tools,
+        Tools::Read(json) => {
+            let limits = &gateway.options.limits.load_limits;
+            let read = Arc::new(ToolSet::from_tools_with(&json, limits)?);
+            // The tools' JSON is not needed once they are loaded: kept, it would stay alive
+            // (several times the size of its text) until the answer is sent.
+            drop(json);
+            if let Some(text) = request.raw("tools") {
+                gateway.tools.put(text.get(), &read);
+            }
+            read
+        }
+    };
+    gateway.warn_once(&tools.warnings);
     let choice = tools.choice(request.get("tool_choice").as_ref())?;
     let single_call = request.get("parallel_tool_calls") == Some(Json::Bool(false));
     let not_a_list = || ApiError::bad_request("'messages' must be a list");
@@ -150,6 +169,8 @@ pub(crate) async fn handle(
     } else {
         None
     };
+    // What was built from a kept list counts toward the bound on what is kept.
+    gateway.tools.recount(&tools);
     let mut turn = Turn::new(
         tools,
         request,
@@ -219,6 +240,7 @@ async fn native_turn(
         }
         _ => None,
     };
+    gateway.tools.recount(&tools);
     let mut turn = Turn::new(
         tools,
         request,

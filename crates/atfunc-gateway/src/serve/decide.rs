@@ -21,7 +21,7 @@
 
 use super::weighable::Known;
 use super::{ApiError, Gateway};
-use crate::turn::{call_odds, odds_request, OddsError, Request, ToolSet, Turn};
+use crate::turn::{call_odds, odds_request, Grammar, OddsError, Request, ToolSet, Turn};
 use atfunc::grammar::{
     decision_gbnf, decision_names, read_decision, Choice, ToolDecision, DECIDE_QUESTION,
 };
@@ -75,7 +75,7 @@ fn decision_request(
     asking.push_message(&json!({"role": "user", "content": DECIDE_QUESTION}));
     asking.remove("max_completion_tokens");
     asking.insert("max_tokens", &Json::from(max_tokens));
-    kind.put_in(&mut asking, decision_gbnf(names));
+    kind.put_in(&mut asking, &Grammar::new(decision_gbnf(names)));
     asking
 }
 

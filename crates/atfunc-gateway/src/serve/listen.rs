@@ -82,10 +82,10 @@ pub(crate) async fn serve(
     loop {
         let accepted = tokio::select! {
             () = &mut shutdown => break,
-            accepted = listener.accept() => accepted,
+            accepted = accept(&listener) => accepted,
         };
         let socket = match accepted {
-            Ok((socket, _)) => socket,
+            Ok(socket) => socket,
             Err(error) if is_connection_error(&error) => continue,
             Err(_) => {
                 tokio::select! {
@@ -94,9 +94,6 @@ pub(crate) async fn serve(
                 }
             }
         };
-        // TCP_NODELAY stays off, as under axum::serve: with it on, each streamed piece left
-        // in a packet of its own, and 64 streaming clients on a loaded machine got their
-        // first byte some 40 ms later (BENCHMARKS.md, Gateway).
         let (router, held) = (router.clone(), stopping.clone());
         let mut signal = stopping.clone();
         tokio::spawn(async move {
@@ -114,6 +111,25 @@ pub(crate) async fn serve(
     // Each connection holds a receiver until it is closed.
     stop.closed().await;
     Ok(())
+}
+
+/// The next connection, prepared to be served ([`prepare`]).
+async fn accept(listener: &TcpListener) -> io::Result<tokio::net::TcpStream> {
+    let (socket, _) = listener.accept().await?;
+    prepare(&socket);
+    Ok(socket)
+}
+
+/// Sets `TCP_NODELAY` on an accepted connection, so that each piece of an answer leaves
+/// when it is written. With Nagle's algorithm on, a piece written while the one before is
+/// not yet acknowledged waits for that acknowledgement, which a client that keeps its
+/// connection (curl, wrk, most HTTP libraries) delays by up to 40 ms: every streamed
+/// answer took 44 ms, and a stream's pieces were held back and bunched (BENCHMARKS.md,
+/// Gateway, "Latency: one streaming client on a kept-alive connection"). What is ready at
+/// once still leaves at once: the head with the first piece ([`FirstFrame`]), the chunks
+/// released together as one piece. Failing to set it costs only that delay.
+fn prepare(socket: &tokio::net::TcpStream) {
+    let _ = socket.set_nodelay(true);
 }
 
 /// Errors of one connection that went away before it was accepted: accept the next.
@@ -154,6 +170,9 @@ pub(crate) async fn connection<S>(
         let answer = hyper::service::Service::call(&service, request);
         async move {
             let response = answer.await?;
+            let (head, body) = response.into_parts();
+            let body = FirstFrame::read(body).await;
+            let response = hyper::Response::from_parts(head, body);
             Ok::<_, std::convert::Infallible>(response.map(|body| Tracked { body, _done: done }))
         }
     });
@@ -273,9 +292,66 @@ impl Drop for Done {
     }
 }
 
+/// A streamed answer's body whose first frame was read before its head is written, so
+/// that the head leaves with it: hyper writes out the head alone when the body has
+/// nothing ready, and the first piece then follows in a packet of its own. A body whose
+/// length is known (a whole answer) is ready at once and is not read ahead.
+struct FirstFrame {
+    /// The first frame, until it is taken; `None` once taken, or when none was read.
+    first: Option<Option<Result<Frame<axum::body::Bytes>, axum::Error>>>,
+    rest: axum::body::Body,
+}
+
+impl FirstFrame {
+    async fn read(mut body: axum::body::Body) -> FirstFrame {
+        let streamed = !body.is_end_stream() && body.size_hint().exact().is_none();
+        let first = if streamed {
+            Some(std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await)
+        } else {
+            None
+        };
+        FirstFrame { first, rest: body }
+    }
+}
+
+impl HttpBody for FirstFrame {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        match self.first.take() {
+            Some(first) => Poll::Ready(first),
+            None => Pin::new(&mut self.rest).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.first {
+            Some(first) => first.is_none(),
+            None => self.rest.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let mut hint = self.rest.size_hint();
+        if let Some(Some(Ok(frame))) = &self.first {
+            let held = frame.data_ref().map_or(0, |data| data.len() as u64);
+            // The upper bound first: the lower may never pass it.
+            if let Some(upper) = hint.upper() {
+                hint.set_upper(upper.saturating_add(held));
+            }
+            hint.set_lower(hint.lower().saturating_add(held));
+        }
+        hint
+    }
+}
+
 /// An answer's body that sets its connection idle once it is over.
 struct Tracked {
-    body: axum::body::Body,
+    body: FirstFrame,
     _done: Done,
 }
 
@@ -493,5 +569,140 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 
     fn is_write_vectored(&self) -> bool {
         self.socket.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::{Body, Bytes};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A connection's server side that keeps each write the server makes.
+    struct Recording {
+        inner: tokio::io::DuplexStream,
+        writes: Arc<Mutex<Vec<Vec<u8>>>>,
+    }
+
+    impl AsyncRead for Recording {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.inner).poll_read(cx, buf)
+        }
+    }
+
+    impl AsyncWrite for Recording {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let written = ready!(Pin::new(&mut self.inner).poll_write(cx, buf))?;
+            self.writes.lock().unwrap().push(buf[..written].to_vec());
+            Poll::Ready(Ok(written))
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.inner).poll_flush(cx)
+        }
+
+        fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut self.inner).poll_shutdown(cx)
+        }
+    }
+
+    /// A stream that has nothing the first time it is asked (and asks to be asked
+    /// again at once), then one piece: as a streamed answer whose first piece is not yet
+    /// there when its head is ready.
+    #[derive(Default)]
+    struct NotYet {
+        asked: bool,
+        given: bool,
+    }
+
+    impl futures::Stream for NotYet {
+        type Item = Result<Bytes, io::Error>;
+
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            if !self.asked {
+                self.asked = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if self.given {
+                return Poll::Ready(None);
+            }
+            self.given = true;
+            Poll::Ready(Some(Ok(Bytes::from_static(b"data: first\n\n"))))
+        }
+    }
+
+    const LIMITS: Limits = Limits {
+        header: Duration::from_secs(10),
+        idle: Duration::from_secs(10),
+        linger: Duration::from_secs(1),
+        linger_bytes: 1024,
+    };
+
+    /// The writes the server makes to answer `GET /` with `router`, and the answer.
+    async fn writes_for(router: Router) -> (Vec<Vec<u8>>, String) {
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let io = Recording {
+            inner: server,
+            writes: Arc::clone(&writes),
+        };
+        let serving = tokio::spawn(connection(io, router, LIMITS, std::future::pending()));
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: gateway\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        serving.await.unwrap();
+        let writes = writes.lock().unwrap().clone();
+        (writes, answer)
+    }
+
+    #[tokio::test]
+    async fn a_streamed_answers_head_leaves_with_its_first_piece() {
+        let router = Router::new().route(
+            "/",
+            axum::routing::get(|| async { Body::from_stream(NotYet::default()) }),
+        );
+        let (writes, answer) = writes_for(router).await;
+        assert!(answer.contains("data: first"), "{answer}");
+        let first = String::from_utf8_lossy(&writes[0]);
+        assert!(
+            first.starts_with("HTTP/1.1 200 OK") && first.contains("data: first"),
+            "the head was written without the first piece: {:?}",
+            writes
+                .iter()
+                .map(|w| String::from_utf8_lossy(w))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_whole_answer_is_not_changed() {
+        let router = Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        let (_, answer) = writes_for(router).await;
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        assert!(answer.contains("content-length: 2"), "{answer}");
+        assert!(answer.ends_with("\r\n\r\nok"), "{answer}");
+    }
+
+    #[tokio::test]
+    async fn accepted_connections_send_each_piece_at_once() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let client = tokio::net::TcpStream::connect(address).await.unwrap();
+        // Off unless set: the default the gateway must not keep.
+        assert!(!client.nodelay().unwrap());
+        let socket = accept(&listener).await.unwrap();
+        assert!(socket.nodelay().unwrap());
     }
 }

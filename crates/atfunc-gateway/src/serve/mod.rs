@@ -118,6 +118,19 @@
 //! A request's tools are loaded within [`GatewayLimits::load_limits`]: schemas whose `$ref`s
 //! would write out more than that are answered 400 naming the function and the limit.
 //!
+//! # Tool lists kept
+//!
+//! Agents send the same `tools` with every request of a conversation. The gateway keeps
+//! the tool lists it read lately, each under its exact text, with the prompt text and the
+//! grammars built from it as they are built: a request whose `tools` are the same bytes
+//! (not the same tools written otherwise) uses them after a hash and a comparison of the
+//! bytes. What a request gets is what reading its list would give, the warnings about its
+//! tools included (written once per gateway, as before); grammars that hold the
+//! request's own words ([`TurnPolicy::ground_text`]) are built for each request. At most
+//! [`GatewayLimits::tool_cache_lists`] lists (64) and [`GatewayLimits::tool_cache_bytes`]
+//! bytes (64 MiB, about 35 lists of 200 tools) are kept, the list used longest ago going
+//! first, so a client sending ever-new lists cannot make the gateway grow past them.
+//!
 //! # Deciding first
 //!
 //! With [`TurnPolicy::decide`] (`--decide`), a request under a grammar whose `tool_choice` is
@@ -330,6 +343,7 @@ mod options;
 mod reply;
 mod rounds;
 mod sse;
+mod tool_cache;
 mod upstream;
 mod warned;
 mod weighable;
@@ -390,6 +404,8 @@ pub struct Gateway {
     /// Which upstream models return log probabilities, as the gateway's own requests
     /// found: the answers of one that does not go unweighed ([`CallThreshold::Default`]).
     weighable: weighable::Models,
+    /// The tool lists read lately, by their text (see [Tool lists kept](self#tool-lists-kept)).
+    tools: tool_cache::ToolCache<crate::turn::ToolSet>,
 }
 
 impl Gateway {
@@ -494,6 +510,10 @@ impl Gateway {
             options.limits.max_concurrent,
             options.limits.max_request_bytes,
         );
+        let tools = tool_cache::ToolCache::new(
+            options.limits.tool_cache_lists,
+            options.limits.tool_cache_bytes,
+        );
         Ok(Gateway {
             options,
             upstream,
@@ -503,6 +523,7 @@ impl Gateway {
             warned: std::sync::Mutex::default(),
             bodies,
             weighable: weighable::Models::default(),
+            tools,
         })
     }
 

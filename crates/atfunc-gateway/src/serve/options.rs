@@ -105,6 +105,16 @@ pub struct GatewayLimits {
     /// Limits on how far a request's tool schemas may expand when they are loaded (`$ref`s
     /// written out in place); past one the request is answered 400 naming it.
     pub load_limits: LoadLimits,
+    /// Most tool lists kept as read, so that a request sending a list again (agents send
+    /// the same one with every request of a conversation) does not read it, render its
+    /// prompt or build its grammars again (see [Tool lists kept](super#tool-lists-kept)).
+    /// 0 keeps none. Default 64.
+    pub tool_cache_lists: usize,
+    /// Most bytes the tool lists kept may hold together, counted as twelve times each
+    /// list's text (the text and its interfaces, as measured) plus the prompt and grammars
+    /// built from it; the list used longest ago goes first. Default 64 MiB: about 35 lists
+    /// of 200 tools (130 KB of JSON each), or all 64 lists of up to 100.
+    pub tool_cache_bytes: usize,
 }
 
 impl Default for GatewayLimits {
@@ -118,6 +128,8 @@ impl Default for GatewayLimits {
             request_timeout: Duration::from_secs(600),
             linger_timeout: Duration::from_secs(5),
             load_limits: LoadLimits::default(),
+            tool_cache_lists: 64,
+            tool_cache_bytes: 64 << 20,
         }
     }
 }

@@ -335,6 +335,21 @@ impl Tx {
         self.0.send(Ok(bytes)).await.is_ok()
     }
 
+    /// Sends `chunks` as one piece (none when there are none): what is ready at once
+    /// leaves at once, in one write to the client's socket rather than one each, which
+    /// with `TCP_NODELAY` would each be a packet of its own. `false` once the client has
+    /// gone.
+    pub(crate) async fn send_all(&self, chunks: Vec<Bytes>) -> bool {
+        match chunks.len() {
+            0 => true,
+            1 => {
+                self.send(chunks.into_iter().next().unwrap_or_default())
+                    .await
+            }
+            _ => self.send(Bytes::from(chunks.concat())).await,
+        }
+    }
+
     /// Completes when the client has gone (the body was dropped).
     pub(crate) async fn closed(&self) {
         self.0.closed().await;
@@ -349,4 +364,24 @@ pub(crate) fn channel_body() -> (Tx, Body) {
         rx.recv().await.map(|item| (item, rx))
     });
     (Tx(tx), Body::from_stream(stream))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn chunks_sent_together_are_one_piece_of_the_body() {
+        let (tx, body) = channel_body();
+        assert!(tx.send_all(vec![Bytes::from("a"), Bytes::from("bc")]).await);
+        assert!(tx.send_all(Vec::new()).await);
+        assert!(tx.send_all(vec![Bytes::from("d")]).await);
+        drop(tx);
+        let pieces: Vec<Bytes> = futures::StreamExt::collect::<Vec<_>>(body.into_data_stream())
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(pieces, [Bytes::from("abc"), Bytes::from("d")]);
+    }
 }

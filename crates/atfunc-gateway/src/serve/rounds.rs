@@ -240,11 +240,8 @@ async fn streamed(
             Ok(true) => {
                 let extra = turn.extra(None);
                 let reason = turn.finish_reason(finish.as_deref());
-                for chunk in writer.end(turn.request(), &reason, extra, usage) {
-                    if !tx.send(chunk).await {
-                        return;
-                    }
-                }
+                tx.send_all(writer.end(turn.request(), &reason, extra, usage))
+                    .await;
             }
             Ok(false) => {}
             Err(error) => {
@@ -293,12 +290,7 @@ impl Sink for ToClient<'_> {
     async fn release(&mut self, out: Vec<Out>) -> bool {
         let mut chunks = std::mem::take(&mut self.pending);
         chunks.extend(self.writer.pieces(out));
-        for chunk in chunks {
-            if !self.tx.send(chunk).await {
-                return false;
-            }
-        }
-        true
+        self.tx.send_all(chunks).await
     }
 
     /// One chunk, `"atfunc": {"events": [...]}` beside its choices.

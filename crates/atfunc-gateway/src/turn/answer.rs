@@ -12,6 +12,7 @@
 //! show it atfunc's syntax; `tool_calls` the upstream sends itself are passed on as they
 //! came, at the end of the answer.
 
+use super::built::Grammar;
 use super::constrain::{Grammars, UpstreamKind};
 use super::request::Request;
 use super::tools::ToolSet;
@@ -198,7 +199,7 @@ pub(crate) struct Turn {
     named_called: bool,
     ids: CallIds,
     /// The grammar repair rounds send (calls only), and the field it goes in.
-    repair_grammar: Option<(UpstreamKind, String)>,
+    repair_grammar: Option<(UpstreamKind, Arc<Grammar>)>,
     /// Whether the model writes its own call format (a dialect other than atfunc): calls
     /// name the client's tools, and messages to it do not teach atfunc's syntax.
     native: bool,
@@ -493,7 +494,7 @@ impl Turn {
     /// request, the repair rounds' (which allow calls only) in theirs, and a failed answer
     /// asked again up to `resamples` times ([`Turn::resample`]).
     pub(crate) fn constrain(&mut self, kind: UpstreamKind, grammars: Grammars, resamples: usize) {
-        kind.put_in(&mut self.request, grammars.first);
+        kind.put_in(&mut self.request, &grammars.first);
         self.resample(resamples);
         self.repair_grammar = grammars.repair.map(|grammar| (kind, grammar));
     }
@@ -622,7 +623,7 @@ impl Turn {
         }
         self.request.push_message(&message("user", note));
         if let Some((kind, grammar)) = &self.repair_grammar {
-            kind.put_in(&mut self.request, grammar.clone());
+            kind.put_in(&mut self.request, grammar);
         }
         RoundEnd::Repair
     }

@@ -1,11 +1,13 @@
 //! `--constrain`: the grammar of a request's tools, in the field its upstream reads.
 
+use super::built::Grammar;
 use super::request::Request;
 use super::tools::ToolSet;
 use super::TurnError;
-use atfunc::grammar::{gbnf, CallForm, Choice, GrammarError, GrammarOptions};
+use atfunc::grammar::{CallForm, Choice, GrammarError, GrammarOptions};
 use atfunc::parse::Dialect;
 use serde_json::{Map, Value as Json};
+use std::sync::Arc;
 
 /// The kind of server upstream, which decides the request field a grammar goes in.
 ///
@@ -29,9 +31,20 @@ pub enum UpstreamKind {
 const GRAMMAR_FIELDS: [&str; 4] = ["grammar", "guided_grammar", "ebnf", "structured_outputs"];
 
 impl UpstreamKind {
-    /// [`UpstreamKind::put`] for a request kept as its fields' text.
-    pub(crate) fn put_in(self, request: &mut Request, grammar: String) {
-        request.with_fields(&GRAMMAR_FIELDS, |fields| self.put(fields, grammar));
+    /// [`UpstreamKind::put`] for a request kept as its fields' text: a grammar in a field
+    /// of its own goes as the JSON string it was written as once.
+    pub(crate) fn put_in(self, request: &mut Request, grammar: &Grammar) {
+        let field = match self {
+            UpstreamKind::LlamaCpp => "grammar",
+            UpstreamKind::VllmGuided => "guided_grammar",
+            UpstreamKind::Sglang => "ebnf",
+            UpstreamKind::Vllm => {
+                let text = grammar.text.clone();
+                request.with_fields(&GRAMMAR_FIELDS, |fields| self.put(fields, text));
+                return;
+            }
+        };
+        request.insert_raw(field, grammar.sent.clone());
     }
 
     /// Puts `grammar` in `request` where this kind of server reads it.
@@ -82,8 +95,8 @@ pub(crate) fn has_grammar(dialect: Dialect) -> bool {
 /// (which must be calls only).
 #[derive(Debug, Clone)]
 pub(crate) struct Grammars {
-    pub(crate) first: String,
-    pub(crate) repair: Option<String>,
+    pub(crate) first: Arc<Grammar>,
+    pub(crate) repair: Option<Arc<Grammar>>,
 }
 
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
@@ -135,8 +148,8 @@ pub(crate) fn grammars(
         GrammarError::TooLarge { .. } => Some(TurnError::GrammarTooLarge(error.to_string())),
         _ => None,
     };
-    let fits = |grammar: String| {
-        let sent = json_string_len(&grammar);
+    let fits = |grammar: Arc<Grammar>| {
+        let sent = grammar.sent_len();
         if sent > room {
             return Err(TurnError::GrammarTooLarge(format!(
                 "as a JSON string it is {sent} bytes, more than the {room} bytes left of the \
@@ -153,14 +166,15 @@ pub(crate) fn grammars(
         Choice::Required => (Choice::Required, Some(Choice::Required)),
         named @ Choice::Function(_) => (named.clone(), Some(named.clone())),
     };
-    let first = match gbnf(interfaces, &with(first)) {
+    let gbnf = |options: &GrammarOptions| tools.built.grammar(interfaces, options);
+    let first = match gbnf(&with(first)) {
         Ok(grammar) => fits(grammar)?,
         Err(error) => match too_large(&error) {
             Some(refused) => return Err(refused),
             None => return Ok(None),
         },
     };
-    let repair = match repair.map(|repair| gbnf(interfaces, &with(repair))) {
+    let repair = match repair.map(|repair| gbnf(&with(repair))) {
         None => None,
         Some(Ok(grammar)) => Some(fits(grammar)?),
         Some(Err(error)) => match too_large(&error) {
@@ -169,16 +183,4 @@ pub(crate) fn grammars(
         },
     };
     Ok(Some(Grammars { first, repair }))
-}
-
-/// The length of `text` written as a JSON string.
-fn json_string_len(text: &str) -> usize {
-    2 + text
-        .chars()
-        .map(|c| match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            c => c.len_utf8(),
-        })
-        .sum::<usize>()
 }

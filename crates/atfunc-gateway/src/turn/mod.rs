@@ -10,6 +10,7 @@
 //! figure measures the gateway, not a sibling of it.
 
 mod answer;
+mod built;
 mod constrain;
 mod error;
 mod history;
@@ -19,6 +20,7 @@ mod request;
 mod tools;
 
 pub(crate) use answer::{Out, RoundEnd, Shaper, Turn, MAX_CALLS};
+pub(crate) use built::Grammar;
 pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub(crate) use error::TurnError;

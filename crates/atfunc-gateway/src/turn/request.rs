@@ -76,7 +76,11 @@ impl Request {
 
     /// Sets `key` to `value`, where it was or at the end.
     pub(crate) fn insert(&mut self, key: &str, value: &Json) {
-        let value = raw(value);
+        self.insert_raw(key, raw(value));
+    }
+
+    /// [`Request::insert`] of a value already written as JSON.
+    pub(crate) fn insert_raw(&mut self, key: &str, value: Box<RawValue>) {
         match self.fields.iter_mut().find(|(k, _)| k == key) {
             Some((_, old)) => *old = value,
             None => self.fields.push((key.to_owned(), value)),

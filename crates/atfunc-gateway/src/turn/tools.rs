@@ -6,13 +6,13 @@
 //! names again. Fields inside object arguments are JSON keys and keep the client's
 //! spelling throughout.
 
+use super::built::Built;
 use super::TurnError;
 use atfunc::bind::{BoundCall, Catalog};
 use atfunc::grammar::Choice;
 use atfunc::interface::{
     dotted_identifier, load_tools, Interface, LoadLimits, Problem, Strictness,
 };
-use atfunc::render::{render_prompt, PromptOptions};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 
@@ -166,6 +166,8 @@ pub(crate) struct ToolSet {
     pub(crate) catalog: Catalog,
     /// What was worked around to read the tools (see [`atfunc::interface::load_tools`]).
     pub(crate) warnings: Vec<Problem>,
+    /// The prompt's text and the grammars built so far from the tools.
+    pub(crate) built: Built,
 }
 
 impl ToolSet {
@@ -214,6 +216,7 @@ impl ToolSet {
         Ok(ToolSet {
             catalog: Catalog::new(loaded.interfaces),
             warnings: loaded.warnings,
+            built: Built::default(),
         })
     }
 
@@ -223,6 +226,7 @@ impl ToolSet {
         ToolSet {
             catalog,
             warnings: Vec::new(),
+            built: Built::default(),
         }
     }
 
@@ -311,8 +315,9 @@ impl ToolSet {
         single_call: bool,
         param_descriptions: bool,
     ) -> String {
-        let options = PromptOptions::default().with_param_descriptions(param_descriptions);
-        let mut prompt = render_prompt(self.catalog.interfaces(), &options);
+        let mut prompt = self
+            .built
+            .prompt(self.catalog.interfaces(), param_descriptions);
         match choice {
             Choice::Required => {
                 prompt.push_str("\nIn this answer you must call at least one of these functions.\n")
