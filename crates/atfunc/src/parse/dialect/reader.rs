@@ -140,7 +140,7 @@ impl Reader {
         &mut self,
         w: &Window,
         events: Vec<Event>,
-        text: String,
+        text: &str,
         end: u64,
         untagged: bool,
         chose: bool,
@@ -154,7 +154,8 @@ impl Reader {
         let limit = w.config.max_call_len as u64;
         let over = if untagged {
             u.chose |= chose;
-            u.hold_untagged(events, text, limit)
+            // Copied only here: a block's text is kept only while it may turn out to be text.
+            u.hold_untagged(events, text.to_owned(), limit)
         } else if u.holding() {
             // A block with a marker is a call whatever the held ones turn out to be: should
             // they be text, the dialect `auto` saw first is this one's.
@@ -384,7 +385,6 @@ impl Reader {
         };
         let mut pos = self.pos;
         let step = block.scan(&input, &mut pos, max_depth);
-        let awaits = block.awaits();
         w.steps += pos.saturating_sub(self.pos);
         self.pos = pos.max(self.pos);
         let limit = w.call_limit(self.cand);
@@ -394,7 +394,8 @@ impl Reader {
         match step {
             Step::Need if self.pos > limit => return self.over_limit(w, data, out, step, eof),
             Step::Need if eof => {
-                let what = awaits.to_owned();
+                // Asked only here: a call through the box on every feed costs a 1-byte feed.
+                let what = self.block.as_ref().map_or("", |b| b.awaits()).to_owned();
                 self.malformed(
                     w,
                     data,
@@ -537,20 +538,23 @@ impl Reader {
             .get(w.at_clamped(self.cand)..w.at_clamped(end))
             .unwrap_or_default();
         // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
-        if let Err(stop) = valid_utf8(bytes) {
-            let valid = stop.valid.len();
-            // Invalid UTF-8 is never part of a call: the block ends before it.
-            let at = self.cand + valid as u64;
-            let kind = ParseErrorKind::Unexpected {
-                expected: "valid UTF-8".to_owned(),
-                found: format!(
-                    "byte 0x{:02X}",
-                    bytes.get(valid).copied().unwrap_or_default()
-                ),
-            };
-            self.malformed(w, data, out, at, kind);
-            return;
-        }
+        let block_text = match valid_utf8(bytes) {
+            Ok(text) => text,
+            Err(stop) => {
+                let valid = stop.valid.len();
+                // Invalid UTF-8 is never part of a call: the block ends before it.
+                let at = self.cand + valid as u64;
+                let kind = ParseErrorKind::Unexpected {
+                    expected: "valid UTF-8".to_owned(),
+                    found: format!(
+                        "byte 0x{:02X}",
+                        bytes.get(valid).copied().unwrap_or_default()
+                    ),
+                };
+                self.malformed(w, data, out, at, kind);
+                return;
+            }
+        };
         let input = Input {
             data,
             base: w.base,
@@ -600,14 +604,12 @@ impl Reader {
                     }));
                     start = stop;
                 }
-                // Valid UTF-8: checked above.
-                let text = String::from_utf8_lossy(bytes).into_owned();
                 let chose = self.chosen.is_none();
                 if chose {
                     self.chosen = self.block.as_ref().map(|b| b.dialect());
                 }
                 let untagged = self.block.as_ref().is_some_and(|b| b.untagged());
-                self.emit_block(w, events, text, end, untagged, chose, out);
+                self.emit_block(w, events, block_text, end, untagged, chose, out);
                 self.pass_to(w, data, end);
                 self.text_start = end;
                 self.pos = end;
@@ -720,7 +722,7 @@ impl Reader {
                 text: text.clone(),
             },
         ];
-        self.emit_block(w, events, text, at, untagged, false, out);
+        self.emit_block(w, events, &text, at, untagged, false, out);
         self.pass_to(w, data, at);
         self.block = None;
         self.text_start = at;
