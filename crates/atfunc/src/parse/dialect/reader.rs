@@ -281,6 +281,11 @@ impl Reader {
         } else {
             auto::first_bytes(if self.auto() { None } else { self.chosen })
         };
+        // For `auto`: the index in `data` of the next of the first three bytes at or after
+        // the last search (`None`: none up to the end), once searched. An `@` before it that
+        // opens nothing (an e-mail address) moves `pos` on, and the search resumes before
+        // this, which it does not need to look for again.
+        let mut next_three: Option<Option<usize>> = None;
         loop {
             let from = w.at_clamped(self.pos);
             let rest = data.get(from..).unwrap_or_default();
@@ -291,7 +296,12 @@ impl Reader {
                 // `auto`'s bytes past the third (`@`, and a fence's backtick) are looked for
                 // only before the first of the others.
                 [a, b, c, more @ ..] => {
-                    let hit = memchr::memchr3(*a, *b, *c, rest);
+                    let next = match next_three {
+                        Some(next) if next.is_none_or(|at| at >= from) => next,
+                        _ => memchr::memchr3(*a, *b, *c, rest).map(|k| from + k),
+                    };
+                    next_three = Some(next);
+                    let hit = next.map(|at| at - from);
                     let before = rest.get(..hit.unwrap_or(rest.len())).unwrap_or_default();
                     match more {
                         [d] => memchr::memchr(*d, before),
