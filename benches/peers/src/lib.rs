@@ -346,6 +346,58 @@ fn openai_schema(schema: &Json) -> Json {
     }
 }
 
+/// One stream of the speed input: the text, its cuts at 1 and 16 bytes (and at each with no
+/// special token cut, as a model's token stream gives them), the request's tools.
+pub struct Stream {
+    pub text: String,
+    pub by_1: Vec<usize>,
+    pub by_1_tokens: Vec<usize>,
+    pub by_16: Vec<usize>,
+    pub by_16_tokens: Vec<usize>,
+    pub tools: Tools,
+}
+
+impl Stream {
+    /// The cuts of a feed by its name in the tables: `Some(None)` for `whole`, `None` for a
+    /// name that is no feed.
+    pub fn cuts(&self, feed: &str) -> Option<Option<&[usize]>> {
+        match feed {
+            "1" => Some(Some(&self.by_1)),
+            "1t" => Some(Some(&self.by_1_tokens)),
+            "16" => Some(Some(&self.by_16)),
+            "16t" => Some(Some(&self.by_16_tokens)),
+            "whole" => Some(None),
+            _ => None,
+        }
+    }
+}
+
+/// About `len` bytes of answers in `form`, the ground truth cycled: the input of the speed
+/// comparison.
+pub fn streams(form: Form, len: usize) -> Vec<Stream> {
+    let answers = answers().expect("BFCL data");
+    let mut out = Vec::new();
+    let mut total = 0;
+    for answer in answers.iter().cycle() {
+        if total >= len {
+            break;
+        }
+        let text = form.render(&answer.calls);
+        total += text.len();
+        let by_1 = cuts(&text, &[1]);
+        let by_16 = cuts(&text, &[16]);
+        out.push(Stream {
+            by_1_tokens: tokens_whole(&text, &by_1, form.special_tokens()),
+            by_1,
+            by_16_tokens: tokens_whole(&text, &by_16, form.special_tokens()),
+            by_16,
+            text,
+            tools: answer.tools.clone(),
+        });
+    }
+    out
+}
+
 /// The end offsets of `text` cut in pieces of the given byte sizes (cycled), each cut moved
 /// forward to the next character boundary.
 pub fn cuts(text: &str, sizes: &[usize]) -> Vec<usize> {
@@ -411,24 +463,31 @@ pub fn random_sizes(seed: u64) -> Vec<usize> {
 }
 
 /// The calls atfunc reads from `text`, fed in the pieces `cuts` gives (`None`: whole).
+///
+/// The events of each feed are taken as they come, as a consumer of a stream takes them
+/// (and as the peer's results are taken per piece): the calls are kept, the rest dropped,
+/// so the figures hold no vector of every event of the answer.
 pub fn atfunc_calls(parser: &mut StreamParser, text: &str, cuts: Option<&[usize]>) -> Vec<Call> {
     let mut events = Vec::new();
+    let mut calls = Vec::new();
+    let mut take = |events: &mut Vec<Event>| {
+        calls.extend(events.drain(..).filter_map(|e| match e {
+            Event::Call(c) => Some(c),
+            _ => None,
+        }));
+    };
     match cuts {
         Some(cuts) => {
             for piece in pieces(text, cuts) {
                 parser.feed_into(piece.as_bytes(), &mut events);
+                take(&mut events);
             }
         }
         None => parser.feed_into(text.as_bytes(), &mut events),
     }
     parser.finish_into(&mut events);
-    events
-        .into_iter()
-        .filter_map(|e| match e {
-            Event::Call(c) => Some(c),
-            _ => None,
-        })
-        .collect()
+    take(&mut events);
+    calls
 }
 
 /// A fresh atfunc stream parser for `form`.

@@ -3,7 +3,7 @@
 //! bytes it is given and hands each complete one to the grammar of `syntax` once.
 
 use super::prose::{self, Ascii};
-use super::release::{release_ascii, valid_utf8};
+use super::release::{release_ascii, release_ascii_copied, valid_utf8};
 use super::scan::{self, ArgScan, BodyScan, BodyStep, Gap, GapStep, Step, Unit};
 use super::syntax;
 use super::types::{Bodies, Call, Event, ParseError, ParseErrorKind};
@@ -53,6 +53,10 @@ pub(super) struct Reader {
     /// Whether the byte before `text_start` ends an identifier character (then an `@` right
     /// there is prose, as in `bob@example.com`).
     prev_ident: bool,
+    /// A copy made while searching (see `Copied`) that no text took (the text was not
+    /// ASCII): its room serves the next search, so prose that is not ASCII pays no
+    /// allocation for it. At most [`COPY_MAX`] bytes of room.
+    spare: String,
 }
 
 impl Reader {
@@ -71,6 +75,7 @@ impl Reader {
             gap: Gap::Blank,
             body: BodyScan::default(),
             prev_ident: false,
+            spare: String::new(),
         }
     }
 
@@ -145,15 +150,29 @@ impl Reader {
         // The bytes seen to be ASCII while looking for `@`, as one run that ends at `pos`:
         // text released from inside it goes out without another look at its bytes.
         let mut seen: Option<Ascii<'_>> = None;
+        // The first search, when it starts where the text to release does, copies the run
+        // as it goes: that text is then released with no pass of its own (see `Copied`).
+        let mut copied: Option<Copied> = None;
         loop {
             let from = w.at(self.pos);
-            let skim = prose::skim(data, from);
+            let rest = data.len().saturating_sub(from);
+            let skim = if seen.is_none()
+                && w.at(self.text_start) == from
+                && (COPY_MIN..=COPY_MAX).contains(&rest)
+            {
+                let mut text = std::mem::take(&mut self.spare);
+                let skim = prose::skim_into(data, from, &mut text);
+                copied = Some(Copied { start: from, text });
+                skim
+            } else {
+                prose::skim(data, from)
+            };
             seen = extend(seen, skim.ascii);
             let Some(k) = skim.at else {
                 w.steps += data.len().saturating_sub(from) as u64;
                 self.pos = w.abs(data.len());
                 let start = w.at(self.text_start);
-                let released = self.emit_text(w, data, start..data.len(), out, eof, seen);
+                let released = self.emit_text(w, data, start..data.len(), out, eof, seen, copied);
                 self.text_start = w.abs(released);
                 return false;
             };
@@ -173,7 +192,7 @@ impl Reader {
                 }
                 continue;
             }
-            self.emit_text(w, data, start..at, out, true, seen);
+            self.emit_text(w, data, start..at, out, true, seen, copied);
             self.cand = w.abs(at);
             self.pos = self.cand + 1;
             self.dot_last = true;
@@ -549,7 +568,9 @@ impl Reader {
     }
 
     /// Releases `data[from..to]` as text and invalid-UTF-8 events; without another look at
-    /// the bytes when they lie in `seen`, bytes seen to be ASCII.
+    /// the bytes when they lie in `seen`, bytes seen to be ASCII, and without copying them
+    /// again when `copied` holds them.
+    #[allow(clippy::too_many_arguments)]
     fn emit_text(
         &mut self,
         w: &mut Window,
@@ -561,19 +582,58 @@ impl Reader {
         out: &mut Vec<Event>,
         last: bool,
         seen: Option<Ascii<'_>>,
+        copied: Option<Copied>,
     ) -> usize {
         let ascii = seen
             .filter(|_| from < to)
             .and_then(|run| run.within(from, to));
-        let i = match ascii {
-            Some(text) => release_ascii(text, w.base, out, &mut w.chars),
-            None => w.release(data, from, to, out, last),
+        let fits = copied
+            .as_ref()
+            .is_some_and(|c| c.start == from && to.saturating_sub(from) <= c.text.len());
+        let i = match (ascii, copied) {
+            (Some(text), Some(copy)) if fits => {
+                let mut copy = copy.text;
+                copy.truncate(text.len());
+                // The room was the whole rest of the piece: what the text does not use
+                // goes back when that is most of it.
+                if copy.capacity() > 2 * copy.len() + 64 {
+                    copy.shrink_to_fit();
+                }
+                release_ascii_copied(text, copy, w.base, out, &mut w.chars)
+            }
+            (ascii, copy) => {
+                if let Some(copy) = copy {
+                    self.spare = copy.text;
+                }
+                match ascii {
+                    Some(text) => release_ascii(text, w.base, out, &mut w.chars),
+                    None => w.release(data, from, to, out, last),
+                }
+            }
         };
         if i > from {
             self.prev_ident = last_char_is_ident(data.get(from..i).unwrap_or_default());
         }
         i
     }
+}
+
+/// Pieces of at most this many bytes from where text starts are copied while they are
+/// searched: the copy gets room for the whole rest of the piece before the search knows
+/// where the text ends, so a bigger piece (a whole answer at once) is searched, then
+/// copied.
+const COPY_MAX: usize = 16 * 1024;
+
+/// ... and of at least this many: shorter ones are not searched with vectors, and a copy
+/// made ahead would be an allocation for nothing when the first byte starts a call.
+const COPY_MIN: usize = 64;
+
+/// The ASCII bytes a search passed, copied as it went: `text` is `data[start..]` up to
+/// the search's stop (a prefix of the run it returned).
+#[derive(Debug)]
+struct Copied {
+    start: usize,
+    text: String,
 }
 
 /// The run of ASCII bytes `seen` continued by `next`, when `next` starts where it ends;

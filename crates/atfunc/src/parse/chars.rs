@@ -26,7 +26,10 @@ impl CharCount {
     /// `data`, which starts at the absolute offset `base`); counts on from where the count
     /// stopped when `abs` lies ahead.
     pub(crate) fn before(&mut self, data: &[u8], base: u64, abs: u64) -> u64 {
-        if abs >= self.counted {
+        if abs == self.counted {
+            // The common case of a small feed: nothing new to count.
+            self.chars
+        } else if abs > self.counted {
             let from = index(base, self.counted);
             let to = index(base, abs);
             self.chars += count_chars(data.get(from..to).unwrap_or_default());

@@ -27,8 +27,30 @@ pub(super) struct Skim<'a> {
 /// ASCII before it.
 #[inline]
 pub(super) fn skim(data: &[u8], from: usize) -> Skim<'_> {
+    skim_copying(data, from, None)
+}
+
+/// [`skim`], copying the ASCII bytes it passes (those of [`Skim::ascii`]) into `text`
+/// (which it empties first) in the same pass: text released from the start of that run
+/// is then in a string already, without a second pass over its bytes. `text` gets room
+/// for all of `data[from..]`, so the caller keeps this for pieces of bounded size.
+#[inline]
+pub(super) fn skim_into<'a>(data: &'a [u8], from: usize, text: &mut String) -> Skim<'a> {
+    let mut buf = std::mem::take(text).into_bytes();
+    buf.clear();
+    let skim = skim_copying(data, from, Some(&mut buf));
+    debug_assert!(buf.as_slice() == skim.ascii.as_str().as_bytes());
+    // SAFETY: `skim_copying` leaves in `buf` exactly the bytes of `skim.ascii`, each below
+    // 0x80 (the invariant of `Ascii`), and ASCII is valid UTF-8.
+    *text = unsafe { String::from_utf8_unchecked(buf) };
+    skim
+}
+
+/// [`skim`], and with `copy` (an empty vector) the copy [`skim_into`] makes.
+#[inline]
+fn skim_copying<'a>(data: &'a [u8], from: usize, copy: Option<&mut Vec<u8>>) -> Skim<'a> {
     let bytes = data.get(from..).unwrap_or_default();
-    let (stop, found) = first_at_or_high(bytes);
+    let (stop, found) = first_at_or_high(bytes, copy);
     let at = match found {
         Some(b'@') => Some(stop),
         Some(_) => memchr::memchr_iter(b'@', bytes.get(stop..).unwrap_or_default())
@@ -128,22 +150,45 @@ fn after_word(bytes: &[u8], k: usize) -> bool {
 }
 
 /// The index of the first byte that is above 0x7F or an `@` not [`after_word`], and that
-/// byte (`None`: neither occurs, the index is the length).
+/// byte (`None`: neither occurs, the index is the length). With `copy` (an empty vector),
+/// the bytes before that index are left in it.
 #[inline]
-fn first_at_or_high(bytes: &[u8]) -> (usize, Option<u8>) {
+fn first_at_or_high(bytes: &[u8], copy: Option<&mut Vec<u8>>) -> (usize, Option<u8>) {
+    let Some(copy) = copy else {
+        let (stop, found, _) = search(bytes, None);
+        return (stop, found);
+    };
+    copy.reserve(bytes.len());
+    // The vector loop stores the blocks it reads into the room just reserved.
+    let room = copy.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+    let (stop, found, stored) = search(bytes, Some(room));
+    // SAFETY: the vector loop wrote `bytes[..stored]` at the start of the room, which is
+    // `bytes.len()` long at least, and `stored <= stop <= bytes.len()`.
+    unsafe { copy.set_len(stored) };
+    copy.extend_from_slice(bytes.get(stored..stop).unwrap_or_default());
+    (stop, found)
+}
+
+/// [`first_at_or_high`]'s search: the stop, its byte, and how many of the bytes before
+/// it the vector loop stored at `dst` (given, it has room for `bytes.len()` bytes).
+#[inline]
+fn search(bytes: &[u8], dst: Option<*mut u8>) -> (usize, Option<u8>, usize) {
     #[cfg(target_arch = "x86_64")]
-    let mut i = match simd::blocks(bytes) {
-        Ok(stop) => return (stop, bytes.get(stop).copied()),
-        Err(blocks_end) => blocks_end,
+    let (mut i, stored) = match simd::blocks(bytes, dst) {
+        (Ok(stop), stored) => return (stop, bytes.get(stop).copied(), stored.min(stop)),
+        (Err(blocks_end), stored) => (blocks_end, stored),
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let mut i = 0;
+    let (mut i, stored) = {
+        let _ = dst;
+        (0, 0)
+    };
     loop {
         let rest = bytes.get(i..).unwrap_or_default();
         let k = i + words::first_at_or_high(rest);
         match bytes.get(k) {
             Some(b'@') if after_word(bytes, k) => i = k + 1,
-            found => return (k, found.copied()),
+            found => return (k, found.copied(), stored.min(k)),
         }
     }
 }
@@ -152,8 +197,8 @@ fn first_at_or_high(bytes: &[u8]) -> (usize, Option<u8>) {
 mod simd {
     use std::arch::x86_64::{
         __m128i, __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
-        _mm256_or_si256, _mm256_set1_epi8, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_storeu_si256, _mm_cmpeq_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
     /// The first byte of `bytes` that is above 0x7F or an `@` not after a word
@@ -161,16 +206,24 @@ mod simd {
     /// when the blocks up to `end` hold none (the bytes after `end`, fewer than 64, are the
     /// caller's). AVX2 where the processor has it (the standard library caches the
     /// answer), else SSE2.
+    ///
+    /// With `dst` (room for `bytes.len()` bytes), the AVX2 loop also stores each block it
+    /// reads there, at the same index: the second value says how many leading bytes are
+    /// stored (0 where the SSE2 loop ran: it stores none).
     #[inline]
-    pub(super) fn blocks(bytes: &[u8]) -> Result<usize, usize> {
+    pub(super) fn blocks(bytes: &[u8], dst: Option<*mut u8>) -> (Result<usize, usize>, usize) {
         if bytes.len() < 64 {
-            return Err(0);
+            return (Err(0), 0);
         }
         if is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2 (checked just above).
-            unsafe { blocks_avx2(bytes) }
+            // SAFETY: the processor has AVX2 (checked just above); `dst`, when given, has
+            // room for `bytes.len()` bytes (the caller's promise).
+            match dst {
+                Some(dst) => unsafe { blocks_avx2::<true>(bytes, dst) },
+                None => unsafe { blocks_avx2::<false>(bytes, std::ptr::null_mut()) },
+            }
         } else {
-            blocks_sse2(bytes)
+            (blocks_sse2(bytes), 0)
         }
     }
 
@@ -184,14 +237,25 @@ mod simd {
     /// bytes measured faster than one per 64, and than testing the byte before each `@`
     /// in the vectors, which doubled the work of every block.) Safety: the processor must
     /// have AVX2.
+    /// With `COPY`, each 32 bytes read are stored at the same index of `dst` (which must
+    /// have room for `bytes.len()` bytes), and the second value is how many leading bytes
+    /// were (all those read, a whole round past a stop included); else 0.
     #[target_feature(enable = "avx2")]
-    unsafe fn blocks_avx2(bytes: &[u8]) -> Result<usize, usize> {
+    unsafe fn blocks_avx2<const COPY: bool>(
+        bytes: &[u8],
+        dst: *mut u8,
+    ) -> (Result<usize, usize>, usize) {
         let at = _mm256_set1_epi8(b'@' as i8);
         let p = bytes.as_ptr();
         let marks = |k: usize| {
             let v = _mm256_loadu_si256(p.add(k).cast::<__m256i>());
+            if COPY {
+                // In bounds: `k + 32 <= bytes.len()`, the room's length at least.
+                _mm256_storeu_si256(dst.add(k).cast::<__m256i>(), v);
+            }
             _mm256_or_si256(v, _mm256_cmpeq_epi8(v, at))
         };
+        let stored = |end: usize| if COPY { end } else { 0 };
         let mask = |lo: __m256i, hi: __m256i| {
             u64::from(_mm256_movemask_epi8(lo) as u32)
                 | u64::from(_mm256_movemask_epi8(hi) as u32) << 32
@@ -202,21 +266,21 @@ mod simd {
             let any = _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d));
             if _mm256_movemask_epi8(any) != 0 {
                 if let Some(stop) = first_stop(bytes, i, mask(a, b)) {
-                    return Ok(stop);
+                    return (Ok(stop), stored(i + 128));
                 }
                 if let Some(stop) = first_stop(bytes, i + 64, mask(c, d)) {
-                    return Ok(stop);
+                    return (Ok(stop), stored(i + 128));
                 }
             }
             i += 128;
         }
         if i + 64 <= bytes.len() {
             if let Some(stop) = first_stop(bytes, i, mask(marks(i), marks(i + 32))) {
-                return Ok(stop);
+                return (Ok(stop), stored(i + 64));
             }
             i += 64;
         }
-        Err(i)
+        (Err(i), stored(i))
     }
 
     pub(super) fn blocks_sse2(bytes: &[u8]) -> Result<usize, usize> {
@@ -292,7 +356,7 @@ mod words {
 
 #[cfg(test)]
 mod tests {
-    use super::{skim, words, Ascii};
+    use super::{skim, skim_into, words, Ascii};
     use proptest::prelude::*;
 
     /// What `skim` must say (the `@` and how many bytes are ASCII), written the plain way.
@@ -312,6 +376,16 @@ mod tests {
         longer.extend_from_slice(bytes);
         let t = skim(&longer, 2);
         assert_eq!((s.at, s.ascii.len()), (t.at, t.ascii.len()));
+        // The search that copies as it goes finds the same, and copies the run.
+        for (data, from, plain) in [(bytes, 0, &s), (&longer[..], 2, &t)] {
+            let mut copy = String::from("left from before");
+            let c = skim_into(data, from, &mut copy);
+            assert_eq!(
+                (c.at, c.ascii.start(), c.ascii.len()),
+                (plain.at, from, plain.ascii.len())
+            );
+            assert_eq!(copy, plain.ascii.as_str());
+        }
         assert_eq!((s.ascii.start(), t.ascii.start()), (0, 2));
         assert!(s.ascii.as_str().is_ascii());
         (s.at, s.ascii.len())

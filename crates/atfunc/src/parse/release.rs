@@ -108,6 +108,24 @@ pub(super) fn release_ascii(
     end
 }
 
+/// [`release_ascii`] for bytes already copied into `copy` (the same bytes: the search that
+/// found them ASCII copied them as it went), which becomes the event's text.
+pub(super) fn release_ascii_copied(
+    text: Ascii<'_>,
+    copy: String,
+    base: u64,
+    out: &mut Vec<Event>,
+    chars: &mut CharCount,
+) -> usize {
+    debug_assert_eq!(copy, text.as_str(), "a copy of other bytes");
+    let end = text.start() + text.len();
+    if text.len() > 0 {
+        chars.released_ascii(base + text.start() as u64, text);
+        out.push(Event::Text { text: copy });
+    }
+    end
+}
+
 /// Releases a range as text and invalid-UTF-8 events, the same for the atfunc parser and
 /// every dialect's reader. Unless `last`, a character cut off at the range's end is held
 /// back. The characters released are counted in `chars` as they go out (the bytes were

@@ -140,7 +140,7 @@ impl Reader {
         &mut self,
         w: &Window,
         events: Vec<Event>,
-        text: String,
+        text: &str,
         end: u64,
         untagged: bool,
         chose: bool,
@@ -154,7 +154,8 @@ impl Reader {
         let limit = w.config.max_call_len as u64;
         let over = if untagged {
             u.chose |= chose;
-            u.hold_untagged(events, text, limit)
+            // Copied only here: a block's text is kept only while it may turn out to be text.
+            u.hold_untagged(events, text.to_owned(), limit)
         } else if u.holding() {
             // A block with a marker is a call whatever the held ones turn out to be: should
             // they be text, the dialect `auto` saw first is this one's.
@@ -280,6 +281,11 @@ impl Reader {
         } else {
             auto::first_bytes(if self.auto() { None } else { self.chosen })
         };
+        // For `auto`: the index in `data` of the next of the first three bytes at or after
+        // the last search (`None`: none up to the end), once searched. An `@` before it that
+        // opens nothing (an e-mail address) moves `pos` on, and the search resumes before
+        // this, which it does not need to look for again.
+        let mut next_three: Option<Option<usize>> = None;
         loop {
             let from = w.at_clamped(self.pos);
             let rest = data.get(from..).unwrap_or_default();
@@ -290,7 +296,12 @@ impl Reader {
                 // `auto`'s bytes past the third (`@`, and a fence's backtick) are looked for
                 // only before the first of the others.
                 [a, b, c, more @ ..] => {
-                    let hit = memchr::memchr3(*a, *b, *c, rest);
+                    let next = match next_three {
+                        Some(next) if next.is_none_or(|at| at >= from) => next,
+                        _ => memchr::memchr3(*a, *b, *c, rest).map(|k| from + k),
+                    };
+                    next_three = Some(next);
+                    let hit = next.map(|at| at - from);
                     let before = rest.get(..hit.unwrap_or(rest.len())).unwrap_or_default();
                     match more {
                         [d] => memchr::memchr(*d, before),
@@ -384,7 +395,6 @@ impl Reader {
         };
         let mut pos = self.pos;
         let step = block.scan(&input, &mut pos, max_depth);
-        let awaits = block.awaits();
         w.steps += pos.saturating_sub(self.pos);
         self.pos = pos.max(self.pos);
         let limit = w.call_limit(self.cand);
@@ -394,7 +404,8 @@ impl Reader {
         match step {
             Step::Need if self.pos > limit => return self.over_limit(w, data, out, step, eof),
             Step::Need if eof => {
-                let what = awaits.to_owned();
+                // Asked only here: a call through the box on every feed costs a 1-byte feed.
+                let what = self.block.as_ref().map_or("", |b| b.awaits()).to_owned();
                 self.malformed(
                     w,
                     data,
@@ -537,20 +548,23 @@ impl Reader {
             .get(w.at_clamped(self.cand)..w.at_clamped(end))
             .unwrap_or_default();
         // Checked with SIMD: blocks are whole calls, and some dialects' markers are not ASCII.
-        if let Err(stop) = valid_utf8(bytes) {
-            let valid = stop.valid.len();
-            // Invalid UTF-8 is never part of a call: the block ends before it.
-            let at = self.cand + valid as u64;
-            let kind = ParseErrorKind::Unexpected {
-                expected: "valid UTF-8".to_owned(),
-                found: format!(
-                    "byte 0x{:02X}",
-                    bytes.get(valid).copied().unwrap_or_default()
-                ),
-            };
-            self.malformed(w, data, out, at, kind);
-            return;
-        }
+        let block_text = match valid_utf8(bytes) {
+            Ok(text) => text,
+            Err(stop) => {
+                let valid = stop.valid.len();
+                // Invalid UTF-8 is never part of a call: the block ends before it.
+                let at = self.cand + valid as u64;
+                let kind = ParseErrorKind::Unexpected {
+                    expected: "valid UTF-8".to_owned(),
+                    found: format!(
+                        "byte 0x{:02X}",
+                        bytes.get(valid).copied().unwrap_or_default()
+                    ),
+                };
+                self.malformed(w, data, out, at, kind);
+                return;
+            }
+        };
         let input = Input {
             data,
             base: w.base,
@@ -600,14 +614,12 @@ impl Reader {
                     }));
                     start = stop;
                 }
-                // Valid UTF-8: checked above.
-                let text = String::from_utf8_lossy(bytes).into_owned();
                 let chose = self.chosen.is_none();
                 if chose {
                     self.chosen = self.block.as_ref().map(|b| b.dialect());
                 }
                 let untagged = self.block.as_ref().is_some_and(|b| b.untagged());
-                self.emit_block(w, events, text, end, untagged, chose, out);
+                self.emit_block(w, events, block_text, end, untagged, chose, out);
                 self.pass_to(w, data, end);
                 self.text_start = end;
                 self.pos = end;
@@ -720,7 +732,7 @@ impl Reader {
                 text: text.clone(),
             },
         ];
-        self.emit_block(w, events, text, at, untagged, false, out);
+        self.emit_block(w, events, &text, at, untagged, false, out);
         self.pass_to(w, data, at);
         self.block = None;
         self.text_start = at;

@@ -10,6 +10,7 @@
 //! written so by a grammar, and no check reads it before the binder.
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -84,13 +85,23 @@ impl<'de> Visitor<'de> for Unique {
         let below = Unique(self.0.saturating_sub(1));
         while let Some(key) = fields.next_key::<String>()? {
             let value = fields.next_value_seed(below)?;
-            if self.0 > 0 && out.contains_key(&key) {
-                return Err(serde::de::Error::custom(format_args!(
-                    "the key `{}` given twice in one object",
-                    key.escape_debug()
-                )));
+            // One hash of the key for both the test and the insertion.
+            match out.entry(key) {
+                Entry::Occupied(given) if self.0 > 0 => {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "the key `{}` given twice in one object",
+                        given.key().escape_debug()
+                    )));
+                }
+                // Below the levels checked, the last value wins in the first one's place,
+                // as `insert` has it.
+                Entry::Occupied(mut given) => {
+                    given.insert(value);
+                }
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
             }
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }
@@ -120,6 +131,12 @@ mod tests {
         let deep = r#"{"name": "f", "arguments": {"p": {"a": 1, "a": 2}}}"#;
         assert_eq!(from_str(deep, 2).expect("json")["arguments"]["p"]["a"], 2);
         assert!(from_str(r#"{"p": {"a": 1, "a": 2}}"#, 1).is_ok());
+        // ... in the first one's place.
+        let moved = from_str(r#"{"p": {"a": 1, "b": 0, "a": 2}}"#, 1).expect("json");
+        let p = moved["p"].as_object().expect("object");
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(p["a"], 2);
         assert!(from_str(r#"{"p": 1, "p": 2}"#, 1).is_err());
         assert!(from_str("{} x", 2).is_err());
         // Numbers keep their precision as serde_json reads them.
