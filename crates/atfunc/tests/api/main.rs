@@ -1,0 +1,4 @@
+//! The public API as a Rust user meets it: builders whose order does not matter, errors
+//! that say where and what, one way to load tools.
+
+mod load;
