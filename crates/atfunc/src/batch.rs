@@ -791,7 +791,14 @@ mod tests {
                 Record::Error(json) => errors.push(json),
             }
         }
-        serde_json::to_string(&json!({"id": id, "calls": calls, "errors": errors})).unwrap()
+        // The fields in the order the line writes them, whatever serde_json's features.
+        #[derive(Serialize)]
+        struct Line<'a> {
+            id: &'a Json,
+            calls: Vec<Json>,
+            errors: Vec<Json>,
+        }
+        serde_json::to_string(&Line { id, calls, errors }).unwrap()
     }
 
     /// Calls, calls that do not bind (`x` is an integer in [`TOOLS`]) and cut-off calls,

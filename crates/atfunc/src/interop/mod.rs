@@ -127,7 +127,10 @@ impl ControlFields {
             .cloned()
             .collect();
         keys.into_iter()
-            .filter_map(|key| args.shift_remove(&key).map(|value| (key, value)))
+            .filter_map(|key| {
+                let value = crate::ordered::remove_in_order(args, &key)?;
+                Some((key, value))
+            })
             .collect()
     }
 }

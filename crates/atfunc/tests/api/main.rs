@@ -1,4 +1,5 @@
 //! The public API as a Rust user meets it: builders whose order does not matter, errors
 //! that say where and what, one way to load tools.
 
+mod features;
 mod load;
