@@ -3,3 +3,4 @@
 
 mod features;
 mod load;
+mod parse_errors;
