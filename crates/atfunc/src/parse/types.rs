@@ -650,10 +650,11 @@ impl ParserConfig {
         ParserConfig { dialect, ..self }
     }
 
-    /// The same config, knowing the tools the model was offered ([`ParserConfig::offered`]),
-    /// when its dialect reads untagged calls (hermes, auto). The others never look at the
-    /// names, so none are gathered for them: a gateway turn or a registry stream in
-    /// atfunc's syntax pays nothing. Call it after [`ParserConfig::with_dialect`].
+    /// The same config, knowing the tools the model was offered ([`ParserConfig::offered`]).
+    /// Only the dialects that read untagged calls (hermes, auto) look at the names; the
+    /// others carry them unread. The order of the builder calls does not matter: the names
+    /// are kept whatever the dialect is when this is called, so a later
+    /// [`ParserConfig::with_dialect`] finds them.
     ///
     /// The names are the ones a gateway reading this model would accept: each function's
     /// qualified name, the name as its definition spells it, and the plain name of those in
@@ -664,9 +665,10 @@ impl ParserConfig {
     /// use atfunc::{Event, Interface, ParserConfig, StreamParser};
     ///
     /// let tools = [Interface::new("get_weather")];
+    /// // Either order: the dialect may be chosen before or after the tools are given.
     /// let config = ParserConfig::default()
-    ///     .with_dialect(Dialect::Hermes)
-    ///     .offering(&tools, None);
+    ///     .offering(&tools, None)
+    ///     .with_dialect(Dialect::Hermes);
     /// let calls = |text: &str| {
     ///     let mut parser = StreamParser::new(config.clone());
     ///     let mut events = parser.feed_str(text);
@@ -682,12 +684,9 @@ impl ParserConfig {
         interfaces: impl IntoIterator<Item = &'a Interface>,
         root: Option<&str>,
     ) -> ParserConfig {
-        match self.dialect {
-            Dialect::Hermes | Dialect::Auto => ParserConfig {
-                offered: Some(FunctionNames::callable(interfaces, root)),
-                ..self
-            },
-            _ => self,
+        ParserConfig {
+            offered: Some(FunctionNames::callable(interfaces, root)),
+            ..self
         }
     }
 }

@@ -4,3 +4,4 @@
 mod features;
 mod load;
 mod parse_errors;
+mod parser_config;
