@@ -109,7 +109,7 @@ mod string_format;
 mod written;
 
 pub use error::unknown_function_hint;
-pub use error::BindError;
+pub use error::{BindError, BindErrorKind};
 pub use repeats::{Repeats, MAX_REMEMBERED};
 pub use written::written_calls;
 
