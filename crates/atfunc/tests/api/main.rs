@@ -2,6 +2,7 @@
 //! that say where and what, one way to load tools.
 
 mod bind_errors;
+mod error_sizes;
 mod features;
 mod load;
 mod parse_errors;
