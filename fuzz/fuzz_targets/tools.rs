@@ -175,8 +175,9 @@ fuzz_target!(|data: (J, String, String, Vec<u8>)| {
     let _ = atfunc_tools::config::Config::from_text(&json.to_string(), ".");
     let _ = atfunc_tools::config::Config::from_text(&text, ".");
     // Read leniently (every workaround taken) and strictly: both must only ever answer.
-    let limits = atfunc::interface::LoadLimits::default();
-    let _ = atfunc::interface::load_tools(&json, &limits, atfunc::interface::Strictness::Strict);
+    let strict = atfunc::interface::LoadOptions::default()
+        .with_strictness(atfunc::interface::Strictness::Strict);
+    let _ = strict.load(&json);
     if let Ok(interfaces) = load_interfaces(&json) {
         exercise(interfaces, &completion);
     }

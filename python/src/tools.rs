@@ -8,7 +8,7 @@
 
 use crate::convert::json_to_py;
 use atfunc::batch::Batch;
-use atfunc::interface::{load_tools, LoadLimits, Loaded, Strictness};
+use atfunc::interface::{LoadOptions, Loaded, Strictness};
 use atfunc::parse::Dialect;
 use atfunc::{Catalog, Interface, LoadError};
 use pyo3::exceptions::PyValueError;
@@ -326,7 +326,10 @@ fn parse_json(text: &str) -> Result<Json, String> {
 /// problem found.
 fn load(json: &Result<Json, String>, strictness: Strictness) -> Result<Loaded, Vec<String>> {
     let json = json.as_ref().map_err(|e| vec![e.clone()])?;
-    let problems = match load_tools(json, &LoadLimits::default(), strictness) {
+    let problems = match LoadOptions::default()
+        .with_strictness(strictness)
+        .load(json)
+    {
         Ok(loaded) => return Ok(loaded),
         Err(LoadError::Invalid(problems)) => problems,
         Err(other) => return Err(vec![other.to_string()]),

@@ -40,8 +40,8 @@
 //! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
 //! ```
 
-use crate::interface::load_valid_interfaces_with;
 use crate::interface::LoadLimits;
+use crate::interface::LoadOptions;
 use crate::messages::{json_kind, json_message};
 use crate::parse::{Bodies, Dialect, Span};
 use crate::{bind, Call, Catalog, Event};
@@ -609,11 +609,12 @@ fn write_failed<W: Write + ?Sized>(
 }
 
 fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
-    let json: Json =
-        serde_json::from_str(raw).map_err(|e| format!("invalid \"tools\": {}", json_error(&e)))?;
-    let problems = match load_valid_interfaces_with(&json, limits) {
-        Ok(interfaces) => return Ok(Arc::new(Catalog::new(interfaces))),
+    // Read from the text, so that each definition's parameters keep their written order
+    // whatever serde_json's features are.
+    let problems = match LoadOptions::default().with_limits(*limits).load_str(raw) {
+        Ok(loaded) => return Ok(Arc::new(Catalog::new(loaded.interfaces))),
         Err(LoadError::Invalid(problems)) => problems,
+        Err(LoadError::Json(e)) => return Err(format!("invalid \"tools\": {}", json_error(&e))),
         Err(other) => return Err(format!("invalid \"tools\": {other}")),
     };
     let list = problems
@@ -790,7 +791,14 @@ mod tests {
                 Record::Error(json) => errors.push(json),
             }
         }
-        serde_json::to_string(&json!({"id": id, "calls": calls, "errors": errors})).unwrap()
+        // The fields in the order the line writes them, whatever serde_json's features.
+        #[derive(Serialize)]
+        struct Line<'a> {
+            id: &'a Json,
+            calls: Vec<Json>,
+            errors: Vec<Json>,
+        }
+        serde_json::to_string(&Line { id, calls, errors }).unwrap()
     }
 
     /// Calls, calls that do not bind (`x` is an integer in [`TOOLS`]) and cut-off calls,

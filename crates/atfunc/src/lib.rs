@@ -67,6 +67,7 @@ pub mod translator;
 // Public for those crates only: not part of the API, and free to change in any release.
 #[doc(hidden)]
 pub mod messages;
+mod ordered;
 
 // The root holds what a user of each phase reaches for first; everything else is in its
 // phase's module (`atfunc::interface::LoadLimits`, `atfunc::parse::Value`, ...).

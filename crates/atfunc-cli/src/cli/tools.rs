@@ -2,7 +2,7 @@
 //! errors that say where the file is wrong.
 
 use super::Failure;
-use atfunc::interface::{json_message, load_tools_str, Loaded, Strictness};
+use atfunc::interface::{json_message, LoadOptions, Loaded, Strictness};
 use atfunc::interface::{LoadLimits, ValidationError};
 use atfunc::{Catalog, Interface, LoadError};
 use atfunc_tools::config::Config;
@@ -18,7 +18,11 @@ pub(crate) fn load(
 ) -> Result<Result<Loaded, Vec<ValidationError>>, Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure(format!("cannot read tools file {}: {e}", path.display())))?;
-    match load_tools_str(&text, limits, strictness) {
+    match LoadOptions::default()
+        .with_limits(*limits)
+        .with_strictness(strictness)
+        .load_str(&text)
+    {
         Ok(loaded) => Ok(Ok(loaded)),
         Err(LoadError::Invalid(problems)) => Ok(Err(problems)),
         Err(LoadError::Json(e)) => Err(Failure(json_error(path, &e))),

@@ -185,7 +185,7 @@ pub struct TurnPolicy {
     pub keep_repeated_calls: bool,
     /// Under a grammar, hold every text argument of a call to a run of whole words of the
     /// conversation's user messages, within one sentence
-    /// ([`GrammarOptions::grounded_text`](atfunc::GrammarOptions::grounded_text)). A small
+    /// ([`GrammarOptions::with_grounded_text`](atfunc::GrammarOptions::with_grounded_text)). A small
     /// model then cannot copy the prompt's example or invent a value (EVAL.md (l)); nor
     /// can it write text the user did not (a file's new content, a translation), so it
     /// suits tools whose text arguments name what the user named. Default off.
@@ -202,7 +202,7 @@ pub struct TurnPolicy {
     /// limit. Default off: a tool may take long text.
     pub bound_values: bool,
     /// Under a grammar, let a text argument be a bare word (`unit=units`) as well as a
-    /// quoted string ([`GrammarOptions::bare_strings`](atfunc::GrammarOptions::bare_strings)).
+    /// quoted string ([`GrammarOptions::with_bare_strings`](atfunc::GrammarOptions::with_bare_strings)).
     /// A model that writes the value unquoted is otherwise made to open a quote it did not
     /// mean, and the engine takes the likeliest token that starts with one, a quote merged
     /// with some other word (`"testing` for `units`). Atfunc's own syntax only; a model's own

@@ -4,7 +4,7 @@ use super::built::Grammar;
 use super::request::Request;
 use super::tools::ToolSet;
 use super::TurnError;
-use atfunc::grammar::{CallForm, Choice, GrammarError, GrammarOptions};
+use atfunc::grammar::{CallForm, Choice, GrammarError, GrammarLimit, GrammarOptions};
 use atfunc::parse::Dialect;
 use serde_json::{Map, Value as Json};
 use std::sync::Arc;
@@ -102,7 +102,7 @@ pub(crate) struct Grammars {
 /// The grammars for `tools` under the request's `tool_choice` and `parallel_tool_calls`,
 /// their text arguments held to runs of `grounding`'s words when it is given, their
 /// values bounded ([`GrammarOptions::with_bounded_values`]) when `bounded`, and a text
-/// argument allowed as a bare word ([`GrammarOptions::bare_strings`]) when `bare`;
+/// argument allowed as a bare word ([`GrammarOptions::with_bare_strings`]) when `bare`;
 /// `None` when no call of the tools can bind (the prompt and the repair rounds are left
 /// to do their work). Under [`Choice::None`] the first grammar allows prose alone and
 /// there is no repair grammar.
@@ -121,7 +121,7 @@ pub(crate) fn grammars(
 ) -> Result<Option<Grammars>, TurnError> {
     let interfaces = tools.catalog.interfaces();
     let room = max_request_bytes.saturating_sub(request_size);
-    let max_bytes = GrammarOptions::default().max_bytes;
+    let max_bytes = GrammarOptions::default().max_bytes();
     // Whether the room left under the request limit is what bounds the grammar's bytes.
     let bounded_by_request = room < max_bytes;
     let with = |choice| {
@@ -139,12 +139,13 @@ pub(crate) fn grammars(
         }
     };
     let too_large = |error: &GrammarError| match error {
-        GrammarError::TooLarge { what: "bytes", .. } if bounded_by_request => {
-            Some(TurnError::GrammarTooLarge(format!(
-                "it is larger than the {room} bytes left of the gateway's limit on requests \
+        GrammarError::TooLarge {
+            limit: GrammarLimit::Bytes,
+            ..
+        } if bounded_by_request => Some(TurnError::GrammarTooLarge(format!(
+            "it is larger than the {room} bytes left of the gateway's limit on requests \
                  ({max_request_bytes} bytes, --max-request-bytes)"
-            )))
-        }
+        ))),
         GrammarError::TooLarge { .. } => Some(TurnError::GrammarTooLarge(error.to_string())),
         _ => None,
     };

@@ -10,9 +10,7 @@ use super::built::Built;
 use super::TurnError;
 use atfunc::bind::{BoundCall, Catalog};
 use atfunc::grammar::Choice;
-use atfunc::interface::{
-    dotted_identifier, load_tools, Interface, LoadLimits, Problem, Strictness,
-};
+use atfunc::interface::{dotted_identifier, Interface, LoadLimits, LoadOptions, Problem};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 
@@ -164,7 +162,7 @@ impl<'de> serde::de::Visitor<'de> for Pruned {
 pub(crate) struct ToolSet {
     /// The interfaces calls bind against; names match ignoring case.
     pub(crate) catalog: Catalog,
-    /// What was worked around to read the tools (see [`atfunc::interface::load_tools`]).
+    /// What was worked around to read the tools (see [`atfunc::interface::LoadOptions`]).
     pub(crate) warnings: Vec<Problem>,
     /// The prompt's text and the grammars built so far from the tools.
     pub(crate) built: Built,
@@ -212,7 +210,10 @@ impl ToolSet {
         }
         let invalid =
             |e: &dyn std::fmt::Display| TurnError::bad_request(format!("invalid tools: {e}"));
-        let loaded = load_tools(tools, limits, Strictness::Lenient).map_err(|e| invalid(&e))?;
+        let loaded = LoadOptions::default()
+            .with_limits(*limits)
+            .load(tools)
+            .map_err(|e| invalid(&e))?;
         Ok(ToolSet {
             catalog: Catalog::new(loaded.interfaces),
             warnings: loaded.warnings,

@@ -106,23 +106,23 @@ pub enum Variant {
     /// `simple_python` against 156, for 16 % more prompt tokens.
     Desc,
     /// `bound`: the grammar's strings hold at most 256 characters and its lists (and
-    /// objects of free keys) at most 32 entries ([`GrammarOptions::max_string_chars`],
-    /// [`GrammarOptions::max_list_items`]), so that a value that loops must close before
+    /// objects of free keys) at most 32 entries ([`GrammarOptions::with_max_string_chars`],
+    /// [`GrammarOptions::with_max_list_items`]), so that a value that loops must close before
     /// the evaluator's default 256 tokens: 256 characters is more than twice BFCL's
     /// longest string. EVAL.md (g1), (h): every looping string it reached was closed.
     Bound,
     /// `spans`: a text argument's value is a run of words of the case's user messages
-    /// ([`GrammarOptions::grounded_text`]). EVAL.md (l): +4.5 points on `simple_python`
+    /// ([`GrammarOptions::with_grounded_text`]). EVAL.md (l): +4.5 points on `simple_python`
     /// and on `multiple`.
     Spans,
     /// `bare`: a text argument may also be a bare word (`unit=units`,
-    /// [`GrammarOptions::bare_strings`]): a model that writes values unquoted is not made
+    /// [`GrammarOptions::with_bare_strings`]): a model that writes values unquoted is not made
     /// to open a quote, where the engine would take the likeliest token that starts with
     /// one (`"testing` for `units`, Qwen2.5-Coder-0.5B).
     Bare,
     /// `next`: an answer whose reading stopped at a repeated call is continued, one call
     /// at a time, under a grammar that leaves out the calls it wrote
-    /// ([`GrammarOptions::not_again`], [`GrammarOptions::continued`]) or allows the end,
+    /// ([`GrammarOptions::with_not_again`], [`GrammarOptions::with_continued`]) or allows the end,
     /// until the model ends, no new call can be made, a call is a near-repeat (a fragment
     /// of a text value an earlier call gave the same parameter, or only values earlier
     /// calls gave: the answer is read up to the first such call, continued or not), or 8
@@ -220,10 +220,10 @@ impl Mode {
             options = options.with_bounded_values();
         }
         if self.has(Variant::Spans) {
-            options.grounded_text = Some(said());
+            options = options.with_grounded_text(Some(said()));
         }
         if self.has(Variant::Bare) {
-            options.bare_strings = true;
+            options = options.with_bare_strings(true);
         }
         options
     }

@@ -96,8 +96,10 @@ fn the_bound_variant_bounds_strings_lists_and_free_objects() {
     assert!("native+bound".parse::<Mode>().is_err());
     let options = bound.grammar_options(GrammarOptions::default(), || unreachable!());
     assert_eq!(
-        (options.max_string_chars, options.max_list_items),
-        (Some(256), Some(32))
+        options,
+        GrammarOptions::default()
+            .with_max_string_chars(Some(256))
+            .with_max_list_items(Some(32))
     );
     let tools = load_interfaces(&json!([{"name": "pick", "parameters": {"type": "object",
         "properties": {"text": {"type": "string"}, "items": {"type": "array",

@@ -72,8 +72,8 @@
 #[cfg(feature = "file")]
 use crate::FileBox;
 use crate::{Registry, Timeout, ToolBox};
-use atfunc::interface::{is_identifier, load_tools, validate_toolbox, Interface, LoadError};
-use atfunc::interface::{LoadLimits, Strictness};
+use atfunc::interface::{is_identifier, validate_toolbox, Interface, LoadError};
+use atfunc::interface::{LoadLimits, LoadOptions, Strictness};
 use atfunc::messages;
 use atfunc::messages::{json_kind, json_message};
 use serde_json::{Map, Value as Json};
@@ -409,7 +409,7 @@ impl Config {
     /// What reading the functions' definitions worked around (a boolean whose choices
     /// are `["True", "False"]` read as a boolean, say), and the restrictions they declare
     /// that atfunc does not enforce (`pattern`, `not`, ...), each naming its toolbox and
-    /// function: read as a tools file is ([`atfunc::interface::load_tools`]).
+    /// function: read as a tools file is ([`atfunc::interface::LoadOptions`]).
     /// [`Config::check`] returns them with its own warnings; `exec` and `serve` say them on
     /// stderr.
     ///

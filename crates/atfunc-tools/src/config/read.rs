@@ -623,7 +623,10 @@ pub(super) fn read_functions(
         };
         let entry = Json::Array(vec![Json::Object(map)]);
         let limits = LoadLimits::default();
-        let mut interfaces = match load_tools(&entry, &limits, reading.strictness) {
+        let options = LoadOptions::default()
+            .with_limits(limits)
+            .with_strictness(reading.strictness);
+        let mut interfaces = match options.load(&entry) {
             Ok(loaded) => {
                 for warning in &loaded.warnings {
                     let at = &fields.at;

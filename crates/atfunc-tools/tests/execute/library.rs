@@ -461,16 +461,13 @@ fn the_stated_msrv_is_the_declared_one_and_its_lint_is_on() {
 }
 
 /// Options read as what they do, not as a bare `true`: a builder method where turning
-/// something on is all there is, a small enum where a caller picks; and every loader has
-/// a plain form with the default limits beside its `_with` form.
+/// something on is all there is, a small enum where a caller picks; and loading takes one
+/// options value, with a plain form for the defaults.
 #[cfg(feature = "command")]
 #[tokio::test]
 async fn options_are_named_not_bare_bools() {
     use atfunc::batch::{RecordStream, TextRecords};
-    use atfunc::interface::{
-        load_valid_interfaces, load_valid_interfaces_str, load_valid_interfaces_str_with,
-        LoadLimits,
-    };
+    use atfunc::interface::{LoadLimits, LoadOptions};
     use atfunc::{json, Interface};
     use atfunc_tools::{CallContext, EnvInheritance, FnBox, MultiBox, ToolBox};
 
@@ -499,9 +496,12 @@ async fn options_are_named_not_bare_bools() {
     assert_eq!(records[0]["text"], "Hi ");
 
     let text = r#"[{"name": "get_temp", "parameters": {"type": "object"}}]"#;
-    let plain = load_valid_interfaces_str(text).expect("valid");
-    let limited = load_valid_interfaces_str_with(text, &LoadLimits::default()).expect("valid");
-    assert_eq!(plain, limited);
+    let plain = atfunc::load_interfaces_str(text).expect("valid");
+    let limited = LoadOptions::default()
+        .with_limits(LoadLimits::default())
+        .load_str(text)
+        .expect("valid");
+    assert_eq!(plain, limited.interfaces);
     let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
-    assert_eq!(load_valid_interfaces(&value).expect("valid"), plain);
+    assert_eq!(atfunc::load_interfaces(&value).expect("valid"), plain);
 }

@@ -308,14 +308,135 @@ pub enum BindError {
     },
 }
 
+/// What kind of problem a [`BindError`] is, without its details: one per variant, for a
+/// program that sorts, counts or tests for problems ([`BindError::has`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BindErrorKind {
+    /// [`BindError::UnknownFunction`].
+    UnknownFunction,
+    /// [`BindError::TooManyArguments`].
+    TooManyArguments,
+    /// [`BindError::UnknownParameter`].
+    UnknownParameter,
+    /// [`BindError::BodyFieldAsArgument`].
+    BodyFieldAsArgument,
+    /// [`BindError::ObjectArguments`].
+    ObjectArguments,
+    /// [`BindError::DuplicateParameter`].
+    DuplicateParameter,
+    /// [`BindError::MissingParameters`].
+    MissingParameters,
+    /// [`BindError::InvalidValue`].
+    InvalidValue,
+    /// [`BindError::InvalidChoice`].
+    InvalidChoice,
+    /// [`BindError::OutOfRange`].
+    OutOfRange,
+    /// [`BindError::InvalidFormat`].
+    InvalidFormat,
+    /// [`BindError::Placeholder`].
+    Placeholder,
+    /// [`BindError::Refused`].
+    Refused,
+    /// [`BindError::InvalidArguments`].
+    InvalidArguments,
+    /// [`BindError::Several`].
+    Several,
+    /// [`BindError::MissingBody`].
+    MissingBody,
+    /// [`BindError::MissingBodyFields`].
+    MissingBodyFields,
+    /// [`BindError::InvalidBody`].
+    InvalidBody,
+    /// [`BindError::UnexpectedBody`].
+    UnexpectedBody,
+}
+
 impl BindError {
     /// The problems this error stands for: those of [`BindError::Several`], or the error
-    /// itself.
+    /// itself. Never empty, and never holds a `Several`.
+    ///
+    /// A call with two problems is one [`BindError::Several`], so a `match` on one variant
+    /// misses it when it comes with another; look through the problems instead, or ask
+    /// [`BindError::has`]:
+    ///
+    /// ```
+    /// use atfunc::bind::BindErrorKind;
+    /// use atfunc::{bind, load_interfaces_str, parse_events, Catalog, Event};
+    ///
+    /// let tools = load_interfaces_str(r#"[{"name": "weather.forecast", "parameters": {
+    ///     "type": "object",
+    ///     "properties": {"location": {"type": "string"}, "days": {"type": "integer"}},
+    ///     "required": ["location"]}}]"#).unwrap();
+    /// let catalog = Catalog::new(tools);
+    /// let Some(Event::Call(call)) = parse_events("@weather.forecast(days=\"soon\")").pop()
+    /// else { panic!("a call") };
+    /// let error = bind(&call, &catalog).unwrap_err();
+    /// // Two problems: `location` is missing and `days` is not an integer.
+    /// assert_eq!(error.kind(), BindErrorKind::Several);
+    /// assert_eq!(error.problems().len(), 2);
+    /// assert!(error.has(BindErrorKind::MissingParameters));
+    /// assert!(error.has(BindErrorKind::InvalidValue));
+    /// assert_eq!(error.missing_parameters().collect::<Vec<_>>(), ["location"]);
+    /// ```
     pub fn problems(&self) -> &[BindError] {
         match self {
             BindError::Several { errors, .. } => errors,
             other => std::slice::from_ref(other),
         }
+    }
+
+    /// What kind of error this is: [`BindErrorKind::Several`] for several problems, whose
+    /// own kinds [`BindError::kinds`] gives.
+    pub fn kind(&self) -> BindErrorKind {
+        match self {
+            BindError::UnknownFunction { .. } => BindErrorKind::UnknownFunction,
+            BindError::TooManyArguments { .. } => BindErrorKind::TooManyArguments,
+            BindError::UnknownParameter { .. } => BindErrorKind::UnknownParameter,
+            BindError::BodyFieldAsArgument { .. } => BindErrorKind::BodyFieldAsArgument,
+            BindError::ObjectArguments { .. } => BindErrorKind::ObjectArguments,
+            BindError::DuplicateParameter { .. } => BindErrorKind::DuplicateParameter,
+            BindError::MissingParameters { .. } => BindErrorKind::MissingParameters,
+            BindError::InvalidValue { .. } => BindErrorKind::InvalidValue,
+            BindError::InvalidChoice { .. } => BindErrorKind::InvalidChoice,
+            BindError::OutOfRange { .. } => BindErrorKind::OutOfRange,
+            BindError::InvalidFormat { .. } => BindErrorKind::InvalidFormat,
+            BindError::Placeholder { .. } => BindErrorKind::Placeholder,
+            BindError::Refused { .. } => BindErrorKind::Refused,
+            BindError::InvalidArguments { .. } => BindErrorKind::InvalidArguments,
+            BindError::Several { .. } => BindErrorKind::Several,
+            BindError::MissingBody { .. } => BindErrorKind::MissingBody,
+            BindError::MissingBodyFields { .. } => BindErrorKind::MissingBodyFields,
+            BindError::InvalidBody { .. } => BindErrorKind::InvalidBody,
+            BindError::UnexpectedBody { .. } => BindErrorKind::UnexpectedBody,
+        }
+    }
+
+    /// The kind of each of [`BindError::problems`], in order.
+    pub fn kinds(&self) -> impl Iterator<Item = BindErrorKind> + '_ {
+        self.problems().iter().map(BindError::kind)
+    }
+
+    /// Whether one of the problems is of `kind`: alone, or among several.
+    pub fn has(&self, kind: BindErrorKind) -> bool {
+        self.kinds().any(|k| k == kind)
+    }
+
+    /// Whether a required parameter is missing, alone or beside other problems.
+    pub fn is_missing_parameter(&self) -> bool {
+        self.has(BindErrorKind::MissingParameters)
+    }
+
+    /// The required parameters left out, over every problem, in declared order.
+    pub fn missing_parameters(&self) -> impl Iterator<Item = &str> + '_ {
+        self.problems()
+            .iter()
+            .flat_map(|problem| match problem {
+                BindError::MissingParameters { params, .. } => params.as_slice(),
+                _ => &[],
+            })
+            .map(String::as_str)
     }
 
     /// One error for `problems`: none, the one, or [`BindError::Several`].

@@ -109,9 +109,9 @@ mod string_format;
 mod written;
 
 pub use error::unknown_function_hint;
-pub use error::BindError;
+pub use error::{BindError, BindErrorKind};
 pub use repeats::{Repeats, MAX_REMEMBERED};
-pub use written::written_calls;
+pub use written::{written_calls, WrittenCallsError};
 
 use crate::interface::{Interface, Param, ParamType};
 use crate::messages::{self, fold, similarity};

@@ -1,11 +1,42 @@
 //! Calls already written, as a grammar leaves them out
-//! ([`GrammarOptions::not_again`](crate::GrammarOptions::not_again)): read from call text
+//! ([`GrammarOptions::with_not_again`](crate::GrammarOptions::with_not_again)): read from call text
 //! and bound, so that each value is the one the binder reads (`days="2"` is `2`), spelled as
 //! the grammar writes it.
 
-use super::{bind, BoundCall, Catalog};
+use super::{bind, BindError, BoundCall, Catalog};
 use crate::grammar::WrittenCall;
-use crate::parse::{parse_events, Event};
+use crate::parse::{parse_events, Event, ParseError};
+
+/// Why [`written_calls`] could not read its text: each says which call and why, in words
+/// a person who wrote the calls can act on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WrittenCallsError {
+    /// A call does not bind against the catalog.
+    #[error("{call}: {error}")]
+    Unbound {
+        /// The call as written.
+        call: String,
+        /// Why it does not bind (boxed: a bind error is large, and this is rare).
+        error: Box<BindError>,
+    },
+    /// A call does not parse.
+    #[error("{call}: {error}")]
+    Malformed {
+        /// The call's text as far as it was read.
+        call: String,
+        /// Why it does not parse.
+        error: ParseError,
+    },
+    /// The text holds no call.
+    #[error(
+        "no call in {text:?}: write calls as the model does, @name(\"text\", 42, name=\"value\")"
+    )]
+    NoCall {
+        /// The text given.
+        text: String,
+    },
+}
 
 impl BoundCall {
     /// The call as a grammar's [`WrittenCall`]: its function as the grammar names it, and
@@ -38,27 +69,33 @@ impl BoundCall {
 /// assert!(!grammar.accepts("@set_light(room=\"hall\")"));
 ///
 /// let error = written_calls("@set_light(cellar)", &catalog).unwrap_err();
-/// assert!(error.starts_with("@set_light(cellar): "), "{error}");
+/// assert!(error.to_string().starts_with("@set_light(cellar): "), "{error}");
 /// ```
-pub fn written_calls(text: &str, catalog: &Catalog) -> Result<Vec<WrittenCall>, String> {
+pub fn written_calls(text: &str, catalog: &Catalog) -> Result<Vec<WrittenCall>, WrittenCallsError> {
     let mut calls = Vec::new();
     for event in parse_events(text) {
         match event {
             Event::Call(call) => {
                 let shown = span_text(text, call.span.start, call.span.end);
-                let bound = bind(&call, catalog).map_err(|e| format!("{shown}: {e}"))?;
+                let bound = bind(&call, catalog).map_err(|error| WrittenCallsError::Unbound {
+                    call: shown.to_owned(),
+                    error: Box::new(error),
+                })?;
                 calls.push(bound.written(catalog));
             }
             Event::Malformed { text, error, .. } => {
-                return Err(format!("{}: {error}", text.trim()));
+                return Err(WrittenCallsError::Malformed {
+                    call: text.trim().to_owned(),
+                    error,
+                });
             }
             _ => {}
         }
     }
     if calls.is_empty() {
-        return Err(format!(
-            "no call in {text:?}: write calls as the model does, @name(\"text\", 42, name=\"value\")"
-        ));
+        return Err(WrittenCallsError::NoCall {
+            text: text.to_owned(),
+        });
     }
     Ok(calls)
 }

@@ -1,5 +1,5 @@
 //! Calls an answer may not write again
-//! ([`GrammarOptions::not_again`](super::GrammarOptions::not_again)): the argument list of
+//! ([`GrammarOptions::with_not_again`](super::GrammarOptions::with_not_again)): the argument list of
 //! a function, without the argument lists of its calls already written.
 //!
 //! A small model asked for several calls writes its first one and then writes it again and

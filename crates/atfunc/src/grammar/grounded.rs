@@ -1,6 +1,6 @@
 //! What a conversation writes, for grammars whose values must be taken from it: its
-//! numbers ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers))
-//! and runs of its words ([`GrammarOptions::grounded_text`](super::GrammarOptions::grounded_text)).
+//! numbers ([`GrammarOptions::with_grounded_numbers`](super::GrammarOptions::with_grounded_numbers))
+//! and runs of its words ([`GrammarOptions::with_grounded_text`](super::GrammarOptions::with_grounded_text)).
 
 use super::tree::{Builder, Node};
 
@@ -106,7 +106,7 @@ pub const MAX_GROUNDING_WORDS: usize = 4096;
 /// grammar grows with the length of `text` (one rule per word), and an engine following it
 /// keeps one path for each place in `text` that the value written so far can start at.
 /// Only the last [`MAX_GROUNDING_WORDS`] words count, so a long conversation keeps its
-/// grammar within [`GrammarOptions::max_rules`](super::GrammarOptions::max_rules).
+/// grammar within [`GrammarOptions::with_max_rules`](super::GrammarOptions::with_max_rules).
 pub(crate) fn text_spans(b: &mut Builder, text: &str) -> Option<Node> {
     if b.has("span") {
         return Some(b.rule("span", |_| Node::Seq(Vec::new())));
@@ -280,13 +280,15 @@ mod tests {
 
     /// The grammar of one function whose text parameter is grounded in `said`.
     fn grounded_in(said: &str) -> super::super::Grammar {
-        let tools = crate::load_interfaces(&serde_json::json!([{"name": "f", "parameters":
-            {"type": "object", "properties": {
+        // From text, so that the parameters keep this order whatever serde_json's features.
+        let tools = crate::load_interfaces_str(
+            r#"[{"name": "f", "parameters": {"type": "object", "properties": {
                 "s": {"type": "string"},
                 "unit": {"type": "string", "enum": ["km", "mi"]},
                 "day": {"type": "string", "format": "date"},
                 "tags": {"type": "array", "items": {"type": "string"}}},
-             "required": ["s"]}}]))
+             "required": ["s"]}}]"#,
+        )
         .unwrap();
         let options = super::super::GrammarOptions {
             choice: super::super::Choice::Required,

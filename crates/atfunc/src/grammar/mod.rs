@@ -23,7 +23,7 @@
 //! # The contract
 //!
 //! 1. **Functions.** Each interface is called under the name the prompt shows: without its
-//!    domain when the domain is [`GrammarOptions::root`], with it otherwise. Of two
+//!    domain when the domain is [`GrammarOptions::with_root`], with it otherwise. Of two
 //!    interfaces with one name (ignoring case) the first is kept, as the binder keeps it. A
 //!    function none of whose calls can bind (a required parameter whose choices all have
 //!    the wrong type, bounds no number meets) is left out.
@@ -32,8 +32,9 @@
 //!    other quoting also parse, but a grammar that offers one spelling leaves a model
 //!    fewer ways to go wrong.
 //! 3. **Values**, each as JSON writes it, which the parser reads as the same value:
-//!    strings in double quotes with JSON's escapes, not beginning with `,` or `)` (see
-//!    [`GrammarOptions::guard_string_start`]); integers and numbers in JSON's syntax
+//!    strings in double quotes with JSON's escapes, not beginning with `,` or `)` (a
+//!    model that merges its opening quote with `,` or `)` runs on inside the string;
+//!    EVAL.md (e)); integers and numbers in JSON's syntax
 //!    with bounded digits (18 for an integer, so it fits an `i64`; a number's exponent has
 //!    two, so it is finite); `true`/`false`; declared choices as alternatives (only those
 //!    of a type the binder can match; an array's choices per element, as the binder reads
@@ -41,7 +42,7 @@
 //!    as whole numbers in range plus non-negative fractions below the maximum; arrays of
 //!    their item type; objects with their declared fields in declared order, the required
 //!    ones present; `any` (and objects or arrays with nothing declared) as JSON nesting at
-//!    most [`GrammarOptions::any_depth`] levels. `null` only stands where it binds: inside
+//!    most [`GrammarOptions::with_any_depth`] levels. `null` only stands where it binds: inside
 //!    `any`, never for a parameter or field (there it would mean "left out").
 //! 4. **Bodies.** A function with a request body takes `" with_body [["`, the body as a
 //!    JSON object following its fields, and `"]]"`; optional when no field is required.
@@ -49,15 +50,15 @@
 //!    - `Auto`: prose without `@`, with calls anywhere between; a call directly after a
 //!      letter or digit is left out (`bob@x(...)` is prose to the parser), so every `@`
 //!      the model writes starts a call that binds.
-//!    - `Required`: an optional short lead-in (at most [`GrammarOptions::lead_in`]
+//!    - `Required`: an optional short lead-in (at most [`GrammarOptions::with_lead_in`]
 //!      characters on one line, ending in a space or a newline), then one or more calls,
 //!      one per line, then the end.
 //!    - `Function(name)`: as `Required`, with that function only.
 //!    - `None`: prose without `@`.
 //!
-//!    With [`GrammarOptions::single`], at most one call (`Auto`) or exactly one (the
+//!    With [`GrammarOptions::with_single`], at most one call (`Auto`) or exactly one (the
 //!    others).
-//!    With [`GrammarOptions::continued`], `Required` and `Function` are a newline and one
+//!    With [`GrammarOptions::with_continued`], `Required` and `Function` are a newline and one
 //!    call, or nothing: the rest of an answer given back to the model.
 //! 6. **Bounds.** No rule refers to itself: nesting is unrolled to fixed depths, so an
 //!    engine's work per character is bounded, and no value nests deeper than the parser's
@@ -67,7 +68,7 @@
 //!    expression that would be written in two places (an array's item, an optional field
 //!    that may come first or after another, the rest of a field list) is a rule of its own
 //!    when it is not small. Its rules and GBNF bytes are counted while it is built; past
-//!    [`GrammarOptions::max_rules`] or [`GrammarOptions::max_bytes`] building stops with
+//!    [`GrammarOptions::with_max_rules`] or [`GrammarOptions::with_max_bytes`] building stops with
 //!    [`GrammarError::TooLarge`].
 //!
 //! Limits: text right after a call that begins with `with_body [[` is read by the parser
@@ -222,7 +223,7 @@ impl CallForm {
 /// ```
 /// use atfunc::grammar::{Choice, GrammarOptions};
 /// let options = GrammarOptions::default().with_choice(Choice::Required).with_single(true);
-/// assert!(options.single);
+/// assert_eq!(options, GrammarOptions::default().with_single(true).with_choice(Choice::Required));
 /// ```
 ///
 /// A struct literal does not compile outside the crate, so that a new option is not a
@@ -235,24 +236,24 @@ impl CallForm {
 #[non_exhaustive]
 pub struct GrammarOptions {
     /// Which calls an answer holds.
-    pub choice: Choice,
+    choice: Choice,
     /// At most one call (with `Required` or `Function`: exactly one).
-    pub single: bool,
+    single: bool,
     /// The toolbox whose functions are called without their prefix, as in
     /// [`PromptOptions::root`](crate::render::PromptOptions::root).
-    pub root: Option<String>,
+    root: Option<String>,
     /// The most characters of prose before the first call under `Required` and `Function`.
     /// Default 100.
-    pub lead_in: u32,
+    lead_in: u32,
     /// How deep `any` values nest (objects and arrays inside each other). Default 3.
-    pub any_depth: usize,
+    any_depth: usize,
     /// A string's first character is not `,` or `)`. A model that meant a bare value
     /// (`x=abc`) and is made to open a string tends to write the quote as a token that
     /// merges it with what usually follows a closing quote (`",`, `")`), and then goes on
     /// as if the string were closed, inside it, until its token limit. Such a value can
     /// still be written with an escape (`"\u002c..."`). Default true (measured in
     /// EVAL.md: it ended every such runaway string of SmolLM2-135M).
-    pub guard_string_start: bool,
+    guard_string_start: bool,
     /// A text parameter may also be written as a bare word (`city=Oslo`), as the call
     /// syntax allows: up to the `,` or `)` that ends the argument, on one line, with no
     /// quote, bracket or parenthesis. A model that writes its values unquoted (its own
@@ -261,18 +262,18 @@ pub struct GrammarOptions {
     /// copied placeholder) or whose first word reads as null (`None=None`). Default false
     /// here; the gateway's grammar (`atfunc serve --constrain`) turns it on, measured on
     /// two models in EVAL.md (y).
-    pub bare_strings: bool,
+    bare_strings: bool,
     /// The most characters a string may hold (an escape counts as one), keys and strings
     /// inside `any` values included. A small model that falls into a loop inside a string
     /// (`"carbon_gas_carbon_dioxide_gas_..."`) runs to its token limit and its call never
     /// closes; with a bound it must close the string and can still finish the call. Default
     /// `None` (no bound): a tool may take long text. Mind the cost: llama.cpp writes a
     /// bounded repetition out as that many nested rules.
-    pub max_string_chars: Option<u32>,
+    max_string_chars: Option<u32>,
     /// The most items a list may hold, and entries an object of free keys, for the same
     /// reason (`["chicken", "chicken", ...]`). An object's declared fields are bounded by
     /// their number already. Default `None` (no bound).
-    pub max_list_items: Option<u32>,
+    max_list_items: Option<u32>,
     /// The numbers a number or integer parameter may take, when given: those of the
     /// conversation ([`numbers_in`] of its text), each as written, the ones that fit the
     /// parameter's type and bounds. A small model copies a number from its prompt's example
@@ -281,7 +282,7 @@ pub struct GrammarOptions {
     /// are not affected. A value the question does not write (a sum, `0.05` for `5 %`)
     /// cannot be written, so this suits answers that take their numbers from the question.
     /// Default `None`.
-    pub grounded_numbers: Option<Vec<String>>,
+    grounded_numbers: Option<Vec<String>>,
     /// The text a text parameter's value is taken from, when given: the value must be a run
     /// of whole consecutive words of it (a word is a run of letters and digits), with what
     /// stands between them, within one sentence. Most values a question gives a tool are
@@ -292,129 +293,213 @@ pub struct GrammarOptions {
     /// words. Parameters with choices or a checked format, and `any` values, keep their
     /// own grammar. Only the text's last [`MAX_GROUNDING_WORDS`] words count. Default
     /// `None`.
-    pub grounded_text: Option<String>,
+    grounded_text: Option<String>,
     /// Calls the answer may not write: a call of one of these functions whose every
     /// argument has the value given here (as JSON text, as [`WrittenCall`] holds it), and
     /// which leaves out the same optional ones, is not in the grammar. The evaluator's
     /// `+next` asks a model for its next call with the calls it wrote left out, after it
     /// began to repeat them. A new call must differ in a parameter whose values the grammar
-    /// lists (declared choices, booleans, [`grounded_numbers`](Self::grounded_numbers),
-    /// runs of [`grounded_text`](Self::grounded_text)): to differ only in a free number or
+    /// lists (declared choices, booleans, [`grounded_numbers`](Self::with_grounded_numbers),
+    /// runs of [`grounded_text`](Self::with_grounded_text)): to differ only in a free number or
     /// text is not offered, so that the grammar stays exact. A function whose calls are all
     /// left out is left out. A request body is not compared. Default empty.
-    pub not_again: Vec<WrittenCall>,
+    not_again: Vec<WrittenCall>,
     /// The answer goes on from text that ends with a call (what the model wrote so far,
     /// given back at the end of its prompt): with `Required` or `Function`, the grammar is
     /// a newline and one more call, or nothing, so that the model may end its answer where
-    /// it stands; `lead_in` and `single` do not apply. With [`not_again`](Self::not_again),
+    /// it stands; `lead_in` and `single` do not apply. With [`not_again`](Self::with_not_again),
     /// a model's next call, if it has one. Default false.
-    pub continued: bool,
+    continued: bool,
     /// The syntax calls are written in. Default [`CallForm::Atfunc`].
-    pub form: CallForm,
+    form: CallForm,
     /// Most rules the grammar may have; past it the grammar is refused
     /// ([`GrammarError::TooLarge`]). Default 20,000.
-    pub max_rules: usize,
+    max_rules: usize,
     /// Most bytes of GBNF the grammar may have; past it the grammar is refused. Default
     /// 4 MiB, half of the gateway's default request limit (the gateway lowers it to fit
     /// its own `--max-request-bytes`).
-    pub max_bytes: usize,
+    max_bytes: usize,
 }
 
 impl GrammarOptions {
-    /// The same options with [`choice`](Self::choice) set.
+    /// Which calls an answer holds.
     pub fn with_choice(mut self, choice: Choice) -> Self {
         self.choice = choice;
         self
     }
 
-    /// The same options with [`single`](Self::single) set.
+    /// At most one call (with `Required` or `Function`: exactly one).
     pub fn with_single(mut self, single: bool) -> Self {
         self.single = single;
         self
     }
 
-    /// The same options with [`root`](Self::root) set.
+    /// The toolbox whose functions are called without their prefix, as in
+    /// [`PromptOptions::root`](crate::render::PromptOptions::root).
     pub fn with_root(mut self, root: Option<String>) -> Self {
         self.root = root;
         self
     }
 
-    /// The same options with [`lead_in`](Self::lead_in) set.
+    /// The most characters of prose before the first call under `Required` and `Function`.
+    /// Default 100.
     pub fn with_lead_in(mut self, lead_in: u32) -> Self {
         self.lead_in = lead_in;
         self
     }
 
-    /// The same options with [`any_depth`](Self::any_depth) set.
+    /// How deep `any` values nest (objects and arrays inside each other). Default 3.
     pub fn with_any_depth(mut self, any_depth: usize) -> Self {
         self.any_depth = any_depth;
         self
     }
 
-    /// The same options with [`guard_string_start`](Self::guard_string_start) set.
+    /// A string's first character is not `,` or `)`. A model that meant a bare value
+    /// (`x=abc`) and is made to open a string tends to write the quote as a token that
+    /// merges it with what usually follows a closing quote (`",`, `")`), and then goes on
+    /// as if the string were closed, inside it, until its token limit. Such a value can
+    /// still be written with an escape (`"\u002c..."`). Default true (measured in
+    /// EVAL.md: it ended every such runaway string of SmolLM2-135M).
+    //
+    // The lab's lever: the evaluator turns it off to measure what it is worth (EVAL.md
+    // (e)); nothing else has a reason to, so it is left out of the documentation.
+    #[doc(hidden)]
     pub fn with_guard_string_start(mut self, guard_string_start: bool) -> Self {
         self.guard_string_start = guard_string_start;
         self
     }
 
-    /// The same options with [`bare_strings`](Self::bare_strings) set.
+    /// A text parameter may also be written as a bare word (`city=Oslo`), as the call
+    /// syntax allows: up to the `,` or `)` that ends the argument, on one line, with no
+    /// quote, bracket or parenthesis. A model that writes its values unquoted (its own
+    /// spelling, see EVAL.md) need not open a string it did not mean to; a value with a
+    /// comma or a parenthesis still needs quotes, and so does one that begins with `<` (a
+    /// copied placeholder) or whose first word reads as null (`None=None`). Default false
+    /// here; the gateway's grammar (`atfunc serve --constrain`) turns it on, measured on
+    /// two models in EVAL.md (y).
     pub fn with_bare_strings(mut self, bare_strings: bool) -> Self {
         self.bare_strings = bare_strings;
         self
     }
 
-    /// The same options with [`max_string_chars`](Self::max_string_chars) set.
+    /// The most characters a string may hold (an escape counts as one), keys and strings
+    /// inside `any` values included. A small model that falls into a loop inside a string
+    /// (`"carbon_gas_carbon_dioxide_gas_..."`) runs to its token limit and its call never
+    /// closes; with a bound it must close the string and can still finish the call. Default
+    /// `None` (no bound): a tool may take long text. Mind the cost: llama.cpp writes a
+    /// bounded repetition out as that many nested rules.
     pub fn with_max_string_chars(mut self, max_string_chars: Option<u32>) -> Self {
         self.max_string_chars = max_string_chars;
         self
     }
 
-    /// The same options with [`max_list_items`](Self::max_list_items) set.
+    /// The most items a list may hold, and entries an object of free keys, for the same
+    /// reason (`["chicken", "chicken", ...]`). An object's declared fields are bounded by
+    /// their number already. Default `None` (no bound).
     pub fn with_max_list_items(mut self, max_list_items: Option<u32>) -> Self {
         self.max_list_items = max_list_items;
         self
     }
 
-    /// The same options with [`grounded_numbers`](Self::grounded_numbers) set.
+    /// The numbers a number or integer parameter may take, when given: those of the
+    /// conversation ([`numbers_in`] of its text), each as written, the ones that fit the
+    /// parameter's type and bounds. A small model copies a number from its prompt's example
+    /// or invents one; held to the question's numbers it can only choose among them. A
+    /// parameter none of them fits keeps the full number grammar; choices and `any` values
+    /// are not affected. A value the question does not write (a sum, `0.05` for `5 %`)
+    /// cannot be written, so this suits answers that take their numbers from the question.
+    /// Default `None`.
     pub fn with_grounded_numbers(mut self, grounded_numbers: Option<Vec<String>>) -> Self {
         self.grounded_numbers = grounded_numbers;
         self
     }
 
-    /// The same options with [`grounded_text`](Self::grounded_text) set.
+    /// The text a text parameter's value is taken from, when given: the value must be a run
+    /// of whole consecutive words of it (a word is a run of letters and digits), with what
+    /// stands between them, within one sentence. Most values a question gives a tool are
+    /// written in it (a city, a file name, a case number); a small model held to them
+    /// cannot copy its prompt's example, invent a value, or open a string with a stray
+    /// `.`. A value the text does not write (`"USD"` for "dollars", a date reformatted)
+    /// cannot be written either, so this suits tools whose text comes from the user's
+    /// words. Parameters with choices or a checked format, and `any` values, keep their
+    /// own grammar. Only the text's last [`MAX_GROUNDING_WORDS`] words count. Default
+    /// `None`.
     pub fn with_grounded_text(mut self, grounded_text: Option<String>) -> Self {
         self.grounded_text = grounded_text;
         self
     }
 
-    /// The same options with [`not_again`](Self::not_again) set.
+    /// Calls the answer may not write: a call of one of these functions whose every
+    /// argument has the value given here (as JSON text, as [`WrittenCall`] holds it), and
+    /// which leaves out the same optional ones, is not in the grammar. The evaluator's
+    /// `+next` asks a model for its next call with the calls it wrote left out, after it
+    /// began to repeat them. A new call must differ in a parameter whose values the grammar
+    /// lists (declared choices, booleans, [`grounded_numbers`](Self::with_grounded_numbers),
+    /// runs of [`grounded_text`](Self::with_grounded_text)): to differ only in a free number or
+    /// text is not offered, so that the grammar stays exact. A function whose calls are all
+    /// left out is left out. A request body is not compared. Default empty.
     pub fn with_not_again(mut self, not_again: Vec<WrittenCall>) -> Self {
         self.not_again = not_again;
         self
     }
 
-    /// The same options with [`continued`](Self::continued) set.
+    /// The answer goes on from text that ends with a call (what the model wrote so far,
+    /// given back at the end of its prompt): with `Required` or `Function`, the grammar is
+    /// a newline and one more call, or nothing, so that the model may end its answer where
+    /// it stands; `lead_in` and `single` do not apply. With [`not_again`](Self::with_not_again),
+    /// a model's next call, if it has one. Default false.
     pub fn with_continued(mut self, continued: bool) -> Self {
         self.continued = continued;
         self
     }
 
-    /// The same options with [`form`](Self::form) set.
+    /// The syntax calls are written in. Default [`CallForm::Atfunc`].
     pub fn with_form(mut self, form: CallForm) -> Self {
         self.form = form;
         self
     }
 
-    /// The same options with [`max_rules`](Self::max_rules) set.
+    /// Most rules the grammar may have; past it the grammar is refused
+    /// ([`GrammarError::TooLarge`]). Default 20,000.
     pub fn with_max_rules(mut self, max_rules: usize) -> Self {
         self.max_rules = max_rules;
         self
     }
 
-    /// The same options with [`max_bytes`](Self::max_bytes) set.
+    /// Most bytes of GBNF the grammar may have; past it the grammar is refused. Default
+    /// 4 MiB, half of the gateway's default request limit (the gateway lowers it to fit
+    /// its own `--max-request-bytes`).
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
         self.max_bytes = max_bytes;
         self
+    }
+}
+
+impl GrammarOptions {
+    /// Which calls an answer holds ([`GrammarOptions::with_choice`]).
+    pub fn choice(&self) -> &Choice {
+        &self.choice
+    }
+
+    /// Whether an answer holds at most one call ([`GrammarOptions::with_single`]).
+    pub fn single(&self) -> bool {
+        self.single
+    }
+
+    /// The syntax calls are written in ([`GrammarOptions::with_form`]).
+    pub fn form(&self) -> CallForm {
+        self.form
+    }
+
+    /// The most rules the grammar may have ([`GrammarOptions::with_max_rules`]).
+    pub fn max_rules(&self) -> usize {
+        self.max_rules
+    }
+
+    /// The most bytes of GBNF the grammar may have ([`GrammarOptions::with_max_bytes`]):
+    /// what a caller with a budget of its own compares it with.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 }
 
@@ -443,15 +528,17 @@ impl Default for GrammarOptions {
 
 impl GrammarOptions {
     /// These options with every string bounded to 256 characters and every list to 32
-    /// items ([`GrammarOptions::max_string_chars`], [`GrammarOptions::max_list_items`]):
+    /// items ([`GrammarOptions::with_max_string_chars`], [`GrammarOptions::with_max_list_items`]):
     /// more than twice the longest string of BFCL's answers, and few enough tokens that a
     /// model looping inside a value still closes its call within a 256-token answer
     /// (EVAL.md (g1), (h)). `atfunc serve --bound-values` and `atfunc eval`'s `+bound`.
     ///
     /// ```
     /// let options = atfunc::GrammarOptions::default().with_bounded_values();
-    /// assert_eq!(options.max_string_chars, Some(256));
-    /// assert_eq!(options.max_list_items, Some(32));
+    /// let bounded = atfunc::GrammarOptions::default()
+    ///     .with_max_string_chars(Some(256))
+    ///     .with_max_list_items(Some(32));
+    /// assert_eq!(options, bounded);
     /// ```
     pub fn with_bounded_values(mut self) -> Self {
         self.max_string_chars = Some(256);
@@ -460,7 +547,7 @@ impl GrammarOptions {
     }
 }
 
-/// A call as [`GrammarOptions::not_again`] holds it: the function (as the prompt shows it,
+/// A call as [`GrammarOptions::with_not_again`] holds it: the function (as the prompt shows it,
 /// or qualified; case ignored) and each argument given, by parameter name, as JSON text
 /// (`"\"Oslo\""`, `3`, `true`).
 ///
@@ -533,19 +620,84 @@ pub enum GrammarError {
         available: Vec<String>,
     },
     /// `Required` or `Function` asks for a call, but no call of the functions can bind.
-    #[error("No call can be required: {0}")]
-    NoCallable(String),
-    /// The grammar grew past [`GrammarOptions::max_rules`] or [`GrammarOptions::max_bytes`]
+    #[error("No call can be required: {}", no_callable(*.reason, .function.as_deref()))]
+    NoCallable {
+        /// Why none can.
+        reason: NoCallable,
+        /// The function `Choice::Function` asked for, as the prompt shows it.
+        function: Option<String>,
+    },
+    /// The grammar grew past [`GrammarOptions::with_max_rules`] or [`GrammarOptions::with_max_bytes`]
     /// while it was built; building stopped there.
-    #[error("The grammar of these functions is larger than {value} {what} (GrammarOptions::{limit}): offer fewer functions or fields, or raise the limit")]
+    #[error("The grammar of these functions is larger than {value} {} (GrammarOptions::{}): offer fewer functions or fields, or raise the limit", limit.counts(), limit.option())]
     TooLarge {
-        /// The option that set the limit: `max_rules` or `max_bytes`.
-        limit: &'static str,
-        /// What it counts: `rules` or `bytes`.
-        what: &'static str,
+        /// Which limit.
+        limit: GrammarLimit,
         /// The limit's value.
         value: usize,
     },
+}
+
+/// A limit of a grammar's size ([`GrammarError::TooLarge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GrammarLimit {
+    /// [`GrammarOptions::with_max_rules`].
+    Rules,
+    /// [`GrammarOptions::with_max_bytes`].
+    Bytes,
+}
+
+impl GrammarLimit {
+    /// What it counts: `rules` or `bytes`.
+    pub fn counts(self) -> &'static str {
+        match self {
+            GrammarLimit::Rules => "rules",
+            GrammarLimit::Bytes => "bytes",
+        }
+    }
+
+    /// The option that sets it: `with_max_rules` or `with_max_bytes`.
+    pub fn option(self) -> &'static str {
+        match self {
+            GrammarLimit::Rules => "with_max_rules",
+            GrammarLimit::Bytes => "with_max_bytes",
+        }
+    }
+}
+
+/// Why no call can be required ([`GrammarError::NoCallable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NoCallable {
+    /// There are no functions (or none is selected).
+    NoFunctions,
+    /// Every call that can bind is one of the calls left out
+    /// ([`GrammarOptions::with_not_again`]), or differs from one only in a value the
+    /// grammar cannot list (a free number or text).
+    LeftOut,
+    /// No call can bind: a required parameter has no value of its declared type (its
+    /// choices and bounds leave none).
+    CannotBind,
+}
+
+/// The reason of [`GrammarError::NoCallable`], with the function asked for.
+fn no_callable(reason: NoCallable, function: Option<&str>) -> String {
+    let of = function.map(|f| format!(" of '{f}'")).unwrap_or_default();
+    match reason {
+        NoCallable::NoFunctions => String::from("there are no functions"),
+        NoCallable::LeftOut => format!(
+            "every call{of} that can bind is one of the calls left out (not_again), or \
+             differs from one only in a value the grammar cannot list (a free number or text)"
+        ),
+        NoCallable::CannotBind if function.is_some() => format!(
+            "no call{of} can bind: a required parameter has no value of its declared type \
+             (check its choices and bounds)"
+        ),
+        NoCallable::CannotBind => String::from(
+            "no function has a call that can bind (check required parameters' choices and bounds)",
+        ),
+    }
 }
 
 /// The grammar of `interfaces` as GBNF text, rule `root` first (see the module docs).
@@ -619,27 +771,19 @@ pub fn grammar(
     }
     let asks_call = matches!(options.choice, Choice::Required | Choice::Function(_));
     if asks_call && calls.is_empty() {
-        let of = match (&options.choice, selected.first()) {
-            (Choice::Function(_), Some((_, shown))) => format!(" of '{shown}'"),
-            _ => String::new(),
+        let function = match (&options.choice, selected.first()) {
+            (Choice::Function(_), Some((_, shown))) => Some(shown.clone()),
+            _ => None,
         };
-        let why = match (&options.choice, selected.first()) {
-            _ if selected.is_empty() => String::from("there are no functions"),
+        let reason = if selected.is_empty() {
+            NoCallable::NoFunctions
+        } else if !options.not_again.is_empty() {
             // Checked first: a call left out is the likelier cause than a bound.
-            _ if !options.not_again.is_empty() => format!(
-                "every call{of} that can bind is one of the calls left out (not_again), or \
-                 differs from one only in a value the grammar cannot list (a free number or \
-                 text)"
-            ),
-            (Choice::Function(_), Some(_)) => format!(
-                "no call{of} can bind: a required parameter has no value of its declared \
-                 type (check its choices and bounds)"
-            ),
-            _ => String::from(
-                "no function has a call that can bind (check required parameters' choices and bounds)",
-            ),
+            NoCallable::LeftOut
+        } else {
+            NoCallable::CannotBind
         };
-        return Err(GrammarError::NoCallable(why));
+        return Err(GrammarError::NoCallable { reason, function });
     }
 
     // The character that opens a call; prose is written without it.
@@ -739,13 +883,11 @@ pub fn grammar(
     match b.exceeded() {
         None => Ok(b.finish()),
         Some(Exceeded::Rules) => Err(GrammarError::TooLarge {
-            limit: "max_rules",
-            what: "rules",
+            limit: GrammarLimit::Rules,
             value: options.max_rules,
         }),
         Some(Exceeded::Bytes) => Err(GrammarError::TooLarge {
-            limit: "max_bytes",
-            what: "bytes",
+            limit: GrammarLimit::Bytes,
             value: options.max_bytes,
         }),
     }
@@ -788,7 +930,7 @@ fn fold(name: &str) -> String {
 
 /// `@name(arg=value, ...)`, then the body when the function takes one; `None` when a
 /// required parameter or body field has no value that binds.
-/// Without the calls `left_out` ([`GrammarOptions::not_again`]); `None` also when they are
+/// Without the calls `left_out` ([`GrammarOptions::with_not_again`]); `None` also when they are
 /// all of its calls.
 /// In [`CallForm::Hermes`], the call block with its arguments as a JSON object; in
 /// [`CallForm::HermesList`], the call object alone.

@@ -43,22 +43,22 @@ pub(crate) struct Values {
     /// How deep `any` values (and objects without declared fields) nest.
     pub any_depth: usize,
     /// Whether a string's first character may not be `,` or `)`
-    /// ([`GrammarOptions::guard_string_start`](super::GrammarOptions::guard_string_start)).
+    /// (`GrammarOptions::with_guard_string_start`).
     pub guard_string_start: bool,
     /// Whether a text parameter may be a bare word
-    /// ([`GrammarOptions::bare_strings`](super::GrammarOptions::bare_strings)).
+    /// ([`GrammarOptions::with_bare_strings`](super::GrammarOptions::with_bare_strings)).
     pub bare_strings: bool,
     /// The most characters of a string
-    /// ([`GrammarOptions::max_string_chars`](super::GrammarOptions::max_string_chars)).
+    /// ([`GrammarOptions::with_max_string_chars`](super::GrammarOptions::with_max_string_chars)).
     pub max_string_chars: Option<u32>,
     /// The most items of a list, and entries of an object of any keys
-    /// ([`GrammarOptions::max_list_items`](super::GrammarOptions::max_list_items)).
+    /// ([`GrammarOptions::with_max_list_items`](super::GrammarOptions::with_max_list_items)).
     pub max_list_items: Option<u32>,
     /// The numbers a number parameter may take
-    /// ([`GrammarOptions::grounded_numbers`](super::GrammarOptions::grounded_numbers)).
+    /// ([`GrammarOptions::with_grounded_numbers`](super::GrammarOptions::with_grounded_numbers)).
     pub grounded_numbers: Option<Vec<String>>,
     /// The text whose runs of words a text parameter's value must be
-    /// ([`GrammarOptions::grounded_text`](super::GrammarOptions::grounded_text)).
+    /// ([`GrammarOptions::with_grounded_text`](super::GrammarOptions::with_grounded_text)).
     pub grounded_text: Option<String>,
 }
 

@@ -1,8 +1,9 @@
 //! Phase 1, the interface: what a tool is, as the model will be told and as calls bind to it.
 //!
-//! [`Interface`] is the one model every other phase reads. It is built by [`load_interfaces`] from JSON
-//! in any of the three shapes people already have (the atfunc standard format, an OpenAI
-//! `tools` array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
+//! [`Interface`] is the one model every other phase reads. It is built by [`LoadOptions`]
+//! (or its one-line forms [`load_interfaces`] and [`load_interfaces_str`]) from JSON in any
+//! of the three shapes people already have (the atfunc standard format, an OpenAI `tools`
+//! array, bare JSON Schema function definitions) and checked by [`validate_toolbox`].
 
 mod load;
 mod names;
@@ -11,10 +12,8 @@ mod validate;
 
 pub use crate::messages::json_message;
 pub use load::{
-    load_interfaces, load_interfaces_str, load_interfaces_str_with, load_interfaces_with,
-    load_tools, load_tools_str, load_valid_interfaces, load_valid_interfaces_str,
-    load_valid_interfaces_str_with, load_valid_interfaces_with, LoadError, LoadLimit, LoadLimits,
-    Loaded, Problem, Strictness,
+    load_interfaces, load_interfaces_str, LoadError, LoadLimit, LoadLimits, LoadOptions, Loaded,
+    Problem, Strictness,
 };
 pub use names::{dotted_identifier, identifier};
 pub use string_format::StringFormat;

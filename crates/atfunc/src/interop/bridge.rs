@@ -390,7 +390,7 @@ pub fn parse_tool_call(
     options.control_fields.strip(&mut args);
     let body = names
         .body_field(model_name)
-        .and_then(|field| args.shift_remove(field));
+        .and_then(|field| crate::ordered::remove_in_order(&mut args, field));
     let args = args
         .into_iter()
         .map(|(key, value)| (names.written_param(model_name, &key).to_owned(), value))

@@ -127,7 +127,10 @@ impl ControlFields {
             .cloned()
             .collect();
         keys.into_iter()
-            .filter_map(|key| args.shift_remove(&key).map(|value| (key, value)))
+            .filter_map(|key| {
+                let value = crate::ordered::remove_in_order(args, &key)?;
+                Some((key, value))
+            })
             .collect()
     }
 }
@@ -196,8 +199,12 @@ impl fmt::Display for ToolFormat {
 
 /// A format name that is not `openai` or `mcp`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown format '{0}': use openai or mcp")]
-pub struct UnknownFormat(pub String);
+#[error("unknown format '{name}': use openai or mcp")]
+#[non_exhaustive]
+pub struct UnknownFormat {
+    /// The name as given.
+    pub name: String,
+}
 
 impl FromStr for ToolFormat {
     type Err = UnknownFormat;
@@ -206,7 +213,9 @@ impl FromStr for ToolFormat {
         match name.to_ascii_lowercase().as_str() {
             "openai" => Ok(ToolFormat::Openai),
             "mcp" => Ok(ToolFormat::Mcp),
-            _ => Err(UnknownFormat(name.to_owned())),
+            _ => Err(UnknownFormat {
+                name: name.to_owned(),
+            }),
         }
     }
 }

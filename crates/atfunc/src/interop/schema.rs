@@ -62,7 +62,7 @@ pub fn input_schema(interface: &Interface, control_fields: &ControlFields) -> Js
                 "description".into(),
                 json!("The request body, a JSON object"),
             );
-            map.shift_remove("type");
+            crate::ordered::remove_in_order(map, "type");
             described.append(map);
             body_schema = Json::Object(described);
         }

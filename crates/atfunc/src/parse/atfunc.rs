@@ -558,7 +558,7 @@ impl Reader {
         let span = w.span(data, self.cand, at);
         out.push(Event::Malformed {
             span,
-            error: ParseError { kind, offset: at },
+            error: ParseError::new(kind, span.end_point()),
             text: String::from_utf8_lossy(span_bytes).into_owned(),
         });
         self.prev_ident = last_char_is_ident(span_bytes);

@@ -69,7 +69,8 @@ mod window;
 pub use dialect::{Dialect, UnknownDialect};
 pub use stream::{parse_events, StreamParser};
 pub use types::{
-    Bodies, Call, Event, FunctionNames, ParseError, ParseErrorKind, ParserConfig, Span, Value,
+    Bodies, Call, Event, FunctionNames, LineColumn, ParseError, ParseErrorKind, ParserConfig, Span,
+    Value,
 };
 
 pub(crate) use syntax::is_number;

@@ -56,6 +56,15 @@ impl Span {
     pub fn is_empty(&self) -> bool {
         self.start == self.end
     }
+
+    /// The empty span at this one's end.
+    pub(crate) fn end_point(self) -> Span {
+        Span {
+            start: self.end,
+            char_start: self.char_end,
+            ..self
+        }
+    }
 }
 
 /// An argument value as the model wrote it, before it is bound to a declared type.
@@ -282,13 +291,113 @@ pub enum ParseErrorKind {
 }
 
 /// A parse error: its kind and where it was found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
+///
+/// The parser never looks back at text it has released, so it counts no lines: the error
+/// holds the point where reading stopped as a [`Span`] (byte and character offsets from
+/// the first byte fed), and [`ParseError::line_column`] finds the line and column in the
+/// text when asked, as a reader that kept the text wants them for a message.
+///
+/// ```
+/// use atfunc::{parse_events, Event};
+///
+/// let text = "Checking.\n@weather.get(city=\"Oslo\" days=2)\nDone.";
+/// let error = parse_events(text)
+///     .into_iter()
+///     .find_map(|event| match event {
+///         Event::Malformed { error, .. } => Some(error),
+///         _ => None,
+///     })
+///     .unwrap();
+/// // `days` needs a comma before it: reading stopped at its `d`, line 2, column 26.
+/// assert_eq!(&text[error.span.start as usize..][..4], "days");
+/// let at = error.line_column(text);
+/// assert_eq!((at.line, at.column), (2, 26));
+/// assert_eq!(format!("{at}: {error}"), "line 2, column 26: expected `,` or `)`, found `d`");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub struct ParseError {
     /// What went wrong.
     pub kind: ParseErrorKind,
-    /// The absolute byte offset where it went wrong.
-    pub offset: u64,
+    /// Where it went wrong: an empty span at the byte (and character) where reading
+    /// stopped, counted from the first byte fed.
+    pub span: Span,
+}
+
+impl ParseError {
+    /// An error of `kind` at the point `at` (an empty span; a longer one is cut to its
+    /// start).
+    pub(crate) fn new(kind: ParseErrorKind, at: Span) -> ParseError {
+        ParseError {
+            kind,
+            span: Span {
+                end: at.start,
+                char_end: at.char_start,
+                ..at
+            },
+        }
+    }
+
+    /// The line and column where it went wrong in `text`, the whole input the parser was
+    /// fed (from its first byte). Counted when asked, so the parser pays nothing for it.
+    pub fn line_column(&self, text: &str) -> LineColumn {
+        self.span.line_column(text)
+    }
+}
+
+/// A position in a text as a person finds it: both 1-based, the column counted in
+/// characters. Displayed as `line 2, column 26`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LineColumn {
+    /// The line, 1 for the first; lines end at `\n`.
+    pub line: u64,
+    /// The character in the line, 1 for the first.
+    pub column: u64,
+}
+
+impl fmt::Display for LineColumn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+impl Span {
+    /// The line and column of the span's start in `text`, the whole input from the first
+    /// byte fed. A start past the end of `text` counts to its end; one inside a character
+    /// stands at that character.
+    ///
+    /// ```
+    /// use atfunc::parse::Span;
+    /// // The end of line 2: after `c`, `d` and `é` (of two bytes), column 4.
+    /// let at = Span::new(7, 7).line_column("ab\ncdé\nfg");
+    /// assert_eq!((at.line, at.column), (2, 4));
+    /// ```
+    pub fn line_column(&self, text: &str) -> LineColumn {
+        let bytes = text.as_bytes();
+        let end = usize::try_from(self.start).map_or(bytes.len(), |start| start.min(bytes.len()));
+        let before = bytes.get(..end).unwrap_or(bytes);
+        let line_start = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+        let in_line = before.get(line_start..).unwrap_or_default();
+        // Each character that starts before the point is a column; a point inside one
+        // stands at the character it is inside, which has started.
+        let started = bytecount::num_chars(in_line) as u64;
+        let inside = !text.is_char_boundary(end);
+        LineColumn {
+            line: 1 + bytecount::count(before, b'\n') as u64,
+            column: if inside { started } else { started + 1 },
+        }
+    }
+}
+
+/// The JSON form keeps the shape events have always had: the kind and the byte offset.
+impl Serialize for ParseError {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("ParseError", 2)?;
+        out.serialize_field("kind", &self.kind)?;
+        out.serialize_field("offset", &self.span.start)?;
+        out.end()
+    }
 }
 
 impl fmt::Display for ParseError {
@@ -541,10 +650,11 @@ impl ParserConfig {
         ParserConfig { dialect, ..self }
     }
 
-    /// The same config, knowing the tools the model was offered ([`ParserConfig::offered`]),
-    /// when its dialect reads untagged calls (hermes, auto). The others never look at the
-    /// names, so none are gathered for them: a gateway turn or a registry stream in
-    /// atfunc's syntax pays nothing. Call it after [`ParserConfig::with_dialect`].
+    /// The same config, knowing the tools the model was offered ([`ParserConfig::offered`]).
+    /// Only the dialects that read untagged calls (hermes, auto) look at the names; the
+    /// others carry them unread. The order of the builder calls does not matter: the names
+    /// are kept whatever the dialect is when this is called, so a later
+    /// [`ParserConfig::with_dialect`] finds them.
     ///
     /// The names are the ones a gateway reading this model would accept: each function's
     /// qualified name, the name as its definition spells it, and the plain name of those in
@@ -555,9 +665,10 @@ impl ParserConfig {
     /// use atfunc::{Event, Interface, ParserConfig, StreamParser};
     ///
     /// let tools = [Interface::new("get_weather")];
+    /// // Either order: the dialect may be chosen before or after the tools are given.
     /// let config = ParserConfig::default()
-    ///     .with_dialect(Dialect::Hermes)
-    ///     .offering(&tools, None);
+    ///     .offering(&tools, None)
+    ///     .with_dialect(Dialect::Hermes);
     /// let calls = |text: &str| {
     ///     let mut parser = StreamParser::new(config.clone());
     ///     let mut events = parser.feed_str(text);
@@ -573,12 +684,9 @@ impl ParserConfig {
         interfaces: impl IntoIterator<Item = &'a Interface>,
         root: Option<&str>,
     ) -> ParserConfig {
-        match self.dialect {
-            Dialect::Hermes | Dialect::Auto => ParserConfig {
-                offered: Some(FunctionNames::callable(interfaces, root)),
-                ..self
-            },
-            _ => self,
+        ParserConfig {
+            offered: Some(FunctionNames::callable(interfaces, root)),
+            ..self
         }
     }
 }

@@ -10,7 +10,7 @@
 use crate::missing;
 
 use atfunc::grammar::{grammar, Grammar, WrittenCall};
-use atfunc::grammar::{CallForm, Choice};
+use atfunc::grammar::{CallForm, Choice, GrammarLimit, NoCallable};
 use atfunc::interface::Kind;
 use atfunc::parse::Dialect;
 use atfunc::{
@@ -34,7 +34,7 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
             "the recogniser refuses a sample: {text:?}"
         );
         let mut calls = 0;
-        for event in read(&text, options.form, catalog) {
+        for event in read(&text, options.form(), catalog) {
             match event {
                 Event::Call(call) => {
                     calls += 1;
@@ -44,7 +44,7 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
                         Ok(_) | Err(BindError::Placeholder { .. }) => {}
                         Err(e) => panic!("a sampled call does not bind: {e}\n{text}"),
                     }
-                    if let Choice::Function(name) = &options.choice {
+                    if let Choice::Function(name) = options.choice() {
                         let shown = call.name.rsplit('.').next().unwrap_or_default();
                         let wanted = name.rsplit('.').next().unwrap_or_default();
                         assert_eq!(UniCase::new(shown), UniCase::new(wanted), "{text}");
@@ -56,19 +56,19 @@ fn check_samples(g: &Grammar, catalog: &Catalog, options: &GrammarOptions, seeds
                     panic!("sample has a malformed call ({error}): {span:?}\nin {text:?}")
                 }
                 // No opener the parser leaves as prose (one inside a call's string is text).
-                Event::Text { text: prose, .. } => match options.form {
+                Event::Text { text: prose, .. } => match options.form() {
                     CallForm::Hermes => assert!(!prose.contains("<tool_call>"), "{text:?}"),
                     _ => assert!(!prose.contains('@'), "{text:?}"),
                 },
                 _ => {}
             }
         }
-        match options.choice {
+        match options.choice() {
             Choice::None => assert_eq!(calls, 0, "{text:?}"),
             Choice::Required | Choice::Function(_) => assert!(calls >= 1, "{text:?}"),
             Choice::Auto => {}
         }
-        if options.single {
+        if options.single() {
             assert!(calls <= 1, "{text:?}");
         }
     }
@@ -410,7 +410,7 @@ proptest! {
         match grammar(&interfaces, &options) {
             Ok(g) => check_samples(&g, &catalog(&interfaces, None), &options, 8),
             // A required call of a function that has none: allowed only when that is so.
-            Err(GrammarError::NoCallable(_)) => {}
+            Err(GrammarError::NoCallable { .. }) => {}
             Err(e) => panic!("{e}"),
         }
     }
@@ -721,19 +721,18 @@ fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
     assert_eq!(
         error,
         GrammarError::TooLarge {
-            limit: "max_rules",
-            what: "rules",
+            limit: GrammarLimit::Rules,
             value: 3
         }
     );
     assert!(
-        error.to_string().contains("GrammarOptions::max_rules"),
+        error.to_string().contains("GrammarOptions::with_max_rules"),
         "{error}"
     );
     let bytes = GrammarOptions::default().with_max_bytes(200);
     let error = grammar(&tools, &bytes).unwrap_err().to_string();
     assert!(
-        error.contains("larger than 200 bytes (GrammarOptions::max_bytes)"),
+        error.contains("larger than 200 bytes (GrammarOptions::with_max_bytes)"),
         "{error}"
     );
     // 20,000 optional fields, each with its own choices, within a 1 MiB budget: refused
@@ -749,7 +748,7 @@ fn a_grammar_past_its_budget_is_refused_naming_the_limit() {
     assert!(matches!(
         grammar(&[big], &small_budget),
         Err(GrammarError::TooLarge {
-            limit: "max_bytes",
+            limit: GrammarLimit::Bytes,
             ..
         })
     ));
@@ -794,7 +793,7 @@ fn choice_modes() {
     );
     assert!(matches!(
         grammar(&[], &with(Choice::Required, false)),
-        Err(GrammarError::NoCallable(_))
+        Err(GrammarError::NoCallable { .. })
     ));
 }
 
@@ -1260,7 +1259,7 @@ fn calls_left_out_are_not_written_again_and_the_rest_still_bind() {
         let g2 = match grammar(&interfaces, &without) {
             Ok(g2) => g2,
             // Every call differs from those left out only in free values.
-            Err(GrammarError::NoCallable(_)) => continue,
+            Err(GrammarError::NoCallable { .. }) => continue,
             Err(e) => panic!("{id}: {e}"),
         };
         for text in &texts {
@@ -1338,9 +1337,16 @@ fn leaving_a_call_out_leaves_the_others_in() {
         .with_not_again(vec![WrittenCall::new("stop")]);
     let err = grammar(&[stop], &only).unwrap_err();
     assert!(
-        matches!(err, GrammarError::NoCallable(ref why) if why.contains("not_again")),
+        matches!(
+            err,
+            GrammarError::NoCallable {
+                reason: NoCallable::LeftOut,
+                ..
+            }
+        ),
         "{err}"
     );
+    assert!(err.to_string().contains("(not_again)"), "{err}");
 }
 
 proptest! {
@@ -1368,7 +1374,7 @@ proptest! {
                 prop_assert!(!g2.accepts(text), "offered again: {text}\n{}", g2.to_gbnf());
                 check_samples(&g2, &catalog, &without, 4);
             }
-            Err(GrammarError::NoCallable(_)) => {}
+            Err(GrammarError::NoCallable { .. }) => {}
             Err(e) => panic!("{e}"),
         }
     }

@@ -88,17 +88,20 @@ fn the_loader_keeps_format() {
     // A format that is not a string is left out, with a warning; a strict load refuses it.
     let odd = r#"[{"name": "f", "parameters": {"type": "object", "properties": {"d": {"type": "string", "format": 7}}}}]"#;
     let limits = atfunc::interface::LoadLimits::default();
-    let loaded =
-        atfunc::interface::load_tools_str(odd, &limits, atfunc::interface::Strictness::Lenient)
-            .unwrap();
+    let loaded = atfunc::interface::LoadOptions::default()
+        .with_limits(limits)
+        .load_str(odd)
+        .unwrap();
     assert_eq!(loaded.interfaces[0].params[0].format, None);
     assert_eq!(
         loaded.warnings[0].message,
         "'parameters.d.format' must be a string such as \"date\" or \"email\", found a number; it is left out"
     );
-    let err =
-        atfunc::interface::load_tools_str(odd, &limits, atfunc::interface::Strictness::Strict)
-            .unwrap_err();
+    let err = atfunc::interface::LoadOptions::default()
+        .with_limits(limits)
+        .with_strictness(atfunc::interface::Strictness::Strict)
+        .load_str(odd)
+        .unwrap_err();
     assert!(
         err.to_string().contains(".format' must be a string"),
         "{err}"

@@ -1,15 +1,17 @@
 //! Loading interfaces in every shape, and every validation rule with its exact message.
 
 use atfunc::interface::{
-    load_interfaces_with, load_tools, validate_all, validate_toolbox, Kind, LoadLimit, LoadLimits,
-    Location, Strictness,
+    validate_all, validate_toolbox, Kind, LoadLimit, LoadLimits, LoadOptions, Location, Strictness,
 };
 use atfunc::{load_interfaces, load_interfaces_str, Interface, LoadError, Param, ParamType};
 use serde_json::json;
 
 /// Every problem a strict reading finds (`atfunc check --strict`).
 fn problems(json: serde_json::Value) -> Vec<String> {
-    match load_tools(&json, &LoadLimits::default(), Strictness::Strict) {
+    match LoadOptions::default()
+        .with_strictness(Strictness::Strict)
+        .load(&json)
+    {
         Err(LoadError::Invalid(problems)) => problems.iter().map(ToString::to_string).collect(),
         other => panic!("expected problems, got {other:?}"),
     }
@@ -164,7 +166,7 @@ fn accepts_a_wrapping_object_and_a_single_definition() {
     );
     assert_eq!(load_interfaces(&standard()).unwrap().len(), 1);
     match load_interfaces(&json!(42)) {
-        Err(e @ LoadError::Shape(_)) => assert_eq!(
+        Err(e @ LoadError::NotAList { found: "a number" }) => assert_eq!(
             e.to_string(),
             "expected a list of tool definitions, found a number"
         ),
@@ -386,11 +388,12 @@ fn names_written_alike_are_refused_naming_both() {
             "max-results": {"type": "integer"}, "max_results": {"type": "integer"}}}}])),
         ["Validation failed for function 'search': Parameters 'max-results' and 'max_results' would both be written 'max_results' in a call; rename one"]
     );
-    let tools = load_interfaces(&json!([
+    let tools = json!([
         {"name": "get-weather", "parameters": {"type": "object"}},
         {"name": "get_weather", "parameters": {"type": "object"}},
-    ]))
-    .unwrap();
+    ]);
+    let unchecked = LoadOptions::default().with_validation(false);
+    let tools = unchecked.load(&tools).unwrap().interfaces;
     assert_eq!(
         validate_all(&tools).unwrap_err().to_string(),
         "Validation failed for function 'get_weather': Functions 'get-weather' and 'get_weather' would both be called as 'get_weather'; rename one"
@@ -664,14 +667,17 @@ fn references_that_fan_out_are_refused_naming_the_limit() {
     let small = with_defs("box.small", small, "L0");
     let tight = LoadLimits::default().with_max_ref_nodes(1000);
     assert!(matches!(
-        load_interfaces_with(&small, &tight),
+        LoadOptions::default()
+            .with_limits(tight)
+            .load(&small)
+            .map(|l| l.interfaces),
         Err(LoadError::Limit {
             limit: LoadLimit::RefNodes,
             value: 1000,
             ..
         })
     ));
-    let tools = load_interfaces_with(&small, &LoadLimits::default()).unwrap();
+    let tools = load_interfaces(&small).unwrap();
     assert_eq!(count(&tools[0].params[0]), 1111);
 }
 
@@ -717,7 +723,11 @@ fn a_chain_of_references_deeper_than_the_limit_is_refused() {
         other => panic!("{other:?}"),
     }
     let deeper = LoadLimits::default().with_max_depth(300);
-    let loaded = load_interfaces_with(&tools, &deeper).unwrap();
+    let loaded = LoadOptions::default()
+        .with_limits(deeper)
+        .load(&tools)
+        .map(|l| l.interfaces)
+        .unwrap();
     assert_eq!(count(&loaded[0].params[0]), 101);
 }
 
@@ -838,12 +848,10 @@ fn problems_carry_their_kind() {
         .map(|e| e.kind)
         .collect();
     assert_eq!(kinds, [K::Name, K::Domain, K::Unsatisfiable, K::Clash]);
-    let loaded = load_tools(
-        &json!([{"name": "f", "parameters": {"type": "object",
-        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]),
-        &LoadLimits::default(),
-        Strictness::Strict,
-    );
+    let loaded = LoadOptions::default()
+        .with_strictness(Strictness::Strict)
+        .load(&json!([{"name": "f", "parameters": {"type": "object",
+        "properties": {"a": {"type": "strin"}, "b": {"type": "integer", "enum": ["x"]}}}}]));
     let Err(LoadError::Invalid(problems)) = loaded else {
         panic!("{loaded:?}")
     };
@@ -867,7 +875,7 @@ fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
             "number_of_adults": {"type": "integer", "enum": ["1", "2", "dontcare"],
                                  "default": "dontcare"}},
         "required": ["where_to"]}}]);
-    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(&tools).unwrap();
     let params = &loaded.interfaces[0].params;
     assert_eq!(params[1].ty, ParamType::Any);
     assert_eq!(
@@ -917,7 +925,7 @@ fn a_boolean_with_string_choices_is_read_as_those_choices_with_a_warning() {
 fn a_boolean_whose_choices_spell_booleans_stays_a_boolean() {
     let tools = json!([{"name": "disk.wipe", "parameters": {"type": "object",
         "properties": {"force": {"type": "boolean", "enum": ["True", "False", "true"]}}}}]);
-    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(&tools).unwrap();
     let force = &loaded.interfaces[0].params[0];
     assert_eq!(force.ty, ParamType::Boolean);
     assert_eq!(force.choices, Some(vec![json!(true), json!(false)]));
@@ -969,7 +977,7 @@ fn contradictions_are_worked_around_leniently_and_refused_strictly() {
             "required": ["r", "gone"]}},
         {"name": "f", "description": 7, "parameters": {"type": "object"}},
     ]);
-    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(&tools).unwrap();
     assert_eq!(loaded.interfaces.len(), 1, "the second 'f' is left out");
     let f = &loaded.interfaces[0];
     let ty = |name: &str| {
@@ -1016,7 +1024,7 @@ fn restrictions_atfunc_does_not_check_are_reported() {
     let tools = json!([{"name": "f", "parameters": {"type": "object", "properties": {
         "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
         "tags": {"type": "array", "minItems": 1}}}}]);
-    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(&tools).unwrap();
     let warnings: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
     assert_eq!(
         warnings,
@@ -1036,9 +1044,12 @@ fn restrictions_atfunc_does_not_check_are_reported() {
 
 /// The warnings of a lenient load, as messages, and the problems of a strict one.
 fn warnings_and_problems(tools: &serde_json::Value) -> (Vec<String>, Vec<String>) {
-    let loaded = load_tools(tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(tools).unwrap();
     let warnings = loaded.warnings.iter().map(|w| w.message.clone()).collect();
-    let strict = match load_tools(tools, &LoadLimits::default(), Strictness::Strict) {
+    let strict = match LoadOptions::default()
+        .with_strictness(Strictness::Strict)
+        .load(tools)
+    {
         Err(LoadError::Invalid(found)) => found.iter().map(|p| p.message.clone()).collect(),
         Ok(_) => Vec::new(),
         Err(other) => panic!("{other}"),
@@ -1112,7 +1123,7 @@ fn restrictions_that_can_be_enforced_are_enforced() {
             "'parameters.memo' says \"required\": true; JSON Schema lists required properties in 'parameters.required'",
         ]
     );
-    let loaded = load_tools(&tools, &LoadLimits::default(), Strictness::Lenient).unwrap();
+    let loaded = LoadOptions::default().load(&tools).unwrap();
     let pay = &loaded.interfaces[0];
     let param = |name: &str| pay.params.iter().find(|p| p.name == name).unwrap();
     assert!(param("amount").required && param("memo").required);

@@ -579,7 +579,7 @@ fn tool_calls_become_atfunc_text_that_binds_to_the_same_arguments() {
         // Parsed and bound, the text gives back what the model sent.
         let bound = bind_text(&text, &catalog);
         let mut sent = args(arguments);
-        let body = sent.shift_remove("body");
+        let body = sent.remove("body");
         assert_eq!(bound.args, sent, "{text}");
         assert_eq!(bound.body.and_then(|b| b.json), body, "{text}");
     }

@@ -209,7 +209,7 @@ fn long_names_and_bodies_in_chunks_of_every_size() {
         let offsets: Vec<u64> = events
             .iter()
             .filter_map(|e| match e {
-                Event::Malformed { error, .. } => Some(error.offset),
+                Event::Malformed { error, .. } => Some(error.span.start),
                 _ => None,
             })
             .collect();

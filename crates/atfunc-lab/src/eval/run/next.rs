@@ -6,8 +6,8 @@
 //! read up to the repeat; `+next` then gives it back what it wrote (as the start of its own
 //! turn, through llama-server's `/completion`) and asks for one more call under a grammar
 //! that leaves out every call written so far
-//! ([`GrammarOptions::not_again`](atfunc::grammar::GrammarOptions::not_again)), or the end
-//! of its answer ([`GrammarOptions::continued`](atfunc::grammar::GrammarOptions::continued)).
+//! ([`GrammarOptions::with_not_again`](atfunc::grammar::GrammarOptions::with_not_again)), or the end
+//! of its answer ([`GrammarOptions::with_continued`](atfunc::grammar::GrammarOptions::with_continued)).
 //! Greedy, the model writes its next best call, or ends. It goes on until the model ends,
 //! no call is left to make, the new call is a near-repeat ([`ends_answer`]: a fragment of
 //! an earlier text value, or only values earlier calls gave), or [`NEXT_MOST_CALLS`] calls
@@ -80,7 +80,7 @@ impl Evaluator {
             let grammar = match atfunc::grammar::gbnf(&case.interfaces, &options) {
                 Ok(grammar) => grammar,
                 // Every call left to make is one already made.
-                Err(GrammarError::NoCallable(_)) => break,
+                Err(GrammarError::NoCallable { .. }) => break,
                 Err(error) => return Err(format!("no grammar: {error}")),
             };
             let more = self

@@ -31,6 +31,7 @@
 //! within [`LoadLimits`], `standard` reads the standard format, and `sink` holds what every
 //! reader shares (the problems found so far and the fields every shape has).
 
+mod json;
 mod refs;
 mod schema;
 mod sink;
@@ -43,10 +44,11 @@ use super::validate::{
     ValidationErrorKind, ValidationErrors,
 };
 use super::{names, Interface, Param, ParamType};
-use crate::messages::{json_kind, qualified};
+use crate::messages::qualified;
+use json::{json_kind, Json};
 use refs::Budget;
 use schema::{load_schema_function, values_type};
-use serde_json::Value as Json;
+use serde_json::Value;
 use sink::Sink;
 use standard::load_standard;
 use std::collections::HashMap;
@@ -58,9 +60,12 @@ pub enum LoadError {
     /// The text is not JSON. Display gives line, column and what was expected.
     #[error("not valid JSON: {0}")]
     Json(#[from] serde_json::Error),
-    /// The JSON is not a list of tool definitions.
-    #[error("{0}")]
-    Shape(String),
+    /// The JSON is not a list of tool definitions, nor an object holding one or being one.
+    #[error("expected a list of tool definitions, found {found}")]
+    NotAList {
+        /// What was found instead: `a number`, `a string`, `null`, ...
+        found: &'static str,
+    },
     /// Some definitions are invalid; every problem is listed.
     #[error("{}", join_lines(.0))]
     Invalid(Vec<Problem>),
@@ -112,7 +117,128 @@ fn join_lines(problems: &[Problem]) -> String {
         .join("\n")
 }
 
-/// Loads interfaces from JSON text. See [`load_interfaces`].
+/// How to load tool definitions: the [`LoadLimits`], the [`Strictness`], and whether the
+/// set is checked as a whole. `LoadOptions::default()` is what a reader of a tools file
+/// wants: the default limits, read leniently (each workaround a warning of [`Loaded`]),
+/// a function defined twice kept once, and the set checked by [`validate_all`] (two
+/// names a call writes alike, names that differ only in case).
+///
+/// ```
+/// use atfunc::interface::{LoadError, LoadLimits, LoadOptions, Strictness};
+/// use atfunc::ParamType;
+/// use serde_json::json;
+///
+/// let tools = json!([{"name": "search_house", "parameters": {
+///     "type": "object",
+///     "properties": {"has_laundry": {"type": "boolean",
+///                                    "enum": ["True", "False", "dontcare"],
+///                                    "default": "dontcare"}}}}]);
+/// let loaded = LoadOptions::default().load(&tools).unwrap();
+/// let has_laundry = &loaded.interfaces[0].params[0];
+/// // A boolean stays a boolean: `false` reaches the tool as `false`, not as "False".
+/// assert_eq!(has_laundry.ty, ParamType::Any);
+/// assert_eq!(has_laundry.choices, Some(vec![json!(true), json!(false), json!("dontcare")]));
+/// assert_eq!(loaded.warnings.len(), 1);
+///
+/// // Read strictly, what was worked around is a problem.
+/// let strict = LoadOptions::default().with_strictness(Strictness::Strict).load(&tools);
+/// assert!(matches!(strict, Err(LoadError::Invalid(problems)) if problems.len() == 1));
+///
+/// // From text, within tighter limits.
+/// let options = LoadOptions::default().with_limits(LoadLimits::default().with_max_depth(8));
+/// let loaded = options.load_str(r#"[{"name": "ping", "parameters": {"type": "object"}}]"#);
+/// assert_eq!(loaded.unwrap().interfaces[0].name, "ping");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadOptions {
+    limits: LoadLimits,
+    strictness: Strictness,
+    validate: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            limits: LoadLimits::default(),
+            strictness: Strictness::Lenient,
+            validate: true,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// The same options within `limits`: a definition whose schema, written out, goes
+    /// past one is a [`LoadError::Limit`] naming the function.
+    pub fn with_limits(mut self, limits: LoadLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The same options reading definitions with `strictness`.
+    pub fn with_strictness(mut self, strictness: Strictness) -> Self {
+        self.strictness = strictness;
+        self
+    }
+
+    /// The same options, with the set checked as a whole ([`validate_all`]) or not. Not
+    /// checked, each definition is still read and checked on its own, and a function
+    /// defined twice is kept twice: for a program that checks the set itself, in a
+    /// toolbox of its own ([`validate_toolbox`](super::validate_toolbox)). Default true.
+    pub fn with_validation(mut self, validate: bool) -> Self {
+        self.validate = validate;
+        self
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &LoadLimits {
+        &self.limits
+    }
+
+    /// The strictness.
+    pub fn strictness(&self) -> Strictness {
+        self.strictness
+    }
+
+    /// Loads interfaces from a parsed JSON value: a list of definitions (or an object
+    /// holding one under `tools` or `functions`, or a single definition). Every problem,
+    /// of every definition and of the set, is in [`LoadError::Invalid`]; the other errors
+    /// stop at the first.
+    ///
+    /// A definition's properties are its parameters in the order the value holds them,
+    /// and positional arguments bind in that order. A `serde_json::Value` keeps the
+    /// written order of its objects only with serde_json's `preserve_order` feature (which
+    /// atfunc's own `preserve_order` feature turns on); without it, the properties come
+    /// sorted by name. To keep the written order either way, load the text:
+    /// [`LoadOptions::load_str`].
+    pub fn load(&self, json: &serde_json::Value) -> Result<Loaded, LoadError> {
+        self.load_ordered(&Json::from_serde(json))
+    }
+
+    /// [`LoadOptions::load`] from JSON text; text that is not JSON is a [`LoadError::Json`]
+    /// with its line and column. The text is read with every object in its written order,
+    /// whatever serde_json's features are.
+    pub fn load_str(&self, text: &str) -> Result<Loaded, LoadError> {
+        self.load_ordered(&serde_json::from_str(text)?)
+    }
+
+    fn load_ordered(&self, json: &Json) -> Result<Loaded, LoadError> {
+        let mut loaded = load_entries(json, &self.limits, self.strictness)?;
+        if !self.validate {
+            return Ok(loaded);
+        }
+        if self.strictness == Strictness::Lenient {
+            drop_repeated(&mut loaded);
+        }
+        match validate_all(&loaded.interfaces) {
+            Ok(()) => Ok(loaded),
+            Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
+        }
+    }
+}
+
+/// Loads interfaces from JSON text with the default [`LoadOptions`], the warnings left
+/// out: `LoadOptions::default().load_str(text)`, for a program that wants only the
+/// interfaces.
 ///
 /// ```
 /// let tools = atfunc::load_interfaces_str(r#"[{"type": "function", "function": {
@@ -124,31 +250,28 @@ fn join_lines(problems: &[Problem]) -> String {
 /// assert!(tools[0].params[0].required);
 /// ```
 pub fn load_interfaces_str(text: &str) -> Result<Vec<Interface>, LoadError> {
-    load_interfaces_str_with(text, &LoadLimits::default())
+    LoadOptions::default()
+        .load_str(text)
+        .map(|loaded| loaded.interfaces)
 }
 
-/// [`load_interfaces_str`] within `limits`.
-pub fn load_interfaces_str_with(
-    text: &str,
-    limits: &LoadLimits,
-) -> Result<Vec<Interface>, LoadError> {
-    load_interfaces_with(&serde_json::from_str(text)?, limits)
-}
-
-/// Loads interfaces from a parsed JSON value: a list of definitions (or an object holding
-/// one under `tools` or `functions`, or a single definition). Every problem in every
-/// definition is reported at once. The default [`LoadLimits`] apply; see
-/// [`load_interfaces_with`].
-pub fn load_interfaces(json: &Json) -> Result<Vec<Interface>, LoadError> {
-    load_interfaces_with(json, &LoadLimits::default())
-}
-
-/// [`load_interfaces`] within `limits`: a definition whose schema, written out, goes past
-/// one is a [`LoadError::Limit`] naming the function.
+/// Loads interfaces from a parsed JSON value with the default [`LoadOptions`], the
+/// warnings left out: `LoadOptions::default().load(json)`.
 ///
-/// Definitions are read leniently; [`load_tools`] also returns what was worked around.
-pub fn load_interfaces_with(json: &Json, limits: &LoadLimits) -> Result<Vec<Interface>, LoadError> {
-    load_entries(json, limits, Strictness::Lenient).map(|loaded| loaded.interfaces)
+/// ```
+/// use atfunc::{load_interfaces, LoadError};
+/// let tools = serde_json::json!([
+///     {"name": "get-temp", "parameters": {"type": "object"}},
+///     {"name": "get_temp", "parameters": {"type": "object"}},
+/// ]);
+/// let Err(LoadError::Invalid(problems)) = load_interfaces(&tools)
+/// else { panic!("two tools a call writes alike") };
+/// assert_eq!(problems.len(), 1);
+/// ```
+pub fn load_interfaces(json: &serde_json::Value) -> Result<Vec<Interface>, LoadError> {
+    LoadOptions::default()
+        .load(json)
+        .map(|loaded| loaded.interfaces)
 }
 
 fn load_entries(
@@ -163,10 +286,9 @@ fn load_entries(
             _ => vec![json],
         },
         other => {
-            return Err(LoadError::Shape(format!(
-                "expected a list of tool definitions, found {}",
-                json_kind(other)
-            )))
+            return Err(LoadError::NotAList {
+                found: json_kind(other),
+            })
         }
     };
     let mut problems = Vec::new();
@@ -237,7 +359,7 @@ fn load_entries(
 fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
     if let Some(message) = unfit_choices(param, path) {
         let declared = param.choices.take().unwrap_or_default();
-        let mut choices: Vec<Json> = Vec::with_capacity(declared.len());
+        let mut choices: Vec<Value> = Vec::with_capacity(declared.len());
         for choice in &declared {
             let choice = match param.ty {
                 ParamType::Boolean => boolean_choice(choice),
@@ -252,7 +374,7 @@ fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
         let workaround = if choices == declared {
             format!("it is read as {} with those choices", ty.name())
         } else {
-            let listed: Vec<String> = choices.iter().map(Json::to_string).collect();
+            let listed: Vec<String> = choices.iter().map(Value::to_string).collect();
             format!(
                 "it is read as {} with the choices {}",
                 ty.name(),
@@ -277,115 +399,18 @@ fn settle_choices(param: &mut Param, path: &str, sink: &mut Sink) {
 
 /// A choice of a boolean as the boolean it spells (`"True"`, `"false"`, in any case), or
 /// as it is.
-fn boolean_choice(choice: &Json) -> Json {
+fn boolean_choice(choice: &Value) -> Value {
     let spelled = choice.as_str().map(str::trim);
     match spelled {
-        Some(text) if text.eq_ignore_ascii_case("true") => Json::Bool(true),
-        Some(text) if text.eq_ignore_ascii_case("false") => Json::Bool(false),
+        Some(text) if text.eq_ignore_ascii_case("true") => Value::Bool(true),
+        Some(text) if text.eq_ignore_ascii_case("false") => Value::Bool(false),
         _ => choice.clone(),
     }
 }
 
 /// The type every non-null choice has, or any.
-fn choices_type(choices: &[Json]) -> ParamType {
+fn choices_type(choices: &[Value]) -> ParamType {
     values_type(choices.iter().filter(|c| !c.is_null())).unwrap_or(ParamType::Any)
-}
-
-/// Loads interfaces and validates them as one set ([`validate_all`]): what every reader of
-/// a tools file wants before it renders a prompt or binds a call. Every problem, of loading
-/// or of validation, is in [`LoadError::Invalid`]; the other errors stop at the first.
-/// Definitions are read leniently; [`load_tools`] also returns what was worked around.
-///
-/// The default [`LoadLimits`] apply; see [`load_valid_interfaces_with`].
-///
-/// ```
-/// use atfunc::interface::{load_valid_interfaces, LoadError};
-/// let tools = serde_json::json!([
-///     {"name": "get-temp", "parameters": {"type": "object"}},
-///     {"name": "get_temp", "parameters": {"type": "object"}},
-/// ]);
-/// let Err(LoadError::Invalid(problems)) = load_valid_interfaces(&tools)
-/// else { panic!("two tools a call writes alike") };
-/// assert_eq!(problems.len(), 1);
-/// ```
-pub fn load_valid_interfaces(json: &Json) -> Result<Vec<Interface>, LoadError> {
-    load_valid_interfaces_with(json, &LoadLimits::default())
-}
-
-/// [`load_valid_interfaces`] within `limits`.
-pub fn load_valid_interfaces_with(
-    json: &Json,
-    limits: &LoadLimits,
-) -> Result<Vec<Interface>, LoadError> {
-    load_tools(json, limits, Strictness::Lenient).map(|loaded| loaded.interfaces)
-}
-
-/// [`load_valid_interfaces`] from JSON text, within the default [`LoadLimits`].
-///
-/// ```
-/// let tools = atfunc::interface::load_valid_interfaces_str(
-///     r#"[{"name": "get_temp", "parameters": {"type": "object"}}]"#,
-/// ).unwrap();
-/// assert_eq!(tools[0].name, "get_temp");
-/// ```
-pub fn load_valid_interfaces_str(text: &str) -> Result<Vec<Interface>, LoadError> {
-    load_valid_interfaces_str_with(text, &LoadLimits::default())
-}
-
-/// [`load_valid_interfaces_str`] within `limits`.
-pub fn load_valid_interfaces_str_with(
-    text: &str,
-    limits: &LoadLimits,
-) -> Result<Vec<Interface>, LoadError> {
-    load_valid_interfaces_with(&serde_json::from_str(text)?, limits)
-}
-
-/// Loads interfaces, validates them as one set, and says what was worked around to read
-/// them: what `atfunc check` lists. With [`Strictness::Lenient`] each workaround is a
-/// warning and only what cannot be read is an error; with [`Strictness::Strict`] each is a
-/// problem of [`LoadError::Invalid`].
-///
-/// ```
-/// use atfunc::interface::{load_tools, LoadError, LoadLimits, Strictness};
-/// use atfunc::ParamType;
-/// use serde_json::json;
-/// let tools = json!([{"name": "search_house", "parameters": {
-///     "type": "object",
-///     "properties": {"has_laundry": {"type": "boolean",
-///                                    "enum": ["True", "False", "dontcare"],
-///                                    "default": "dontcare"}}}}]);
-/// let limits = LoadLimits::default();
-/// let loaded = load_tools(&tools, &limits, Strictness::Lenient).unwrap();
-/// let has_laundry = &loaded.interfaces[0].params[0];
-/// // A boolean stays a boolean: `false` reaches the tool as `false`, not as "False".
-/// assert_eq!(has_laundry.ty, ParamType::Any);
-/// assert_eq!(has_laundry.choices, Some(vec![json!(true), json!(false), json!("dontcare")]));
-/// assert_eq!(loaded.warnings.len(), 1);
-/// let strict = load_tools(&tools, &limits, Strictness::Strict);
-/// assert!(matches!(strict, Err(LoadError::Invalid(problems)) if problems.len() == 1));
-/// ```
-pub fn load_tools(
-    json: &Json,
-    limits: &LoadLimits,
-    strictness: Strictness,
-) -> Result<Loaded, LoadError> {
-    let mut loaded = load_entries(json, limits, strictness)?;
-    if strictness == Strictness::Lenient {
-        drop_repeated(&mut loaded);
-    }
-    match validate_all(&loaded.interfaces) {
-        Ok(()) => Ok(loaded),
-        Err(ValidationErrors(problems)) => Err(LoadError::Invalid(problems)),
-    }
-}
-
-/// [`load_tools`] from JSON text.
-pub fn load_tools_str(
-    text: &str,
-    limits: &LoadLimits,
-    strictness: Strictness,
-) -> Result<Loaded, LoadError> {
-    load_tools(&serde_json::from_str(text)?, limits, strictness)
 }
 
 /// A function defined twice under one spelling keeps its first definition: tool lists put

@@ -1,6 +1,6 @@
 //! `$ref`s written out in place, within the [`LoadLimits`] of one load.
 
-use serde_json::{Map, Value as Json};
+use super::json::{Json, Map};
 use std::collections::HashMap;
 
 /// Limits on what loading may build from a tools file, so a small definition cannot expand
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 ///
 /// ```
 /// use atfunc::LoadError;
-/// use atfunc::interface::{load_interfaces_with, LoadLimit, LoadLimits};
+/// use atfunc::interface::{LoadLimit, LoadLimits, LoadOptions};
 /// use serde_json::json;
 ///
 /// // `A` has ten fields of type `B`, and `B` ten fields of type `C`: 111 schema nodes.
@@ -30,13 +30,13 @@ use std::collections::HashMap;
 ///     "$defs": {"A": level("B"), "B": level("C"), "C": {"type": "string"}},
 ///     "properties": {"root": {"$ref": "#/$defs/A"}}}}]);
 /// let limits = LoadLimits::default().with_max_ref_nodes(100);
-/// match load_interfaces_with(&tools, &limits) {
+/// match LoadOptions::default().with_limits(limits).load(&tools) {
 ///     Err(LoadError::Limit { function, limit, value }) => {
 ///         assert_eq!((function.as_str(), limit, value), ("shop.order", LoadLimit::RefNodes, 100));
 ///     }
 ///     other => panic!("{other:?}"),
 /// }
-/// assert!(load_interfaces_with(&tools, &LoadLimits::default()).is_ok());
+/// assert!(LoadOptions::default().load(&tools).is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

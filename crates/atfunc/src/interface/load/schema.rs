@@ -1,12 +1,12 @@
 //! The two imported shapes: an OpenAI tool and a bare function definition, both with JSON
 //! Schema `parameters`, read as params.
 
+use super::json::json_kind;
+use super::json::{Json, Map};
 use super::refs::resolve_schema;
 use super::sink::{check_function_name, optional_string, returns_text, Sink};
 use crate::interface::validate::ValidationErrorKind;
 use crate::interface::{Interface, Kind, Param, ParamType};
-use crate::messages::json_kind;
-use serde_json::{Map, Value as Json};
 
 /// Splits a dotted name at its last dot into domain and function name.
 fn split_name(full: &str) -> (Option<String>, String) {
@@ -79,7 +79,7 @@ pub(super) fn load_schema_function(
 /// Whether a schema allows `null` (`"type": ["string", "null"]`).
 fn is_nullable(def: &Json) -> bool {
     match def.get("type") {
-        Some(Json::Array(types)) => types.iter().any(|t| t == "null"),
+        Some(Json::Array(types)) => types.iter().any(|t| t.as_str() == Some("null")),
         Some(Json::String(t)) => t == "null",
         _ => false,
     }
@@ -301,18 +301,27 @@ pub(super) const TYPE_HINT: &str =
 
 /// A schema with only `enum` says its type through its values.
 fn infer_from_enum(map: &Map<String, Json>) -> Option<ParamType> {
-    values_type(map.get("enum")?.as_array()?)
+    let choices: Vec<serde_json::Value> = map
+        .get("enum")?
+        .as_array()?
+        .iter()
+        .map(Json::to_serde)
+        .collect();
+    values_type(&choices)
 }
 
 /// The type every one of `values` has: `None` when there are none, when they differ, or
 /// when one is `null`, an object or a list. Integer only when every value is a whole
 /// number: `[1, 2.5]` must admit 2.5, so it is a number.
-pub(super) fn values_type<'a>(values: impl IntoIterator<Item = &'a Json>) -> Option<ParamType> {
-    let kind = |value: &Json| match value {
-        Json::String(_) => Some(ParamType::String),
-        Json::Bool(_) => Some(ParamType::Boolean),
-        Json::Number(n) if n.is_i64() || n.is_u64() => Some(ParamType::Integer),
-        Json::Number(_) => Some(ParamType::Number),
+pub(super) fn values_type<'a>(
+    values: impl IntoIterator<Item = &'a serde_json::Value>,
+) -> Option<ParamType> {
+    use serde_json::Value;
+    let kind = |value: &Value| match value {
+        Value::String(_) => Some(ParamType::String),
+        Value::Bool(_) => Some(ParamType::Boolean),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(ParamType::Integer),
+        Value::Number(_) => Some(ParamType::Number),
         _ => None,
     };
     let mut values = values.into_iter();
@@ -373,7 +382,7 @@ pub(super) fn report_unenforced(map: &Map<String, Json>, sink: &mut Sink, at: &s
     let mut found: Vec<&str> = UNENFORCED_KEYWORDS
         .iter()
         .copied()
-        .filter(|key| map.get(*key).is_some_and(|v| !v.is_null()))
+        .filter(|key| map.get(key).is_some_and(|v| !v.is_null()))
         .collect();
     // `then` and `else` restrict only through `if`.
     if map.get("if").is_some_and(|v| !v.is_null()) {
@@ -413,7 +422,9 @@ pub(super) fn fill_constraints(
     report_unenforced(map, sink, at, param.closed);
     if let Some(choices) = map.get("enum").or_else(|| map.get("choices")) {
         match choices {
-            Json::Array(values) if !values.is_empty() => param.choices = Some(values.clone()),
+            Json::Array(values) if !values.is_empty() => {
+                param.choices = Some(values.iter().map(Json::to_serde).collect())
+            }
             Json::Array(_) => sink.repair(
                 format!("'{at}' has an empty list of choices"),
                 "it is left out",
@@ -430,8 +441,9 @@ pub(super) fn fill_constraints(
     if let Some(value) = map.get("const") {
         // One allowed value is one choice: shown to the model, and checked when a call binds.
         let shown = shown_json(value);
+        let value = value.to_serde();
         match &param.choices {
-            Some(choices) if !choices.contains(value) => sink.repair_as(
+            Some(choices) if !choices.contains(&value) => sink.repair_as(
                 ValidationErrorKind::Unsatisfiable,
                 format!("'{at}' has a const {shown} that is not one of its choices"),
                 "the const is read as its only choice",
@@ -440,7 +452,7 @@ pub(super) fn fill_constraints(
                 "'{at}' declares const {shown}; it is read as its only choice"
             )),
         }
-        param.choices = Some(vec![value.clone()]);
+        param.choices = Some(vec![value]);
     }
     for (keys, slot) in [
         (["minimum", "min"], &mut param.min),
@@ -471,7 +483,7 @@ pub(super) fn fill_constraints(
         }
     }
     if let Some(default) = map.get("default") {
-        param.default = Some(default.clone());
+        param.default = Some(default.to_serde());
     }
     match map.get("format") {
         None | Some(Json::Null) => {}

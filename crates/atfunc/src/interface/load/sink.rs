@@ -1,12 +1,12 @@
 //! What every reader of a definition shares: the sink its problems go to, and the fields
 //! every shape has (the function's name, its description, what it returns).
 
+use super::json::json_kind;
+use super::json::{Json, Map};
 use super::refs::{Budget, LoadLimit};
 use super::Strictness;
 use crate::interface::validate::ValidationError as Problem;
 use crate::interface::validate::{ValidationError, ValidationErrorKind};
-use crate::messages::json_kind;
-use serde_json::{Map, Value as Json};
 
 /// Collects problems for the definition being read, labelled with its function and toolbox.
 pub(super) struct Sink<'a> {

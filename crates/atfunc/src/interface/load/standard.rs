@@ -1,11 +1,11 @@
 //! Shape (a), the atfunc standard format, checked strictly.
 
+use super::json::json_kind;
+use super::json::{Json, Map};
 use super::schema::{fill_constraints, schema_object_properties, schema_param, TYPE_HINT};
 use super::sink::{check_function_name, returns_text, Sink};
 use crate::interface::validate::ValidationErrorKind;
 use crate::interface::{Interface, Kind, Location, Param, ParamType};
-use crate::messages::json_kind;
-use serde_json::{Map, Value as Json};
 
 /// Shape (a): the atfunc standard format, checked as the reference checks it.
 pub(super) fn load_standard(

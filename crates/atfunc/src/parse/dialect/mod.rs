@@ -169,8 +169,12 @@ impl fmt::Display for Dialect {
 
 /// A dialect name that is none of [`Dialect::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown dialect `{0}`: expected one of atfunc, hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, auto")]
-pub struct UnknownDialect(pub String);
+#[error("unknown dialect `{name}`: expected one of atfunc, hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, auto")]
+#[non_exhaustive]
+pub struct UnknownDialect {
+    /// The name as given.
+    pub name: String,
+}
 
 impl FromStr for Dialect {
     type Err = UnknownDialect;
@@ -180,7 +184,7 @@ impl FromStr for Dialect {
         Dialect::ALL
             .into_iter()
             .find(|d| d.name() == wanted)
-            .ok_or_else(|| UnknownDialect(s.to_owned()))
+            .ok_or_else(|| UnknownDialect { name: s.to_owned() })
     }
 }
 

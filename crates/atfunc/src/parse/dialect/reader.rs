@@ -728,7 +728,7 @@ impl Reader {
             },
             Event::Malformed {
                 span,
-                error: ParseError { kind, offset: at },
+                error: ParseError::new(kind, span.end_point()),
                 text: text.clone(),
             },
         ];

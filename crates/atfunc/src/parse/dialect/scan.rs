@@ -309,7 +309,9 @@ pub(super) fn json_call(
         Some(other) => return Err(("a string `name`".into(), kind_of(other).into())),
         None => return Err(("a `name` field".into(), "none".into())),
     };
-    let args = args_keys.iter().find_map(|key| fields.shift_remove(*key));
+    let args = args_keys
+        .iter()
+        .find_map(|key| crate::ordered::remove_in_order(&mut fields, key));
     let named = match args {
         None | Some(serde_json::Value::Null) => Vec::new(),
         Some(serde_json::Value::String(text)) => match unique_keys::from_str(&text, 1) {
