@@ -104,14 +104,14 @@ impl CallWatch {
     }
 
     /// Emits `success`, or `error` with `error`'s text.
-    pub(super) fn end<T, E: std::fmt::Display>(&self, result: &Result<T, E>) {
+    pub(super) fn end<T, E: EventText>(&self, result: &Result<T, E>) {
         let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         match result {
             Ok(_) => self.emit(CallEventKind::Success, Some(ms), None, None),
             Err(error) => self.emit(
                 CallEventKind::Error,
                 Some(ms),
-                Some(error.to_string()),
+                Some(error.event_text()),
                 None,
             ),
         }
@@ -143,6 +143,29 @@ impl CallWatch {
             error,
             confirmation_id,
         });
+    }
+}
+
+/// An error as an `error` event gives it: the text the model is given.
+pub(super) trait EventText {
+    fn event_text(&self) -> String;
+}
+
+impl EventText for crate::ToolError {
+    fn event_text(&self) -> String {
+        self.model_message()
+    }
+}
+
+impl EventText for crate::confirm::ConfirmError {
+    fn event_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl<E: EventText + ?Sized> EventText for &E {
+    fn event_text(&self) -> String {
+        (**self).event_text()
     }
 }
 

@@ -159,7 +159,7 @@ impl Outcome {
                 "error".into(),
                 Json::String(
                     truncate_text(
-                        &error.to_string(),
+                        &error.model_message(),
                         self.truncate_length.max(ERROR_TEXT_FLOOR),
                     )
                     .into_owned(),
@@ -274,7 +274,8 @@ impl BlockFormat {
             // The model needs an error whole to correct its call, so a small limit set for
             // bulky results does not cut errors below ERROR_TEXT_FLOOR characters.
             Err(error) => {
-                Err(truncate_text(&error.to_string(), limit.max(ERROR_TEXT_FLOOR)).into_owned())
+                let text = error.model_message();
+                Err(truncate_text(&text, limit.max(ERROR_TEXT_FLOOR)).into_owned())
             }
         };
         let record = CallRecord {

@@ -757,8 +757,9 @@ async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() 
 }
 
 /// A typed tool's error stays an error value: an `anyhow` chain is shown whole, outermost
-/// first, as `{:#}` shows it (not only its outermost context), and `source()` reaches the
-/// error the tool started from; an `io::Error` is kept the same way.
+/// first, as `{:#}` shows it (not only its outermost context), to the model; the error's
+/// `Display` is its own message and `source()` reaches the error the tool started from; an
+/// `io::Error` is kept the same way.
 #[tokio::test]
 async fn typed_errors_keep_their_source_and_their_context_chain() {
     use std::error::Error as _;
@@ -778,8 +779,9 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
     let ctx = CallContext::new();
     let load = tools.call("load", args(json!({"n": 1})), &ctx).await;
     let error = load.expect_err("fails");
+    assert_eq!(error.to_string(), "loading the profile");
     assert_eq!(
-        error.to_string(),
+        error.model_message(),
         "loading the profile: reading settings.toml: no such file"
     );
     let mut chain = error.source();
@@ -789,13 +791,12 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
         chain = cause.source();
     }
     assert!(found_io, "the io::Error is in the chain of {error:?}");
+    assert!(error.downcast_ref::<std::io::Error>().is_some());
 
     let lock = tools.call("lock", args(json!({"n": 1})), &ctx).await;
     let error = lock.expect_err("fails");
     assert_eq!(error.to_string(), "the lock file is read-only");
-    let io = error
-        .source()
-        .and_then(|e| e.downcast_ref::<std::io::Error>());
+    let io = error.downcast_ref::<std::io::Error>();
     assert_eq!(
         io.map(std::io::Error::kind),
         Some(std::io::ErrorKind::PermissionDenied)
@@ -810,10 +811,9 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
     );
 }
 
-/// `?` on a `serde_json::Error` in a closure keeps it as the error's source.
+/// `?` on a `serde_json::Error` in a closure keeps the error whole.
 #[tokio::test]
 async fn a_serde_json_error_in_a_tool_keeps_its_source() {
-    use std::error::Error as _;
     let tools = atfunc_tools::FnBox::new("parse").function(
         atfunc::Interface::new("number").in_domain("parse"),
         |_, _| {
@@ -826,9 +826,7 @@ async fn a_serde_json_error_in_a_tool_keeps_its_source() {
         .await
         .expect_err("fails");
     assert!(error.to_string().starts_with("expected ident"), "{error}");
-    assert!(error
-        .source()
-        .is_some_and(|e| e.downcast_ref::<serde_json::Error>().is_some()));
+    assert!(error.downcast_ref::<serde_json::Error>().is_some());
 }
 
 /// A shape the model picks by name.
