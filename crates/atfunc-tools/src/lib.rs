@@ -65,8 +65,8 @@ pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, OutcomeState, Outcomes,
-    RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
+    CallOptions, ExecutionReport, FoundFunction, FunctionStats, InputError, Outcome, OutcomeState,
+    Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
     CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
 pub use toolbox::{BuildError, CallContext, Extensions, SourceError, ToolBox, ToolError};

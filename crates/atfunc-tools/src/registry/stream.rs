@@ -405,8 +405,10 @@ impl ResponseStream {
     /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
     /// wait to start, so input that comes faster than its calls run is not held whole. Calls still run one after
     /// another (or up to [`Registry::set_concurrency`](crate::Registry::set_concurrency) at once), as with
-    /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
-    /// nothing more is read; the calls already read still run and are given after it.
+    /// [`feed`](ResponseStream::feed). An error of `input` ends the reading: the calls read
+    /// before it still run, their outcomes come first, and the error comes last, as an
+    /// [`InputError`] that says how many bytes were read; the text after the last complete
+    /// call (a call cut short by the error) is not run.
     ///
     /// ```
     /// use atfunc_tools::{FnBox, Registry};
@@ -439,7 +441,7 @@ impl ResponseStream {
     ///     assert_eq!(report.calls[1].result, Ok(json!(10.0)));
     /// }
     /// ```
-    pub fn run<S, B, E>(self, input: S) -> Outcomes<S>
+    pub fn run<S, B, E>(self, input: S) -> Outcomes<S, E>
     where
         S: Stream<Item = Result<B, E>>,
         B: AsRef<[u8]>,
@@ -449,6 +451,8 @@ impl ResponseStream {
             stream: self,
             queued: VecDeque::new(),
             running: FuturesOrdered::new(),
+            bytes_read: 0,
+            failed: None,
         }
     }
 }
@@ -459,18 +463,58 @@ impl ResponseStream {
 const MAX_QUEUED: usize = 64;
 
 /// The outcomes of an answer read from a byte stream while its calls run; made by
-/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
-/// input's error.
-pub struct Outcomes<S> {
+/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, InputError<E>>`, `E`
+/// being the error of the input `S`: an error, if the input fails, is the stream's last item, after
+/// the outcome of every call read before it.
+pub struct Outcomes<S, E> {
     /// `None` once the input has ended or failed (the parser is then finished).
     input: Option<Pin<Box<S>>>,
     stream: ResponseStream,
     /// Calls read but not started: at most `concurrency` run at once.
     queued: VecDeque<Job>,
     running: FuturesOrdered<BoxFuture<'static, Outcome>>,
+    /// The bytes of the input fed to the parser so far.
+    bytes_read: usize,
+    /// The input's error, given once every call read before it has its outcome.
+    failed: Option<InputError<E>>,
 }
 
-impl<S> std::fmt::Debug for Outcomes<S> {
+/// The error of the input an [`Outcomes`] read, given after the outcome of every call read
+/// before it: nothing that completed is lost. `bytes_read` says how far the answer was
+/// read; a call that the error cut short did not run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputError<E> {
+    /// The input's own error.
+    pub error: E,
+    /// How many bytes of the answer were read before the error.
+    pub bytes_read: usize,
+}
+
+/// `reading the answer failed after 1234 bytes: <the error>`.
+impl<E: std::fmt::Display> std::fmt::Display for InputError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "reading the answer failed after {} bytes: {}",
+            self.bytes_read, self.error
+        )
+    }
+}
+
+/// The input's error is in the message; its causes are the source, so a report that walks
+/// the chain names each once.
+impl<E: std::error::Error + 'static> std::error::Error for InputError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+// Nothing of an `Outcomes` is pinned structurally: the input and the running calls are
+// boxed, and the input's error is only moved out, never polled.
+impl<S, E> Unpin for Outcomes<S, E> {}
+
+impl<S, E> std::fmt::Debug for Outcomes<S, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outcomes")
             .field("reading", &self.input.is_some())
@@ -481,7 +525,7 @@ impl<S> std::fmt::Debug for Outcomes<S> {
     }
 }
 
-impl<S> Outcomes<S> {
+impl<S, E> Outcomes<S, E> {
     /// What the answer's calls did so far: every outcome given, the result blocks joined,
     /// the conversation's settings. Complete once the stream has ended.
     pub fn report(&self) -> ExecutionReport {
@@ -522,12 +566,12 @@ impl<S> Outcomes<S> {
     }
 }
 
-impl<S, B, E> Stream for Outcomes<S>
+impl<S, B, E> Stream for Outcomes<S, E>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
 {
-    type Item = Result<Outcome, E>;
+    type Item = Result<Outcome, InputError<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
@@ -542,12 +586,19 @@ where
             }
             match input.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    let events = this.stream.parser.feed(chunk.as_ref());
+                    let chunk = chunk.as_ref();
+                    this.bytes_read += chunk.len();
+                    let events = this.stream.parser.feed(chunk);
                     this.queue(events);
                 }
                 Poll::Ready(Some(Err(error))) => {
+                    // The parser is not finished: the answer did not end, it was cut, and
+                    // a call it cut short is no call. The calls read before it still run.
                     this.input = None;
-                    return Poll::Ready(Some(Err(error)));
+                    this.failed = Some(InputError {
+                        error,
+                        bytes_read: this.bytes_read,
+                    });
                 }
                 Poll::Ready(None) => {
                     this.input = None;
@@ -566,7 +617,7 @@ where
                 Poll::Ready(Some(Ok(outcome)))
             }
             Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
-                Poll::Ready(None)
+                Poll::Ready(this.failed.take().map(Err))
             }
             _ => Poll::Pending,
         }

@@ -267,21 +267,46 @@ mod streaming {
         assert_eq!(rest, 9_999);
     }
 
+    /// An input error ends the stream after the outcome of every call read before it,
+    /// and says how far the answer was read: a `?` on each item loses no call that ran.
     #[tokio::test]
-    async fn an_input_error_stops_reading_and_the_calls_read_still_run() {
+    async fn an_input_error_comes_after_the_outcomes_of_the_calls_read() {
         let registry = Registry::new();
         registry
             .register(slow_and_fast(Arc::new(Mutex::new(None))))
             .unwrap();
+        let first = "done: @t.echo(\"A\") partial: @t.echo(\"Os";
         let input = futures::stream::iter([
-            Ok("@t.echo(\"kept\") @t.echo(\"cut".as_bytes().to_vec()),
-            Err("connection reset"),
-            Ok("\") @t.echo(\"never read\")".as_bytes().to_vec()),
+            Ok(first.as_bytes().to_vec()),
+            Err("upstream reset"),
+            Ok("lo\") @t.echo(\"never read\")".as_bytes().to_vec()),
         ]);
         let items: Vec<_> = registry.stream().run(input).collect().await;
         assert_eq!(items.len(), 2, "{items:?}");
-        assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
-        assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
+        assert_eq!(items[0].as_ref().unwrap().result, Ok(json!("A")));
+        let error = items[1].as_ref().unwrap_err();
+        assert_eq!(error.error, "upstream reset");
+        assert_eq!(error.bytes_read, first.len());
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "reading the answer failed after {} bytes: upstream reset",
+                first.len()
+            )
+        );
+        // The pattern of examples/library.rs keeps the call that completed.
+        let input = futures::stream::iter([Ok(first), Err(std::io::Error::other("reset"))]);
+        let mut outcomes = registry.stream().run(input);
+        let mut done = Vec::new();
+        let read = async {
+            while let Some(outcome) = outcomes.next().await {
+                done.push(outcome?.name);
+            }
+            Ok::<_, atfunc_tools::InputError<std::io::Error>>(())
+        }
+        .await;
+        assert!(read.is_err());
+        assert_eq!(done, ["t.echo"]);
     }
 
     /// What an axum SSE body or a forwarding task asks of a stream.
