@@ -172,3 +172,49 @@ async fn a_registry_runs_a_parameters_own_parser() {
         report.output
     );
 }
+
+/// A call dropped while it runs (its stream, its future, the task that polled it) ends
+/// with `cancelled`: every `start` gets one end, so spans a hook opens are closed.
+#[tokio::test]
+async fn a_call_dropped_while_running_ends_cancelled() {
+    use futures::{FutureExt, StreamExt};
+    let (registry, seen) = watched();
+    registry
+        .register(
+            FnBox::new("wait")
+                .async_function(Interface::new("forever").in_domain("wait"), |_, _| {
+                    std::future::pending::<Result<serde_json::Value, ToolError>>()
+                }),
+        )
+        .expect("registers");
+    let kinds = |seen: &Arc<Mutex<Vec<CallEvent>>>| -> Vec<CallEventKind> {
+        let events = seen.lock().expect("lock");
+        shape(&events).into_iter().map(|e| e.0).collect()
+    };
+    use CallEventKind::*;
+    // A stream fed a chunk, its future polled once and dropped while the tool runs.
+    let mut stream = registry.stream();
+    assert!(stream.feed_str("@wait.forever() ").now_or_never().is_none());
+    assert_eq!(kinds(&seen), [Start, Cancelled]);
+    // The outcome stream of `run`, dropped with a call running.
+    seen.lock().expect("lock").clear();
+    let input = futures::stream::iter([Ok::<_, std::io::Error>("@t.echo(\"a\") @wait.forever()")]);
+    let mut outcomes = registry.stream().run(input);
+    let first = outcomes
+        .next()
+        .await
+        .expect("an outcome")
+        .expect("no input error");
+    assert_eq!(first.result, Ok(json!("a")));
+    assert!(outcomes.next().now_or_never().is_none());
+    drop(outcomes);
+    assert_eq!(kinds(&seen), [Start, Success, Start, Cancelled]);
+    // A direct call dropped midway.
+    seen.lock().expect("lock").clear();
+    let call = registry.call("wait.forever", json!({}));
+    assert!(call.now_or_never().is_none());
+    assert_eq!(kinds(&seen), [Start, Cancelled]);
+    let events = seen.lock().expect("lock");
+    assert_eq!(events[0].call_id, events[1].call_id);
+    assert_eq!(events[1].error, None);
+}
