@@ -50,9 +50,8 @@ impl Registry {
     /// let id = report.calls[0].confirmation_id.clone().unwrap();
     /// // It did not run: no value, and the model reads only that it waits.
     /// assert!(report.calls[0].is_error() && !report.calls[0].is_failed());
-    /// assert_eq!(report.calls[0].to_json()["result"], json!({
-    ///     "executed": false, "status": "confirmation_required", "confirmation_id": id,
-    /// }));
+    /// assert_eq!(report.calls[0].to_json()["state"], "held");
+    /// assert!(report.calls[0].block.contains(r#""status":"confirmation_required""#));
     /// assert_eq!(registry.held_calls()[0].args["path"], "notes.txt");
     ///
     /// // The user said yes.

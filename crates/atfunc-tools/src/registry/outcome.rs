@@ -133,12 +133,33 @@ impl Outcome {
         }
     }
 
-    /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",
-    /// "error"}`, a result too long for the truncate length in the fitted form of
+    /// The outcome as JSON for APIs: `{"name", "args", "result"}` for a call that
+    /// returned, `{"name", "args", "error"}` for one that failed or was refused, a result
+    /// too long for the truncate length in the fitted form of
     /// [`fit_json`](atfunc::format::fit_json), an error cut as in the block (never below
     /// [`ERROR_TEXT_FLOOR`] characters), then `"elements"` whole, only when the call has
-    /// any. A held call's `"result"` is what its model reads,
-    /// [`held_result`](crate::held_result).
+    /// any. A held call did not run and has neither: it is `{"name", "args", "state":
+    /// "held", "confirmation_id"}`, the state at the top level as [`Outcome::state`] gives
+    /// it, so that no reader takes it for a success (the model reads
+    /// [`held_result`](crate::held_result) in its block).
+    ///
+    /// ```
+    /// use atfunc_tools::{FnBox, Registry};
+    /// use atfunc::{json, Interface};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("files").function(
+    ///     Interface::new("delete").in_domain("files"), |_, _| Ok(json!("deleted")),
+    /// )).unwrap();
+    /// registry.require_confirmation("files.delete").unwrap();
+    /// let report = registry.execute_response("@files.delete()").await;
+    /// let id = report.calls[0].confirmation_id.clone().unwrap();
+    /// assert_eq!(report.calls[0].to_json(), json!({
+    ///     "name": "files.delete", "args": {}, "state": "held", "confirmation_id": id,
+    /// }));
+    /// # });
+    /// ```
     pub fn to_json(&self) -> Json {
         let mut map = Map::new();
         map.insert("name".into(), Json::String(self.name.clone()));
@@ -146,16 +167,18 @@ impl Outcome {
             "args".into(),
             self.args.clone().map_or(Json::Null, Json::Object),
         );
-        match &self.result {
-            Err(ToolError::Held {
-                confirmation_id, ..
-            }) => map.insert("result".into(), held_result(confirmation_id)),
-            Ok(value) => map.insert(
+        match (self.state(), &self.result) {
+            (OutcomeState::Held { confirmation_id }, _) => {
+                map.insert("state".into(), Json::String("held".into()));
+                let id = Json::String(confirmation_id.to_owned());
+                map.insert("confirmation_id".into(), id)
+            }
+            (_, Ok(value)) => map.insert(
                 "result".into(),
                 format::fit_json(value, self.truncate_length),
             ),
             // As in the block: an error is not cut below ERROR_TEXT_FLOOR characters.
-            Err(error) => map.insert(
+            (_, Err(error)) => map.insert(
                 "error".into(),
                 Json::String(
                     truncate_text(
