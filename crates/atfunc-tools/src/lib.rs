@@ -69,6 +69,8 @@ pub use registry::{
     Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
     CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
+/// The token of [`CallContext::cancellation`] (tokio-util's, as rmcp's tools get it).
+pub use tokio_util::sync::CancellationToken;
 pub use toolbox::{BuildError, CallContext, Extensions, SourceError, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// A set of tools a model can call, all under one domain (the box's name).
 ///
@@ -264,9 +265,42 @@ impl fmt::Debug for Extensions {
     }
 }
 
-/// What a call runs in: its id, the request body of an api-wrapper call, and the caller's
-/// typed data. Cheap to clone.
+/// What a call runs in: its id, the request body of an api-wrapper call, the caller's
+/// typed data, and a cancellation token. Cheap to clone. Made with [`CallContext::new`]
+/// and its builder methods (the struct is `#[non_exhaustive]`: a field added later breaks
+/// no caller).
+///
+/// # Cancellation
+///
+/// A host whose client goes away (a closed connection, a stopped request) cancels the
+/// context's [`cancellation`](CallContext::cancellation) token; a tool watches it
+/// (`ctx.cancellation().cancelled().await`, or `is_cancelled()` between steps) and stops
+/// where stopping is safe, as rmcp's tools do. Each call gets a child token of the one it
+/// was given, which the registry also cancels when the call's future is dropped before it
+/// ends (its stream or its task dropped). By default such a call is dropped with its
+/// future, wherever it stood; with [`CallContext::finish_started_calls`], a call that
+/// started runs on to its end on a task of its own, its token cancelled so that it can end
+/// early where that is safe: a write tool half done is not cut off midway. (Its events
+/// still end with `cancelled` when it is dropped: no one waits for its result.)
+///
+/// ```
+/// use atfunc_tools::{CallContext, FnBox, Registry};
+/// use atfunc::{json, Interface};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// registry.register(FnBox::new("t").function(Interface::new("check").in_domain("t"), |_, ctx| {
+///     Ok(json!(ctx.cancellation().is_cancelled()))
+/// })).unwrap();
+/// let token = atfunc_tools::CancellationToken::new();
+/// let ctx = CallContext::new().with_cancellation(token.clone());
+/// token.cancel(); // the client went away
+/// let report = registry.execute_response_with("@t.check()", &ctx).await;
+/// assert_eq!(report.calls[0].result, Ok(json!(true)));
+/// # });
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CallContext {
     /// Identifies one call in hooks, recordings and logs. The registry numbers calls
     /// `call_1`, `call_2`, ...; set your own when the call comes with one.
@@ -275,6 +309,10 @@ pub struct CallContext {
     pub body: Option<Body>,
     /// Data the caller attached.
     pub extensions: Extensions,
+    /// Cancelled when the caller gives up on the call (see the type's doc).
+    cancel: CancellationToken,
+    /// Whether a started call runs on to its end when its future is dropped.
+    finish_started: bool,
 }
 
 impl CallContext {
@@ -294,6 +332,45 @@ impl CallContext {
         self.extensions.get::<T>()
     }
 
+    /// The context with `call_id` set (builder style).
+    pub fn with_call_id(mut self, call_id: impl Into<String>) -> CallContext {
+        self.call_id = call_id.into();
+        self
+    }
+
+    /// The context under `token`: cancelling it tells the calls run in this context that
+    /// their caller gave up (see the type's doc).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> CallContext {
+        self.cancel = token;
+        self
+    }
+
+    /// The call's cancellation token: cancelled when the caller gives up on the call, or
+    /// when the call's future is dropped before it ends.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the caller gave up on the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Lets a call that started run on to its end, on a task of its own, when its future
+    /// is dropped (its stream dropped by a client that went away), instead of being
+    /// dropped wherever it stood. Its token is cancelled then, so a tool may still end
+    /// early where that is safe. Needs a Tokio runtime.
+    pub fn finish_started_calls(mut self) -> CallContext {
+        self.finish_started = true;
+        self
+    }
+
+    /// Whether a started call runs on to its end when its future is dropped
+    /// ([`CallContext::finish_started_calls`]).
+    pub fn finishes_started_calls(&self) -> bool {
+        self.finish_started
+    }
+
     /// The same context for one call: `call_id` and `body` set, collecting the call's own
     /// elements (see [`CallContext::add_element`]).
     pub fn for_call(&self, call_id: impl Into<String>, body: Option<Body>) -> CallContext {
@@ -301,6 +378,9 @@ impl CallContext {
             call_id: call_id.into(),
             body,
             extensions: self.extensions.clone(),
+            // The call's own: a call dropped cancels itself, not its siblings.
+            cancel: self.cancel.child_token(),
+            finish_started: self.finish_started,
         }
         .collecting_elements()
     }
