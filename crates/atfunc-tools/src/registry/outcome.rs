@@ -30,6 +30,12 @@ const CALL_TEXT_LIMIT: usize = 500;
 pub struct Outcome {
     /// The call's id (`call_1`, ...), as hooks and recordings saw it.
     pub call_id: String,
+    /// Where the call stands among the calls of its answer, from 0, refused ones counted:
+    /// outcomes given in the order calls finish
+    /// ([`ResponseStream::in_completion_order`](super::ResponseStream::in_completion_order))
+    /// are put back in order by it. 0 for a call outside an answer (a direct call, a held
+    /// call confirmed).
+    pub index: usize,
     /// The qualified name as the interface spells it when the call bound; else the name
     /// as written.
     pub name: String,
@@ -310,6 +316,7 @@ impl BlockFormat {
             .format_results(std::slice::from_ref(&record));
         Outcome {
             call_id,
+            index: 0,
             name,
             call,
             args,

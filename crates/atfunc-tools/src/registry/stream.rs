@@ -9,7 +9,7 @@ use crate::toolbox::CallContext;
 use atfunc::bind::Repeats;
 use atfunc::parse::{Event, Span, StreamParser};
 use futures::future::BoxFuture;
-use futures::stream::FuturesOrdered;
+use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::{Stream, StreamExt};
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -34,9 +34,13 @@ pub struct ResponseStream {
     parser: StreamParser,
     ctx: CallContext,
     conversation: Arc<Conversation>,
-    /// Every outcome so far, and their blocks joined; both stay empty when `keep` is off.
+    /// Every outcome so far, in call order, and their blocks joined; both stay empty when
+    /// `keep` is off.
     calls: Vec<Outcome>,
     output: String,
+    /// Whether an outcome given out of call order made `output` out of date: it is joined
+    /// again from `calls` when read ([`ResponseStream::output`]).
+    output_stale: bool,
     /// How many outcomes there were, kept or not.
     call_count: usize,
     keep: bool,
@@ -46,6 +50,11 @@ pub struct ResponseStream {
     repeats: Option<Repeats>,
     /// With [`ResponseStream::limit_calls`]: how many more calls may run.
     budget: Option<CallBudget>,
+    /// How many calls were started: the next one's [`Outcome::index`].
+    started: usize,
+    /// With [`ResponseStream::in_completion_order`]: [`Outcomes`] gives each outcome as
+    /// soon as its call is done.
+    completion_order: bool,
 }
 
 /// The calls a request may still make, over all its answers.
@@ -109,12 +118,33 @@ impl ResponseStream {
             conversation: Arc::new(conversation),
             calls: Vec::new(),
             output: String::new(),
+            output_stale: false,
             call_count: 0,
             keep: true,
             events,
             repeats: None,
             budget: None,
+            started: 0,
+            completion_order: false,
         }
+    }
+
+    /// Makes [`ResponseStream::run`] give each outcome as soon as its call is done, not in
+    /// the order the calls appear: with calls running at once
+    /// ([`Registry::set_concurrency`](crate::Registry::set_concurrency)), a slow call no
+    /// longer holds back the outcomes of quicker calls after it. Each outcome's
+    /// [`index`](Outcome::index) says where its call stands; the report at the end
+    /// ([`Outcomes::report`]) has the calls and their blocks in call order still.
+    pub fn in_completion_order(mut self) -> Self {
+        self.completion_order = true;
+        self
+    }
+
+    /// The next call's index, counted.
+    fn next_index(&mut self) -> usize {
+        let index = self.started;
+        self.started += 1;
+        index
     }
 
     /// Ends the answer at the first call past `limit` calls for the request, `made` of
@@ -290,10 +320,24 @@ impl ResponseStream {
         self
     }
 
-    /// Counts an outcome and, when records are kept, keeps it and its block.
+    /// Counts an outcome and, when records are kept, keeps it and its block, in call
+    /// order (an outcome given in completion order goes back to its place).
     fn record(&mut self, outcome: &Outcome) {
         self.call_count += 1;
         if !self.keep {
+            return;
+        }
+        let at = self
+            .calls
+            .partition_point(|kept| kept.index < outcome.index);
+        if at < self.calls.len() {
+            self.calls.insert(at, outcome.clone());
+            // Joined again once, when the report is asked for.
+            self.output_stale = true;
+            return;
+        }
+        if self.output_stale {
+            self.calls.push(outcome.clone());
             return;
         }
         // Blocks are joined as `format_results` joins them: a blank line between two.
@@ -333,6 +377,15 @@ impl ResponseStream {
         self.feed(chunk.as_bytes()).await
     }
 
+    /// The blocks of the outcomes kept, joined in call order.
+    fn output(&self) -> String {
+        if self.output_stale {
+            joined_blocks(&self.calls)
+        } else {
+            self.output.clone()
+        }
+    }
+
     /// The outcomes so far.
     pub fn outcomes(&self) -> &[Outcome] {
         &self.calls
@@ -352,7 +405,7 @@ impl ResponseStream {
             repeated_at: self.repeated_at(),
             report: ExecutionReport {
                 call_count: self.call_count,
-                output: self.output,
+                output: self.output(),
                 calls: self.calls,
                 settings: self.conversation.settings(),
             },
@@ -381,12 +434,18 @@ impl ResponseStream {
         let ctx = self.ctx.clone();
         let hook = self.events.clone();
         let concurrency = turn.snapshot.concurrency;
+        let first = self.started;
+        self.started += jobs.len();
         // Each run owns what it needs, so outcomes are recorded while later calls run.
-        let runs = jobs.into_iter().map(move |job| {
+        let runs = jobs.into_iter().enumerate().map(move |(n, job)| {
             let (turn, conversation) = (Arc::clone(&turn), Arc::clone(&conversation));
             let (ctx, hook) = (ctx.clone(), hook.clone());
             let call_id = turn.ledger.next_call_id();
-            async move { turn.run_job(&conversation, &ctx, call_id, job, hook).await }
+            async move {
+                let mut outcome = turn.run_job(&conversation, &ctx, call_id, job, hook).await;
+                outcome.index = first + n;
+                outcome
+            }
         });
         let mut outcomes = futures::stream::iter(runs).buffered(concurrency);
         while let Some(outcome) = outcomes.next().await {
@@ -398,8 +457,9 @@ impl ResponseStream {
 
 impl ResponseStream {
     /// Reads the answer from `input`, a stream of byte chunks (reqwest's `bytes_stream()`,
-    /// a channel, a file read in pieces), and gives each call's outcome as soon as it is
-    /// done, in the order the calls appear.
+    /// a channel, a file read in pieces), and gives each call's outcome once it is done:
+    /// in the order the calls appear, so an outcome waits for those of the calls before it
+    /// (with [`ResponseStream::in_completion_order`], as soon as its call is done).
     ///
     /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
     /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
@@ -448,13 +508,23 @@ impl ResponseStream {
     {
         Outcomes {
             input: Some(Box::pin(input)),
+            running: if self.completion_order {
+                Running::Unordered(FuturesUnordered::new())
+            } else {
+                Running::Ordered(FuturesOrdered::new())
+            },
             stream: self,
             queued: VecDeque::new(),
-            running: FuturesOrdered::new(),
             bytes_read: 0,
             failed: None,
         }
     }
+}
+
+/// The blocks of `calls`, joined as [`ResponseStream::record`] joins them.
+fn joined_blocks(calls: &[Outcome]) -> String {
+    let blocks: Vec<&str> = calls.iter().map(|call| call.block.as_str()).collect();
+    blocks.join("\n")
 }
 
 /// Calls read ahead and not started, past which [`Outcomes`] reads no more input until
@@ -472,11 +542,41 @@ pub struct Outcomes<S, E> {
     stream: ResponseStream,
     /// Calls read but not started: at most `concurrency` run at once.
     queued: VecDeque<Job>,
-    running: FuturesOrdered<BoxFuture<'static, Outcome>>,
+    running: Running,
     /// The bytes of the input fed to the parser so far.
     bytes_read: usize,
     /// The input's error, given once every call read before it has its outcome.
     failed: Option<InputError<E>>,
+}
+
+/// The calls an [`Outcomes`] runs: their outcomes in call order, or as they finish
+/// ([`ResponseStream::in_completion_order`]).
+enum Running {
+    Ordered(FuturesOrdered<BoxFuture<'static, Outcome>>),
+    Unordered(FuturesUnordered<BoxFuture<'static, Outcome>>),
+}
+
+impl Running {
+    fn len(&self) -> usize {
+        match self {
+            Running::Ordered(running) => running.len(),
+            Running::Unordered(running) => running.len(),
+        }
+    }
+
+    fn push(&mut self, run: BoxFuture<'static, Outcome>) {
+        match self {
+            Running::Ordered(running) => running.push_back(run),
+            Running::Unordered(running) => running.push(run),
+        }
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outcome>> {
+        match self {
+            Running::Ordered(running) => running.poll_next_unpin(cx),
+            Running::Unordered(running) => running.poll_next_unpin(cx),
+        }
+    }
 }
 
 /// The error of the input an [`Outcomes`] read, given after the outcome of every call read
@@ -530,7 +630,7 @@ impl<S, E> Outcomes<S, E> {
     /// the conversation's settings. Complete once the stream has ended.
     pub fn report(&self) -> ExecutionReport {
         ExecutionReport {
-            output: self.stream.output.clone(),
+            output: self.stream.output(),
             call_count: self.stream.call_count,
             calls: self.stream.calls.clone(),
             settings: self.stream.settings(),
@@ -559,8 +659,11 @@ impl<S, E> Outcomes<S, E> {
             let ctx = self.stream.ctx.clone();
             let hook = self.stream.events.clone();
             let call_id = turn.ledger.next_call_id();
-            self.running.push_back(Box::pin(async move {
-                turn.run_job(&conversation, &ctx, call_id, job, hook).await
+            let index = self.stream.next_index();
+            self.running.push(Box::pin(async move {
+                let mut outcome = turn.run_job(&conversation, &ctx, call_id, job, hook).await;
+                outcome.index = index;
+                outcome
             }));
         }
     }
@@ -609,7 +712,7 @@ where
             }
         }
         this.start();
-        match this.running.poll_next_unpin(cx) {
+        match this.running.poll_next(cx) {
             Poll::Ready(Some(outcome)) => {
                 this.stream.record(&outcome);
                 // The next queued call starts now, not at the next poll.

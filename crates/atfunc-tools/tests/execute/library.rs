@@ -309,6 +309,70 @@ mod streaming {
         assert_eq!(done, ["t.echo"]);
     }
 
+    /// A box whose `slow` call waits for the test's word, and whose `fast` call returns at
+    /// once: the order calls finish in is the test's, not the clock's.
+    fn gated(gate: Arc<Mutex<Option<tokio::sync::oneshot::Receiver<()>>>>) -> FnBox {
+        FnBox::new("g")
+            .async_function(Interface::new("slow").in_domain("g"), move |_, _| {
+                let gate = gate.lock().unwrap().take();
+                async move {
+                    if let Some(gate) = gate {
+                        let _ = gate.await;
+                    }
+                    Ok(json!("slow"))
+                }
+            })
+            .function(Interface::new("fast").in_domain("g"), |_, _| {
+                Ok(json!("fast"))
+            })
+    }
+
+    /// In call order (the default) a slow call holds back the outcome of a quick call
+    /// after it; in completion order each outcome comes as soon as its call is done,
+    /// carrying its call's index, and the report keeps call order.
+    #[tokio::test]
+    async fn outcomes_come_in_call_order_or_as_calls_finish() {
+        use futures::FutureExt;
+        let answer = "@g.slow() then @g.fast()";
+        for completion in [false, true] {
+            let (open, gate) = tokio::sync::oneshot::channel();
+            let registry = Registry::new();
+            registry.set_concurrency(4);
+            registry
+                .register(gated(Arc::new(Mutex::new(Some(gate)))))
+                .unwrap();
+            let input = futures::stream::iter([Ok::<_, std::io::Error>(answer)]);
+            let mut stream = registry.stream();
+            if completion {
+                stream = stream.in_completion_order();
+            }
+            let mut outcomes = stream.run(input);
+            // Both calls start; the fast one is done, the slow one waits for the gate.
+            let first = outcomes.next().now_or_never();
+            if completion {
+                let fast = first.flatten().expect("the fast call's outcome").unwrap();
+                assert_eq!((fast.index, fast.result), (1, Ok(json!("fast"))));
+            } else {
+                assert!(first.is_none(), "the fast call waits for the slow one");
+            }
+            open.send(()).unwrap();
+            let rest: Vec<_> = outcomes.by_ref().map(Result::unwrap).collect().await;
+            let order: Vec<usize> = rest.iter().map(|outcome| outcome.index).collect();
+            assert_eq!(order, if completion { vec![0] } else { vec![0, 1] });
+            let report = outcomes.report();
+            let calls: Vec<(usize, &str)> = report
+                .calls
+                .iter()
+                .map(|call| (call.index, call.name.as_str()))
+                .collect();
+            assert_eq!(calls, [(0, "g.slow"), (1, "g.fast")]);
+            assert!(report.output.starts_with("Function call: g.slow()\n"));
+            assert!(report
+                .output
+                .ends_with("Function call: g.fast()\nReturned: fast\n"));
+        }
+    }
+
     /// What an axum SSE body or a forwarding task asks of a stream.
     fn owned<T: futures::Stream + Send + 'static>(stream: T) -> T {
         stream
