@@ -183,7 +183,6 @@ impl Registry {
             let state = self.read();
             BlockFormat {
                 filters: state.filters.clone(),
-                translator: Arc::clone(&state.translator),
             }
         };
         let Held {

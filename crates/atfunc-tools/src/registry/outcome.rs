@@ -3,18 +3,16 @@
 //!
 //! Every call that ends (runs, fails, is refused or is held) becomes an outcome the same
 //! way: the output filters see its result, the result is cut at the truncate length in
-//! force (an error never below [`ERROR_TEXT_FLOOR`] characters), and the translator writes
-//! the block.
+//! force (an error never below [`ERROR_TEXT_FLOOR`] characters), and
+//! [`format_results`](atfunc::format::format_results) writes the block.
 
 use super::view::Settings;
 use crate::confirm::held_result;
 use crate::toolbox::ToolError;
 use atfunc::format::{self, apply_filters, result_text, truncate_text, CallRecord, OutputFilter};
 use atfunc::parse::{Call, Span};
-use atfunc::translator::Translator;
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 /// The fewest characters of an error message a result block keeps, whatever the truncate
 /// length: an error cut short cannot tell the model how to fix its call.
@@ -52,7 +50,7 @@ pub struct Outcome {
     pub result: Result<Json, ToolError>,
     /// What the result block shows: the call text and the truncated result.
     pub record: CallRecord,
-    /// The result block, as the translator formats it.
+    /// The result block, as [`format_results`](atfunc::format::format_results) writes it.
     pub block: String,
     /// Where the call stands in the model's answer.
     pub span: Span,
@@ -255,11 +253,10 @@ pub(super) struct Finished {
     pub(super) span: Span,
 }
 
-/// How results become blocks: the registry's output filters and its translator.
+/// How results become blocks: the registry's output filters.
 #[derive(Clone)]
 pub(super) struct BlockFormat {
     pub(super) filters: Vec<OutputFilter>,
-    pub(super) translator: Arc<dyn Translator>,
 }
 
 impl BlockFormat {
@@ -311,9 +308,7 @@ impl BlockFormat {
             call_text: truncate_text(&call_text, CALL_TEXT_LIMIT).into_owned(),
             result: shown,
         };
-        let block = self
-            .translator
-            .format_results(std::slice::from_ref(&record));
+        let block = format::format_results(std::slice::from_ref(&record));
         Outcome {
             call_id,
             index: 0,
