@@ -463,7 +463,9 @@ impl ResponseStream {
     ///
     /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
     /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
-    /// wait to start, so input that comes faster than its calls run is not held whole. Calls still run one after
+    /// wait to start, so input that comes faster than its calls run is not held whole; and
+    /// one poll reads at most 64 KiB (or 256 chunks) before it yields to the runtime, so
+    /// input that is always ready does not keep the thread from its other tasks. Calls still run one after
     /// another (or up to [`Registry::set_concurrency`](crate::Registry::set_concurrency) at once), as with
     /// [`feed`](ResponseStream::feed). An error of `input` ends the reading: the calls read
     /// before it still run, their outcomes come first, and the error comes last, as an
@@ -520,6 +522,13 @@ impl ResponseStream {
         }
     }
 }
+
+/// How much input one poll of [`Outcomes`] reads at most, in bytes and in chunks, before
+/// it yields to the runtime: input that is always ready (a file, a pipe, a channel filled
+/// ahead) and holds no call would otherwise be read whole in one poll, starving every
+/// other task on the thread. 64 KiB is a few milliseconds of parsing.
+const POLL_READ_BYTES: usize = 64 * 1024;
+const POLL_READ_CHUNKS: usize = 256;
 
 /// The blocks of `calls`, joined as [`ResponseStream::record`] joins them.
 fn joined_blocks(calls: &[Outcome]) -> String {
@@ -682,15 +691,24 @@ where
         // Read all the input that is ready before looking at the calls, so that parsing
         // keeps up with the model while a tool runs; but only so far ahead of them: input
         // that comes faster than its calls run (a file, a pipe) would otherwise be queued
-        // whole, a job per call.
+        // whole, a job per call. Nor more than a budget per poll, so that the runtime's
+        // other tasks run.
+        let (mut bytes, mut chunks) = (0usize, 0usize);
+        let mut over_budget = false;
         while let Some(input) = this.input.as_mut() {
             if this.queued.len() >= MAX_QUEUED {
+                break;
+            }
+            if bytes >= POLL_READ_BYTES || chunks >= POLL_READ_CHUNKS {
+                over_budget = true;
                 break;
             }
             match input.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
                     let chunk = chunk.as_ref();
                     this.bytes_read += chunk.len();
+                    bytes += chunk.len();
+                    chunks += 1;
                     let events = this.stream.parser.feed(chunk);
                     this.queue(events);
                 }
@@ -722,7 +740,13 @@ where
             Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
                 Poll::Ready(this.failed.take().map(Err))
             }
-            _ => Poll::Pending,
+            _ => {
+                if over_budget {
+                    // More input is ready: come back for it after the other tasks.
+                    cx.waker().wake_by_ref();
+                }
+                Poll::Pending
+            }
         }
     }
 }

@@ -373,6 +373,30 @@ mod streaming {
         }
     }
 
+    /// Input that is always ready and holds no call is not read whole in one poll: the
+    /// stream yields to the runtime after a budget, and reads on at the next poll.
+    #[tokio::test]
+    async fn ready_input_without_calls_yields_to_the_runtime() {
+        use futures::FutureExt;
+        let registry = Registry::new();
+        let pulled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&pulled);
+        let input = futures::stream::iter(0..100_000).map(move |_| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>("plain prose, no call. ")
+        });
+        let mut outcomes = registry.stream().run(input);
+        assert!(
+            outcomes.next().now_or_never().is_none(),
+            "one poll read it all"
+        );
+        let read = pulled.load(std::sync::atomic::Ordering::SeqCst);
+        assert!((1..=1000).contains(&read), "{read} chunks in one poll");
+        // Polled on, it reads the rest and ends.
+        assert!(outcomes.next().await.is_none());
+        assert_eq!(pulled.load(std::sync::atomic::Ordering::SeqCst), 100_000);
+    }
+
     /// What an axum SSE body or a forwarding task asks of a stream.
     fn owned<T: futures::Stream + Send + 'static>(stream: T) -> T {
         stream
