@@ -39,6 +39,27 @@ fn docs_rs_documents_every_feature_with_badges() {
     );
 }
 
+/// The library turns on only the tokio features it uses: a program's runtime flavour, its
+/// macros and its file and terminal I/O are its own choice.
+#[test]
+fn the_library_turns_on_only_the_tokio_features_it_uses() {
+    let manifest = manifest();
+    let dependencies = manifest
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [dependencies] table");
+    let tokio = dependencies
+        .lines()
+        .find(|line| line.starts_with("tokio ="))
+        .expect("a tokio line");
+    for feature in ["rt-multi-thread", "macros", "fs", "io-std", "full"] {
+        assert!(!tokio.contains(&format!("\"{feature}\"")), "{tokio}");
+    }
+    // The command box's `select!` brings the macros with it.
+    assert!(feature_line(&manifest, "command").contains("tokio/macros"));
+}
+
 #[test]
 fn running_calls_does_not_pull_in_the_file_box() {
     let manifest = manifest();
