@@ -930,3 +930,22 @@ async fn unknown_functions_are_reported_one_way() {
         "{missing:?}"
     );
 }
+
+/// A typed function's name is any `impl Into<String>`, as a box's name is: a `String`
+/// made at run time goes in without a borrow.
+#[tokio::test]
+async fn a_typed_function_s_name_may_be_an_owned_string() {
+    let name = format!("half_{}", 2);
+    let tools = TypedBox::new(String::from("nums"))
+        .function(name.clone(), |h: Halve| Ok::<_, String>(h.n / 2))
+        .async_function(format!("{name}_later"), |h: Halve| async move {
+            Ok::<_, String>(h.n / 2)
+        });
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response("@nums.half_2(8) @nums.half_2_later(6)")
+        .await;
+    assert_eq!(report.calls[0].result, Ok(json!(4)));
+    assert_eq!(report.calls[1].result, Ok(json!(3)));
+}
