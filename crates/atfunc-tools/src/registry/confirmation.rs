@@ -29,8 +29,8 @@ impl Registry {
     /// held, and the model's result is only
     /// `{"executed": false, "status": "confirmation_required", "confirmation_id": "<uuid>"}`.
     /// Run it with [`Registry::confirm`] or drop it with [`Registry::reject`]; see
-    /// [`HoldLimits`] for how long and how many calls wait. A direct [`Registry::call`] is the
-    /// host's own and runs at once. The mark stays with the name: a box registered again
+    /// [`HoldLimits`] for how long and how many calls wait. A direct [`Registry::call`] is
+    /// asked about or held the same way; [`Registry::call_unconfirmed`] runs at once. The mark stays with the name: a box registered again
     /// under it needs confirmation too.
     ///
     /// ```

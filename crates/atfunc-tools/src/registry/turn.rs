@@ -319,7 +319,7 @@ impl Turn {
     /// waits under; `watch` gets the call's end (`held` for a held call). `limit` is the
     /// truncate length of the answer, which a held call keeps for its outcome when
     /// confirmed.
-    async fn run_confirmed(
+    pub(super) async fn run_confirmed(
         &self,
         call: &Call,
         bound: &BoundCall,

@@ -543,3 +543,30 @@ async fn the_confirm_example_confirms_a_held_call_and_formats_its_result() {
         )
     );
 }
+
+/// A direct call of a function that needs confirmation is held as a call in an answer
+/// is (a host routing native `tool_calls` through `Registry::call` keeps the hold on
+/// writes); `call_unconfirmed` says that it skips the question, and runs at once.
+#[tokio::test]
+async fn a_direct_call_is_held_unless_it_says_it_is_unconfirmed() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let args = json!({"path": "plans.txt"});
+    let held = registry.call("files.delete", args.clone()).await;
+    let Err(ToolError::Held {
+        confirmation_id, ..
+    }) = held
+    else {
+        panic!("not held: {held:?}")
+    };
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.held_calls()[0].args["path"], "plans.txt");
+    assert!(registry.confirm(&confirmation_id).await.is_ok());
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert!(registry
+        .call_unconfirmed("files.delete", args)
+        .await
+        .is_ok());
+    assert_eq!(deleted.load(Ordering::SeqCst), 2);
+    assert!(registry.held_calls().is_empty());
+}
