@@ -63,8 +63,8 @@ class _CallResultKeys(TypedDict):
 class CallResult(_CallResultKeys, total=False):
     """A call a `Toolbox` ran (`Turn.results`): its id, the function's qualified name, its
     arguments (None for a call that did not bind), ``call``, the call as its result block
-    shows it, and either ``result`` or ``error``; ``confirmation_id`` for a call held for
-    confirmation. ``span`` and ``chars`` are where it stood in the answer (absent for an
+    shows it, and either ``result`` or ``error``; a call held for confirmation has neither
+    but ``state`` (``"held"``) and ``confirmation_id``. ``span`` and ``chars`` are where it stood in the answer (absent for an
     OpenAI ``tool_calls`` entry that could not be read)."""
 
     result: Any
@@ -72,6 +72,7 @@ class CallResult(_CallResultKeys, total=False):
     span: List[int]
     chars: List[int]
     confirmation_id: str
+    state: str
 
 
 ParseRecord = Union[ParsedCall, ParsedUnboundCall, ParseErrorRecord, TextRecord, InvalidUtf8Record]

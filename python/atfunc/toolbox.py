@@ -65,8 +65,8 @@ class Turn:
     """The calls of one answer and what to send back.
 
     ``results``: one record per call, in the order written: ``{"call_id", "name",
-    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; ``confirmation_id`` for a call held
-    for confirmation); ``text``: the result blocks the model reads on its next turn, each
+    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; a call held for confirmation has ``"state": "held"`` and
+    ``confirmation_id`` instead of ``result`` or ``error``); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer

@@ -103,9 +103,9 @@ fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
     serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("not JSON: {e}")))
 }
 
-/// The record of one call: `{"call_id", "name", "args", "result" | "error", "span",
-/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc_tools::ExecutionReport::to_json) writes it, and `confirmation_id` for a call
-/// held for confirmation.
+/// The record of one call: `{"call_id", "name", "args", "result" | "error" | "state", "span",
+/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc_tools::ExecutionReport::to_json) writes it (a call held for confirmation:
+/// `"state": "held"` and its `confirmation_id`).
 fn outcome_record(outcome: &Outcome) -> Json {
     let mut record = Map::new();
     record.insert("call_id".into(), Json::String(outcome.call_id.clone()));
@@ -115,9 +115,6 @@ fn outcome_record(outcome: &Outcome) -> Json {
     let span = outcome.span;
     record.insert("span".into(), json!([span.start, span.end]));
     record.insert("chars".into(), json!([span.char_start, span.char_end]));
-    if let Some(id) = &outcome.confirmation_id {
-        record.insert("confirmation_id".into(), Json::String(id.clone()));
-    }
     // The call as its result block shows it (as written, cut if very long), so
     // `format_results` shows it the same, and a call that did not bind, which has no
     // arguments to write it from, is shown at all.

@@ -587,7 +587,7 @@ def test_python_tools_give_the_outcomes_of_the_table(case):
     toolbox.on_event(lambda e: events.append(f"{e['event']} {e.get('function', '')}"))
     turn = toolbox.run(case["answer"])
     ids = [r["confirmation_id"] for r in turn.results if "confirmation_id" in r]
-    records = [{k: v for k, v in r.items() if k not in ("call_id", "span", "chars", "confirmation_id", "call")}
+    records = [{k: v for k, v in r.items() if k not in ("call_id", "span", "chars", "call")}
                for r in turn.results]
     assert hide_ids(records, ids) == case["records"]
     assert hide_ids(turn.text, ids) == case["text"]

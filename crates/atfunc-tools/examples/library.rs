@@ -60,7 +60,8 @@ pub async fn run() -> Result<String, Box<dyn std::error::Error>> {
         .map(|c| Ok(c.to_vec()))
         .collect();
 
-    // Each outcome comes as soon as its call is done; reading goes on while tools run.
+    // Each outcome comes once its call is done, in call order (`in_completion_order()`:
+    // as soon as it is done); reading goes on while tools run.
     let mut outcomes = registry.stream().run(futures::stream::iter(chunks));
     while let Some(outcome) = outcomes.next().await {
         let outcome = outcome?;

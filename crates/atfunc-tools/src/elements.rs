@@ -63,6 +63,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// assert_eq!(ToolOutput::from(json!(1)).elements, Vec::<atfunc::serde_json::Value>::new());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolOutput {
     /// What the model reads in the call's result block.
     pub value: Json,

@@ -2,9 +2,13 @@
 //! `error` when it ends, for calls that run and for calls refused before they run (an
 //! unknown function, arguments that do not bind, an unreadable call). A call held for the
 //! user's confirmation ends its first part with `held`; confirmed later, it has a `start`
-//! and a `success` or `error` of its own, under the same `call_id`.
+//! and a `success` or `error` of its own, under the same `call_id`. A call whose future is
+//! dropped while it runs (a client that went away, a stream dropped midway) ends with
+//! `cancelled`: every `start` gets exactly one end, so a hook that opens a span on `start`
+//! closes it.
 
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -22,6 +26,9 @@ pub enum CallEventKind {
     /// The call was not run: it waits for the user's confirmation under
     /// `confirmation_id` (see [`Registry::confirm`](super::Registry::confirm)).
     Held,
+    /// The call was dropped before it ended (its stream or future was dropped while the
+    /// tool ran): what the tool did is unknown.
+    Cancelled,
 }
 
 /// One event of a call, as [`Registry::on_event`](super::Registry::on_event) hooks and
@@ -34,7 +41,7 @@ pub enum CallEventKind {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct CallEvent {
-    /// `start`, `success`, `error` or `held`.
+    /// `start`, `success`, `error`, `held` or `cancelled`.
     pub event: CallEventKind,
     /// The call's id, the same in its `start` and its end.
     pub call_id: String,
@@ -44,7 +51,7 @@ pub struct CallEvent {
     /// refused before it was found.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub function: Option<String>,
-    /// Milliseconds from `start`, on `success`, `error` and `held`.
+    /// Milliseconds from `start`, on `success`, `error`, `held` and `cancelled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
     /// Why the call failed, on `error`: the text the model is given.
@@ -58,13 +65,16 @@ pub struct CallEvent {
 /// A hook that sees every call event; see [`Registry::on_event`](super::Registry::on_event).
 pub(crate) type CallEventHook = Arc<dyn Fn(&CallEvent) + Send + Sync>;
 
-/// Emits the events of one call to a hook, if there is one.
+/// Emits the events of one call to a hook, if there is one. Dropped before the call's end
+/// was emitted, it emits `cancelled`.
 pub(super) struct CallWatch {
     hook: Option<CallEventHook>,
     call_id: String,
     name: String,
     function: Option<String>,
     started: Instant,
+    /// Whether the call's end (`success`, `error`, `held`) was emitted.
+    ended: AtomicBool,
 }
 
 impl CallWatch {
@@ -81,6 +91,7 @@ impl CallWatch {
             name: name.to_owned(),
             function: function.map(str::to_owned),
             started: Instant::now(),
+            ended: AtomicBool::new(false),
         };
         watch.emit(CallEventKind::Start, None, None, None);
         watch
@@ -100,18 +111,26 @@ impl CallWatch {
             name: name.to_owned(),
             function: Some(function.to_owned()),
             started: Instant::now(),
+            ended: AtomicBool::new(false),
         }
     }
 
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// Emits `success`, or `error` with `error`'s text.
-    pub(super) fn end<T, E: std::fmt::Display>(&self, result: &Result<T, E>) {
-        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    pub(super) fn end<T, E: EventText>(&self, result: &Result<T, E>) {
+        if self.ended.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let ms = self.elapsed_ms();
         match result {
             Ok(_) => self.emit(CallEventKind::Success, Some(ms), None, None),
             Err(error) => self.emit(
                 CallEventKind::Error,
                 Some(ms),
-                Some(error.to_string()),
+                Some(error.event_text()),
                 None,
             ),
         }
@@ -119,7 +138,10 @@ impl CallWatch {
 
     /// Emits `held`: the call waits under `confirmation_id`.
     pub(super) fn held(&self, confirmation_id: &str) {
-        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if self.ended.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let ms = self.elapsed_ms();
         let id = Some(confirmation_id.to_owned());
         self.emit(CallEventKind::Held, Some(ms), None, id);
     }
@@ -143,6 +165,38 @@ impl CallWatch {
             error,
             confirmation_id,
         });
+    }
+}
+
+impl Drop for CallWatch {
+    fn drop(&mut self) {
+        if !*self.ended.get_mut() {
+            let ms = self.elapsed_ms();
+            self.emit(CallEventKind::Cancelled, Some(ms), None, None);
+        }
+    }
+}
+
+/// An error as an `error` event gives it: the text the model is given.
+pub(super) trait EventText {
+    fn event_text(&self) -> String;
+}
+
+impl EventText for crate::ToolError {
+    fn event_text(&self) -> String {
+        self.model_message()
+    }
+}
+
+impl EventText for crate::confirm::ConfirmError {
+    fn event_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl<E: EventText + ?Sized> EventText for &E {
+    fn event_text(&self) -> String {
+        (**self).event_text()
     }
 }
 

@@ -65,10 +65,12 @@ pub use mcp::{McpBox, McpOptions, DEFAULT_STARTUP_TIMEOUT};
 pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
-    CallOptions, ExecutionReport, FoundFunction, FunctionStats, Outcome, OutcomeState, Outcomes,
-    RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
+    CallOptions, ExecutionReport, FoundFunction, FunctionStats, InputError, Outcome, OutcomeState,
+    Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
     CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
+/// The token of [`CallContext::cancellation`] (tokio-util's, as rmcp's tools get it).
+pub use tokio_util::sync::CancellationToken;
 pub use toolbox::{BuildError, CallContext, Extensions, SourceError, ToolBox, ToolError};
 pub use wrappers::{
     Conditional, Hooked, Scope, Scoped, Timeout, ToolBoxExt, ToolEvent, ToolHandler,

@@ -110,7 +110,7 @@ impl<B: ToolBox> ToolBox for Recording<B> {
             args: kept,
             outcome: match &result {
                 Ok(value) => RecordedOutcome::Result(value.clone()),
-                Err(error) => RecordedOutcome::Error(error.to_string()),
+                Err(error) => RecordedOutcome::Error(error.model_message()),
             },
             elements: ctx.elements_after(before),
         });

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// A set of tools a model can call, all under one domain (the box's name).
 ///
@@ -144,9 +145,11 @@ impl fmt::Display for BuildError {
     }
 }
 
+/// The error's causes: a `BuildError` stands for the box's error itself, whose `Display`
+/// it shows, so a report that walks the chain names that error once.
 impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
+        self.0.source()
     }
 }
 
@@ -262,9 +265,42 @@ impl fmt::Debug for Extensions {
     }
 }
 
-/// What a call runs in: its id, the request body of an api-wrapper call, and the caller's
-/// typed data. Cheap to clone.
+/// What a call runs in: its id, the request body of an api-wrapper call, the caller's
+/// typed data, and a cancellation token. Cheap to clone. Made with [`CallContext::new`]
+/// and its builder methods (the struct is `#[non_exhaustive]`: a field added later breaks
+/// no caller).
+///
+/// # Cancellation
+///
+/// A host whose client goes away (a closed connection, a stopped request) cancels the
+/// context's [`cancellation`](CallContext::cancellation) token; a tool watches it
+/// (`ctx.cancellation().cancelled().await`, or `is_cancelled()` between steps) and stops
+/// where stopping is safe, as rmcp's tools do. Each call gets a child token of the one it
+/// was given, which the registry also cancels when the call's future is dropped before it
+/// ends (its stream or its task dropped). By default such a call is dropped with its
+/// future, wherever it stood; with [`CallContext::finish_started_calls`], a call that
+/// started runs on to its end on a task of its own, its token cancelled so that it can end
+/// early where that is safe: a write tool half done is not cut off midway. (Its events
+/// still end with `cancelled` when it is dropped: no one waits for its result.)
+///
+/// ```
+/// use atfunc_tools::{CallContext, FnBox, Registry};
+/// use atfunc::{json, Interface};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let registry = Registry::new();
+/// registry.register(FnBox::new("t").function(Interface::new("check").in_domain("t"), |_, ctx| {
+///     Ok(json!(ctx.cancellation().is_cancelled()))
+/// })).unwrap();
+/// let token = atfunc_tools::CancellationToken::new();
+/// let ctx = CallContext::new().with_cancellation(token.clone());
+/// token.cancel(); // the client went away
+/// let report = registry.execute_response_with("@t.check()", &ctx).await;
+/// assert_eq!(report.calls[0].result, Ok(json!(true)));
+/// # });
+/// ```
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct CallContext {
     /// Identifies one call in hooks, recordings and logs. The registry numbers calls
     /// `call_1`, `call_2`, ...; set your own when the call comes with one.
@@ -273,6 +309,10 @@ pub struct CallContext {
     pub body: Option<Body>,
     /// Data the caller attached.
     pub extensions: Extensions,
+    /// Cancelled when the caller gives up on the call (see the type's doc).
+    cancel: CancellationToken,
+    /// Whether a started call runs on to its end when its future is dropped.
+    finish_started: bool,
 }
 
 impl CallContext {
@@ -292,6 +332,45 @@ impl CallContext {
         self.extensions.get::<T>()
     }
 
+    /// The context with `call_id` set (builder style).
+    pub fn with_call_id(mut self, call_id: impl Into<String>) -> CallContext {
+        self.call_id = call_id.into();
+        self
+    }
+
+    /// The context under `token`: cancelling it tells the calls run in this context that
+    /// their caller gave up (see the type's doc).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> CallContext {
+        self.cancel = token;
+        self
+    }
+
+    /// The call's cancellation token: cancelled when the caller gives up on the call, or
+    /// when the call's future is dropped before it ends.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Whether the caller gave up on the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Lets a call that started run on to its end, on a task of its own, when its future
+    /// is dropped (its stream dropped by a client that went away), instead of being
+    /// dropped wherever it stood. Its token is cancelled then, so a tool may still end
+    /// early where that is safe. Needs a Tokio runtime.
+    pub fn finish_started_calls(mut self) -> CallContext {
+        self.finish_started = true;
+        self
+    }
+
+    /// Whether a started call runs on to its end when its future is dropped
+    /// ([`CallContext::finish_started_calls`]).
+    pub fn finishes_started_calls(&self) -> bool {
+        self.finish_started
+    }
+
     /// The same context for one call: `call_id` and `body` set, collecting the call's own
     /// elements (see [`CallContext::add_element`]).
     pub fn for_call(&self, call_id: impl Into<String>, body: Option<Body>) -> CallContext {
@@ -299,6 +378,9 @@ impl CallContext {
             call_id: call_id.into(),
             body,
             extensions: self.extensions.clone(),
+            // The call's own: a call dropped cancels itself, not its siblings.
+            cancel: self.cancel.child_token(),
+            finish_started: self.finish_started,
         }
         .collecting_elements()
     }
@@ -415,8 +497,10 @@ pub enum ToolError {
     #[error("{0}")]
     Failed(String),
     /// The tool's own failure as an error value ([`ToolError::from_error`], `?` on an
-    /// `std::io::Error`): the model reads its `Display`, and
-    /// [`source`](std::error::Error::source) gives the error itself.
+    /// `std::io::Error`): its `Display` is the error's own message and
+    /// [`source`](std::error::Error::source) its causes, as if it were the error itself;
+    /// [`ToolError::downcast_ref`] finds the error or a cause by type, and the model reads
+    /// the whole chain ([`ToolError::model_message`]).
     #[error(transparent)]
     Error(SourceError),
 }
@@ -433,30 +517,21 @@ impl SourceError {
     }
 }
 
-/// The error and its causes, outermost first, as anyhow's `{:#}` shows a chain
-/// (`loading the profile: reading settings.toml: no such file`): the model needs the cause
-/// to act on, and a context's message alone rarely names it. A cause whose message the
-/// text so far already holds (an error that writes its source into its own message) is
-/// not repeated.
+/// The error's own message, as the tool's error writes it; its causes are its
+/// [`source`](std::error::Error::source) chain, not part of this text, so that a report
+/// that walks the chain (anyhow's `{:#}`, eyre's report) names each once. The model reads
+/// the whole chain: see [`ToolError::model_message`].
 impl fmt::Display for SourceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut text = self.0.to_string();
-        let mut cause = self.0.source();
-        while let Some(error) = cause {
-            let message = error.to_string();
-            if !message.is_empty() && !text.contains(&message) {
-                text.push_str(": ");
-                text.push_str(&message);
-            }
-            cause = error.source();
-        }
-        f.write_str(&text)
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
+/// The error's causes: `SourceError` stands for the tool's error itself, so its source is
+/// that error's source ([`SourceError::get`] gives the error).
 impl std::error::Error for SourceError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
+        self.0.source()
     }
 }
 
@@ -466,8 +541,8 @@ impl PartialEq for SourceError {
     }
 }
 
-/// `?` on an `std::io::Error` in a tool: the error stays the `source()` of the
-/// [`ToolError::Error`].
+/// `?` on an `std::io::Error` in a tool: the error is kept in a [`ToolError::Error`]
+/// ([`ToolError::downcast_ref`] gives it back).
 impl From<std::io::Error> for ToolError {
     fn from(error: std::io::Error) -> ToolError {
         ToolError::from_error(error)
@@ -489,7 +564,7 @@ impl From<&str> for ToolError {
 }
 
 /// `?` on `serde_json::from_value` and `to_value` in a tool: the model reads what did not
-/// fit, and the error stays the `source()` of the [`ToolError::Error`].
+/// fit, and the error is kept in a [`ToolError::Error`].
 impl From<serde_json::Error> for ToolError {
     fn from(error: serde_json::Error) -> ToolError {
         ToolError::from_error(error)
@@ -524,18 +599,76 @@ impl ToolError {
     }
 
     /// A tool's own failure as an error value of any type that boxes into one
-    /// (`.map_err(ToolError::from_error)?`): the model reads its `Display`; `source()`
-    /// gives it back.
+    /// (`.map_err(ToolError::from_error)?`): the model reads its message and its causes
+    /// ([`ToolError::model_message`]); [`ToolError::downcast_ref`] gives it back.
     ///
     /// ```
     /// use atfunc_tools::ToolError;
-    /// use std::error::Error;
     /// let failed = ToolError::from_error(std::fmt::Error);
     /// assert_eq!(failed.to_string(), "an error occurred when formatting an argument");
-    /// assert!(failed.source().is_some_and(|e| e.is::<std::fmt::Error>()));
+    /// assert!(failed.downcast_ref::<std::fmt::Error>().is_some());
     /// ```
     pub fn from_error(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ToolError {
         ToolError::Error(SourceError(Arc::from(error.into())))
+    }
+
+    /// The tool's own error ([`ToolError::Error`]) or one of its causes, the outermost
+    /// first, when it is an `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        let ToolError::Error(source) = self else {
+            return None;
+        };
+        let mut error: Option<&(dyn std::error::Error + 'static)> = Some(source.get());
+        while let Some(current) = error {
+            if let Some(found) = current.downcast_ref::<E>() {
+                return Some(found);
+            }
+            error = current.source();
+        }
+        None
+    }
+
+    /// The text the model reads for this error (in the result block, an outcome's JSON, a
+    /// call event): the `Display`, and for a tool's own error ([`ToolError::Error`]) each
+    /// cause after it, `: ` between them, as anyhow's `{:#}` writes a chain
+    /// (`loading the profile: reading settings.toml: no such file`). The model needs the
+    /// cause to act on, and a context's message alone rarely names it. A cause whose
+    /// message the text so far already holds (an error that writes its source into its
+    /// own message) is not repeated.
+    ///
+    /// ```
+    /// use atfunc_tools::ToolError;
+    /// #[derive(Debug)]
+    /// struct Outer(std::io::Error);
+    /// impl std::fmt::Display for Outer {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         f.write_str("reading settings.toml")
+    ///     }
+    /// }
+    /// impl std::error::Error for Outer {
+    ///     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+    ///         Some(&self.0)
+    ///     }
+    /// }
+    /// let error = ToolError::from_error(Outer(std::io::Error::other("no such file")));
+    /// assert_eq!(error.to_string(), "reading settings.toml");
+    /// assert_eq!(error.model_message(), "reading settings.toml: no such file");
+    /// ```
+    pub fn model_message(&self) -> String {
+        let mut text = self.to_string();
+        let ToolError::Error(source) = self else {
+            return text;
+        };
+        let mut cause = source.get().source();
+        while let Some(error) = cause {
+            let message = error.to_string();
+            if !message.is_empty() && !text.contains(&message) {
+                text.push_str(": ");
+                text.push_str(&message);
+            }
+            cause = error.source();
+        }
+        text
     }
 
     /// `function` is not one of the box's tools.

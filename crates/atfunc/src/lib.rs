@@ -61,7 +61,6 @@ pub mod interface;
 pub mod interop;
 pub mod parse;
 pub mod render;
-pub mod translator;
 
 // The wording messages share across atfunc's crates, so that each thing is said one way.
 // Public for those crates only: not part of the API, and free to change in any release.

@@ -463,37 +463,13 @@ mod tests {
     use super::*;
     use crate::serve::reply::Meta;
     use crate::serve::rounds::Collect;
-    use atfunc::format::CallRecord;
-    use atfunc::parse::Event;
-    use atfunc::render::PromptOptions;
-    use atfunc::translator::{Atfunc, Translator};
+    use atfunc::bind::NameMatch;
     use atfunc::Interface;
     use atfunc_tools::FnBox;
 
-    /// The atfunc protocol with names matched exactly.
-    struct Exact;
-
-    impl Translator for Exact {
-        fn name(&self) -> &str {
-            "exact"
-        }
-
-        fn render(&self, interface: &Interface, options: &PromptOptions) -> String {
-            Atfunc.render(interface, options)
-        }
-
-        fn parse(&self, text: &str) -> Vec<Event> {
-            Atfunc.parse(text)
-        }
-
-        fn format_results(&self, records: &[CallRecord]) -> String {
-            Atfunc.format_results(records)
-        }
-    }
-
     #[test]
     fn the_history_is_read_with_the_registrys_case_setting_and_root() {
-        let registry = Registry::with_translator(Arc::new(Exact));
+        let registry = Registry::with_name_match(NameMatch::ExactCase);
         registry
             .register(FnBox::new("clock").declare(Interface::new("now").in_domain("clock")))
             .unwrap();

@@ -250,6 +250,7 @@ pub const DEFAULT_CALL_THRESHOLD: f64 = 0.03;
 /// When an answer under `tool_choice: "auto"` is weighed first
 /// ([`TurnPolicy::call_threshold`], `atfunc serve --call-threshold P|off`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub enum CallThreshold {
     /// Weigh at [`DEFAULT_CALL_THRESHOLD`] in atfunc's syntax, and not in a model's own
     /// format (its openers carry other odds: Qwen's best threshold in its own format is

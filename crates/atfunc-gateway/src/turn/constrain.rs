@@ -14,6 +14,7 @@ use std::sync::Arc;
 /// All of them read GBNF: llama.cpp natively, vLLM and SGLang through xgrammar (or
 /// llguidance), whose EBNF dialect takes llama.cpp's notation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum UpstreamKind {
     /// llama.cpp's `llama-server` and llama-cpp-python's server: `"grammar": "..."`.
     #[default]

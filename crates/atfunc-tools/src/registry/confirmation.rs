@@ -29,8 +29,8 @@ impl Registry {
     /// held, and the model's result is only
     /// `{"executed": false, "status": "confirmation_required", "confirmation_id": "<uuid>"}`.
     /// Run it with [`Registry::confirm`] or drop it with [`Registry::reject`]; see
-    /// [`HoldLimits`] for how long and how many calls wait. A direct [`Registry::call`] is the
-    /// host's own and runs at once. The mark stays with the name: a box registered again
+    /// [`HoldLimits`] for how long and how many calls wait. A direct [`Registry::call`] is
+    /// asked about or held the same way; [`Registry::call_unconfirmed`] runs at once. The mark stays with the name: a box registered again
     /// under it needs confirmation too.
     ///
     /// ```
@@ -50,9 +50,8 @@ impl Registry {
     /// let id = report.calls[0].confirmation_id.clone().unwrap();
     /// // It did not run: no value, and the model reads only that it waits.
     /// assert!(report.calls[0].is_error() && !report.calls[0].is_failed());
-    /// assert_eq!(report.calls[0].to_json()["result"], json!({
-    ///     "executed": false, "status": "confirmation_required", "confirmation_id": id,
-    /// }));
+    /// assert_eq!(report.calls[0].to_json()["state"], "held");
+    /// assert!(report.calls[0].block.contains(r#""status":"confirmation_required""#));
     /// assert_eq!(registry.held_calls()[0].args["path"], "notes.txt");
     ///
     /// // The user said yes.
@@ -184,7 +183,6 @@ impl Registry {
             let state = self.read();
             BlockFormat {
                 filters: state.filters.clone(),
-                translator: Arc::clone(&state.translator),
             }
         };
         let Held {

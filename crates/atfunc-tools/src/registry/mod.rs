@@ -41,5 +41,5 @@ pub use outcome::{ExecutionReport, Outcome, OutcomeState, ERROR_TEXT_FLOOR};
 pub use registration::{FoundFunction, RegisterError, Registry, RegistryPrompt};
 pub use run::CallOptions;
 pub use stats::{FunctionStats, Stats};
-pub use stream::{Outcomes, ResponseStream, StreamEnd};
+pub use stream::{InputError, Outcomes, ResponseStream, StreamEnd};
 pub use view::Settings;

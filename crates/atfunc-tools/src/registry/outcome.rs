@@ -3,18 +3,16 @@
 //!
 //! Every call that ends (runs, fails, is refused or is held) becomes an outcome the same
 //! way: the output filters see its result, the result is cut at the truncate length in
-//! force (an error never below [`ERROR_TEXT_FLOOR`] characters), and the translator writes
-//! the block.
+//! force (an error never below [`ERROR_TEXT_FLOOR`] characters), and
+//! [`format_results`](atfunc::format::format_results) writes the block.
 
 use super::view::Settings;
 use crate::confirm::held_result;
 use crate::toolbox::ToolError;
 use atfunc::format::{self, apply_filters, result_text, truncate_text, CallRecord, OutputFilter};
 use atfunc::parse::{Call, Span};
-use atfunc::translator::Translator;
 use serde_json::{Map, Value as Json};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 /// The fewest characters of an error message a result block keeps, whatever the truncate
 /// length: an error cut short cannot tell the model how to fix its call.
@@ -30,6 +28,12 @@ const CALL_TEXT_LIMIT: usize = 500;
 pub struct Outcome {
     /// The call's id (`call_1`, ...), as hooks and recordings saw it.
     pub call_id: String,
+    /// Where the call stands among the calls of its answer, from 0, refused ones counted:
+    /// outcomes given in the order calls finish
+    /// ([`ResponseStream::in_completion_order`](super::ResponseStream::in_completion_order))
+    /// are put back in order by it. 0 for a call outside an answer (a direct call, a held
+    /// call confirmed).
+    pub index: usize,
     /// The qualified name as the interface spells it when the call bound; else the name
     /// as written.
     pub name: String,
@@ -46,7 +50,7 @@ pub struct Outcome {
     pub result: Result<Json, ToolError>,
     /// What the result block shows: the call text and the truncated result.
     pub record: CallRecord,
-    /// The result block, as the translator formats it.
+    /// The result block, as [`format_results`](atfunc::format::format_results) writes it.
     pub block: String,
     /// Where the call stands in the model's answer.
     pub span: Span,
@@ -133,12 +137,33 @@ impl Outcome {
         }
     }
 
-    /// The outcome as JSON for APIs: `{"name", "args", "result"}` or `{"name", "args",
-    /// "error"}`, a result too long for the truncate length in the fitted form of
+    /// The outcome as JSON for APIs: `{"name", "args", "result"}` for a call that
+    /// returned, `{"name", "args", "error"}` for one that failed or was refused, a result
+    /// too long for the truncate length in the fitted form of
     /// [`fit_json`](atfunc::format::fit_json), an error cut as in the block (never below
     /// [`ERROR_TEXT_FLOOR`] characters), then `"elements"` whole, only when the call has
-    /// any. A held call's `"result"` is what its model reads,
-    /// [`held_result`](crate::held_result).
+    /// any. A held call did not run and has neither: it is `{"name", "args", "state":
+    /// "held", "confirmation_id"}`, the state at the top level as [`Outcome::state`] gives
+    /// it, so that no reader takes it for a success (the model reads
+    /// [`held_result`](crate::held_result) in its block).
+    ///
+    /// ```
+    /// use atfunc_tools::{FnBox, Registry};
+    /// use atfunc::{json, Interface};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("files").function(
+    ///     Interface::new("delete").in_domain("files"), |_, _| Ok(json!("deleted")),
+    /// )).unwrap();
+    /// registry.require_confirmation("files.delete").unwrap();
+    /// let report = registry.execute_response("@files.delete()").await;
+    /// let id = report.calls[0].confirmation_id.clone().unwrap();
+    /// assert_eq!(report.calls[0].to_json(), json!({
+    ///     "name": "files.delete", "args": {}, "state": "held", "confirmation_id": id,
+    /// }));
+    /// # });
+    /// ```
     pub fn to_json(&self) -> Json {
         let mut map = Map::new();
         map.insert("name".into(), Json::String(self.name.clone()));
@@ -146,20 +171,22 @@ impl Outcome {
             "args".into(),
             self.args.clone().map_or(Json::Null, Json::Object),
         );
-        match &self.result {
-            Err(ToolError::Held {
-                confirmation_id, ..
-            }) => map.insert("result".into(), held_result(confirmation_id)),
-            Ok(value) => map.insert(
+        match (self.state(), &self.result) {
+            (OutcomeState::Held { confirmation_id }, _) => {
+                map.insert("state".into(), Json::String("held".into()));
+                let id = Json::String(confirmation_id.to_owned());
+                map.insert("confirmation_id".into(), id)
+            }
+            (_, Ok(value)) => map.insert(
                 "result".into(),
                 format::fit_json(value, self.truncate_length),
             ),
             // As in the block: an error is not cut below ERROR_TEXT_FLOOR characters.
-            Err(error) => map.insert(
+            (_, Err(error)) => map.insert(
                 "error".into(),
                 Json::String(
                     truncate_text(
-                        &error.to_string(),
+                        &error.model_message(),
                         self.truncate_length.max(ERROR_TEXT_FLOOR),
                     )
                     .into_owned(),
@@ -226,11 +253,10 @@ pub(super) struct Finished {
     pub(super) span: Span,
 }
 
-/// How results become blocks: the registry's output filters and its translator.
+/// How results become blocks: the registry's output filters.
 #[derive(Clone)]
 pub(super) struct BlockFormat {
     pub(super) filters: Vec<OutputFilter>,
-    pub(super) translator: Arc<dyn Translator>,
 }
 
 impl BlockFormat {
@@ -274,18 +300,18 @@ impl BlockFormat {
             // The model needs an error whole to correct its call, so a small limit set for
             // bulky results does not cut errors below ERROR_TEXT_FLOOR characters.
             Err(error) => {
-                Err(truncate_text(&error.to_string(), limit.max(ERROR_TEXT_FLOOR)).into_owned())
+                let text = error.model_message();
+                Err(truncate_text(&text, limit.max(ERROR_TEXT_FLOOR)).into_owned())
             }
         };
         let record = CallRecord {
             call_text: truncate_text(&call_text, CALL_TEXT_LIMIT).into_owned(),
             result: shown,
         };
-        let block = self
-            .translator
-            .format_results(std::slice::from_ref(&record));
+        let block = format::format_results(std::slice::from_ref(&record));
         Outcome {
             call_id,
+            index: 0,
             name,
             call,
             args,

@@ -16,7 +16,6 @@ use atfunc::format::{OutputFilter, DEFAULT_TRUNCATE_LENGTH};
 use atfunc::interface::{validate_toolbox, Interface, ValidationErrors};
 use atfunc::parse::{Bodies, ParserConfig};
 use atfunc::render::{render_prompt, PromptOptions};
-use atfunc::translator::{Atfunc, Translator};
 use serde_json::{Map, Value as Json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -40,7 +39,7 @@ pub enum RegisterError {
         /// `typed::TypedError`s, see [`BuildError::downcast_ref`]).
         errors: Vec<BuildError>,
     },
-    /// A box of that name (or, for a case-insensitive translator, of that name in another
+    /// A box of that name (or, when names match ignoring case, of that name in another
     /// case) is registered already.
     #[error("a toolbox named '{name}' is registered already")]
     NameTaken {
@@ -144,7 +143,8 @@ pub(super) enum ConfirmRule {
 }
 
 pub(super) struct State {
-    pub(super) translator: Arc<dyn Translator>,
+    /// How function and box names match.
+    names: NameMatch,
     pub(super) boxes: Vec<Arc<dyn ToolBox>>,
     root: Option<String>,
     /// Enabled control functions, in [`ControlFunction::ALL`] order.
@@ -210,19 +210,19 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    /// An empty registry with the atfunc translator (case-insensitive names), the control
-    /// functions registered, results cut at [`DEFAULT_TRUNCATE_LENGTH`] characters, calls
-    /// run one after another.
+    /// An empty registry with names matched ignoring case (`@Weather.Get_Temp` finds
+    /// `weather.get_temp`), the control functions registered, results cut at
+    /// [`DEFAULT_TRUNCATE_LENGTH`] characters, calls run one after another.
     pub fn new() -> Registry {
-        Registry::with_translator(Arc::new(Atfunc))
+        Registry::with_name_match(NameMatch::IgnoreCase)
     }
 
-    /// An empty registry with another translator: its case sensitivity decides how names
-    /// match, and it formats the result blocks.
-    pub fn with_translator(translator: Arc<dyn Translator>) -> Registry {
+    /// An empty registry whose function and box names match as `names` says:
+    /// [`NameMatch::ExactCase`] for names written exactly, as in the reference library.
+    pub fn with_name_match(names: NameMatch) -> Registry {
         Registry {
             state: RwLock::new(State {
-                translator,
+                names,
                 boxes: Vec::new(),
                 root: None,
                 control: ControlFunction::ALL.to_vec(),
@@ -248,7 +248,7 @@ impl Registry {
     }
 
     pub(super) fn same_name(state: &State, a: &str, b: &str) -> bool {
-        if state.translator.case_sensitive() {
+        if state.names == NameMatch::ExactCase {
             a == b
         } else {
             UniCase::new(a) == UniCase::new(b)
@@ -643,13 +643,7 @@ impl Registry {
         if !state.control.is_empty() {
             toolbox_names.push(CONTROL_DOMAIN.to_owned());
         }
-        let case_sensitive = state.translator.case_sensitive();
-        let names = if case_sensitive {
-            NameMatch::ExactCase
-        } else {
-            NameMatch::IgnoreCase
-        };
-        let mut catalog = Catalog::new(interfaces).matching(names);
+        let mut catalog = Catalog::new(interfaces).matching(state.names);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
         }
@@ -665,7 +659,6 @@ impl Registry {
             confirmer: state.confirmer.clone(),
             format: BlockFormat {
                 filters: state.filters.clone(),
-                translator: Arc::clone(&state.translator),
             },
             concurrency: state.concurrency,
             timeout: state.timeout,

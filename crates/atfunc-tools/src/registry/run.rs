@@ -25,6 +25,10 @@ pub struct CallOptions {
     pub truncate_length: Option<usize>,
     /// The context the call runs in. An empty `call_id` is replaced by a fresh one.
     pub ctx: CallContext,
+    /// Runs a call that needs the user's confirmation at once, without asking: for a host
+    /// that asked the user itself. `false`, the default: such a call is asked about or
+    /// held, as in an answer ([`Registry::require_confirmation`]).
+    pub unconfirmed: bool,
 }
 
 impl CallOptions {
@@ -39,6 +43,12 @@ impl CallOptions {
         self.ctx = ctx;
         self
     }
+
+    /// The same options with [`unconfirmed`](Self::unconfirmed) set.
+    pub fn unconfirmed(mut self) -> Self {
+        self.unconfirmed = true;
+        self
+    }
 }
 
 impl Registry {
@@ -48,10 +58,23 @@ impl Registry {
     /// [`fit_json`](atfunc::format::fit_json). The arguments are checked and converted
     /// against the interface as a call in an answer would be. Output filters do not apply.
     ///
+    /// A function that needs the user's confirmation ([`Registry::require_confirmation`])
+    /// is asked about or held as in an answer: a host that routes a model's native
+    /// `tool_calls` through here keeps the hold on writes. A held call returns
+    /// [`ToolError::Held`] with the id to [`confirm`](Registry::confirm) it by;
+    /// [`Registry::call_unconfirmed`] runs it at once.
+    ///
     /// A direct call belongs to no conversation, so `tools.set_truncate_length` is refused
     /// here: set the registry's default with [`Registry::set_truncate_length`].
     pub async fn call(&self, path: &str, args: Json) -> Result<Json, ToolError> {
         self.call_with(path, args, &CallOptions::default()).await
+    }
+
+    /// [`Registry::call`] without confirmation: a function that needs the user's
+    /// confirmation runs at once. For a host that asked the user itself.
+    pub async fn call_unconfirmed(&self, path: &str, args: Json) -> Result<Json, ToolError> {
+        self.call_with(path, args, &CallOptions::default().unconfirmed())
+            .await
     }
 
     /// [`Registry::call`] with options: a truncate length, a context. The elements the call
@@ -125,16 +148,23 @@ impl Registry {
         };
         let watch = CallWatch::start(self.ledger.event_hook(), &call_id, path, Some(&bound.name));
         let call_ctx = ctx.for_call(call_id, ctx.body.clone());
-        let result = turn.dispatch(&bound, &call_ctx, None).await;
-        watch.end(&result);
-        for element in call_ctx.take_elements() {
-            ctx.add_element(element);
-        }
-        let value = result?;
         let limit = options
             .truncate_length
             .unwrap_or_else(|| self.truncate_length())
             .max(1);
+        let result = if options.unconfirmed {
+            let result = turn.dispatch(&bound, &call_ctx, None).await;
+            watch.end(&result);
+            result
+        } else {
+            turn.run_confirmed(&call, &bound, &call_ctx, None, &watch, limit)
+                .await
+                .0
+        };
+        for element in call_ctx.take_elements() {
+            ctx.add_element(element);
+        }
+        let value = result?;
         Ok(truncate_value(&value, limit))
     }
 

@@ -9,7 +9,7 @@ use crate::toolbox::CallContext;
 use atfunc::bind::Repeats;
 use atfunc::parse::{Event, Span, StreamParser};
 use futures::future::BoxFuture;
-use futures::stream::FuturesOrdered;
+use futures::stream::{FuturesOrdered, FuturesUnordered};
 use futures::{Stream, StreamExt};
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -34,9 +34,13 @@ pub struct ResponseStream {
     parser: StreamParser,
     ctx: CallContext,
     conversation: Arc<Conversation>,
-    /// Every outcome so far, and their blocks joined; both stay empty when `keep` is off.
+    /// Every outcome so far, in call order, and their blocks joined; both stay empty when
+    /// `keep` is off.
     calls: Vec<Outcome>,
     output: String,
+    /// Whether an outcome given out of call order made `output` out of date: it is joined
+    /// again from `calls` when read ([`ResponseStream::output`]).
+    output_stale: bool,
     /// How many outcomes there were, kept or not.
     call_count: usize,
     keep: bool,
@@ -46,6 +50,11 @@ pub struct ResponseStream {
     repeats: Option<Repeats>,
     /// With [`ResponseStream::limit_calls`]: how many more calls may run.
     budget: Option<CallBudget>,
+    /// How many calls were started: the next one's [`Outcome::index`].
+    started: usize,
+    /// With [`ResponseStream::in_completion_order`]: [`Outcomes`] gives each outcome as
+    /// soon as its call is done.
+    completion_order: bool,
 }
 
 /// The calls a request may still make, over all its answers.
@@ -109,12 +118,33 @@ impl ResponseStream {
             conversation: Arc::new(conversation),
             calls: Vec::new(),
             output: String::new(),
+            output_stale: false,
             call_count: 0,
             keep: true,
             events,
             repeats: None,
             budget: None,
+            started: 0,
+            completion_order: false,
         }
+    }
+
+    /// Makes [`ResponseStream::run`] give each outcome as soon as its call is done, not in
+    /// the order the calls appear: with calls running at once
+    /// ([`Registry::set_concurrency`](crate::Registry::set_concurrency)), a slow call no
+    /// longer holds back the outcomes of quicker calls after it. Each outcome's
+    /// [`index`](Outcome::index) says where its call stands; the report at the end
+    /// ([`Outcomes::report`]) has the calls and their blocks in call order still.
+    pub fn in_completion_order(mut self) -> Self {
+        self.completion_order = true;
+        self
+    }
+
+    /// The next call's index, counted.
+    fn next_index(&mut self) -> usize {
+        let index = self.started;
+        self.started += 1;
+        index
     }
 
     /// Ends the answer at the first call past `limit` calls for the request, `made` of
@@ -290,10 +320,24 @@ impl ResponseStream {
         self
     }
 
-    /// Counts an outcome and, when records are kept, keeps it and its block.
+    /// Counts an outcome and, when records are kept, keeps it and its block, in call
+    /// order (an outcome given in completion order goes back to its place).
     fn record(&mut self, outcome: &Outcome) {
         self.call_count += 1;
         if !self.keep {
+            return;
+        }
+        let at = self
+            .calls
+            .partition_point(|kept| kept.index < outcome.index);
+        if at < self.calls.len() {
+            self.calls.insert(at, outcome.clone());
+            // Joined again once, when the report is asked for.
+            self.output_stale = true;
+            return;
+        }
+        if self.output_stale {
+            self.calls.push(outcome.clone());
             return;
         }
         // Blocks are joined as `format_results` joins them: a blank line between two.
@@ -333,6 +377,15 @@ impl ResponseStream {
         self.feed(chunk.as_bytes()).await
     }
 
+    /// The blocks of the outcomes kept, joined in call order.
+    fn output(&self) -> String {
+        if self.output_stale {
+            joined_blocks(&self.calls)
+        } else {
+            self.output.clone()
+        }
+    }
+
     /// The outcomes so far.
     pub fn outcomes(&self) -> &[Outcome] {
         &self.calls
@@ -352,7 +405,7 @@ impl ResponseStream {
             repeated_at: self.repeated_at(),
             report: ExecutionReport {
                 call_count: self.call_count,
-                output: self.output,
+                output: self.output(),
                 calls: self.calls,
                 settings: self.conversation.settings(),
             },
@@ -381,12 +434,18 @@ impl ResponseStream {
         let ctx = self.ctx.clone();
         let hook = self.events.clone();
         let concurrency = turn.snapshot.concurrency;
+        let first = self.started;
+        self.started += jobs.len();
         // Each run owns what it needs, so outcomes are recorded while later calls run.
-        let runs = jobs.into_iter().map(move |job| {
+        let runs = jobs.into_iter().enumerate().map(move |(n, job)| {
             let (turn, conversation) = (Arc::clone(&turn), Arc::clone(&conversation));
             let (ctx, hook) = (ctx.clone(), hook.clone());
             let call_id = turn.ledger.next_call_id();
-            async move { turn.run_job(&conversation, &ctx, call_id, job, hook).await }
+            async move {
+                let mut outcome = turn.run_job(&conversation, &ctx, call_id, job, hook).await;
+                outcome.index = first + n;
+                outcome
+            }
         });
         let mut outcomes = futures::stream::iter(runs).buffered(concurrency);
         while let Some(outcome) = outcomes.next().await {
@@ -398,15 +457,20 @@ impl ResponseStream {
 
 impl ResponseStream {
     /// Reads the answer from `input`, a stream of byte chunks (reqwest's `bytes_stream()`,
-    /// a channel, a file read in pieces), and gives each call's outcome as soon as it is
-    /// done, in the order the calls appear.
+    /// a channel, a file read in pieces), and gives each call's outcome once it is done:
+    /// in the order the calls appear, so an outcome waits for those of the calls before it
+    /// (with [`ResponseStream::in_completion_order`], as soon as its call is done).
     ///
     /// Reading and running overlap: while a tool runs, the next chunks are read and parsed,
     /// so a slow tool does not hold up the model's output; reading pauses once 64 calls
-    /// wait to start, so input that comes faster than its calls run is not held whole. Calls still run one after
+    /// wait to start, so input that comes faster than its calls run is not held whole; and
+    /// one poll reads at most 64 KiB (or 256 chunks) before it yields to the runtime, so
+    /// input that is always ready does not keep the thread from its other tasks. Calls still run one after
     /// another (or up to [`Registry::set_concurrency`](crate::Registry::set_concurrency) at once), as with
-    /// [`feed`](ResponseStream::feed). An error of `input` is given as it comes, after which
-    /// nothing more is read; the calls already read still run and are given after it.
+    /// [`feed`](ResponseStream::feed). An error of `input` ends the reading: the calls read
+    /// before it still run, their outcomes come first, and the error comes last, as an
+    /// [`InputError`] that says how many bytes were read; the text after the last complete
+    /// call (a call cut short by the error) is not run.
     ///
     /// ```
     /// use atfunc_tools::{FnBox, Registry};
@@ -439,18 +503,37 @@ impl ResponseStream {
     ///     assert_eq!(report.calls[1].result, Ok(json!(10.0)));
     /// }
     /// ```
-    pub fn run<S, B, E>(self, input: S) -> Outcomes<S>
+    pub fn run<S, B, E>(self, input: S) -> Outcomes<S, E>
     where
         S: Stream<Item = Result<B, E>>,
         B: AsRef<[u8]>,
     {
         Outcomes {
             input: Some(Box::pin(input)),
+            running: if self.completion_order {
+                Running::Unordered(FuturesUnordered::new())
+            } else {
+                Running::Ordered(FuturesOrdered::new())
+            },
             stream: self,
             queued: VecDeque::new(),
-            running: FuturesOrdered::new(),
+            bytes_read: 0,
+            failed: None,
         }
     }
+}
+
+/// How much input one poll of [`Outcomes`] reads at most, in bytes and in chunks, before
+/// it yields to the runtime: input that is always ready (a file, a pipe, a channel filled
+/// ahead) and holds no call would otherwise be read whole in one poll, starving every
+/// other task on the thread. 64 KiB is a few milliseconds of parsing.
+const POLL_READ_BYTES: usize = 64 * 1024;
+const POLL_READ_CHUNKS: usize = 256;
+
+/// The blocks of `calls`, joined as [`ResponseStream::record`] joins them.
+fn joined_blocks(calls: &[Outcome]) -> String {
+    let blocks: Vec<&str> = calls.iter().map(|call| call.block.as_str()).collect();
+    blocks.join("\n")
 }
 
 /// Calls read ahead and not started, past which [`Outcomes`] reads no more input until
@@ -459,18 +542,88 @@ impl ResponseStream {
 const MAX_QUEUED: usize = 64;
 
 /// The outcomes of an answer read from a byte stream while its calls run; made by
-/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, E>`, `E` being the
-/// input's error.
-pub struct Outcomes<S> {
+/// [`ResponseStream::run`]. A [`futures::Stream`] of `Result<Outcome, InputError<E>>`, `E`
+/// being the error of the input `S`: an error, if the input fails, is the stream's last item, after
+/// the outcome of every call read before it.
+pub struct Outcomes<S, E> {
     /// `None` once the input has ended or failed (the parser is then finished).
     input: Option<Pin<Box<S>>>,
     stream: ResponseStream,
     /// Calls read but not started: at most `concurrency` run at once.
     queued: VecDeque<Job>,
-    running: FuturesOrdered<BoxFuture<'static, Outcome>>,
+    running: Running,
+    /// The bytes of the input fed to the parser so far.
+    bytes_read: usize,
+    /// The input's error, given once every call read before it has its outcome.
+    failed: Option<InputError<E>>,
 }
 
-impl<S> std::fmt::Debug for Outcomes<S> {
+/// The calls an [`Outcomes`] runs: their outcomes in call order, or as they finish
+/// ([`ResponseStream::in_completion_order`]).
+enum Running {
+    Ordered(FuturesOrdered<BoxFuture<'static, Outcome>>),
+    Unordered(FuturesUnordered<BoxFuture<'static, Outcome>>),
+}
+
+impl Running {
+    fn len(&self) -> usize {
+        match self {
+            Running::Ordered(running) => running.len(),
+            Running::Unordered(running) => running.len(),
+        }
+    }
+
+    fn push(&mut self, run: BoxFuture<'static, Outcome>) {
+        match self {
+            Running::Ordered(running) => running.push_back(run),
+            Running::Unordered(running) => running.push(run),
+        }
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outcome>> {
+        match self {
+            Running::Ordered(running) => running.poll_next_unpin(cx),
+            Running::Unordered(running) => running.poll_next_unpin(cx),
+        }
+    }
+}
+
+/// The error of the input an [`Outcomes`] read, given after the outcome of every call read
+/// before it: nothing that completed is lost. `bytes_read` says how far the answer was
+/// read; a call that the error cut short did not run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct InputError<E> {
+    /// The input's own error.
+    pub error: E,
+    /// How many bytes of the answer were read before the error.
+    pub bytes_read: usize,
+}
+
+/// `reading the answer failed after 1234 bytes: <the error>`.
+impl<E: std::fmt::Display> std::fmt::Display for InputError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "reading the answer failed after {} bytes: {}",
+            self.bytes_read, self.error
+        )
+    }
+}
+
+/// The input's error is in the message; its causes are the source, so a report that walks
+/// the chain names each once.
+impl<E: std::error::Error + 'static> std::error::Error for InputError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+// Nothing of an `Outcomes` is pinned structurally: the input and the running calls are
+// boxed, and the input's error is only moved out, never polled.
+impl<S, E> Unpin for Outcomes<S, E> {}
+
+impl<S, E> std::fmt::Debug for Outcomes<S, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outcomes")
             .field("reading", &self.input.is_some())
@@ -481,12 +634,12 @@ impl<S> std::fmt::Debug for Outcomes<S> {
     }
 }
 
-impl<S> Outcomes<S> {
+impl<S, E> Outcomes<S, E> {
     /// What the answer's calls did so far: every outcome given, the result blocks joined,
     /// the conversation's settings. Complete once the stream has ended.
     pub fn report(&self) -> ExecutionReport {
         ExecutionReport {
-            output: self.stream.output.clone(),
+            output: self.stream.output(),
             call_count: self.stream.call_count,
             calls: self.stream.calls.clone(),
             settings: self.stream.settings(),
@@ -515,19 +668,22 @@ impl<S> Outcomes<S> {
             let ctx = self.stream.ctx.clone();
             let hook = self.stream.events.clone();
             let call_id = turn.ledger.next_call_id();
-            self.running.push_back(Box::pin(async move {
-                turn.run_job(&conversation, &ctx, call_id, job, hook).await
+            let index = self.stream.next_index();
+            self.running.push(Box::pin(async move {
+                let mut outcome = turn.run_job(&conversation, &ctx, call_id, job, hook).await;
+                outcome.index = index;
+                outcome
             }));
         }
     }
 }
 
-impl<S, B, E> Stream for Outcomes<S>
+impl<S, B, E> Stream for Outcomes<S, E>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
 {
-    type Item = Result<Outcome, E>;
+    type Item = Result<Outcome, InputError<E>>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
@@ -535,19 +691,35 @@ where
         // Read all the input that is ready before looking at the calls, so that parsing
         // keeps up with the model while a tool runs; but only so far ahead of them: input
         // that comes faster than its calls run (a file, a pipe) would otherwise be queued
-        // whole, a job per call.
+        // whole, a job per call. Nor more than a budget per poll, so that the runtime's
+        // other tasks run.
+        let (mut bytes, mut chunks) = (0usize, 0usize);
+        let mut over_budget = false;
         while let Some(input) = this.input.as_mut() {
             if this.queued.len() >= MAX_QUEUED {
                 break;
             }
+            if bytes >= POLL_READ_BYTES || chunks >= POLL_READ_CHUNKS {
+                over_budget = true;
+                break;
+            }
             match input.as_mut().poll_next(cx) {
                 Poll::Ready(Some(Ok(chunk))) => {
-                    let events = this.stream.parser.feed(chunk.as_ref());
+                    let chunk = chunk.as_ref();
+                    this.bytes_read += chunk.len();
+                    bytes += chunk.len();
+                    chunks += 1;
+                    let events = this.stream.parser.feed(chunk);
                     this.queue(events);
                 }
                 Poll::Ready(Some(Err(error))) => {
+                    // The parser is not finished: the answer did not end, it was cut, and
+                    // a call it cut short is no call. The calls read before it still run.
                     this.input = None;
-                    return Poll::Ready(Some(Err(error)));
+                    this.failed = Some(InputError {
+                        error,
+                        bytes_read: this.bytes_read,
+                    });
                 }
                 Poll::Ready(None) => {
                     this.input = None;
@@ -558,7 +730,7 @@ where
             }
         }
         this.start();
-        match this.running.poll_next_unpin(cx) {
+        match this.running.poll_next(cx) {
             Poll::Ready(Some(outcome)) => {
                 this.stream.record(&outcome);
                 // The next queued call starts now, not at the next poll.
@@ -566,9 +738,15 @@ where
                 Poll::Ready(Some(Ok(outcome)))
             }
             Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
-                Poll::Ready(None)
+                Poll::Ready(this.failed.take().map(Err))
             }
-            _ => Poll::Pending,
+            _ => {
+                if over_budget {
+                    // More input is ready: come back for it after the other tasks.
+                    cx.waker().wake_by_ref();
+                }
+                Poll::Pending
+            }
         }
     }
 }

@@ -319,7 +319,7 @@ impl Turn {
     /// waits under; `watch` gets the call's end (`held` for a held call). `limit` is the
     /// truncate length of the answer, which a held call keeps for its outcome when
     /// confirmed.
-    async fn run_confirmed(
+    pub(super) async fn run_confirmed(
         &self,
         call: &Call,
         bound: &BoundCall,
@@ -406,8 +406,42 @@ impl Turn {
 }
 
 /// Runs `function` of `tool_box` within `timeout`; a panic, a timeout or an error becomes
-/// an error result.
+/// an error result. Dropped before the call ends, it cancels the call's token; with
+/// [`CallContext::finish_started_calls`] the call runs on to its end on a task of its own.
 pub(super) async fn run_in_box(
+    tool_box: &Arc<dyn ToolBox>,
+    function: &str,
+    name: &str,
+    args: Map<String, Json>,
+    ctx: &CallContext,
+    timeout: Option<Duration>,
+) -> Result<Json, ToolError> {
+    // Cancels the call's token if this future is dropped before the call ends; disarmed
+    // once it has.
+    let dropped = ctx.cancellation().clone().drop_guard();
+    let result = if ctx.finishes_started_calls() {
+        let (tool_box, function) = (Arc::clone(tool_box), function.to_owned());
+        let (owned_name, ctx) = (name.to_owned(), ctx.clone());
+        let task = tokio::spawn(async move {
+            within(&tool_box, &function, &owned_name, args, &ctx, timeout).await
+        });
+        match task.await {
+            Ok(result) => result,
+            // The call's panic is caught inside the task; this is the runtime shutting down.
+            Err(error) => Err(ToolError::Panicked {
+                name: name.to_owned(),
+                message: error.to_string(),
+            }),
+        }
+    } else {
+        within(tool_box, function, name, args, ctx, timeout).await
+    };
+    dropped.disarm();
+    result
+}
+
+/// The call of [`run_in_box`], within its time limit.
+async fn within(
     tool_box: &Arc<dyn ToolBox>,
     function: &str,
     name: &str,

@@ -17,9 +17,18 @@ use unicase::UniCase;
 /// answers), never the [`Registry`](super::Registry)'s defaults that every other
 /// conversation starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// The length results are cut at, in characters (at least 1).
     pub truncate_length: usize,
+}
+
+impl Settings {
+    /// The settings with [`truncate_length`](Settings::truncate_length) set.
+    pub fn with_truncate_length(mut self, length: usize) -> Settings {
+        self.truncate_length = length;
+        self
+    }
 }
 
 impl Default for Settings {

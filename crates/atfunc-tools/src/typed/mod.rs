@@ -15,7 +15,7 @@
 //!   would be. A [`ToolOutput`](crate::ToolOutput) is the model's value and elements for the client beside it
 //!   (a card, an image; see [`CallContext::add_element`](crate::CallContext::add_element)): the model reads the value alone.
 //! - `Err(error)` → [`ToolError::Error`](crate::ToolError::Error), keeping the
-//!   error as its `source()` (a `String` or `&str` message, which has none, is
+//!   error whole ([`ToolError::downcast_ref`](crate::ToolError::downcast_ref)) (a `String` or `&str` message, which has none, is
 //!   [`ToolError::Failed`](crate::ToolError::Failed)). The error is anything that
 //!   boxes into a `Box<dyn Error + Send + Sync>`: a message, a `std::io::Error`, an
 //!   `anyhow::Error`, your own error type. The model reads its chain of causes, outermost
@@ -111,8 +111,8 @@ pub trait TypedTool: Send + Sync + 'static {
     type Output: IntoToolOutput;
     /// Why a call failed: any error value (`std::io::Error`, `anyhow::Error`, your own
     /// error type) or a message (`String`, `&'static str`). An error becomes
-    /// [`ToolError::Error`](crate::ToolError::Error), which keeps it as its
-    /// `source()` and shows the model its chain of causes; a message becomes
+    /// [`ToolError::Error`](crate::ToolError::Error), which keeps it whole
+    /// ([`ToolError::downcast_ref`](crate::ToolError::downcast_ref)) and shows the model its chain of causes; a message becomes
     /// [`ToolError::Failed`](crate::ToolError::Failed).
     type Error: Into<Box<dyn std::error::Error + Send + Sync>>;
 

@@ -199,14 +199,14 @@ impl TypedBox {
     }
 
     /// Adds a plain function `name`, described by the doc comment of its arguments type.
-    pub fn function<A, T, E, F>(mut self, name: &str, function: F) -> TypedBox
+    pub fn function<A, T, E, F>(mut self, name: impl Into<String>, function: F) -> TypedBox
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
         E: Into<Box<dyn std::error::Error + Send + Sync>> + 'static,
         F: Fn(A) -> Result<T, E> + Send + Sync + 'static,
     {
-        let Some((interface, notes)) = self.interface_or_problem::<A>(name) else {
+        let Some((interface, notes)) = self.interface_or_problem::<A>(&name.into()) else {
             return self;
         };
         let qualified = interface.qualified_name();
@@ -220,7 +220,11 @@ impl TypedBox {
     }
 
     /// Adds an async function `name`, described by the doc comment of its arguments type.
-    pub fn async_function<A, T, E, F, Fut>(mut self, name: &str, function: F) -> TypedBox
+    pub fn async_function<A, T, E, F, Fut>(
+        mut self,
+        name: impl Into<String>,
+        function: F,
+    ) -> TypedBox
     where
         A: DeserializeOwned + JsonSchema + 'static,
         T: IntoToolOutput + 'static,
@@ -228,7 +232,7 @@ impl TypedBox {
         F: Fn(A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let Some((interface, notes)) = self.interface_or_problem::<A>(name) else {
+        let Some((interface, notes)) = self.interface_or_problem::<A>(&name.into()) else {
             return self;
         };
         let qualified = interface.qualified_name();

@@ -72,8 +72,8 @@ async fn a_held_call_does_not_run_and_the_model_sees_only_its_status_and_id() {
         Err(ToolError::Held { name, confirmation_id }) if name == "files.delete" && *confirmation_id == id
     ));
     assert_eq!(
-        delete.to_json()["result"],
-        json!({"executed": false, "status": "confirmation_required", "confirmation_id": id})
+        delete.to_json(),
+        json!({"name": "files.delete", "args": {"path": "secret plans.txt"}, "state": "held", "confirmation_id": id})
     );
     // Never the arguments: the block shows the call as written and the status alone.
     let returned = delete.block.lines().nth(1).expect("a Returned line");
@@ -118,7 +118,7 @@ async fn the_same_in_chunks_of_every_size() {
             .map(|o| {
                 let result = match &o.result {
                     Err(ToolError::Held { .. }) => {
-                        let mut value = o.to_json()["result"].clone();
+                        let mut value = o.to_json();
                         value["confirmation_id"] = json!("ID");
                         Ok(value)
                     }
@@ -397,13 +397,13 @@ async fn a_held_call_has_a_state_of_its_own() {
     // Held has no value and is no failure; what the model reads is what it always was.
     assert!(delete.is_error() && !delete.is_failed() && add.is_failed());
     assert!(matches!(delete.result, Err(ToolError::Held { .. })));
-    assert_eq!(delete.to_json()["result"], held_result(&id));
+    assert!(delete.block.contains(&held_result(&id).to_string()));
 }
 
 /// A held call did not run, so no natural check may read it as done: its `result` is no
 /// value, `is_error()` is true, and the README's `if outcome.is_error() {"failed"} else
-/// {"done"}` does not say "done". What the model, `exec --json` and Python read stays the
-/// status object.
+/// {"done"}` does not say "done", and its JSON (`exec --json`, Python) has no `result`
+/// either but the state at the top level. What the model reads stays the status object.
 #[tokio::test]
 async fn a_held_call_does_not_look_done() {
     let (registry, deleted) = registry();
@@ -422,9 +422,11 @@ async fn a_held_call_does_not_look_done() {
     let status = if delete.is_error() { "failed" } else { "done" };
     assert_ne!(status, "done");
     assert!(matches!(delete.state(), OutcomeState::Held { .. }));
-    // What others read of it is unchanged.
-    assert_eq!(delete.to_json()["result"], held_result(&id));
-    assert!(delete.to_json().get("error").is_none());
+    // Its JSON says it waits, at the top level, and holds no result to take for a value.
+    let json = delete.to_json();
+    assert_eq!(json["state"], "held");
+    assert_eq!(json["confirmation_id"], id.as_str());
+    assert!(json.get("result").is_none() && json.get("error").is_none());
     assert_eq!(
         delete.block,
         format!(
@@ -540,4 +542,31 @@ async fn the_confirm_example_confirms_a_held_call_and_formats_its_result() {
              Function call: Files.Delete(\"draft.txt\")\nReturned: deleted draft.txt\n"
         )
     );
+}
+
+/// A direct call of a function that needs confirmation is held as a call in an answer
+/// is (a host routing native `tool_calls` through `Registry::call` keeps the hold on
+/// writes); `call_unconfirmed` says that it skips the question, and runs at once.
+#[tokio::test]
+async fn a_direct_call_is_held_unless_it_says_it_is_unconfirmed() {
+    let (registry, deleted) = registry();
+    registry.require_confirmation("files.delete").expect("ok");
+    let args = json!({"path": "plans.txt"});
+    let held = registry.call("files.delete", args.clone()).await;
+    let Err(ToolError::Held {
+        confirmation_id, ..
+    }) = held
+    else {
+        panic!("not held: {held:?}")
+    };
+    assert_eq!(deleted.load(Ordering::SeqCst), 0);
+    assert_eq!(registry.held_calls()[0].args["path"], "plans.txt");
+    assert!(registry.confirm(&confirmation_id).await.is_ok());
+    assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    assert!(registry
+        .call_unconfirmed("files.delete", args)
+        .await
+        .is_ok());
+    assert_eq!(deleted.load(Ordering::SeqCst), 2);
+    assert!(registry.held_calls().is_empty());
 }

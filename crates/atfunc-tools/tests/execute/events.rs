@@ -172,3 +172,118 @@ async fn a_registry_runs_a_parameters_own_parser() {
         report.output
     );
 }
+
+/// A call dropped while it runs (its stream, its future, the task that polled it) ends
+/// with `cancelled`: every `start` gets one end, so spans a hook opens are closed.
+#[tokio::test]
+async fn a_call_dropped_while_running_ends_cancelled() {
+    use futures::{FutureExt, StreamExt};
+    let (registry, seen) = watched();
+    registry
+        .register(
+            FnBox::new("wait")
+                .async_function(Interface::new("forever").in_domain("wait"), |_, _| {
+                    std::future::pending::<Result<serde_json::Value, ToolError>>()
+                }),
+        )
+        .expect("registers");
+    let kinds = |seen: &Arc<Mutex<Vec<CallEvent>>>| -> Vec<CallEventKind> {
+        let events = seen.lock().expect("lock");
+        shape(&events).into_iter().map(|e| e.0).collect()
+    };
+    use CallEventKind::*;
+    // A stream fed a chunk, its future polled once and dropped while the tool runs.
+    let mut stream = registry.stream();
+    assert!(stream.feed_str("@wait.forever() ").now_or_never().is_none());
+    assert_eq!(kinds(&seen), [Start, Cancelled]);
+    // The outcome stream of `run`, dropped with a call running.
+    seen.lock().expect("lock").clear();
+    let input = futures::stream::iter([Ok::<_, std::io::Error>("@t.echo(\"a\") @wait.forever()")]);
+    let mut outcomes = registry.stream().run(input);
+    let first = outcomes
+        .next()
+        .await
+        .expect("an outcome")
+        .expect("no input error");
+    assert_eq!(first.result, Ok(json!("a")));
+    assert!(outcomes.next().now_or_never().is_none());
+    drop(outcomes);
+    assert_eq!(kinds(&seen), [Start, Success, Start, Cancelled]);
+    // A direct call dropped midway.
+    seen.lock().expect("lock").clear();
+    let call = registry.call("wait.forever", json!({}));
+    assert!(call.now_or_never().is_none());
+    assert_eq!(kinds(&seen), [Start, Cancelled]);
+    let events = seen.lock().expect("lock");
+    assert_eq!(events[0].call_id, events[1].call_id);
+    assert_eq!(events[1].error, None);
+}
+
+/// A tool that waits until its call is cancelled, then finishes its write and says so.
+fn careful_writer(
+    domain: &str,
+    done: Arc<Mutex<Option<tokio::sync::oneshot::Sender<&'static str>>>>,
+) -> FnBox {
+    FnBox::new(domain).async_function(Interface::new("write").in_domain(domain), move |_, ctx| {
+        let done = Arc::clone(&done);
+        async move {
+            ctx.cancellation().cancelled().await;
+            // Stops where stopping is safe: the write is finished, not cut midway.
+            if let Some(done) = done.lock().expect("lock").take() {
+                let _ = done.send("finished after the cancel");
+            }
+            Ok(json!("written"))
+        }
+    })
+}
+
+/// A call's context carries a cancellation token: the caller's cancel reaches a running
+/// tool, and a call whose stream is dropped sees its own token cancelled; with
+/// `finish_started_calls` it runs on to its end instead of being cut off.
+#[tokio::test]
+async fn a_call_sees_its_cancellation_and_may_finish() {
+    use atfunc_tools::{CallContext, CancellationToken};
+    use futures::FutureExt;
+    // The caller cancels its token while the call runs: the tool sees it and ends.
+    let registry = Registry::new();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    registry
+        .register(careful_writer("w", Arc::new(Mutex::new(Some(tx)))))
+        .expect("registers");
+    let token = CancellationToken::new();
+    let ctx = CallContext::new().with_cancellation(token.clone());
+    let running = registry.execute_response_with("@w.write()", &ctx);
+    let (report, _) = futures::join!(running, async {
+        tokio::task::yield_now().await;
+        token.cancel();
+    });
+    assert_eq!(report.calls[0].result, Ok(json!("written")));
+    assert_eq!(rx.await, Ok("finished after the cancel"));
+
+    // A stream dropped while the call runs: by default the call is dropped with it, and
+    // what it would have done after the cancel never happens.
+    let registry = Registry::new();
+    let (tx, _rx) = tokio::sync::oneshot::channel();
+    let slot = Arc::new(Mutex::new(Some(tx)));
+    registry
+        .register(careful_writer("w", Arc::clone(&slot)))
+        .expect("registers");
+    let mut stream = registry.stream();
+    assert!(stream.feed_str("@w.write() ").now_or_never().is_none());
+    tokio::task::yield_now().await;
+    assert!(
+        slot.lock().expect("lock").is_some(),
+        "the call was dropped midway"
+    );
+
+    // With `finish_started_calls`, the call sees its token cancelled and runs to its end.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    registry
+        .register(careful_writer("w2", Arc::new(Mutex::new(Some(tx)))))
+        .expect("registers");
+    let ctx = CallContext::new().finish_started_calls();
+    let mut stream = registry.stream_with(&ctx);
+    assert!(stream.feed_str("@w2.write() ").now_or_never().is_none());
+    drop(stream);
+    assert_eq!(rx.await, Ok("finished after the cancel"));
+}

@@ -39,6 +39,27 @@ fn docs_rs_documents_every_feature_with_badges() {
     );
 }
 
+/// The library turns on only the tokio features it uses: a program's runtime flavour, its
+/// macros and its file and terminal I/O are its own choice.
+#[test]
+fn the_library_turns_on_only_the_tokio_features_it_uses() {
+    let manifest = manifest();
+    let dependencies = manifest
+        .split("\n[dependencies]\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [dependencies] table");
+    let tokio = dependencies
+        .lines()
+        .find(|line| line.starts_with("tokio ="))
+        .expect("a tokio line");
+    for feature in ["rt-multi-thread", "macros", "fs", "io-std", "full"] {
+        assert!(!tokio.contains(&format!("\"{feature}\"")), "{tokio}");
+    }
+    // The command box's `select!` brings the macros with it.
+    assert!(feature_line(&manifest, "command").contains("tokio/macros"));
+}
+
 #[test]
 fn running_calls_does_not_pull_in_the_file_box() {
     let manifest = manifest();
@@ -267,21 +288,134 @@ mod streaming {
         assert_eq!(rest, 9_999);
     }
 
+    /// An input error ends the stream after the outcome of every call read before it,
+    /// and says how far the answer was read: a `?` on each item loses no call that ran.
     #[tokio::test]
-    async fn an_input_error_stops_reading_and_the_calls_read_still_run() {
+    async fn an_input_error_comes_after_the_outcomes_of_the_calls_read() {
         let registry = Registry::new();
         registry
             .register(slow_and_fast(Arc::new(Mutex::new(None))))
             .unwrap();
+        let first = "done: @t.echo(\"A\") partial: @t.echo(\"Os";
         let input = futures::stream::iter([
-            Ok("@t.echo(\"kept\") @t.echo(\"cut".as_bytes().to_vec()),
-            Err("connection reset"),
-            Ok("\") @t.echo(\"never read\")".as_bytes().to_vec()),
+            Ok(first.as_bytes().to_vec()),
+            Err("upstream reset"),
+            Ok("lo\") @t.echo(\"never read\")".as_bytes().to_vec()),
         ]);
         let items: Vec<_> = registry.stream().run(input).collect().await;
         assert_eq!(items.len(), 2, "{items:?}");
-        assert_eq!(items[0].as_ref().unwrap_err(), &"connection reset");
-        assert_eq!(items[1].as_ref().unwrap().result, Ok(json!("kept")));
+        assert_eq!(items[0].as_ref().unwrap().result, Ok(json!("A")));
+        let error = items[1].as_ref().unwrap_err();
+        assert_eq!(error.error, "upstream reset");
+        assert_eq!(error.bytes_read, first.len());
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "reading the answer failed after {} bytes: upstream reset",
+                first.len()
+            )
+        );
+        // The pattern of examples/library.rs keeps the call that completed.
+        let input = futures::stream::iter([Ok(first), Err(std::io::Error::other("reset"))]);
+        let mut outcomes = registry.stream().run(input);
+        let mut done = Vec::new();
+        let read = async {
+            while let Some(outcome) = outcomes.next().await {
+                done.push(outcome?.name);
+            }
+            Ok::<_, atfunc_tools::InputError<std::io::Error>>(())
+        }
+        .await;
+        assert!(read.is_err());
+        assert_eq!(done, ["t.echo"]);
+    }
+
+    /// A box whose `slow` call waits for the test's word, and whose `fast` call returns at
+    /// once: the order calls finish in is the test's, not the clock's.
+    fn gated(gate: Arc<Mutex<Option<tokio::sync::oneshot::Receiver<()>>>>) -> FnBox {
+        FnBox::new("g")
+            .async_function(Interface::new("slow").in_domain("g"), move |_, _| {
+                let gate = gate.lock().unwrap().take();
+                async move {
+                    if let Some(gate) = gate {
+                        let _ = gate.await;
+                    }
+                    Ok(json!("slow"))
+                }
+            })
+            .function(Interface::new("fast").in_domain("g"), |_, _| {
+                Ok(json!("fast"))
+            })
+    }
+
+    /// In call order (the default) a slow call holds back the outcome of a quick call
+    /// after it; in completion order each outcome comes as soon as its call is done,
+    /// carrying its call's index, and the report keeps call order.
+    #[tokio::test]
+    async fn outcomes_come_in_call_order_or_as_calls_finish() {
+        use futures::FutureExt;
+        let answer = "@g.slow() then @g.fast()";
+        for completion in [false, true] {
+            let (open, gate) = tokio::sync::oneshot::channel();
+            let registry = Registry::new();
+            registry.set_concurrency(4);
+            registry
+                .register(gated(Arc::new(Mutex::new(Some(gate)))))
+                .unwrap();
+            let input = futures::stream::iter([Ok::<_, std::io::Error>(answer)]);
+            let mut stream = registry.stream();
+            if completion {
+                stream = stream.in_completion_order();
+            }
+            let mut outcomes = stream.run(input);
+            // Both calls start; the fast one is done, the slow one waits for the gate.
+            let first = outcomes.next().now_or_never();
+            if completion {
+                let fast = first.flatten().expect("the fast call's outcome").unwrap();
+                assert_eq!((fast.index, fast.result), (1, Ok(json!("fast"))));
+            } else {
+                assert!(first.is_none(), "the fast call waits for the slow one");
+            }
+            open.send(()).unwrap();
+            let rest: Vec<_> = outcomes.by_ref().map(Result::unwrap).collect().await;
+            let order: Vec<usize> = rest.iter().map(|outcome| outcome.index).collect();
+            assert_eq!(order, if completion { vec![0] } else { vec![0, 1] });
+            let report = outcomes.report();
+            let calls: Vec<(usize, &str)> = report
+                .calls
+                .iter()
+                .map(|call| (call.index, call.name.as_str()))
+                .collect();
+            assert_eq!(calls, [(0, "g.slow"), (1, "g.fast")]);
+            assert!(report.output.starts_with("Function call: g.slow()\n"));
+            assert!(report
+                .output
+                .ends_with("Function call: g.fast()\nReturned: fast\n"));
+        }
+    }
+
+    /// Input that is always ready and holds no call is not read whole in one poll: the
+    /// stream yields to the runtime after a budget, and reads on at the next poll.
+    #[tokio::test]
+    async fn ready_input_without_calls_yields_to_the_runtime() {
+        use futures::FutureExt;
+        let registry = Registry::new();
+        let pulled = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = Arc::clone(&pulled);
+        let input = futures::stream::iter(0..100_000).map(move |_| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok::<_, std::io::Error>("plain prose, no call. ")
+        });
+        let mut outcomes = registry.stream().run(input);
+        assert!(
+            outcomes.next().now_or_never().is_none(),
+            "one poll read it all"
+        );
+        let read = pulled.load(std::sync::atomic::Ordering::SeqCst);
+        assert!((1..=1000).contains(&read), "{read} chunks in one poll");
+        // Polled on, it reads the rest and ends.
+        assert!(outcomes.next().await.is_none());
+        assert_eq!(pulled.load(std::sync::atomic::Ordering::SeqCst), 100_000);
     }
 
     /// What an axum SSE body or a forwarding task asks of a stream.

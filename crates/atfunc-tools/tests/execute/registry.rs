@@ -1109,10 +1109,9 @@ async fn elements_reach_a_stream_and_a_box_called_directly() {
 }
 
 /// A closure of a `FnBox` can use `?` on an `std::io::Error`; the model reads its message
-/// and the caller finds the error itself behind `source()`.
+/// and the caller finds the error itself with `downcast_ref`.
 #[tokio::test]
-async fn a_tools_own_error_is_kept_as_the_source() {
-    use std::error::Error;
+async fn a_tools_own_error_is_kept_whole() {
     let files =
         FnBox::new("disk").function(Interface::new("read_missing").in_domain("disk"), |_, _| {
             let text = std::fs::read_to_string("/no/such/dir/atfunc-test.txt")?;
@@ -1122,10 +1121,7 @@ async fn a_tools_own_error_is_kept_as_the_source() {
         .call("read_missing", Map::new(), &CallContext::new())
         .await
         .unwrap_err();
-    let source = error.source().expect("the io error is the source");
-    let io = source
-        .downcast_ref::<std::io::Error>()
-        .expect("an io error");
+    let io = error.downcast_ref::<std::io::Error>().expect("an io error");
     assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     assert_eq!(error.to_string(), io.to_string());
     // Any error type that boxes into one goes in by `from_error`, and clones compare equal.
@@ -1133,10 +1129,35 @@ async fn a_tools_own_error_is_kept_as_the_source() {
         .parse::<i32>()
         .map_err(ToolError::from_error)
         .unwrap_err();
-    assert!(parsed
-        .source()
-        .is_some_and(|e| e.is::<std::num::ParseIntError>()));
+    assert!(parsed.downcast_ref::<std::num::ParseIntError>().is_some());
+    assert!(parsed.downcast_ref::<std::io::Error>().is_none());
     assert_eq!(parsed.clone(), parsed);
+}
+
+/// A report that walks an error's chain (anyhow's `{:#}` and `{:?}`) names each message
+/// of a tool's error once: the error's `Display` is its own message, its causes are its
+/// `source()` chain, and only the model's text joins them.
+#[tokio::test]
+async fn a_tools_error_chain_is_printed_once() {
+    let missing = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+    let inner = anyhow::Error::new(missing)
+        .context("reading settings.toml")
+        .context("loading the profile");
+    let error = ToolError::from_error(inner);
+    assert_eq!(error.to_string(), "loading the profile");
+    assert_eq!(
+        error.model_message(),
+        "loading the profile: reading settings.toml: no such file"
+    );
+    let report = format!("{:#}", anyhow::Error::new(error.clone()));
+    assert_eq!(
+        report,
+        "loading the profile: reading settings.toml: no such file"
+    );
+    assert!(error.downcast_ref::<std::io::Error>().is_some());
+    // The same for an error made while a box was put together.
+    let built = atfunc_tools::BuildError::new(std::io::Error::other("no config"));
+    assert_eq!(format!("{:#}", anyhow::Error::new(built)), "no config");
 }
 
 /// A call with problems of several kinds gets one block listing them all, the same

@@ -757,8 +757,9 @@ async fn enums_with_data_and_maps_render_as_precisely_as_the_interface_allows() 
 }
 
 /// A typed tool's error stays an error value: an `anyhow` chain is shown whole, outermost
-/// first, as `{:#}` shows it (not only its outermost context), and `source()` reaches the
-/// error the tool started from; an `io::Error` is kept the same way.
+/// first, as `{:#}` shows it (not only its outermost context), to the model; the error's
+/// `Display` is its own message and `source()` reaches the error the tool started from; an
+/// `io::Error` is kept the same way.
 #[tokio::test]
 async fn typed_errors_keep_their_source_and_their_context_chain() {
     use std::error::Error as _;
@@ -778,8 +779,9 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
     let ctx = CallContext::new();
     let load = tools.call("load", args(json!({"n": 1})), &ctx).await;
     let error = load.expect_err("fails");
+    assert_eq!(error.to_string(), "loading the profile");
     assert_eq!(
-        error.to_string(),
+        error.model_message(),
         "loading the profile: reading settings.toml: no such file"
     );
     let mut chain = error.source();
@@ -789,13 +791,12 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
         chain = cause.source();
     }
     assert!(found_io, "the io::Error is in the chain of {error:?}");
+    assert!(error.downcast_ref::<std::io::Error>().is_some());
 
     let lock = tools.call("lock", args(json!({"n": 1})), &ctx).await;
     let error = lock.expect_err("fails");
     assert_eq!(error.to_string(), "the lock file is read-only");
-    let io = error
-        .source()
-        .and_then(|e| e.downcast_ref::<std::io::Error>());
+    let io = error.downcast_ref::<std::io::Error>();
     assert_eq!(
         io.map(std::io::Error::kind),
         Some(std::io::ErrorKind::PermissionDenied)
@@ -810,10 +811,9 @@ async fn typed_errors_keep_their_source_and_their_context_chain() {
     );
 }
 
-/// `?` on a `serde_json::Error` in a closure keeps it as the error's source.
+/// `?` on a `serde_json::Error` in a closure keeps the error whole.
 #[tokio::test]
 async fn a_serde_json_error_in_a_tool_keeps_its_source() {
-    use std::error::Error as _;
     let tools = atfunc_tools::FnBox::new("parse").function(
         atfunc::Interface::new("number").in_domain("parse"),
         |_, _| {
@@ -826,9 +826,7 @@ async fn a_serde_json_error_in_a_tool_keeps_its_source() {
         .await
         .expect_err("fails");
     assert!(error.to_string().starts_with("expected ident"), "{error}");
-    assert!(error
-        .source()
-        .is_some_and(|e| e.downcast_ref::<serde_json::Error>().is_some()));
+    assert!(error.downcast_ref::<serde_json::Error>().is_some());
 }
 
 /// A shape the model picks by name.
@@ -931,4 +929,23 @@ async fn unknown_functions_are_reported_one_way() {
         matches!(missing, Err(ToolError::UnknownFunction { .. })),
         "{missing:?}"
     );
+}
+
+/// A typed function's name is any `impl Into<String>`, as a box's name is: a `String`
+/// made at run time goes in without a borrow.
+#[tokio::test]
+async fn a_typed_function_s_name_may_be_an_owned_string() {
+    let name = format!("half_{}", 2);
+    let tools = TypedBox::new(String::from("nums"))
+        .function(name.clone(), |h: Halve| Ok::<_, String>(h.n / 2))
+        .async_function(format!("{name}_later"), |h: Halve| async move {
+            Ok::<_, String>(h.n / 2)
+        });
+    let registry = Registry::new();
+    registry.register(tools).unwrap();
+    let report = registry
+        .execute_response("@nums.half_2(8) @nums.half_2_later(6)")
+        .await;
+    assert_eq!(report.calls[0].result, Ok(json!(4)));
+    assert_eq!(report.calls[1].result, Ok(json!(3)));
 }

@@ -135,7 +135,8 @@ impl Policy {
                         .is_some(),
                 "--call-threshold off",
             ),
-            CallThreshold::Default => {}
+            // The default (and a kind added later) needs no flag.
+            _ => {}
         }
         flag(
             o.decide && o.decide_max_tokens != default.decide_max_tokens,
