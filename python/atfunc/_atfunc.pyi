@@ -18,6 +18,7 @@ __all__ = [
     "_Stream",
     "__version__",
     "_panic_for_test",
+    "_run_cli",
     "call_text",
     "fit_json",
     "format_results",
@@ -331,6 +332,10 @@ def call_text(name: str, args: Optional[Mapping[str, _JSON]] = None) -> str:
     """A call as the results show it: `weather.get(city="Oslo")`."""
 
 def _panic_for_test(message: str) -> None: ...
+def _run_cli(argv: Sequence[str]) -> int:
+    """Runs the `atfunc` command line with `argv` (`sys.argv`: the program's name first) and
+    returns its exit status. What the `atfunc` script installed with the package calls; not
+    part of the API."""
 
 @final
 class _Registry:
