@@ -138,7 +138,7 @@ def test_the_prompts_example_call_never_runs_as_written():
 
 
 def test_an_invalid_definition_raises_the_loaders_error():
-    toolbox = atfunc.Toolbox()
+    toolbox = atfunc.Toolbox(strict=True)
     with pytest.raises(atfunc.ToolsError) as caught:
         toolbox.add_tool(lambda x: x, name="bad.tool", args={"x": {"type": "nope"}})
     assert "unknown type 'nope'" in str(caught.value)
