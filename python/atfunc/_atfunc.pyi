@@ -341,8 +341,8 @@ def _run_cli(argv: Sequence[str]) -> int:
 class _Registry:
     """The crate's registry holding Python functions, and the runtime that drives its calls:
     the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
-    `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
-    starts the call (None: the future is done).
+    `concurrent.futures.Future` of `(True, json_text)` or `(False, message[, traceback])`,
+    and what starts the call (None: the future is done).
     """
 
     def __new__(

@@ -65,13 +65,16 @@ class CallResult(_CallResultKeys, total=False):
     arguments (None for a call that did not bind), ``call``, the call as its result block
     shows it, and either ``result`` or ``error``; ``confirmation_id`` for a call held for
     confirmation. ``span`` and ``chars`` are where it stood in the answer (absent for an
-    OpenAI ``tool_calls`` entry that could not be read)."""
+    OpenAI ``tool_calls`` entry that could not be read). ``traceback``: for a call whose
+    tool raised, the exception's traceback as Python prints it (the model reads only
+    ``error``)."""
 
     result: Any
     error: str
     span: List[int]
     chars: List[int]
     confirmation_id: str
+    traceback: str
 
 
 ParseRecord = Union[ParsedCall, ParsedUnboundCall, ParseErrorRecord, TextRecord, InvalidUtf8Record]

@@ -19,10 +19,12 @@ import enum
 import functools
 import inspect
 import json
+import logging
 import pathlib
 import re
 import sys
 import threading
+import traceback
 import types
 import typing
 import warnings
@@ -49,6 +51,10 @@ _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
+# A tool that raises: its traceback is logged here (level ERROR), and kept in its record
+# (``record["traceback"]``); the model reads only ``TypeName: message``.
+_log = logging.getLogger("atfunc")
+
 # The event loop that async tools run on while `run_async` runs the answer in a worker
 # thread: the caller's own loop, so a tool may use what lives there.
 _state = threading.local()
@@ -69,7 +75,7 @@ class Turn:
 
     ``results``: one record per call, in the order written: ``{"call_id", "name",
     "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; ``confirmation_id`` for a call held
-    for confirmation); ``text``: the result blocks the model reads on its next turn, each
+    for confirmation; ``traceback`` for a call whose tool raised); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer
@@ -249,27 +255,41 @@ def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
     return False, f"{kind}: {message}" if message else kind
 
 
-def _outcome(call: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
-    """What a tool's call gives the registry, whatever happens in it: its answer, ``(False,
-    "TypeName: message")`` for any exception, or ``(None, exception)`` for
-    `KeyboardInterrupt` and `SystemExit`, which stop the run and are raised to its caller.
-    Any exception means a `BaseException` outside `Exception` too (a library's own
-    cancellation, `GeneratorExit`) and one raised writing the answer: a call always gets
-    an answer, or the run would wait on it for ever."""
+def _outcome(call: Callable[[], Any], name: str) -> "tuple[Any, ...]":
+    """What a call of the tool ``name`` gives the registry, whatever happens in it: its
+    answer, ``(False, "TypeName: message", traceback)`` for any exception, or ``(None,
+    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
+    raised to its caller. Any exception means a `BaseException` outside `Exception` too (a
+    library's own cancellation, `GeneratorExit`) and one raised writing the answer: a call
+    always gets an answer, or the run would wait on it for ever."""
     try:
         return _answer(call())
     except BaseException as error:
-        return _raised(error)
+        return _raised(error, name)
 
 
-def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
-    """The answer of a call that raised ``error`` (see `_outcome`)."""
+def _raised(error: BaseException, name: str) -> "tuple[Any, ...]":
+    """The answer of a call of the tool ``name`` that raised ``error`` (see `_outcome`).
+    The model reads the message; the traceback goes to the record and the log."""
     if isinstance(error, (KeyboardInterrupt, SystemExit)):
         return None, error
     try:
-        return _failure(error)  # the model reads it and may correct its call
-    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`
+        ok, message = _failure(error)  # the model reads it and may correct its call
+        return ok, message, _logged(error, name, message)
+    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`, or in a handler
         return None, stop
+
+
+def _logged(error: BaseException, name: str, message: str) -> str:
+    """Logs the failure of a call of ``name`` on the logger ``atfunc`` (ERROR, with the
+    exception), and gives its traceback as text. The frames of this module, which only
+    started the call, are left out: the traceback begins in the tool."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    tb = tb or error.__traceback__
+    _log.error("tool %r failed: %s", name, message, exc_info=(type(error), error, tb))
+    return "".join(traceback.format_exception(type(error), error, tb))
 
 
 # What starts a call whose future the registry holds already (None: it is done), so that
@@ -279,7 +299,7 @@ def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
 _Start = Optional[Callable[[], Any]]
 
 
-async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+async def _guarded(make: Callable[[], Any], name: str) -> "tuple[Any, ...]":
     """An async tool's call (``make()`` gives its coroutine), as `_outcome` says; raised
     here, `KeyboardInterrupt` and `SystemExit` would stop the event loop instead. A
     `CancelledError` goes on: the run gave the call up, and its task ends cancelled."""
@@ -289,12 +309,12 @@ async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
     except asyncio.CancelledError:
         raise
     except BaseException as error:
-        return _raised(error)
-    return _outcome(lambda: value)
+        return _raised(error, name)
+    return _outcome(lambda: value, name)
 
 
 def _on_loop(
-    make: Callable[[], Any], loop: asyncio.AbstractEventLoop
+    make: Callable[[], Any], loop: asyncio.AbstractEventLoop, name: str
 ) -> "tuple[concurrent.futures.Future[Any], _Start]":
     """An async tool's call on ``loop``: its future, and what starts it. Cancelling the
     future before the call begins keeps it from beginning, and after, cancels its task
@@ -318,7 +338,7 @@ def _on_loop(
         if future.cancelled():
             return
         try:
-            task = loop.create_task(_guarded(make))
+            task = loop.create_task(_guarded(make, name))
         except BaseException as error:  # the loop is shutting down: an answer all the same
             with contextlib.suppress(concurrent.futures.InvalidStateError):
                 future.set_exception(error)
@@ -353,7 +373,7 @@ def _in_thread(
         if not future.set_running_or_notify_cancel():
             return
         _in_tool.set(True)
-        future.set_result(_outcome(resolved))
+        future.set_result(_outcome(resolved, name))
 
     return future, threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start
 
@@ -964,7 +984,7 @@ def _make_tool(
             done.set_result(_failure(error))
             return done, None
         if is_async:
-            return _on_loop(lambda: fn(*first, **values), _tool_loop())
+            return _on_loop(lambda: fn(*first, **values), _tool_loop(), tool_name)
         return _in_thread(lambda: fn(*first, **values), tool_name)
 
     return _Tool(
@@ -1027,6 +1047,8 @@ class Toolbox:
     not know, a type hint that names no type, bounds the wrong way round, ...) raises
     `ToolsError` at `add_tool` instead of a `UserWarning`, as ``Tools(strict=True)``.
 
+    A tool that raises gives the model ``TypeName: message``; the traceback is in the
+    call's record (``"traceback"``) and logged on the logger ``"atfunc"`` at level ERROR.
     ``KeyboardInterrupt`` and ``SystemExit``, from Ctrl-C or raised by a tool, are not
     tool errors: they stop the run (its async calls are cancelled) and are raised to the
     caller. Cancelling ``run_async`` (``asyncio.wait_for``, ``task.cancel()``) cancels the
