@@ -1187,6 +1187,16 @@ class Toolbox:
             self._tools = Tools([])
         return self._tools
 
+    def openai_tools(self) -> List[Dict[str, Any]]:
+        """The tools as an OpenAI ``tools`` array, a list of dicts (``[{"type":
+        "function", "function": {"name", "description", "parameters"}}]``), for a client
+        that passes ``tools=`` to a server with native tool calls. A name with a dot is
+        written with ``_`` (``weather.get`` is ``weather_get``), as OpenAI allows no dot;
+        `run_tool_calls` reads those names back. ``render(toolbox.tools,
+        format="openai")`` is the same as JSON text."""
+        tools: List[Dict[str, Any]] = json.loads(render(self.tools, format="openai"))
+        return tools
+
     def prompt(self, **options: Any) -> str:
         """The tools as prompt text (`atfunc.render`), with the parameters' descriptions
         (from the docstrings or ``args``) unless ``param_descriptions=False``."""

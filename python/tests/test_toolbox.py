@@ -137,6 +137,25 @@ def test_the_prompts_example_call_never_runs_as_written():
     assert sent == ["ann@example.com"]
 
 
+def test_openai_tools_are_python_objects():
+    toolbox = atfunc.Toolbox()
+
+    @toolbox.tool(name="weather.get")
+    def get(city: str) -> str:
+        """Current weather."""
+        return city
+
+    tools = toolbox.openai_tools()
+    assert tools == json.loads(atfunc.render(toolbox.tools, format="openai"))
+    assert tools[0]["type"] == "function"
+    assert tools[0]["function"]["name"] == "weather_get"
+    assert tools[0]["function"]["parameters"]["required"] == ["city"]
+    # A call under that name is read back.
+    turn = toolbox.run_tool_calls([{"id": "c1", "type": "function", "function": {
+        "name": "weather_get", "arguments": '{"city": "Oslo"}'}}])
+    assert turn.results[0]["result"] == "Oslo"
+
+
 def test_an_invalid_definition_raises_the_loaders_error():
     toolbox = atfunc.Toolbox(strict=True)
     with pytest.raises(atfunc.ToolsError) as caught:
