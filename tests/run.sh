@@ -161,6 +161,10 @@ install_python_package() {
     python3 -m venv --system-site-packages "$PY_VENV" || return 1
     # --ignore-installed: an atfunc of the same version in the system Python (an earlier
     # run's) would otherwise count as installed already, and the tests would import it.
+    # --no-deps: what the tests need is installed above, pinned: pyarrow (the `arrow`
+    # extra, for the batch tests) from python/tests/requirements.txt, seen through
+    # --system-site-packages. The wheel brings the `atfunc` command into $PY_VENV/bin,
+    # which python/tests/test_cli.py runs.
     "$PY_VENV"/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
         --ignore-installed "$wheel" || return 1
     "$PY_VENV"/bin/python -c 'import atfunc, sys; sys.exit(not atfunc.__file__.startswith(sys.prefix))' || {

@@ -1,7 +1,7 @@
 from typing import Any
 
 import atfunc
-from openai import OpenAI  # any OpenAI-compatible server: OPENAI_BASE_URL, OPENAI_API_KEY
+from openai import OpenAI  # llama.cpp's server (reads "grammar"): OPENAI_BASE_URL, OPENAI_API_KEY
 
 toolbox = atfunc.Toolbox(timeout=10)  # a call that hangs fails after 10 s; the loop goes on
 

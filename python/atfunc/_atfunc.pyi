@@ -18,6 +18,7 @@ __all__ = [
     "_Stream",
     "__version__",
     "_panic_for_test",
+    "_run_cli",
     "call_text",
     "fit_json",
     "format_results",
@@ -331,13 +332,17 @@ def call_text(name: str, args: Optional[Mapping[str, _JSON]] = None) -> str:
     """A call as the results show it: `weather.get(city="Oslo")`."""
 
 def _panic_for_test(message: str) -> None: ...
+def _run_cli(argv: Sequence[str]) -> int:
+    """Runs the `atfunc` command line with `argv` (`sys.argv`: the program's name first) and
+    returns its exit status. What the `atfunc` script installed with the package calls; not
+    part of the API."""
 
 @final
 class _Registry:
     """The crate's registry holding Python functions, and the runtime that drives its calls:
     the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
-    `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
-    starts the call (None: the future is done).
+    `concurrent.futures.Future` of `(True, json_text)` or `(False, message[, traceback])`,
+    and what starts the call (None: the future is done).
     """
 
     def __new__(

@@ -64,8 +64,10 @@ class CallResult(_CallResultKeys, total=False):
     """A call a `Toolbox` ran (`Turn.results`): its id, the function's qualified name, its
     arguments (None for a call that did not bind), ``call``, the call as its result block
     shows it, and either ``result`` or ``error``; a call held for confirmation has neither
-    but ``state`` (``"held"``) and ``confirmation_id``. ``span`` and ``chars`` are where it stood in the answer (absent for an
-    OpenAI ``tool_calls`` entry that could not be read)."""
+    but ``state`` (``"held"``) and ``confirmation_id``. ``span`` and ``chars`` are where it
+    stood in the answer (absent for an OpenAI ``tool_calls`` entry that could not be read).
+    ``traceback``: for a call whose tool raised, the exception's traceback as Python prints
+    it (the model reads only ``error``)."""
 
     result: Any
     error: str
@@ -73,6 +75,7 @@ class CallResult(_CallResultKeys, total=False):
     chars: List[int]
     confirmation_id: str
     state: str
+    traceback: str
 
 
 ParseRecord = Union[ParsedCall, ParsedUnboundCall, ParseErrorRecord, TextRecord, InvalidUtf8Record]

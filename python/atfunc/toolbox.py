@@ -19,10 +19,15 @@ import enum
 import functools
 import inspect
 import json
+import logging
 import pathlib
 import re
+import sys
 import threading
+import traceback
+import types
 import typing
+import warnings
 from typing import (
     Annotated,
     Any,
@@ -46,6 +51,10 @@ _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
 __all__ = ["Toolbox", "Turn", "ToolStream"]
 
+# A tool that raises: its traceback is logged here (level ERROR), and kept in its record
+# (``record["traceback"]``); the model reads only ``TypeName: message``.
+_log = logging.getLogger("atfunc")
+
 # The event loop that async tools run on while `run_async` runs the answer in a worker
 # thread: the caller's own loop, so a tool may use what lives there.
 _state = threading.local()
@@ -65,8 +74,10 @@ class Turn:
     """The calls of one answer and what to send back.
 
     ``results``: one record per call, in the order written: ``{"call_id", "name",
-    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result block shows it; a call held for confirmation has ``"state": "held"`` and
-    ``confirmation_id`` instead of ``result`` or ``error``); ``text``: the result blocks the model reads on its next turn, each
+    "args", "result" | "error", "span", "chars", "call"}`` (``call``: the call as its result
+    block shows it; a call held for confirmation has ``"state": "held"`` and
+    ``confirmation_id`` instead of ``result`` or ``error``; ``traceback`` for a call whose
+    tool raised); ``text``: the result blocks the model reads on its next turn, each
     result truncated at the toolbox's ``truncate_length``; ``role``: the role of the
     message ``text`` goes in (``"user"``: a model without native tool calls reads
     results there); ``repeated_at``: when a call repeated an earlier one of the same answer
@@ -246,27 +257,41 @@ def _failure(error: BaseException) -> "tuple[Optional[bool], Any]":
     return False, f"{kind}: {message}" if message else kind
 
 
-def _outcome(call: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
-    """What a tool's call gives the registry, whatever happens in it: its answer, ``(False,
-    "TypeName: message")`` for any exception, or ``(None, exception)`` for
-    `KeyboardInterrupt` and `SystemExit`, which stop the run and are raised to its caller.
-    Any exception means a `BaseException` outside `Exception` too (a library's own
-    cancellation, `GeneratorExit`) and one raised writing the answer: a call always gets
-    an answer, or the run would wait on it for ever."""
+def _outcome(call: Callable[[], Any], name: str) -> "tuple[Any, ...]":
+    """What a call of the tool ``name`` gives the registry, whatever happens in it: its
+    answer, ``(False, "TypeName: message", traceback)`` for any exception, or ``(None,
+    exception)`` for `KeyboardInterrupt` and `SystemExit`, which stop the run and are
+    raised to its caller. Any exception means a `BaseException` outside `Exception` too (a
+    library's own cancellation, `GeneratorExit`) and one raised writing the answer: a call
+    always gets an answer, or the run would wait on it for ever."""
     try:
         return _answer(call())
     except BaseException as error:
-        return _raised(error)
+        return _raised(error, name)
 
 
-def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
-    """The answer of a call that raised ``error`` (see `_outcome`)."""
+def _raised(error: BaseException, name: str) -> "tuple[Any, ...]":
+    """The answer of a call of the tool ``name`` that raised ``error`` (see `_outcome`).
+    The model reads the message; the traceback goes to the record and the log."""
     if isinstance(error, (KeyboardInterrupt, SystemExit)):
         return None, error
     try:
-        return _failure(error)  # the model reads it and may correct its call
-    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`
+        ok, message = _failure(error)  # the model reads it and may correct its call
+        return ok, message, _logged(error, name, message)
+    except (KeyboardInterrupt, SystemExit) as stop:  # raised by its `str`, or in a handler
         return None, stop
+
+
+def _logged(error: BaseException, name: str, message: str) -> str:
+    """Logs the failure of a call of ``name`` on the logger ``atfunc`` (ERROR, with the
+    exception), and gives its traceback as text. The frames of this module, which only
+    started the call, are left out: the traceback begins in the tool."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    tb = tb or error.__traceback__
+    _log.error("tool %r failed: %s", name, message, exc_info=(type(error), error, tb))
+    return "".join(traceback.format_exception(type(error), error, tb))
 
 
 # What starts a call whose future the registry holds already (None: it is done), so that
@@ -276,7 +301,7 @@ def _raised(error: BaseException) -> "tuple[Optional[bool], Any]":
 _Start = Optional[Callable[[], Any]]
 
 
-async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
+async def _guarded(make: Callable[[], Any], name: str) -> "tuple[Any, ...]":
     """An async tool's call (``make()`` gives its coroutine), as `_outcome` says; raised
     here, `KeyboardInterrupt` and `SystemExit` would stop the event loop instead. A
     `CancelledError` goes on: the run gave the call up, and its task ends cancelled."""
@@ -286,12 +311,12 @@ async def _guarded(make: Callable[[], Any]) -> "tuple[Optional[bool], Any]":
     except asyncio.CancelledError:
         raise
     except BaseException as error:
-        return _raised(error)
-    return _outcome(lambda: value)
+        return _raised(error, name)
+    return _outcome(lambda: value, name)
 
 
 def _on_loop(
-    make: Callable[[], Any], loop: asyncio.AbstractEventLoop
+    make: Callable[[], Any], loop: asyncio.AbstractEventLoop, name: str
 ) -> "tuple[concurrent.futures.Future[Any], _Start]":
     """An async tool's call on ``loop``: its future, and what starts it. Cancelling the
     future before the call begins keeps it from beginning, and after, cancels its task
@@ -315,7 +340,7 @@ def _on_loop(
         if future.cancelled():
             return
         try:
-            task = loop.create_task(_guarded(make))
+            task = loop.create_task(_guarded(make, name))
         except BaseException as error:  # the loop is shutting down: an answer all the same
             with contextlib.suppress(concurrent.futures.InvalidStateError):
                 future.set_exception(error)
@@ -350,7 +375,7 @@ def _in_thread(
         if not future.set_running_or_notify_cancel():
             return
         _in_tool.set(True)
-        future.set_result(_outcome(resolved))
+        future.set_result(_outcome(resolved, name))
 
     return future, threading.Thread(target=work, name=f"atfunc tool {name}", daemon=True).start
 
@@ -456,16 +481,110 @@ def _model_of(hint: Any) -> Any:
     return hint if _is_model(hint) else None
 
 
-def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
+def _is_dataclass_type(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
+
+
+def _is_typeddict(hint: Any) -> bool:
+    """Whether ``hint`` is a `TypedDict` class (typing's or typing_extensions')."""
+    return isinstance(hint, type) and issubclass(hint, dict) \
+        and hasattr(hint, "__required_keys__") and hasattr(hint, "__optional_keys__")
+
+
+def _field_hints(cls: type) -> Dict[str, Any]:
+    """The type hints of a dataclass's or TypedDict's fields, resolved where they can be
+    (see `_type_hints`), without the ``Required[...]``, ``NotRequired[...]`` or
+    ``ReadOnly[...]`` around a TypedDict's: which keys are required, the class says."""
+    markers = [
+        getattr(module, name)
+        for module in (typing, sys.modules.get("typing_extensions"))
+        for name in ("Required", "NotRequired", "ReadOnly")
+        if module is not None and hasattr(module, name)
+    ]
+    hints = _type_hints(cls)
+    for name, hint in list(hints.items()):
+        while any(getattr(hint, "__origin__", None) is marker for marker in markers):
+            hint = hint.__args__[0]
+        hints[name] = hint
+    return hints
+
+
+def _init_fields(cls: type) -> List["dataclasses.Field[Any]"]:
+    """The fields a dataclass's ``__init__`` takes."""
+    return [f for f in dataclasses.fields(cls) if f.init]
+
+
+def _class_description(cls: type) -> str:
+    """The first paragraph of a class's own docstring (not the signature a dataclass
+    writes when it has none)."""
+    doc = cls.__dict__.get("__doc__") or ""
+    if doc.startswith(f"{cls.__name__}("):
+        return ""
+    return _description_and_params(doc)[0]
+
+
+def _fields_schema(
+    cls: type, defs: Dict[str, Any], seen: "tuple[type, ...]", unresolved: Optional[List[Any]]
+) -> Dict[str, Any]:
+    """The JSON Schema of a dataclass or TypedDict: an object with its fields. A class met
+    again inside itself is an object of any keys there (a schema has no end otherwise)."""
+    if cls in seen:
+        return {"type": "object"}
+    seen = seen + (cls,)
+    hints = _field_hints(cls)
+    properties: Dict[str, Any] = {}
+    required: List[str] = []
+    if _is_typeddict(cls):
+        for name, hint in hints.items():
+            properties[name] = _schema(hint, defs, seen, unresolved)[0]
+            if name in cls.__required_keys__:  # type: ignore[attr-defined]
+                required.append(name)
+    else:
+        for field in _init_fields(cls):
+            schema, optional = _schema(hints.get(field.name, field.type), defs, seen, unresolved)
+            schema = dict(schema)
+            described = field.metadata.get("description")
+            if isinstance(described, str) and "description" not in schema:
+                schema["description"] = described
+            if field.default is not dataclasses.MISSING:
+                if _json_default(field.default):
+                    schema["default"] = field.default
+            elif field.default_factory is dataclasses.MISSING and not optional:  # type: ignore[misc]
+                required.append(field.name)
+            properties[field.name] = schema
+    schema = {"type": "object", "properties": properties, "required": required}
+    description = _class_description(cls)
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def _json_default(value: Any) -> bool:
+    """Whether a default is shown to the model: a JSON value other than None."""
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return value is not None
+
+
+def _schema(
+    hint: Any,
+    defs: Dict[str, Any],
+    seen: "tuple[type, ...]" = (),
+    unresolved: Optional[List[Any]] = None,
+) -> "tuple[Dict[str, Any], bool]":
     """The JSON Schema of a type hint, and whether the hint allows None. A pydantic
-    model's definitions are gathered into ``defs``."""
+    model's definitions are gathered into ``defs``; ``seen``: the dataclasses and
+    TypedDicts this hint is inside of; hints that name no type (a string that did not
+    resolve) are added to ``unresolved``."""
     if hint is inspect.Parameter.empty or hint is Any:
         return {}, False
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     schema: Dict[str, Any]
     if origin is Annotated:
-        schema, optional = _schema(args[0], defs)
+        schema, optional = _schema(args[0], defs, seen, unresolved)
         notes = [a for a in args[1:] if isinstance(a, str)]
         if notes:
             schema = {**schema, "description": " ".join(notes)}
@@ -474,8 +593,8 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         members = [a for a in args if a is not type(None)]
         optional = len(members) < len(args)
         if len(members) == 1:
-            return _schema(members[0], defs)[0], optional
-        return {"anyOf": [_schema(m, defs)[0] for m in members]}, optional
+            return _schema(members[0], defs, seen, unresolved)[0], optional
+        return {"anyOf": [_schema(m, defs, seen, unresolved)[0] for m in members]}, optional
     if origin is Literal:
         values = list(args)
         kinds = {_SCALARS.get(type(v)) for v in values}
@@ -495,12 +614,12 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
     if hint is datetime.date:
         return {"type": "string", "format": "date"}, False
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return {"type": "array", "items": _schema(args[0], defs)[0]}, False
+        return {"type": "array", "items": _schema(args[0], defs, seen, unresolved)[0]}, False
     if origin is tuple and args and args != ((),):
         # A fixed length: the length is checked at the call (`_converter`), each item's
         # type is shown when they all have one.
         schema = {"type": "array"}
-        items = [_schema(a, defs)[0] for a in args]
+        items = [_schema(a, defs, seen, unresolved)[0] for a in args]
         if all(item == items[0] for item in items):
             schema["items"] = items[0]
         return schema, False
@@ -508,7 +627,7 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
             or hint in (list, set, frozenset, tuple):
         schema = {"type": "array"}
         if args:
-            schema["items"] = _schema(args[0], defs)[0]
+            schema["items"] = _schema(args[0], defs, seen, unresolved)[0]
         return schema, False
     if origin in (dict, collections.abc.Mapping) or hint is dict:
         return {"type": "object"}, False
@@ -516,6 +635,8 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
         schema = hint.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema.pop("$defs", {}))
         return schema, False
+    if _is_dataclass_type(hint) or _is_typeddict(hint):
+        return _fields_schema(hint, defs, seen, unresolved), False
     if hint is object:
         return {}, False
     if isinstance(hint, type) and issubclass(hint, pathlib.PurePath):
@@ -525,7 +646,10 @@ def _schema(hint: Any, defs: Dict[str, Any]) -> "tuple[Dict[str, Any], bool]":
             return {"type": _SCALARS[scalar]}, False
     if isinstance(hint, (type, typing.TypeVar)) or origin is not None:
         raise _Unwritable(hint)
-    # A hint that did not resolve (a string) is read as written: any value.
+    # A hint that did not resolve (a string: a misspelt or unimported name) is read as
+    # any value; the caller says so.
+    if unresolved is not None:
+        unresolved.append(hint)
     return {}, False
 
 
@@ -539,7 +663,8 @@ class _Unwritable(Exception):
 
 def _converter(hint: Any) -> Optional[Callable[[Any], Any]]:
     """What turns the JSON value of a parameter into the type its hint names (a date, a
-    set, a tuple of the right length), or None when the JSON value is already it."""
+    set, a tuple of the right length, a dataclass), or None when the JSON value is
+    already it. The items of a list, set, tuple or dict are made so too."""
     while typing.get_origin(hint) is Annotated:
         hint = typing.get_args(hint)[0]
     origin = typing.get_origin(hint)
@@ -559,22 +684,76 @@ def _converter(hint: Any) -> Optional[Callable[[Any], Any]]:
     if isinstance(hint, type) and hint not in _SCALARS and not issubclass(hint, enum.Enum) \
             and issubclass(hint, (bool, int, float, str)):
         return hint
-    if origin in (set, collections.abc.Set) or hint is set:
-        return set
-    if origin is frozenset or hint is frozenset:
-        return frozenset
+    if _is_dataclass_type(hint) or _is_typeddict(hint):
+        return functools.partial(_made, hint)
     if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis) and args != ((),):
         length = len(args)
+        items = [_converter(a) for a in args]
 
         def fixed(value: Any) -> Any:
             if len(value) != length:
                 raise ValueError(f"expected a list of {length} items, got {len(value)}")
-            return tuple(value)
+            return tuple(_each(item, v) for item, v in zip(items, value))
 
         return fixed
-    if origin is tuple or hint is tuple:
-        return tuple
-    return None
+    if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+        values = _converter(args[1])
+        if values is None:
+            return None
+        return lambda value: {k: _each(values, v) for k, v in value.items()}
+    kind: Optional[Callable[[Any], Any]] = None
+    if origin in (set, collections.abc.Set) or hint is set:
+        kind = set
+    elif origin is frozenset or hint is frozenset:
+        kind = frozenset
+    elif origin is tuple or hint is tuple:
+        kind = tuple
+    elif origin in (list, collections.abc.Sequence):
+        kind = list
+    item = _converter(args[0]) if kind is not None and args and args[0] != () else None
+    if item is None:
+        return None if kind is list else kind
+    made = kind
+    return lambda value: made(_each(item, v) for v in value)  # type: ignore[misc]
+
+
+def _each(convert: Optional[Callable[[Any], Any]], value: Any) -> Any:
+    """``value`` made by ``convert``; None stays None."""
+    return value if convert is None or value is None else convert(value)
+
+
+def _allows_none(hint: Any) -> bool:
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) is typing.Union or type(hint).__name__ == "UnionType":
+        return type(None) in typing.get_args(hint)
+    return hint is Any or hint is type(None) or hint is inspect.Parameter.empty
+
+
+def _made(cls: type, value: Any) -> Any:
+    """An instance of the dataclass ``cls`` (a dict, for a TypedDict) from its JSON
+    object, each field made into the type its hint names. A field that allows None and has
+    no default is None when the object leaves it out, as a parameter would be."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected an object for {cls.__name__}, got {type(value).__name__}")
+    hints = _field_hints(cls)
+    typed = _is_typeddict(cls)
+    known = list(hints) if typed else [f.name for f in _init_fields(cls)]
+    unknown = [key for key in value if key not in known]
+    if unknown:
+        raise ValueError(
+            f"{cls.__name__} has no field {', '.join(repr(k) for k in unknown)} "
+            f"(its fields: {', '.join(known) or 'none'})"
+        )
+    fields = {key: _each(_converter(hints.get(key, Any)), item) for key, item in value.items()}
+    if typed:
+        return fields
+    for field in _init_fields(cls):
+        if field.name not in fields and field.default is dataclasses.MISSING \
+                and field.default_factory is dataclasses.MISSING \
+                and _allows_none(hints.get(field.name, field.type)):  # type: ignore[misc]
+            fields[field.name] = None
+    return cls(**fields)
 
 
 def _hint_name(hint: Any) -> str:
@@ -587,11 +766,15 @@ def _hint_name(hint: Any) -> str:
 @dataclasses.dataclass
 class _Tool:
     """A function made a tool: its definition for the loader, the callable the registry
-    calls (it starts a call and gives its future), and the parsers of its parameters."""
+    calls (it starts a call and gives its future), and the parsers of its parameters.
+    ``unresolved``: a problem for each type hint that names no type (read as any value);
+    ``missing``: what the model is not told, for want of a docstring or type hints."""
 
     definition: Dict[str, Any]
     handler: Callable[[Dict[str, Any]], "tuple[concurrent.futures.Future[Any], _Start]"]
     parsers: Dict[str, Callable[[Any], Any]]
+    unresolved: List[str] = dataclasses.field(default_factory=list)
+    missing: Optional[str] = None
 
 
 def _unwrapped(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -615,15 +798,41 @@ def _tool_name(fn: Callable[..., Any], name: Optional[str]) -> str:
     return own
 
 
-def _type_hints(fn: Callable[..., Any]) -> Dict[str, Any]:
-    """The type hints of ``fn``'s parameters, resolved; those of a callable object are its
-    ``__call__``'s. Hints that do not resolve are read as written (from the signature)."""
-    for source in (fn, getattr(type(fn), "__call__", None)):
+def _type_hints(fn: Any) -> Dict[str, Any]:
+    """The type hints of ``fn``'s parameters (a class's: its fields), resolved; those of a
+    callable object are its ``__call__``'s. One that does not resolve (a misspelt or
+    unimported name) stays as written, a string, and the others resolve all the same."""
+    sources = [fn] if isinstance(fn, type) else [fn, getattr(type(fn), "__call__", None)]
+    for source in sources:
         try:
             return typing.get_type_hints(source, include_extras=True)
         except Exception:
             continue
+    for source in sources:
+        written = _annotations(source)
+        if not written:
+            continue
+        module = sys.modules.get(getattr(source, "__module__", None) or "")
+        names = getattr(source, "__globals__", None) or getattr(module, "__dict__", {})
+        hints = {}
+        for name, hint in written.items():
+            try:
+                one = types.SimpleNamespace(__annotations__={name: hint})
+                hints[name] = typing.get_type_hints(one, globalns=dict(names), include_extras=True)[name]
+            except Exception:
+                hints[name] = hint
+        return hints
     return {}
+
+
+def _annotations(source: Any) -> Dict[str, Any]:
+    """The annotations written on a function, or on a class and its bases (first wins)."""
+    if not isinstance(source, type):
+        return dict(getattr(source, "__annotations__", None) or {})
+    written: Dict[str, Any] = {}
+    for cls in reversed(source.__mro__):
+        written.update(cls.__dict__.get("__annotations__", {}))
+    return written
 
 
 def _make_tool(
@@ -648,6 +857,8 @@ def _make_tool(
     ]
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     converters: Dict[str, Callable[[Any], Any]] = {}
+    unresolved: List[str] = []
+    untyped: List[str] = []
     if args is None:
         for p in signature.parameters.values():
             if p.kind is p.VAR_POSITIONAL:
@@ -696,15 +907,25 @@ def _make_tool(
     else:
         for p in params:
             hint = hints.get(p.name, p.annotation)
+            if hint is inspect.Parameter.empty:
+                untyped.append(p.name)
+            unnamed: List[Any] = []
             try:
-                schema, optional = _schema(hint, defs)
+                schema, optional = _schema(hint, defs, (), unnamed)
             except _Unwritable as unwritable:
                 raise ToolsError(
                     f"function '{tool_name}': parameter '{p.name}' has the type "
                     f"{_hint_name(unwritable.hint)}, which no JSON value stands for: use str, "
                     "int, float, bool, a list, dict, set or tuple of them, Literal, an Enum, "
-                    "datetime.date or datetime.datetime, a pydantic model, or Any"
+                    "datetime.date or datetime.datetime, a dataclass, a TypedDict, a pydantic "
+                    "model, or Any"
                 ) from None
+            unresolved.extend(
+                f"function '{tool_name}': parameter '{p.name}' has the type "
+                f"{_written(written)}, which names no type where the function is defined "
+                "(misspelt, or not imported): it is read as any value"
+                for written in unnamed
+            )
             convert = _converter(hint)
             if convert is not None:
                 converters[p.name] = convert
@@ -734,6 +955,15 @@ def _make_tool(
         "description": description if description is not None else doc_description,
         "parameters": parameters,
     }
+    missing = []
+    if description is None and not doc_description:
+        missing.append("no docstring (or description=), so the model reads only its name")
+    if untyped:
+        missing.append(
+            f"no type hints on {', '.join(repr(n) for n in untyped)}, so the model is not "
+            "told what to give and the function gets any value (annotate them, with Any "
+            "where any value is right, or give args=)"
+        )
     positional_only = {p.name for p in params if p.kind is p.POSITIONAL_ONLY}
     is_async = _is_async(fn)
 
@@ -756,10 +986,34 @@ def _make_tool(
             done.set_result(_failure(error))
             return done, None
         if is_async:
-            return _on_loop(lambda: fn(*first, **values), _tool_loop())
+            return _on_loop(lambda: fn(*first, **values), _tool_loop(), tool_name)
         return _in_thread(lambda: fn(*first, **values), tool_name)
 
-    return _Tool(definition, handler, parsers)
+    return _Tool(
+        definition,
+        handler,
+        parsers,
+        unresolved,
+        f"tool '{tool_name}' has {'; and '.join(missing)}" if missing else None,
+    )
+
+
+def _written(hint: Any) -> str:
+    """A type hint that did not resolve, as written: ``'strng'``."""
+    if isinstance(hint, typing.ForwardRef):
+        hint = hint.__forward_arg__
+    return repr(hint) if isinstance(hint, str) else _hint_name(hint)
+
+
+def _warn(message: str) -> None:
+    """A `UserWarning` shown where the user's code called into this module (the
+    ``add_tool`` call, the decorated function)."""
+    frame = inspect.currentframe()
+    level = 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 # ---------------------------------------------------------------- the toolbox
@@ -791,6 +1045,12 @@ class Toolbox:
     (default 4; 1 runs them one after another). Plain functions run in threads of their
     own, async ones on the event loop; results are always in the order of the calls.
 
+    ``strict``: a tool definition with something the loader works around (a type it does
+    not know, a type hint that names no type, bounds the wrong way round, ...) raises
+    `ToolsError` at `add_tool` instead of a `UserWarning`, as ``Tools(strict=True)``.
+
+    A tool that raises gives the model ``TypeName: message``; the traceback is in the
+    call's record (``"traceback"``) and logged on the logger ``"atfunc"`` at level ERROR.
     ``KeyboardInterrupt`` and ``SystemExit``, from Ctrl-C or raised by a tool, are not
     tool errors: they stop the run (its async calls are cancelled) and are raised to the
     caller. Cancelling ``run_async`` (``asyncio.wait_for``, ``task.cancel()``) cancels the
@@ -805,6 +1065,7 @@ class Toolbox:
         timeout: Optional[float] = None,
         max_concurrency: int = 4,
         max_calls: int = 1000,
+        strict: bool = False,
     ) -> None:
         # The native registry checks the counts: one out of range is a ValueError naming it.
         self._native = _Registry(truncate_length, keep_repeated_calls, max_calls)
@@ -815,6 +1076,7 @@ class Toolbox:
         self._handlers: Dict[str, "tuple[Callable[[Dict[str, Any]], Any], Optional[float]]"] = {}
         self._tools: Optional[Tools] = None
         self._history: List[str] = []
+        self._strict = strict
         if confirm is not None:
             self._native.set_confirmer(confirm)
 
@@ -840,17 +1102,44 @@ class Toolbox:
         "choices", "min", "max", "parser", "required"}}`` instead of reading them from the
         signature, type hints and docstring. ``confirm``: calls wait for confirmation.
         ``timeout``: this tool's time limit in seconds, instead of the toolbox's.
-        Raises `ToolsError` (the loader's problems) for a definition that is not valid,
-        and for a signature no call could fill: ``*args`` or ``**kwargs`` without
-        ``args``, a type no JSON value stands for, ``args`` naming a parameter ``fn``
-        does not take or leaving out one without a default."""
+
+        Raises `ToolsError` (the loader's problems) for a definition that cannot be read,
+        for a name already in the toolbox, and for a signature no call could fill:
+        ``*args`` or ``**kwargs`` without ``args``, a type no JSON value stands for,
+        ``args`` naming a parameter ``fn`` does not take or leaving out one without a
+        default. What can be read is read as `Tools` reads it: a type the loader does not
+        know (``{"type": "strng"}`` in ``args``) or a type hint that names no type
+        (``city: "strng"``) is read as any value with a `UserWarning`, and raises
+        `ToolsError` under ``Toolbox(strict=True)``. A tool with no description (no
+        docstring) or parameters without type hints gets a `UserWarning` saying what the
+        model is not told."""
         if timeout is not None and not timeout > 0:
             raise ValueError(f"a timeout is a positive number of seconds (or None), got {timeout}")
         tool = _make_tool(fn, name, description, args)
+        if tool.unresolved and self._strict:
+            problems = tool.unresolved
+            error = ToolsError(
+                f"invalid tools ({len(problems)} problem(s)):"
+                + "".join(f"\n  {problem}" for problem in problems)
+            )
+            error.problems = problems  # type: ignore[attr-defined]
+            raise error
         definitions = self._definitions + [tool.definition]
-        # Written here by the tool's author, so read strictly: a contradiction is a
-        # mistake to fix now, not something to work around at every call.
-        tools = Tools(definitions, strict=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # The tool alone, for its own problems and what was worked around (said once,
+            # here, rather than at every tool added after it) ...
+            Tools([tool.definition], strict=self._strict)
+            said = [str(warning.message) for warning in caught]
+            # ... and with the others, for what concerns them together.
+            tools = Tools(definitions, strict=self._strict)
+        if len(tools) < len(definitions):  # read leniently, a name given twice keeps the first
+            raise ToolsError(
+                f"a tool named '{Tools([tool.definition]).names[0]}' is in the toolbox "
+                "already: give this one another name (name=...)"
+            )
+        for message in [*tool.unresolved, *said] + ([tool.missing] if tool.missing else []):
+            _warn(message)
         qualified = tools.names[-1]
         handlers = {**self._handlers, qualified: (tool.handler, timeout)}
         self._native.set_tools(tools, handlers)
@@ -899,6 +1188,16 @@ class Toolbox:
         if self._tools is None:
             self._tools = Tools([])
         return self._tools
+
+    def openai_tools(self) -> List[Dict[str, Any]]:
+        """The tools as an OpenAI ``tools`` array, a list of dicts (``[{"type":
+        "function", "function": {"name", "description", "parameters"}}]``), for a client
+        that passes ``tools=`` to a server with native tool calls. A name with a dot is
+        written with ``_`` (``weather.get`` is ``weather_get``), as OpenAI allows no dot;
+        `run_tool_calls` reads those names back. ``render(toolbox.tools,
+        format="openai")`` is the same as JSON text."""
+        tools: List[Dict[str, Any]] = json.loads(render(self.tools, format="openai"))
+        return tools
 
     def prompt(self, **options: Any) -> str:
         """The tools as prompt text (`atfunc.render`), with the parameters' descriptions

@@ -10,10 +10,11 @@
 //!    registry can run several at once ([`Registry::set_concurrency`]) and stop one at a
 //!    time limit.
 //! 2. The future's done-callback wakes the call ([`Done`]); its value is `(True,
-//!    json_text)`, `(False, message)` (any exception the tool raised, which the model
-//!    reads), or `(None, exception)` for `KeyboardInterrupt` and `SystemExit`, which are
-//!    not the tool's answer but the program's: they stop the whole run
-//!    ([`RunControl::stop_with`]) and are raised to the caller.
+//!    json_text)`, `(False, message, traceback)` (any exception the tool raised: the model
+//!    reads the message, the traceback goes to the call's record, kept by the run until
+//!    then, [`RunControl::traceback`]), or `(None, exception)` for `KeyboardInterrupt`
+//!    and `SystemExit`, which are not the tool's answer but the program's: they stop the
+//!    whole run ([`RunControl::stop_with`]) and are raised to the caller.
 //! 3. A call dropped before its end (its time limit passed, or the run was stopped)
 //!    cancels its future ([`Pending`]): an async tool gets `CancelledError` at its next
 //!    `await`, one not begun does not begin. A plain function cannot be stopped from
@@ -31,7 +32,9 @@ use crate::convert::json_to_py;
 use atfunc_tools::{Args, CallContext, ToolError};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PySystemExit};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use serde_json::Value as Json;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -111,6 +114,9 @@ pub(crate) struct RunControl {
     /// `confirm`, reports to the registry's control instead.
     closed: AtomicBool,
     wake: Notify,
+    /// The traceback of each call of the run whose tool raised, by call id (unique in a
+    /// registry), for its record: the model reads only the message.
+    tracebacks: Mutex<HashMap<String, String>>,
 }
 
 impl RunControl {
@@ -122,6 +128,20 @@ impl RunControl {
         }
         drop(stop);
         self.wake.notify_one();
+    }
+
+    /// The traceback of the failed call `call_id`, for its record; `take` removes it (a
+    /// control that outlives its runs, `confirm`'s, keeps none it has handed over).
+    pub(crate) fn traceback(&self, call_id: &str, take: bool) -> Option<String> {
+        let mut kept = self
+            .tracebacks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if take {
+            kept.remove(call_id)
+        } else {
+            kept.get(call_id).cloned()
+        }
     }
 
     /// The run is over: nobody drives it any more.
@@ -309,6 +329,7 @@ pub(crate) async fn call_tool(
         .cloned()
         .unwrap_or_else(|| Arc::clone(&tool.fallback));
     let control = Some(control);
+    let call_id = ctx.call_id.clone();
     if control.as_deref().is_some_and(RunControl::ending) {
         return Err(ToolError::msg("not run: the run was stopped"));
     }
@@ -368,8 +389,16 @@ pub(crate) async fn call_tool(
         let answer = future
             .call_method0(py, "result")
             .map_err(|error| failed(error, control.as_deref()))?;
-        let (ok, payload): (Option<bool>, Bound<'_, PyAny>) = answer
-            .extract(py)
+        let answer = answer
+            .bind(py)
+            .cast::<PyTuple>()
+            .map_err(|error| ToolError::msg(exception_text(py, &error.into())))?;
+        let ok: Option<bool> = answer
+            .get_item(0)
+            .and_then(|ok| ok.extract())
+            .map_err(|error| ToolError::msg(exception_text(py, &error)))?;
+        let payload = answer
+            .get_item(1)
             .map_err(|error| ToolError::msg(exception_text(py, &error)))?;
         match ok {
             Some(true) => {
@@ -379,9 +408,19 @@ pub(crate) async fn call_tool(
                 serde_json::from_str(&text)
                     .map_err(|e| ToolError::msg(format!("the tool's result is not JSON: {e}")))
             }
-            Some(false) => Err(ToolError::msg(
-                payload.extract::<String>().unwrap_or_default(),
-            )),
+            Some(false) => {
+                let traceback = answer.get_item(2).and_then(|t| t.extract::<String>());
+                if let (Ok(traceback), Some(control)) = (traceback, &control) {
+                    control
+                        .tracebacks
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(call_id.clone(), traceback);
+                }
+                Err(ToolError::msg(
+                    payload.extract::<String>().unwrap_or_default(),
+                ))
+            }
             None => Err(failed(PyErr::from_value(payload), control.as_deref())),
         }
     })

@@ -9,6 +9,8 @@
 //!   prints and the same calls as Arrow structs, over Arrow arrays read in place.
 //! - `render`, `grammar` and the formatting functions ([`text`]) give the library's text.
 //! - `Toolbox` ([`toolbox`]) runs Python functions as tools in the crate's registry.
+//! - `_run_cli` ([`cli`]) is the `atfunc` command the package installs: the CLI crate's
+//!   own `run`, so the wheel ships the command without a second binary.
 //!
 //! Work on a large input or a batch runs with the GIL released, so other Python threads go
 //! on meanwhile. A panic (a bug, never bad input) unwinds to the function's boundary, where
@@ -18,6 +20,7 @@
 mod answer;
 mod arrow;
 mod calls;
+mod cli;
 mod convert;
 mod records;
 mod text;
@@ -67,5 +70,6 @@ fn _atfunc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(text::fit_json, m)?)?;
     m.add_function(wrap_pyfunction!(text::call_text, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::_run_cli, m)?)?;
     Ok(())
 }

@@ -13,7 +13,8 @@
 //!    on an event loop while the registry waits on its future ([`calls`]): calls of one
 //!    answer run at once up to the registry's concurrency, each within its time limit. A
 //!    raised exception is a tool error the model reads (`ValueError: ...`), never a
-//!    traceback; `KeyboardInterrupt` and `SystemExit` stop the run and reach the caller.
+//!    traceback (that is in the call's record, `traceback`, and in Python's log);
+//!    `KeyboardInterrupt` and `SystemExit` stop the run and reach the caller.
 //! 4. [`NativeRegistry::run`] and [`NativeStream`] run a model's answer with the GIL
 //!    released and give each call as the record `ExecutionReport::to_json` holds for it,
 //!    plus its `call_id` (and `confirmation_id`, for a held call), and the result blocks
@@ -42,8 +43,8 @@ use std::time::Duration;
 
 /// The crate's registry holding Python functions, and the runtime that drives its calls:
 /// the native half of `atfunc.Toolbox` (use that). Each tool's handler gives a call's
-/// `concurrent.futures.Future` of `(True, json_text)` or `(False, message)`, and what
-/// starts the call (None: the future is done).
+/// `concurrent.futures.Future` of `(True, json_text)` or `(False, message[, traceback])`,
+/// and what starts the call (None: the future is done).
 #[pyclass(module = "atfunc._atfunc", name = "_Registry", frozen)]
 pub(crate) struct NativeRegistry {
     registry: Arc<Registry>,
@@ -104,9 +105,11 @@ fn py_to_json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Json> {
 }
 
 /// The record of one call: `{"call_id", "name", "args", "result" | "error" | "state", "span",
-/// "chars", "call"}` as [`ExecutionReport::to_json`](atfunc_tools::ExecutionReport::to_json) writes it (a call held for confirmation:
-/// `"state": "held"` and its `confirmation_id`).
-fn outcome_record(outcome: &Outcome) -> Json {
+/// "chars", "call"}` as
+/// [`ExecutionReport::to_json`](atfunc_tools::ExecutionReport::to_json) writes it (a call
+/// held for confirmation: `"state": "held"` and its `confirmation_id`), and `traceback` for
+/// a call whose tool raised (from the run's `control`; `take`: it is not asked for again).
+fn outcome_record(outcome: &Outcome, control: &RunControl, take: bool) -> Json {
     let mut record = Map::new();
     record.insert("call_id".into(), Json::String(outcome.call_id.clone()));
     if let Json::Object(map) = outcome.to_json() {
@@ -115,6 +118,9 @@ fn outcome_record(outcome: &Outcome) -> Json {
     let span = outcome.span;
     record.insert("span".into(), json!([span.start, span.end]));
     record.insert("chars".into(), json!([span.char_start, span.char_end]));
+    if let Some(traceback) = control.traceback(&outcome.call_id, take) {
+        record.insert("traceback".into(), Json::String(traceback));
+    }
     // The call as its result block shows it (as written, cut if very long), so
     // `format_results` shows it the same, and a call that did not bind, which has no
     // arguments to write it from, is shown at all.
@@ -128,10 +134,14 @@ fn outcome_record(outcome: &Outcome) -> Json {
 /// A turn as Python gets it: `{"results": [...], "text": ..., "role": "user", "records":
 /// [...]}`. The results go back in a user message, as the gateway sends them to a model
 /// without native tool calls; `records` is the answer as text and call records in order.
-fn turn_json(end: &StreamEnd, records: Vec<Json>) -> Json {
+fn turn_json(end: &StreamEnd, records: Vec<Json>, control: &RunControl) -> Json {
     let report = &end.report;
     json!({
-        "results": report.calls.iter().map(outcome_record).collect::<Vec<_>>(),
+        "results": report
+            .calls
+            .iter()
+            .map(|outcome| outcome_record(outcome, control, false))
+            .collect::<Vec<_>>(),
         "text": report.output,
         "role": "user",
         // Python indexes strings by character.
@@ -490,7 +500,7 @@ impl NativeRegistry {
             registry.confirm_outcome(&id).await
         })?;
         let outcome = outcome.map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let mut record = outcome_record(&outcome);
+        let mut record = outcome_record(&outcome, &self.confirming, true);
         if let Json::Object(map) = &mut record {
             map.insert("text".into(), Json::String(outcome.block.clone()));
         }
@@ -699,7 +709,10 @@ impl NativeStream {
         outcomes: &[Outcome],
         stop: Option<u64>,
     ) -> Vec<Json> {
-        let records = outcomes.iter().map(outcome_record).collect::<Vec<_>>();
+        let records = outcomes
+            .iter()
+            .map(|outcome| outcome_record(outcome, &self.control, false))
+            .collect::<Vec<_>>();
         let starts = answer::starts(outcomes);
         let merged = match piece {
             Some(piece) => text.feed(piece, records.clone(), starts, stop),
@@ -762,7 +775,7 @@ impl NativeStream {
             let end = end?;
             let stop = end.repeated_at.map(|span| span.start);
             self.records(&mut text, None, &end.outcomes, stop);
-            Ok(turn_json(&end, text.into_records()))
+            Ok(turn_json(&end, text.into_records(), control))
         })?;
         json_to_py(py, &turn)
     }

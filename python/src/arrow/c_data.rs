@@ -144,14 +144,32 @@ impl Exported {
     }
 }
 
-/// `chunks` as a `pyarrow.ChunkedArray` (`chunked`) or as the one `pyarrow.Array` there is.
+/// The `pyarrow` module, which the answers are made with. It is an extra of the package
+/// (`atfunc[arrow]`): without it the error says how to install it. `function` names the
+/// function that needs it.
+pub(super) fn pyarrow<'py>(py: Python<'py>, function: &str) -> PyResult<Bound<'py, PyModule>> {
+    py.import("pyarrow").map_err(|error| {
+        if !error.is_instance_of::<pyo3::exceptions::PyImportError>(py) {
+            return error;
+        }
+        let missing = pyo3::exceptions::PyModuleNotFoundError::new_err(format!(
+            "atfunc.{function} answers with pyarrow arrays, and pyarrow cannot be imported \
+             ({error}): install it with pip install 'atfunc[arrow]'"
+        ));
+        missing.set_cause(py, Some(error));
+        missing
+    })
+}
+
+/// `chunks` as a `pyarrow.ChunkedArray` (`chunked`) or as the one `pyarrow.Array` there is,
+/// made by `pyarrow` (the module).
 pub(super) fn export(
-    py: Python<'_>,
+    pyarrow: &Bound<'_, PyModule>,
     chunked: bool,
     chunks: Vec<ArrayRef>,
     field: FieldRef,
 ) -> PyResult<Py<PyAny>> {
-    let pyarrow = py.import("pyarrow")?;
+    let py = pyarrow.py();
     let to_pyarrow = |array: ArrayRef| {
         let exported = Exported {
             array,

@@ -48,12 +48,12 @@ fn split<T>(values: Vec<T>, lengths: &[usize]) -> Vec<Vec<T>> {
 
 /// The answer to Python: an Array, or a ChunkedArray of `chunks`.
 fn answer(
-    py: Python<'_>,
+    pyarrow: &Bound<'_, PyModule>,
     chunked: bool,
     chunks: Vec<ArrayRef>,
     field: FieldRef,
 ) -> PyResult<Py<PyAny>> {
-    c_data::export(py, chunked, chunks, field)
+    c_data::export(pyarrow, chunked, chunks, field)
 }
 
 /// The batch for `tools` and `dialect`: the one kept with the tools, or one shared by every
@@ -96,6 +96,8 @@ pub(crate) fn parse_jsonl(
     threads: Option<i64>,
     dialect: &str,
 ) -> PyResult<Py<PyAny>> {
+    // Before any work: without pyarrow there is no answer to give.
+    let pyarrow = c_data::pyarrow(py, "parse_jsonl")?;
     let first_line: u64 = non_negative("first_line", first_line)?;
     let dialect = self::dialect(dialect)?;
     let workers = Workers::new(threads)?;
@@ -130,7 +132,7 @@ pub(crate) fn parse_jsonl(
         DataType::Utf8
     };
     answer(
-        py,
+        &pyarrow,
         input.chunked,
         chunks,
         Arc::new(Field::new("line", kind, true)),
@@ -174,6 +176,8 @@ pub(crate) fn parse_arrow(
     threads: Option<i64>,
     dialect: &str,
 ) -> PyResult<Py<PyAny>> {
+    // Before any work: without pyarrow there is no answer to give.
+    let pyarrow = c_data::pyarrow(py, "parse_arrow")?;
     let dialect = self::dialect(dialect)?;
     let args_as_struct = match args {
         "json" => false,
@@ -265,7 +269,7 @@ pub(crate) fn parse_arrow(
         Ok((chunks, fields))
     })?;
     answer(
-        py,
+        &pyarrow,
         input.chunked,
         chunks,
         Arc::new(Field::new("result", DataType::Struct(fields), true)),
