@@ -120,9 +120,9 @@ impl Built {
 /// text (its arguments grounded in the user's words), nor when its size bound was taken
 /// from what is left of the request limit (it differs from request to request).
 fn keeps(options: &GrammarOptions) -> bool {
-    options.grounded_text.is_none()
-        && options.grounded_numbers.is_none()
-        && options.max_bytes == GrammarOptions::default().max_bytes
+    options.grounded_text().is_none()
+        && options.grounded_numbers().is_none()
+        && options.max_bytes() == GrammarOptions::default().max_bytes()
 }
 
 #[cfg(test)]

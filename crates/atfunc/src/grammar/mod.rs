@@ -501,6 +501,19 @@ impl GrammarOptions {
     pub fn max_bytes(&self) -> usize {
         self.max_bytes
     }
+
+    /// The user's text that text arguments are held to, if any
+    /// ([`GrammarOptions::with_grounded_text`]): a grammar built with it is the request's
+    /// own.
+    pub fn grounded_text(&self) -> Option<&str> {
+        self.grounded_text.as_deref()
+    }
+
+    /// The numbers that number arguments are held to, if any
+    /// ([`GrammarOptions::with_grounded_numbers`]).
+    pub fn grounded_numbers(&self) -> Option<&[String]> {
+        self.grounded_numbers.as_deref()
+    }
 }
 
 impl Default for GrammarOptions {
