@@ -12,13 +12,18 @@
 use atfunc_peers::{
     atfunc_calls, atfunc_parser, peer_complete, peer_registry, peer_streamed, streams, Form,
 };
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
 use std::hint::black_box;
 
 fn bench(c: &mut Criterion) {
     let registry = peer_registry();
     let mut group = c.benchmark_group("peers");
     group.sample_size(10);
+    // The peer takes seconds an iteration at 1-byte pieces: every sample the same count of
+    // iterations (one, for those), not criterion's rising counts (55 iterations at least).
+    group.sampling_mode(SamplingMode::Flat);
     for form in Form::ALL {
         let input = streams(form, 1 << 20);
         let bytes: usize = input.iter().map(|s| s.text.len()).sum();

@@ -14,8 +14,7 @@
 //! `deepseekv3`, `deepseekv31`, `qwen3xml`).
 
 use atfunc_peers::{
-    atfunc_calls, atfunc_parser, peer_complete, peer_registry, peer_streamed, streams, Form,
-    Stream,
+    atfunc_calls, atfunc_parser, peer_complete, peer_registry, peer_streamed, streams, Form, Stream,
 };
 use std::hint::black_box;
 
