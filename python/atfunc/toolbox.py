@@ -1290,7 +1290,7 @@ class Toolbox:
 
     def on_event(self, callback: Optional[Callable[[Dict[str, Any]], None]]) -> None:
         """``callback(event)`` at each call's start and end: ``{"event": "start" |
-        "success" | "error" | "held", "call_id", "name", "function", "duration_ms",
+        "success" | "error" | "held" | "cancelled", "call_id", "name", "function", "duration_ms",
         "error", "confirmation_id"}`` (absent fields left out). None removes it."""
         self._native.on_event(callback)
 
