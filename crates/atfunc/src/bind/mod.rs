@@ -2,9 +2,9 @@
 //!
 //! # Names
 //!
-//! A [`Catalog`] indexes its interfaces once by qualified name. Under a case-insensitive
-//! translator (atfunc) names match after Unicode case folding (`@Weather.GET_TEMP` finds
-//! `weather.get_temp`); under a case-sensitive one they match exactly. `@fn(...)` finds a
+//! A [`Catalog`] indexes its interfaces once by qualified name. By default names match
+//! after Unicode case folding (`@Weather.GET_TEMP` finds `weather.get_temp`); under
+//! [`NameMatch::ExactCase`] they match exactly. `@fn(...)` finds a
 //! root function (one without a domain) or, failing that, `fn` in the catalog's root domain
 //! ([`Catalog::with_root`]); `@domain.fn(...)` finds `fn` in `domain`, which may itself
 //! contain dots (`@a.b.fn` is `fn` in `a.b`). Writing the root domain out (`@root.fn`) works
@@ -127,7 +127,7 @@ use unicase::UniCase;
 /// How many known names an unknown-function error lists when none is close.
 const LISTED_FUNCTIONS: usize = 5;
 
-/// The interfaces calls bind against, with the name-matching rule of the translator in use.
+/// The interfaces calls bind against, with the name-matching rule in use ([`NameMatch`]).
 ///
 /// Names are indexed once, so finding a function costs a hash lookup, not a scan. When two
 /// interfaces share a name (or, ignoring case, a folded name), the first registered wins;
@@ -160,8 +160,8 @@ impl fmt::Debug for Parsers {
 /// How the names in a call (functions and parameters) are matched against a catalog's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NameMatch {
-    /// Names may differ in case (`Clock.Now` finds `clock.now`), as the atfunc translator
-    /// matches them. The default.
+    /// Names may differ in case (`Clock.Now` finds `clock.now`), as atfunc's syntax
+    /// promises. The default.
     #[default]
     IgnoreCase,
     /// Names must be written exactly, as in the reference library.
@@ -169,8 +169,8 @@ pub enum NameMatch {
 }
 
 impl Catalog {
-    /// A catalog of `interfaces`. Names match ignoring case, as the atfunc translator
-    /// matches them; [`matching`](Catalog::matching) with [`NameMatch::ExactCase`] makes
+    /// A catalog of `interfaces`. Names match ignoring case, as atfunc's syntax promises;
+    /// [`matching`](Catalog::matching) with [`NameMatch::ExactCase`] makes
     /// them exact.
     pub fn new(interfaces: Vec<Interface>) -> Catalog {
         let mut catalog = Catalog {

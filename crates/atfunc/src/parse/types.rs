@@ -491,7 +491,7 @@ impl Bodies {
 }
 
 /// A set of function names that match ignoring case (after Unicode case folding, as
-/// binding matches them under the atfunc translator).
+/// binding matches them by default).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FunctionNames {
     /// Folded names.
