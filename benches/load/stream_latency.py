@@ -48,6 +48,8 @@ import sys
 import tempfile
 import time
 
+from harness import Gateway, Upstream
+
 PIECES = 20
 TIMEOUT = 30
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
@@ -151,40 +153,6 @@ def serve_upstream(port_file, pace):
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=handle_quietly, args=(conn,), daemon=True).start()
-
-
-class Upstream:
-    def __init__(self, pace):
-        folder = tempfile.mkdtemp(prefix="stream-latency-")
-        port_file = os.path.join(folder, "port")
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--serve-upstream", port_file, "--pace", str(pace)])
-        deadline = time.time() + 10
-        while not (os.path.exists(port_file) and open(port_file).read()):
-            if time.time() > deadline:
-                raise RuntimeError("the upstream did not start")
-            time.sleep(0.05)
-        self.url = "http://127.0.0.1:%s" % open(port_file).read()
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
-
-
-class Gateway:
-    def __init__(self, binary, upstream, args):
-        self.process = subprocess.Popen(
-            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
-        line = self.process.stderr.readline()
-        if "listening on " not in line:
-            raise RuntimeError("atfunc serve did not start: " + line)
-        self.url = line.split("listening on ", 1)[1].split()[0]
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 # ------------------------------------------------------------------------ the clients
@@ -383,7 +351,7 @@ def main():
     clients = [c for c in args.clients.split(",") if c]
 
     # Unpaced: what the gateway adds to the first content byte and to the end.
-    upstream = Upstream(0)
+    upstream = Upstream(__file__, "--pace", "0")
     cells = {}  # (mode, client, target) -> [(first, end, delays)]
     wrk_cells = {}  # (mode, connections, target) -> [(rate, p50, p90, p99)]
     try:
@@ -467,7 +435,7 @@ def main():
         "%s p50 / p90 / max (ms)" % n for n in names) + " |")
     print("|---:|---|" + "---:|" * len(names))
     for pace in paces:
-        upstream = Upstream(pace)
+        upstream = Upstream(__file__, "--pace", str(pace))
         delays = {}
         try:
             for repeat in range(args.repeats):

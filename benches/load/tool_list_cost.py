@@ -34,8 +34,9 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+
+import harness
 
 TIMEOUT = 30
 
@@ -116,33 +117,8 @@ def serve_upstream(port_file):
         threading.Thread(target=handle_quietly, args=(conn,), daemon=True).start()
 
 
-class Upstream:
-    def __init__(self):
-        folder = tempfile.mkdtemp(prefix="tool-list-cost-")
-        port_file = os.path.join(folder, "port")
-        self.process = subprocess.Popen([sys.executable, __file__, "--serve-upstream", port_file])
-        deadline = time.time() + 10
-        while not (os.path.exists(port_file) and open(port_file).read()):
-            if time.time() > deadline:
-                raise RuntimeError("the upstream did not start")
-            time.sleep(0.05)
-        self.url = "http://127.0.0.1:%s" % open(port_file).read()
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
-
-
-class Gateway:
-    def __init__(self, binary, upstream, args):
-        self.process = subprocess.Popen(
-            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            text=True)
-        line = self.process.stderr.readline()
-        if "listening on " not in line:
-            raise RuntimeError("atfunc serve did not start: " + line)
-        self.url = line.split("listening on ", 1)[1].split()[0]
+class Gateway(harness.Gateway):
+    """The harness's gateway, which can tell the CPU time it has used."""
 
     def cpu_seconds(self):
         # The time each of its threads ran, in ns (schedstat), rather than /proc's stat,
@@ -156,10 +132,6 @@ class Gateway:
             except (OSError, ValueError):
                 pass
         return total / 1e9
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 # ------------------------------------------------------------------------ the requests
@@ -338,7 +310,7 @@ def main():
         SAME[count] = [tool(i) for i in range(count)]
         size = len(json.dumps(SAME[count]))
         print("%d tools: %d bytes of `tools`" % (count, size))
-    upstream = Upstream()
+    upstream = harness.Upstream(__file__)
     if args.distinct:
         try:
             distinct(args.bin, upstream, max(counts), args.distinct)

@@ -1,0 +1,52 @@
+"""What the load scripts share: an upstream started as a child of the script itself, and
+an `atfunc serve` in front of it on a free port.
+
+A script that uses `Upstream` answers `--serve-upstream PORT_FILE` (and whatever else it
+passes) by serving on a free port and writing the port to PORT_FILE.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+class Upstream:
+    """`script --serve-upstream PORT_FILE *args`, run with this Python; its URL once it
+    has written its port."""
+
+    def __init__(self, script, *args):
+        folder = tempfile.mkdtemp(prefix="atfunc-load-")
+        port_file = os.path.join(folder, "port")
+        self.process = subprocess.Popen(
+            [sys.executable, script, "--serve-upstream", port_file, *args])
+        deadline = time.time() + 10
+        while not (os.path.exists(port_file) and open(port_file).read()):
+            if time.time() > deadline:
+                raise RuntimeError("the upstream did not start")
+            time.sleep(0.05)
+        self.url = "http://127.0.0.1:%s" % open(port_file).read()
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+class Gateway:
+    """`atfunc serve` on a free port in front of `upstream`; its URL from the line it
+    writes when it listens."""
+
+    def __init__(self, binary, upstream, args):
+        self.process = subprocess.Popen(
+            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", *args],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True)
+        line = self.process.stderr.readline()
+        if "listening on " not in line:
+            raise RuntimeError("atfunc serve did not start: " + line)
+        self.url = line.split("listening on ", 1)[1].split()[0]
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
