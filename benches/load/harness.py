@@ -1,5 +1,6 @@
-"""What the load scripts share: an upstream started as a child of the script itself, and
-an `atfunc serve` in front of it on a free port.
+"""What the load scripts share: an upstream started as a child of the script itself, the
+reading of one HTTP request by such an upstream, and an `atfunc serve` in front of it on
+a free port.
 
 A script that uses `Upstream` answers `--serve-upstream PORT_FILE` (and whatever else it
 passes) by serving on a free port and writing the port to PORT_FILE.
@@ -50,3 +51,24 @@ class Gateway:
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+def read_request(conn, buffered):
+    """One request's body from `conn`, and what was read past it; None at the end."""
+    while b"\r\n\r\n" not in buffered:
+        data = conn.recv(65536)
+        if not data:
+            return None, b""
+        buffered += data
+    head, rest = buffered.split(b"\r\n\r\n", 1)
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        data = conn.recv(65536)
+        if not data:
+            return None, b""
+        rest += data
+    return rest[:length], rest[length:]

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import time
 
-from harness import Gateway, Upstream
+from harness import Gateway, Upstream, read_request
 
 PIECES = 20
 TIMEOUT = 30
@@ -94,25 +94,6 @@ def serve_upstream(port_file, pace):
     listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
     with open(port_file, "w") as f:
         f.write(str(listener.getsockname()[1]))
-
-    def read_request(conn, buffered):
-        while b"\r\n\r\n" not in buffered:
-            data = conn.recv(65536)
-            if not data:
-                return None, b""
-            buffered += data
-        head, rest = buffered.split(b"\r\n\r\n", 1)
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(rest) < length:
-            data = conn.recv(65536)
-            if not data:
-                return None, b""
-            rest += data
-        return rest[:length], rest[length:]
 
     def handle(conn):
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

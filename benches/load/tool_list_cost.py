@@ -61,25 +61,6 @@ WHOLE = json.dumps({
 }).encode()
 
 
-def read_request(conn, buffered):
-    """One request's body from `conn`, and what was read past it; None at the end."""
-    while b"\r\n\r\n" not in buffered:
-        data = conn.recv(1 << 16)
-        if not data:
-            return None, b""
-        buffered += data
-    head, rest = buffered.split(b"\r\n\r\n", 1)
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(rest) < length:
-        data = conn.recv(1 << 16)
-        if not data:
-            return None, b""
-        rest += data
-    return rest[:length], rest[length:]
 
 
 def serve_upstream(port_file):
@@ -94,7 +75,7 @@ def serve_upstream(port_file):
         buffered = b""
         with conn:
             while True:
-                body, buffered = read_request(conn, buffered)
+                body, buffered = harness.read_request(conn, buffered)
                 if body is None:
                     return
                 # Not parsed: parsing a long prompt here would weigh on the figures.
