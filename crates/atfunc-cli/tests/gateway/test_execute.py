@@ -13,7 +13,9 @@ from common import USER, TOOLS, PREAMBLE_START
 from scripted_upstream import Completion, Slow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MCP_MODULES = os.path.join(HERE, "..", "mcp", "node_modules", "@modelcontextprotocol")
+# The workspace's shared tests/mcp, where `npm ci --prefix tests/mcp` installs the servers.
+MCP_MODULES = os.path.join(HERE, "..", "..", "..", "..", "tests", "mcp", "node_modules",
+                           "@modelcontextprotocol")
 
 ADD_PROGRAM = """
 import json, sys
