@@ -126,7 +126,7 @@ async fn accept(listener: &TcpListener) -> io::Result<tokio::net::TcpStream> {
 /// connection (curl, wrk, most HTTP libraries) delays by up to 40 ms: every streamed
 /// answer took 44 ms, and a stream's pieces were held back and bunched (BENCHMARKS.md,
 /// Gateway, "Latency: one streaming client on a kept-alive connection"). What is ready at
-/// once still leaves at once: the head with the first piece ([`FirstFrame`]), the chunks
+/// once still leaves at once: the head with the first piece ([`AnswerBody`]), the chunks
 /// released together as one piece. Failing to set it costs only that delay.
 fn prepare(socket: &tokio::net::TcpStream) {
     let _ = socket.set_nodelay(true);
@@ -171,9 +171,8 @@ pub(crate) async fn connection<S>(
         async move {
             let response = answer.await?;
             let (head, body) = response.into_parts();
-            let body = FirstFrame::read(body).await;
-            let response = hyper::Response::from_parts(head, body);
-            Ok::<_, std::convert::Infallible>(response.map(|body| Tracked { body, _done: done }))
+            let body = AnswerBody::read(body, done).await;
+            Ok::<_, std::convert::Infallible>(hyper::Response::from_parts(head, body))
         }
     });
     let connection = hyper::server::conn::http1::Builder::new().serve_connection(io, service);
@@ -292,29 +291,35 @@ impl Drop for Done {
     }
 }
 
-/// A streamed answer's body whose first frame was read before its head is written, so
-/// that the head leaves with it: hyper writes out the head alone when the body has
-/// nothing ready, and the first piece then follows in a packet of its own. A body whose
-/// length is known (a whole answer) is ready at once and is not read ahead.
-struct FirstFrame {
+/// An answer's body, which sets its connection idle once it is over, and, streamed, whose
+/// first frame was read before its head is written, so that the head leaves with it:
+/// hyper writes out the head alone when the body has nothing ready, and the first piece
+/// then follows in a packet of its own. A body whose length is known (a whole answer) is
+/// ready at once and is not read ahead.
+struct AnswerBody {
     /// The first frame, until it is taken; `None` once taken, or when none was read.
     first: Option<Option<Result<Frame<axum::body::Bytes>, axum::Error>>>,
     rest: axum::body::Body,
+    _done: Done,
 }
 
-impl FirstFrame {
-    async fn read(mut body: axum::body::Body) -> FirstFrame {
+impl AnswerBody {
+    async fn read(mut body: axum::body::Body, done: Done) -> AnswerBody {
         let streamed = !body.is_end_stream() && body.size_hint().exact().is_none();
         let first = if streamed {
             Some(std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await)
         } else {
             None
         };
-        FirstFrame { first, rest: body }
+        AnswerBody {
+            first,
+            rest: body,
+            _done: done,
+        }
     }
 }
 
-impl HttpBody for FirstFrame {
+impl HttpBody for AnswerBody {
     type Data = axum::body::Bytes;
     type Error = axum::Error;
 
@@ -346,32 +351,6 @@ impl HttpBody for FirstFrame {
             hint.set_lower(hint.lower().saturating_add(held));
         }
         hint
-    }
-}
-
-/// An answer's body that sets its connection idle once it is over.
-struct Tracked {
-    body: FirstFrame,
-    _done: Done,
-}
-
-impl HttpBody for Tracked {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
     }
 }
 
