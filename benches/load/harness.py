@@ -1,15 +1,17 @@
 """What the load scripts share: an upstream started as a child of the script itself, the
-reading of one HTTP request by such an upstream, and an `atfunc serve` in front of it on
-a free port.
+loop of such an upstream (a thread per kept-alive connection, each request read whole),
+and an `atfunc serve` in front of it on a free port.
 
 A script that uses `Upstream` answers `--serve-upstream PORT_FILE` (and whatever else it
 passes) by serving on a free port and writing the port to PORT_FILE.
 """
 
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -72,3 +74,32 @@ def read_request(conn, buffered):
             return None, b""
         rest += data
     return rest[:length], rest[length:]
+
+
+def serve_forever(port_file, answer, backlog):
+    """Serves on a free port, written to `port_file`: a thread per connection, kept alive,
+    which reads each request whole and calls `answer(conn, body)` to write its answer. A
+    client that goes away (wrk at its end, a gateway stopped) ends its connection."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=backlog)
+    with open(port_file, "w") as f:
+        f.write(str(listener.getsockname()[1]))
+
+    def handle(conn):
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        buffered = b""
+        with conn:
+            while True:
+                body, buffered = read_request(conn, buffered)
+                if body is None:
+                    return
+                answer(conn, body)
+
+    def handle_quietly(conn):
+        try:
+            handle(conn)
+        except OSError:
+            pass
+
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=handle_quietly, args=(conn,), daemon=True).start()

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import time
 
-from harness import Gateway, Upstream, read_request
+from harness import Gateway, Upstream, serve_forever
 
 PIECES = 20
 TIMEOUT = 30
@@ -88,52 +88,32 @@ HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
 
 
 def serve_upstream(port_file, pace):
-    """The upstream: one thread per connection, each kept alive."""
-    import threading
+    """The upstream: one thread per connection, each kept alive; a streamed answer's
+    pieces `pace` ms apart (all at once for 0)."""
 
-    listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
-    with open(port_file, "w") as f:
-        f.write(str(listener.getsockname()[1]))
-
-    def handle(conn):
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        buffered = b""
-        with conn:
-            while True:
-                body, buffered = read_request(conn, buffered)
-                if body is None:
-                    return
-                try:
-                    streamed = json.loads(body).get("stream") is True
-                except ValueError:
-                    streamed = False
-                if not streamed:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (len(ONE_TOKEN), ONE_TOKEN))
-                    continue
-                end = chunk(event({}, "stop") + b"data: [DONE]\n\n") + b"0\r\n\r\n"
-                if pace == 0:
-                    pieces = [chunk(event({"content": "t=%d;" % time.monotonic_ns()}))
-                              for _ in range(PIECES)]
-                    conn.sendall(HEAD + b"".join(pieces) + end)
-                    continue
-                conn.sendall(HEAD)
-                for i in range(PIECES):
-                    if i:
-                        time.sleep(pace / 1000)
-                    conn.sendall(chunk(event({"content": "t=%d;" % time.monotonic_ns()})))
-                conn.sendall(end)
-
-    def handle_quietly(conn):
-        # A client that goes away (wrk at its end, a gateway stopped) ends its connection.
+    def answer(conn, body):
         try:
-            handle(conn)
-        except OSError:
-            pass
+            streamed = json.loads(body).get("stream") is True
+        except ValueError:
+            streamed = False
+        if not streamed:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(ONE_TOKEN), ONE_TOKEN))
+            return
+        end = chunk(event({}, "stop") + b"data: [DONE]\n\n") + b"0\r\n\r\n"
+        if pace == 0:
+            pieces = [chunk(event({"content": "t=%d;" % time.monotonic_ns()}))
+                      for _ in range(PIECES)]
+            conn.sendall(HEAD + b"".join(pieces) + end)
+            return
+        conn.sendall(HEAD)
+        for i in range(PIECES):
+            if i:
+                time.sleep(pace / 1000)
+            conn.sendall(chunk(event({"content": "t=%d;" % time.monotonic_ns()})))
+        conn.sendall(end)
 
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=handle_quietly, args=(conn,), daemon=True).start()
+    serve_forever(port_file, answer, backlog=1024)
 
 
 # ------------------------------------------------------------------------ the clients

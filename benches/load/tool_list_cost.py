@@ -64,38 +64,19 @@ WHOLE = json.dumps({
 
 
 def serve_upstream(port_file):
-    import threading
+    """The upstream: the same short answer, whole or streamed, to every request."""
 
-    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
-    with open(port_file, "w") as f:
-        f.write(str(listener.getsockname()[1]))
+    def answer(conn, body):
+        # Not parsed: parsing a long prompt here would weigh on the figures.
+        streamed = b'"stream":true' in body or b'"stream": true' in body
+        if streamed:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(STREAM), STREAM))
+        else:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n%s" % (len(WHOLE), WHOLE))
 
-    def handle(conn):
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        buffered = b""
-        with conn:
-            while True:
-                body, buffered = harness.read_request(conn, buffered)
-                if body is None:
-                    return
-                # Not parsed: parsing a long prompt here would weigh on the figures.
-                streamed = b'"stream":true' in body or b'"stream": true' in body
-                if streamed:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (len(STREAM), STREAM))
-                else:
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\n\r\n%s" % (len(WHOLE), WHOLE))
-
-    def handle_quietly(conn):
-        try:
-            handle(conn)
-        except OSError:
-            pass
-
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=handle_quietly, args=(conn,), daemon=True).start()
+    harness.serve_forever(port_file, answer, backlog=128)
 
 
 class Gateway(harness.Gateway):
