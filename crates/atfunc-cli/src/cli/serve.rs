@@ -34,6 +34,10 @@ pub(crate) struct ServeArgs {
     /// How many times a request may ask the model again to fix calls that do not bind.
     #[arg(long, value_name = "N", default_value_t = 1)]
     repair_rounds: usize,
+    /// Rounds of calls after a user message before the gateway asks the model for its
+    /// answer in words, without the tools (at least 1).
+    #[arg(long, value_name = "N", default_value_t = atfunc_gateway::turn::DEFAULT_CALL_ROUNDS)]
+    call_rounds: usize,
     /// Seconds to wait for the upstream's answer to start, and for each next piece of it.
     #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
     upstream_timeout: f64,
@@ -215,6 +219,7 @@ fn options(args: &ServeArgs, registry: Option<Arc<Registry>>) -> Result<GatewayO
     options.registry = registry;
     options.policy.execute_all = args.execute;
     options.policy.max_steps = args.max_steps.max(1);
+    options.policy.call_rounds = args.call_rounds.max(1);
     options.policy.constrain = args.constrain;
     options.policy.constrain_per_request = args.constrain_per_request;
     options.policy.decide = args.decide;

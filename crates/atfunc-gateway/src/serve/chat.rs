@@ -9,6 +9,7 @@ use super::{decide, execute, ApiError, Gateway};
 use crate::endpoint::is_event_stream;
 use crate::turn;
 use crate::turn::{add_prompt_raw, rewrite_raw, user_text};
+use crate::turn::{answer_request, Since};
 use crate::turn::{read_tools, ToolSet};
 use crate::turn::{Plan, PlanSettings, Turn};
 use crate::turn::{Request, RequestError};
@@ -119,9 +120,12 @@ pub(crate) async fn handle(
     let messages = request.take_messages().ok_or_else(not_a_list)?;
     let messages: Vec<Box<RawValue>> =
         serde_json::from_str(messages.get()).map_err(|_| not_a_list())?;
+    // After tool results the turn follows the conversation policy (`turn::Since`).
+    let since = Since::read(&messages, &tools);
+    let choice = since.choice(choice);
     if dialect != Dialect::Atfunc {
         let asked = (choice, single_call, constrain);
-        return native_turn(gateway, auth, request, messages, tools, asked).await;
+        return native_turn(gateway, auth, request, (messages, since), tools, asked).await;
     }
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
@@ -133,6 +137,13 @@ pub(crate) async fn handle(
         return pass_through(gateway, body, auth).await;
     }
     refuse_several_choices(&request)?;
+    let at_cap = since.at_cap(gateway.options.policy.call_rounds);
+    let constrain = constrain && !at_cap;
+    let answer = since.after_results.then(|| {
+        let mut answer = request.clone();
+        answer.set_messages(answer_request(messages.clone(), &since.answer_note()));
+        answer
+    });
     let grounding = (constrain && gateway.options.policy.ground_text).then(|| user_text(&messages));
     let mut messages = messages;
     add_prompt_raw(
@@ -148,7 +159,7 @@ pub(crate) async fn handle(
     // decision that names no tool, leaves the `auto` grammar (see the module doc).
     let mut grammar_choice = choice.clone();
     let mut decision_usage = None;
-    if constrain && gateway.options.policy.decide && choice == Choice::Auto {
+    if constrain && gateway.options.policy.decide && choice == Choice::Auto && !at_cap {
         let (decision, usage) = decide::ask(&gateway, auth.as_ref(), &request, &tools).await?;
         decision_usage = usage;
         if let ToolDecision::Function(name) = decision {
@@ -171,6 +182,7 @@ pub(crate) async fn handle(
     };
     // What was built from a kept list counts toward the bound on what is kept.
     gateway.tools.recount(&tools);
+    let made = since.keys(&tools);
     let mut turn = Turn::new(
         tools,
         request,
@@ -190,6 +202,12 @@ pub(crate) async fn handle(
     if let Some(weighing) = weighing {
         weighing.record_in(&mut turn);
     }
+    if let Some(answer) = answer {
+        turn.after_results(made, answer);
+        if at_cap {
+            turn.answer_in_words();
+        }
+    }
     run_turn(gateway, auth, turn).await
 }
 
@@ -208,15 +226,27 @@ async fn native_turn(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut request: Request,
-    messages: Vec<Box<RawValue>>,
+    (messages, since): (Vec<Box<RawValue>>, Since),
     tools: Arc<ToolSet>,
     (choice, single_call, constrain): (Choice, bool, bool),
 ) -> Result<Response, ApiError> {
     request.remove("atfunc_execute");
     request.remove("atfunc_constrain");
     let policy = &gateway.options.policy;
+    let at_cap = since.at_cap(policy.call_rounds);
+    let constrain = constrain && !at_cap;
     let grounding = (constrain && policy.ground_text).then(|| user_text(&messages));
-    request.set_messages(turn::native_history(messages)?);
+    let messages = turn::native_history(messages)?;
+    // The answer in words: the history without the tools, and the request for it.
+    let answer = since.after_results.then(|| {
+        let mut answer = request.clone();
+        for field in TOOL_FIELDS {
+            answer.remove(field);
+        }
+        answer.set_messages(answer_request(messages.clone(), &since.answer_note()));
+        answer
+    });
+    request.set_messages(messages);
     if choice == Choice::None {
         let body = Bytes::from(request.body(None));
         return pass_through(gateway, body, auth).await;
@@ -241,6 +271,7 @@ async fn native_turn(
         _ => None,
     };
     gateway.tools.recount(&tools);
+    let made = since.keys(&tools);
     let mut turn = Turn::new(
         tools,
         request,
@@ -255,6 +286,12 @@ async fn native_turn(
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     if let Some(weighing) = weighing {
         weighing.record_in(&mut turn);
+    }
+    if let Some(answer) = answer {
+        turn.after_results(made, answer);
+        if at_cap {
+            turn.answer_in_words();
+        }
     }
     run_turn(gateway, auth, turn).await
 }

@@ -214,6 +214,10 @@ pub struct TurnPolicy {
     pub execute_all: bool,
     /// Most model answers in one executed turn. Default 8.
     pub max_steps: usize,
+    /// Rounds of calls after a user message before the answer is asked for in words,
+    /// without the tools (see the conversation policy in docs/gateway.md). Default
+    /// [`DEFAULT_CALL_ROUNDS`](crate::turn::DEFAULT_CALL_ROUNDS).
+    pub call_rounds: usize,
 }
 
 impl Default for TurnPolicy {
@@ -233,6 +237,7 @@ impl Default for TurnPolicy {
             bare_strings: true,
             execute_all: false,
             max_steps: 8,
+            call_rounds: crate::turn::DEFAULT_CALL_ROUNDS,
         }
     }
 }

@@ -14,6 +14,7 @@
 
 use super::built::Grammar;
 use super::constrain::{Grammars, UpstreamKind};
+use super::conversation::EchoCut;
 use super::request::Request;
 use super::tools::ToolSet;
 use atfunc::bind::{bind, CallKey, Repeats};
@@ -66,6 +67,9 @@ enum Round {
     Resample,
     /// The conversation with the last answer and what to fix in it.
     Repair,
+    /// The conversation with its results, without the tools, asking for the answer in
+    /// words ([`Turn::answer_in_words`]): its text is the client's, its calls are dropped.
+    Answer,
 }
 
 /// The most refused calls a repair round quotes.
@@ -235,6 +239,13 @@ pub(crate) struct Turn {
     /// as sent (the arguments as JSON written again, when they are JSON).
     upstream_made: HashSet<(String, String)>,
     upstream_made_this_round: Vec<(String, String)>,
+    /// After tool results: the request asking for the answer in words, sent when an
+    /// answer gives the client neither a call nor words ([`Turn::after_results`]).
+    answer_request: Option<Request>,
+    /// After tool results: cuts a copy of the results block out of the answer.
+    echo: Option<EchoCut>,
+    /// Whether words (not only whitespace) went to the client.
+    words: bool,
 }
 
 /// The temperature of a resample when the client asked for greedy decoding (a
@@ -309,6 +320,40 @@ impl Turn {
             made_this_round: Vec::new(),
             upstream_made: HashSet::new(),
             upstream_made_this_round: Vec::new(),
+            answer_request: None,
+            echo: None,
+            words: false,
+        }
+    }
+
+    /// Sets the turn up for a request that follows tool results (see
+    /// [`super::conversation`]): the calls `made` since the user last spoke are never passed
+    /// on again, a copy of the results block is cut out of the answer, and an answer that
+    /// gives the client neither a call nor words is asked again as `answer` (the
+    /// conversation without the tools, asking for the answer in words).
+    pub(crate) fn after_results(&mut self, made: HashSet<CallKey>, answer: Request) {
+        self.made.extend(made);
+        self.answer_request = Some(answer);
+        if !self.native {
+            self.echo = Some(EchoCut::default());
+        }
+    }
+
+    /// Asks for the answer in words at once (the conversation reached its cap of rounds
+    /// of calls), with the request [`Turn::after_results`] was given.
+    pub(crate) fn answer_in_words(&mut self) {
+        if let Some(answer) = self.answer_request.take() {
+            self.start_answer(answer);
+        }
+    }
+
+    fn start_answer(&mut self, answer: Request) {
+        self.request = answer;
+        self.round = Round::Answer;
+        self.round_text.clear();
+        self.parser = StreamParser::new(ParserConfig::default().with_dialect(Dialect::Atfunc));
+        if !self.native {
+            self.echo = Some(EchoCut::default());
         }
     }
 
@@ -506,7 +551,7 @@ impl Turn {
 
     /// Whether the round under way is a repair round (its text is dropped, its calls kept).
     pub(crate) fn repairing(&self) -> bool {
-        self.round != Round::First
+        matches!(self.round, Round::Resample | Round::Repair)
     }
 
     /// `tool_calls` when calls were passed on, else the upstream's reason (`stop` if none).
@@ -560,6 +605,11 @@ impl Turn {
         for event in self.parser.finish() {
             self.event(event, out);
         }
+        if matches!(self.round, Round::First | Round::Answer) {
+            if let Some(rest) = self.echo.as_mut().map(EchoCut::finish) {
+                self.show(&rest, out);
+            }
+        }
         if let Some(repeats) = &mut self.repeats {
             *repeats = Repeats::remembering(MAX_CALLS);
         }
@@ -580,6 +630,15 @@ impl Turn {
             Choice::Auto | Choice::None => false,
         };
         if refused_count == 0 && !missing {
+            if self.calls == 0 && !self.words && self.round != Round::Answer {
+                // After results, an answer that gave the client nothing (a call made
+                // before, dropped; a copy of the results, cut): the answer in words.
+                if let Some(answer) = self.answer_request.take() {
+                    self.unresolved.clear();
+                    self.start_answer(answer);
+                    return RoundEnd::Repair;
+                }
+            }
             if self.round == Round::Resample {
                 // The resample's answer stands in for the failed one: it wrote no call
                 // that failed, so none is shown.
@@ -762,9 +821,20 @@ impl Turn {
     }
 
     fn text(&mut self, text: &str, out: &mut Vec<Out>) {
-        if self.round == Round::First {
-            self.shaper.text(text, out);
+        if !matches!(self.round, Round::First | Round::Answer) {
+            return;
         }
+        match self.echo.as_mut().map(|echo| echo.push(text)) {
+            Some(kept) => self.show(&kept, out),
+            None => self.show(text, out),
+        }
+    }
+
+    fn show(&mut self, text: &str, out: &mut Vec<Out>) {
+        if !text.trim().is_empty() {
+            self.words = true;
+        }
+        self.shaper.text(text, out);
     }
 
     /// The call as the model wrote it, `@` included.
@@ -787,6 +857,10 @@ impl Turn {
     }
 
     fn call(&mut self, call: Call, out: &mut Vec<Out>) {
+        if self.round == Round::Answer {
+            // The answer in words was asked for: a call is neither made nor shown.
+            return;
+        }
         let bound = match bind(&call, &self.tools.catalog) {
             Ok(bound) => bound,
             Err(error) => {
@@ -851,6 +925,10 @@ impl Turn {
     /// A call written as `raw` is not passed on; `quoted` says how a repair round quotes
     /// it (made only for the calls it quotes).
     fn refuse(&mut self, raw: &str, out: &mut Vec<Out>, quoted: impl FnOnce() -> Refused) {
+        if self.round == Round::Answer {
+            // Call syntax is not the answer in words, and no call is asked for.
+            return;
+        }
         if self.repairs_left == 0 && !self.resample_ahead() && self.round == Round::First {
             // No round is left to repair it in: it stays where it was, as text.
             self.text(raw, out);
@@ -1493,6 +1571,97 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A turn after the results of `get-weather("Paris")`: the conversation as the
+    /// engine reads it, and the request for the answer in words.
+    fn after_paris(choice: Choice) -> Turn {
+        let tools = tools();
+        let history: Vec<Box<serde_json::value::RawValue>> = [
+            json!({"role": "user", "content": "Weather in Paris?"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                "type": "function", "function": {"name": "get-weather",
+                "arguments": "{\"city\": \"Paris\"}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "{\"temp_c\": 21}"}),
+        ]
+        .iter()
+        .map(super::super::request::raw)
+        .collect();
+        let since = super::super::Since::read(&history, &tools);
+        let choice = since.choice(choice);
+        let mut answer = Request::parse(br#"{"model": "m"}"#).unwrap();
+        answer.push_message(&json!({"role": "user", "content": since.answer_note()}));
+        let mut turn = turn(choice, 1);
+        turn.after_results(since.keys(&tools), answer);
+        turn
+    }
+
+    #[test]
+    fn after_results_a_call_made_before_is_dropped_and_the_answer_asked_in_words() {
+        for answer in [
+            "@get_weather(city=\"Paris\")",
+            "@get_weather(\"Paris\")\n",
+            "Function call: get-weather(city=\"Paris\")\nReturned: {\"temp_c\": 21}",
+        ] {
+            for size in [1, 3, 7, 4096] {
+                // `required` would hold every answer to calls: after results it is `auto`.
+                let mut turn = after_paris(Choice::Required);
+                let (out, end) = run(&mut turn, answer, size);
+                assert_eq!(end, RoundEnd::Repair, "{answer:?} {size}");
+                assert_eq!(shape(&out), json!({"text": "", "calls": []}));
+                assert!(!turn.repairing(), "the answer in words is the client's");
+                let last = message_of(&turn, 0);
+                assert!(
+                    last["content"]
+                        .as_str()
+                        .unwrap()
+                        .contains("\"Weather in Paris?\""),
+                    "{last}"
+                );
+                let (out, end) = run(
+                    &mut turn,
+                    "It is 21 °C in Paris. @get_weather(\"Rome\")",
+                    size,
+                );
+                assert_eq!(end, RoundEnd::Done);
+                assert_eq!(
+                    shape(&out),
+                    json!({"text": "It is 21 °C in Paris.", "calls": []})
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn after_results_words_or_a_new_call_end_the_turn_as_they_are() {
+        for size in [1, 3, 4096] {
+            let mut turn = after_paris(Choice::Auto);
+            let (out, end) = run(&mut turn, "It is 21 °C.\nReturned: {\"temp_c\": 21}", size);
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(shape(&out), json!({"text": "It is 21 °C.", "calls": []}));
+            let mut turn = after_paris(Choice::Auto);
+            let (out, end) = run(
+                &mut turn,
+                "@get_weather(\"Paris\") @get_weather(\"Rome\")",
+                size,
+            );
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "", "calls": [["get-weather", "{\"city\":\"Rome\"}"]]})
+            );
+        }
+    }
+
+    #[test]
+    fn at_the_cap_of_rounds_the_answer_is_asked_in_words_at_once() {
+        let mut turn = after_paris(Choice::Auto);
+        turn.answer_in_words();
+        assert!(!turn.repairing());
+        assert_eq!(message_of(&turn, 0)["role"], "user");
+        let (out, end) = run(&mut turn, "@get_weather(\"Rome\") It is 21 °C.", 3);
+        assert_eq!(end, RoundEnd::Done);
+        assert_eq!(shape(&out), json!({"text": "It is 21 °C.", "calls": []}));
     }
 
     /// The upstream's own `tool_calls` in a repair round are checked the same way.

@@ -350,7 +350,7 @@ fn flush_results(results: &mut Vec<CallRecord>, out: &mut Vec<Box<RawValue>>) {
 /// is given for the tool and its parameters. Arguments that are not a JSON object, or
 /// whose keys are not identifiers even so (keys the tool does not declare), are written
 /// as they came so the model still sees what it asked for.
-fn call_text(entry: &Json, tools: &ToolSet) -> String {
+pub(super) fn call_text(entry: &Json, tools: &ToolSet) -> String {
     let function = entry.get("function");
     let client = function
         .and_then(|f| f.get("name"))

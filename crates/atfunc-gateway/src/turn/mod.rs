@@ -12,6 +12,7 @@
 mod answer;
 mod built;
 mod constrain;
+mod conversation;
 mod error;
 mod history;
 mod odds;
@@ -23,6 +24,8 @@ pub(crate) use answer::{Out, RoundEnd, Shaper, Turn, MAX_CALLS};
 pub(crate) use built::Grammar;
 pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
+pub use conversation::DEFAULT_CALL_ROUNDS;
+pub(crate) use conversation::{answer_request, Since};
 pub(crate) use error::TurnError;
 pub(crate) use history::{add_prompt_raw, content_text, native_history, rewrite_raw, user_text};
 #[doc(hidden)]
