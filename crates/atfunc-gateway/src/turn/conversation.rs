@@ -15,7 +15,7 @@
 //!   `Returned:`) is a copy of the results, not an answer: it and what follows are cut
 //!   ([`EchoCut`]);
 //! - an answer left with no call and no words asks once more, for an answer in words
-//!   from the results ([`answer_request`]);
+//!   from the results ([`answer_request`], [`Since::answer_note`]);
 //! - after [`DEFAULT_CALL_ROUNDS`] rounds of calls the answer is asked for in words
 //!   straight away.
 
@@ -125,15 +125,21 @@ impl Since {
     }
 
     /// The request's last message, appended to ask for the answer in words from the
-    /// results: it quotes the user's message, so the model answers it rather than
-    /// copying the results.
+    /// results. It quotes the user's message and ends with the instruction: a quote at the
+    /// end is what a small model copies, and without the quote it describes the results
+    /// (or the call) instead of answering; "without code or function names" keeps call
+    /// syntax out of the answer. Chosen on a handful of conversations of the benchmark's
+    /// `dev` set, Qwen2.5-Coder-0.5B.
     pub(crate) fn answer_note(&self) -> String {
         let question = self.question.trim();
         let question = match question.char_indices().nth(QUESTION_CHARS) {
             Some((end, _)) => format!("{}...", &question[..end]),
             None => question.to_owned(),
         };
-        format!("Using these results, reply to my message in words: \"{question}\"")
+        format!(
+            "Those are the results for my message \"{question}\". Reply to me in plain \
+             words, without code or function names."
+        )
     }
 }
 
@@ -327,14 +333,13 @@ mod tests {
                 {"role": "assistant", "content": "@get_weather(city=\"Oslo\")"},
                 {"role": "user", "content": "Function call: get_weather(city=\"Oslo\")\nReturned: 4 C\n"},
             ])),
-            "Using these results, reply to my message in words: \"Weather in Oslo?\"",
+            "Reply to \"Weather in Oslo?\"",
         );
         assert_eq!(asked.len(), 3);
         let last: Json = serde_json::from_str(asked[2].get()).unwrap();
         assert_eq!(
             last["content"],
-            "Function call: get_weather(city=\"Oslo\")\nReturned: 4 C\n\nUsing these results, \
-             reply to my message in words: \"Weather in Oslo?\""
+            "Function call: get_weather(city=\"Oslo\")\nReturned: 4 C\n\nReply to \"Weather in Oslo?\""
         );
     }
 
