@@ -64,7 +64,7 @@ impl Default for UpstreamOptions {
             key: None,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             kind: UpstreamKind::LlamaCpp,
-            dialect: Dialect::Atfunc,
+            dialect: super::detect::DEFAULTS.dialect,
             hermes_blocks: false,
         }
     }
@@ -221,7 +221,7 @@ impl Default for TurnPolicy {
         TurnPolicy {
             repair_rounds: 1,
             resamples: 3,
-            constrain: false,
+            constrain: super::detect::DEFAULTS.constrain,
             constrain_per_request: false,
             decide: false,
             decide_max_tokens: 32,
@@ -339,6 +339,55 @@ pub struct GatewayOptions {
     pub api_key: Option<String>,
     /// The tool boxes that `atfunc_execute` requests run calls in.
     pub registry: Option<Arc<Registry>>,
+    /// Finding out what the upstream is, and choosing the policy from it.
+    pub detect: DetectOptions,
+}
+
+/// Finding out what the upstream is ([`Gateway::detect_upstream`](super::Gateway::detect_upstream)):
+/// the kind of server, and so the field a grammar goes in, and the call format its model's
+/// template teaches; the policy is chosen from them where it was not given (see
+/// [What the gateway finds out by itself](super#what-the-gateway-finds-out-by-itself)).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DetectOptions {
+    /// Probe the upstream. Default off for a gateway a program makes, whose options are
+    /// what it set; `atfunc serve` turns it on (`--no-detect` leaves it off).
+    pub enabled: bool,
+    /// The settings given by hand, which what is found never changes.
+    pub given: GivenSettings,
+    /// How long [`Gateway::detect_upstream`](super::Gateway::detect_upstream) waits for
+    /// the upstream to answer before the gateway starts with the defaults (and goes on
+    /// asking in the background). Default 5 s: a server started at the same time is
+    /// often still loading its model.
+    pub wait_at_start: Duration,
+    /// The time limit of each probe. Default 2 s.
+    pub probe_timeout: Duration,
+}
+
+impl Default for DetectOptions {
+    fn default() -> DetectOptions {
+        DetectOptions {
+            enabled: false,
+            given: GivenSettings::default(),
+            wait_at_start: Duration::from_secs(5),
+            probe_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Which of the settings detection may choose were given by hand (a flag of
+/// `atfunc serve`): each given one keeps the options' value whatever is found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GivenSettings {
+    /// [`UpstreamOptions::kind`] (`--upstream-kind`).
+    pub kind: bool,
+    /// [`UpstreamOptions::dialect`] (`--upstream-dialect`).
+    pub dialect: bool,
+    /// [`TurnPolicy::constrain`] (`--constrain`, `--no-constrain`).
+    pub constrain: bool,
+    /// [`UpstreamOptions::hermes_blocks`] (`--hermes-blocks`).
+    pub hermes_blocks: bool,
 }
 
 impl GatewayOptions {
@@ -360,6 +409,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("policy", &self.policy)
             .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
             .field("registry", &self.registry.is_some())
+            .field("detect", &self.detect)
             .finish()
     }
 }
