@@ -302,7 +302,10 @@ pub(crate) const GRAMMAR_FIELDS: [(ServerKind, Option<UpstreamKind>); 6] = [
     (ServerKind::LlamaServer, Some(UpstreamKind::LlamaCpp)),
     (ServerKind::LlamaCppPython, Some(UpstreamKind::LlamaCpp)),
     (ServerKind::Vllm { guided: false }, Some(UpstreamKind::Vllm)),
-    (ServerKind::Vllm { guided: true }, Some(UpstreamKind::VllmGuided)),
+    (
+        ServerKind::Vllm { guided: true },
+        Some(UpstreamKind::VllmGuided),
+    ),
     (ServerKind::Sglang, Some(UpstreamKind::Sglang)),
     (ServerKind::Ollama, None),
 ];
@@ -446,8 +449,9 @@ impl InEffect {
         };
         let (field, turn) = found.map_or((GrammarField::Unknown, None), choose);
         let default_why = match &finding {
-            Finding::Waiting => "the default, until the upstream answers",
-            _ => "the default",
+            Finding::Off => "not probed",
+            Finding::Waiting => "until the upstream answers",
+            Finding::Found(_) => "nothing found decides it",
         };
         let server = found.map_or("", |found| found.server.described());
         let kind = pick(
@@ -520,7 +524,7 @@ impl InEffect {
                 policy.dialect = Setting {
                     value: options.upstream.dialect,
                     from: Source::Default,
-                    why: "the default, since the one chosen does not fit the flags".into(),
+                    why: "the one chosen does not fit the flags".into(),
                 };
             }
         }
@@ -614,9 +618,7 @@ impl InEffect {
 
     /// The route's answer (`GET /atfunc/policy`).
     pub(crate) fn json(&self) -> Json {
-        let setting = |value: Json, from: Source, why: &str| {
-            json!({"value": value, "from": from.id(), "why": why})
-        };
+        let setting = |value: Json, from: Source, why: &str| json!({"value": value, "from": from.id(), "why": why});
         let (state, found) = match &self.finding {
             Finding::Off => ("off", None),
             Finding::Waiting => ("waiting", None),
@@ -646,8 +648,8 @@ impl InEffect {
     }
 }
 
-/// A setting: `default` with `given` (given by hand, under the flag `what`), else
-/// `chosen` (by detection, with why), else `default` as the default (with `default_why`).
+/// A setting: `default` when `given` (by hand, with the flag `what`), else `chosen` (by
+/// detection, with why), else `default` as the default (with `default_why`).
 fn pick<T>(
     given: bool,
     what: &str,
@@ -659,7 +661,7 @@ fn pick<T>(
         (true, _) => Setting {
             value: default,
             from: Source::Flag,
-            why: format!("given ({what})"),
+            why: what.to_owned(),
         },
         (false, Some((value, why))) => Setting {
             value,
@@ -921,7 +923,9 @@ mod tests {
         assert_eq!(vllm("dev"), ServerKind::Vllm { guided: false });
 
         let sglang = identify(&Replies {
-            model_info: Reply::Json(json!({"model_path": "Qwen/Qwen2.5-7B", "is_generation": true})),
+            model_info: Reply::Json(
+                json!({"model_path": "Qwen/Qwen2.5-7B", "is_generation": true}),
+            ),
             models: models("sglang"),
             ..Replies::default()
         })
@@ -1030,7 +1034,7 @@ mod tests {
         assert_eq!(given.kind.from, Source::Flag);
         let waiting = InEffect::resolve(&options, Finding::Waiting);
         assert_eq!(waiting.dialect.from, Source::Default);
-        assert!(waiting.dialect.why.contains("until the upstream answers"));
+        assert_eq!(waiting.dialect.why, "until the upstream answers");
     }
 
     #[test]
@@ -1054,10 +1058,7 @@ mod tests {
     fn the_route_names_each_setting_its_source() {
         let policy = InEffect::resolve(
             &GatewayOptions::default(),
-            Finding::Found(found(
-                ServerKind::LlamaServer,
-                Some(TemplateCalls::Hermes),
-            )),
+            Finding::Found(found(ServerKind::LlamaServer, Some(TemplateCalls::Hermes))),
         );
         let answer = policy.json();
         assert_eq!(answer["upstream"]["state"], "found");

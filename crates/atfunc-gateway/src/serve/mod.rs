@@ -271,6 +271,20 @@
 //! request's history (the assistant's `tool_calls`, then a `tool` message), is rewritten
 //! into call text and a result block as in a request with tools.
 //!
+//! # What the gateway finds out by itself
+//!
+//! With [`DetectOptions::enabled`] (`atfunc serve` without `--no-detect`),
+//! [`Gateway::detect_upstream`] asks the upstream's own routes what kind of server it is
+//! and what call format its model's chat template teaches, and chooses from one table
+//! where a grammar goes ([`UpstreamOptions::kind`]; none for Ollama), the call format
+//! ([`UpstreamOptions::dialect`]) and whether every request goes under a grammar
+//! ([`TurnPolicy::constrain`]). A setting marked given ([`GivenSettings`]) keeps its
+//! value. When nothing answers in [`DetectOptions::wait_at_start`], the defaults hold and
+//! the upstream is asked again in the background; a request reads the policy in effect
+//! once, when it starts. `GET /atfunc/policy` shows what was found and chosen, each
+//! setting with where it came from. The contract, the table and the route's JSON are in
+//! docs/gateway.md, "What the gateway finds out by itself".
+//!
 //! # Limits and errors
 //!
 //! - Request bodies above [`GatewayLimits::max_request_bytes`] get 413 (at once when their

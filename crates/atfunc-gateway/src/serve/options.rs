@@ -35,7 +35,8 @@ pub struct UpstreamOptions {
     pub key: Option<String>,
     /// Largest upstream answer read. Default 16 MiB.
     pub max_response_bytes: usize,
-    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
+    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp;
+    /// with [`DetectOptions::enabled`], the kind found unless [`GivenSettings::kind`].
     pub kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
     /// [`Dialect::Atfunc`]: the gateway prompts the model with atfunc's syntax. Any other
@@ -45,7 +46,8 @@ pub struct UpstreamOptions {
     /// in that format (see [Other formats](super#other-formats)). Grammars are only made for
     /// atfunc's syntax and `hermes`: [`Gateway::new`](super::Gateway::new) refuses
     /// [`TurnPolicy::constrain`] and [`TurnPolicy::constrain_per_request`] with another
-    /// dialect.
+    /// dialect. With [`DetectOptions::enabled`], the table's choice for the template found
+    /// unless [`GivenSettings::dialect`].
     pub dialect: Dialect,
     /// Under `hermes` with a grammar, hold the answer to `<tool_call>` blocks, one per
     /// call ([`CallForm::Hermes`](atfunc::grammar::CallForm::Hermes)), instead of the
@@ -149,7 +151,9 @@ pub struct TurnPolicy {
     /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
     pub resamples: usize,
     /// Send every request with tools upstream with the grammar of its tools (a request's
-    /// `"atfunc_constrain": false` turns it off for itself). Default off.
+    /// `"atfunc_constrain": false` turns it off for itself). Default off; with
+    /// [`DetectOptions::enabled`], the table's choice for the upstream found unless
+    /// [`GivenSettings::constrain`].
     pub constrain: bool,
     /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
     /// [`TurnPolicy::constrain`] is off; without it such a request is answered 400. Building
