@@ -342,8 +342,8 @@ async fn vllm_is_found_and_its_grammars_go_where_it_reads_them() {
         .lock()
         .unwrap()
         .iter()
-        .filter(|(_, path, _)| path == "/v1/chat/completions")
-        .last()
+        .rev()
+        .find(|(_, path, _)| path == "/v1/chat/completions")
         .map(|(_, _, body)| serde_json::from_str::<Json>(body).unwrap())
         .expect("a request went upstream");
     assert!(sent["structured_outputs"]["grammar"].is_string(), "{sent}");
@@ -451,6 +451,6 @@ async fn an_upstream_that_answers_late_is_found_in_the_background() {
         setting(&policy, "upstream_kind"),
         (json!("llama-cpp"), "detected".into())
     );
-    let said = served.said("now answered").await;
-    assert!(said.contains("now answered"), "{said}");
+    let said = served.said("the upstream answered now").await;
+    assert!(said.contains("the upstream answered now"), "{said}");
 }
