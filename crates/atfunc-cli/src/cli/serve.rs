@@ -331,9 +331,18 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             atfunc_gateway::serve::shown_url(&args.upstream)
         );
         // The address is the first line (scripts read it); connections made while the
-        // upstream is asked wait to be accepted, and get the policy chosen for it.
-        gateway.detect_upstream().await;
-        let served = atfunc_gateway::serve::serve(listener, gateway, stop_signal()).await;
+        // upstream is asked wait to be accepted, and get the policy chosen for it. A stop
+        // signal meanwhile stops the command as it would stop the server.
+        let mut stop = Box::pin(stop_signal());
+        let stopped = tokio::select! {
+            () = gateway.detect_upstream() => false,
+            () = &mut stop => true,
+        };
+        let served = if stopped {
+            Ok(())
+        } else {
+            atfunc_gateway::serve::serve(listener, gateway, stop).await
+        };
         if let Some(registry) = registry {
             // MCP servers are child processes: end them before leaving.
             let _ = registry.close().await;

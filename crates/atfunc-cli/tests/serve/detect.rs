@@ -454,3 +454,31 @@ async fn an_upstream_that_answers_late_is_found_in_the_background() {
     let said = served.said("the upstream answered now").await;
     assert!(said.contains("the upstream answered now"), "{said}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_signal_while_the_upstream_is_awaited_ends_the_command_cleanly() {
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut served = Served::start(
+        &format!("http://127.0.0.1:{port}"),
+        &["--detect-wait", "60"],
+    );
+    // The address is written just before the wait begins; the signal comes well inside it.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = i32::try_from(served.child.id()).unwrap();
+    // SAFETY: `kill` with a child's own pid and a signal number has no memory effects.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "atfunc serve did not stop");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(status.success(), "{status:?}");
+}
