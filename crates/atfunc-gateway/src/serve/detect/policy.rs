@@ -501,6 +501,19 @@ mod tests {
     }
 
     #[test]
+    fn a_call_format_the_flags_do_not_allow_is_told_apart() {
+        // A row of the table that chooses another format must still fit the flags given
+        // with it, as `Gateway::new` checks those.
+        let mut options = GatewayOptions::default();
+        assert_eq!(misfit(Dialect::Hermes, true, &options), None);
+        assert!(misfit(Dialect::Pythonic, true, &options).is_some());
+        assert_eq!(misfit(Dialect::Pythonic, false, &options), None);
+        options.policy.decide = true;
+        assert!(misfit(Dialect::Hermes, false, &options).is_some());
+        assert_eq!(misfit(Dialect::Atfunc, true, &options), None);
+    }
+
+    #[test]
     fn the_route_names_each_setting_its_source() {
         let policy = InEffect::resolve(
             &GatewayOptions::default(),
