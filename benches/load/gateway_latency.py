@@ -136,7 +136,7 @@ def main():
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for clients in [int(n) for n in args.clients.split(",")]:
         gateway = subprocess.Popen(
-            [args.bin, "serve", "--upstream", upstream.url, "--listen", "127.0.0.1:0",
+            [args.bin, "serve", "--upstream", upstream.url, "--listen", "127.0.0.1:0", "--no-detect",
              "--max-concurrent", str(max(64, clients))],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = gateway.stderr.readline()

@@ -105,7 +105,7 @@ class Upstream:
 class Gateway:
     def __init__(self, binary, upstream, *args):
         self.process = subprocess.Popen(
-            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0",
+            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", "--no-detect",
              "--max-request-bytes", str(9 << 20), "--max-response-bytes", str(32 << 20), *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.process.stderr.readline()

@@ -42,7 +42,7 @@ class Gateway:
 
     def __init__(self, binary, upstream, args):
         self.process = subprocess.Popen(
-            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", *args],
+            [binary, "serve", "--upstream", upstream, "--listen", "127.0.0.1:0", "--no-detect", *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
         line = self.process.stderr.readline()

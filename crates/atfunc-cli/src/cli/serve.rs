@@ -82,8 +82,14 @@ pub(crate) struct ServeArgs {
     max_concurrent: usize,
     /// Send requests with tools upstream with the GBNF grammar of their tools, so the model
     /// can only write calls that bind (a request's "atfunc_constrain" overrides this).
-    #[arg(long)]
+    /// Without --constrain or --no-constrain, the policy chosen for the upstream found
+    /// decides (off for every upstream for now; see GET /atfunc/policy).
+    #[arg(long, overrides_with = "no_constrain")]
     constrain: bool,
+    /// Send no grammar unless a request asks (with --constrain-per-request), whatever the
+    /// policy chosen for the upstream says.
+    #[arg(long, overrides_with = "constrain")]
+    no_constrain: bool,
     /// Let a request turn the grammar on for itself with "atfunc_constrain": true (without
     /// this, or --constrain, such a request gets 400: building a grammar is work the server
     /// pays for).
@@ -152,9 +158,10 @@ pub(crate) struct ServeArgs {
     limits: super::tools::LoadLimitArgs,
     /// The kind of upstream, which decides the field the grammar goes in: llama-cpp
     /// (`grammar`), vllm (`structured_outputs.grammar`), vllm-guided (`guided_grammar`,
-    /// older vLLM), sglang (`ebnf`).
-    #[arg(long, value_enum, value_name = "KIND", default_value = "llama-cpp")]
-    upstream_kind: UpstreamKindArg,
+    /// older vLLM), sglang (`ebnf`). Without it, the kind the gateway finds the upstream
+    /// to be, else llama-cpp.
+    #[arg(long, value_enum, value_name = "KIND")]
+    upstream_kind: Option<UpstreamKindArg>,
     /// The call format the upstream's model writes as plain content: atfunc (the gateway
     /// prompts it with atfunc's syntax), or the model's own format behind a server without
     /// a tool parser: hermes, llama3, mistral, pythonic, deepseek, qwen3_xml, harmony, or
@@ -163,14 +170,27 @@ pub(crate) struct ServeArgs {
     /// atfunc, the tools go upstream as they came for the model's template; --constrain
     /// holds hermes answers to the tools' calls, all of them one JSON list in a ```json
     /// fence (the best policy measured for Qwen2.5-Coder-0.5B, EVAL.md (ad)), and is
-    /// refused for the other formats.
-    #[arg(long, value_name = "NAME", default_value_t = Dialect::Atfunc)]
-    upstream_dialect: Dialect,
+    /// refused for the other formats. Without it, the policy chosen for the upstream found
+    /// decides (atfunc for every upstream for now; see GET /atfunc/policy).
+    #[arg(long, value_name = "NAME")]
+    upstream_dialect: Option<Dialect>,
     /// With --upstream-dialect hermes --constrain: hold the answer to `<tool_call>` blocks,
     /// one per call, instead of one fenced list of calls (for a model trained to write the
     /// tags).
     #[arg(long)]
     hermes_blocks: bool,
+    /// Do not ask the upstream what it is: the flags and the defaults alone make the
+    /// policy. Without it the gateway asks at start (GET /props, /v1/models, /api/version,
+    /// /version, /get_model_info; 2 s each), chooses the grammar field, the call format and
+    /// the grammar for what it found where no flag gives them, and says so on stderr and
+    /// at GET /atfunc/policy.
+    #[arg(long)]
+    no_detect: bool,
+    /// Seconds to wait at start for the upstream to answer; when it has not, the gateway
+    /// starts with the defaults and keeps asking in the background, and the policy for
+    /// what it finds holds for the requests after. 0 does not wait.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    detect_wait: f64,
 }
 
 fn env_key(name: &Option<String>, what: &str) -> Result<Option<String>, Failure> {
@@ -221,6 +241,7 @@ fn options(args: &ServeArgs, registry: Option<Arc<Registry>>) -> Result<GatewayO
     options.policy.max_steps = args.max_steps.max(1);
     options.policy.call_rounds = args.call_rounds.max(1);
     options.policy.constrain = args.constrain;
+    options.detect.given.constrain = args.constrain || args.no_constrain;
     options.policy.constrain_per_request = args.constrain_per_request;
     options.policy.decide = args.decide;
     options.policy.decide_max_tokens = args.decide_max_tokens;
@@ -232,9 +253,22 @@ fn options(args: &ServeArgs, registry: Option<Arc<Registry>>) -> Result<GatewayO
     options.policy.bound_values = args.bound_values;
     options.policy.bare_strings = !args.no_bare_strings;
     options.limits.load_limits = args.limits.limits();
-    options.upstream.kind = args.upstream_kind.into();
-    options.upstream.dialect = args.upstream_dialect;
+    if let Some(kind) = args.upstream_kind {
+        options.upstream.kind = kind.into();
+    }
+    if let Some(dialect) = args.upstream_dialect {
+        options.upstream.dialect = dialect;
+    }
     options.upstream.hermes_blocks = args.hermes_blocks;
+    options.detect.enabled = !args.no_detect;
+    options.detect.given.kind = args.upstream_kind.is_some();
+    options.detect.given.dialect = args.upstream_dialect.is_some();
+    options.detect.given.hermes_blocks = args.hermes_blocks;
+    options.detect.wait_at_start = if args.detect_wait == 0.0 {
+        Duration::ZERO
+    } else {
+        seconds(args.detect_wait, "detect-wait")?
+    };
     options.limits.max_concurrent = args.max_concurrent;
     options.limits.header_timeout = header_timeout;
     options.limits.body_timeout = body_timeout;
@@ -301,7 +335,19 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
             "atfunc serve: listening on http://{addr} (upstream {})",
             atfunc_gateway::serve::shown_url(&args.upstream)
         );
-        let served = atfunc_gateway::serve::serve(listener, gateway, stop_signal()).await;
+        // The address is the first line (scripts read it); connections made while the
+        // upstream is asked wait to be accepted, and get the policy chosen for it. A stop
+        // signal meanwhile stops the command as it would stop the server.
+        let mut stop = Box::pin(stop_signal());
+        let stopped = tokio::select! {
+            () = gateway.detect_upstream() => false,
+            () = &mut stop => true,
+        };
+        let served = if stopped {
+            Ok(())
+        } else {
+            atfunc_gateway::serve::serve(listener, gateway, stop).await
+        };
         if let Some(registry) = registry {
             // MCP servers are child processes: end them before leaving.
             let _ = registry.close().await;

@@ -32,7 +32,10 @@ class Gateway:
         binary = os.environ.get("ATFUNC_BIN")
         if not binary:
             raise RuntimeError("set ATFUNC_BIN to the atfunc binary")
-        command = [binary, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0", *args]
+        # The scripted upstream records every request and answers each POST with the next
+        # reply: the gateway's own probes of it would count among them.
+        command = [binary, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0",
+                   "--no-detect", *args]
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

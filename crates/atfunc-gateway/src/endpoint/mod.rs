@@ -7,8 +7,8 @@
 //!    use `http` or `https` ([`EndpointSetupError`]). A `/` at its end is dropped, and `/v1` is
 //!    added unless the base ends with it. The OpenAI routes ([`Route::ChatCompletions`],
 //!    [`Route::Models`]) are under `/v1`; llama-server's own routes
-//!    ([`Route::ApplyTemplate`], [`Route::Completion`]) are under the root, the base without
-//!    `/v1`.
+//!    ([`Route::ApplyTemplate`], [`Route::Completion`]) and any server's own
+//!    ([`Route::Own`]) are under the root, the base without `/v1`.
 //! 2. A request carries the caller's `Authorization` value when it has one. Redirects are
 //!    not followed: a `3xx` is an error status like any other, so a key never goes to a
 //!    server the caller did not name.
@@ -96,6 +96,9 @@ pub enum Route {
     ApplyTemplate,
     /// llama-server's `POST /completion`: a raw prompt completed.
     Completion,
+    /// A route of the server's own under the root (`/props`, `/api/version`): what the
+    /// gateway asks to find out what kind of server it is.
+    Own(&'static str),
 }
 
 /// Why no client could be made for a base URL.
@@ -195,6 +198,7 @@ impl Endpoint {
             Route::Models => format!("{}/models", self.api),
             Route::ApplyTemplate => format!("{}/apply-template", self.root),
             Route::Completion => format!("{}/completion", self.root),
+            Route::Own(path) => format!("{}{path}", self.root),
         }
     }
 

@@ -82,6 +82,7 @@ fn v1_is_added_once_and_the_root_has_none() {
             "http://127.0.0.1:8080/apply-template"
         );
         assert_eq!(url(Route::Completion), "http://127.0.0.1:8080/completion");
+        assert_eq!(url(Route::Own("/props")), "http://127.0.0.1:8080/props");
     }
     // A path in front is kept; the base's text is used as given.
     let endpoint = endpoint("https://llm.example/team/v1", 1);

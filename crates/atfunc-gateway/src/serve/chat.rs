@@ -68,13 +68,15 @@ pub(crate) async fn handle(
         },
     };
     let options = &gateway.options;
+    // Read once: the policy may change when the upstream is found late.
+    let in_effect = gateway.policy_in_effect();
     let settings = PlanSettings {
         execute_all: options.policy.execute_all,
-        constrain: options.policy.constrain,
+        constrain: in_effect.constrain.value,
         constrain_per_request: options.policy.constrain_per_request,
-        dialect: options.upstream.dialect,
+        dialect: in_effect.dialect.value,
     };
-    let dialect = options.upstream.dialect;
+    let dialect = in_effect.dialect.value;
     let boxes = options.registry.clone();
     let (tools, constrain) = match Plan::resolve(&settings, &request, tools, boxes)? {
         Plan::Execute(registry) => {
@@ -125,7 +127,8 @@ pub(crate) async fn handle(
     let choice = since.choice(choice);
     if dialect != Dialect::Atfunc {
         let asked = (choice, single_call, constrain);
-        return native_turn(gateway, auth, request, (messages, since), tools, asked).await;
+        let history = (messages, since);
+        return native_turn(gateway, auth, request, history, tools, asked, &in_effect).await;
     }
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
@@ -160,7 +163,9 @@ pub(crate) async fn handle(
     let mut grammar_choice = choice.clone();
     let mut decision_usage = None;
     if constrain && gateway.options.policy.decide && choice == Choice::Auto && !at_cap {
-        let (decision, usage) = decide::ask(&gateway, auth.as_ref(), &request, &tools).await?;
+        let kind = in_effect.kind.value;
+        let (decision, usage) =
+            decide::ask(&gateway, auth.as_ref(), &request, &tools, kind).await?;
         decision_usage = usage;
         if let ToolDecision::Function(name) = decision {
             grammar_choice = Choice::Function(name);
@@ -193,7 +198,7 @@ pub(crate) async fn handle(
     );
     if let Some(grammars) = grammars {
         let policy = &gateway.options.policy;
-        turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
+        turn.constrain(in_effect.kind.value, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     turn.count_usage(decision_usage);
@@ -229,6 +234,7 @@ async fn native_turn(
     (messages, since): (Vec<Box<RawValue>>, Since),
     tools: Arc<ToolSet>,
     (choice, single_call, constrain): (Choice, bool, bool),
+    in_effect: &super::detect::InEffect,
 ) -> Result<Response, ApiError> {
     request.remove("atfunc_execute");
     request.remove("atfunc_constrain");
@@ -254,8 +260,8 @@ async fn native_turn(
     refuse_several_choices(&request)?;
     request.remove("parallel_tool_calls");
     request.insert("tool_choice", &Json::String("none".into()));
-    let dialect = gateway.options.upstream.dialect;
-    let form = turn::call_form(dialect, gateway.options.upstream.hermes_blocks);
+    let dialect = in_effect.dialect.value;
+    let form = turn::call_form(dialect, in_effect.hermes_blocks.value);
     let mut grammar_choice = choice.clone();
     let asked = (&request, constrain && form.is_some(), &choice, dialect);
     let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
@@ -281,7 +287,7 @@ async fn native_turn(
         dialect,
     );
     if let Some(grammars) = grammars {
-        turn.constrain(gateway.options.upstream.kind, grammars, policy.resamples);
+        turn.constrain(in_effect.kind.value, grammars, policy.resamples);
     }
     turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
     if let Some(weighing) = weighing {

@@ -31,20 +31,21 @@ use axum::http::HeaderValue;
 use serde_json::{json, Value as Json};
 
 /// The decision for `request` (the turn's first request, prompted) over `tools`, and the
-/// upstream's usage for it. An upstream error is the turn's error, as the first request's
-/// would be.
+/// upstream's usage for it, its grammar in the field of `kind` (the policy in effect). An
+/// upstream error is the turn's error, as the first request's would be.
 pub(crate) async fn ask(
     gateway: &Gateway,
     auth: Option<&HeaderValue>,
     request: &Request,
     tools: &ToolSet,
+    kind: super::UpstreamKind,
 ) -> Result<(ToolDecision, Option<Json>), ApiError> {
     let names = decision_names(tools.catalog.interfaces());
     let asking = decision_request(
         request,
         &names,
         gateway.options.policy.decide_max_tokens,
-        gateway.options.upstream.kind,
+        kind,
     );
     let limit = gateway.options.limits.max_request_bytes;
     if asking.size() > limit {

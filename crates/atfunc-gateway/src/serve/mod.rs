@@ -271,6 +271,20 @@
 //! request's history (the assistant's `tool_calls`, then a `tool` message), is rewritten
 //! into call text and a result block as in a request with tools.
 //!
+//! # What the gateway finds out by itself
+//!
+//! With [`DetectOptions::enabled`] (`atfunc serve` without `--no-detect`),
+//! [`Gateway::detect_upstream`] asks the upstream's own routes what kind of server it is
+//! and what call format its model's chat template teaches, and chooses from one table
+//! where a grammar goes ([`UpstreamOptions::kind`]; none for Ollama), the call format
+//! ([`UpstreamOptions::dialect`]) and whether every request goes under a grammar
+//! ([`TurnPolicy::constrain`]). A setting marked given ([`GivenSettings`]) keeps its
+//! value. When nothing answers in [`DetectOptions::wait_at_start`], the defaults hold and
+//! the upstream is asked again in the background; a request reads the policy in effect
+//! once, when it starts. `GET /atfunc/policy` shows what was found and chosen, each
+//! setting with where it came from. The contract, the table and the route's JSON are in
+//! docs/gateway.md, "What the gateway finds out by itself".
+//!
 //! # Limits and errors
 //!
 //! - Request bodies above [`GatewayLimits::max_request_bytes`] get 413 (at once when their
@@ -336,6 +350,7 @@ mod body;
 mod chat;
 mod deadline;
 mod decide;
+mod detect;
 mod error;
 mod execute;
 mod listen;
@@ -351,8 +366,8 @@ mod weighable;
 pub use crate::turn::UpstreamKind;
 pub use error::ApiError;
 pub use options::{
-    CallThreshold, GatewayLimits, GatewayOptions, TurnPolicy, UpstreamOptions,
-    DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_CONCURRENT,
+    CallThreshold, DetectOptions, GatewayLimits, GatewayOptions, GivenSettings, TurnPolicy,
+    UpstreamOptions, DEFAULT_CALL_THRESHOLD, DEFAULT_MAX_CONCURRENT,
 };
 pub use upstream::shown_url;
 
@@ -406,6 +421,9 @@ pub struct Gateway {
     weighable: weighable::Models,
     /// The tool lists read lately, by their text (see [Tool lists kept](self#tool-lists-kept)).
     tools: tool_cache::ToolCache<crate::turn::ToolSet>,
+    /// The policy in effect: the options' settings, or what was chosen for the upstream
+    /// found (see [`Gateway::detect_upstream`]).
+    policy: Arc<detect::PolicyCell>,
 }
 
 impl Gateway {
@@ -514,7 +532,16 @@ impl Gateway {
             options.limits.tool_cache_lists,
             options.limits.tool_cache_bytes,
         );
+        let finding = if options.detect.enabled {
+            detect::Finding::Waiting
+        } else {
+            detect::Finding::Off
+        };
+        let policy = Arc::new(detect::PolicyCell::new(detect::InEffect::resolve(
+            &options, finding,
+        )));
         Ok(Gateway {
+            policy,
             options,
             upstream,
             expected_auth,
@@ -603,12 +630,35 @@ impl Gateway {
         Ok(known)
     }
 
-    /// The options in force.
+    /// The options in force. The settings detection may choose (the upstream's kind, the
+    /// call format, the grammar) are in effect as `GET /atfunc/policy` shows them.
     pub fn options(&self) -> &GatewayOptions {
         &self.options
     }
 
-    /// The routes: `POST /v1/chat/completions`, `GET /v1/models` (also without `/v1`), and
+    /// Finds out what the upstream is, when [`DetectOptions::enabled`], and chooses the
+    /// policy from it (see [What the gateway finds out by itself](self#what-the-gateway-finds-out-by-itself)):
+    /// returns once the upstream answered or [`DetectOptions::wait_at_start`] passed,
+    /// having said on stderr what it found and chose. When nothing answered, the defaults
+    /// hold and the upstream is asked again in a task of its own on the current tokio
+    /// runtime, until it answers or the gateway is dropped. Call it before serving.
+    pub async fn detect_upstream(&self) {
+        if !self.options.detect.enabled {
+            return;
+        }
+        let Some(probe) = detect::Probe::new(&self.options, self.upstream_auth.clone()) else {
+            return;
+        };
+        detect::at_start(&self.policy, probe, &self.options).await;
+    }
+
+    /// The policy in effect for a request: read once per request.
+    pub(crate) fn policy_in_effect(&self) -> Arc<detect::InEffect> {
+        self.policy.get()
+    }
+
+    /// The routes: `POST /v1/chat/completions`, `GET /v1/models` (also without `/v1`),
+    /// `GET /atfunc/policy` (what was found of the upstream and the policy in effect), and
     /// `GET /health`.
     pub fn router(self) -> Router {
         let state = Arc::new(self);
@@ -628,6 +678,7 @@ impl Gateway {
                 within_request_timeout,
             ))
             .route("/health", get(|| async { "ok" }))
+            .route("/atfunc/policy", get(policy))
             .with_state(state)
     }
 
@@ -754,6 +805,15 @@ async fn chat_completions(
         Ok::<_, ApiError>(held(place, response))
     };
     answer.await.unwrap_or_else(IntoResponse::into_response)
+}
+
+/// `GET /atfunc/policy`: what the gateway found of its upstream and the policy in effect,
+/// each setting with where it came from. Behind the key, as every route but `/health`.
+async fn policy(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {
+    if let Err(error) = gateway.authorize(&headers) {
+        return error.into_response();
+    }
+    axum::Json(gateway.policy_in_effect().json()).into_response()
 }
 
 async fn models(State(gateway): State<Arc<Gateway>>, headers: HeaderMap) -> Response {

@@ -35,7 +35,8 @@ pub struct UpstreamOptions {
     pub key: Option<String>,
     /// Largest upstream answer read. Default 16 MiB.
     pub max_response_bytes: usize,
-    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp.
+    /// The kind of upstream, which decides the field a grammar goes in. Default llama.cpp;
+    /// with [`DetectOptions::enabled`], the kind found unless [`GivenSettings::kind`].
     pub kind: UpstreamKind,
     /// The call format the upstream's model writes in its plain content. Default
     /// [`Dialect::Atfunc`]: the gateway prompts the model with atfunc's syntax. Any other
@@ -45,7 +46,8 @@ pub struct UpstreamOptions {
     /// in that format (see [Other formats](super#other-formats)). Grammars are only made for
     /// atfunc's syntax and `hermes`: [`Gateway::new`](super::Gateway::new) refuses
     /// [`TurnPolicy::constrain`] and [`TurnPolicy::constrain_per_request`] with another
-    /// dialect.
+    /// dialect. With [`DetectOptions::enabled`], the table's choice for the template found
+    /// unless [`GivenSettings::dialect`].
     pub dialect: Dialect,
     /// Under `hermes` with a grammar, hold the answer to `<tool_call>` blocks, one per
     /// call ([`CallForm::Hermes`](atfunc::grammar::CallForm::Hermes)), instead of the
@@ -64,7 +66,7 @@ impl Default for UpstreamOptions {
             key: None,
             max_response_bytes: crate::endpoint::DEFAULT_MAX_RESPONSE_BYTES,
             kind: UpstreamKind::LlamaCpp,
-            dialect: Dialect::Atfunc,
+            dialect: super::detect::DEFAULTS.dialect,
             hermes_blocks: false,
         }
     }
@@ -149,7 +151,9 @@ pub struct TurnPolicy {
     /// Default 3; 0 goes straight to the repair rounds. Without a grammar it does nothing.
     pub resamples: usize,
     /// Send every request with tools upstream with the grammar of its tools (a request's
-    /// `"atfunc_constrain": false` turns it off for itself). Default off.
+    /// `"atfunc_constrain": false` turns it off for itself). Default off; with
+    /// [`DetectOptions::enabled`], the table's choice for the upstream found unless
+    /// [`GivenSettings::constrain`].
     pub constrain: bool,
     /// Let a request turn the grammar on for itself with `"atfunc_constrain": true` when
     /// [`TurnPolicy::constrain`] is off; without it such a request is answered 400. Building
@@ -225,7 +229,7 @@ impl Default for TurnPolicy {
         TurnPolicy {
             repair_rounds: 1,
             resamples: 3,
-            constrain: false,
+            constrain: super::detect::DEFAULTS.constrain,
             constrain_per_request: false,
             decide: false,
             decide_max_tokens: 32,
@@ -344,6 +348,55 @@ pub struct GatewayOptions {
     pub api_key: Option<String>,
     /// The tool boxes that `atfunc_execute` requests run calls in.
     pub registry: Option<Arc<Registry>>,
+    /// Finding out what the upstream is, and choosing the policy from it.
+    pub detect: DetectOptions,
+}
+
+/// Finding out what the upstream is ([`Gateway::detect_upstream`](super::Gateway::detect_upstream)):
+/// the kind of server, and so the field a grammar goes in, and the call format its model's
+/// template teaches; the policy is chosen from them where it was not given (see
+/// [What the gateway finds out by itself](super#what-the-gateway-finds-out-by-itself)).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DetectOptions {
+    /// Probe the upstream. Default off for a gateway a program makes, whose options are
+    /// what it set; `atfunc serve` turns it on (`--no-detect` leaves it off).
+    pub enabled: bool,
+    /// The settings given by hand, which what is found never changes.
+    pub given: GivenSettings,
+    /// How long [`Gateway::detect_upstream`](super::Gateway::detect_upstream) waits for
+    /// the upstream to answer before the gateway starts with the defaults (and goes on
+    /// asking in the background). Default 5 s: a server started at the same time is
+    /// often still loading its model.
+    pub wait_at_start: Duration,
+    /// The time limit of each probe. Default 2 s.
+    pub probe_timeout: Duration,
+}
+
+impl Default for DetectOptions {
+    fn default() -> DetectOptions {
+        DetectOptions {
+            enabled: false,
+            given: GivenSettings::default(),
+            wait_at_start: Duration::from_secs(5),
+            probe_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Which of the settings detection may choose were given by hand (a flag of
+/// `atfunc serve`): each given one keeps the options' value whatever is found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GivenSettings {
+    /// [`UpstreamOptions::kind`] (`--upstream-kind`).
+    pub kind: bool,
+    /// [`UpstreamOptions::dialect`] (`--upstream-dialect`).
+    pub dialect: bool,
+    /// [`TurnPolicy::constrain`] (`--constrain`, `--no-constrain`).
+    pub constrain: bool,
+    /// [`UpstreamOptions::hermes_blocks`] (`--hermes-blocks`).
+    pub hermes_blocks: bool,
 }
 
 impl GatewayOptions {
@@ -365,6 +418,7 @@ impl std::fmt::Debug for GatewayOptions {
             .field("policy", &self.policy)
             .field("api_key", &self.api_key.as_ref().map(|_| "[set]"))
             .field("registry", &self.registry.is_some())
+            .field("detect", &self.detect)
             .finish()
     }
 }
