@@ -171,8 +171,10 @@ pub(crate) async fn handle(
             grammar_choice = Choice::Function(name);
         }
     }
-    // `--call-threshold`: calls or prose, by the odds of the answer's first token.
-    let asked = (&request, constrain, &choice, Dialect::Atfunc);
+    // `--call-threshold`: calls or prose, by the odds of the answer's first token. Its
+    // threshold is measured on first answers: after results the grammar's `auto` leaves
+    // the choice to the model (weighed there, a low threshold held answers to junk calls).
+    let asked = (&request, constrain && !since.after_results, &choice, Dialect::Atfunc);
     let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
     if let Some(weighing) = &weighing {
         grammar_choice = weighing.choice.clone();
@@ -263,7 +265,8 @@ async fn native_turn(
     let dialect = in_effect.dialect.value;
     let form = turn::call_form(dialect, in_effect.hermes_blocks.value);
     let mut grammar_choice = choice.clone();
-    let asked = (&request, constrain && form.is_some(), &choice, dialect);
+    let weighed = constrain && form.is_some() && !since.after_results;
+    let asked = (&request, weighed, &choice, dialect);
     let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
     if let Some(weighing) = &weighing {
         grammar_choice = weighing.choice.clone();
