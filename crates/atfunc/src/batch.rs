@@ -57,7 +57,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod stream;
-pub use stream::{RecordStream, TextRecords, TextRelease, TEXT_RECORD_LIMIT};
+pub use stream::{RecordStream, TextRecords, TextRelease};
 
 /// How many bytes of a span an error record quotes in its `raw` field.
 pub(crate) const RAW_LIMIT: usize = 200;
