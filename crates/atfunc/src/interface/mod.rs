@@ -531,6 +531,6 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 /// One character of an identifier (see [`is_identifier`]).
-pub fn is_identifier_char(c: char) -> bool {
+pub(crate) fn is_identifier_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
