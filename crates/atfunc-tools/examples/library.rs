@@ -5,7 +5,7 @@
 
 use atfunc::{json, Interface, Param, ParamType};
 use atfunc_tools::typed::TypedBox;
-use atfunc_tools::{CallContext, FnBox, OutcomeState, Registry, RegistryPrompt};
+use atfunc_tools::{schemars, CallContext, FnBox, OutcomeState, Registry, RegistryPrompt};
 use futures::StreamExt;
 use std::time::Duration;
 

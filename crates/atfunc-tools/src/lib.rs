@@ -84,3 +84,8 @@ pub mod typed;
 // `#[async_trait]` on a `ToolBox` impl; re-exported so a tool needs no version of its own.
 pub use async_trait::async_trait;
 pub use atfunc::{json, serde_json, Map};
+/// The JSON Schema derive a typed tool's arguments need (feature `typed`), so that the
+/// version is the one this crate reads: `use atfunc_tools::schemars;` and
+/// `#[derive(schemars::JsonSchema)]` (see [`typed`]).
+#[cfg(feature = "typed")]
+pub use schemars;

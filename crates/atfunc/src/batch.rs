@@ -40,8 +40,7 @@
 //! assert_eq!(bad, r#"{"id":8,"line":2,"error":"missing \"completion\""}"#);
 //! ```
 
-use crate::interface::LoadLimits;
-use crate::interface::LoadOptions;
+use crate::interface::{LoadLimit, LoadLimits, LoadOptions, Problem};
 use crate::messages::{json_kind, json_message};
 use crate::parse::{Bodies, Dialect, Span};
 use crate::{bind, Call, Catalog, Event};
@@ -57,7 +56,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod stream;
-pub use stream::{RecordStream, TextRecords, TextRelease, TEXT_RECORD_LIMIT};
+pub use stream::{RecordStream, TextRecords, TextRelease};
 
 /// How many bytes of a span an error record quotes in its `raw` field.
 pub(crate) const RAW_LIMIT: usize = 200;
@@ -65,6 +64,46 @@ pub(crate) const RAW_LIMIT: usize = 200;
 /// How many distinct tool sets [`Batch`] keeps loaded. Past it, the least recently used
 /// goes; a long input that cycles through more sets than this reloads them, nothing worse.
 pub(crate) const TOOL_CACHE_CAPACITY: usize = 64;
+
+/// Why a record's `tools` could not be loaded: the batch phase's error. Its message is
+/// the one the record's error line gives (`invalid "tools": ...`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolsError {
+    /// The text is not JSON, or JSON of another shape than a tool list (what was
+    /// expected, and at which column: a record is one line).
+    #[error("invalid \"tools\": {message}")]
+    Unreadable {
+        /// What was expected and where.
+        message: String,
+    },
+    /// Some definitions are invalid; every problem is listed.
+    #[error("invalid \"tools\": {}", join_problems(.problems))]
+    Invalid {
+        /// The problems, in definition order.
+        problems: Vec<Problem>,
+    },
+    /// A definition's schema, written out, went past a limit of the batch's
+    /// [`LoadLimits`] ([`Batch::with_load_limits`]).
+    #[error("invalid \"tools\": {}", LoadError::Limit { function: function.clone(), limit: *limit, value: *value })]
+    Limit {
+        /// The function whose definition went past it, as its definition names it.
+        function: String,
+        /// Which limit.
+        limit: LoadLimit,
+        /// The limit's value.
+        value: usize,
+    },
+}
+
+/// The problems on one line, `; `-separated: a record's error is one line.
+fn join_problems(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
 
 /// What a call-shaped span became, as the JSON object `atfunc parse` prints for it.
 #[derive(Debug, Clone, PartialEq)]
@@ -518,7 +557,7 @@ impl Batch {
                     own = loaded;
                     Some(&*own)
                 }
-                Err(error) => return Ok(Err(error)),
+                Err(error) => return Ok(Err(error.to_string())),
             },
             None => self.tools.as_deref(),
         };
@@ -558,9 +597,19 @@ impl Batch {
     }
 
     /// The catalog for a tool set given as JSON text (a record's raw `tools`), from the
-    /// cache when the same text was seen before; the error is the message an error line
-    /// gives for it (`invalid "tools": ...`).
-    pub fn tools_for(&self, raw: &str) -> Result<Arc<Catalog>, String> {
+    /// cache when the same text was seen before; the error displays as the message an
+    /// error line gives for it (`invalid "tools": ...`).
+    ///
+    /// ```
+    /// use atfunc::batch::{Batch, ToolsError};
+    ///
+    /// let batch = Batch::new(None);
+    /// assert!(batch.tools_for(r#"[{"name": "now", "parameters": {"type": "object"}}]"#).is_ok());
+    /// let error = batch.tools_for("[{").unwrap_err();
+    /// assert!(matches!(error, ToolsError::Unreadable { .. }));
+    /// assert!(error.to_string().starts_with("invalid \"tools\": "), "{error}");
+    /// ```
+    pub fn tools_for(&self, raw: &str) -> Result<Arc<Catalog>, ToolsError> {
         let key = {
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
             raw.hash(&mut hasher);
@@ -608,21 +657,29 @@ fn write_failed<W: Write + ?Sized>(
     serde_json::to_writer(out, &Failed { id, line, error }).map_err(io::Error::from)
 }
 
-fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, String> {
+fn load_tools(raw: &str, limits: &LoadLimits) -> Result<Arc<Catalog>, ToolsError> {
     // Read from the text, so that each definition's parameters keep their written order
     // whatever serde_json's features are.
-    let problems = match LoadOptions::default().with_limits(*limits).load_str(raw) {
-        Ok(loaded) => return Ok(Arc::new(Catalog::new(loaded.interfaces))),
-        Err(LoadError::Invalid(problems)) => problems,
-        Err(LoadError::Json(e)) => return Err(format!("invalid \"tools\": {}", json_error(&e))),
-        Err(other) => return Err(format!("invalid \"tools\": {other}")),
-    };
-    let list = problems
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("; ");
-    Err(format!("invalid \"tools\": {list}"))
+    match LoadOptions::default().with_limits(*limits).load_str(raw) {
+        Ok(loaded) => Ok(Arc::new(Catalog::new(loaded.interfaces))),
+        Err(LoadError::Invalid(problems)) => Err(ToolsError::Invalid { problems }),
+        Err(LoadError::Json(e)) => Err(ToolsError::Unreadable {
+            message: json_error(&e),
+        }),
+        Err(LoadError::Limit {
+            function,
+            limit,
+            value,
+        }) => Err(ToolsError::Limit {
+            function,
+            limit,
+            value,
+        }),
+        // `NotAList`, and whatever kind a later loader adds: its message says what to fix.
+        Err(other) => Err(ToolsError::Unreadable {
+            message: other.to_string(),
+        }),
+    }
 }
 
 /// `not valid JSON: expected value at column 12`: a record is one line, so no line number.
@@ -634,7 +691,7 @@ fn json_error(error: &serde_json::Error) -> String {
     }
 }
 
-type Loaded = Result<Arc<Catalog>, String>;
+type Loaded = Result<Arc<Catalog>, ToolsError>;
 
 /// Tool sets by hash of their raw text, least recently used out first.
 #[derive(Debug, Default)]
@@ -734,7 +791,10 @@ mod tests {
     #[test]
     fn a_hash_collision_is_a_miss() {
         let mut cache = ToolCache::default();
-        cache.insert(1, "[]", Err("first".to_owned()));
+        let error = ToolsError::Unreadable {
+            message: "first".to_owned(),
+        };
+        cache.insert(1, "[]", Err(error));
         assert!(cache.get(1, "[ ]").is_none());
         assert!(cache.get(1, "[]").is_some());
     }
@@ -742,12 +802,42 @@ mod tests {
     #[test]
     fn invalid_tools_are_an_error_and_cached_too() {
         let batch = Batch::new(None);
-        let error = batch
-            .tools_for(r#"[{"name": "a b"}]"#)
-            .err()
-            .unwrap_or_default();
-        assert!(error.starts_with("invalid \"tools\": "), "{error}");
+        let Err(error) = batch.tools_for(r#"[{"name": "a b"}]"#) else {
+            panic!("an invalid name loaded");
+        };
+        assert!(
+            matches!(&error, ToolsError::Invalid { problems } if !problems.is_empty()),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with("invalid \"tools\": "),
+            "{error}"
+        );
         assert_eq!(batch.lock().entries.len(), 1);
+    }
+
+    /// Each kind of bad `tools` is its own variant, and its message is the line's error.
+    #[test]
+    fn each_kind_of_bad_tools_is_told_apart() {
+        let batch = Batch::new(None);
+        let kind = |raw: &str| batch.tools_for(raw).err();
+        assert!(
+            matches!(kind("[{"), Some(ToolsError::Unreadable { message }) if message.starts_with("not valid JSON: ")),
+        );
+        assert!(matches!(kind("7"), Some(ToolsError::Unreadable { .. })));
+        assert_eq!(
+            kind("7").map(|e| e.to_string()),
+            Some(
+                "invalid \"tools\": expected a list of tool definitions, found a number".to_owned()
+            )
+        );
+        let deep = r##"[{"name": "f", "parameters": {"$defs": {"a": {"type": "object", "properties": {"x": {"$ref": "#/$defs/b"}, "y": {"$ref": "#/$defs/b"}}}, "b": {"type": "object", "properties": {"x": {"$ref": "#/$defs/c"}, "y": {"$ref": "#/$defs/c"}}}, "c": {"type": "string"}}, "type": "object", "properties": {"p": {"$ref": "#/$defs/a"}}}}]"##;
+        let small = Batch::new(None).with_load_limits(LoadLimits::default().with_max_ref_nodes(3));
+        let error = small.tools_for(deep).err();
+        assert!(
+            matches!(&error, Some(ToolsError::Limit { function, limit: LoadLimit::RefNodes, .. }) if function == "f"),
+            "{error:?}"
+        );
     }
 
     #[test]

@@ -64,6 +64,7 @@ pub mod render;
 
 // The wording messages share across atfunc's crates, so that each thing is said one way.
 // Public for those crates only: not part of the API, and free to change in any release.
+mod json_reader;
 #[doc(hidden)]
 pub mod messages;
 mod ordered;

@@ -221,7 +221,7 @@ pub(crate) fn parse_arrow(
             let loaded = match own {
                 Some(raw) => match batch.tools_for(&String::from_utf8_lossy(raw)) {
                     Ok(loaded) => Some(loaded),
-                    Err(message) => return Some((Found::tools_error(message), None)),
+                    Err(error) => return Some((Found::tools_error(error.to_string()), None)),
                 },
                 None => None,
             };

@@ -4,11 +4,11 @@
 //! the gateway's memory flat. Every loop is bounded in count and time.
 #![cfg(unix)]
 
+use crate::served::{serve_args, Served};
 use serde_json::{json, Value as Json};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -104,39 +104,20 @@ async fn upstream(answers: Vec<Answer>) -> Upstream {
     }
 }
 
-/// `atfunc serve --execute` with a file box rooted at `root`; killed when dropped.
-struct Served {
-    child: Child,
-    address: String,
-}
-
 impl Served {
-    fn start(upstream: &str, root: &Path, args: &[&str]) -> Served {
+    /// `atfunc serve --execute` with a file box rooted at `root`.
+    fn executing(upstream: &str, root: &Path, args: &[&str]) -> Served {
         let config = root.with_extension("json");
         let boxes = json!({"toolboxes": [{"name": "file", "kind": "file", "root": root}]});
         std::fs::write(&config, boxes.to_string()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
-            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+        let mut command = Command::new(env!("CARGO_BIN_EXE_atfunc"));
+        command
+            .args(serve_args(upstream))
             .arg("--config")
             .arg(&config)
             .arg("--execute")
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start atfunc serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        let line = lines.next().and_then(Result::ok).unwrap_or_default();
-        let address = line
-            .split("listening on http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
-            .to_owned();
-        std::thread::spawn(move || for _ in lines {});
-        Served { child, address }
+            .args(args);
+        Served::spawn(command)
     }
 
     /// The gateway's peak resident memory so far, in MB.
@@ -168,13 +149,6 @@ impl Served {
             .expect("the gateway answers");
         let status = answer.status().as_u16();
         (status, answer.text().await.unwrap_or_default())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -245,7 +219,7 @@ async fn a_stream_cut_after_a_call_ran_reports_the_call() {
     for stream in [false, true] {
         let root = folder(&format!("cut-{stream}"));
         let upstream = upstream(vec![Answer::Cut(WRITE.into())]).await;
-        let served = Served::start(&upstream.url, &root, &[]);
+        let served = Served::executing(&upstream.url, &root, &[]);
         let (status, body) = served.ask(stream).await;
         assert_eq!(
             std::fs::read_to_string(root.join("log.txt")).unwrap(),
@@ -271,7 +245,7 @@ async fn an_upstream_error_after_a_round_of_calls_reports_them() {
     for stream in [false, true] {
         let root = folder(&format!("fail-{stream}"));
         let upstream = upstream(vec![Answer::Stream(WRITE.into()), Answer::Fail]).await;
-        let served = Served::start(&upstream.url, &root, &[]);
+        let served = Served::executing(&upstream.url, &root, &[]);
         let (status, body) = served.ask(stream).await;
         assert_eq!(status, if stream { 200 } else { 500 }, "{body}");
         let error = error_of(stream, &body);
@@ -287,7 +261,7 @@ async fn an_error_before_any_call_reports_an_empty_list() {
     for stream in [false, true] {
         let root = folder(&format!("none-{stream}"));
         let upstream = upstream(vec![Answer::Cut("Let me see".into())]).await;
-        let served = Served::start(&upstream.url, &root, &[]);
+        let served = Served::executing(&upstream.url, &root, &[]);
         let (_, body) = served.ask(stream).await;
         let error = error_of(stream, &body);
         assert_eq!(error["atfunc_executed"], json!([]), "{error}");
@@ -302,7 +276,7 @@ async fn the_request_time_limit_reports_the_calls_that_ran() {
         let root = folder(&format!("late-{stream}"));
         let late = Answer::Late(Duration::from_secs(10));
         let upstream = upstream(vec![Answer::Stream(WRITE.into()), late]).await;
-        let served = Served::start(&upstream.url, &root, &["--request-timeout", "1"]);
+        let served = Served::executing(&upstream.url, &root, &["--request-timeout", "1"]);
         let (status, body) = served.ask(stream).await;
         assert_eq!(status, if stream { 200 } else { 504 }, "{body}");
         let error = error_of(stream, &body);
@@ -343,7 +317,7 @@ async fn a_turn_of_many_big_results_keeps_memory_flat() {
         done,
     ];
     let upstream = upstream(answers).await;
-    let served = Served::start(&upstream.url, &root, &[]);
+    let served = Served::executing(&upstream.url, &root, &[]);
     for stream in [false, true] {
         let (status, body) = served.ask(stream).await;
         assert_eq!(status, 200, "{}", &body[..body.len().min(2000)]);

@@ -4,9 +4,10 @@
 //! bodies that stall hold no place meanwhile. Every loop is bounded in count and time.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use crate::served::{serve_args, Served};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// Stalled connections of each kind; with three kinds, more than the gateway's 256 file
@@ -16,46 +17,18 @@ const STALLED_PER_KIND: usize = 100;
 /// How long the test waits for all stalled connections to be closed.
 const CLOSE_WITHIN: Duration = Duration::from_secs(30);
 
-/// `atfunc serve` in front of `upstream`, with at most 256 open files, as a shell's
-/// `ulimit -n 256` leaves it; killed when dropped.
-struct Served {
-    child: Child,
-    address: String,
-}
-
 impl Served {
-    fn start(upstream: &str, args: &[&str]) -> Served {
-        let mut child = Command::new("sh")
+    /// `atfunc serve` in front of `upstream`, with at most 256 open files, as a shell's
+    /// `ulimit -n 256` leaves it.
+    fn limited(upstream: &str, args: &[&str]) -> Served {
+        let mut command = Command::new("sh");
+        command
             .arg("-c")
             .arg(r#"ulimit -n 256 && exec "$0" "$@""#)
             .arg(env!("CARGO_BIN_EXE_atfunc"))
-            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start atfunc serve");
-        let stderr = child.stderr.take().expect("stderr");
-        let mut lines = BufReader::new(stderr).lines();
-        // The first line says where it listens; a gateway that fails says why instead.
-        let line = lines.next().and_then(Result::ok).unwrap_or_default();
-        let address = line
-            .split("listening on http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
-            .to_owned();
-        // Keep reading so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Served { child, address }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+            .args(serve_args(upstream))
+            .args(args);
+        Served::spawn(command)
     }
 }
 
@@ -157,7 +130,7 @@ async fn ask(address: &str, question: &str) -> reqwest::Response {
 async fn stalled_connections_are_closed_and_the_gateway_serves_again() {
     let upstream = upstream().await;
     let limit = Duration::from_secs(1);
-    let served = Served::start(
+    let served = Served::limited(
         &upstream,
         &[
             "--header-timeout",
@@ -209,7 +182,7 @@ async fn stalled_connections_are_closed_and_the_gateway_serves_again() {
 #[tokio::test]
 async fn a_kept_alive_connection_is_closed_when_idle_and_a_slow_body_gets_408() {
     let upstream = upstream().await;
-    let served = Served::start(
+    let served = Served::limited(
         &upstream,
         &["--idle-timeout", "0.5", "--body-timeout", "0.5"],
     );
@@ -264,7 +237,7 @@ async fn a_kept_alive_connection_is_closed_when_idle_and_a_slow_body_gets_408() 
 #[tokio::test]
 async fn on_sigterm_the_request_under_way_is_answered_and_idle_connections_do_not_wait() {
     let upstream = upstream().await;
-    let mut served = Served::start(&upstream, &["--idle-timeout", "60"]);
+    let mut served = Served::limited(&upstream, &["--idle-timeout", "60"]);
     let address = served.address.clone();
     let idle = TcpStream::connect(&address).unwrap();
     let under_way = tokio::spawn(async move { ask(&address, "slow").await });
@@ -295,7 +268,7 @@ async fn on_sigterm_the_request_under_way_is_answered_and_idle_connections_do_no
 #[tokio::test]
 async fn a_client_that_reads_nothing_of_its_stream_does_not_hold_its_place() {
     let upstream = upstream().await;
-    let served = Served::start(
+    let served = Served::limited(
         &upstream,
         &[
             "--max-concurrent",
@@ -466,7 +439,7 @@ fn flat() -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schemas_that_expand_are_refused_and_the_gateway_serves_again() {
     let (upstream, largest) = measuring_upstream().await;
-    let served = Served::start(&upstream, &[]);
+    let served = Served::limited(&upstream, &[]);
     let address = served.address.clone();
 
     // Turning grammars on is the server's decision.
@@ -499,7 +472,7 @@ async fn schemas_that_expand_are_refused_and_the_gateway_serves_again() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_grammar_sent_upstream_stays_within_the_request_limit() {
     let (upstream, largest) = measuring_upstream().await;
-    let served = Served::start(
+    let served = Served::limited(
         &upstream,
         &["--constrain-per-request", "--max-request-bytes", "400000"],
     );
@@ -555,7 +528,7 @@ const CHUNKED: &str = "POST /v1/chat/completions HTTP/1.1\r\nHost: gateway\r\nCo
 #[tokio::test]
 async fn a_malformed_chunked_body_gets_400_and_only_a_body_over_the_limit_413() {
     let upstream = upstream().await;
-    let served = Served::start(&upstream, &["--max-request-bytes", "1000"]);
+    let served = Served::limited(&upstream, &["--max-request-bytes", "1000"]);
     let address = served.address.clone();
     tokio::task::spawn_blocking(move || {
         let (first, second) = (
@@ -634,7 +607,7 @@ fn post_large(address: &str, body: &[u8]) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_requests_beyond_max_concurrent_each_read_their_503() {
     let upstream = upstream().await;
-    let served = Served::start(&upstream, &["--max-concurrent", "1"]);
+    let served = Served::limited(&upstream, &["--max-concurrent", "1"]);
     let address = served.address.clone();
     // Holds the only place for five seconds.
     let holder = tokio::spawn(async move { ask(&address, "hold").await });
@@ -687,7 +660,7 @@ async fn large_requests_beyond_max_concurrent_each_read_their_503() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stalled_bodies_do_not_take_the_places_of_whole_requests() {
     let upstream = upstream().await;
-    let served = Served::start(&upstream, &["--body-timeout", "30"]);
+    let served = Served::limited(&upstream, &["--body-timeout", "30"]);
     let address = served.address.clone();
     let stalled = tokio::task::spawn_blocking(move || {
         (0..70)

@@ -61,7 +61,7 @@ impl ApiError {
     }
 
     /// 401: the bearer key is missing or wrong.
-    pub fn unauthorized() -> ApiError {
+    pub(crate) fn unauthorized() -> ApiError {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
             "Missing or incorrect API key: send 'Authorization: Bearer <key>'",
@@ -161,7 +161,7 @@ impl ApiError {
     }
 
     /// 502: the upstream could not be reached, or answered something unusable.
-    pub fn bad_gateway(message: impl Into<String>) -> ApiError {
+    pub(crate) fn bad_gateway(message: impl Into<String>) -> ApiError {
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             message,
@@ -182,7 +182,7 @@ impl ApiError {
 
     /// The upstream answered `status` with `body`. An OpenAI-shaped error body keeps its
     /// message, type and code; any other body is quoted (its start) in the message.
-    pub fn from_upstream(status: StatusCode, body: &[u8]) -> ApiError {
+    pub(crate) fn from_upstream(status: StatusCode, body: &[u8]) -> ApiError {
         let status = if status.is_client_error() || status.is_server_error() {
             status
         } else {

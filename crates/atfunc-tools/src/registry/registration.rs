@@ -119,7 +119,8 @@ impl RegistryPrompt {
 
     /// Lists the registered control functions (`tools.*`) among the functions. They are
     /// left out by default, as in `atfunc render` and the gateway: the control functions
-    /// are answered whenever they are registered, and listed only when this is chosen.
+    /// are answered whenever they are registered, and listed only when this is chosen (or
+    /// when [`Registry::set_control_functions_listed`] lists them in every prompt).
     pub fn with_control_functions(mut self) -> Self {
         self.control_functions = true;
         self
@@ -149,6 +150,9 @@ pub(super) struct State {
     root: Option<String>,
     /// Enabled control functions, in [`ControlFunction::ALL`] order.
     control: Vec<ControlFunction>,
+    /// Whether the control functions are shown to the model: listed in every prompt and
+    /// named by unknown-function errors ([`Registry::set_control_functions_listed`]).
+    control_listed: bool,
     pub(super) filters: Vec<OutputFilter>,
     concurrency: usize,
     timeout: Option<Duration>,
@@ -226,6 +230,7 @@ impl Registry {
                 boxes: Vec::new(),
                 root: None,
                 control: ControlFunction::ALL.to_vec(),
+                control_listed: false,
                 filters: Vec::new(),
                 concurrency: 1,
                 timeout: None,
@@ -384,8 +389,10 @@ impl Registry {
 
     /// The whole prompt text for the functions offered in `ctx`: the preamble that
     /// teaches the call syntax, then every function (root functions without a prefix).
-    /// The control functions are listed only when `options` says so.
+    /// The control functions are listed only when `options` says so, or when
+    /// [`Registry::set_control_functions_listed`] lists them.
     pub fn prompt(&self, ctx: &CallContext, options: &RegistryPrompt) -> String {
+        let control_listed = options.control_functions || self.read().control_listed;
         let snapshot = self.snapshot(ctx);
         let catalog = snapshot.view.catalog();
         let render = PromptOptions::default()
@@ -396,9 +403,7 @@ impl Registry {
             .interfaces()
             .iter()
             .zip(&snapshot.targets)
-            .filter(|(_, target)| {
-                options.control_functions || !matches!(target, Target::Control(_))
-            })
+            .filter(|(_, target)| control_listed || !matches!(target, Target::Control(_)))
             .map(|(interface, _)| interface.clone())
             .collect();
         render_prompt(&shown, &render)
@@ -542,6 +547,34 @@ impl Registry {
         Ok(())
     }
 
+    /// Whether the model is shown the registered control functions: when `true`, they are
+    /// listed in every [`Registry::prompt`] and an unknown-function error may name them
+    /// (`did you mean 'tools.get_functions'?`, or among the available functions). Default
+    /// `false`: a model offered four tools is told of those four. Listed or not, they are
+    /// answered while registered.
+    ///
+    /// ```
+    /// use atfunc::Interface;
+    /// use atfunc_tools::{CallContext, FnBox, Registry, RegistryPrompt};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::new();
+    /// registry.register(FnBox::new("clock").declare(Interface::new("now"))).unwrap();
+    /// let error = |report: atfunc_tools::ExecutionReport| report.calls[0].result.clone().unwrap_err().to_string();
+    /// let unknown = error(registry.execute_response("@clock.later()").await);
+    /// assert!(unknown.ends_with("available functions are 'clock.now'"), "{unknown}");
+    ///
+    /// registry.set_control_functions_listed(true);
+    /// let unknown = error(registry.execute_response("@clock.later()").await);
+    /// assert!(unknown.contains("'clock.now', 'tools.get_toolboxes'"), "{unknown}");
+    /// let prompt = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
+    /// assert!(prompt.contains("@tools.get_functions("));
+    /// # });
+    /// ```
+    pub fn set_control_functions_listed(&self, listed: bool) {
+        self.write().control_listed = listed;
+    }
+
     /// Removes every control function.
     pub fn unregister_control_functions(&self) {
         self.write().control.clear();
@@ -631,10 +664,16 @@ impl Registry {
                 interfaces.push(interface);
             }
         }
+        let mut catalog = Catalog::new(interfaces).matching(state.names);
         for function in &state.control {
             // `tools`, named after the boxes.
             owners.push(state.boxes.len());
-            interfaces.push(function.interface());
+            // Callable either way; named to the model only when the user lists them.
+            if state.control_listed {
+                catalog.push(function.interface());
+            } else {
+                catalog.push_unlisted(function.interface());
+            }
             targets.push(Target::Control(*function));
             confirm.push(false);
         }
@@ -643,7 +682,6 @@ impl Registry {
         if !state.control.is_empty() {
             toolbox_names.push(CONTROL_DOMAIN.to_owned());
         }
-        let mut catalog = Catalog::new(interfaces).matching(state.names);
         if let Some(root) = &state.root {
             catalog = catalog.with_root(root.clone());
         }

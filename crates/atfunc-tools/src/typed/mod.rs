@@ -6,6 +6,12 @@
 //! schema in a tools file would be. Doc comments become descriptions: the struct's for the
 //! function, each field's for its parameter.
 //!
+//! `schemars` comes with this crate, re-exported as [`atfunc_tools::schemars`](crate::schemars):
+//! `use atfunc_tools::schemars;` puts it in scope for the derive, which writes its paths
+//! from the name `schemars`, so no dependency of your own is needed and the version always
+//! matches. Where that name cannot be in scope, name the path on the type instead:
+//! `#[schemars(crate = "atfunc_tools::schemars")]`. `serde` is your own dependency.
+//!
 //! # What the model gets back
 //!
 //! A tool returns `Result<T, E>` with `T: Serialize` and `E: Display`, and fails the way
@@ -38,9 +44,8 @@
 //! `http_fetch` (see [`tool_id`]).
 //!
 //! ```
-//! use atfunc_tools::{CallContext, ToolBox};
 //! use atfunc_tools::typed::TypedBox;
-//! use serde_json::json;
+//! use atfunc_tools::{json, schemars, CallContext, ToolBox};
 //!
 //! /// Add two numbers.
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]

@@ -202,6 +202,52 @@ async fn the_prompt_lists_control_functions_only_when_asked() {
     );
 }
 
+/// A user who registers four tools offers their model four functions: an unknown
+/// function's error names neither the control functions nor a count that holds them,
+/// though they stay callable; the registry setting shows them again.
+#[tokio::test]
+async fn unknown_function_errors_name_only_the_users_tools() {
+    let registry = Registry::new();
+    let mut tools = FnBox::new("t");
+    for name in ["a", "b", "c", "d"] {
+        tools = tools.function(plain(name), |_, _| Ok(json!("ok")));
+    }
+    registry.register(tools).unwrap();
+    let refused = |text: &str| {
+        let registry = &registry;
+        let text = text.to_owned();
+        async move {
+            let report = registry.execute_response(&text).await;
+            match &report.calls[0].result {
+                Err(error) => error.to_string(),
+                Ok(value) => panic!("{text}: ran, giving {value}"),
+            }
+        }
+    };
+    assert_eq!(
+        refused("@t.e()").await,
+        "Unknown function 't.e': available functions are 't.a', 't.b', 't.c', 't.d'"
+    );
+    // Close to a control function's name, yet no pointer to it.
+    let near = refused("@get_function()").await;
+    assert!(!near.contains("tools."), "{near}");
+    let plain_prompt = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
+    assert!(!plain_prompt.contains("@tools."), "{plain_prompt}");
+    let report = registry.execute_response("@tools.get_toolboxes()").await;
+    assert_eq!(report.calls[0].result, Ok(json!(["t", "tools"])));
+
+    registry.set_control_functions_listed(true);
+    assert!(refused("@t.e()")
+        .await
+        .contains("'tools.get_toolboxes' and 3 more"));
+    assert_eq!(
+        refused("@get_function()").await,
+        "Unknown function 'get_function': did you mean 'tools.get_functions'?"
+    );
+    let listed = registry.prompt(&CallContext::new(), &RegistryPrompt::default());
+    assert!(listed.contains("@tools.get_functions("), "{listed}");
+}
+
 #[tokio::test]
 async fn control_functions_unregister_and_register_again() {
     let registry = registry();

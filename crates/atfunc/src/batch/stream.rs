@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 /// A text record is cut at this many bytes, so memory stays bounded on endless prose and
 /// the cut points do not depend on how the input was chunked.
-pub const TEXT_RECORD_LIMIT: usize = 64 * 1024;
+pub(crate) const TEXT_RECORD_LIMIT: usize = 64 * 1024;
 
 /// When [`RecordStream`] gives out the text around calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum TextRelease {
-    /// One record per run of text between calls (cut every [`TEXT_RECORD_LIMIT`] bytes),
+    /// One record per run of text between calls (cut every 64 KiB),
     /// given out once the call after it, or the end, is read; the records are the same
     /// however the input was chunked. The default; what `atfunc parse --text` prints.
     #[default]
@@ -56,7 +56,7 @@ pub enum TextRecords {
 /// Chunks of a completion in, the records `atfunc parse` prints out: a call record for
 /// each call (bound against the catalog when there is one), an error record for each
 /// malformed span, and with [`with_text`](Self::with_text) the text around them as
-/// `{"text": ...}` records (adjacent text merged, cut at [`TEXT_RECORD_LIMIT`] bytes) and
+/// `{"text": ...}` records (adjacent text merged, cut at 64 KiB) and
 /// bytes that are not UTF-8 as `{"invalid_utf8": hex, "span", "chars"}`.
 ///
 /// The records of all the chunks together equal those of the whole text fed at once,

@@ -139,6 +139,9 @@ pub struct Catalog {
     root: Option<String>,
     /// Qualified name (case-folded unless `case_sensitive`) → index in `interfaces`.
     index: HashMap<String, usize>,
+    /// Parallel to `interfaces`: whether an unknown-function error may name the function
+    /// ([`Catalog::push_unlisted`] adds one it never names).
+    listed: Vec<bool>,
     parsers: Parsers,
 }
 
@@ -178,6 +181,7 @@ impl Catalog {
             case_sensitive: false,
             root: None,
             index: HashMap::with_capacity(interfaces.len()),
+            listed: Vec::with_capacity(interfaces.len()),
             parsers: Parsers::default(),
         };
         for interface in interfaces {
@@ -209,8 +213,8 @@ impl Catalog {
             // The index keys are folded or not by this rule: build them again. Interfaces
             // keep their positions, so the parsers keyed by position stay attached.
             self.index.clear();
-            for interface in std::mem::take(&mut self.interfaces) {
-                self.push(interface);
+            for index in 0..self.interfaces.len() {
+                self.index_names(index);
             }
         }
         self
@@ -226,15 +230,58 @@ impl Catalog {
     /// earlier interface.
     pub fn push(&mut self, interface: Interface) -> usize {
         let index = self.interfaces.len();
-        let key = self.key(&interface.qualified_name()).into_owned();
-        self.index.entry(key).or_insert(index);
+        self.interfaces.push(interface);
+        self.listed.push(true);
+        self.index_names(index);
+        index
+    }
+
+    /// Adds an interface that calls bind to like any other, but that an unknown-function
+    /// error never names: neither as the closest name nor among the names it lists. For a
+    /// host's own functions that the model is not shown (a registry's `tools.*`), so that
+    /// a model offered four tools is never pointed to a fifth.
+    ///
+    /// ```
+    /// use atfunc::{Catalog, Interface};
+    ///
+    /// let mut catalog = Catalog::new(vec![Interface::new("now").in_domain("clock")]);
+    /// catalog.push_unlisted(Interface::new("get_toolboxes").in_domain("tools"));
+    /// assert!(catalog.find("tools.get_toolboxes").is_ok());
+    /// assert_eq!(
+    ///     catalog.find("tools.get_toolbox").unwrap_err().to_string(),
+    ///     "Unknown function 'tools.get_toolbox': available functions are 'clock.now'",
+    /// );
+    /// ```
+    pub fn push_unlisted(&mut self, interface: Interface) -> usize {
+        let index = self.push(interface);
+        if let Some(listed) = self.listed.get_mut(index) {
+            *listed = false;
+        }
+        index
+    }
+
+    /// Indexes the names a call reaches the interface at `index` by. A name already taken
+    /// keeps resolving to the earlier interface.
+    fn index_names(&mut self, index: usize) {
+        let Some(interface) = self.interfaces.get(index) else {
+            return;
+        };
+        let mut keys = vec![self.key(&interface.qualified_name()).into_owned()];
         // Bound calls carry the name as defined (`get-weather`); it finds the tool too.
         if interface.original.is_some() {
-            let key = self.key(&interface.original_qualified_name()).into_owned();
+            keys.push(self.key(&interface.original_qualified_name()).into_owned());
+        }
+        for key in keys {
             self.index.entry(key).or_insert(index);
         }
-        self.interfaces.push(interface);
-        index
+    }
+
+    /// The interfaces an unknown-function error may name, in registration order.
+    fn listed(&self) -> impl Iterator<Item = &Interface> {
+        self.interfaces
+            .iter()
+            .zip(&self.listed)
+            .filter_map(|(interface, listed)| listed.then_some(interface))
     }
 
     /// Gives a top-level parameter its own parser, run when a call binds: after the value is
@@ -394,12 +441,11 @@ impl Catalog {
             (Vec::new(), 0)
         } else {
             let available: Vec<String> = self
-                .interfaces
-                .iter()
+                .listed()
                 .take(LISTED_FUNCTIONS)
                 .map(Interface::qualified_name)
                 .collect();
-            let more = self.interfaces.len() - available.len();
+            let more = self.listed().count() - available.len();
             (available, more)
         };
         BindError::UnknownFunction {
@@ -417,7 +463,7 @@ impl Catalog {
         let wanted = fold(name);
         let wanted_fn = wanted.rsplit('.').next().unwrap_or(&wanted);
         let mut best: Option<(f64, &Interface)> = None;
-        for interface in &self.interfaces {
+        for interface in self.listed() {
             let qualified = fold(&interface.qualified_name());
             let short = fold(&interface.name);
             let score = if short == wanted_fn {

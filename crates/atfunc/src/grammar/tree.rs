@@ -276,7 +276,8 @@ impl Grammar {
     }
 
     /// How many rules the grammar has.
-    pub fn rule_count(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn rule_count(&self) -> usize {
         self.rules.len()
     }
 

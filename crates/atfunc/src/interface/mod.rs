@@ -485,22 +485,6 @@ impl Interface {
         }
     }
 
-    /// Arguments keyed by the names a call writes (as [`bind`](crate::bind()) assigns them),
-    /// put under the names the definition spells; keys that are no parameter's stay.
-    pub fn original_args(&self, args: Map<String, Json>) -> Map<String, Json> {
-        if self.params.iter().all(|p| p.original.is_none()) {
-            return args;
-        }
-        args.into_iter()
-            .map(
-                |(key, value)| match self.params.iter().find(|p| p.name == key) {
-                    Some(param) => (param.original_name().to_owned(), value),
-                    None => (key, value),
-                },
-            )
-            .collect()
-    }
-
     /// Arguments keyed by the names the definition spells (a `tool_calls` entry's, say),
     /// put under the names a call writes; keys that are no parameter's stay.
     pub fn written_args(&self, args: Map<String, Json>) -> Map<String, Json> {
@@ -547,6 +531,6 @@ pub fn is_identifier(name: &str) -> bool {
 }
 
 /// One character of an identifier (see [`is_identifier`]).
-pub fn is_identifier_char(c: char) -> bool {
+pub(crate) fn is_identifier_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }

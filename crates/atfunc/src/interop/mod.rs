@@ -49,7 +49,7 @@ pub use bridge::{
     CallIds, ToolCall,
 };
 pub use mcp::to_mcp_tools;
-pub use names::{is_model_safe, model_name, Clash, NameMap, MAX_MODEL_NAME_LEN};
+pub use names::{is_model_safe, model_name, Clash, NameMap};
 pub use openai::to_openai_tools;
 pub use schema::{input_schema, param_schema};
 
@@ -81,8 +81,9 @@ pub struct ControlFields {
 }
 
 /// The default control fields.
-pub const DEFAULT_CONTROL_FIELDS: [&str; 3] = ["dry_run", "confirm_token", "idempotency_key"];
+const DEFAULT_CONTROL_FIELDS: [&str; 3] = ["dry_run", "confirm_token", "idempotency_key"];
 
+/// `dry_run`, `confirm_token` and `idempotency_key`.
 impl Default for ControlFields {
     fn default() -> ControlFields {
         ControlFields::new(DEFAULT_CONTROL_FIELDS)

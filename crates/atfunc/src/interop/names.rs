@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 /// The longest name model APIs accept.
-pub const MAX_MODEL_NAME_LEN: usize = 64;
+const MAX_MODEL_NAME_LEN: usize = 64;
 
 /// Hex digits of the hash suffix added to a shortened or lossy name.
 const HASH_LEN: usize = 8;

@@ -632,12 +632,6 @@ impl ParserConfig {
         self
     }
 
-    /// The same config with [`offered`](Self::offered) set.
-    pub fn with_offered(mut self, offered: Option<FunctionNames>) -> Self {
-        self.offered = offered;
-        self
-    }
-
     /// The same config, reading `dialect`.
     ///
     /// ```

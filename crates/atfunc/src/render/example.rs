@@ -26,8 +26,8 @@ use super::{call_name, PromptOptions};
 use crate::interface::{is_identifier, Interface, Param, ParamType};
 
 /// A call of `interface`, domain included, with a placeholder in place of each value: how a
-/// model should write a call, and never one that runs; [`example_call_with`] writes it under
-/// the name the prompt lists it by.
+/// model should write a call, and never one that runs. The prompt's [`preamble`](super::preamble)
+/// writes it under the name the listing gives the function.
 ///
 /// ```
 /// use atfunc::render::example_call;
@@ -61,18 +61,7 @@ pub fn example_call(interface: &Interface) -> String {
 
 /// [`example_call`] under the name the prompt lists the function by: without the domain
 /// for the functions of [`PromptOptions::root`] (the separator plays no part).
-///
-/// ```
-/// use atfunc::render::{example_call_with, PromptOptions};
-/// use atfunc::{Interface, Param, ParamType};
-///
-/// let sqrt = Interface::new("sqrt")
-///     .in_domain("math")
-///     .param(Param::new("x", ParamType::Number).required());
-/// let options = PromptOptions::default().with_root(Some("math"));
-/// assert_eq!(example_call_with(&sqrt, &options), "@sqrt(<x>)");
-/// ```
-pub fn example_call_with(interface: &Interface, options: &PromptOptions) -> String {
+pub(crate) fn example_call_with(interface: &Interface, options: &PromptOptions) -> String {
     let mut out = format!("@{}(", call_name(interface, options.root));
     let args: Vec<String> = arguments(interface)
         .into_iter()

@@ -21,12 +21,13 @@
 //!
 //! The whole prompt ([`render_prompt`]) opens with a short [`preamble`] that teaches the
 //! call syntax by one example: a call of one of the listed functions with a placeholder in
-//! place of each value ([`example_call_with`]), so a model that copies it as it is calls
-//! nothing.
+//! place of each value ([`example_call`], under the name the listing gives the function),
+//! so a model that copies it as it is calls nothing.
 
 mod example;
 
-pub use example::{example_call, example_call_with};
+pub use example::example_call;
+use example::example_call_with;
 
 use crate::interface::{Interface, Param, ParamType};
 use serde_json::Value as Json;
@@ -186,7 +187,7 @@ fn shape(param: &Param, depth: usize) -> Option<String> {
 }
 
 /// `<*name{type restrictions}>` for one parameter.
-pub fn param_token(param: &Param) -> String {
+fn param_token(param: &Param) -> String {
     let mut out = String::from("<");
     if param.required {
         out.push('*');
@@ -314,7 +315,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// How interfaces appear in the prompt: options for [`render_prompt`], [`preamble`],
-/// [`render_interface_with`] and [`example_call_with`]. The default: every name with its
+/// [`render_interface_with`]. The default: every name with its
 /// domain, no separator lines.
 #[derive(Debug, Clone, Copy, Default)]
 #[non_exhaustive]
@@ -350,9 +351,9 @@ impl<'a> PromptOptions<'a> {
 }
 
 /// The preamble that teaches a model the call syntax, with an example call of one of
-/// `interfaces` ([`example_call_with`]; a made-up function when none of them takes an
-/// argument, whose call would run as written; none when there are no interfaces). Short on purpose:
-/// every line costs context, and small models follow a few plain rules and one example best.
+/// `interfaces` ([`example_call`], under the name the listing gives it; a made-up function
+/// when none of them takes an argument, whose call would run as written; none when there are
+/// no interfaces). Short on purpose: every line costs context, and small models follow a few plain rules and one example best.
 ///
 /// ```
 /// use atfunc::render::{preamble, PromptOptions};
@@ -361,6 +362,10 @@ impl<'a> PromptOptions<'a> {
 ///     .param(Param::new("x", ParamType::Number).required())];
 /// let text = preamble(&tools, &PromptOptions::default());
 /// assert!(text.contains("in parentheses, for example:\n@math.sqrt(<x>)\nRules:"));
+///
+/// // The functions of the root toolbox are called without their domain.
+/// let text = preamble(&tools, &PromptOptions::default().with_root(Some("math")));
+/// assert!(text.contains("for example:\n@sqrt(<x>)\n"));
 ///
 /// // `@math.pi()` would run as written.
 /// let text = preamble(&[Interface::new("pi").in_domain("math")], &PromptOptions::default());

@@ -214,6 +214,15 @@ fn config(dialect: Dialect) -> ParserConfig {
     ParserConfig::default().with_dialect(dialect)
 }
 
+/// `config` knowing the offered tools by name (`ParserConfig::offering` takes interfaces).
+fn with_offered(
+    mut config: ParserConfig,
+    offered: Option<atfunc::parse::FunctionNames>,
+) -> ParserConfig {
+    config.offered = offered;
+    config
+}
+
 /// The events of `text` read as `dialect`, checked to agree whole and in 1-, 3- and
 /// random-byte pieces, and to rebuild the input.
 fn events_everywhere(dialect: Dialect, text: &str, seeds: u64) -> Vec<Event> {
@@ -940,7 +949,7 @@ fn auto_reads_atfunc_calls_where_atfunc_does() {
 #[test]
 fn auto_reads_only_offered_atfunc_calls_when_tools_are_offered() {
     let offered: atfunc::parse::FunctionNames = ["weather.get"].into_iter().collect();
-    let config = config(Dialect::Auto).with_offered(Some(offered));
+    let config = with_offered(config(Dialect::Auto), Some(offered));
     for (text, expected) in [
         ("@weather.get(city=\"Paris\")", vec!["weather.get"]),
         ("@Weather.Get(city=\"Paris\")", vec!["Weather.Get"]),
@@ -988,7 +997,7 @@ fn an_untagged_json_call_naming_an_offered_tool() {
     let call = "{\"name\": \"Weather_1_GetWeather\", \"arguments\": {\"city\": \"Paris\"}}";
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
     let names = |dialect: Dialect, offered: Option<atfunc::parse::FunctionNames>, text: &str| {
-        let config = config(dialect).with_offered(offered);
+        let config = with_offered(config(dialect), offered);
         let whole = same_at_every_chunking(text.as_bytes(), &config, &[&[1], &[3], &[7, 2]]);
         assert!(
             !whole.iter().any(|e| matches!(e, Event::Malformed { .. })),
@@ -1061,8 +1070,8 @@ proptest! {
         ];
         let text: String = parts.iter().map(|&k| PARTS[k]).collect();
         // Mostly `auto`; every other dialect too, for the skipped tails.
-        let config = config(Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto))
-            .with_offered(offered.then(|| ["g"].into_iter().collect()))
+        let dialect = Dialect::ALL.get(pick + 1).copied().filter(|_| pick < 7).unwrap_or(Dialect::Auto);
+        let config = with_offered(config(dialect), offered.then(|| ["g"].into_iter().collect()))
             // A limit that blocks run past, so that their tails are skipped.
             .with_max_call_len(if small { 24 } else { 16 << 20 });
         let sizes = random_sizes(seed, 9);
@@ -1127,7 +1136,7 @@ fn fenced_reads(dialect: Dialect, text: &str) -> Vec<String> {
 /// `dialect`'s config with the one tool these tests offer, `Weather_1_GetWeather`.
 fn offering_weather(dialect: Dialect) -> ParserConfig {
     let offered: atfunc::parse::FunctionNames = ["Weather_1_GetWeather"].into_iter().collect();
-    config(dialect).with_offered(Some(offered))
+    with_offered(config(dialect), Some(offered))
 }
 
 /// Each of `cases` (an answer, and its events as [`fenced_reads`] shortens them) read the

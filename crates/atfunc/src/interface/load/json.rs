@@ -8,7 +8,8 @@
 //! straight into it, and a `serde_json::Value` is copied into it in the order it has.
 //! Values that leave the loader (a default, the choices) become `serde_json::Value` again.
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use crate::json_reader::{Objects, Reader, Tree};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Number;
 use std::collections::HashMap;
@@ -277,70 +278,60 @@ impl Serialize for Json {
 
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+        Reader(Ordered).deserialize(deserializer)
     }
 }
 
-struct JsonVisitor;
+/// The loader's reading: objects in written order, a key given twice kept once (see
+/// [`Map::from_entries`]).
+#[derive(Clone, Copy)]
+struct Ordered;
 
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
+impl Objects for Ordered {
+    type Tree = Json;
+    type Object = Vec<(String, Json)>;
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
+    fn items(self) -> Ordered {
+        self
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Json, E> {
-        Ok(Json::Bool(b))
+    fn member(self, _key: &str) -> Ordered {
+        self
     }
 
-    fn visit_i64<E>(self, n: i64) -> Result<Json, E> {
-        Ok(Json::Number(n.into()))
+    fn start(self) -> Vec<(String, Json)> {
+        Vec::new()
     }
 
-    fn visit_u64<E>(self, n: u64) -> Result<Json, E> {
-        Ok(Json::Number(n.into()))
+    fn add(self, object: &mut Vec<(String, Json)>, key: String, value: Json) -> Result<(), String> {
+        object.push((key, value));
+        Ok(())
     }
 
-    fn visit_f64<E>(self, n: f64) -> Result<Json, E> {
-        // JSON text holds no NaN or infinity, so serde_json never hands one over.
-        Ok(Number::from_f64(n).map_or(Json::Null, Json::Number))
+    fn finish(self, object: Vec<(String, Json)>) -> Json {
+        Json::Object(Map::from_entries(object))
+    }
+}
+
+impl Tree for Json {
+    fn null() -> Json {
+        Json::Null
     }
 
-    fn visit_str<E>(self, s: &str) -> Result<Json, E> {
-        Ok(Json::String(s.to_owned()))
+    fn bool(value: bool) -> Json {
+        Json::Bool(value)
     }
 
-    fn visit_string<E>(self, s: String) -> Result<Json, E> {
-        Ok(Json::String(s))
+    fn number(value: Number) -> Json {
+        Json::Number(value)
     }
 
-    fn visit_unit<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
+    fn string(value: String) -> Json {
+        Json::String(value)
     }
 
-    fn visit_none<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
-        Json::deserialize(deserializer)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Json::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(4096));
-        while let Some((key, value)) = map.next_entry::<String, Json>()? {
-            entries.push((key, value));
-        }
-        Ok(Json::Object(Map::from_entries(entries)))
+    fn array(items: Vec<Json>) -> Json {
+        Json::Array(items)
     }
 }
 

@@ -9,101 +9,59 @@
 //! keys), as it does for any JSON a tool receives: an argument of free-form JSON may be
 //! written so by a grammar, and no check reads it before the binder.
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use crate::json_reader::{self, Objects};
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
-use std::fmt;
 
 /// `text` as a JSON value; an object at most `levels` objects deep (arrays do not count)
 /// that gives a key twice is an error naming the key. A call object is read with 2 (its
 /// own keys and its arguments'), an arguments object alone with 1.
 pub(super) fn from_str(text: &str, levels: usize) -> serde_json::Result<Value> {
-    let mut reader = serde_json::Deserializer::from_str(text);
-    let value = Unique(levels).deserialize(&mut reader)?;
-    reader.end()?;
-    Ok(value)
+    json_reader::from_str(text, Unique(levels))
 }
 
 /// Reads one value, refusing repeated keys in the objects of the first `.0` levels.
 #[derive(Clone, Copy)]
 struct Unique(usize);
 
-impl<'de> DeserializeSeed<'de> for Unique {
-    type Value = Value;
+impl Objects for Unique {
+    type Tree = Value;
+    type Object = Map<String, Value>;
 
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Unique {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
+    fn items(self) -> Unique {
+        self
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
+    fn member(self, _key: &str) -> Unique {
+        Unique(self.0.saturating_sub(1))
     }
 
-    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
-        Ok(Value::from(n))
+    fn start(self) -> Map<String, Value> {
+        Map::new()
     }
 
-    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
-        Ok(Value::from(n))
-    }
-
-    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
-        // JSON text holds no NaN or infinity; `from_f64` turns them into null as serde_json does.
-        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<Value, A::Error> {
-        let mut out = Vec::with_capacity(items.size_hint().unwrap_or(0).min(64));
-        while let Some(item) = items.next_element_seed(self)? {
-            out.push(item);
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        let below = Unique(self.0.saturating_sub(1));
-        while let Some(key) = fields.next_key::<String>()? {
-            let value = fields.next_value_seed(below)?;
-            // One hash of the key for both the test and the insertion.
-            match out.entry(key) {
-                Entry::Occupied(given) if self.0 > 0 => {
-                    return Err(serde::de::Error::custom(format_args!(
-                        "the key `{}` given twice in one object",
-                        given.key().escape_debug()
-                    )));
-                }
-                // Below the levels checked, the last value wins in the first one's place,
-                // as `insert` has it.
-                Entry::Occupied(mut given) => {
-                    given.insert(value);
-                }
-                Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
+    fn add(self, object: &mut Map<String, Value>, key: String, value: Value) -> Result<(), String> {
+        // One hash of the key for both the test and the insertion.
+        match object.entry(key) {
+            Entry::Occupied(given) if self.0 > 0 => Err(format!(
+                "the key `{}` given twice in one object",
+                given.key().escape_debug()
+            )),
+            // Below the levels checked, the last value wins in the first one's place,
+            // as `insert` has it.
+            Entry::Occupied(mut given) => {
+                given.insert(value);
+                Ok(())
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(value);
+                Ok(())
             }
         }
-        Ok(Value::Object(out))
+    }
+
+    fn finish(self, object: Map<String, Value>) -> Value {
+        Value::Object(object)
     }
 }
 

@@ -1,0 +1,54 @@
+//! `atfunc serve` run for a test, as the executed-turn tests (`executed.rs`) and the
+//! stalled-client tests (`gateway_hold.rs`) both start it: on a free port, its address read
+//! from the first line it writes, killed when the test lets it go.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A running `atfunc serve`; killed when dropped.
+pub struct Served {
+    pub child: Child,
+    /// `host:port` it listens on.
+    pub address: String,
+}
+
+/// The arguments that start the gateway in front of `upstream` on a free port, without
+/// probing it (a scripted upstream answers what its test asks, and counts it); a test adds
+/// its own after them.
+pub fn serve_args(upstream: &str) -> [&str; 6] {
+    ["serve", "--upstream", upstream, "--listen", "127.0.0.1:0", "--no-detect"]
+}
+
+impl Served {
+    /// Runs `command` (the `atfunc` binary with [`serve_args`] and more, or a shell that
+    /// runs it) and waits until the gateway says where it listens.
+    pub fn spawn(mut command: Command) -> Served {
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start atfunc serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        // The first line says where it listens; a gateway that fails says why instead.
+        let line = lines.next().and_then(Result::ok).unwrap_or_default();
+        let address = line
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
+            .to_owned();
+        // Keep reading so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Served { child, address }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
