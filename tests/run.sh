@@ -207,6 +207,8 @@ part "the multi-turn scorer on BFCL's cases (pytest crates/atfunc-lab/reports/te
     python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/reports/test_multi_turn.py
 part "the conversation benchmark's scorer and runner (pytest crates/atfunc-lab/conversations)" \
     python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/conversations/test_scoring.py
+part "conversations with the real models through atfunc serve (pytest crates/atfunc-lab/conversations/test_real_models.py)" \
+    python3 -m pytest -q -p no:cacheprovider crates/atfunc-lab/conversations/test_real_models.py
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo

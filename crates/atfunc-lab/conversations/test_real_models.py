@@ -27,7 +27,7 @@ import run  # noqa: E402
 from llama_server import qwen_server, smollm2_server  # noqa: E402,F401 (the fixtures)
 from pytest_ci import pytest_runtest_makereport  # noqa: E402,F401
 
-QWEN_TASKS = ["dev-weather-lisbon", "dev-tokyo-fahrenheit", "dev-none-hello"]
+QWEN_TASKS = ["dev-weather-lisbon", "dev-note-groceries", "dev-none-hello"]
 SMOLLM2_TASKS = ["dev-none-hello", "dev-none-thanks"]
 
 

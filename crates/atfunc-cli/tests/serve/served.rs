@@ -17,7 +17,14 @@ pub struct Served {
 /// probing it (a scripted upstream answers what its test asks, and counts it); a test adds
 /// its own after them.
 pub fn serve_args(upstream: &str) -> [&str; 6] {
-    ["serve", "--upstream", upstream, "--listen", "127.0.0.1:0", "--no-detect"]
+    [
+        "serve",
+        "--upstream",
+        upstream,
+        "--listen",
+        "127.0.0.1:0",
+        "--no-detect",
+    ]
 }
 
 impl Served {

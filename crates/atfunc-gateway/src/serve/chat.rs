@@ -174,7 +174,12 @@ pub(crate) async fn handle(
     // `--call-threshold`: calls or prose, by the odds of the answer's first token. Its
     // threshold is measured on first answers: after results the grammar's `auto` leaves
     // the choice to the model (weighed there, a low threshold held answers to junk calls).
-    let asked = (&request, constrain && !since.after_results, &choice, Dialect::Atfunc);
+    let asked = (
+        &request,
+        constrain && !since.after_results,
+        &choice,
+        Dialect::Atfunc,
+    );
     let weighing = weigh_first(&gateway, auth.as_ref(), asked).await?;
     if let Some(weighing) = &weighing {
         grammar_choice = weighing.choice.clone();
