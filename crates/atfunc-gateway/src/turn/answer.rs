@@ -351,7 +351,8 @@ impl Turn {
         self.request = answer;
         self.round = Round::Answer;
         self.round_text.clear();
-        self.parser = StreamParser::new(ParserConfig::default().with_dialect(Dialect::Atfunc));
+        // The parser stays the turn's: a call in the model's format is read (and dropped),
+        // not shown as words.
         if !self.native {
             self.echo = Some(EchoCut::default());
         }
@@ -1662,6 +1663,35 @@ mod tests {
         let (out, end) = run(&mut turn, "@get_weather(\"Rome\") It is 21 °C.", 3);
         assert_eq!(end, RoundEnd::Done);
         assert_eq!(shape(&out), json!({"text": "It is 21 °C.", "calls": []}));
+    }
+
+    #[test]
+    fn the_answer_in_words_drops_a_call_in_the_models_own_format() {
+        let history: Vec<Box<serde_json::value::RawValue>> = [
+            json!({"role": "user", "content": "Weather in Paris?"}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                "type": "function", "function": {"name": "get-weather",
+                "arguments": "{\"city\": \"Paris\"}"}}]}),
+            json!({"role": "tool", "tool_call_id": "c1", "content": "{\"temp_c\": 21}"}),
+        ]
+        .iter()
+        .map(super::super::request::raw)
+        .collect();
+        let since = super::super::Since::read(&history, &tools());
+        let answer = Request::parse(br#"{"model": "m"}"#).unwrap();
+        for size in [1, 3, 4096] {
+            let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 1);
+            turn.after_results(since.keys(&tools()), answer.clone());
+            turn.answer_in_words();
+            let rome = written(Dialect::Hermes, &[json!({"city": "Rome"})]);
+            let (out, end) = run(&mut turn, &format!("It is 21 °C. {rome}"), size);
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "It is 21 °C.", "calls": []}),
+                "{size}"
+            );
+        }
     }
 
     /// The upstream's own `tool_calls` in a repair round are checked the same way.
