@@ -179,8 +179,19 @@ install_python_package() {
 # (verifying) that the packaged sources build, each against the others as packaged. It
 # builds them with their default features, which costs a few CPU-minutes. --allow-dirty: a
 # developer's uncommitted work is packaged as it is.
+#
+# The verification builds the packaged crates as crates of a registry, and cargo takes a
+# registry crate's version as its fingerprint: once built, an `atfunc 0.1.0` from the
+# package folder is never built again when its sources change (a later run then fails
+# against the old build, or passes against it). So the packaging builds in a target folder
+# of its own, from which the packaged crates' builds are removed first; their dependencies
+# stay built.
 package_crates() {
-    cargo package --allow-dirty --quiet -p atfunc -p atfunc-tools -p atfunc-gateway -p atfunc-cli
+    local dir=target/package-check
+    rm -rf "$dir"/package "$dir"/debug/.fingerprint/atfunc* "$dir"/debug/build/atfunc* \
+        "$dir"/debug/deps/atfunc* "$dir"/debug/deps/libatfunc*
+    CARGO_TARGET_DIR=$dir cargo package --allow-dirty --quiet \
+        -p atfunc -p atfunc-tools -p atfunc-gateway -p atfunc-cli
 }
 
 part "reference MCP servers (npm ci --prefix tests/mcp)" install_node
