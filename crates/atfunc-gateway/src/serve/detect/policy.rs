@@ -215,6 +215,7 @@ impl InEffect {
             options.upstream.hermes_blocks,
             default_why,
         );
+        let interrupts = found.is_some_and(|found| found.server == ServerKind::LlamaCppPython);
         let mut policy = InEffect {
             kind,
             takes_grammar: !no_grammar,
@@ -243,6 +244,17 @@ impl InEffect {
             policy.warning = Some(format!(
                 "{server} takes no grammar: requests under one are answered without it \
                  holding them"
+            ));
+        }
+        // llama-cpp-python's server answers one request at a time, and by default drops
+        // the one it is answering when another comes (`interrupts`): two clients of the
+        // gateway at once get an empty answer each in turn (seen in the conversation
+        // benchmark's runs).
+        if interrupts && policy.warning.is_none() {
+            policy.warning = Some(format!(
+                "{server} stops the answer it is writing when another request comes (its \
+                 --interrupt_requests, on by default), so clients at once get cut, empty \
+                 answers: start it with --interrupt_requests False"
             ));
         }
         policy
@@ -498,6 +510,22 @@ mod tests {
         assert!(given.constrain.value);
         let lines = given.lines().join("\n");
         assert!(lines.contains("Ollama takes no grammar"), "{lines}");
+    }
+
+    #[test]
+    fn llama_cpp_pythons_server_is_said_to_cut_answers_of_clients_at_once() {
+        let options = GatewayOptions::default();
+        let python = InEffect::resolve(
+            &options,
+            Finding::Found(found(ServerKind::LlamaCppPython, None)),
+        );
+        let lines = python.lines().join("\n");
+        assert!(lines.contains("--interrupt_requests False"), "{lines}");
+        let server = InEffect::resolve(
+            &options,
+            Finding::Found(found(ServerKind::LlamaServer, None)),
+        );
+        assert!(!server.lines().join("\n").contains("warning"));
     }
 
     #[test]
