@@ -80,6 +80,14 @@ pub(crate) struct ServeArgs {
     /// Most requests handled at once; one more gets 503 at once.
     #[arg(long, value_name = "N", default_value_t = atfunc_gateway::serve::DEFAULT_MAX_CONCURRENT)]
     max_concurrent: usize,
+    /// Most tool lists kept as read, so that a request sending a list again costs a hash
+    /// (agents send the same one with every request); 0 keeps none.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    tool_cache_lists: usize,
+    /// Most bytes the tool lists kept may hold together (each counted as twelve times its
+    /// text, plus its prompt and grammars); the list used longest ago goes first.
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    tool_cache_bytes: usize,
     /// Send requests with tools upstream with the GBNF grammar of their tools, so the model
     /// can only write calls that bind (a request's "atfunc_constrain" overrides this).
     /// Without --constrain or --no-constrain, the policy chosen for the upstream found
@@ -270,6 +278,8 @@ fn options(args: &ServeArgs, registry: Option<Arc<Registry>>) -> Result<GatewayO
         seconds(args.detect_wait, "detect-wait")?
     };
     options.limits.max_concurrent = args.max_concurrent;
+    options.limits.tool_cache_lists = args.tool_cache_lists;
+    options.limits.tool_cache_bytes = args.tool_cache_bytes;
     options.limits.header_timeout = header_timeout;
     options.limits.body_timeout = body_timeout;
     options.limits.idle_timeout = idle_timeout;
@@ -395,5 +405,29 @@ impl From<UpstreamKindArg> for UpstreamKind {
             UpstreamKindArg::VllmGuided => UpstreamKind::VllmGuided,
             UpstreamKindArg::Sglang => UpstreamKind::Sglang,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serve_options;
+
+    #[test]
+    fn the_tool_list_cache_bounds_are_flags() {
+        let upstream = ["--upstream", "http://127.0.0.1:9"];
+        let options = serve_options(upstream.iter().chain(&[
+            "--tool-cache-lists",
+            "0",
+            "--tool-cache-bytes",
+            "1000",
+        ]))
+        .unwrap();
+        assert_eq!(options.limits.tool_cache_lists, 0);
+        assert_eq!(options.limits.tool_cache_bytes, 1000);
+        let defaults = serve_options(upstream).unwrap();
+        assert_eq!(defaults.limits.tool_cache_lists, 64);
+        assert_eq!(defaults.limits.tool_cache_bytes, 64 << 20);
+        let bad = serve_options(upstream.iter().chain(&["--tool-cache-lists", "many"]));
+        assert!(bad.unwrap_err().contains("--tool-cache-lists"));
     }
 }
