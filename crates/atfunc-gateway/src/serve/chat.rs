@@ -194,7 +194,6 @@ pub(crate) async fn handle(
     };
     // What was built from a kept list counts toward the bound on what is kept.
     gateway.tools.recount(&tools);
-    let made = since.keys(&tools);
     let mut turn = Turn::new(
         tools,
         request,
@@ -215,10 +214,7 @@ pub(crate) async fn handle(
         weighing.record_in(&mut turn);
     }
     if let Some(answer) = answer {
-        turn.after_results(made, answer);
-        if at_cap {
-            turn.answer_in_words();
-        }
+        turn.after_results(&since, answer, at_cap);
     }
     run_turn(gateway, auth, turn).await
 }
@@ -285,7 +281,6 @@ async fn native_turn(
         _ => None,
     };
     gateway.tools.recount(&tools);
-    let made = since.keys(&tools);
     let mut turn = Turn::new(
         tools,
         request,
@@ -302,10 +297,7 @@ async fn native_turn(
         weighing.record_in(&mut turn);
     }
     if let Some(answer) = answer {
-        turn.after_results(made, answer);
-        if at_cap {
-            turn.answer_in_words();
-        }
+        turn.after_results(&since, answer, at_cap);
     }
     run_turn(gateway, auth, turn).await
 }

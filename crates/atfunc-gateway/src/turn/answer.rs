@@ -14,7 +14,7 @@
 
 use super::built::Grammar;
 use super::constrain::{Grammars, UpstreamKind};
-use super::conversation::EchoCut;
+use super::conversation::{EchoCut, Since};
 use super::request::Request;
 use super::tools::ToolSet;
 use atfunc::bind::{bind, CallKey, Repeats};
@@ -68,7 +68,7 @@ enum Round {
     /// The conversation with the last answer and what to fix in it.
     Repair,
     /// The conversation with its results, without the tools, asking for the answer in
-    /// words ([`Turn::answer_in_words`]): its text is the client's, its calls are dropped.
+    /// words ([`Turn::after_results`]): its text is the client's, its calls are dropped.
     Answer,
 }
 
@@ -327,23 +327,21 @@ impl Turn {
     }
 
     /// Sets the turn up for a request that follows tool results (see
-    /// [`super::conversation`]): the calls `made` since the user last spoke are never passed
-    /// on again, a copy of the results block is cut out of the answer, and an answer that
-    /// gives the client neither a call nor words is asked again as `answer` (the
-    /// conversation without the tools, asking for the answer in words).
-    pub(crate) fn after_results(&mut self, made: HashSet<CallKey>, answer: Request) {
-        self.made.extend(made);
+    /// [`super::conversation`]): the calls made since the user last spoke (`since`) are
+    /// never passed on again, a copy of the results block is cut out of the answer, and an
+    /// answer that gives the client neither a call nor words is asked again as `answer`
+    /// (the conversation without the tools, asking for the answer in words); with
+    /// `at_cap` (the conversation reached its cap of rounds of calls) `answer` is asked
+    /// at once.
+    pub(crate) fn after_results(&mut self, since: &Since, answer: Request, at_cap: bool) {
+        self.made.extend(since.keys(&self.tools));
+        if at_cap {
+            self.start_answer(answer);
+            return;
+        }
         self.answer_request = Some(answer);
         if !self.native {
             self.echo = Some(EchoCut::default());
-        }
-    }
-
-    /// Asks for the answer in words at once (the conversation reached its cap of rounds
-    /// of calls), with the request [`Turn::after_results`] was given.
-    pub(crate) fn answer_in_words(&mut self) {
-        if let Some(answer) = self.answer_request.take() {
-            self.start_answer(answer);
         }
     }
 
@@ -1574,10 +1572,9 @@ mod tests {
         }
     }
 
-    /// A turn after the results of `get-weather("Paris")`: the conversation as the
-    /// engine reads it, and the request for the answer in words.
-    fn after_paris(choice: Choice) -> Turn {
-        let tools = tools();
+    /// The conversation after the results of `get-weather("Paris")`, as the engine
+    /// reads it.
+    fn paris_results() -> super::super::Since {
         let history: Vec<Box<serde_json::value::RawValue>> = [
             json!({"role": "user", "content": "Weather in Paris?"}),
             json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
@@ -1588,12 +1585,18 @@ mod tests {
         .iter()
         .map(super::super::request::raw)
         .collect();
-        let since = super::super::Since::read(&history, &tools);
+        super::super::Since::read(&history, &tools())
+    }
+
+    /// A turn after the results of `get-weather("Paris")`, with the request for the
+    /// answer in words, asked at once `at_cap`.
+    fn after_paris(choice: Choice, at_cap: bool) -> Turn {
+        let since = paris_results();
         let choice = since.choice(choice);
         let mut answer = Request::parse(br#"{"model": "m"}"#).unwrap();
         answer.push_message(&json!({"role": "user", "content": since.answer_note()}));
         let mut turn = turn(choice, 1);
-        turn.after_results(since.keys(&tools), answer);
+        turn.after_results(&since, answer, at_cap);
         turn
     }
 
@@ -1606,7 +1609,7 @@ mod tests {
         ] {
             for size in [1, 3, 7, 4096] {
                 // `required` would hold every answer to calls: after results it is `auto`.
-                let mut turn = after_paris(Choice::Required);
+                let mut turn = after_paris(Choice::Required, false);
                 let (out, end) = run(&mut turn, answer, size);
                 assert_eq!(end, RoundEnd::Repair, "{answer:?} {size}");
                 assert_eq!(shape(&out), json!({"text": "", "calls": []}));
@@ -1636,11 +1639,11 @@ mod tests {
     #[test]
     fn after_results_words_or_a_new_call_end_the_turn_as_they_are() {
         for size in [1, 3, 4096] {
-            let mut turn = after_paris(Choice::Auto);
+            let mut turn = after_paris(Choice::Auto, false);
             let (out, end) = run(&mut turn, "It is 21 °C.\nReturned: {\"temp_c\": 21}", size);
             assert_eq!(end, RoundEnd::Done);
             assert_eq!(shape(&out), json!({"text": "It is 21 °C.", "calls": []}));
-            let mut turn = after_paris(Choice::Auto);
+            let mut turn = after_paris(Choice::Auto, false);
             let (out, end) = run(
                 &mut turn,
                 "@get_weather(\"Paris\") @get_weather(\"Rome\")",
@@ -1656,8 +1659,7 @@ mod tests {
 
     #[test]
     fn at_the_cap_of_rounds_the_answer_is_asked_in_words_at_once() {
-        let mut turn = after_paris(Choice::Auto);
-        turn.answer_in_words();
+        let mut turn = after_paris(Choice::Auto, true);
         assert!(!turn.repairing());
         assert_eq!(message_of(&turn, 0)["role"], "user");
         let (out, end) = run(&mut turn, "@get_weather(\"Rome\") It is 21 °C.", 3);
@@ -1667,22 +1669,11 @@ mod tests {
 
     #[test]
     fn the_answer_in_words_drops_a_call_in_the_models_own_format() {
-        let history: Vec<Box<serde_json::value::RawValue>> = [
-            json!({"role": "user", "content": "Weather in Paris?"}),
-            json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
-                "type": "function", "function": {"name": "get-weather",
-                "arguments": "{\"city\": \"Paris\"}"}}]}),
-            json!({"role": "tool", "tool_call_id": "c1", "content": "{\"temp_c\": 21}"}),
-        ]
-        .iter()
-        .map(super::super::request::raw)
-        .collect();
-        let since = super::super::Since::read(&history, &tools());
+        let since = paris_results();
         let answer = Request::parse(br#"{"model": "m"}"#).unwrap();
         for size in [1, 3, 4096] {
             let mut turn = native_turn(Dialect::Hermes, Choice::Auto, 1);
-            turn.after_results(since.keys(&tools()), answer.clone());
-            turn.answer_in_words();
+            turn.after_results(&since, answer.clone(), true);
             let rome = written(Dialect::Hermes, &[json!({"city": "Rome"})]);
             let (out, end) = run(&mut turn, &format!("It is 21 °C. {rome}"), size);
             assert_eq!(end, RoundEnd::Done);
