@@ -7,7 +7,7 @@ use super::rounds::{answer, Reader, Rounds, Sink};
 use super::{ApiError, Gateway};
 use crate::turn::Request;
 use crate::turn::ToolSet;
-use crate::turn::{add_prompt_raw, rewrite_raw};
+use crate::turn::{add_prompt_raw, rewrite_raw, Prompt};
 use crate::turn::{Out, RoundEnd, Shaper, MAX_CALLS};
 use atfunc::parse::Event;
 use atfunc_tools::{
@@ -124,7 +124,8 @@ pub(crate) async fn handle(
     if gateway.options.policy.param_descriptions {
         shown = shown.with_param_descriptions();
     }
-    add_prompt_raw(&mut messages, &registry.prompt(&CallContext::new(), &shown));
+    let prompt = Prompt::new(registry.prompt(&CallContext::new(), &shown));
+    add_prompt_raw(&mut messages, &prompt);
     request.set_messages(messages);
     let turn = Executed::new(&gateway, request, registry, ran);
     answer(gateway, auth, turn).await

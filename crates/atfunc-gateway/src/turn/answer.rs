@@ -25,7 +25,7 @@ use atfunc::format::{
 };
 use atfunc::grammar::Choice;
 use atfunc::interop::CallIds;
-use atfunc::parse::{Call, Dialect, Event, ParserConfig, StreamParser};
+use atfunc::parse::{Call, Dialect, Event, StreamParser};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -281,14 +281,7 @@ impl Turn {
         repair_rounds: usize,
         dialect: Dialect,
     ) -> Turn {
-        // Only a call that may take a body waits past its `)`; client tools never do.
-        let parser = StreamParser::new(
-            ParserConfig::default()
-                .with_bodies(tools.catalog.bodies())
-                .with_dialect(dialect)
-                // A model's own format may write a call as bare JSON naming a tool.
-                .offering(tools.catalog.interfaces(), tools.catalog.root()),
-        );
+        let parser = StreamParser::new(tools.parser_config(dialect));
         Turn {
             tools,
             request,

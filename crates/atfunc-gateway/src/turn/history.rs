@@ -2,6 +2,7 @@
 //! tools: the prompt in the system message, the assistant's `tool_calls` as call text, and
 //! `tool` messages as result blocks in a user message.
 
+use super::built::{escape, Prompt};
 use super::request::raw;
 use super::tools::ToolSet;
 use super::TurnError;
@@ -47,29 +48,6 @@ pub(crate) fn user_text(messages: &[Box<RawValue>]) -> String {
         .map(|message| content_text(message.content.as_ref()))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Puts `prompt` in front of the system message that opens the conversation, or adds a
-/// system message holding it in front of the conversation. A system message further on
-/// stays where it is: it changes course at that point, and the functions come first.
-pub(crate) fn add_prompt(messages: &mut Vec<Json>, prompt: &str) {
-    let system = messages
-        .first_mut()
-        .filter(|m| m.get("role").and_then(Json::as_str) == Some("system"));
-    if let Some(Json::Object(system)) = system {
-        let text = content_text(system.get("content"));
-        let joined = if text.trim().is_empty() {
-            prompt.to_owned()
-        } else {
-            format!("{prompt}\n{text}")
-        };
-        system.insert("content".into(), Json::String(joined));
-        return;
-    }
-    let mut message = Map::new();
-    message.insert("role".into(), Json::String("system".into()));
-    message.insert("content".into(), Json::String(prompt.to_owned()));
-    messages.insert(0, Json::Object(message));
 }
 
 /// Rewrites `messages` (each as JSON text) for the upstream:
@@ -312,25 +290,47 @@ fn string_or_none<'de, D: serde::Deserializer<'de>>(
     Ok(serde_json::from_str(value.get()).ok())
 }
 
-/// [`add_prompt`] for messages kept as text: only the first message is parsed, and only
-/// when it is a system message.
-pub(crate) fn add_prompt_raw(messages: &mut Vec<Box<RawValue>>, prompt: &str) {
+/// Puts `prompt` in front of the system message that opens the conversation, or adds a
+/// system message holding it in front of the conversation. A system message further on
+/// stays where it is: it changes course at that point, and the functions come first.
+///
+/// Only the first message is parsed, and only when it is a system message. The prompt
+/// goes in as it was escaped when it was built ([`Prompt`]): a long tool list's prompt is
+/// not escaped again for every request.
+pub(crate) fn add_prompt_raw(messages: &mut Vec<Box<RawValue>>, prompt: &Prompt) {
     let system = messages.first().and_then(|first| {
         let peek: Peek = serde_json::from_str(first.get()).ok()?;
         (peek.role.as_deref() == Some("system"))
-            .then(|| serde_json::from_str::<Json>(first.get()).ok())
+            .then(|| serde_json::from_str::<Map<String, Json>>(first.get()).ok())
             .flatten()
     });
     let had_system = system.is_some();
-    let mut head: Vec<Json> = system.into_iter().collect();
-    add_prompt(&mut head, prompt);
-    let Some(first) = head.first() else {
-        return;
-    };
+    let mut system = system.unwrap_or_default();
+    let text = content_text(system.remove("content").as_ref());
+    // The message's other fields as they were, `role` first when there is none.
+    let mut message = String::from("{");
+    if !had_system {
+        message.push_str(r#""role":"system","#);
+    }
+    for (key, value) in &system {
+        message.push('"');
+        message.push_str(&escape(key));
+        message.push_str("\":");
+        message.push_str(raw(value).get());
+        message.push(',');
+    }
+    message.push_str(r#""content":""#);
+    prompt.write_escaped(&mut message);
+    if !text.trim().is_empty() {
+        message.push_str(&escape(&format!("\n{text}")));
+    }
+    message.push_str("\"}");
+    // Built from JSON texts alone, so it is JSON; `null` would be a bug shown upstream.
+    let message = RawValue::from_string(message).unwrap_or_default();
     if had_system {
-        messages[0] = raw(first);
+        messages[0] = message;
     } else {
-        messages.insert(0, raw(first));
+        messages.insert(0, message);
     }
 }
 
@@ -399,6 +399,15 @@ mod tests {
         rewrite_raw(list, tools)
             .unwrap()
             .iter()
+            .map(|m| serde_json::from_str(m.get()).unwrap())
+            .collect()
+    }
+
+    /// `messages` with the prompt `PROMPT` added, as the gateway adds it to text.
+    fn prompted(messages: Vec<Json>) -> Vec<Json> {
+        let mut list: Vec<Box<RawValue>> = messages.iter().map(raw).collect();
+        add_prompt_raw(&mut list, &Prompt::new("PROMPT".into()));
+        list.iter()
             .map(|m| serde_json::from_str(m.get()).unwrap())
             .collect()
     }
@@ -568,7 +577,7 @@ mod tests {
             r#"[{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]"#,
         )
         .unwrap();
-        add_prompt_raw(&mut messages, "PROMPT");
+        add_prompt_raw(&mut messages, &Prompt::new("PROMPT".into()));
         assert_eq!(
             messages[0].get(),
             r#"{"role":"system","content":"PROMPT\nBe brief."}"#
@@ -576,7 +585,7 @@ mod tests {
         assert_eq!(messages.len(), 2);
         let mut messages: Vec<Box<RawValue>> =
             serde_json::from_str(r#"[{"role": "user", "content": "hi"}]"#).unwrap();
-        add_prompt_raw(&mut messages, "PROMPT");
+        add_prompt_raw(&mut messages, &Prompt::new("PROMPT".into()));
         assert_eq!(messages[0].get(), r#"{"role":"system","content":"PROMPT"}"#);
         assert_eq!(messages.len(), 2);
     }
@@ -595,8 +604,7 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": "21C"},
             {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "{\"temp\": 4}"}]},
         ]);
-        let mut out = rewrite_json(&messages, &tools);
-        add_prompt(&mut out, "PROMPT");
+        let out = prompted(rewrite_json(&messages, &tools));
         assert_eq!(
             json!(out),
             json!([
@@ -635,18 +643,37 @@ mod tests {
 
     #[test]
     fn the_prompt_goes_in_front_of_the_system_message() {
-        let mut messages = vec![json!({"role": "system", "content": "Be brief."})];
-        add_prompt(&mut messages, "PROMPT");
+        let messages = prompted(vec![json!({"role": "system", "content": "Be brief."})]);
         assert_eq!(messages[0]["content"], "PROMPT\nBe brief.");
     }
 
     #[test]
+    fn the_prompt_is_escaped_once_and_the_system_message_keeps_its_fields() {
+        let mut prompt = Prompt::new("Say \"hi\"\tto caf\u{e9} \\ \u{1}".into());
+        prompt.push_str("\nOne \"call\".\n");
+        let parts = json!([{"type": "text", "text": "Be \"brief\"."}, {"type": "image_url"}]);
+        let mut messages: Vec<Box<RawValue>> = vec![raw(
+            &json!({"role": "system", "name": "a\"b", "content": parts}),
+        )];
+        add_prompt_raw(&mut messages, &prompt);
+        let message: Json = serde_json::from_str(messages[0].get()).unwrap();
+        assert_eq!(
+            message,
+            json!({"role": "system", "name": "a\"b",
+                "content": "Say \"hi\"\tto caf\u{e9} \\ \u{1}\nOne \"call\".\n\nBe \"brief\"."})
+        );
+        assert_eq!(
+            prompt.to_string(),
+            "Say \"hi\"\tto caf\u{e9} \\ \u{1}\nOne \"call\".\n"
+        );
+    }
+
+    #[test]
     fn a_later_system_message_gets_a_new_one_in_front_of_the_conversation() {
-        let mut messages = vec![
+        let messages = prompted(vec![
             json!({"role": "user", "content": "Hi"}),
             json!({"role": "system", "content": "Be brief."}),
-        ];
-        add_prompt(&mut messages, "PROMPT");
+        ]);
         assert_eq!(
             json!(messages),
             json!([

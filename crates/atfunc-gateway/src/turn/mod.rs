@@ -21,7 +21,7 @@ mod request;
 mod tools;
 
 pub(crate) use answer::{Out, RoundEnd, Shaper, Turn, MAX_CALLS};
-pub(crate) use built::Grammar;
+pub(crate) use built::{Grammar, Prompt};
 pub use constrain::UpstreamKind;
 pub(crate) use constrain::{call_form, grammars, has_grammar, Grammars};
 pub use conversation::DEFAULT_CALL_ROUNDS;

@@ -6,11 +6,12 @@
 //! names again. Fields inside object arguments are JSON keys and keep the client's
 //! spelling throughout.
 
-use super::built::Built;
+use super::built::{Built, Prompt};
 use super::TurnError;
 use atfunc::bind::{BoundCall, Catalog};
 use atfunc::grammar::Choice;
 use atfunc::interface::{dotted_identifier, Interface, LoadLimits, LoadOptions, Problem};
+use atfunc::parse::{Dialect, ParserConfig};
 use serde_json::{Map, Value as Json};
 use std::collections::HashSet;
 
@@ -315,7 +316,7 @@ impl ToolSet {
         choice: &Choice,
         single_call: bool,
         param_descriptions: bool,
-    ) -> String {
+    ) -> Prompt {
         let mut prompt = self
             .built
             .prompt(self.catalog.interfaces(), param_descriptions);
@@ -332,6 +333,11 @@ impl ToolSet {
             prompt.push_str("\nCall at most one function per answer.\n");
         }
         prompt
+    }
+
+    /// The parser's configuration for an answer to these tools written in `dialect`.
+    pub(crate) fn parser_config(&self, dialect: Dialect) -> ParserConfig {
+        self.built.parser_config(&self.catalog, dialect)
     }
 }
 
@@ -415,7 +421,7 @@ mod tests {
     #[test]
     fn parameters_are_written_as_identifiers_and_bound_under_the_clients_names() {
         let tools = ToolSet::from_tools(&json!([search_tool()])).unwrap();
-        let prompt = tools.prompt(&Choice::Auto, false, false);
+        let prompt = tools.prompt(&Choice::Auto, false, false).to_string();
         assert!(
             prompt.contains("@search( <*query_text>, <max_results{integer}>, <_2fa_code>, <user_id{object}>, <*x_trace{any}> )"),
             "{prompt}"
@@ -531,7 +537,9 @@ mod tests {
                 &json!({"type": "function", "function": {"name": "other"}})
             ))
             .is_err());
-        let prompt = tools.prompt(&Choice::Function("lookup_user".into()), true, false);
+        let prompt = tools
+            .prompt(&Choice::Function("lookup_user".into()), true, false)
+            .to_string();
         assert!(prompt.contains("@lookup_user( <q> )"), "{prompt}");
         assert!(prompt.ends_with(
             "In this answer you must call @lookup_user.\n\nCall at most one function per answer.\n"

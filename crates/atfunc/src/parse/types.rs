@@ -5,6 +5,7 @@ use crate::interface::Interface;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 /// Where something stands in the whole input, counted from the first byte ever fed.
 ///
@@ -494,8 +495,9 @@ impl Bodies {
 /// binding matches them by default).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FunctionNames {
-    /// Folded names.
-    folded: HashSet<String>,
+    /// Folded names, shared: a parser is configured per answer, and a gateway or batch
+    /// gives every answer the same set of its tools' names.
+    folded: Arc<HashSet<String>>,
 }
 
 impl FunctionNames {
@@ -528,7 +530,7 @@ impl FunctionNames {
 
     /// Adds a name.
     pub fn insert(&mut self, name: &str) {
-        self.folded.insert(fold(name));
+        Arc::make_mut(&mut self.folded).insert(fold(name));
     }
 
     /// Whether the set holds `name`, ignoring case.
