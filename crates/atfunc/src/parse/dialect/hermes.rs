@@ -31,7 +31,7 @@ use super::scan::{
     json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan, MAX_NAME,
 };
 use super::Dialect;
-use crate::parse::FunctionNames;
+use crate::parse::{FunctionNames, Value};
 
 pub(super) const OPEN: &[u8] = b"<tool_call>";
 pub(super) const CLOSE: &[u8] = b"</tool_call>";
@@ -178,9 +178,9 @@ impl BlockScan for Untagged {
 
 /// The calls of a block's value: each element of a list (ending at its `item_ends`), or
 /// the one object (ending at `end`).
-fn calls(value: serde_json::Value, item_ends: &[u64], end: u64) -> Result<Vec<Built>, BuildError> {
+fn calls(value: Value, item_ends: &[u64], end: u64) -> Result<Vec<Built>, BuildError> {
     match value {
-        serde_json::Value::Array(items) => items
+        Value::Array(items) => items
             .into_iter()
             .enumerate()
             .map(|(k, item)| {

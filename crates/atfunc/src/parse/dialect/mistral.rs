@@ -11,6 +11,7 @@ use super::scan::{
 };
 use super::Dialect;
 use crate::parse::release::valid_utf8;
+use crate::parse::Value;
 
 pub(super) const OPEN: &[u8] = b"[TOOL_CALLS]";
 const ARGS: &[u8] = b"[ARGS]";
@@ -105,7 +106,7 @@ impl BlockScan for Mistral {
             }]);
         }
         match json_value(text)? {
-            serde_json::Value::Array(items) => items
+            Value::Array(items) => items
                 .into_iter()
                 .enumerate()
                 .map(|(k, item)| {

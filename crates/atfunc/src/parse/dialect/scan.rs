@@ -296,29 +296,28 @@ impl ValueScan {
 /// The name and arguments of one JSON call object, `{"name": ..., "<args key>": {...}}`;
 /// the arguments may also be a string holding a JSON object, as OpenAI's wire format has
 /// them.
-pub(super) fn json_call(
-    value: serde_json::Value,
-    args_keys: &[&str],
-    end: u64,
-) -> Result<Built, BuildError> {
-    let serde_json::Value::Object(mut fields) = value else {
+pub(super) fn json_call(value: Value, args_keys: &[&str], end: u64) -> Result<Built, BuildError> {
+    let Value::Object(mut fields) = value else {
         return Err(("a call object".into(), kind_of(&value).into()));
     };
-    let name = match fields.get("name") {
-        Some(serde_json::Value::String(name)) => name.clone(),
-        Some(other) => return Err(("a string `name`".into(), kind_of(other).into())),
+    // The reader refused a key given twice in a call object, so each key is found once.
+    let mut take = |key: &str| {
+        let at = fields.iter().position(|(k, _)| k == key)?;
+        Some(fields.swap_remove(at).1)
+    };
+    let name = match take("name") {
+        Some(Value::String(name)) => name,
+        Some(other) => return Err(("a string `name`".into(), kind_of(&other).into())),
         None => return Err(("a `name` field".into(), "none".into())),
     };
-    let args = args_keys
-        .iter()
-        .find_map(|key| crate::ordered::remove_in_order(&mut fields, key));
+    let args = args_keys.iter().find_map(|key| take(key));
     let named = match args {
-        None | Some(serde_json::Value::Null) => Vec::new(),
-        Some(serde_json::Value::String(text)) => match unique_keys::from_str(&text, 1) {
-            Ok(serde_json::Value::Object(map)) => object_args(map),
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => match unique_keys::from_str(&text, 1) {
+            Ok(Value::Object(args)) => args,
             _ => return Err(("arguments as a JSON object".into(), "a string".into())),
         },
-        Some(serde_json::Value::Object(map)) => object_args(map),
+        Some(Value::Object(args)) => args,
         Some(other) => return Err(("arguments as a JSON object".into(), kind_of(&other).into())),
     };
     Ok(Built {
@@ -329,35 +328,29 @@ pub(super) fn json_call(
     })
 }
 
-/// The fields of a JSON object as named arguments, in written order.
-pub(super) fn object_args(map: serde_json::Map<String, serde_json::Value>) -> Vec<(String, Value)> {
-    map.into_iter()
-        .map(|(k, v)| (k, Value::from_json(v)))
-        .collect()
-}
-
-/// Parses a JSON object of arguments.
+/// Parses a JSON object of arguments, in written order.
 pub(super) fn json_args(text: &str) -> Result<Vec<(String, Value)>, BuildError> {
     match unique_keys::from_str(text, 1) {
-        Ok(serde_json::Value::Object(map)) => Ok(object_args(map)),
+        Ok(Value::Object(args)) => Ok(args),
         Ok(other) => Err(("arguments as a JSON object".into(), kind_of(&other).into())),
         Err(e) => Err(("valid JSON arguments".into(), e.to_string())),
     }
 }
 
 /// Parses a JSON value, its error as a build error.
-pub(super) fn json_value(text: &str) -> Result<serde_json::Value, BuildError> {
+pub(super) fn json_value(text: &str) -> Result<Value, BuildError> {
     unique_keys::from_str(text, 2).map_err(|e| ("valid JSON".into(), e.to_string()))
 }
 
-fn kind_of(value: &serde_json::Value) -> &'static str {
+/// What a JSON value read is, for an error.
+fn kind_of(value: &Value) -> &'static str {
     match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) | Value::Bare(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
