@@ -17,6 +17,7 @@
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_args, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
+use crate::parse::release::valid_utf8;
 
 pub(super) const OPEN: &[u8] = b"<|channel|>";
 const MESSAGE: &[u8] = b"<|message|>";
@@ -98,7 +99,7 @@ impl BlockScan for Harmony {
         let (Some(start), Some(value_end)) = (self.value.start, self.value_end) else {
             return Err(("JSON arguments".into(), "none".into()));
         };
-        let args = std::str::from_utf8(input.slice(start, value_end)).unwrap_or_default();
+        let args = valid_utf8(input.slice(start, value_end)).unwrap_or_default();
         Ok(vec![Built {
             name: String::from_utf8_lossy(input.slice(self.name.0, self.name.1)).into_owned(),
             positional: Vec::new(),

@@ -31,6 +31,7 @@ use super::scan::{
     json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan, MAX_NAME,
 };
 use super::Dialect;
+use crate::parse::release::valid_utf8;
 use crate::parse::{FunctionNames, Value};
 
 pub(super) const OPEN: &[u8] = b"<tool_call>";
@@ -159,7 +160,7 @@ impl BlockScan for Untagged {
     }
 
     fn build(&self, input: &Input<'_>, start: u64, end: u64) -> Result<Vec<Built>, BuildError> {
-        let text = std::str::from_utf8(input.slice(start, end)).unwrap_or_default();
+        let text = valid_utf8(input.slice(start, end)).unwrap_or_default();
         calls(json_value(text)?, &self.value.item_ends, end)
     }
 
@@ -221,7 +222,7 @@ impl BlockScan for Hermes {
         let (Some(start), Some(value_end)) = (self.value.start, self.value_end) else {
             return Err(("a JSON value".into(), "none".into()));
         };
-        let text = std::str::from_utf8(input.slice(start, value_end)).unwrap_or_default();
+        let text = valid_utf8(input.slice(start, value_end)).unwrap_or_default();
         calls(json_value(text)?, &self.value.item_ends, end)
     }
 

@@ -13,6 +13,7 @@
 use super::block::{opened, BlockScan, Opens};
 use super::scan::{json_call, json_value, BuildError, Built, Input, Match, Step, ValueScan};
 use super::Dialect;
+use crate::parse::release::valid_utf8;
 
 pub(super) const PYTHON_TAG: &[u8] = b"<|python_tag|>";
 
@@ -118,7 +119,7 @@ impl BlockScan for Llama3 {
         let Some((start, object_end)) = self.object else {
             return Err(("a JSON call object".into(), "none".into()));
         };
-        let text = std::str::from_utf8(input.slice(start, object_end)).unwrap_or_default();
+        let text = valid_utf8(input.slice(start, object_end)).unwrap_or_default();
         Ok(vec![json_call(
             json_value(text)?,
             &["parameters", "arguments"],

@@ -103,27 +103,26 @@ const INDEXED_FROM: usize = 16;
 #[derive(Default)]
 struct Members {
     fields: Vec<(String, Value)>,
-    /// Key → place in `fields`; empty until the object reaches [`INDEXED_FROM`] members.
-    index: HashMap<String, usize>,
+    /// Key → place in `fields`, once the object reaches [`INDEXED_FROM`] members (none
+    /// before: most objects are small, and an empty map still takes its hasher's keys).
+    index: Option<HashMap<String, usize>>,
 }
 
 impl Members {
     fn find(&self, key: &str) -> Option<usize> {
-        if self.fields.len() < INDEXED_FROM {
-            self.fields.iter().position(|(k, _)| k == key)
-        } else {
-            self.index.get(key).copied()
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.fields.iter().position(|(k, _)| k == key),
         }
     }
 
     fn push(&mut self, key: String, value: Value) {
-        if self.fields.len() + 1 >= INDEXED_FROM {
-            if self.index.is_empty() {
-                for (at, (k, _)) in self.fields.iter().enumerate() {
-                    self.index.insert(k.clone(), at);
-                }
-            }
-            self.index.insert(key.clone(), self.fields.len());
+        if self.index.is_none() && self.fields.len() + 1 >= INDEXED_FROM {
+            let known = self.fields.iter().enumerate();
+            self.index = Some(known.map(|(at, (k, _))| (k.clone(), at)).collect());
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(key.clone(), self.fields.len());
         }
         self.fields.push((key, value));
     }
