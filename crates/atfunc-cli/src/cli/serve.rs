@@ -194,6 +194,13 @@ pub(crate) struct ServeArgs {
     /// at GET /atfunc/policy.
     #[arg(long)]
     no_detect: bool,
+    /// Write what the gateway does to stderr: `info` (a line per request with its status
+    /// and time, the end of each stream, and every error answered with its message),
+    /// `debug` (also what each turn chose and each round asked of the upstream), or a
+    /// filter as RUST_LOG takes it (`atfunc_gateway=debug,hyper=info`). A bare level is
+    /// the gateway's alone. Without it, RUST_LOG when set; otherwise nothing.
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
     /// Seconds to wait at start for the upstream to answer; when it has not, the gateway
     /// starts with the defaults and keeps asking in the background, and the policy for
     /// what it finds holds for the requests after. 0 does not wait.
@@ -311,6 +318,7 @@ where
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, Failure> {
+    install_log(args.log.as_deref())?;
     super::exec::keep_environment_private();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -406,6 +414,38 @@ impl From<UpstreamKindArg> for UpstreamKind {
             UpstreamKindArg::Sglang => UpstreamKind::Sglang,
         }
     }
+}
+
+/// Levels a bare `--log` names, which then filter the atfunc crates alone: `debug` for
+/// everything would bury the gateway's lines under the HTTP libraries'.
+const LEVELS: [&str; 6] = ["off", "error", "warn", "info", "debug", "trace"];
+
+/// Installs the subscriber `--log` (or RUST_LOG) asks for; none when neither is given.
+fn install_log(flag: Option<&str>) -> Result<(), Failure> {
+    let (filter, from) = match flag {
+        Some(filter) => (filter.trim().to_owned(), "--log"),
+        None => match std::env::var("RUST_LOG") {
+            Ok(filter) if !filter.trim().is_empty() => (filter.trim().to_owned(), "RUST_LOG"),
+            _ => return Ok(()),
+        },
+    };
+    let directives = if LEVELS.contains(&filter.to_ascii_lowercase().as_str()) {
+        format!("warn,atfunc={filter},atfunc_gateway={filter},atfunc_tools={filter}")
+    } else {
+        filter.clone()
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&directives).map_err(|e| {
+        Failure(format!(
+            "{from} {filter}: not a log filter ({e}); give a level (info, debug) or \
+             directives such as atfunc_gateway=debug"
+        ))
+    })?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init()
+        .map_err(|e| Failure(format!("cannot start the log: {e}")))
 }
 
 #[cfg(test)]

@@ -5,12 +5,16 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A running `atfunc serve`; killed when dropped.
 pub struct Served {
     pub child: Child,
     /// `host:port` it listens on.
     pub address: String,
+    /// The lines it wrote to stderr after the first, as they come.
+    lines: Arc<Mutex<Vec<String>>>,
 }
 
 /// The arguments that start the gateway in front of `upstream` on a free port, without
@@ -47,9 +51,32 @@ impl Served {
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
             .to_owned();
-        // Keep reading so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Served { child, address }
+        // Keep reading so the gateway never blocks on a full pipe, and keep the lines.
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let keeping = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                keeping.lock().unwrap().push(line);
+            }
+        });
+        Served {
+            child,
+            address,
+            lines: kept,
+        }
+    }
+
+    /// The stderr lines so far, once one holds each of `wanted` (or after 10 s).
+    pub fn stderr_with(&self, wanted: &[&str]) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = self.lines.lock().unwrap().clone();
+            let found = |w: &&str| lines.iter().any(|line| line.contains(*w));
+            if wanted.iter().all(found) || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

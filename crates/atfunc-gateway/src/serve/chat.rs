@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// A request's tools: a list read before, or one read now.
 enum Tools {
@@ -80,22 +81,24 @@ pub(crate) async fn handle(
     let boxes = options.registry.clone();
     let (tools, constrain) = match Plan::resolve(&settings, &request, tools, boxes)? {
         Plan::Execute(registry) => {
+            tracing::debug!("executed: the gateway runs the calls");
             for field in TOOL_FIELDS {
                 request.remove(field);
             }
             drop(raw);
             return execute::handle(gateway, auth, request, registry, ran).await;
         }
-        Plan::PassThrough { strip: true } => {
+        Plan::PassThrough { strip } => {
+            tracing::debug!("passed through: no tools");
+            if !strip {
+                drop(request);
+                return pass_through(gateway, raw, auth).await;
+            }
             request.remove("atfunc_execute");
             request.remove("atfunc_constrain");
             drop(raw);
             let body = Bytes::from(request.body(None));
             return pass_through(gateway, body, auth).await;
-        }
-        Plan::PassThrough { strip: false } => {
-            drop(request);
-            return pass_through(gateway, raw, auth).await;
         }
         Plan::Tools { tools, constrain } => (tools, constrain),
     };
@@ -125,6 +128,14 @@ pub(crate) async fn handle(
     // After tool results the turn follows the conversation policy (`turn::Since`).
     let since = Since::read(&messages, &tools);
     let choice = since.choice(choice);
+    tracing::debug!(
+        tools = tools.catalog.interfaces().len(),
+        choice = ?choice,
+        dialect = ?dialect,
+        constrain,
+        after_results = since.after_results,
+        "turn"
+    );
     if dialect != Dialect::Atfunc {
         let asked = (choice, single_call, constrain);
         let history = (messages, since);
@@ -410,7 +421,7 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
         return reply;
     }
     let (tx, body) = channel_body();
-    tokio::spawn(async move {
+    let relaying = async move {
         let mut sent = 0usize;
         // Only whole events are passed on: an error event of the gateway's then starts
         // on a line of its own, and the event it cut short is not passed on half.
@@ -438,6 +449,7 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
                     if let Some(rest) = whole.finish() {
                         tx.send(rest).await;
                     }
+                    tracing::info!(bytes = sent, "stream passed through");
                     return;
                 }
                 Err(error) => {
@@ -446,7 +458,9 @@ pub(crate) async fn relay(gateway: Arc<Gateway>, mut response: UpstreamResponse)
                 }
             }
         }
-    });
+    };
+    // The stream goes on after the handler has returned, in the request's span.
+    tokio::spawn(relaying.instrument(tracing::Span::current()));
     let mut reply = (status, body).into_response();
     if let Some(content_type) = content_type {
         reply

@@ -258,8 +258,22 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// Tells a `tracing` subscriber this error was answered: `error` for a 5xx, `info`
+    /// for a request refused.
+    pub(crate) fn trace(&self) {
+        let (status, code) = (self.status.as_u16(), self.code.as_deref().unwrap_or(""));
+        if self.status.is_server_error() {
+            tracing::error!(status, code, "{}", self.message);
+        } else {
+            tracing::info!(status, code, "refused: {}", self.message);
+        }
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        self.trace();
         let busy = self.status == StatusCode::SERVICE_UNAVAILABLE
             && self.upstream.is_none()
             && self.code.as_deref() == Some("busy");

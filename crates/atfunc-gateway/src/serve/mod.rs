@@ -359,6 +359,7 @@ mod reply;
 mod rounds;
 mod sse;
 mod tool_cache;
+mod trace;
 mod upstream;
 mod warned;
 mod weighable;
@@ -679,6 +680,7 @@ impl Gateway {
             ))
             .route("/health", get(|| async { "ok" }))
             .route("/atfunc/policy", get(policy))
+            .layer(axum::middleware::from_fn(trace::traced))
             .with_state(state)
     }
 

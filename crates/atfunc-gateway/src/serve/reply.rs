@@ -323,6 +323,7 @@ pub(crate) fn sse_response(body: Body) -> Response {
 
 /// An error inside a stream, as OpenAI's stream carries one.
 pub(crate) fn error_event(error: &ApiError) -> Bytes {
+    error.trace();
     sse::event(&error.to_json())
 }
 

@@ -12,6 +12,7 @@
 use super::reply::{
     channel_body, error_event, sse_response, whole_answer, ChunkWriter, Meta, Tx, Usage,
 };
+use super::trace;
 use super::upstream::{Response as UpstreamResponse, Upstream};
 use super::{ApiError, Gateway};
 use crate::endpoint::is_event_stream;
@@ -25,6 +26,8 @@ use axum::response::Response;
 use serde_json::{json, Map, Value as Json};
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
 
 /// Where the pieces of one upstream answer go as they are read.
 pub(crate) trait Sink: Send {
@@ -222,7 +225,7 @@ async fn streamed(
         .await
         .map_err(|error| turn.report(error))?;
     let (tx, body) = channel_body();
-    tokio::spawn(async move {
+    let streaming = async move {
         let mut writer = ChunkWriter::new(Meta::for_model(turn.request().get("model")));
         let mut usage = Usage::default();
         let mut finish = None;
@@ -242,13 +245,16 @@ async fn streamed(
                 let reason = turn.finish_reason(finish.as_deref());
                 tx.send_all(writer.end(turn.request(), &reason, extra, usage))
                     .await;
+                tracing::info!(finish_reason = reason, "stream ended");
             }
-            Ok(false) => {}
+            Ok(false) => tracing::info!("stream ended: the client went away"),
             Err(error) => {
                 tx.send(error_event(&turn.report(error))).await;
             }
         }
-    });
+    };
+    // The stream goes on after the handler has returned, in the request's span.
+    tokio::spawn(streaming.instrument(tracing::Span::current()));
     Ok(sse_response(body))
 }
 
@@ -398,7 +404,8 @@ pub(crate) async fn drive(
     (usage, finish): (&mut Usage, &mut Option<String>),
 ) -> Result<bool, ApiError> {
     usage.add(turn.take_counted_usage().as_ref());
-    loop {
+    for round in 1u64.. {
+        let started = Instant::now();
         let response = match first.take() {
             Some(response) => Ok(response),
             None => {
@@ -414,6 +421,17 @@ pub(crate) async fn drive(
             }
             Err(error) => StreamEnd::Failed(error),
         };
+        let how = match &read {
+            StreamEnd::Done => "read",
+            StreamEnd::Gone => "client gone",
+            StreamEnd::Failed(_) => "upstream failed",
+        };
+        tracing::debug!(
+            round,
+            ms = trace::elapsed_ms(started),
+            how,
+            "upstream round"
+        );
         match read {
             StreamEnd::Done => {}
             StreamEnd::Gone => return Ok(false),
@@ -426,6 +444,7 @@ pub(crate) async fn drive(
         }
         let mut out = Vec::new();
         let end = turn.end_round(&mut out, sink).await;
+        tracing::debug!(round, next = ?end, "round ended");
         if end.is_none() || !sink.release(out).await {
             return Ok(false);
         }
@@ -433,6 +452,7 @@ pub(crate) async fn drive(
             return Ok(true);
         }
     }
+    Ok(false)
 }
 
 /// The body of `request` for an answer the client wants whole: a stream, its usage asked
