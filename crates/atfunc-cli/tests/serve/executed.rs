@@ -333,3 +333,28 @@ async fn a_turn_of_many_big_results_keeps_memory_flat() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// With `--log info`, each call the gateway runs is a line: one that returned, and one
+/// whose tool failed as a warning with the error the model reads.
+#[tokio::test]
+async fn each_call_run_is_logged_and_a_failed_one_is_a_warning() {
+    let root = folder("logged");
+    let answers = vec![
+        Answer::Stream(format!("{WRITE}\n@file.readfile(filepath=\"missing.txt\")")),
+        Answer::Stream("Done.".into()),
+    ];
+    let upstream = upstream(answers).await;
+    let served = Served::executing(&upstream.url, &root, &["--log", "info"]);
+    let (status, body) = served.ask(false).await;
+    assert_eq!(status, 200, "{body}");
+    let lines = served.stderr_with(&["call returned", "call failed"]);
+    let has = |parts: &[&str]| lines.iter().any(|l| parts.iter().all(|p| l.contains(p)));
+    assert!(
+        has(&["INFO", "call returned", "call=file.writefile"]),
+        "{lines:#?}"
+    );
+    assert!(
+        has(&["WARN", "call failed", "call=file.readfile", "missing.txt"]),
+        "{lines:#?}"
+    );
+}

@@ -262,11 +262,13 @@ impl ApiError {
     /// Tells a `tracing` subscriber this error was answered: `error` for a 5xx, `info`
     /// for a request refused.
     pub(crate) fn trace(&self) {
-        let (status, code) = (self.status.as_u16(), self.code.as_deref().unwrap_or(""));
+        let status = self.status.as_u16();
+        let code = self.code.as_deref().unwrap_or("none");
+        let message = super::trace::one_line(&self.message);
         if self.status.is_server_error() {
-            tracing::error!(status, code, "{}", self.message);
+            tracing::error!(status, code = %code, "{message}");
         } else {
-            tracing::info!(status, code, "refused: {}", self.message);
+            tracing::info!(status, code = %code, "refused: {message}");
         }
     }
 }

@@ -4,6 +4,7 @@
 //! entry, and the turn ends there.
 
 use super::rounds::{answer, Reader, Rounds, Sink};
+use super::trace;
 use super::{ApiError, Gateway};
 use crate::turn::Request;
 use crate::turn::ToolSet;
@@ -11,7 +12,8 @@ use crate::turn::{add_prompt_raw, rewrite_raw, Prompt};
 use crate::turn::{Out, RoundEnd, Shaper, MAX_CALLS};
 use atfunc::parse::Event;
 use atfunc_tools::{
-    CallContext, CallEvent, Outcome, Registry, RegistryPrompt, ResponseStream, Settings,
+    CallContext, CallEvent, Outcome, OutcomeState, Registry, RegistryPrompt, ResponseStream,
+    Settings,
 };
 use axum::http::HeaderValue;
 use axum::response::Response;
@@ -152,6 +154,7 @@ impl Kept {
     /// the next answer's history, or, held, the call for the client. The outcome, whose
     /// result may be large, is dropped here.
     fn take(&mut self, registry: &Registry, outcome: Outcome) {
+        trace_outcome(&outcome);
         if let Some(held) = self.record.add(registry, &outcome) {
             self.held_calls.push(held);
             return;
@@ -161,6 +164,22 @@ impl Kept {
             self.output.push('\n');
         }
         self.output.push_str(&outcome.block);
+    }
+}
+
+/// Tells a `tracing` subscriber how a call the gateway ran ended: a tool that failed, or
+/// a call refused, is a warning with the error the model reads.
+fn trace_outcome(outcome: &Outcome) {
+    let (call, id) = (outcome.name.as_str(), outcome.call_id.as_str());
+    match (&outcome.result, outcome.state()) {
+        (_, OutcomeState::Held { confirmation_id }) => {
+            tracing::info!(call = %call, id = %id, confirmation_id = %confirmation_id, "call held for confirmation");
+        }
+        (Err(error), _) => {
+            let error = trace::one_line(&error.to_string());
+            tracing::warn!(call = %call, id = %id, "call failed: {error}");
+        }
+        (Ok(_), _) => tracing::info!(call = %call, id = %id, "call returned"),
     }
 }
 

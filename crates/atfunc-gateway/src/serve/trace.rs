@@ -46,3 +46,13 @@ pub(crate) async fn traced(request: Request, next: Next) -> Response {
 pub(crate) fn elapsed_ms(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0
 }
+
+/// `text` on one line: a message of several lines (a call with two problems) would
+/// otherwise break the log's one event a line.
+pub(crate) fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
