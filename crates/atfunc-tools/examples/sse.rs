@@ -1,12 +1,13 @@
-//! A model's answer run while it streams in, its outcomes served to a client as
-//! server-sent events: the registry is shared in an `Arc`, and each response owns the
-//! stream of its outcomes (`Registry::stream().run(..)` borrows nothing).
+//! A model's answer run while it streams in, its words and its calls' outcomes served to a
+//! client as server-sent events, from one parse: the registry is shared in an `Arc`, and
+//! each response owns the stream of its pieces (`Registry::stream().run_with_text(..)`
+//! borrows nothing).
 //!
 //! Run with `cargo run -p atfunc-tools --example sse`, then
 //! `curl -N http://127.0.0.1:3000/answer`.
 
 use atfunc::{json, Interface, Param, ParamType};
-use atfunc_tools::{FnBox, Outcome, Registry};
+use atfunc_tools::{FnBox, Outcome, Piece, Registry};
 use axum::extract::State;
 use axum::response::sse::{Event, Sse};
 use axum::routing::get;
@@ -48,24 +49,27 @@ fn model_answer() -> impl Stream<Item = Result<&'static str, std::io::Error>> + 
     })
 }
 
-/// One `outcome` event per call, as its calls finish (`data` is the outcome as JSON), then
-/// `done` with the result blocks for the model's next turn.
+/// In the answer's order: a `text` event for the model's words as they come, an `outcome`
+/// event where each call stood (`data` is the outcome as JSON), then `done` with the
+/// result blocks for the model's next turn.
 async fn answer(
     State(registry): State<Arc<Registry>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     // Owned: the response body may outlive this handler and the registry's handle.
-    let outcomes = registry.stream().run(model_answer());
-    let events = futures::stream::unfold(Some(outcomes), |outcomes| async move {
-        let mut outcomes = outcomes?;
-        let event = match outcomes.next().await {
-            Some(Ok(outcome)) => outcome_event(&outcome),
+    let pieces = registry.stream().run_with_text(model_answer());
+    let events = futures::stream::unfold(Some(pieces), |pieces| async move {
+        let mut pieces = pieces?;
+        let event = match pieces.next().await {
+            Some(Ok(Piece::Text(text))) => Event::default().event("text").data(text),
+            Some(Ok(Piece::Outcome(outcome))) => outcome_event(&outcome),
+            Some(Ok(_)) => Event::default().comment("a piece this service does not show"),
             Some(Err(error)) => Event::default().event("error").data(error.to_string()),
             None => {
-                let report = outcomes.report();
+                let report = pieces.report();
                 return Some((Ok(Event::default().event("done").data(report.output)), None));
             }
         };
-        Some((Ok(event), Some(outcomes)))
+        Some((Ok(event), Some(pieces)))
     });
     Sse::new(events)
 }

@@ -66,8 +66,8 @@ pub use panics::quiet_tool_panics;
 pub use record::{RecordedCall, RecordedOutcome, Recording, Replay, ReplayError};
 pub use registry::{
     CallOptions, ExecutionReport, FoundFunction, FunctionStats, InputError, Outcome, OutcomeState,
-    Outcomes, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings, Stats, StreamEnd,
-    CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
+    Outcomes, Piece, Pieces, RegisterError, Registry, RegistryPrompt, ResponseStream, Settings,
+    Stats, StreamEnd, CONTROL_DOMAIN, ERROR_TEXT_FLOOR,
 };
 /// The token of [`CallContext::cancellation`] (tokio-util's, as rmcp's tools get it).
 pub use tokio_util::sync::CancellationToken;

@@ -14,7 +14,8 @@
 //!   registry: a snapshot of what it offered when the answer began, and a ledger it
 //!   shares with it (statistics, call ids, held calls). So a [`ResponseStream`] borrows
 //!   nothing and can be moved to a task or served as a response body.
-//! - `stream`: the answer fed chunk by chunk, or read from a byte stream ([`Outcomes`]),
+//! - `stream`: the answer fed chunk by chunk, or read from a byte stream ([`Outcomes`], with
+//!   its text [`Pieces`]),
 //!   ended at the first call that repeats one when asked ([`atfunc::bind::Repeats`]).
 //! - `view` and `control`: what an answer sees (the functions offered, its
 //!   [`Settings`]) and the control functions (`tools.*`) that answer from it.
@@ -41,5 +42,5 @@ pub use outcome::{ExecutionReport, Outcome, OutcomeState, ERROR_TEXT_FLOOR};
 pub use registration::{FoundFunction, RegisterError, Registry, RegistryPrompt};
 pub use run::CallOptions;
 pub use stats::{FunctionStats, Stats};
-pub use stream::{InputError, Outcomes, ResponseStream, StreamEnd};
+pub use stream::{InputError, Outcomes, Piece, Pieces, ResponseStream, StreamEnd};
 pub use view::Settings;

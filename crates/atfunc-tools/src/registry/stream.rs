@@ -519,8 +519,89 @@ impl ResponseStream {
             queued: VecDeque::new(),
             bytes_read: 0,
             failed: None,
+            pieces: None,
         }
     }
+
+    /// [`ResponseStream::run`], giving the answer's text too: one parse for a service
+    /// that shows the model's words as they come and the calls' outcomes among them (a
+    /// server-sent event stream, a chat window).
+    ///
+    /// The pieces come in the answer's order: a run of text as soon as it is read, each
+    /// call's outcome where the call stood, so the text after a call waits for its outcome
+    /// (as the text after it waits for a slow tool in a chat). With
+    /// [`ResponseStream::in_completion_order`] the text comes as soon as it is read and
+    /// each outcome as soon as its call is done, wherever it stood: a call's text before
+    /// it still comes first, and [`Outcome::span`] says where the call stood. Text is what
+    /// the parser released: the answer without its calls, invalid UTF-8 replaced; text
+    /// held back when the input fails (a call cut short) does not come. Everything else
+    /// is as with [`ResponseStream::run`]: an input error comes last, after every piece
+    /// read before it.
+    ///
+    /// ```
+    /// use atfunc_tools::{FnBox, Piece, Registry};
+    /// use atfunc::{Interface, Param, ParamType};
+    /// use futures::StreamExt;
+    /// use serde_json::json;
+    ///
+    /// #[tokio::main(flavor = "current_thread")]
+    /// async fn main() {
+    ///     let registry = Registry::new();
+    ///     registry
+    ///         .register(FnBox::new("math").function(
+    ///             Interface::new("double").in_domain("math")
+    ///                 .param(Param::new("x", ParamType::Number).required()),
+    ///             |args, _ctx| Ok(json!(args.get::<f64>("x")? * 2.0)),
+    ///         ))
+    ///         .unwrap();
+    ///     let chunks = ["Twice 2 is @math.dou", "ble(2), twice 5 is @math.double(5", ")."];
+    ///     let input = futures::stream::iter(chunks.map(Ok::<_, std::io::Error>));
+    ///
+    ///     let mut shown = String::new();
+    ///     let mut pieces = registry.stream().run_with_text(input);
+    ///     while let Some(piece) = pieces.next().await {
+    ///         match piece.expect("the input has no errors") {
+    ///             Piece::Text(text) => shown.push_str(&text),
+    ///             Piece::Outcome(outcome) => shown.push_str(&format!("[{}]", outcome.result.unwrap())),
+    ///             _ => {}
+    ///         }
+    ///     }
+    ///     assert_eq!(shown, "Twice 2 is [4.0], twice 5 is [10.0].");
+    /// }
+    /// ```
+    pub fn run_with_text<S, B, E>(self, input: S) -> Pieces<S, E>
+    where
+        S: Stream<Item = Result<B, E>>,
+        B: AsRef<[u8]>,
+    {
+        let mut outcomes = self.run(input);
+        outcomes.pieces = Some(VecDeque::new());
+        Pieces(outcomes)
+    }
+}
+
+/// A piece of an answer read by [`ResponseStream::run_with_text`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+// An outcome is moved once, to whoever reads the stream, as [`Outcomes`] gives it
+// unboxed: a box would cost an allocation per call and buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Piece {
+    /// Text of the answer between its calls, as the parser released it (a run may come in
+    /// several pieces).
+    Text(String),
+    /// A call's outcome: it returned, failed, was refused (a call that does not bind, text
+    /// that looked like a call and could not be read) or is held.
+    Outcome(Outcome),
+}
+
+/// What [`Outcomes`] still has to give, in the answer's order, when it gives text too.
+#[derive(Debug)]
+enum Slot {
+    Text(String),
+    /// Where a call that runs stood: in call order its outcome's place, which holds back
+    /// what follows until it comes.
+    Call,
 }
 
 /// How much input one poll of [`Outcomes`] reads at most, in bytes and in chunks, before
@@ -556,6 +637,10 @@ pub struct Outcomes<S, E> {
     bytes_read: usize,
     /// The input's error, given once every call read before it has its outcome.
     failed: Option<InputError<E>>,
+    /// With [`ResponseStream::run_with_text`]: what was read and is not given yet, in the
+    /// answer's order (in completion order outcomes come as they finish, wherever their
+    /// place).
+    pieces: Option<VecDeque<Slot>>,
 }
 
 /// The calls an [`Outcomes`] runs: their outcomes in call order, or as they finish
@@ -653,8 +738,56 @@ impl<S, E> Outcomes<S, E> {
     }
 
     fn queue(&mut self, events: Vec<Event>) {
-        let jobs = self.stream.jobs(events);
+        let Some(pieces) = self.pieces.as_mut() else {
+            let jobs = self.stream.jobs(events);
+            self.queued.extend(jobs);
+            return;
+        };
+        // What the answer holds, in order: text, and the start of each call read. A call
+        // that does not run (after a repeat) has no outcome, so no place.
+        let mut read: Vec<Result<String, u64>> = Vec::new();
+        let jobs = self.stream.read_events(events, &mut |event| match event {
+            Event::Text { text } => read.push(Ok(text.clone())),
+            Event::InvalidUtf8 { bytes, .. } => {
+                read.push(Ok(String::from_utf8_lossy(bytes).into_owned()));
+            }
+            Event::Call(call) => read.push(Err(call.span.start)),
+            Event::Malformed { span, .. } => read.push(Err(span.start)),
+            _ => {}
+        });
+        let mut runs = jobs.iter().map(|job| job.span().start).peekable();
+        for item in read {
+            match item {
+                // A run of text is one piece as far as it is read; a call ends it.
+                Ok(text) => match pieces.back_mut() {
+                    Some(Slot::Text(last)) => last.push_str(&text),
+                    _ => pieces.push_back(Slot::Text(text)),
+                },
+                Err(start) if runs.peek() == Some(&start) => {
+                    runs.next();
+                    pieces.push_back(Slot::Call);
+                }
+                Err(_) => {}
+            }
+        }
         self.queued.extend(jobs);
+    }
+
+    /// The text at the front of what is to be given, if any. In completion order a call's
+    /// place holds nothing back: it only ends the run of text before it.
+    fn text_first(&mut self) -> Option<String> {
+        let in_call_order = matches!(self.running, Running::Ordered(_));
+        let pieces = self.pieces.as_mut()?;
+        while !in_call_order && matches!(pieces.front(), Some(Slot::Call)) {
+            pieces.pop_front();
+        }
+        match pieces.front() {
+            Some(Slot::Text(_)) => match pieces.pop_front() {
+                Some(Slot::Text(text)) => Some(text),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Starts queued calls while fewer than the concurrency limit run.
@@ -678,16 +811,15 @@ impl<S, E> Outcomes<S, E> {
     }
 }
 
-impl<S, B, E> Stream for Outcomes<S, E>
+impl<S, B, E> Outcomes<S, E>
 where
     S: Stream<Item = Result<B, E>>,
     B: AsRef<[u8]>,
 {
-    type Item = Result<Outcome, InputError<E>>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
-        let this = self.get_mut();
+    /// The next piece: text (only when made by [`ResponseStream::run_with_text`]) or an
+    /// outcome; the input's error last.
+    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Piece, InputError<E>>>> {
+        let this = self;
         // Read all the input that is ready before looking at the calls, so that parsing
         // keeps up with the model while a tool runs; but only so far ahead of them: input
         // that comes faster than its calls run (a file, a pipe) would otherwise be queued
@@ -730,12 +862,23 @@ where
             }
         }
         this.start();
+        if let Some(text) = this.text_first() {
+            return Poll::Ready(Some(Ok(Piece::Text(text))));
+        }
         match this.running.poll_next(cx) {
             Poll::Ready(Some(outcome)) => {
                 this.stream.record(&outcome);
                 // The next queued call starts now, not at the next poll.
                 this.start();
-                Poll::Ready(Some(Ok(outcome)))
+                let in_call_order = matches!(this.running, Running::Ordered(_));
+                if let (true, Some(pieces)) = (in_call_order, this.pieces.as_mut()) {
+                    // This outcome is the place at the front: the text before it went
+                    // first. (In completion order places are passed over as text goes.)
+                    if let Some(Slot::Call) = pieces.front() {
+                        pieces.pop_front();
+                    }
+                }
+                Poll::Ready(Some(Ok(Piece::Outcome(outcome))))
             }
             Poll::Ready(None) if this.input.is_none() && this.queued.is_empty() => {
                 Poll::Ready(this.failed.take().map(Err))
@@ -748,5 +891,58 @@ where
                 Poll::Pending
             }
         }
+    }
+}
+
+impl<S, B, E> Stream for Outcomes<S, E>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<Outcome, InputError<E>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
+        // Made by `run`, it keeps no text: every piece is an outcome.
+        self.get_mut().poll_piece(cx).map(|piece| match piece? {
+            Ok(Piece::Outcome(outcome)) => Some(Ok(outcome)),
+            Ok(Piece::Text(_)) => None,
+            Err(error) => Some(Err(error)),
+        })
+    }
+}
+
+/// The text and outcomes of an answer read from a byte stream while its calls run; made
+/// by [`ResponseStream::run_with_text`]. A [`futures::Stream`] of
+/// `Result<Piece, InputError<E>>`; as [`Outcomes`] otherwise.
+pub struct Pieces<S, E>(Outcomes<S, E>);
+
+impl<S, E> Pieces<S, E> {
+    /// What the answer's calls did so far ([`Outcomes::report`]).
+    pub fn report(&self) -> ExecutionReport {
+        self.0.report()
+    }
+
+    /// The span of the call that ended the answer ([`Outcomes::repeated_at`]).
+    pub fn repeated_at(&self) -> Option<Span> {
+        self.0.repeated_at()
+    }
+}
+
+impl<S, E> std::fmt::Debug for Pieces<S, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Pieces").field(&self.0).finish()
+    }
+}
+
+impl<S, B, E> Stream for Pieces<S, E>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    type Item = Result<Piece, InputError<E>>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().0.poll_piece(cx)
     }
 }

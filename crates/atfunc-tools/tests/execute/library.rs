@@ -394,6 +394,168 @@ mod streaming {
         }
     }
 
+    /// The answer's pieces, adjacent text joined: text as `Ok`, outcomes as
+    /// `Err((name, result or error))`.
+    async fn pieces_of(
+        stream: atfunc_tools::ResponseStream,
+        chunks: Vec<String>,
+    ) -> Vec<Result<String, (String, String)>> {
+        use atfunc_tools::Piece;
+        let input = futures::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+        let mut shown: Vec<Result<String, (String, String)>> = Vec::new();
+        let mut pieces = stream.run_with_text(input);
+        while let Some(piece) = pieces.next().await {
+            match piece.unwrap() {
+                Piece::Text(text) => match shown.last_mut() {
+                    Some(Ok(last)) => last.push_str(&text),
+                    _ => shown.push(Ok(text)),
+                },
+                Piece::Outcome(outcome) => {
+                    let result = match &outcome.result {
+                        Ok(value) => value.to_string(),
+                        Err(error) => error.to_string(),
+                    };
+                    shown.push(Err((outcome.name.clone(), result)));
+                }
+                _ => unreachable!("text and outcomes only"),
+            }
+        }
+        shown
+    }
+
+    /// Text and outcomes in the answer's order, the same at every chunking: whole, in
+    /// 1-, 3-byte and random 1-7-byte pieces (cut at character boundaries).
+    #[tokio::test]
+    async fn text_and_outcomes_come_in_the_answers_order_at_every_chunking() {
+        let answer = "Café: @t.echo(\"a\") and @t.nope(1) then @t.echo(text=\"b\"). Done, @t.echo(";
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let cut = |sizes: &mut dyn FnMut() -> usize| {
+            let (mut pieces, mut rest) = (Vec::new(), answer);
+            while !rest.is_empty() {
+                let mut at = sizes().min(rest.len());
+                while !rest.is_char_boundary(at) {
+                    at += 1;
+                }
+                pieces.push(rest[..at].to_owned());
+                rest = &rest[at..];
+            }
+            pieces
+        };
+        let whole = pieces_of(registry.stream(), vec![answer.to_owned()]).await;
+        let expected: Vec<Result<String, (String, String)>> = vec![
+            Ok("Café: ".into()),
+            Err(("t.echo".into(), "\"a\"".into())),
+            Ok(" and ".into()),
+            Err(("t.nope".into(), "".into())),
+            Ok(" then ".into()),
+            Err(("t.echo".into(), "\"b\"".into())),
+            Ok(". Done, ".into()),
+            // The call cut short by the end of the answer: refused, not dropped.
+            Err(("t.echo".into(), "".into())),
+        ];
+        assert_eq!(whole.len(), expected.len(), "{whole:#?}");
+        for (got, want) in whole.iter().zip(&expected) {
+            match (got, want) {
+                (Err((name, _)), Err((wanted, w))) if w.is_empty() => assert_eq!(name, wanted),
+                _ => assert_eq!(got, want),
+            }
+        }
+        let mut seed = 7u64;
+        let mut random = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            1 + (seed % 7) as usize
+        };
+        for chunks in [cut(&mut || 1), cut(&mut || 3), cut(&mut random)] {
+            let pieces = pieces_of(registry.stream(), chunks.clone()).await;
+            assert_eq!(pieces, whole, "{chunks:?}");
+        }
+    }
+
+    /// In completion order the text after a slow call comes before its outcome, with the
+    /// outcome of a quick call after it; in call order it waits where the call stood.
+    #[tokio::test]
+    async fn with_text_a_slow_call_holds_the_rest_back_in_call_order_only() {
+        use atfunc_tools::Piece;
+        use futures::FutureExt;
+        let answer = "Go: @g.slow() then @g.fast() end";
+        for completion in [false, true] {
+            let (open, gate) = tokio::sync::oneshot::channel();
+            let registry = Registry::new();
+            registry.set_concurrency(4);
+            registry
+                .register(gated(Arc::new(Mutex::new(Some(gate)))))
+                .unwrap();
+            let input = futures::stream::iter([Ok::<_, std::io::Error>(answer)]);
+            let mut stream = registry.stream();
+            if completion {
+                stream = stream.in_completion_order();
+            }
+            let mut pieces = stream.run_with_text(input);
+            let mut before: Vec<String> = Vec::new();
+            while let Some(Some(piece)) = pieces.next().now_or_never() {
+                before.push(match piece.unwrap() {
+                    Piece::Text(text) => text,
+                    Piece::Outcome(outcome) => format!("[{}]", outcome.name),
+                    _ => unreachable!(),
+                });
+            }
+            if completion {
+                assert_eq!(before, ["Go: ", " then ", " end", "[g.fast]"]);
+            } else {
+                assert_eq!(before, ["Go: "], "the rest waits for the slow call");
+            }
+            open.send(()).unwrap();
+            let rest: Vec<String> = pieces
+                .map(|piece| match piece.unwrap() {
+                    Piece::Text(text) => text,
+                    Piece::Outcome(outcome) => format!("[{}]", outcome.name),
+                    _ => unreachable!(),
+                })
+                .collect()
+                .await;
+            if completion {
+                assert_eq!(rest, ["[g.slow]"]);
+            } else {
+                assert_eq!(rest, ["[g.slow]", " then ", "[g.fast]", " end"]);
+            }
+        }
+    }
+
+    /// An input error comes last, after the text and outcomes read before it; the call it
+    /// cut short does not run, and its text does not come.
+    #[tokio::test]
+    async fn with_text_an_input_error_comes_after_everything_read_before_it() {
+        use atfunc_tools::Piece;
+        let registry = Registry::new();
+        registry
+            .register(slow_and_fast(Arc::new(Mutex::new(None))))
+            .unwrap();
+        let input = futures::stream::iter([
+            Ok("done: @t.echo(\"A\") partial: @t.echo(\"Os"),
+            Err(std::io::Error::other("upstream reset")),
+            Ok("lo\")"),
+        ]);
+        let pieces: Vec<_> = registry.stream().run_with_text(input).collect().await;
+        let shown: Vec<String> = pieces
+            .iter()
+            .map(|piece| match piece {
+                Ok(Piece::Text(text)) => text.clone(),
+                Ok(Piece::Outcome(outcome)) => format!("[{}]", outcome.result.as_ref().unwrap()),
+                Ok(_) => unreachable!(),
+                Err(error) => format!("error after {} bytes", error.bytes_read),
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            ["done: ", "[\"A\"]", " partial: ", "error after 39 bytes"]
+        );
+    }
+
     /// Input that is always ready and holds no call is not read whole in one poll: the
     /// stream yields to the runtime after a budget, and reads on at the next poll.
     #[tokio::test]
@@ -451,14 +613,15 @@ mod streaming {
     }
 }
 
-/// `crates/atfunc-tools/examples/sse.rs`: an owned outcome stream served over SSE, read here by a plain
-/// HTTP/1.0 client (no chunked encoding, the body ends when the stream does).
+/// `crates/atfunc-tools/examples/sse.rs`: an owned stream of text and outcomes served over
+/// SSE, read here by a plain HTTP/1.0 client (no chunked encoding, the body ends when the
+/// stream does).
 #[path = "../../examples/sse.rs"]
 #[allow(dead_code)] // its `main`, which the example binary runs
 mod sse_example;
 
 #[tokio::test]
-async fn the_sse_example_serves_each_outcome_then_the_blocks() {
+async fn the_sse_example_serves_the_text_and_each_outcome_in_order_then_the_blocks() {
     use std::sync::Arc;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -492,22 +655,43 @@ async fn the_sse_example_serves_each_outcome_then_the_blocks() {
             (name, data)
         })
         .collect();
-    let names: Vec<&str> = events.iter().map(|(name, _)| *name).collect();
-    assert_eq!(names, ["outcome", "outcome", "outcome", "done"], "{body}");
-    let first: serde_json::Value = serde_json::from_str(events[0].1[0]).unwrap();
+    // The words and the outcomes in the answer's order (a run of text may come in more
+    // than one event), then the blocks.
+    let mut shown: Vec<(&str, String)> = Vec::new();
+    for (name, data) in &events {
+        let data = data.join("\n");
+        match shown.last_mut() {
+            Some(("text", text)) if *name == "text" => text.push_str(&data),
+            _ => shown.push((name, data)),
+        }
+    }
+    let names: Vec<&str> = shown.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names,
+        ["text", "outcome", "text", "outcome", "text", "outcome", "text", "done"],
+        "{body}"
+    );
+    let texts: Vec<&str> = shown
+        .iter()
+        .filter(|(name, _)| *name == "text")
+        .map(|(_, text)| text.as_str())
+        .collect();
+    assert_eq!(texts, ["Oslo: ", ", Bergen: ", ", and ", "."]);
+    let first: serde_json::Value = serde_json::from_str(&shown[1].1).unwrap();
     assert_eq!(
         first,
         serde_json::json!({"name": "weather.get_temp", "args": {"city": "Oslo"},
                            "result": {"city": "Oslo", "celsius": 4}})
     );
-    let third: serde_json::Value = serde_json::from_str(events[2].1[0]).unwrap();
+    let third: serde_json::Value = serde_json::from_str(&shown[5].1).unwrap();
     assert!(third["error"]
         .as_str()
         .unwrap()
         .starts_with("Unknown function 'weather.get_rain'"));
     // The blocks for the model's next turn, one `data` line per line of text.
+    let done = &events.last().unwrap().1;
     assert_eq!(
-        events[3].1[..2],
+        done[..2],
         [
             "Function call: weather.get_temp(\"Oslo\")",
             "Returned: {\"city\":\"Oslo\",\"celsius\":4}"
