@@ -5,10 +5,10 @@
 //! Every wait is bounded.
 #![cfg(unix)]
 
+use crate::served::Served;
 use axum::routing::{get, post};
 use serde_json::{json, Value as Json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -133,51 +133,22 @@ fn vllm(version: &'static str) -> axum::Router {
         .route("/v1/chat/completions", chat())
 }
 
-/// `atfunc serve` in front of `upstream` with `args`; killed when dropped. Its stderr is
-/// kept, line by line.
-struct Served {
-    child: Child,
-    address: String,
-    said: Arc<Mutex<Vec<String>>>,
+/// `atfunc serve` in front of `upstream` with `args`, asking it what it is (no
+/// `--no-detect`, unlike `serve_args`).
+fn start(upstream: &str, args: &[&str]) -> Served {
+    start_with(upstream, args, &[])
+}
+
+fn start_with(upstream: &str, args: &[&str], env: &[(&str, &str)]) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_atfunc"));
+    command
+        .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied());
+    Served::spawn(command)
 }
 
 impl Served {
-    fn start(upstream: &str, args: &[&str]) -> Served {
-        Served::start_with(upstream, args, &[])
-    }
-
-    fn start_with(upstream: &str, args: &[&str], env: &[(&str, &str)]) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_atfunc"))
-            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
-            .args(args)
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start atfunc serve");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let line = lines.next().and_then(Result::ok).unwrap_or_default();
-        let address = line
-            .split("listening on http://")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("atfunc serve did not start: {line}"))
-            .to_owned();
-        let said = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&said);
-        std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                kept.lock().unwrap().push(line);
-            }
-        });
-        Served {
-            child,
-            address,
-            said,
-        }
-    }
-
     /// `GET /atfunc/policy` (with `key` as the bearer, when given): its status and JSON.
     async fn policy_with(&self, key: Option<&str>) -> (u16, Json) {
         let mut request =
@@ -203,14 +174,7 @@ impl Served {
     /// What the gateway wrote to stderr after the line that says where it listens, once
     /// it holds `wanted` (or after 10 s: the caller's check then says what it lacks).
     async fn said(&self, wanted: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let said = self.said.lock().unwrap().join("\n");
-            if said.contains(wanted) || Instant::now() > deadline {
-                return said;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        self.stderr_with(&[wanted]).await.join("\n")
     }
 
     /// A request with one tool, whole: its status.
@@ -230,13 +194,6 @@ impl Served {
     }
 }
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn setting(policy: &Json, name: &str) -> (Json, String) {
     let setting = &policy["policy"][name];
     (
@@ -248,7 +205,7 @@ fn setting(policy: &Json, name: &str) -> (Json, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llama_server_is_found_by_its_props_and_its_template_read() {
     let (url, _) = upstream(llama_server()).await;
-    let served = Served::start(&url, &[]);
+    let served = start(&url, &[]);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["state"], "found", "{policy}");
     assert_eq!(policy["upstream"]["server"], "llama-server");
@@ -287,7 +244,7 @@ async fn llama_server_is_found_by_its_props_and_its_template_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn llama_cpp_python_is_found_by_who_owns_its_models() {
     let (url, _) = upstream(llama_cpp_python()).await;
-    let served = Served::start(&url, &[]);
+    let served = start(&url, &[]);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["server"], "llama-cpp-python", "{policy}");
     assert_eq!(policy["upstream"]["template_calls"], Json::Null);
@@ -306,7 +263,7 @@ async fn llama_cpp_python_is_found_by_who_owns_its_models() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ollama_is_found_its_models_template_read_and_no_grammar_sent() {
     let (url, seen) = upstream(ollama()).await;
-    let served = Served::start(&url, &[]);
+    let served = start(&url, &[]);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["server"], "ollama", "{policy}");
     assert_eq!(policy["upstream"]["version"], "0.5.7");
@@ -328,7 +285,7 @@ async fn ollama_is_found_its_models_template_read_and_no_grammar_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vllm_is_found_and_its_grammars_go_where_it_reads_them() {
     let (url, seen) = upstream(vllm("0.11.0")).await;
-    let served = Served::start(&url, &["--constrain"]);
+    let served = start(&url, &["--constrain"]);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["server"], "vllm", "{policy}");
     assert_eq!(policy["upstream"]["grammar_field"], "structured_outputs");
@@ -351,7 +308,7 @@ async fn vllm_is_found_and_its_grammars_go_where_it_reads_them() {
 
     // Older vLLM reads `guided_grammar`.
     let (url, _) = upstream(vllm("0.9.2")).await;
-    let older = Served::start(&url, &[]).policy().await;
+    let older = start(&url, &[]).policy().await;
     assert_eq!(
         setting(&older, "upstream_kind"),
         (json!("vllm-guided"), "detected".into())
@@ -368,7 +325,7 @@ async fn flags_win_over_what_was_found() {
         "hermes",
         "--no-constrain",
     ];
-    let served = Served::start(&url, &flags);
+    let served = start(&url, &flags);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["server"], "vllm", "{policy}");
     assert_eq!(
@@ -383,7 +340,7 @@ async fn flags_win_over_what_was_found() {
 
     // --no-detect asks nothing: the flags and the defaults alone.
     seen.lock().unwrap().clear();
-    let plain = Served::start(&url, &["--no-detect"]);
+    let plain = start(&url, &["--no-detect"]);
     let policy = plain.policy().await;
     assert_eq!(policy["upstream"]["state"], "off", "{policy}");
     assert_eq!(
@@ -397,7 +354,7 @@ async fn flags_win_over_what_was_found() {
 async fn the_policy_route_needs_the_key() {
     let (url, _) = upstream(llama_cpp_python()).await;
     let key = [("ATFUNC_DETECT_KEY", "k3y")];
-    let served = Served::start_with(&url, &["--api-key-env", "ATFUNC_DETECT_KEY"], &key);
+    let served = start_with(&url, &["--api-key-env", "ATFUNC_DETECT_KEY"], &key);
     let (status, _) = served.policy_with(None).await;
     assert_eq!(status, 401);
     let (status, policy) = served.policy_with(Some("k3y")).await;
@@ -427,7 +384,7 @@ async fn an_upstream_that_answers_late_is_found_in_the_background() {
         ))
     };
     let (url, _) = upstream(loading).await;
-    let served = Served::start(&url, &["--detect-wait", "0.5"]);
+    let served = start(&url, &["--detect-wait", "0.5"]);
     let policy = served.policy().await;
     assert_eq!(policy["upstream"]["state"], "waiting", "{policy}");
     assert_eq!(
@@ -463,7 +420,7 @@ async fn a_stop_signal_while_the_upstream_is_awaited_ends_the_command_cleanly() 
         .local_addr()
         .unwrap()
         .port();
-    let mut served = Served::start(
+    let mut served = start(
         &format!("http://127.0.0.1:{port}"),
         &["--detect-wait", "60"],
     );

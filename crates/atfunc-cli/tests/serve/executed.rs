@@ -347,7 +347,7 @@ async fn each_call_run_is_logged_and_a_failed_one_is_a_warning() {
     let served = Served::executing(&upstream.url, &root, &["--log", "info"]);
     let (status, body) = served.ask(false).await;
     assert_eq!(status, 200, "{body}");
-    let lines = served.stderr_with(&["call returned", "call failed"]);
+    let lines = served.stderr_with(&["call returned", "call failed"]).await;
     let has = |parts: &[&str]| lines.iter().any(|l| parts.iter().all(|p| l.contains(p)));
     assert!(
         has(&["INFO", "call returned", "call=file.writefile"]),

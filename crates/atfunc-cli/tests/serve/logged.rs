@@ -79,7 +79,9 @@ async fn each_request_is_a_line_and_each_error_says_what_the_client_was_told() {
     assert_eq!(post(&served, asking("hello", true)).await.0, 200);
     assert_eq!(post(&served, "{not json".into()).await.0, 400);
     assert_eq!(post(&served, asking("crash", false)).await.0, 500);
-    let lines = served.stderr_with(&["stream ended", "refused:", "the model crashed"]);
+    let lines = served
+        .stderr_with(&["stream ended", "refused:", "the model crashed"])
+        .await;
     let line = |parts: &[&str]| {
         lines
             .iter()
@@ -110,7 +112,7 @@ async fn debug_shows_what_the_turn_chose_and_each_round() {
     let upstream = upstream().await;
     let served = serve(&upstream, &["--log", "debug"]);
     assert_eq!(post(&served, asking("hello", false)).await.0, 200);
-    let lines = served.stderr_with(&["round ended"]);
+    let lines = served.stderr_with(&["round ended"]).await;
     for part in [
         "turn tools=1 choice=Auto dialect=Atfunc constrain=false after_results=false",
         "upstream round round=1",
@@ -136,7 +138,7 @@ async fn nothing_is_written_without_the_flag() {
     // With a log the lines are written before the answer is (the tests above); a pause
     // lets the pipe carry any.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let lines = served.stderr_with(&[]);
+    let lines = served.stderr_with(&[]).await;
     assert!(lines.is_empty(), "{lines:#?}");
 }
 

@@ -1,6 +1,6 @@
-//! `atfunc serve` run for a test, as the executed-turn tests (`executed.rs`) and the
-//! stalled-client tests (`gateway_hold.rs`) both start it: on a free port, its address read
-//! from the first line it writes, killed when the test lets it go.
+//! `atfunc serve` run for a test, as the executed-turn, stalled-client, log and detection
+//! tests all start it: on a free port, its address read from the first line it writes,
+//! the rest of its stderr kept line by line, killed when the test lets it go.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader};
@@ -66,8 +66,10 @@ impl Served {
         }
     }
 
-    /// The stderr lines so far, once one holds each of `wanted` (or after 10 s).
-    pub fn stderr_with(&self, wanted: &[&str]) -> Vec<String> {
+    /// The stderr lines so far, once one holds each of `wanted` (or after 10 s: the
+    /// caller's check then says what they lack). Waits without blocking the runtime, whose
+    /// scripted upstream may be what the gateway waits for.
+    pub async fn stderr_with(&self, wanted: &[&str]) -> Vec<String> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let lines = self.lines.lock().unwrap().clone();
@@ -75,7 +77,7 @@ impl Served {
             if wanted.iter().all(found) || Instant::now() > deadline {
                 return lines;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 }
