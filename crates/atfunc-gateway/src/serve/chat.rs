@@ -136,11 +136,23 @@ pub(crate) async fn handle(
         after_results = since.after_results,
         "turn"
     );
+    let asked = Asked {
+        messages,
+        since,
+        choice,
+        single_call,
+        constrain,
+    };
     if dialect != Dialect::Atfunc {
-        let asked = (choice, single_call, constrain);
-        let history = (messages, since);
-        return native_turn(gateway, auth, request, history, tools, asked, &in_effect).await;
+        return native_turn(gateway, auth, request, tools, asked, &in_effect).await;
     }
+    let Asked {
+        messages,
+        since,
+        choice,
+        single_call,
+        constrain,
+    } = asked;
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
         request.remove(field);
@@ -203,31 +215,82 @@ pub(crate) async fn handle(
     } else {
         None
     };
+    let parts = TurnParts {
+        request,
+        choice,
+        single_call,
+        dialect: Dialect::Atfunc,
+        grammars,
+        weighing,
+        decision_usage,
+        answer,
+        at_cap,
+    };
+    let turn = build_turn(&gateway, tools, &since, parts, &in_effect);
+    run_turn(gateway, auth, turn).await
+}
+
+/// What the client asked of this answer, with the history it came with: the messages
+/// (not yet rewritten), the conversation read from them, and the choices of the request.
+struct Asked {
+    messages: Vec<Box<RawValue>>,
+    since: Since,
+    choice: Choice,
+    single_call: bool,
+    /// Whether the answer goes under its grammar, as the policy and the request say.
+    constrain: bool,
+}
+
+/// What a turn is built from once the request to send is ready, in either call format.
+struct TurnParts {
+    request: Request,
+    choice: Choice,
+    single_call: bool,
+    dialect: Dialect,
+    grammars: Option<turn::Grammars>,
+    weighing: Option<decide::Weighing>,
+    /// The tokens a `--decide` request used, counted in the answer's usage.
+    decision_usage: Option<Json>,
+    /// After tool results: the request for an answer in words.
+    answer: Option<Request>,
+    at_cap: bool,
+}
+
+/// The turn of `parts`, with the gateway's policy: its grammars, resamples and repair
+/// rounds, the repeated calls it drops, the usage of the requests made before it, and
+/// after tool results the conversation policy. Written once for both call formats.
+fn build_turn(
+    gateway: &Gateway,
+    tools: Arc<ToolSet>,
+    since: &Since,
+    parts: TurnParts,
+    in_effect: &super::detect::InEffect,
+) -> Turn {
+    let policy = &gateway.options.policy;
     // What was built from a kept list counts toward the bound on what is kept.
     gateway.tools.recount(&tools);
     let mut turn = Turn::new(
         tools,
-        request,
-        choice,
-        single_call,
-        gateway.options.policy.repair_rounds,
-        Dialect::Atfunc,
+        parts.request,
+        parts.choice,
+        parts.single_call,
+        policy.repair_rounds,
+        parts.dialect,
     );
-    if let Some(grammars) = grammars {
-        let policy = &gateway.options.policy;
+    if let Some(grammars) = parts.grammars {
         turn.constrain(in_effect.kind.value, grammars, policy.resamples);
     }
-    turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
-    turn.count_usage(decision_usage);
+    turn.keep_repeated_calls(policy.keep_repeated_calls);
+    turn.count_usage(parts.decision_usage);
     // Never together with a decision, whose usage it would replace: the default does not
     // weigh under `--decide`, and the gateway refuses a given threshold with it at setup.
-    if let Some(weighing) = weighing {
+    if let Some(weighing) = parts.weighing {
         weighing.record_in(&mut turn);
     }
-    if let Some(answer) = answer {
-        turn.after_results(&since, answer, at_cap);
+    if let Some(answer) = parts.answer {
+        turn.after_results(since, answer, parts.at_cap);
     }
-    run_turn(gateway, auth, turn).await
+    turn
 }
 
 /// A request with tools for a model that writes its own call format
@@ -245,11 +308,17 @@ async fn native_turn(
     gateway: Arc<Gateway>,
     auth: Option<HeaderValue>,
     mut request: Request,
-    (messages, since): (Vec<Box<RawValue>>, Since),
     tools: Arc<ToolSet>,
-    (choice, single_call, constrain): (Choice, bool, bool),
+    asked: Asked,
     in_effect: &super::detect::InEffect,
 ) -> Result<Response, ApiError> {
+    let Asked {
+        messages,
+        since,
+        choice,
+        single_call,
+        constrain,
+    } = asked;
     request.remove("atfunc_execute");
     request.remove("atfunc_constrain");
     let policy = &gateway.options.policy;
@@ -291,25 +360,18 @@ async fn native_turn(
         }
         _ => None,
     };
-    gateway.tools.recount(&tools);
-    let mut turn = Turn::new(
-        tools,
+    let parts = TurnParts {
         request,
         choice,
         single_call,
-        policy.repair_rounds,
         dialect,
-    );
-    if let Some(grammars) = grammars {
-        turn.constrain(in_effect.kind.value, grammars, policy.resamples);
-    }
-    turn.keep_repeated_calls(gateway.options.policy.keep_repeated_calls);
-    if let Some(weighing) = weighing {
-        weighing.record_in(&mut turn);
-    }
-    if let Some(answer) = answer {
-        turn.after_results(&since, answer, at_cap);
-    }
+        grammars,
+        weighing,
+        decision_usage: None,
+        answer,
+        at_cap,
+    };
+    let turn = build_turn(&gateway, tools, &since, parts, in_effect);
     run_turn(gateway, auth, turn).await
 }
 
