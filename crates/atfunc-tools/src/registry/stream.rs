@@ -903,12 +903,17 @@ where
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         // Nothing here is pinned structurally: the input is boxed, the futures are boxed.
-        // Made by `run`, it keeps no text: every piece is an outcome.
-        self.get_mut().poll_piece(cx).map(|piece| match piece? {
-            Ok(Piece::Outcome(outcome)) => Some(Ok(outcome)),
-            Ok(Piece::Text(_)) => None,
-            Err(error) => Some(Err(error)),
-        })
+        let this = self.get_mut();
+        loop {
+            return match this.poll_piece(cx) {
+                Poll::Ready(Some(Ok(Piece::Outcome(outcome)))) => Poll::Ready(Some(Ok(outcome))),
+                // Made by `run`, it keeps no text; were there any, it is passed over.
+                Poll::Ready(Some(Ok(Piece::Text(_)))) => continue,
+                Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(error))),
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            };
+        }
     }
 }
 
