@@ -333,9 +333,7 @@ impl Turn {
             return;
         }
         self.answer_request = Some(answer);
-        if !self.native {
-            self.echo = Some(EchoCut::default());
-        }
+        self.echo = Some(EchoCut::new(self.native));
     }
 
     fn start_answer(&mut self, answer: Request) {
@@ -344,9 +342,7 @@ impl Turn {
         self.round_text.clear();
         // The parser stays the turn's: a call in the model's format is read (and dropped),
         // not shown as words.
-        if !self.native {
-            self.echo = Some(EchoCut::default());
-        }
+        self.echo = Some(EchoCut::new(self.native));
     }
 
     /// Asks the turn's request again, sampled, at most `times` times, when an answer's

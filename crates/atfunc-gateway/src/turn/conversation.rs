@@ -13,7 +13,8 @@
 //!   results are in, and an answer held to calls would never end;
 //! - a line of the answer that starts like a results block (`Function call:`,
 //!   `Returned:`) is a copy of the results, not an answer: it and what follows are cut
-//!   ([`EchoCut`]);
+//!   ([`EchoCut`]); so is a line that starts a JSON call object (`{"name": ...`), which a
+//!   model taught a JSON call format writes after results instead of words;
 //! - an answer left with no call and no words asks once more, for an answer in words
 //!   from the results ([`answer_request`], [`Since::answer_note`]);
 //! - after [`DEFAULT_CALL_ROUNDS`] rounds of calls the answer is asked for in words
@@ -178,10 +179,24 @@ pub(crate) fn answer_request(mut messages: Vec<Box<RawValue>>, note: &str) -> Ve
 /// an answer line starting with one copies the results.
 const RESULT_LABELS: [&str; 2] = ["Function call:", "Returned:"];
 
+/// How a line that starts a JSON call object begins, whitespace left out: after results,
+/// a model taught a JSON call format writes the call again, or its result as a call
+/// (`{"name": "result", "value": 26.1}`), where an answer in words belongs. Such a line is
+/// no call the parser reads (it is not alone, or names no tool), and never words.
+const JSON_CALL_STARTS: [&str; 4] = [
+    "{\"name\":",
+    "[{\"name\":",
+    "{\"function\":",
+    "[{\"function\":",
+];
+
 /// Cuts an answer at the first line that starts like a results block, whatever the
 /// pieces it comes in: the start of each line is held until it is known not to.
 #[derive(Debug, Default)]
 pub(crate) struct EchoCut {
+    /// Whether the model writes its own call format: the results reach it through its
+    /// chat template, not as a results block, so only JSON call lines are cut.
+    native: bool,
     /// The start of the current line, held: whitespace, then at most a label's length.
     held: String,
     /// Whether the current line's start is still undecided.
@@ -193,6 +208,14 @@ pub(crate) struct EchoCut {
 }
 
 impl EchoCut {
+    /// A cut for an answer in atfunc's syntax (`native` false), or in a model's own format.
+    pub(crate) fn new(native: bool) -> EchoCut {
+        EchoCut {
+            native,
+            ..EchoCut::default()
+        }
+    }
+
     /// Passes on what of `text` is known not to copy the results.
     pub(crate) fn push(&mut self, text: &str) -> String {
         let mut out = String::new();
@@ -232,15 +255,27 @@ impl EchoCut {
 
     fn decide(&mut self, out: &mut String) {
         let start = self.held.trim_start();
-        if start.is_empty() && !self.held.ends_with('\n') {
+        let line_ended = self.held.ends_with('\n');
+        if start.is_empty() && !line_ended {
             return;
         }
-        if RESULT_LABELS.iter().any(|label| start.starts_with(label)) {
+        // JSON may space its tokens as it likes: its starts are compared without spaces.
+        let compact: String = start.chars().filter(|c| !c.is_whitespace()).collect();
+        let labels: &[&str] = if self.native { &[] } else { &RESULT_LABELS };
+        if labels.iter().any(|label| start.starts_with(label))
+            || JSON_CALL_STARTS
+                .iter()
+                .any(|json| compact.starts_with(json))
+        {
             self.cut = true;
             self.held.clear();
             return;
         }
-        if RESULT_LABELS.iter().any(|label| label.starts_with(start)) && !start.is_empty() {
+        let may_be = labels.iter().any(|label| label.starts_with(start))
+            || JSON_CALL_STARTS
+                .iter()
+                .any(|json| json.starts_with(&compact));
+        if may_be && !start.is_empty() && !line_ended {
             return;
         }
         self.deciding = false;
@@ -345,7 +380,7 @@ mod tests {
 
     /// `answer` cut by [`EchoCut`] fed in pieces of `size` bytes (at char boundaries).
     fn cut(answer: &str, size: usize) -> (String, bool) {
-        let mut echo = EchoCut::default();
+        let mut echo = EchoCut::new(false);
         let mut out = String::new();
         let mut rest = answer;
         while !rest.is_empty() {
@@ -388,6 +423,27 @@ mod tests {
             ),
             ("", "", false),
             ("\n\nHello", "\n\nHello", false),
+            // A JSON call written again after results, and its result as a call.
+            (
+                "{\"name\": \"convert_units\", \"arguments\": {\"value\": 42}}\n{\"name\": \"result\", \"value\": 26.1}",
+                "",
+                true,
+            ),
+            (
+                "42 km is 26.1 miles.\n  { \"name\" : \"convert_units\"}",
+                "42 km is 26.1 miles.\n",
+                true,
+            ),
+            ("[{\"function\": {\"name\": \"f\"}}]", "", true),
+            // JSON that is no call, and braces in words, are words.
+            (
+                "{\"temperature\": 19}\nIt is sunny.",
+                "{\"temperature\": 19}\nIt is sunny.",
+                false,
+            ),
+            ("{\n\"a\": 1}", "{\n\"a\": 1}", false),
+            ("{ names are hard }", "{ names are hard }", false),
+            ("{\"na", "{\"na", false),
         ];
         for (answer, kept, was_cut) in cases {
             for size in [1, 2, 3, 7, 1000] {
@@ -396,6 +452,30 @@ mod tests {
                     (kept.to_owned(), was_cut),
                     "{answer:?} in {size}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn in_a_models_own_format_only_json_call_lines_are_cut() {
+        for (answer, kept) in [
+            (
+                "Returned: the parcel came back.",
+                "Returned: the parcel came back.",
+            ),
+            (
+                "It is 26.1 miles.\n{\"name\": \"result\"}",
+                "It is 26.1 miles.\n",
+            ),
+        ] {
+            for size in [1, 3, 1000] {
+                let mut echo = EchoCut::new(true);
+                let mut out = String::new();
+                for piece in answer.as_bytes().chunks(size) {
+                    out.push_str(&echo.push(std::str::from_utf8(piece).unwrap()));
+                }
+                out.push_str(&echo.finish());
+                assert_eq!(out, kept, "{answer:?} in {size}");
             }
         }
     }
