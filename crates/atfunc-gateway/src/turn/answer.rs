@@ -618,14 +618,10 @@ impl Turn {
             Choice::Auto | Choice::None => false,
         };
         if refused_count == 0 && !missing {
-            if self.calls == 0 && !self.words && self.round != Round::Answer {
-                // After results, an answer that gave the client nothing (a call made
-                // before, dropped; a copy of the results, cut): the answer in words.
-                if let Some(answer) = self.answer_request.take() {
-                    self.unresolved.clear();
-                    self.start_answer(answer);
-                    return RoundEnd::Repair;
-                }
+            // After results, an answer that gave the client nothing (a call made before,
+            // dropped; a copy of the results, cut): the answer in words.
+            if self.answer_in_words_instead() {
+                return RoundEnd::Repair;
             }
             if self.round == Round::Resample {
                 // The resample's answer stands in for the failed one: it wrote no call
@@ -643,6 +639,10 @@ impl Turn {
             return RoundEnd::Repair;
         }
         if self.repairs_left == 0 {
+            // After results, calls still wrong are no answer to show: the answer in words.
+            if self.answer_in_words_instead() {
+                return RoundEnd::Repair;
+            }
             self.give_up(out);
             return RoundEnd::Done;
         }
@@ -677,6 +677,22 @@ impl Turn {
 
     /// Ends the turn without asking again (no rounds left, or the upstream failed during
     /// a repair): calls that were not repaired are shown as the text they were.
+    /// After tool results, when the answer gave the client neither a call nor words (its
+    /// calls made before and dropped, a copy of the results cut, or calls that stayed
+    /// wrong after the repair rounds): asks for the answer in words instead, once. `false`
+    /// when the turn is not after results, gave something, or asked already.
+    fn answer_in_words_instead(&mut self) -> bool {
+        if self.calls > 0 || self.words || self.round == Round::Answer {
+            return false;
+        }
+        let Some(answer) = self.answer_request.take() else {
+            return false;
+        };
+        self.unresolved.clear();
+        self.start_answer(answer);
+        true
+    }
+
     pub(crate) fn give_up(&mut self, out: &mut Vec<Out>) {
         let unresolved = std::mem::take(&mut self.unresolved);
         if !unresolved.is_empty() {
@@ -1622,6 +1638,27 @@ mod tests {
                     json!({"text": "It is 21 °C in Paris.", "calls": []})
                 );
             }
+        }
+    }
+
+    #[test]
+    fn after_results_calls_still_wrong_after_repair_give_way_to_the_answer_in_words() {
+        for size in [1, 3, 4096] {
+            let mut turn = after_paris(Choice::Auto, false);
+            let (out, end) = run(&mut turn, "@get_weather(days=2)", size);
+            assert_eq!((end, turn.repairing()), (RoundEnd::Repair, true));
+            assert_eq!(shape(&out), json!({"text": "", "calls": []}));
+            // The repair's answer is still wrong: not shown, the answer in words is asked.
+            let (out, end) = run(&mut turn, "@get_weather(days=3)", size);
+            assert_eq!(end, RoundEnd::Repair, "{size}");
+            assert!(!turn.repairing(), "the answer in words is the client's");
+            assert_eq!(shape(&out), json!({"text": "", "calls": []}));
+            let (out, end) = run(&mut turn, "It is 21 °C in Paris.", size);
+            assert_eq!(end, RoundEnd::Done);
+            assert_eq!(
+                shape(&out),
+                json!({"text": "It is 21 °C in Paris.", "calls": []})
+            );
         }
     }
 
