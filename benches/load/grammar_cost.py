@@ -50,7 +50,7 @@ def free_port():
 
 
 def found(command, what):
-    """The path a helper script prints, or a clear error naming it."""
+    """The path a script of the repository prints, or a clear error naming it."""
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0 or not done.stdout.strip():
         sys.exit("%s not found: `%s` said: %s" % (what, " ".join(command), done.stderr.strip()))
