@@ -5,7 +5,7 @@
 //! Every wait is bounded.
 #![cfg(unix)]
 
-use crate::served::Served;
+use crate::served::{hello_stream, Served};
 use axum::routing::{get, post};
 use serde_json::{json, Value as Json};
 use std::process::Command;
@@ -66,15 +66,7 @@ fn chat() -> axum::routing::MethodRouter {
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."},
                     "finish_reason": "stop"}]})));
         }
-        let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-            "model": "m", "choices": [{"index": 0, "delta": {"content": "Hello."},
-            "finish_reason": "stop"}]});
-        axum::response::Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(axum::body::Body::from(format!(
-                "data: {chunk}\n\ndata: [DONE]\n\n"
-            )))
-            .unwrap()
+        hello_stream()
     })
 }
 

@@ -4,7 +4,7 @@
 //! or RUST_LOG.
 #![cfg(unix)]
 
-use crate::served::{serve_args, Served};
+use crate::served::{hello_stream, serve_args, Served};
 use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
@@ -24,15 +24,7 @@ async fn upstream() -> String {
                     axum::Json(error),
                 ));
             }
-            let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-                "model": "m", "choices": [{"index": 0, "delta": {"content": "Hello."},
-                "finish_reason": "stop"}]});
-            axum::response::Response::builder()
-                .header("content-type", "text/event-stream")
-                .body(axum::body::Body::from(format!(
-                    "data: {chunk}\n\ndata: [DONE]\n\n"
-                )))
-                .unwrap()
+            hello_stream()
         }),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

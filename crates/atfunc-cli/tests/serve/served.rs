@@ -88,3 +88,16 @@ impl Drop for Served {
         let _ = self.child.wait();
     }
 }
+
+/// A scripted upstream's streamed answer: "Hello.", finished, then `[DONE]`.
+pub fn hello_stream() -> axum::response::Response {
+    let chunk = serde_json::json!({"id": "c", "object": "chat.completion.chunk",
+        "created": 1, "model": "m", "choices": [{"index": 0,
+        "delta": {"content": "Hello."}, "finish_reason": "stop"}]});
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from(format!(
+            "data: {chunk}\n\ndata: [DONE]\n\n"
+        )))
+        .expect("a response of a header and a body")
+}

@@ -136,23 +136,16 @@ pub(crate) async fn handle(
         after_results = since.after_results,
         "turn"
     );
-    let asked = Asked {
-        messages,
-        since,
-        choice,
-        single_call,
-        constrain,
-    };
     if dialect != Dialect::Atfunc {
+        let asked = Asked {
+            messages,
+            since,
+            choice,
+            single_call,
+            constrain,
+        };
         return native_turn(gateway, auth, request, tools, asked, &in_effect).await;
     }
-    let Asked {
-        messages,
-        since,
-        choice,
-        single_call,
-        constrain,
-    } = asked;
     let messages = rewrite_raw(messages, &tools)?;
     for field in TOOL_FIELDS {
         request.remove(field);

@@ -378,9 +378,10 @@ mod tests {
         );
     }
 
-    /// `answer` cut by [`EchoCut`] fed in pieces of `size` bytes (at char boundaries).
-    fn cut(answer: &str, size: usize) -> (String, bool) {
-        let mut echo = EchoCut::new(false);
+    /// `answer` cut by [`EchoCut`] (for a model's own format with `native`) fed in pieces
+    /// of `size` bytes (at char boundaries).
+    fn cut(answer: &str, size: usize, native: bool) -> (String, bool) {
+        let mut echo = EchoCut::new(native);
         let mut out = String::new();
         let mut rest = answer;
         while !rest.is_empty() {
@@ -448,7 +449,7 @@ mod tests {
         for (answer, kept, was_cut) in cases {
             for size in [1, 2, 3, 7, 1000] {
                 assert_eq!(
-                    cut(answer, size),
+                    cut(answer, size, false),
                     (kept.to_owned(), was_cut),
                     "{answer:?} in {size}"
                 );
@@ -469,13 +470,7 @@ mod tests {
             ),
         ] {
             for size in [1, 3, 1000] {
-                let mut echo = EchoCut::new(true);
-                let mut out = String::new();
-                for piece in answer.as_bytes().chunks(size) {
-                    out.push_str(&echo.push(std::str::from_utf8(piece).unwrap()));
-                }
-                out.push_str(&echo.finish());
-                assert_eq!(out, kept, "{answer:?} in {size}");
+                assert_eq!(cut(answer, size, true).0, kept, "{answer:?} in {size}");
             }
         }
     }

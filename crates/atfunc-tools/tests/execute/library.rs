@@ -348,6 +348,38 @@ mod streaming {
             })
     }
 
+    /// A stream of a registry holding [`gated`] (four calls at once), in completion order
+    /// or in call order, and the sender that lets its slow call finish.
+    fn gated_stream(
+        completion: bool,
+    ) -> (
+        tokio::sync::oneshot::Sender<()>,
+        atfunc_tools::ResponseStream,
+    ) {
+        let (open, gate) = tokio::sync::oneshot::channel();
+        let registry = Registry::new();
+        registry.set_concurrency(4);
+        registry
+            .register(gated(Arc::new(Mutex::new(Some(gate)))))
+            .unwrap();
+        let stream = registry.stream();
+        let stream = if completion {
+            stream.in_completion_order()
+        } else {
+            stream
+        };
+        (open, stream)
+    }
+
+    /// A piece as a test compares it: its text, or `[name]` of its call.
+    fn label(piece: atfunc_tools::Piece) -> String {
+        match piece {
+            atfunc_tools::Piece::Text(text) => text,
+            atfunc_tools::Piece::Outcome(outcome) => format!("[{}]", outcome.name),
+            _ => unreachable!("text and outcomes only"),
+        }
+    }
+
     /// In call order (the default) a slow call holds back the outcome of a quick call
     /// after it; in completion order each outcome comes as soon as its call is done,
     /// carrying its call's index, and the report keeps call order.
@@ -356,17 +388,8 @@ mod streaming {
         use futures::FutureExt;
         let answer = "@g.slow() then @g.fast()";
         for completion in [false, true] {
-            let (open, gate) = tokio::sync::oneshot::channel();
-            let registry = Registry::new();
-            registry.set_concurrency(4);
-            registry
-                .register(gated(Arc::new(Mutex::new(Some(gate)))))
-                .unwrap();
+            let (open, stream) = gated_stream(completion);
             let input = futures::stream::iter([Ok::<_, std::io::Error>(answer)]);
-            let mut stream = registry.stream();
-            if completion {
-                stream = stream.in_completion_order();
-            }
             let mut outcomes = stream.run(input);
             // Both calls start; the fast one is done, the slow one waits for the gate.
             let first = outcomes.next().now_or_never();
@@ -480,29 +503,15 @@ mod streaming {
     /// outcome of a quick call after it; in call order it waits where the call stood.
     #[tokio::test]
     async fn with_text_a_slow_call_holds_the_rest_back_in_call_order_only() {
-        use atfunc_tools::Piece;
         use futures::FutureExt;
         let answer = "Go: @g.slow() then @g.fast() end";
         for completion in [false, true] {
-            let (open, gate) = tokio::sync::oneshot::channel();
-            let registry = Registry::new();
-            registry.set_concurrency(4);
-            registry
-                .register(gated(Arc::new(Mutex::new(Some(gate)))))
-                .unwrap();
+            let (open, stream) = gated_stream(completion);
             let input = futures::stream::iter([Ok::<_, std::io::Error>(answer)]);
-            let mut stream = registry.stream();
-            if completion {
-                stream = stream.in_completion_order();
-            }
             let mut pieces = stream.run_with_text(input);
             let mut before: Vec<String> = Vec::new();
             while let Some(Some(piece)) = pieces.next().now_or_never() {
-                before.push(match piece.unwrap() {
-                    Piece::Text(text) => text,
-                    Piece::Outcome(outcome) => format!("[{}]", outcome.name),
-                    _ => unreachable!(),
-                });
+                before.push(label(piece.unwrap()));
             }
             if completion {
                 assert_eq!(before, ["Go: ", " then ", " end", "[g.fast]"]);
@@ -510,14 +519,7 @@ mod streaming {
                 assert_eq!(before, ["Go: "], "the rest waits for the slow call");
             }
             open.send(()).unwrap();
-            let rest: Vec<String> = pieces
-                .map(|piece| match piece.unwrap() {
-                    Piece::Text(text) => text,
-                    Piece::Outcome(outcome) => format!("[{}]", outcome.name),
-                    _ => unreachable!(),
-                })
-                .collect()
-                .await;
+            let rest: Vec<String> = pieces.map(|piece| label(piece.unwrap())).collect().await;
             if completion {
                 assert_eq!(rest, ["[g.slow]"]);
             } else {
